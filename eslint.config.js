@@ -1,0 +1,31 @@
+// Flat config: typescript-eslint's recommended rules on every TypeScript file.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'test-results/**', 'coverage/**', 'custom-elements.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    // The widget is browser code: it must never reach into the proxy or the sandbox.
+    files: ['widget/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', 'node:*'] }],
+    },
+  },
+  {
+    // Two independent readings of the spec: the proxy and the sandbox import nothing of each other.
+    files: ['proxy/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/demo/**', '**/widget/**'] }] },
+  },
+  {
+    files: ['demo/provider/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/widget/**'] }] },
+  },
+);

@@ -1,0 +1,101 @@
+// The checkout's side panel: every event the element fires, with its time and detail. Account tokens
+// are masked for display: a screen share or a screenshot of the demo must not leak a usable token.
+
+/** Keeps the first and last four characters: enough to tell two tokens apart, not enough to use one. */
+export function maskToken(token: string): string {
+  if (token.length <= 10) return '•'.repeat(token.length);
+  return `${token.slice(0, 4)}••••${token.slice(-4)}`;
+}
+
+/** A URL with every query value masked: the bank link's one-time token is as private as an account token. */
+function maskQuery(url: string): string {
+  try {
+    const parsed = new URL(url);
+    for (const [name, value] of [...parsed.searchParams]) parsed.searchParams.set(name, maskToken(value));
+    return decodeURIComponent(parsed.href);
+  } catch {
+    return maskToken(url);
+  }
+}
+
+/** JSON of an event detail with every `accountToken` (and the bank link's token) masked. */
+export function describeDetail(detail: unknown): string {
+  if (detail === undefined || detail === null) return '';
+  return JSON.stringify(
+    detail,
+    (key, value: unknown) => {
+      if (key === 'accountToken' && typeof value === 'string') return maskToken(value);
+      if (key === 'consumerUrl' && typeof value === 'string') return maskQuery(value);
+      if (value instanceof Error) return { name: value.name, message: value.message };
+      return value;
+    },
+    2,
+  );
+}
+
+/** `{state, previous}` details read better as one line: `starting → waiting`. */
+function transition(detail: unknown): string | undefined {
+  if (typeof detail !== 'object' || detail === null) return undefined;
+  const { state, previous, ...rest } = detail as Record<string, unknown>;
+  if (typeof state !== 'string' || typeof previous !== 'string' || Object.keys(rest).length > 0) return undefined;
+  return `${previous} → ${state}`;
+}
+
+function clockTime(date: Date): string {
+  const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+}
+
+/** Tone of an event in the panel, from its name. */
+function toneOf(name: string): string {
+  if (/success/.test(name)) return 'good';
+  if (/fail|error|expired|blocked/.test(name)) return 'bad';
+  if (/cancel/.test(name)) return 'warn';
+  if (/state-change/.test(name)) return 'quiet';
+  return 'info';
+}
+
+/** Renders event entries into an `<ol>` and toggles the empty-state paragraph. */
+export class EventLog {
+  constructor(
+    private readonly list: HTMLOListElement,
+    private readonly empty: HTMLElement,
+  ) {}
+
+  add(event: Event): void {
+    const item = document.createElement('li');
+    item.className = `event tone-${toneOf(event.type)}`;
+    item.dataset.event = event.type;
+
+    const head = document.createElement('div');
+    head.className = 'event-head';
+    const name = document.createElement('span');
+    name.className = 'event-name';
+    name.textContent = event.type;
+    const time = document.createElement('time');
+    time.className = 'event-time';
+    const now = new Date();
+    time.dateTime = now.toISOString();
+    time.textContent = clockTime(now);
+    head.append(name, time);
+    item.append(head);
+
+    const raw = (event as CustomEvent<unknown>).detail;
+    const change = transition(raw);
+    const detail = change ?? describeDetail(raw);
+    if (detail && detail !== '{}') {
+      const pre = document.createElement('pre');
+      pre.className = 'event-detail';
+      pre.textContent = detail;
+      item.append(pre);
+    }
+    this.list.append(item);
+    this.empty.hidden = true;
+    item.scrollIntoView({ block: 'nearest' });
+  }
+
+  clear(): void {
+    this.list.replaceChildren();
+    this.empty.hidden = false;
+  }
+}

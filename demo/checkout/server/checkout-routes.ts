@@ -1,0 +1,125 @@
+// The demo merchant's own routes: the checkout page, the Pay form's POST (which charges the linked
+// account server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
+import express, { type ErrorRequestHandler, type Router } from 'express';
+import { z } from 'zod';
+import type { AssetMap } from './assets.ts';
+import { OrderBook } from './orders.ts';
+import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
+import { securityHeaders } from './security-headers.ts';
+import type { ChargeFunction } from './transactions.ts';
+
+export interface CheckoutRoutesOptions {
+  assets: AssetMap;
+  charge: ChargeFunction;
+  orders?: OrderBook;
+}
+
+/** What the Pay form posts. The labels are display-only (shown on the receipt), never trusted. */
+export const PaymentForm = z.object({
+  orderId: z.string().regex(/^NR-[0-9A-F]{12}$/, 'not an order id of this shop'),
+  accountToken: z.string().min(1, 'link a bank account first').max(512),
+  accountLabel: z.string().max(100).optional(),
+  fiName: z.string().max(100).optional(),
+});
+export type PaymentForm = z.infer<typeof PaymentForm>;
+
+function problem(status: number, title: string, detail: string, errors?: { path: string; message: string }[]) {
+  return { type: 'about:blank', title, status, detail, ...(errors ? { errors } : {}) };
+}
+
+/** The shopper's open order lives in a cookie, like a cart: a reload of the checkout keeps the order. */
+const ORDER_COOKIE = 'nr_order';
+
+function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of header?.split(';') ?? []) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return undefined;
+}
+
+function sendHtml(res: express.Response, status: number, body: string): void {
+  res.status(status).type('html').setHeader('Cache-Control', 'no-store').send(body);
+}
+
+/** Builds the merchant's router: mount it at `/` next to the proxy's `/obv`. */
+export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
+  const orders = options.orders ?? new OrderBook();
+  const router = express.Router();
+  router.use(securityHeaders);
+
+  router.get('/assets/{*path}', (req, res, next) => {
+    const asset = options.assets.get(req.path.slice('/assets/'.length));
+    if (!asset) return next();
+    res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
+  });
+
+  router.get('/', (req, res) => {
+    const current = orders.get(cookieValue(req.headers.cookie, ORDER_COOKIE) ?? '');
+    const order = current?.state === 'open' ? current : orders.open();
+    res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
+    sendHtml(res, 200, checkoutPage(order));
+  });
+
+  router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
+    const parsed = PaymentForm.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      const errors = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+      res
+        .status(400)
+        .type('application/problem+json')
+        .send(problem(400, 'Invalid payment form', `Invalid field(s): ${errors.map((e) => e.path).join(', ')}`, errors));
+      return;
+    }
+    const form = parsed.data;
+    const order = orders.get(form.orderId);
+    if (!order) {
+      sendHtml(res, 404, notFoundPage());
+      return;
+    }
+    // Only an open order is charged; a second click or a resubmitted form just shows the outcome.
+    if (order.state === 'open') {
+      order.state = 'paying';
+      const result = await options.charge({
+        accountToken: form.accountToken,
+        merchantTransactionId: order.orderId,
+        language: 'en-US',
+        ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
+      });
+      if (result.ok) {
+        order.state = 'paid';
+        order.payment = {
+          transactionId: result.response.transactionId,
+          transactionStatus: result.response.transactionStatus,
+          accountLabel: form.accountLabel || undefined,
+          fiName: form.fiName || undefined,
+          paidAt: Date.now(),
+        };
+      } else {
+        order.state = 'declined';
+        order.failure = { title: result.title, detail: result.detail };
+      }
+    }
+    res.redirect(303, `/orders/${encodeURIComponent(order.orderId)}`);
+  });
+
+  router.get('/orders/:orderId', (req, res) => {
+    const order = orders.get(req.params.orderId);
+    if (!order || order.state === 'open') {
+      sendHtml(res, 404, notFoundPage());
+      return;
+    }
+    sendHtml(res, 200, resultPage(order));
+  });
+
+  return router;
+}
+
+/** Turns body-parser failures (oversized or malformed forms) into problem+json instead of a stack trace. */
+export const checkoutErrorHandler: ErrorRequestHandler = (error, _req, res, next) => {
+  if (res.headersSent) return next(error);
+  const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
+  const title = status === 500 ? 'Internal error' : 'Bad request';
+  const detail = status === 500 ? 'The demo shop hit an unexpected error.' : String(error?.message ?? 'Bad request');
+  res.status(status).type('application/problem+json').send(problem(status, title, detail));
+};

@@ -1,0 +1,167 @@
+// The demo merchant's HTML: the checkout page and the order result page. No inline scripts or styles
+// (the pages are served under a strict Content-Security-Policy); behaviour lives in /assets/checkout.js.
+import { html, type SafeHtml } from './html.ts';
+import { SHOP, decimalAmount, formatMoney, type Order } from './orders.ts';
+
+const LOCK_ICON = html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5Zm-3 5a3 3 0 0 1 6 0v3H9V7Z"/></svg>`;
+const CHECK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M9.5 16.6 5.4 12.5 4 13.9l5.5 5.5L20 8.9l-1.4-1.4-9.1 9.1Z"/></svg>`;
+const CROSS_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M18.3 5.7 12 12l6.3 6.3-1.4 1.4L12 14.8l-6.3 6.3-1.4-1.4L10.6 12 4.3 5.7l1.4-1.4L12 10.6l6.3-6.3 1.4 1.4Z"/></svg>`;
+
+function document(title: string, bodyClass: string, body: SafeHtml, scripts: boolean): SafeHtml {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · ${SHOP.name}</title>
+<link rel="icon" href="/assets/images/logo.svg" type="image/svg+xml">
+<link rel="stylesheet" href="/assets/checkout.css">
+${scripts ? html`<script type="module" src="/assets/checkout.js"></script>
+<script type="module" src="/assets/obv-link-account.js"></script>` : ''}
+</head>
+<body class="${bodyClass}">
+${body}
+</body>
+</html>
+`;
+}
+
+function masthead(): SafeHtml {
+  return html`<header class="masthead">
+  <a class="brand" href="/"><img src="/assets/images/logo.svg" alt="" width="32" height="32"><span>${SHOP.name}</span></a>
+  <span class="secure">${LOCK_ICON}Secure checkout</span>
+</header>`;
+}
+
+function orderSummary(order: Order): SafeHtml {
+  const items = order.items.map(
+    (item) => html`<li class="line-item">
+      <span class="thumb"><img src="${item.image}" alt="" width="56" height="56"><span class="qty" aria-label="Quantity ${item.quantity}">${item.quantity}</span></span>
+      <span class="item-text"><span class="item-name">${item.name}</span><span class="item-variant">${item.variant}</span></span>
+      <span class="item-price">${formatMoney(item.quantity * item.unitPriceCents)}</span>
+    </li>`,
+  );
+  return html`<section class="summary" aria-labelledby="summary-title">
+  <h2 id="summary-title">Order summary</h2>
+  <ul class="line-items">${items}</ul>
+  <dl class="totals">
+    <div><dt>Subtotal</dt><dd>${formatMoney(order.subtotalCents)}</dd></div>
+    <div><dt>Shipping</dt><dd>Free</dd></div>
+    <div><dt>Estimated tax</dt><dd>${formatMoney(order.taxCents)}</dd></div>
+    <div class="grand-total"><dt>Total</dt><dd><span class="currency">${SHOP.currency}</span> <span data-total>${formatMoney(order.totalCents)}</span></dd></div>
+  </dl>
+  <p class="order-ref">Order <span class="mono">${order.orderId}</span></p>
+</section>`;
+}
+
+function eventsPanel(): SafeHtml {
+  return html`<aside class="events" aria-labelledby="events-title">
+  <header class="events-header">
+    <div>
+      <h2 id="events-title">Element events</h2>
+      <p>What <code>&lt;obv-link-account&gt;</code> fires, as it happens.</p>
+    </div>
+    <button type="button" class="events-clear" id="events-clear">Clear</button>
+  </header>
+  <ol class="event-log" id="event-log" aria-live="polite"></ol>
+  <p class="events-empty" id="events-empty">No events yet. Click <strong>Link your bank account</strong> to start.</p>
+  <footer class="sandbox-help">
+    <h3>Sandbox bank logins</h3>
+    <dl>
+      <div><dt><code>user_good</code> / <code>pass_good</code></dt><dd>links a checking account</dd></div>
+      <div><dt><code>user_savings</code> / <code>pass_good</code></dt><dd>links a savings account</dd></div>
+      <div><dt><code>user_bad</code></dt><dd>bank cannot verify the account</dd></div>
+      <div><dt><code>user_locked</code></dt><dd>account locked</dd></div>
+      <div><dt>Cancel</dt><dd>consumer cancels at the bank</dd></div>
+    </dl>
+  </footer>
+</aside>`;
+}
+
+/** The checkout page: payment form with `<obv-link-account>`, order summary and the events panel. */
+export function checkoutPage(order: Order): string {
+  const total = formatMoney(order.totalCents);
+  const body = html`<div class="layout">
+<div class="shop">
+${masthead()}
+<main class="checkout">
+  <section class="payment" aria-labelledby="checkout-title">
+    <h1 id="checkout-title">Checkout</h1>
+    <form id="payment-form" class="payment-form" method="post" action="/pay">
+      <input type="hidden" name="orderId" value="${order.orderId}">
+      <input type="hidden" name="accountLabel" id="account-label" value="">
+      <input type="hidden" name="fiName" id="fi-name" value="">
+      <fieldset class="card">
+        <legend>Contact</legend>
+        <p class="contact"><span class="avatar" aria-hidden="true">AL</span><span><span class="contact-name">${SHOP.shopper.firstName} ${SHOP.shopper.lastName}</span><span class="contact-email">${SHOP.shopper.email}</span></span></p>
+      </fieldset>
+      <fieldset class="card">
+        <legend>Payment</legend>
+        <obv-link-account
+          id="obv"
+          name="accountToken"
+          required
+          proxy-url="/obv"
+          merchant-user-id="${order.merchantUserId}"
+          merchant-transaction-id="${order.orderId}"
+          amount="${decimalAmount(order.totalCents)}"
+          currency="${SHOP.currency}"
+          language="en"></obv-link-account>
+      </fieldset>
+      <button type="submit" class="pay-button" id="pay-button" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>
+      <p class="pay-hint" id="pay-hint" aria-live="polite">Link a bank account to continue.</p>
+    </form>
+  </section>
+  ${orderSummary(order)}
+</main>
+<footer class="site-footer">Sandbox demo of obv-link · no real money moves · ${SHOP.name} is a fictional shop</footer>
+</div>
+${eventsPanel()}
+</div>`;
+  return document('Checkout', 'page-checkout', body, true).value;
+}
+
+/** The page after the Pay button: the interactive transaction's outcome. */
+export function resultPage(order: Order): string {
+  const paid = order.state === 'paid' && order.payment;
+  const account = [order.payment?.accountLabel, order.payment?.fiName].filter(Boolean).join(' · ');
+  const body = html`<div class="shop result-shop">
+${masthead()}
+<main class="result">
+  <section class="result-card ${paid ? 'is-approved' : 'is-declined'}" aria-labelledby="result-title">
+    <span class="result-mark">${paid ? CHECK_ICON : CROSS_ICON}</span>
+    <h1 id="result-title">${paid ? 'Payment approved' : 'Payment not completed'}</h1>
+    <p class="result-lead">${
+      paid
+        ? html`Thanks, ${SHOP.shopper.firstName}! Your order is confirmed and a receipt is on its way to ${SHOP.shopper.email}.`
+        : html`${order.failure?.detail ?? 'The payment could not be completed.'}`
+    }</p>
+    <dl class="receipt">
+      <div><dt>Order</dt><dd class="mono">${order.orderId}</dd></div>
+      ${
+        order.payment
+          ? html`<div><dt>Transaction ID</dt><dd class="mono" id="transaction-id">${order.payment.transactionId}</dd></div>
+      <div><dt>Status</dt><dd><span class="status status-${order.payment.transactionStatus.toLowerCase()}" id="transaction-status">${order.payment.transactionStatus}</span></dd></div>`
+          : html`<div><dt>Status</dt><dd><span class="status status-declined" id="transaction-status">${order.failure?.title ?? 'Declined'}</span></dd></div>`
+      }
+      ${account ? html`<div><dt>Paid from</dt><dd>${account}</dd></div>` : ''}
+      <div><dt>Amount</dt><dd>${formatMoney(order.totalCents)}</dd></div>
+    </dl>
+    <a class="button-secondary" href="/">${paid ? 'Continue shopping' : 'Back to checkout'}</a>
+  </section>
+  ${orderSummary(order)}
+</main>
+</div>`;
+  return document(paid ? 'Order confirmed' : 'Payment not completed', 'page-result', body, false).value;
+}
+
+/** A plain page for an unknown order (a stale link, or an order evicted from memory). */
+export function notFoundPage(): string {
+  const body = html`<div class="shop result-shop">
+${masthead()}
+<main class="result"><section class="result-card is-declined"><h1>Order not found</h1>
+<p class="result-lead">This order does not exist any more. The demo keeps orders in memory only.</p>
+<a class="button-secondary" href="/">Back to checkout</a></section></main>
+</div>`;
+  return document('Order not found', 'page-result', body, false).value;
+}

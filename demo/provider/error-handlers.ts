@@ -1,0 +1,51 @@
+// The last two handlers of the app: a problem+json 404 for unknown routes, and the one place every
+// thrown error becomes a response (Express 5 forwards rejected async handlers here too).
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ProviderLogger } from './logger.ts';
+import { HttpProblem, sendProblem } from './problem.ts';
+
+export const notFound: RequestHandler = (req, res) => {
+  sendProblem(res, new HttpProblem(404, 'Not Found', `No resource at ${req.method} ${req.path}.`));
+};
+
+/** Errors from body-parser carry `status` and `type`; map the ones a client can cause. */
+function fromBodyParser(error: unknown): HttpProblem | undefined {
+  if (typeof error !== 'object' || error === null || !('type' in error)) return undefined;
+  switch ((error as { type: unknown }).type) {
+    case 'entity.parse.failed':
+      return new HttpProblem(400, 'Invalid request', 'The body is not valid JSON.', { errors: [{ path: '(body)', message: 'malformed JSON' }] });
+    case 'entity.too.large':
+      return new HttpProblem(413, 'Content Too Large', 'The body is too large.');
+    case 'parameters.too.many':
+      return new HttpProblem(413, 'Content Too Large', 'The body has too many parameters.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpProblem(415, 'Unsupported Media Type', 'The body encoding is not supported.');
+    case 'request.aborted':
+      return new HttpProblem(400, 'Invalid request', 'The request was aborted.');
+    default:
+      return undefined;
+  }
+}
+
+/** Other errors Express raises for a client's mistake (a bad %-escape in a path) carry a 4xx status. */
+function fromClientError(error: unknown): HttpProblem | undefined {
+  const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  return new HttpProblem(status, 'Invalid request', 'The request could not be understood.');
+}
+
+export function errorHandler(logger: ProviderLogger): ErrorRequestHandler {
+  return (error: unknown, req, res, _next) => {
+    const problem =
+      error instanceof HttpProblem
+        ? error
+        : (fromBodyParser(error) ?? fromClientError(error) ?? new HttpProblem(500, 'Internal Server Error', 'The sandbox failed to handle this request.'));
+    if (problem.status >= 500) logger.error({ method: req.method, path: req.path, err: String(error) }, 'request failed');
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendProblem(res, problem);
+  };
+}

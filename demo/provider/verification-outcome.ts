@@ -1,0 +1,54 @@
+// What happens when the consumer finishes at the bank: the verification records its result once, a
+// success links (or re-links) an account under an accountToken, and the notification is queued.
+import type { ProviderContext } from './context.ts';
+import type { ConsumerOutcome } from './sandbox-data.ts';
+import type { Verification, VerificationResult } from './state.ts';
+import { randomId } from './state.ts';
+
+/** The notification body (docs/CONTRACTS.md §1, endpoint 3). */
+export interface NotificationPayload {
+  verificationId: string;
+  verificationStatus: VerificationResult['status'];
+  merchant: Record<string, string>;
+  transaction: Record<string, string | undefined>;
+  account: Record<string, string>;
+  errorCode?: string;
+  errorMessage?: string;
+}
+
+export function notificationPayload(verification: Verification, result: VerificationResult): NotificationPayload {
+  const { merchantId, merchantUserId, merchantTransactionId, merchantSubId } = verification.request.merchant;
+  const common = {
+    verificationId: verification.verificationId,
+    verificationStatus: result.status,
+    merchant: { merchantId, merchantUserId, merchantTransactionId, ...(merchantSubId === undefined ? {} : { merchantSubId }) },
+    transaction: verification.request.transaction,
+  };
+  if (result.status === 'SUCCESS') return { ...common, account: { accountToken: result.accountToken, ...result.account } };
+  return { ...common, account: {}, errorCode: result.errorCode, errorMessage: result.errorMessage };
+}
+
+/** Records `outcome` as the verification's result and queues its notification. */
+export function completeVerification(
+  context: ProviderContext,
+  verification: Verification,
+  outcome: ConsumerOutcome,
+  username: string,
+): VerificationResult {
+  const now = context.config.now();
+  let result: VerificationResult;
+  if (outcome.kind === 'success') {
+    // Re-verification keeps the accountToken the merchant already stores for this consumer.
+    const accountToken = verification.request.accountToken ?? randomId('acct_', 24);
+    context.state.accounts.set(accountToken, { accountToken, clientId: verification.clientId, username, account: outcome.account, linkedAt: now });
+    result = { status: 'SUCCESS', accountToken, account: outcome.account };
+  } else {
+    result = { status: 'FAILURE', ...outcome.failure };
+  }
+  verification.result = result;
+  context.config.logger.info({ verificationId: verification.verificationId, status: result.status }, 'verification completed');
+  if (verification.notificationURL) {
+    context.notifier.notify(verification.notificationURL, notificationPayload(verification, result));
+  }
+  return result;
+}

@@ -1,0 +1,146 @@
+// The whole flow in one process: the sandbox provider (its own loopback port, like a real bank on
+// another origin), the proxy mounted at /obv and the demo merchant's checkout, both on one port.
+// `npm run demo` calls this; the end-to-end tests call it with port 0 and shorter lifetimes.
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../proxy/index.ts';
+import { startProvider, type RunningProvider, type StartProviderOptions } from './provider/index.ts';
+import { loadAssets } from './checkout/server/assets.ts';
+import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
+import { createEnrichStart } from './checkout/server/enrich-start.ts';
+import { OrderBook } from './checkout/server/orders.ts';
+import { createTransactionClient } from './checkout/server/transactions.ts';
+
+/** The sandbox's documented client and webhook secret (docs/CONTRACTS.md §1). */
+export const SANDBOX_CREDENTIALS = {
+  clientId: 'sandbox_client',
+  clientSecret: 'sandbox_secret',
+  webhookSecret: 'whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==',
+  pgwAppId: 'sandbox-app',
+} as const;
+
+export interface DemoOptions {
+  /** Port of the checkout and the proxy; 0 picks a free one. Default 8080. */
+  port?: number;
+  /** Interface to listen on. Default 127.0.0.1: the demo is for this machine only. */
+  host?: string;
+  /** How long a verification session lives before it reports `expired`. Default: the proxy's (30 min). */
+  sessionTtlMs?: number;
+  /** The proxy's log level. Default `silent`. */
+  logLevel?: ProxyConfigInput['logLevel'];
+  /** Options of the sandbox provider (lifetimes, faults, logger). */
+  provider?: Omit<StartProviderOptions, 'port' | 'host'>;
+  /** Overrides of the proxy's configuration, applied last. */
+  proxy?: Partial<ObvProxyOptions>;
+}
+
+export interface RunningDemo {
+  /** The checkout page, e.g. `http://127.0.0.1:8080/`. */
+  url: string;
+  /** The sandbox provider (its faults and state are reachable for tests). */
+  provider: RunningProvider;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** The port is taken by another process: the CLI turns this into a clear message. */
+export class PortInUseError extends Error {
+  constructor(readonly port: number, options?: ErrorOptions) {
+    super(`port ${port} is already in use`, options);
+    this.name = 'PortInUseError';
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : error);
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/**
+ * Starts provider, proxy and checkout. The proxy needs its own public URL (for the per-session return
+ * and notification URLs), which is only known once the port is bound, so the server listens first and
+ * gets its request handler after.
+ */
+export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo> {
+  const assets = await loadAssets();
+  const host = options.host ?? '127.0.0.1';
+  const server = createServer();
+  const address = await listen(server, options.port ?? 8080, host);
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const publicUrl = `http://${urlHost}:${address.port}`;
+
+  let provider: RunningProvider | undefined;
+  try {
+    provider = await startProvider({ ...options.provider, port: 0, host: '127.0.0.1' });
+    // Generated per run: the merchant server is the only holder, the page never sees it.
+    const merchantApiKey = randomBytes(24).toString('base64url');
+    const orders = new OrderBook();
+    const proxy = createObvProxy({
+      baseUrl: provider.url,
+      gatewayUrl: provider.url,
+      clientId: SANDBOX_CREDENTIALS.clientId,
+      clientSecret: SANDBOX_CREDENTIALS.clientSecret,
+      webhookSecret: SANDBOX_CREDENTIALS.webhookSecret,
+      pgwAppId: SANDBOX_CREDENTIALS.pgwAppId,
+      pgwClientId: SANDBOX_CREDENTIALS.clientId,
+      merchantId: 'northwind-roasters',
+      publicUrl,
+      mountPath: '/obv',
+      merchantApiKey,
+      // The sandbox speaks plain http on loopback; the spec's HTTPS-only rule is for real providers.
+      sandbox: true,
+      logLevel: options.logLevel ?? 'silent',
+      ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
+      enrichStart: createEnrichStart(orders),
+      ...options.proxy,
+    });
+
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(proxy.mountPath, proxy.router);
+    app.use(
+      createCheckoutRoutes({
+        assets,
+        orders,
+        // The key the proxy actually holds (a test may override it).
+        charge: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
+      }),
+    );
+    app.use(checkoutErrorHandler);
+    proxy.attachRelay(server);
+    server.on('request', app);
+
+    const running = provider;
+    return {
+      url: `${publicUrl}/`,
+      provider: running,
+      server,
+      async close() {
+        await proxy.close();
+        await closeServer(server);
+        await running.close();
+      },
+    };
+  } catch (error) {
+    await closeServer(server);
+    await provider?.close();
+    throw error;
+  }
+}

@@ -1,0 +1,24 @@
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from './config.ts';
+import type { OriginPolicy } from './origin.ts';
+import type { EnrichStart } from './routes/verifications.ts';
+import type { ResultBus, SessionStore } from './sessions/types.ts';
+import type { TransactionClient } from './upstream/transaction-client.ts';
+import type { VerificationClient } from './upstream/verification-client.ts';
+
+/** Everything the routes and the relay share; built once by `createObvProxy`. */
+export interface ProxyContext {
+  config: ProxyConfig;
+  logger: Logger;
+  store: SessionStore;
+  bus: ResultBus;
+  verifications: VerificationClient;
+  /** Undefined when OBV_MERCHANT_API_KEY is not set (the route is then absent). */
+  transactions: TransactionClient | undefined;
+  enrichStart: EnrichStart | undefined;
+  originPolicy: OriginPolicy;
+  /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
+  rateLimiter: RequestHandler;
+  now: () => number;
+}

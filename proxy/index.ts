@@ -1,0 +1,159 @@
+// Public API of the proxy: `createObvProxy(options)` builds the Express sub-app, the upstream clients
+// and the session backend; `attachRelay(server)` adds the WebSocket relay to the merchant's server.
+import type { Server } from 'node:http';
+import type { Express } from 'express';
+import { rateLimit, type Store } from 'express-rate-limit';
+import type { Logger } from 'pino';
+import { createApp } from './app.ts';
+import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config.ts';
+import type { ProxyContext } from './context.ts';
+import { createLogger } from './logger.ts';
+import { createOriginPolicy } from './origin.ts';
+import { attachRelay, type Relay } from './relay/relay.ts';
+import { TooManyRequestsProblem } from './errors.ts';
+import type { EnrichStart } from './routes/verifications.ts';
+import { createSessionBackend } from './sessions/create-backend.ts';
+import type { ResultBus, SessionStore } from './sessions/types.ts';
+import { TokenManager } from './upstream/token-manager.ts';
+import { createTransactionClient } from './upstream/transaction-client.ts';
+import { createVerificationClient } from './upstream/verification-client.ts';
+
+export type { ProxyConfig, ProxyConfigInput } from './config.ts';
+export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config.ts';
+export type { EnrichStart, VerificationDraft } from './routes/verifications.ts';
+export type { Relay } from './relay/relay.ts';
+export type * from './sessions/types.ts';
+export { createLogger } from './logger.ts';
+export * from './upstream/errors.ts';
+export { ProblemError } from './errors.ts';
+
+/** What `createObvProxy` needs besides the configuration. All optional. */
+export interface ObvProxyDependencies {
+  /** pino logger; default: a new one at `logLevel`. */
+  logger?: Logger;
+  /** Session store; default: the backend `createSessionBackend` picks (memory, or Redis with redisUrl). */
+  sessionStore?: SessionStore;
+  /** Result bus; give it together with `sessionStore`. */
+  resultBus?: ResultBus;
+  /** express-rate-limit store shared across instances; default: the backend's, else in memory. */
+  rateLimitStore?: Store;
+  /** Fill the upstream verification request from the merchant's own session. */
+  enrichStart?: EnrichStart;
+  /** Relay tuning (tests, benchmarks). */
+  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number };
+  /** Token endpoint retry tuning (tests). */
+  tokenRetry?: { limit?: number; delayMs?: number };
+  /** Clock (tests). */
+  now?: () => number;
+}
+
+export type ObvProxyOptions = ProxyConfigInput & ObvProxyDependencies;
+
+export interface ObvProxy {
+  /** Express sub-app: mount it at `config.mountPath` (`app.use(proxy.mountPath, proxy.router)`). */
+  router: Express;
+  /** The validated configuration (contains secrets: never send it anywhere). */
+  config: ProxyConfig;
+  /** `config.mountPath`, for `app.use(proxy.mountPath, proxy.router)`. */
+  mountPath: string;
+  /** Adds the WebSocket relay at `{mountPath}/ws` to `server`. Call once per server. */
+  attachRelay(server: Server): Relay;
+  /** Closes the relays, the session backend it created and its timers. Does not close your server. */
+  close(): Promise<void>;
+}
+
+const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'relay', 'tokenRetry', 'now'] as const;
+
+/**
+ * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
+ *
+ * ```ts
+ * const proxy = createObvProxy({ ...configFromEnv(), enrichStart });
+ * app.use(proxy.mountPath, proxy.router);
+ * const server = app.listen(3000);
+ * proxy.attachRelay(server);
+ * ```
+ */
+export function createObvProxy(options: ObvProxyOptions): ObvProxy {
+  const configInput: Record<string, unknown> = { ...options };
+  for (const key of DEPENDENCY_KEYS) delete configInput[key];
+  const config = parseProxyConfig(configInput as ProxyConfigInput);
+  const logger = options.logger ?? createLogger(config.logLevel);
+  if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
+    throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');
+  }
+  const backend = options.sessionStore ? undefined : createSessionBackend({ redisUrl: config.redisUrl, logger });
+  const store = options.sessionStore ?? backend!.sessionStore;
+  const bus = options.resultBus ?? backend!.resultBus;
+  const now = options.now ?? Date.now;
+
+  const timeoutMs = config.upstreamTimeoutMs;
+  const tokenOptions = {
+    baseUrl: config.baseUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    timeoutMs,
+    retryLimit: options.tokenRetry?.limit,
+    retryDelayMs: options.tokenRetry?.delayMs,
+    logger,
+    now,
+  };
+  const tokens = new TokenManager({ ...tokenOptions, scope: config.tokenScope });
+  const transactionTokens = config.transactionScope && config.transactionScope !== config.tokenScope
+    ? new TokenManager({ ...tokenOptions, scope: config.transactionScope })
+    : tokens;
+
+  const rateLimitStore = options.rateLimitStore ?? backend?.rateLimitStore;
+  const rateLimiter = config.rateLimit > 0
+    ? rateLimit({
+      windowMs: 60_000,
+      limit: config.rateLimit,
+      standardHeaders: 'draft-8',
+      legacyHeaders: false,
+      ...(rateLimitStore ? { store: rateLimitStore } : {}),
+      handler: (_req, _res, next) => next(new TooManyRequestsProblem()),
+    })
+    : (_req: unknown, _res: unknown, next: () => void) => next();
+
+  const ctx: ProxyContext = {
+    config,
+    logger,
+    store,
+    bus,
+    verifications: createVerificationClient({ baseUrl: config.baseUrl, tokens, timeoutMs }),
+    transactions: config.merchantApiKey && config.pgwAppId && config.pgwClientId
+      ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
+      : undefined,
+    enrichStart: options.enrichStart,
+    originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins),
+    rateLimiter,
+    now,
+  };
+  const router = createApp(ctx);
+  const relays: Relay[] = [];
+
+  return {
+    router,
+    config,
+    mountPath: config.mountPath,
+    attachRelay(server) {
+      const trust = router.get('trust proxy fn') as ((addr: string, i: number) => boolean) | undefined;
+      const relay = attachRelay(server, {
+        path: `${config.mountPath}/ws`,
+        store,
+        bus,
+        originPolicy: ctx.originPolicy,
+        logger,
+        trustForwardedProto: config.trustProxy !== undefined && config.trustProxy !== false && trust !== undefined,
+        now,
+        ...options.relay,
+      });
+      relays.push(relay);
+      return relay;
+    },
+    async close() {
+      await Promise.all(relays.map((relay) => relay.close()));
+      await backend?.close();
+    },
+  };
+}

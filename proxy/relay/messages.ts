@@ -1,0 +1,19 @@
+// The WebSocket protocol (CONTRACTS §2): what a client may send, what the server sends.
+import { z } from 'zod';
+import type { SessionState, VerificationOutcome } from '../sessions/types.ts';
+
+export const SubscribeMessage = z.object({
+  type: z.literal('subscribe'),
+  sessionId: z.string().min(1).max(128),
+});
+export type SubscribeMessage = z.infer<typeof SubscribeMessage>;
+
+export type ServerMessage =
+  | { type: 'subscribed'; sessionId: string; state: SessionState }
+  | { type: 'state'; sessionId: string; state: SessionState }
+  | { type: 'result'; sessionId: string; outcome: VerificationOutcome }
+  | { type: 'expired'; sessionId: string }
+  | { type: 'error'; code: 'unknown_session' | 'bad_message'; message: string };
+
+/** Close codes: 4400 bad message, 4404 unknown session, 4408 no subscribe in time; 1000 after a terminal message. */
+export const CLOSE = { done: 1000, goingAway: 1001, badMessage: 4400, unknownSession: 4404, subscribeTimeout: 4408 } as const;

@@ -1,0 +1,256 @@
+// The WebSocket relay: a browser subscribes to its session and receives state changes, then exactly one
+// terminal message (`result` or `expired`), then the socket closes. The store is the source of truth:
+// the relay subscribes to the bus first, then reads the store, so an outcome stored before, during or
+// after the subscription reaches the socket exactly once.
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import type { OriginPolicy } from '../origin.ts';
+import type { ResultBus, SessionEvent, SessionRecord, SessionStore } from '../sessions/types.ts';
+import { ID_PATTERN } from '../sessions/ids.ts';
+import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
+
+export interface RelayOptions {
+  /** Upgrade path, e.g. `/obv/ws`. */
+  path: string;
+  store: SessionStore;
+  bus: ResultBus;
+  originPolicy: OriginPolicy;
+  logger: Logger;
+  /** Close sockets that have not subscribed by then. Default 5 s. */
+  subscribeTimeoutMs?: number;
+  /** Heartbeat period; a socket that misses one pong is terminated. Default 30 s. */
+  pingIntervalMs?: number;
+  /** Largest client message accepted. Default 1 KiB. */
+  maxPayload?: number;
+  /** Whether the server trusts X-Forwarded-Proto for the same-origin check (Express's trust proxy). */
+  trustForwardedProto?: boolean;
+  now?: () => number;
+}
+
+interface Client {
+  socket: WebSocket;
+  isAlive: boolean;
+  sessionId?: string;
+  /** Events that arrived while the store was being read; delivered after `subscribed`. */
+  queued?: SessionEvent[];
+  terminalSent: boolean;
+  subscribeTimer?: NodeJS.Timeout;
+}
+
+/** Everything this instance holds for one session: its sockets, the bus subscription, the expiry timer. */
+interface LocalSession {
+  clients: Set<Client>;
+  unsubscribe: () => void;
+  expiryTimer?: NodeJS.Timeout;
+}
+
+/** setTimeout's ceiling (~24.8 days); longer waits are re-armed. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+export interface Relay {
+  /** Number of open sockets (for health and tests). */
+  readonly connectionCount: number;
+  /** Number of sessions with a socket on this instance. */
+  readonly sessionCount: number;
+  /** Stops the heartbeat, closes every socket (1001) and detaches from the server(s). */
+  close(): Promise<void>;
+}
+
+/**
+ * Attaches the relay to `server`'s `upgrade` event (ws `noServer` mode). Upgrades to other paths are
+ * left to other listeners; when there are none they are refused with 404.
+ */
+export function attachRelay(server: Server, options: RelayOptions): Relay {
+  const { path, store, bus, originPolicy, logger } = options;
+  const now = options.now ?? Date.now;
+  const subscribeTimeoutMs = options.subscribeTimeoutMs ?? 5_000;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? 1024, clientTracking: false });
+  const clients = new Set<Client>();
+  const sessions = new Map<string, LocalSession>();
+
+  function send(client: Client, message: ServerMessage): void {
+    if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));
+  }
+
+  function refuse(socket: Duplex, status: number, reason: string): void {
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    socket.destroy();
+  }
+
+  function onUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const pathname = (req.url ?? '').split('?')[0];
+    if (pathname !== path) {
+      // Another 'upgrade' listener (a dev server's HMR, another app) may own this path.
+      if (server.listenerCount('upgrade') <= 1) refuse(socket, 404, 'Not Found');
+      return;
+    }
+    socket.on('error', () => socket.destroy());
+    const origin = req.headers.origin;
+    const forwarded = options.trustForwardedProto ? String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]?.trim() : '';
+    const scheme = forwarded || ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http');
+    if (!origin || !originPolicy.allows(origin, req.headers.host, scheme)) {
+      logger.warn({ origin: origin ?? null }, 'refused a WebSocket upgrade from a disallowed origin');
+      refuse(socket, 403, 'Forbidden');
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws));
+  }
+
+  function onConnection(socket: WebSocket): void {
+    const client: Client = { socket, isAlive: true, terminalSent: false };
+    clients.add(client);
+    socket.on('error', (error) => logger.debug({ err: error }, 'WebSocket error'));
+    socket.on('pong', () => {
+      client.isAlive = true;
+    });
+    socket.on('close', () => forget(client));
+    client.subscribeTimer = setTimeout(() => socket.close(CLOSE.subscribeTimeout, 'subscribe expected'), subscribeTimeoutMs);
+    socket.on('message', (data, isBinary) => {
+      // Only the first message matters; anything after the subscription is ignored.
+      if (client.sessionId !== undefined) return;
+      void onSubscribe(client, data, isBinary).catch((error: unknown) => {
+        logger.error({ err: error }, 'WebSocket subscription failed');
+        socket.close(1011, 'internal error');
+      });
+    });
+  }
+
+  function badMessage(client: Client, message: string): void {
+    send(client, { type: 'error', code: 'bad_message', message });
+    client.socket.close(CLOSE.badMessage, 'bad message');
+  }
+
+  async function onSubscribe(client: Client, data: RawData, isBinary: boolean): Promise<void> {
+    clearTimeout(client.subscribeTimer);
+    if (isBinary) return badMessage(client, 'Messages must be JSON text.');
+    let json: unknown;
+    try {
+      json = JSON.parse(String(data));
+    } catch {
+      return badMessage(client, 'Messages must be JSON text.');
+    }
+    const parsed = SubscribeMessage.safeParse(json);
+    if (!parsed.success) return badMessage(client, 'The first message must be {"type":"subscribe","sessionId":"…"}.');
+    const { sessionId } = parsed.data;
+    client.sessionId = sessionId;
+    client.queued = [];
+    // Listen first, read second: an event published during the read is queued, not lost.
+    join(client, sessionId);
+    const record = ID_PATTERN.test(sessionId) ? await store.get(sessionId) : undefined;
+    if (client.socket.readyState !== client.socket.OPEN) return;
+    if (!record) {
+      send(client, { type: 'error', code: 'unknown_session', message: 'No verification session has this id.' });
+      client.socket.close(CLOSE.unknownSession, 'unknown session');
+      return;
+    }
+    send(client, { type: 'subscribed', sessionId, state: record.state });
+    const queued = client.queued;
+    client.queued = undefined;
+    deliverRecord(client, record);
+    for (const event of queued) deliver(client, event);
+    if (!client.terminalSent) armExpiry(sessionId, record.expiresAt);
+  }
+
+  /** What a freshly read record means for a subscriber: its outcome, or its expiry. */
+  function deliverRecord(client: Client, record: SessionRecord): void {
+    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: record.outcome });
+    else if (record.state === 'expired') deliver(client, { type: 'expired', sessionId: record.sessionId });
+  }
+
+  function deliver(client: Client, event: SessionEvent): void {
+    if (client.queued) {
+      client.queued.push(event);
+      return;
+    }
+    if (client.terminalSent) return;
+    if (event.type === 'state') {
+      send(client, event);
+      return;
+    }
+    client.terminalSent = true;
+    send(client, event);
+    client.socket.close(CLOSE.done, event.type);
+  }
+
+  function join(client: Client, sessionId: string): void {
+    let local = sessions.get(sessionId);
+    if (!local) {
+      const members = new Set<Client>();
+      const unsubscribe = bus.subscribe(sessionId, (event) => {
+        for (const member of members) deliver(member, event);
+      });
+      local = { clients: members, unsubscribe };
+      sessions.set(sessionId, local);
+    }
+    local.clients.add(client);
+  }
+
+  /** One timer per session on this instance: at expiry, re-read the store and tell the subscribers. */
+  function armExpiry(sessionId: string, expiresAt: number): void {
+    const local = sessions.get(sessionId);
+    if (!local || local.expiryTimer) return;
+    const wait = Math.min(Math.max(0, expiresAt - now()) + 5, MAX_TIMEOUT_MS);
+    local.expiryTimer = setTimeout(() => {
+      local.expiryTimer = undefined;
+      void store.get(sessionId).then((record) => {
+        if (sessions.get(sessionId) !== local) return;
+        if (!record) {
+          for (const member of local.clients) deliver(member, { type: 'expired', sessionId });
+        } else if (record.outcome || record.state === 'expired') {
+          for (const member of local.clients) deliverRecord(member, record);
+        } else {
+          armExpiry(sessionId, record.expiresAt);
+        }
+      }, (error: unknown) => logger.error({ err: error, sessionId }, 'expiry check failed'));
+    }, wait);
+  }
+
+  function forget(client: Client): void {
+    clearTimeout(client.subscribeTimer);
+    clients.delete(client);
+    const sessionId = client.sessionId;
+    if (sessionId === undefined) return;
+    const local = sessions.get(sessionId);
+    if (!local) return;
+    local.clients.delete(client);
+    if (local.clients.size === 0) {
+      local.unsubscribe();
+      clearTimeout(local.expiryTimer);
+      sessions.delete(sessionId);
+    }
+  }
+
+  const heartbeat = setInterval(() => {
+    for (const client of clients) {
+      if (!client.isAlive) {
+        client.socket.terminate();
+        continue;
+      }
+      client.isAlive = false;
+      client.socket.ping();
+    }
+  }, options.pingIntervalMs ?? 30_000);
+  heartbeat.unref();
+
+  server.on('upgrade', onUpgrade);
+
+  return {
+    get connectionCount() {
+      return clients.size;
+    },
+    get sessionCount() {
+      return sessions.size;
+    },
+    async close() {
+      clearInterval(heartbeat);
+      server.off('upgrade', onUpgrade);
+      for (const client of clients) client.socket.close(CLOSE.goingAway, 'server shutting down');
+      // Give the close handshakes a moment, then cut what is left so the http server can close.
+      for (let waited = 0; clients.size > 0 && waited < 500; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+      for (const client of clients) client.socket.terminate();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// POST /notifications/:ref — endpoint 3, the provider's signed outcome. Order matters: verify the
+// signature, store the outcome (first terminal one wins), publish it, and only then answer 2xx, so an
+// outcome acknowledged to the provider is never lost (a failure before the 2xx makes it retry).
+import express, { type Router } from 'express';
+import { Webhook } from 'standardwebhooks';
+import type { ProxyContext } from '../context.ts';
+import { NotFoundProblem, UnauthorizedProblem, ValidationProblem } from '../errors.ts';
+import { ID_PATTERN } from '../sessions/ids.ts';
+import type { VerificationOutcome } from '../sessions/types.ts';
+import { outcomeOfNotification } from './notification-outcome.ts';
+
+/** Seen webhook-ids are remembered this long (well past the provider's retry window). */
+const WEBHOOK_ID_TTL_MS = 24 * 3_600_000;
+
+function sameOutcome(a: VerificationOutcome | undefined, b: VerificationOutcome): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}
+
+export function notificationsRouter(ctx: ProxyContext): Router {
+  const router = express.Router();
+  const { store, bus, logger } = ctx;
+  const webhook = new Webhook(ctx.config.webhookSecret);
+
+  // Raw body: the signature covers the exact bytes. Any content type is read the same way.
+  router.post('/notifications/:ref', express.raw({ type: () => true, limit: '64kb' }), async (req, res) => {
+    const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
+    const webhookId = req.get('webhook-id') ?? '';
+    try {
+      webhook.verify(payload, {
+        'webhook-id': webhookId,
+        'webhook-timestamp': req.get('webhook-timestamp') ?? '',
+        'webhook-signature': req.get('webhook-signature') ?? '',
+      }, { jsonParse: false });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : 'verification failed';
+      logger.warn({ webhookId: webhookId.slice(0, 64), reason }, 'rejected a notification: bad signature');
+      throw new UnauthorizedProblem(`Webhook signature rejected: ${reason}.`);
+    }
+
+    let body: unknown;
+    try {
+      body = JSON.parse(payload);
+    } catch {
+      throw new ValidationProblem('The notification body is not valid JSON.', [{ path: 'body', message: 'must be valid JSON' }]);
+    }
+    const ref = String(req.params.ref);
+    const sessionId = ID_PATTERN.test(ref) ? await store.sessionIdForNotificationRef(ref) : undefined;
+    const session = sessionId === undefined ? undefined : await store.get(sessionId);
+    if (!session) {
+      logger.warn({ webhookId, ref: ref.slice(0, 8) }, 'notification for an unknown session reference');
+      throw new NotFoundProblem('No verification session has this notification reference.');
+    }
+    const outcome = outcomeOfNotification(body);
+
+    const { stored, record } = await store.settle(session.sessionId, outcome);
+    const log = logger.child({ sessionId: session.sessionId, webhookId });
+    if (stored) {
+      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
+      await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
+      log.info({ outcome: outcome.status }, 'verification outcome stored and published');
+      res.status(200).json({ status: 'stored' });
+      return;
+    }
+    const firstDelivery = await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
+    if (firstDelivery && sameOutcome(record.outcome, outcome)) {
+      // The same outcome under a webhook-id we never finished: an earlier attempt stored it but failed
+      // before publishing. Publish again; the relay sends at most one result per socket.
+      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
+      log.info('re-published a stored outcome after an interrupted delivery');
+      res.status(200).json({ status: 'stored' });
+      return;
+    }
+    log.info({ state: record.state, duplicate: !firstDelivery }, 'notification ignored: the session already has its final state');
+    res.status(200).json({ status: 'ignored' });
+  });
+  return router;
+}

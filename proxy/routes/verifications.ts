@@ -1,0 +1,165 @@
+// POST /verifications: the browser asks for a verification; the server adds what only it may decide
+// (merchant id, product, per-session return and notification URLs, originator IP), calls endpoint 2
+// and creates the session.
+import { createHash } from 'node:crypto';
+import express, { type Request, type Router } from 'express';
+import { z } from 'zod';
+import type { ProxyContext } from '../context.ts';
+import { ConflictProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
+import { newId } from '../sessions/ids.ts';
+import { VerificationRequest } from '../upstream/verification-client.ts';
+import { fieldErrors, parseOrThrow } from './problem.ts';
+import { startView } from './session-view.ts';
+
+const text = (max: number) => z.string().trim().min(1).max(max);
+
+/** What a page may send (CONTRACTS §2). Unknown fields are dropped. */
+export const StartVerificationBody = z.object({
+  merchantUserId: text(100).optional(),
+  merchantTransactionId: text(100).optional(),
+  amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
+  currency: z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD').optional(),
+  language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US').optional(),
+  accountToken: text(512).optional(),
+  dataPassThrough: z.string().max(1000).optional(),
+  consumer: z
+    .object({
+      firstName: text(100).optional(),
+      lastName: text(100).optional(),
+      email: z.email('must be an e-mail address').max(254).optional(),
+    })
+    .optional(),
+});
+export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
+
+/**
+ * Lets the merchant's code complete the upstream request from its own session (consumer details, the
+ * amount in the cart, its user id) before it is validated and sent. Return the request to send.
+ * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards.
+ */
+export type EnrichStart = (req: Request, request: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>;
+
+/** The upstream request before validation: any field may still be missing. */
+export type VerificationDraft = {
+  accountToken?: string | undefined;
+  countryCode: string;
+  consumer: Record<string, unknown>;
+  merchant: Record<string, string | undefined>;
+  transaction: Record<string, string | undefined>;
+};
+
+// Field errors in the upstream request that the page could fix are named as the page knows them.
+const PAGE_FIELD_NAMES: Record<string, string> = {
+  'merchant.merchantUserId': 'merchantUserId',
+  'merchant.merchantTransactionId': 'merchantTransactionId',
+  'transaction.amount': 'amount',
+  'transaction.currency': 'currency',
+  'transaction.language': 'language',
+  'transaction.dataPassThrough': 'dataPassThrough',
+};
+
+const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
+
+/** `::ffff:1.2.3.4` → `1.2.3.4`, so the provider sees the address family it expects. */
+export function clientIp(req: Request): string | undefined {
+  const ip = req.ip;
+  if (!ip) return undefined;
+  return ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
+
+export function verificationsRouter(ctx: ProxyContext): Router {
+  const router = express.Router();
+  const { config, store, logger } = ctx;
+  const base = config.publicUrl.replace(/\/+$/, '') + config.mountPath;
+
+  async function startSession(req: Request, body: StartVerificationBody) {
+    const sessionId = newId();
+    const notificationRef = newId();
+    const returnURL = `${base}/return/${sessionId}`;
+    const notificationURL = `${base}/notifications/${notificationRef}`;
+    const draft: VerificationDraft = {
+      accountToken: body.accountToken,
+      countryCode: 'US',
+      consumer: { ...body.consumer },
+      merchant: {
+        merchantId: config.merchantId,
+        merchantUserId: body.merchantUserId,
+        merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
+        merchantSubId: config.merchantSubId,
+      },
+      transaction: {
+        amount: body.amount,
+        currency: body.currency ?? 'USD',
+        product: config.product,
+        transactionRegion: config.transactionRegion,
+        language: body.language,
+        dataPassThrough: body.dataPassThrough,
+        originatorIp: clientIp(req),
+      },
+    };
+    const enriched = ctx.enrichStart ? await ctx.enrichStart(req, draft) : draft;
+    const candidate = {
+      ...enriched,
+      countryCode: 'US',
+      merchant: { ...enriched.merchant, returnURL, notificationURL },
+    };
+    const parsed = VerificationRequest.safeParse(candidate);
+    if (!parsed.success) {
+      const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PAGE_FIELD_NAMES[e.path] ?? e.path }));
+      throw new ValidationProblem(`The verification request is incomplete: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+    }
+    const { consumerUrl } = await ctx.verifications.start(parsed.data);
+    const now = ctx.now();
+    const record = {
+      sessionId,
+      notificationRef,
+      consumerUrl,
+      state: 'pending' as const,
+      createdAt: now,
+      expiresAt: now + config.sessionTtlMs,
+      merchantUserId: parsed.data.merchant.merchantUserId,
+      merchantTransactionId: parsed.data.merchant.merchantTransactionId,
+    };
+    await store.create(record);
+    logger.info({ sessionId, merchantTransactionId: record.merchantTransactionId }, 'verification started');
+    return record;
+  }
+
+  router.post('/verifications', ctx.rateLimiter, express.json({ limit: '16kb' }), async (req, res) => {
+    if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
+    const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
+    const rawKey = req.get('idempotency-key');
+    if (rawKey === undefined) {
+      res.status(201).json(startView(await startSession(req, body)));
+      return;
+    }
+    const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+    // Scoped to the client address so one client's key can never return another client's session.
+    const scoped = createHash('sha256').update(`${clientIp(req) ?? ''}\n${key}`).digest('base64url');
+    // A start that failed releases its key; the waiting duplicate then tries to claim it itself.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const claim = await store.claimIdempotencyKey(scoped, config.sessionTtlMs);
+      if (!claim.claimed) {
+        const existing = claim.sessionId === undefined ? undefined : await store.get(claim.sessionId);
+        if (existing) {
+          res.status(201).json(startView(existing));
+          return;
+        }
+        continue;
+      }
+      let record;
+      try {
+        record = await startSession(req, body);
+      } catch (error) {
+        await store.releaseIdempotencyKey(scoped);
+        throw error;
+      }
+      await store.completeIdempotencyKey(scoped, record.sessionId, config.sessionTtlMs);
+      res.status(201).json(startView(record));
+      return;
+    }
+    throw new ConflictProblem('Another request with this Idempotency-Key is failing; retry with a new key.');
+  });
+
+  return router;
+}

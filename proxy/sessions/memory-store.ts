@@ -1,0 +1,121 @@
+// SessionStore for one instance: plain Maps, swept on a timer. Everything is synchronous inside, so
+// "atomic" operations (settle, claim) are atomic for free on Node's single thread.
+import type { SessionRecord, SessionStore, SettleResult, VerificationOutcome } from './types.ts';
+import { TERMINAL_STATES } from './types.ts';
+
+export interface MemorySessionStoreOptions {
+  /** How long a record is kept after it expires, so GET still answers `expired` instead of 404. Default 1 h. */
+  retentionMs?: number;
+  /** Sweep period. Default 60 s. */
+  sweepIntervalMs?: number;
+  now?: () => number;
+}
+
+type IdempotencyEntry =
+  | { state: 'in-flight'; expiresAt: number; waiters: ((sessionId: string | undefined) => void)[] }
+  | { state: 'done'; expiresAt: number; sessionId: string };
+
+/** In-memory SessionStore; the default backend. */
+export class MemorySessionStore implements SessionStore {
+  readonly #sessions = new Map<string, SessionRecord>();
+  readonly #byRef = new Map<string, string>();
+  readonly #idempotency = new Map<string, IdempotencyEntry>();
+  readonly #webhookIds = new Map<string, number>();
+  readonly #retentionMs: number;
+  readonly #now: () => number;
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(options: MemorySessionStoreOptions = {}) {
+    this.#retentionMs = options.retentionMs ?? 3_600_000;
+    this.#now = options.now ?? Date.now;
+    this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.#sweeper.unref();
+  }
+
+  async create(record: SessionRecord): Promise<void> {
+    if (this.#sessions.has(record.sessionId)) throw new Error('session id already exists');
+    this.#sessions.set(record.sessionId, structuredClone(record));
+    this.#byRef.set(record.notificationRef, record.sessionId);
+  }
+
+  async get(sessionId: string): Promise<SessionRecord | undefined> {
+    const record = this.#live(sessionId);
+    return record && structuredClone(record);
+  }
+
+  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
+    return this.#byRef.get(ref);
+  }
+
+  async settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult> {
+    const record = this.#live(sessionId);
+    if (!record) throw new Error('unknown session');
+    if (TERMINAL_STATES.has(record.state)) return { stored: false, record: structuredClone(record) };
+    record.outcome = structuredClone(outcome);
+    record.state = outcome.status === 'success' ? 'succeeded' : 'failed';
+    return { stored: true, record: structuredClone(record) };
+  }
+
+  async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
+    const record = this.#live(sessionId);
+    if (record?.state === 'pending') record.state = 'returned';
+    return record && structuredClone(record);
+  }
+
+  async claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
+    const entry = this.#idempotency.get(key);
+    if (!entry || entry.expiresAt <= this.#now()) {
+      this.#idempotency.set(key, { state: 'in-flight', expiresAt: this.#now() + ttlMs, waiters: [] });
+      return { claimed: true };
+    }
+    if (entry.state === 'done') return { claimed: false, sessionId: entry.sessionId };
+    const sessionId = await new Promise<string | undefined>((resolve) => entry.waiters.push(resolve));
+    return sessionId === undefined ? { claimed: false } : { claimed: false, sessionId };
+  }
+
+  async completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void> {
+    const entry = this.#idempotency.get(key);
+    this.#idempotency.set(key, { state: 'done', sessionId, expiresAt: this.#now() + ttlMs });
+    if (entry?.state === 'in-flight') for (const wake of entry.waiters) wake(sessionId);
+  }
+
+  async releaseIdempotencyKey(key: string): Promise<void> {
+    const entry = this.#idempotency.get(key);
+    this.#idempotency.delete(key);
+    if (entry?.state === 'in-flight') for (const wake of entry.waiters) wake(undefined);
+  }
+
+  async rememberWebhookId(webhookId: string, ttlMs: number): Promise<boolean> {
+    const until = this.#webhookIds.get(webhookId);
+    if (until !== undefined && until > this.#now()) return false;
+    this.#webhookIds.set(webhookId, this.#now() + ttlMs);
+    return true;
+  }
+
+  /** Drops records past their retention and stale keys. Runs on a timer; public for tests. */
+  sweep(): void {
+    const now = this.#now();
+    for (const [id, record] of this.#sessions) {
+      if (record.expiresAt + this.#retentionMs <= now) {
+        this.#sessions.delete(id);
+        this.#byRef.delete(record.notificationRef);
+      }
+    }
+    for (const [key, entry] of this.#idempotency) {
+      // An in-flight claim has waiters; it ends with complete/release, never by sweeping.
+      if (entry.state === 'done' && entry.expiresAt <= now) this.#idempotency.delete(key);
+    }
+    for (const [id, until] of this.#webhookIds) if (until <= now) this.#webhookIds.delete(id);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweeper);
+  }
+
+  /** The stored record with `expired` applied (in place: expiry is final once reached). */
+  #live(sessionId: string): SessionRecord | undefined {
+    const record = this.#sessions.get(sessionId);
+    if (record && !TERMINAL_STATES.has(record.state) && record.expiresAt <= this.#now()) record.state = 'expired';
+    return record;
+  }
+}

@@ -1,0 +1,182 @@
+// ResultBus over Redis pub/sub: a notification taken by any instance reaches the browser whose socket is
+// held by any other.
+//
+// One channel (`{prefix}events`) carries every event, and each instance dispatches locally through a
+// Map keyed by sessionId. Per message that is one JSON parse and one Map lookup, whatever the number of
+// open sessions. The alternatives cost more for what they save: a channel per session with SUBSCRIBE
+// means a round trip per browser and thousands of channels to restore after a reconnect; PSUBSCRIBE on
+// `{prefix}events:*` still sends every event to every instance, so it saves nothing over one channel.
+// The price of one channel is that each instance receives every event; events are a few small
+// messages per session, far below what one Redis connection carries.
+//
+// Pub/sub is at-most-once: a message published while this instance's subscriber connection is down is
+// gone. The store is the source of truth, so after every (re)subscription the bus re-reads the store for
+// the sessions it has listeners for and delivers outcomes it may have missed.
+import type { Redis } from 'ioredis';
+import { decodeEvent } from './redis-codec.ts';
+import {
+  closeConnection,
+  createRedisConnection,
+  readyOrClose,
+  waitUntilReady,
+  type RedisConnectionOptions,
+  type RedisLogger,
+} from './redis-connection.ts';
+import { redisKeys } from './redis-keys.ts';
+import type { ResultBus, SessionEvent } from './types.ts';
+
+type Listener = (event: SessionEvent) => void;
+
+/** One subscription; remembers whether it already received its terminal event. */
+interface Subscription {
+  listener: Listener;
+  settled: boolean;
+}
+
+export interface RedisResultBusOptions extends Omit<RedisConnectionOptions, 'role'> {
+  /** Prefix of the events channel (default `obv:`). */
+  prefix?: string;
+  /**
+   * Reads the store's current terminal event for a session (its `result`, if it has one), used to catch
+   * up after the subscriber connection was down. Without it, events missed during an outage stay missed
+   * until the browser re-subscribes.
+   */
+  catchUp?: (sessionId: string) => Promise<SessionEvent | undefined>;
+}
+
+/** How many sessions the catch-up reads at once after a reconnect. */
+const CATCH_UP_BATCH = 200;
+
+/**
+ * Publishes on its own connection and listens on a dedicated subscriber connection (a connection in
+ * subscribe mode takes no other commands). Each subscription receives at most one terminal event
+ * (`result` or `expired`), so a catch-up that overlaps a live message never shows a browser two results.
+ */
+export class RedisResultBus implements ResultBus {
+  readonly #publisher: Redis;
+  readonly #subscriber: Redis;
+  readonly #channel: string;
+  readonly #subscriptions = new Map<string, Set<Subscription>>();
+  readonly #catchUp: RedisResultBusOptions['catchUp'];
+  readonly #logger: RedisLogger | undefined;
+  #subscribed: Promise<void>;
+  #markSubscribed: () => void = () => undefined;
+
+  constructor(options: RedisResultBusOptions) {
+    this.#publisher = createRedisConnection({ ...options, role: 'publisher' });
+    this.#subscriber = createRedisConnection({ ...options, role: 'subscriber' });
+    this.#channel = redisKeys(options.prefix).eventsChannel;
+    this.#catchUp = options.catchUp;
+    this.#logger = options.logger;
+    this.#subscribed = new Promise((resolve) => (this.#markSubscribed = resolve));
+    this.#subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.#channel) this.#onMessage(message);
+    });
+    // Every time the subscriber connection becomes ready (first connect and each reconnect), subscribe
+    // again and then catch up; `autoResubscribe` is off so that the catch-up runs only once the
+    // subscription is live, leaving no gap in which an event could slip past both.
+    this.#subscriber.on('ready', () => void this.#resubscribe());
+  }
+
+  /** Resolves once both connections are up and the channel subscription is live. */
+  async ready(timeoutMs = 10_000): Promise<void> {
+    await Promise.all([waitUntilReady(this.#publisher, timeoutMs), waitUntilReady(this.#subscriber, timeoutMs)]);
+    await withTimeout(this.#subscribed, timeoutMs, 'Redis events subscription not live');
+  }
+
+  /** Rejects while Redis is unreachable (the caller's outcome is already in the store). */
+  async publish(event: SessionEvent): Promise<void> {
+    await this.#publisher.publish(this.#channel, JSON.stringify(event));
+  }
+
+  subscribe(sessionId: string, listener: Listener): () => void {
+    const subscription: Subscription = { listener, settled: false };
+    let set = this.#subscriptions.get(sessionId);
+    if (!set) this.#subscriptions.set(sessionId, (set = new Set()));
+    set.add(subscription);
+    return () => {
+      set.delete(subscription);
+      if (set.size === 0 && this.#subscriptions.get(sessionId) === set) this.#subscriptions.delete(sessionId);
+    };
+  }
+
+  /** Number of sessions with at least one local listener (for tests and metrics). */
+  get sessionCount(): number {
+    return this.#subscriptions.size;
+  }
+
+  async close(): Promise<void> {
+    this.#subscriptions.clear();
+    await Promise.all([closeConnection(this.#subscriber), closeConnection(this.#publisher)]);
+  }
+
+  #onMessage(message: string): void {
+    const event = decodeEvent(message);
+    if (!event) {
+      this.#logger?.warn({ channel: this.#channel }, 'ignored a malformed message on the events channel');
+      return;
+    }
+    this.#dispatch(event);
+  }
+
+  #dispatch(event: SessionEvent): void {
+    const set = this.#subscriptions.get(event.sessionId);
+    if (!set) return;
+    const terminal = event.type !== 'state';
+    for (const subscription of [...set]) {
+      if (subscription.settled) continue;
+      if (terminal) subscription.settled = true;
+      try {
+        subscription.listener(event);
+      } catch (error) {
+        // One broken listener must not keep the event from the others, nor end the process.
+        this.#logger?.warn({ err: errorMessage(error), sessionId: event.sessionId }, 'session event listener threw');
+      }
+    }
+  }
+
+  async #resubscribe(): Promise<void> {
+    try {
+      await this.#subscriber.subscribe(this.#channel);
+    } catch (error) {
+      // The connection dropped again; the next 'ready' tries again.
+      this.#logger?.warn({ err: errorMessage(error) }, 'redis events subscription failed');
+      return;
+    }
+    this.#markSubscribed();
+    await this.#catchUpAll();
+  }
+
+  async #catchUpAll(): Promise<void> {
+    const catchUp = this.#catchUp;
+    if (!catchUp) return;
+    const sessionIds = [...this.#subscriptions.keys()];
+    for (let i = 0; i < sessionIds.length; i += CATCH_UP_BATCH) {
+      const batch = sessionIds.slice(i, i + CATCH_UP_BATCH);
+      const events = await Promise.allSettled(batch.map((id) => catchUp(id)));
+      for (const settled of events) {
+        if (settled.status === 'fulfilled' && settled.value) this.#dispatch(settled.value);
+      }
+      if (events.some((e) => e.status === 'rejected')) {
+        this.#logger?.warn({}, 'catch-up after the Redis reconnect could not read every session');
+      }
+    }
+  }
+}
+
+/** Opens a {@link RedisResultBus} and waits until its subscription is live. */
+export function openRedisResultBus(options: RedisResultBusOptions, readyTimeoutMs?: number): Promise<RedisResultBus> {
+  return readyOrClose(new RedisResultBus(options), readyTimeoutMs);
+}
+
+function withTimeout(promise: Promise<void>, ms: number, message: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${message} after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

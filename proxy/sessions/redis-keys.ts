@@ -1,0 +1,34 @@
+// Every key and channel the Redis backend uses, in one place, under one configurable prefix so several
+// deployments (or a test run) can share one Redis without seeing each other's data.
+
+/** The default prefix of every key and channel. */
+export const DEFAULT_REDIS_PREFIX = 'obv:';
+
+export interface RedisKeys {
+  readonly prefix: string;
+  /** Hash: `base` (immutable record JSON), `state`, `outcome` (JSON), `expiresAt`. */
+  session(sessionId: string): string;
+  /** String: the sessionId that owns a notification reference. */
+  notificationRef(ref: string): string;
+  /** String: `pending` while a start runs, then `session:{sessionId}`. */
+  idempotency(key: string): string;
+  /** String: present while a webhook id counts as seen. */
+  webhook(webhookId: string): string;
+  /** Key prefix handed to one express-rate-limit store (one per limiter: they must not share keys). */
+  rateLimit(limiterName: string): string;
+  /** The one pub/sub channel carrying every session event. */
+  readonly eventsChannel: string;
+}
+
+/** Key names under `prefix` (default `obv:`). */
+export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
+  return {
+    prefix,
+    session: (sessionId) => `${prefix}session:${sessionId}`,
+    notificationRef: (ref) => `${prefix}ref:${ref}`,
+    idempotency: (key) => `${prefix}idem:${key}`,
+    webhook: (webhookId) => `${prefix}webhook:${webhookId}`,
+    rateLimit: (limiterName) => `${prefix}rl:${limiterName}:`,
+    eventsChannel: `${prefix}events`,
+  };
+}

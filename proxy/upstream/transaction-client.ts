@@ -1,0 +1,90 @@
+// Endpoint 4: the interactive transaction that consumes the account token.
+import ky from 'ky';
+import { z } from 'zod';
+import { bearerHooks, joinUrl, readBody, toUpstreamError, type TokenSource } from './http.ts';
+import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
+
+export const TRANSACTION_PATH = '/transaction/v4/interactive';
+
+/** The fields of the interactive transaction the verification flow relies on (spec table); others pass through. */
+export const TransactionRequest = z.looseObject({
+  product: z.string().min(1),
+  countryCode: z.string().length(2),
+  transactionRegion: z.string().optional(),
+  language: z.string().optional(),
+  dataPassThrough: z.string().optional(),
+  originatorIp: z.string().optional(),
+  merchant: z.looseObject({
+    merchantId: z.string().min(1),
+    merchantUserId: z.string().min(1).optional(),
+    merchantTransactionId: z.string().min(1),
+    merchantSubId: z.string().optional(),
+  }),
+  accountToken: z.string().min(1),
+});
+export type TransactionRequest = z.infer<typeof TransactionRequest>;
+
+/** The spec does not show the response: only "a JSON object" is required. */
+const TransactionResponseBody = z.record(z.string(), z.unknown());
+
+export interface TransactionClientOptions {
+  gatewayUrl: string;
+  tokens: TokenSource;
+  timeoutMs: number;
+  pgwAppId: string;
+  pgwClientId: string;
+}
+
+/** The provider's answer, passed through to the merchant server. */
+export interface TransactionResult {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+export interface TransactionClient {
+  /**
+   * Calls endpoint 4. 2xx and the provider's own 4xx verdicts (e.g. 422 unknown accountToken) are
+   * returned; a 401 that survives the token refresh, a 5xx or a transport failure throws.
+   */
+  submit(request: TransactionRequest): Promise<TransactionResult>;
+}
+
+/**
+ * Never retried automatically (this moves money; a lost response must be reconciled by the merchant,
+ * not guessed at), except the single 401 retry of the bearer hooks, which is safe because the provider
+ * refused the request without acting on it.
+ */
+export function createTransactionClient(options: TransactionClientOptions): TransactionClient {
+  const url = joinUrl(options.gatewayUrl, TRANSACTION_PATH);
+  const client = ky.create({
+    timeout: options.timeoutMs,
+    hooks: bearerHooks(options.tokens),
+    // methods: [] disables ordinary retries; the bearer hook's forced retry still applies.
+    retry: { limit: 1, methods: [] },
+    throwHttpErrors: false,
+  });
+  return {
+    async submit(request) {
+      let response: Response;
+      try {
+        response = await client.post(url, {
+          json: request,
+          headers: {
+            accept: 'application/json',
+            'x-pgw-app-id': options.pgwAppId,
+            'x-pgw-client-id': options.pgwClientId,
+          },
+        });
+      } catch (error) {
+        throw await toUpstreamError(error, 'POST', url);
+      }
+      const body = await readBody(response);
+      if (response.status === 401 || response.status >= 500) {
+        throw new UpstreamHttpError('POST', url, response.status, body);
+      }
+      const parsed = TransactionResponseBody.safeParse(body);
+      if (!parsed.success) throw new UpstreamResponseError('POST', url, `HTTP ${response.status} without a JSON object body`);
+      return { status: response.status, body: parsed.data };
+    },
+  };
+}

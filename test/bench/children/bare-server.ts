@@ -1,0 +1,112 @@
+// The baselines' server: the least a relay and a notification intake can do with node:http and ws, and
+// nothing more (no framework, no validation beyond the signature, no heartbeat). Each figure of the
+// proxy is set beside this server's figure measured in the same run.
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { Webhook } from 'standardwebhooks';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
+import { serveRpc } from '../lib/rpc.ts';
+import { WEBHOOK_SECRET } from '../lib/notifications.ts';
+import type { ServerAddress } from '../lib/servers.ts';
+
+const webhook = new Webhook(WEBHOOK_SECRET);
+const subscribers = new Map<string, Set<WebSocket>>();
+const outcomes = new Map<string, unknown>();
+const seenWebhookIds = new Set<string>();
+
+function publish(sessionId: string, outcome: unknown): void {
+  const sockets = subscribers.get(sessionId);
+  if (!sockets) return;
+  const message = JSON.stringify({ type: 'result', sessionId, outcome });
+  for (const socket of sockets) socket.send(message);
+}
+
+function outcomeOf(notification: { account?: Record<string, string> }): unknown {
+  const account = notification.account ?? {};
+  return {
+    status: 'success',
+    accountToken: account.accountToken,
+    accountLabel: account.accountLabel,
+    fiName: account.fiName,
+    fiAccountType: account.fiAccountType,
+  };
+}
+
+function readBody(request: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+const server = http.createServer(async (request, response) => {
+  try {
+    const [, route, id] = (request.url ?? '').split('/');
+    const body = await readBody(request);
+    if (request.method === 'POST' && route === 'relay' && id) {
+      // Relay floor: parse and forward, no authentication.
+      publish(id, outcomeOf(JSON.parse(body)));
+      response.writeHead(204).end();
+    } else if (request.method === 'POST' && route === 'webhook' && id) {
+      // Intake floor: the same Standard Webhooks check, de-dup, store, publish.
+      const notification = webhook.verify(body, request.headers as Record<string, string>) as { account?: Record<string, string> };
+      const webhookId = String(request.headers['webhook-id']);
+      if (!seenWebhookIds.has(webhookId)) {
+        seenWebhookIds.add(webhookId);
+        const outcome = outcomeOf(notification);
+        outcomes.set(id, outcome);
+        publish(id, outcome);
+      }
+      response.writeHead(204).end();
+    } else {
+      response.writeHead(404).end();
+    }
+  } catch {
+    response.writeHead(400).end();
+  }
+});
+
+const wss = new WebSocketServer({ noServer: true });
+server.on('upgrade', (request, socket, head) => {
+  wss.handleUpgrade(request, socket, head, (ws) => {
+    ws.on('error', () => ws.terminate());
+    ws.once('message', (data) => {
+      try {
+        const { sessionId } = JSON.parse(String(data)) as { sessionId: string };
+        let sockets = subscribers.get(sessionId);
+        if (!sockets) subscribers.set(sessionId, (sockets = new Set()));
+        sockets.add(ws);
+        ws.once('close', () => sockets.delete(ws));
+        ws.send(JSON.stringify({ type: 'subscribed', sessionId, state: 'pending' }));
+      } catch {
+        ws.close(4400);
+      }
+    });
+  });
+});
+
+await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+
+serveRpc({
+  address: () => {
+    const { port } = server.address() as { port: number };
+    return {
+      origin: `http://127.0.0.1:${port}`,
+      wsUrl: `ws://127.0.0.1:${port}/ws`,
+      relayPrefix: '/relay/',
+      relaySigned: false,
+      intakePrefix: '/webhook/',
+    } satisfies ServerAddress;
+  },
+  // The bare server keeps no session records: any id may be subscribed and notified.
+  prepareSessions: ({ count }: { count: number }) =>
+    Array.from({ length: count }, () => {
+      const sessionId = randomBytes(16).toString('base64url');
+      return { sessionId, ref: sessionId };
+    }),
+  memory: () => settledMemory(),
+  cpuTime: () => cpuTimeMs(),
+});

@@ -1,0 +1,32 @@
+// The sandbox provider and obv-link's proxy in front of it, each in its own process.
+import { BenchChild } from './rpc.ts';
+import { ServerUnderTest } from './servers.ts';
+
+export interface ProviderStatsSnapshot {
+  tokenRequests: number;
+  verificationRequests: number;
+}
+
+export class ProxiedProvider {
+  private constructor(
+    readonly provider: BenchChild,
+    readonly providerUrl: string,
+    readonly proxy: ServerUnderTest,
+  ) {}
+
+  static async start(): Promise<ProxiedProvider> {
+    const provider = await BenchChild.spawn('provider-server.ts', 'provider', { quiet: true });
+    const providerUrl = await provider.call<string>('url');
+    const proxy = await ServerUnderTest.start('obv', { BENCH_UPSTREAM_URL: providerUrl });
+    return new ProxiedProvider(provider, providerUrl, proxy);
+  }
+
+  stats(): Promise<ProviderStatsSnapshot> {
+    return this.provider.call<ProviderStatsSnapshot>('stats');
+  }
+
+  async close(): Promise<void> {
+    await this.proxy.close();
+    await this.provider.close();
+  }
+}

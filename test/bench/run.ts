@@ -1,0 +1,104 @@
+// `npm run bench`: every benchmark of obv-link, each figure beside a baseline measured in the same run.
+// Loopback only; every loop is bounded in count and time, and a watchdog ends the run if a step hangs.
+//   BENCH_QUICK=1 npm run bench          small sizes (a minute or so)
+//   npm run bench -- --only relay,memory  some sections only
+//   BENCH_CPU_PROF=1 npm run bench        also write CPU profiles of every child to $TMPDIR/obv-link-bench-profiles
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseOptions, type BenchOptions, type SectionName } from './lib/options.ts';
+import { markdownTable, type SectionResult } from './lib/report.ts';
+import { killAllChildren } from './lib/rpc.ts';
+import { measureElementSize } from './sections/element-size.ts';
+import { measureIntakeThroughput } from './sections/intake-throughput.ts';
+import { measureRelayLatency } from './sections/relay-latency.ts';
+import { measureSocketMemory } from './sections/socket-memory.ts';
+import { measureStartOverhead } from './sections/start-overhead.ts';
+import { measureTokenCoalescing } from './sections/token-coalescing.ts';
+
+type Section = (options: BenchOptions) => Promise<SectionResult>;
+
+const SECTION_RUNNERS: Record<SectionName, Section | undefined> = {
+  size: () => measureElementSize(),
+  start: measureStartOverhead,
+  relay: measureRelayLatency,
+  intake: measureIntakeThroughput,
+  memory: measureSocketMemory,
+  tokens: measureTokenCoalescing,
+};
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2), process.env);
+  const watchdog = setTimeout(() => {
+    console.error(`bench: the run exceeded ${options.sizes.runTimeoutMs / 60_000} minutes; aborting`);
+    killAllChildren();
+    process.exit(2);
+  }, options.sizes.runTimeoutMs);
+  watchdog.unref();
+
+  const startedAt = new Date();
+  const loadAtStart = loadavg();
+  const results: SectionResult[] = [];
+  const errors: Record<string, string> = {};
+  console.log(`bench: ${options.quick ? 'QUICK sizes' : 'full sizes'}; sections ${options.sections.join(', ')}`);
+  for (const name of options.sections) {
+    const runner = SECTION_RUNNERS[name];
+    const sectionStart = Date.now();
+    try {
+      if (!runner) throw new Error('not implemented yet');
+      const result = await runner(options);
+      results.push(result);
+      console.log(`bench: ${name} done in ${((Date.now() - sectionStart) / 1000).toFixed(1)} s`);
+      console.log(markdownTable([result]));
+    } catch (error) {
+      errors[name] = String((error as Error)?.stack ?? error);
+      console.error(`bench: ${name} FAILED: ${errors[name]}`);
+    } finally {
+      killAllChildren();
+    }
+  }
+
+  console.log(`\nobv-link benchmarks (${options.quick ? 'quick' : 'full'} run, Node ${process.version}, ${cpus().length} CPUs)\n`);
+  console.log(markdownTable(results));
+  const complete = !options.quick && options.sections.length === SECTIONS_COUNT;
+  // Only a complete full-size run replaces the recorded results; quick or filtered runs go to tmp.
+  const outFile = complete ? fileURLToPath(new URL('./results.json', import.meta.url)) : join(tmpdir(), 'obv-link-bench-results.json');
+  writeFileSync(
+    outFile,
+    `${JSON.stringify(
+      {
+        startedAt: startedAt.toISOString(),
+        finishedAt: new Date().toISOString(),
+        mode: options.quick ? 'quick' : 'full',
+        node: process.version,
+        platform: `${process.platform} ${process.arch}`,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model,
+        loadAverageAtStart: loadAtStart,
+        sizes: options.sizes,
+        rows: results.flatMap((result) => result.rows.map((row) => ({ section: result.section, ...row }))),
+        sections: Object.fromEntries(results.map((result) => [result.section, result.data])),
+        errors,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+  console.log(`\nbench: wrote ${outFile}`);
+  return Object.keys(errors).length > 0 ? 1 : 0;
+}
+
+const SECTIONS_COUNT = Object.keys(SECTION_RUNNERS).length;
+
+main().then(
+  (code) => {
+    killAllChildren();
+    process.exit(code);
+  },
+  (error: unknown) => {
+    console.error(error);
+    killAllChildren();
+    process.exit(1);
+  },
+);

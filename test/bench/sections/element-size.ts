@@ -1,0 +1,111 @@
+// 1. Element size: the shipped module, gzip and brotli, beside a bare Lit element bundled with the same
+// Vite configuration (the floor any Lit element pays).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { build, loadConfigFromFile, type InlineConfig, type UserConfig } from 'vite';
+import { formatBytes, type SectionResult } from '../lib/report.ts';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const DIST_FILE = join(ROOT, 'dist/obv-link-account.js');
+const FIXTURE = fileURLToPath(new URL('../fixtures/bare-element.ts', import.meta.url));
+const BUDGET_GZIP = 12 * 1024;
+const AIM_GZIP = 10 * 1024;
+
+export interface CompressedSize {
+  raw: number;
+  gzip: number;
+  brotli: number;
+}
+
+/** Sizes as a CDN would serve them: gzip level 9, brotli quality 11. */
+export function compressedSize(code: Buffer): CompressedSize {
+  return {
+    raw: code.length,
+    gzip: gzipSync(code, { level: 9 }).length,
+    brotli: brotliCompressSync(code, {
+      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: code.length },
+    }).length,
+  };
+}
+
+function newestMtime(path: string): number {
+  if (!existsSync(path)) return 0;
+  const stat = statSync(path);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return Math.max(0, ...readdirSync(path).map((entry) => newestMtime(join(path, entry))));
+}
+
+/** Runs `npm run build` when dist is missing or older than any widget source or the Vite config. */
+function ensureFreshBuild(): boolean {
+  const sources = Math.max(newestMtime(join(ROOT, 'widget')), newestMtime(join(ROOT, 'vite.config.ts')), newestMtime(join(ROOT, 'package-lock.json')));
+  if (existsSync(DIST_FILE) && statSync(DIST_FILE).mtimeMs >= sources) return false;
+  const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+  if (result.status !== 0 || !existsSync(DIST_FILE)) {
+    throw new Error(`npm run build failed (status ${result.status}):\n${result.stdout}\n${result.stderr}`);
+  }
+  return true;
+}
+
+async function projectViteConfig(): Promise<UserConfig> {
+  const file = join(ROOT, 'vite.config.ts');
+  if (!existsSync(file)) return {};
+  const loaded = await loadConfigFromFile({ command: 'build', mode: 'production' }, file, ROOT, 'silent');
+  return loaded?.config ?? {};
+}
+
+/**
+ * Bundles the fixture with the project's Vite configuration (same minifier, target, plugins and
+ * output options), only the entry changed, and returns the code of every JavaScript chunk.
+ */
+async function bundleFixture(): Promise<Buffer> {
+  const project = await projectViteConfig();
+  const projectBuild = project.build ?? {};
+  const entry = projectBuild.lib
+    ? { lib: { ...projectBuild.lib, entry: FIXTURE } }
+    : { rolldownOptions: { ...projectBuild.rolldownOptions, input: FIXTURE } };
+  const config: InlineConfig = {
+    ...project,
+    configFile: false,
+    root: ROOT,
+    logLevel: 'silent',
+    build: { ...projectBuild, ...entry, outDir: join(tmpdir(), 'obv-bench-fixture'), write: false, emptyOutDir: false, copyPublicDir: false },
+  };
+  const output = await build(config);
+  const outputs = Array.isArray(output) ? output : [output];
+  const chunks = outputs.flatMap((bundle) => ('output' in bundle ? bundle.output : []));
+  const code = chunks.flatMap((chunk) => (chunk.type === 'chunk' ? [chunk.code] : []));
+  if (code.length === 0) throw new Error('bundling the bare element produced no JavaScript');
+  return Buffer.from(code.join('\n'));
+}
+
+export async function measureElementSize(): Promise<SectionResult> {
+  const rebuilt = ensureFreshBuild();
+  const element = compressedSize(readFileSync(DIST_FILE));
+  const floor = compressedSize(await bundleFixture());
+  const own = (key: keyof CompressedSize): string => `+${formatBytes(element[key] - floor[key])}`;
+  return {
+    section: 'size',
+    rows: [
+      {
+        metric: 'element size, gzip',
+        value: formatBytes(element.gzip),
+        baseline: `${formatBytes(floor.gzip)} bare Lit element`,
+        comparison: own('gzip'),
+        aim: `≤ ${formatBytes(AIM_GZIP)} (budget ${formatBytes(BUDGET_GZIP)})`,
+        met: element.gzip <= AIM_GZIP,
+      },
+      {
+        metric: 'element size, brotli',
+        value: formatBytes(element.brotli),
+        baseline: `${formatBytes(floor.brotli)} bare Lit element`,
+        comparison: own('brotli'),
+        aim: '',
+      },
+    ],
+    data: { element, bareLitElement: floor, budgetGzip: BUDGET_GZIP, aimGzip: AIM_GZIP, withinBudget: element.gzip <= BUDGET_GZIP, rebuilt },
+  };
+}

@@ -1,0 +1,127 @@
+// 4. Notification intake throughput: signed notifications for distinct sessions (each with its own
+// webhook-id, so de-duplication never short-circuits), driven by autocannon; beside a bare node:http
+// server doing the same Standard Webhooks check, de-dup, store and publish. Rounds alternate between
+// the two servers so a noisy neighbour on the machine hits both alike.
+import autocannon from 'autocannon';
+import type { BenchOptions } from '../lib/options.ts';
+import { signedHeaders, successNotification } from '../lib/notifications.ts';
+import { formatRate, formatRatio, type SectionResult } from '../lib/report.ts';
+import { ServerUnderTest, type PreparedSession } from '../lib/servers.ts';
+import { nowMs } from '../lib/stats.ts';
+
+const AIM_RATIO = 0.5;
+const ROUNDS = 2;
+const ROUND_TIMEOUT_MS = 120_000;
+
+interface Side {
+  server: ServerUnderTest;
+  sessions: PreparedSession[];
+  /** Next unused session. */
+  cursor: number;
+  ok: number;
+  failed: number;
+  ms: number;
+  /** CPU the server used while measured: near `ms` means the server, not the load generator, was the limit. */
+  serverCpuMs: number;
+}
+
+/** Sends `amount` notifications, one per unused session, and adds the counts and time to `side`. */
+async function load(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
+  const cpuBefore = await side.server.cpuTime();
+  await send(side, amount, connections, record);
+  if (record) side.serverCpuMs += (await side.server.cpuTime()) - cpuBefore;
+}
+
+function send(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
+  const { address } = side.server;
+  const first = side.cursor;
+  side.cursor += amount;
+  let next = first;
+  return new Promise((resolve, reject) => {
+    // autocannon reports on whole-second ticks; the run's own span is first request to last response.
+    const started = nowMs();
+    let lastResponse = started;
+    const instance = autocannon(
+      {
+        url: address.origin,
+        connections,
+        amount,
+        timeout: 10,
+        requests: [
+          {
+            method: 'POST',
+            setupRequest: (request) => {
+              // autocannon may ask for a few more than `amount` before it stops; those reuse the last session.
+              const index = Math.min(next++, side.sessions.length - 1);
+              const body = successNotification(index);
+              const session = side.sessions[index] as PreparedSession;
+              return { ...request, path: `${address.intakePrefix}${session.ref}`, body, headers: signedHeaders(`msg_intake_${index}`, body) };
+            },
+            onResponse: () => {
+              lastResponse = nowMs();
+            },
+          },
+        ],
+      },
+      (error, result) => {
+        clearTimeout(timer);
+        if (error) return reject(error);
+        if (record) {
+          side.ms += lastResponse - started;
+          side.ok += result['2xx'];
+          side.failed += result.non2xx + result.errors + result.timeouts;
+        }
+        resolve();
+      },
+    );
+    const timer = setTimeout(() => instance.stop(), ROUND_TIMEOUT_MS);
+  });
+}
+
+async function prepareSide(kind: 'obv' | 'bare', count: number): Promise<Side> {
+  const server = await ServerUnderTest.start(kind);
+  return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0 };
+}
+
+export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<SectionResult> {
+  const warmup = Math.max(sizes.warmup, Math.round(sizes.intakeRequests / 10));
+  const perRound = Math.ceil(sizes.intakeRequests / ROUNDS);
+  const count = warmup + perRound * ROUNDS;
+  const bare = await prepareSide('bare', count);
+  const obv = await prepareSide('obv', count);
+  try {
+    for (const side of [bare, obv]) await load(side, warmup, sizes.intakeConnections, false);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const side of round % 2 === 0 ? [bare, obv] : [obv, bare]) await load(side, perRound, sizes.intakeConnections, true);
+    }
+  } finally {
+    await bare.server.close();
+    await obv.server.close();
+  }
+  if (obv.failed > 0 || bare.failed > 0) {
+    throw new Error(`notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * ROUNDS} each)`);
+  }
+  const rate = (side: Side): number => side.ok / (side.ms / 1000);
+  const ratio = rate(obv) / rate(bare);
+  return {
+    section: 'intake',
+    rows: [
+      {
+        metric: `notification intake (${sizes.intakeConnections} connections)`,
+        value: formatRate(rate(obv)),
+        baseline: `${formatRate(rate(bare))} bare node:http`,
+        comparison: formatRatio(ratio),
+        aim: `≥ ${formatRatio(AIM_RATIO)}`,
+        met: ratio >= AIM_RATIO,
+      },
+    ],
+    data: {
+      connections: sizes.intakeConnections,
+      requestsPerSide: obv.ok,
+      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms },
+      bare: { requestsPerSecond: rate(bare), ok: bare.ok, ms: bare.ms, serverCpuShare: bare.serverCpuMs / bare.ms },
+      ratio,
+      aimRatio: AIM_RATIO,
+    },
+  };
+}

@@ -1,0 +1,328 @@
+// The linking flow end to end inside the page: start, tab, socket outcome, cancel, blocked pop-ups,
+// socket fallbacks and resuming after a reload. The proxy, the socket and the tab are test doubles.
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../widget/obv-link-account.ts';
+import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
+import { pendingKey } from '../../widget/pending-session.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, tick, until } from './helpers.ts';
+
+type World = ReturnType<typeof setUpWorld>;
+
+function part(el: ObvLinkAccountElement, name: string): HTMLElement {
+  const found = el.shadowRoot?.querySelector<HTMLElement>(`[part~="${name}"]`);
+  if (!found) throw new Error(`no part ${name} in state ${el.state}`);
+  return found;
+}
+
+function statusText(el: ObvLinkAccountElement): string {
+  return part(el, 'status').textContent?.replace(/\s+/g, ' ').trim() ?? '';
+}
+
+async function mount(attributes = ''): Promise<ObvLinkAccountElement> {
+  const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" merchant-user-id="u-1" merchant-transaction-id="t-1" amount="49.99" currency="USD"></obv-link-account>`);
+  for (const pair of attributes.split(' ').filter(Boolean)) {
+    const [name, value = ''] = pair.split('=');
+    el.setAttribute(name!, value);
+  }
+  await el.updateComplete;
+  return el;
+}
+
+/** Clicks the main button and waits until the element waits on the socket. */
+async function startWaiting(el: ObvLinkAccountElement): Promise<FakeSocket> {
+  part(el, 'button').click();
+  await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'the element to wait on a socket');
+  const socket = FakeSocket.last;
+  socket.accept();
+  socket.receive({ type: 'subscribed', sessionId: SESSION.sessionId, state: 'pending' });
+  return socket;
+}
+
+describe('<obv-link-account> flow', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('starts idle with its state reflected and the default field name', async () => {
+    const el = await mount();
+    expect(el.state).to.equal('idle');
+    expect(el.getAttribute('state')).to.equal('idle');
+    expect(el.getAttribute('name')).to.equal('accountToken');
+    expect(part(el, 'button').textContent).to.contain('Link your bank account');
+  });
+
+  it('opens the tab inside the click, posts the verification with an idempotency key, then navigates the tab without an opener', async () => {
+    const el = await mount();
+    const started = once<{ idempotencyKey: string }>(el, 'obv-start');
+    const opened = once<{ sessionId: string; consumerUrl: string }>(el, 'obv-open');
+    part(el, 'button').click();
+    // Synchronously, before any network answer: otherwise pop-up blockers would stop the tab.
+    expect(world.open.calledOnceWithExactly('', '_blank')).to.equal(true);
+    expect(el.state).to.equal('starting');
+    const { detail: start } = await started;
+    const { detail: open } = await opened;
+    expect(open).to.deep.equal({ sessionId: SESSION.sessionId, consumerUrl: SESSION.consumerUrl });
+    expect(world.tab.opener).to.equal(null);
+    expect(world.tab.location.href).to.equal(SESSION.consumerUrl);
+    const request = world.proxy.requests[0]!;
+    expect(request.method).to.equal('POST');
+    expect(new URL(request.url).pathname).to.equal('/obv/verifications');
+    expect(request.headers.get('Idempotency-Key')).to.equal(start.idempotencyKey);
+    expect(world.proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-1', merchantTransactionId: 't-1', amount: '49.99', currency: 'USD' });
+    await el.updateComplete;
+    expect(el.state).to.equal('waiting');
+    expect(statusText(el)).to.contain('Continue in the bank tab');
+  });
+
+  it('subscribes over the proxy WebSocket and shows the linked account on a success result', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    expect(new URL(socket.url).pathname).to.equal('/obv/ws');
+    expect(new URL(socket.url).protocol).to.equal('ws:');
+    expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
+    const success = once<typeof ACCOUNT>(el, 'obv-success');
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    expect((await success).detail).to.deep.equal(ACCOUNT);
+    await el.updateComplete;
+    expect(el.state).to.equal('success');
+    expect(el.getAttribute('state')).to.equal('success');
+    expect(el.account).to.deep.equal(ACCOUNT);
+    const account = part(el, 'account').textContent ?? '';
+    expect(account).to.contain('Sandbox Federal Bank').and.contain('Checking ••••4321');
+    expect(part(el, 'button').textContent).to.contain('Change');
+  });
+
+  it('shows the provider message and offers to try again on a failure result', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    const failure = once<{ code: string; message: string }>(el, 'obv-failure');
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' } });
+    expect((await failure).detail).to.deep.equal({ code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    await el.updateComplete;
+    expect(el.state).to.equal('failure');
+    expect(part(el, 'error').textContent).to.equal('This account is locked. Contact your bank.');
+    const again = once<{ idempotencyKey: string }>(el, 'obv-start');
+    part(el, 'button').click();
+    const keys = [(await again).detail.idempotencyKey];
+    expect(world.open.callCount).to.equal(2);
+    expect(world.proxy.requests[1]!.headers.get('Idempotency-Key')).to.equal(keys[0]);
+    expect(world.proxy.requests[0]!.headers.get('Idempotency-Key')).not.to.equal(keys[0]);
+  });
+
+  it('reports an expired session with its own message', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    const error = once<{ kind: string }>(el, 'obv-error');
+    socket.receive({ type: 'expired', sessionId: SESSION.sessionId });
+    expect((await error).detail.kind).to.equal('expired');
+    await el.updateComplete;
+    expect(el.state).to.equal('expired');
+    expect(statusText(el)).to.contain('The bank session expired');
+  });
+
+  it('fires obv-state-change with the previous state on every transition', async () => {
+    const el = await mount();
+    const changes: Array<{ state: string; previous: string }> = [];
+    el.addEventListener('obv-state-change', (event) => changes.push(event.detail));
+    const socket = await startWaiting(el);
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    expect(changes).to.deep.equal([
+      { state: 'starting', previous: 'idle' },
+      { state: 'waiting', previous: 'starting' },
+      { state: 'success', previous: 'waiting' },
+    ]);
+  });
+
+  it('brings the bank tab to the front', async () => {
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    part(el, 'button').click();
+    expect(world.tab.focus.calledOnce).to.equal(true);
+  });
+
+  it('cancels: closes the tab, stops listening, fires obv-cancel and returns to idle', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    await el.updateComplete;
+    const cancelled = once<{ sessionId?: string }>(el, 'obv-cancel');
+    part(el, 'secondary-button').click();
+    expect((await cancelled).detail).to.deep.equal({ sessionId: SESSION.sessionId });
+    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(socket.readyState).to.equal(3);
+    expect(el.state).to.equal('idle');
+    await el.updateComplete;
+    expect(statusText(el)).to.contain('Bank linking cancelled');
+    // A late result for the cancelled session changes nothing.
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    expect(el.state).to.equal('idle');
+  });
+
+  it('cancels while starting and ignores the late answer of the proxy', async () => {
+    let answer!: () => void;
+    world.proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));
+    const el = await mount();
+    part(el, 'button').click();
+    await el.updateComplete;
+    expect(el.state).to.equal('starting');
+    el.cancel();
+    await until(() => typeof answer === 'function', 'the request to reach the proxy');
+    answer();
+    await tick(10);
+    expect(el.state).to.equal('idle');
+    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(FakeSocket.instances).to.have.length(0);
+  });
+
+  it('falls back to polling the session when the WebSocket cannot connect', async () => {
+    let polls = 0;
+    world.proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+      polls += 1;
+      return polls < 2
+        ? { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } }
+        : { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
+    };
+    const el = await mount();
+    const success = once<typeof ACCOUNT>(el, 'obv-success');
+    part(el, 'button').click();
+    await until(() => FakeSocket.instances.length === 1, 'a first socket');
+    FakeSocket.last.drop();
+    await until(() => FakeSocket.instances.length === 2, 'a reconnect');
+    FakeSocket.last.drop();
+    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    expect(polls).to.equal(2);
+    expect(FakeSocket.instances).to.have.length(2);
+  });
+
+  it('reconnects with a new subscription after an open socket drops, and takes the result from it', async () => {
+    const el = await mount();
+    const first = await startWaiting(el);
+    first.drop();
+    await until(() => FakeSocket.instances.length === 2, 'a reconnect');
+    const second = FakeSocket.last;
+    second.accept();
+    expect(second.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
+    const success = once(el, 'obv-success');
+    second.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await success;
+    expect(el.state).to.equal('success');
+  });
+
+  it('treats an unknown session on the socket as expired', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    const error = once<{ kind: string }>(el, 'obv-error');
+    socket.receive({ type: 'error', code: 'unknown_session', message: 'no such session' });
+    expect((await error).detail.kind).to.equal('expired');
+  });
+
+  it('asks the proxy at once when the return page announces the consumer came back', async () => {
+    world.proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'The consumer cancelled the verification.' } },
+    });
+    const el = await mount();
+    await startWaiting(el);
+    const failure = once<{ code: string }>(el, 'obv-failure');
+    const channel = new BroadcastChannel('obv-link');
+    channel.postMessage({ type: 'obv-returned', sessionId: SESSION.sessionId });
+    channel.close();
+    expect((await failure).detail.code).to.equal('CONSUMER_CANCELLED');
+  });
+
+  it('reports a network error when the proxy cannot be reached, and recovers on try again', async () => {
+    world.proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    const el = await mount();
+    const error = once<{ kind: string; message: string }>(el, 'obv-error');
+    part(el, 'button').click();
+    expect((await error).detail.kind).to.equal('network');
+    await el.updateComplete;
+    expect(el.state).to.equal('error');
+    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(statusText(el)).to.contain('Connection problem');
+    world.proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });
+    part(el, 'button').click();
+    await until(() => el.state === 'waiting', 'the retry to wait');
+  });
+
+  it('reports a proxy 5xx as a network error and a 4xx as a configuration error', async () => {
+    world.proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Service Unavailable', status: 503 } });
+    const el = await mount();
+    let error = once<{ kind: string; message: string }>(el, 'obv-error');
+    part(el, 'button').click();
+    expect((await error).detail.kind).to.equal('network');
+    world.proxy.routes['POST /obv/verifications'] = () => ({
+      status: 400,
+      body: { title: 'Bad Request', status: 400, detail: 'Invalid body', errors: [{ path: 'amount', message: 'Too large' }] },
+    });
+    error = once(el, 'obv-error');
+    part(el, 'button').click();
+    const { detail } = await error;
+    expect(detail.kind).to.equal('configuration');
+    expect(detail.message).to.contain('amount: Too large');
+  });
+});
+
+describe('<obv-link-account> with a blocked pop-up', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld({ popup: 'blocked' });
+  });
+  afterEach(() => world.restore());
+
+  it('fires popup-blocked and offers a link that opens the bank page without an opener', async () => {
+    const el = await mount();
+    const error = once<{ kind: string }>(el, 'obv-error');
+    part(el, 'button').click();
+    expect((await error).detail.kind).to.equal('popup-blocked');
+    await el.updateComplete;
+    expect(el.state).to.equal('waiting');
+    const link = part(el, 'link') as HTMLAnchorElement;
+    expect(link.href).to.equal(SESSION.consumerUrl);
+    expect(link.target).to.equal('_blank');
+    expect(link.rel).to.equal('noopener');
+    expect(statusText(el)).to.contain('Your browser blocked the new tab');
+    const opened = once(el, 'obv-open');
+    // Keep the test page where it is: only the element's reaction to the click matters.
+    link.addEventListener('click', (event) => event.preventDefault(), { once: true });
+    link.click();
+    await opened;
+    const socket = FakeSocket.last;
+    socket.accept();
+    const success = once(el, 'obv-success');
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await success;
+  });
+});
+
+describe('<obv-link-account> after a reload', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('resumes the session remembered in sessionStorage instead of losing it', async () => {
+    sessionStorage.setItem(pendingKey('accountToken', new URL('/obv', location.href)), JSON.stringify(SESSION));
+    const el = await mount();
+    expect(el.state).to.equal('waiting');
+    expect(world.proxy.requests).to.have.length(0);
+    const socket = FakeSocket.last;
+    socket.accept();
+    expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
+    expect((part(el, 'link') as HTMLAnchorElement).href).to.equal(SESSION.consumerUrl);
+    const success = once(el, 'obv-success');
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await success;
+    expect(sessionStorage.length).to.equal(0);
+  });
+
+  it('remembers the started session under the element name and proxy', async () => {
+    const el = await mount('name=bankToken');
+    await startWaiting(el);
+    const stored = sessionStorage.getItem(pendingKey('bankToken', new URL('/obv', location.href)));
+    expect(JSON.parse(stored ?? 'null')).to.deep.equal(SESSION);
+  });
+});

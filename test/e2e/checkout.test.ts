@@ -1,0 +1,110 @@
+// The demo checkout end to end in Chromium: the consumer links an account at the sandbox bank in a new
+// tab and pays; a bank that cannot verify, then "Try again"; a cancel at the bank.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { RunningDemo } from '../../demo/start-demo.ts';
+import {
+  TEST_TIMEOUT_MS,
+  cancelAtBank,
+  element,
+  elementStatus,
+  launchChromium,
+  loggedEvents,
+  openBankTab,
+  pay,
+  payButton,
+  saveScreenshot,
+  signInAtBank,
+  startLinking,
+  startTestDemo,
+  waitForState,
+  withShopper,
+} from './harness.ts';
+
+async function expectApproved(page: Page): Promise<void> {
+  await page.getByRole('heading', { name: 'Payment approved' }).waitFor();
+  assert.equal(await page.locator('#transaction-status').textContent(), 'APPROVED');
+  assert.match((await page.locator('#transaction-id').textContent()) ?? '', /\S{6,}/);
+}
+
+describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
+  let demo: RunningDemo;
+  let browser: Browser;
+
+  before(async () => {
+    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await demo?.close();
+  });
+
+  it('links user_good in a new tab and pays: the result page shows the approved transaction', { timeout: TEST_TIMEOUT_MS }, async () => {
+    await withShopper(browser, demo, 'pay-with-linked-account', async ({ page, problems }) => {
+      assert.equal(await payButton(page).isDisabled(), true, 'Pay is disabled before an account is linked');
+
+      const bank = await startLinking(page);
+      assert.equal(new URL(bank.url()).origin, new URL(demo.provider.url).origin, 'the bank page is the provider’s');
+      await signInAtBank(bank, 'user_good', 'pass_good');
+      await waitForState(page, 'success');
+      await page.locator('#pay-button:enabled').waitFor();
+      assert.match(await elementStatus(page), /Checking ••••4321/);
+
+      // The side panel lists the events with the account token masked.
+      assert.deepEqual(
+        (await loggedEvents(page)).filter((name) => name !== 'obv-state-change'),
+        ['obv-start', 'obv-open', 'obv-success'],
+      );
+      const token = await element(page).evaluate((el) => (el as HTMLElement & { value: string }).value);
+      const detail = (await page.locator('#event-log > li[data-event="obv-success"] .event-detail').textContent()) ?? '';
+      assert.ok(token.length > 10, 'the element holds the account token as its value');
+      assert.ok(!detail.includes(token), 'the full token is not displayed');
+      assert.ok(detail.includes(`${token.slice(0, 4)}••••${token.slice(-4)}`), 'the masked token is displayed');
+      await saveScreenshot(page, 'checkout-linked');
+
+      await pay(page);
+      await expectApproved(page);
+      assert.match((await page.locator('.receipt').textContent()) ?? '', /Checking ••••4321 · Sandbox Federal Bank/);
+      assert.deepEqual(problems, [], 'no console errors or CSP violations on the way');
+      await saveScreenshot(page, 'payment-approved');
+
+      // A paid order is closed: the shop starts the next one.
+      const paidOrder = (await page.locator('.receipt .mono').first().textContent()) ?? '';
+      await page.getByRole('link', { name: 'Continue shopping' }).click();
+      await waitForState(page, 'idle');
+      assert.notEqual(await page.locator('input[name="orderId"]').inputValue(), paidOrder);
+      assert.equal(await payButton(page).isDisabled(), true);
+    });
+  });
+
+  it('shows why user_bad could not be linked, and "Try again" links user_good and pays', { timeout: TEST_TIMEOUT_MS }, async () => {
+    await withShopper(browser, demo, 'failure-then-try-again', async ({ page }) => {
+      const bank = await startLinking(page);
+      await signInAtBank(bank, 'user_bad', 'anything');
+      await waitForState(page, 'failure');
+      assert.match(await elementStatus(page), /The bank could not verify this account\./);
+      assert.equal(await payButton(page).isDisabled(), true);
+      assert.ok((await loggedEvents(page)).includes('obv-failure'));
+
+      const bankAgain = await openBankTab(page, element(page).getByRole('button', { name: 'Try again' }));
+      await signInAtBank(bankAgain, 'user_good', 'pass_good');
+      await waitForState(page, 'success');
+      await pay(page);
+      await expectApproved(page);
+    });
+  });
+
+  it('reports a cancel at the bank as a failure and keeps Pay disabled', { timeout: TEST_TIMEOUT_MS }, async () => {
+    await withShopper(browser, demo, 'cancel-at-bank', async ({ page }) => {
+      const bank = await startLinking(page);
+      await cancelAtBank(bank);
+      await waitForState(page, 'failure');
+      assert.match(await elementStatus(page), /The consumer cancelled the verification\./);
+      assert.equal(await payButton(page).isDisabled(), true);
+      const failure = (await page.locator('#event-log > li[data-event="obv-failure"] .event-detail').textContent()) ?? '';
+      assert.match(failure, /CONSUMER_CANCELLED/);
+    });
+  });
+});

@@ -1,0 +1,130 @@
+// The demo merchant's server over plain HTTP: a strict CSP with nothing inline, production bundles, the
+// merchant API key kept server-side, and the Pay form's input checked before anything is charged.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { RunningDemo } from '../../demo/start-demo.ts';
+import { startTestDemo } from './harness.ts';
+
+const MERCHANT_API_KEY = 'test-merchant-api-key-0123456789abcdef';
+
+async function postForm(url: string, fields: Record<string, string>): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+}
+
+async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string }> {
+  const html = await (await fetch(demo.url)).text();
+  const orderId = /name="orderId" value="(NR-[0-9A-F]+)"/.exec(html)?.[1];
+  assert.ok(orderId, 'the checkout carries its order id');
+  return { html, orderId };
+}
+
+describe('demo merchant server', () => {
+  let demo: RunningDemo;
+
+  before(async () => {
+    demo = await startTestDemo({ proxy: { merchantApiKey: MERCHANT_API_KEY } });
+  });
+
+  after(async () => {
+    await demo?.close();
+  });
+
+  it('serves the checkout under a strict CSP with no inline script or style', async () => {
+    const response = await fetch(demo.url);
+    assert.equal(response.status, 200);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'self'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /style-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    const html = await response.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'every script is a file');
+    assert.doesNotMatch(html, /<style|\sstyle=/, 'every style is in a file');
+    assert.match(html, /<obv-link-account[^>]*\bname="accountToken"[^>]*\brequired/);
+  });
+
+  it('opens a new order per shopper, priced in the element’s amount attribute', async () => {
+    const first = await openOrder(demo);
+    const second = await openOrder(demo);
+    assert.notEqual(first.orderId, second.orderId, 'a visit without the order cookie is a new shopper');
+    assert.match(first.html, new RegExp(`merchant-transaction-id="${first.orderId}"`));
+    // 2 × $18.50 + $32.00 = $69.00, plus 8.875 % tax ($6.12) = $75.12.
+    assert.match(first.html, /amount="75\.12"/);
+    assert.match(first.html, /Pay \$75\.12/);
+  });
+
+  it('keeps the shopper’s open order across reloads through its cookie', async () => {
+    const response = await fetch(demo.url);
+    const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    assert.match(cookie, /^nr_order=NR-/);
+    assert.match(response.headers.get('set-cookie') ?? '', /HttpOnly/i);
+    const first = /name="orderId" value="(NR-[0-9A-F]+)"/.exec(await response.text())?.[1];
+    const again = await (await fetch(demo.url, { headers: { cookie } })).text();
+    assert.match(again, new RegExp(`name="orderId" value="${first}"`));
+  });
+
+  it('serves the element and the page script as minified production bundles', async () => {
+    for (const path of ['assets/obv-link-account.js', 'assets/checkout.js']) {
+      const response = await fetch(new URL(path, demo.url));
+      assert.equal(response.status, 200, path);
+      assert.match(response.headers.get('content-type') ?? '', /^text\/javascript/);
+      const code = await response.text();
+      assert.doesNotMatch(code, /@vite\/client|import\.meta\.hot|Lit is in dev mode/, `${path} is not a dev build`);
+      assert.doesNotMatch(code, /\/\*\*|^\s*\/\/ /m, `${path} is minified (no comments left)`);
+    }
+    const bundle = await (await fetch(new URL('assets/obv-link-account.js', demo.url))).text();
+    assert.match(bundle, /obv-link-account/);
+  });
+
+  it('never sends the merchant API key to the browser', async () => {
+    const { html } = await openOrder(demo);
+    const scripts = await Promise.all(
+      ['assets/obv-link-account.js', 'assets/checkout.js'].map(async (path) => (await fetch(new URL(path, demo.url))).text()),
+    );
+    for (const text of [html, ...scripts]) assert.ok(!text.includes(MERCHANT_API_KEY));
+  });
+
+  it('rejects a Pay form without an account token with a problem naming the field', async () => {
+    const { orderId } = await openOrder(demo);
+    const response = await postForm(new URL('pay', demo.url).href, { orderId });
+    assert.equal(response.status, 400);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    const problem = (await response.json()) as { errors: { path: string }[] };
+    assert.deepEqual(
+      problem.errors.map((error) => error.path),
+      ['accountToken'],
+    );
+  });
+
+  it('rejects a Pay form whose order id is malformed', async () => {
+    const response = await postForm(new URL('pay', demo.url).href, { orderId: '<script>', accountToken: 'x' });
+    assert.equal(response.status, 400);
+    const problem = (await response.json()) as { errors: { path: string }[] };
+    assert.deepEqual(
+      problem.errors.map((error) => error.path),
+      ['orderId'],
+    );
+  });
+
+  it('answers 404 for an order this shop never opened', async () => {
+    const response = await postForm(new URL('pay', demo.url).href, { orderId: 'NR-000000000000', accountToken: 'tok' });
+    assert.equal(response.status, 404);
+    assert.equal((await fetch(new URL('orders/NR-000000000000', demo.url))).status, 404);
+  });
+
+  it('shows a declined payment when the provider does not know the account token', async () => {
+    const { orderId } = await openOrder(demo);
+    const response = await postForm(new URL('pay', demo.url).href, { orderId, accountToken: 'tok_never_issued_by_the_sandbox' });
+    assert.equal(response.status, 303);
+    const location = response.headers.get('location') ?? '';
+    assert.equal(location, `/orders/${orderId}`);
+    const page = await (await fetch(new URL(location, demo.url))).text();
+    assert.match(page, /Payment not completed/);
+    assert.doesNotMatch(page, /APPROVED/);
+  });
+});

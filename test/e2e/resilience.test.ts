@@ -1,0 +1,124 @@
+// The ways a real consumer's browser gets in the way, end to end in Chromium: a blocked pop-up, a
+// reload of the checkout while the bank tab is open, a WebSocket that cannot connect, and a consumer
+// slower than the session's lifetime.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import type { RunningDemo } from '../../demo/start-demo.ts';
+import {
+  STEP_TIMEOUT_MS,
+  TEST_TIMEOUT_MS,
+  element,
+  elementStatus,
+  launchChromium,
+  loggedEvents,
+  openBankTab,
+  pay,
+  signInAtBank,
+  startLinking,
+  startTestDemo,
+  waitForState,
+  withShopper,
+} from './harness.ts';
+
+/** Short enough that the expiry test waits seconds, long enough for a slow CI machine to start a session. */
+const SHORT_SESSION_TTL_MS = 4_000;
+
+describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEOUT_MS * 5 }, () => {
+  let demo: RunningDemo;
+  let shortLivedDemo: RunningDemo;
+  let browser: Browser;
+
+  before(async () => {
+    [demo, shortLivedDemo, browser] = await Promise.all([
+      startTestDemo(),
+      startTestDemo({ sessionTtlMs: SHORT_SESSION_TTL_MS }),
+      launchChromium(),
+    ]);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await Promise.all([demo?.close(), shortLivedDemo?.close()]);
+  });
+
+  it('offers a link to the bank when the pop-up is blocked, and the link completes the flow', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const blockPopups = () => {
+      window.open = () => null;
+    };
+    await withShopper(
+      browser,
+      demo,
+      'popup-blocked-fallback-link',
+      async ({ page }) => {
+        await element(page).getByRole('button', { name: 'Link your bank account' }).click();
+        await waitForState(page, 'waiting');
+        assert.match(await elementStatus(page), /Your browser blocked the new tab/);
+        const popupError = (await page.locator('#event-log > li[data-event="obv-error"] .event-detail').textContent()) ?? '';
+        assert.match(popupError, /popup-blocked/);
+
+        const bank = await openBankTab(page, element(page).getByRole('link', { name: /Open your bank/ }));
+        await signInAtBank(bank, 'user_good', 'pass_good');
+        await waitForState(page, 'success');
+        await pay(page);
+        assert.equal(await page.locator('#transaction-status').textContent(), 'APPROVED');
+      },
+      { initScript: blockPopups },
+    );
+  });
+
+  it('gets the outcome after the checkout is reloaded while the consumer is at the bank', { timeout: TEST_TIMEOUT_MS }, async () => {
+    await withShopper(browser, demo, 'reload-while-waiting', async ({ page }) => {
+      const bank = await startLinking(page);
+      const orderId = await page.locator('input[name="orderId"]').inputValue();
+      await page.reload();
+      assert.equal(await page.locator('input[name="orderId"]').inputValue(), orderId, 'the reload keeps the order');
+      // The element picks the session up again from the tab's storage.
+      await waitForState(page, 'waiting');
+      await signInAtBank(bank, 'user_good', 'pass_good');
+      await waitForState(page, 'success');
+      assert.ok((await loggedEvents(page)).includes('obv-success'), 'the reloaded page saw obv-success');
+      await page.locator('#pay-button:enabled').waitFor();
+    });
+  });
+
+  it('falls back to polling when the WebSocket cannot connect, and still gets the outcome', { timeout: TEST_TIMEOUT_MS }, async () => {
+    let socketAttempts = 0;
+    await withShopper(
+      browser,
+      demo,
+      'websocket-blocked-polling',
+      async ({ page }) => {
+        const bank = await startLinking(page);
+        // Polling is running before the consumer finishes (so the outcome is not a lucky reconnect).
+        await page.waitForRequest((request) => request.method() === 'GET' && /\/obv\/sessions\//.test(request.url()), {
+          timeout: STEP_TIMEOUT_MS,
+        });
+        await signInAtBank(bank, 'user_good', 'pass_good');
+        await waitForState(page, 'success');
+        assert.ok(socketAttempts >= 1, 'the element did try the WebSocket first');
+      },
+      {
+        beforeLoad: (page) =>
+          // Like a proxy on the way that refuses upgrades: the handshake never completes.
+          page.routeWebSocket(/\/obv\/ws$/, (socket) => {
+            socketAttempts += 1;
+            socket.close({ code: 1006 });
+          }),
+      },
+    );
+  });
+
+  it('tells a consumer slower than the session lifetime that the session expired', { timeout: TEST_TIMEOUT_MS }, async () => {
+    await withShopper(browser, shortLivedDemo, 'session-expired', async ({ page }) => {
+      const bank = await startLinking(page);
+      assert.ok(!bank.isClosed());
+      await page.locator('obv-link-account[state="expired"]').waitFor({ timeout: SHORT_SESSION_TTL_MS + STEP_TIMEOUT_MS });
+      assert.match(await elementStatus(page), /The bank session expired/);
+      const expiredError = (await page.locator('#event-log > li[data-event="obv-error"] .event-detail').textContent()) ?? '';
+      assert.match(expiredError, /"kind": "expired"/);
+      assert.equal(await page.locator('#pay-button').isDisabled(), true);
+      await element(page).getByRole('button', { name: 'Try again' }).waitFor();
+    });
+  });
+});

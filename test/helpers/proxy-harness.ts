@@ -1,0 +1,160 @@
+// Starts the proxy (and, with startProxyPair, the sandbox provider) on loopback port 0, wired the way a
+// merchant wires them: an Express app with the router at /obv and the relay on the same server.
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { startProvider, type RunningProvider, type StartProviderOptions } from '../../demo/provider/index.ts';
+import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../../proxy/index.ts';
+import { MemoryResultBus } from '../../proxy/sessions/memory-bus.ts';
+import { MemorySessionStore } from '../../proxy/sessions/memory-store.ts';
+import type { ResultBus, SessionStore } from '../../proxy/sessions/types.ts';
+import { captureLogs, type LogCapture } from './log-capture.ts';
+import { SANDBOX_WEBHOOK_SECRET } from './webhooks.ts';
+
+/** The sandbox's documented working client (CONTRACTS §1). */
+export const SANDBOX_CLIENT = { clientId: 'sandbox_client', clientSecret: 'sandbox_secret' } as const;
+
+/** A merchant API key for POST /transactions in tests. */
+export const TEST_MERCHANT_API_KEY = 'test-merchant-api-key-0123456789abcdef';
+
+/** A complete sandbox-mode configuration for a proxy at `publicUrl` talking to the provider at `providerUrl`. */
+export function sandboxProxyConfig(providerUrl: string, publicUrl: string): ProxyConfigInput {
+  return {
+    baseUrl: providerUrl,
+    gatewayUrl: providerUrl,
+    ...SANDBOX_CLIENT,
+    publicUrl,
+    webhookSecret: SANDBOX_WEBHOOK_SECRET,
+    merchantId: 'merchant-test',
+    merchantSubId: 'sub-1',
+    pgwAppId: 'sandbox-app',
+    pgwClientId: 'sandbox_client',
+    merchantApiKey: TEST_MERCHANT_API_KEY,
+    sandbox: true,
+    rateLimit: 0,
+    upstreamTimeoutMs: 5_000,
+    logLevel: 'debug',
+  };
+}
+
+export interface RunningProxy {
+  proxy: ObvProxy;
+  server: http.Server;
+  /** `http://127.0.0.1:PORT` — also the proxy's public URL and an allowed origin (same origin). */
+  origin: string;
+  /** `{origin}/obv`: prefix of every proxy route. */
+  baseUrl: string;
+  /** `ws://127.0.0.1:PORT/obv/ws`. */
+  wsUrl: string;
+  /** Every log line the proxy wrote. */
+  logs: LogCapture;
+  /** The session store the proxy uses (a MemorySessionStore unless `proxy.sessionStore` was given). */
+  store: SessionStore;
+  bus: ResultBus;
+  /** The per-session notification URL the proxy gave the provider for `sessionId`. */
+  notificationUrl(sessionId: string): Promise<string>;
+  /** POSTs /verifications as a same-origin page; throws unless 201. */
+  startVerification(body?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ sessionId: string; consumerUrl: string; expiresAt: string }>;
+  close(): Promise<void>;
+}
+
+export interface StartProxyOptions {
+  /** Provider base URL ({base_url} and {gateway_url}). */
+  providerUrl: string;
+  /** Overrides of the sandbox configuration and dependencies (sessionStore, resultBus, relay, …). */
+  proxy?: Partial<ObvProxyOptions>;
+}
+
+/** A default start body the sandbox accepts. */
+export const START_BODY = {
+  merchantUserId: 'user-42',
+  merchantTransactionId: 'order-1001',
+  amount: '49.99',
+  currency: 'USD',
+  language: 'en-US',
+  consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+} as const;
+
+/** Starts one proxy instance on 127.0.0.1:0 against `providerUrl`. */
+export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
+  const app = express();
+  const server = http.createServer(app);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const logs = captureLogs('debug');
+  const store = options.proxy?.sessionStore ?? new MemorySessionStore();
+  const bus = options.proxy?.resultBus ?? new MemoryResultBus();
+  const proxy = createObvProxy({
+    ...sandboxProxyConfig(options.providerUrl, origin),
+    logger: logs.logger,
+    ...options.proxy,
+    sessionStore: store,
+    resultBus: bus,
+  } as ObvProxyOptions);
+  app.use(proxy.mountPath, proxy.router);
+  proxy.attachRelay(server);
+  const baseUrl = `${origin}${proxy.mountPath}`;
+  return {
+    proxy,
+    server,
+    origin,
+    baseUrl,
+    wsUrl: `${baseUrl.replace(/^http/, 'ws')}/ws`,
+    logs,
+    store,
+    bus,
+    async notificationUrl(sessionId) {
+      const record = await store.get(sessionId);
+      if (!record) throw new Error(`no session ${sessionId}`);
+      return `${baseUrl}/notifications/${record.notificationRef}`;
+    },
+    async startVerification(body = START_BODY, headers = {}) {
+      const response = await fetch(`${baseUrl}/verifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin, ...headers },
+        body: JSON.stringify(body),
+      });
+      const json = (await response.json()) as { sessionId: string; consumerUrl: string; expiresAt: string };
+      if (response.status !== 201) throw new Error(`start failed: ${response.status} ${JSON.stringify(json)}`);
+      return json;
+    },
+    async close() {
+      await proxy.close();
+      // Injected backends are the caller's to close; the ones made here are ours.
+      if (!options.proxy?.sessionStore) await store.close();
+      if (!options.proxy?.resultBus) await bus.close();
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+  };
+}
+
+export interface ProxyPair extends RunningProxy {
+  provider: RunningProvider;
+}
+
+/**
+ * Starts the sandbox provider and one proxy against it. The provider retries notifications quickly
+ * (50 ms, 100 ms, 200 ms) unless `provider` says otherwise. `close()` closes both.
+ */
+export async function startProxyPair(options: { provider?: StartProviderOptions; proxy?: Partial<ObvProxyOptions> } = {}): Promise<ProxyPair> {
+  const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200], ...options.provider });
+  let running: RunningProxy;
+  try {
+    running = await startProxy({ providerUrl: provider.url, proxy: options.proxy });
+  } catch (error) {
+    await provider.close();
+    throw error;
+  }
+  return {
+    ...running,
+    provider,
+    async close() {
+      await running.close();
+      await provider.close();
+    },
+  };
+}

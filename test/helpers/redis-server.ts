@@ -1,0 +1,126 @@
+// Starts a real, throw-away redis-server for a test: loopback only, a free port, its own temp directory,
+// persistence only when a test asks for it. Outside CI a missing binary skips the Redis suites with a
+// loud message; with CI=true it fails them, so CI can never pass without having run them.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
+const START_TIMEOUT_MS = 10_000;
+
+function findRedisServer(): boolean {
+  const probe = spawnSync(REDIS_SERVER, ['--version'], { encoding: 'utf8' });
+  return probe.status === 0;
+}
+
+/**
+ * `false` when redis-server is available, else the reason to skip (pass it as `describe`'s `skip`).
+ * @throws Error with CI=true when redis-server is missing: CI must run these suites.
+ */
+export function redisSkipReason(): string | false {
+  if (findRedisServer()) return false;
+  const message = `redis-server not found (tried "${REDIS_SERVER}"; set REDIS_SERVER or apt-get install redis-server)`;
+  if (process.env.CI === 'true') throw new Error(`${message} — required when CI=true`);
+  console.error(`\n${'!'.repeat(78)}\n!!! SKIPPING the Redis tests: ${message}\n${'!'.repeat(78)}\n`);
+  return `SKIPPED: ${message}`;
+}
+
+export interface RedisServerOptions {
+  /** Append-only file on (`appendfsync always`), so data survives a stop and start. Default off. */
+  persistent?: boolean;
+}
+
+export interface RedisServer {
+  readonly port: number;
+  /** `redis://127.0.0.1:{port}` */
+  readonly url: string;
+  /** Stops the server: SIGTERM (clean shutdown) or SIGKILL (a crash). Resolves when it has exited. */
+  stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Starts it again on the same port and directory (after `stop`). */
+  start(): Promise<void>;
+  /** Stops it and removes its directory. */
+  close(): Promise<void>;
+}
+
+/** Starts a redis-server on a free loopback port (tries a few ports if one is taken meanwhile). */
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'obv-redis-'));
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await freePort();
+    try {
+      let child = await spawnRedis(port, dir, options);
+      const server: RedisServer = {
+        port,
+        url: `redis://127.0.0.1:${port}`,
+        stop: (signal = 'SIGTERM') => stopProcess(child, signal),
+        start: async () => {
+          child = await spawnRedis(port, dir, options);
+        },
+        close: async () => {
+          await stopProcess(child, 'SIGTERM');
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+      return server;
+    } catch (error) {
+      lastError = error;
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  throw lastError;
+}
+
+function spawnRedis(port: number, dir: string, options: RedisServerOptions): Promise<ChildProcess> {
+  const persistence = options.persistent
+    ? ['--appendonly', 'yes', '--appendfsync', 'always']
+    : ['--appendonly', 'no'];
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--logfile', ''];
+  const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`redis-server did not start in ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      if (output.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        child.off('exit', onExit);
+        // Keep draining the pipes so a chatty server never blocks on a full one.
+        child.stdout?.resume();
+        resolve(child);
+      }
+    };
+    const onExit = (code: number | null): void => fail(new Error(`redis-server exited (${code}) on port ${port}:\n${output}`));
+    function fail(error: Error): void {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    }
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.once('exit', onExit);
+    child.once('error', fail);
+  });
+}
+
+function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}

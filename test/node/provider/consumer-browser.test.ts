@@ -1,0 +1,86 @@
+// The bank page in a real Chromium: what a consumer sees and does, through to the merchant's returnURL.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import type { TestContext } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../../../scripts/chromium.ts';
+import { startTestProvider, startVerification, startWebhookReceiver, verificationBody } from './helpers.ts';
+
+/** A merchant return page on port 0, so the browser's redirect lands somewhere real. */
+async function startReturnPage(t: TestContext): Promise<string> {
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Returned</title><h1>Back at the merchant</h1>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/obv/return/session-1`;
+}
+
+describe('consumer page in Chromium', () => {
+  let browser: Browser;
+  before(async () => {
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+  });
+  after(() => browser.close());
+
+  test('a consumer signs in with the labelled fields and lands on the returnURL; the success is notified', async (t) => {
+    const receiver = await startWebhookReceiver(t);
+    const returnURL = await startReturnPage(t);
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider, verificationBody({ returnURL, notificationURL: receiver.url }));
+    const page = await browser.newPage({ viewport: { width: 800, height: 720 } });
+    t.after(() => page.close());
+    const blocked: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') blocked.push(message.text());
+    });
+
+    await page.goto(consumerUrl);
+    await page.getByRole('heading', { name: 'Sign in to Sandbox Federal Bank' }).waitFor();
+    await mkdir('test-results', { recursive: true });
+    await page.screenshot({ path: 'test-results/provider-consumer-page.png', fullPage: true });
+
+    await page.getByLabel('Username').fill('user_good');
+    await page.getByLabel('Password').fill('pass_good');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(returnURL);
+    assert.equal(await page.getByRole('heading').textContent(), 'Back at the merchant');
+    assert.deepEqual(blocked, [], 'the CSP blocked nothing (stylesheet, form post, redirect)');
+
+    await provider.notificationsSettled();
+    const notification = JSON.parse(receiver.received[0]?.body ?? '{}') as { verificationStatus: string };
+    assert.equal(notification.verificationStatus, 'SUCCESS');
+  });
+
+  test('a wrong password shows an alert and keeps the consumer on the page; Cancel then ends as CONSUMER_CANCELLED', async (t) => {
+    const receiver = await startWebhookReceiver(t);
+    const returnURL = await startReturnPage(t);
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider, verificationBody({ returnURL, notificationURL: receiver.url }));
+    const page = await browser.newPage();
+    t.after(() => page.close());
+
+    await page.goto(consumerUrl);
+    await page.getByLabel('Username').fill('user_good');
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    assert.equal((await alert.textContent())?.trim(), 'Incorrect username or password');
+    assert.equal(await page.getByLabel('Username').inputValue(), 'user_good');
+    await page.screenshot({ path: 'test-results/provider-consumer-page-error.png', fullPage: true });
+
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL(returnURL);
+    await provider.notificationsSettled();
+    const notification = JSON.parse(receiver.received[0]?.body ?? '{}') as { errorCode: string };
+    assert.equal(notification.errorCode, 'CONSUMER_CANCELLED');
+
+    await page.goto(consumerUrl);
+    await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+  });
+});

@@ -1,0 +1,132 @@
+// Configuration: every bad setting is named at boot, https is enforced outside sandbox mode.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, test } from 'node:test';
+import { ConfigError, configFromEnv, createObvProxy } from '../../../proxy/index.ts';
+import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
+
+const VALID_ENV = {
+  OBV_BASE_URL: 'https://api.provider.example',
+  OBV_CLIENT_ID: 'client',
+  OBV_CLIENT_SECRET: 'secret',
+  OBV_PUBLIC_URL: 'https://shop.example',
+  OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
+  OBV_MERCHANT_ID: 'merchant-1',
+};
+
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    configFromEnv(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('configuration from the environment', () => {
+  test('applies the documented defaults', () => {
+    const config = configFromEnv(VALID_ENV);
+    assert.equal(config.gatewayUrl, VALID_ENV.OBV_BASE_URL);
+    assert.equal(config.mountPath, '/obv');
+    assert.equal(config.sessionTtlMs, 30 * 60_000);
+    assert.equal(config.tokenScope, 'obv/token-request');
+    assert.equal(config.rateLimit, 30);
+    assert.equal(config.sandbox, false);
+    assert.deepEqual(config.allowedOrigins, []);
+    assert.equal(config.port, 3000);
+  });
+
+  test('reads durations, lists and booleans', () => {
+    const config = configFromEnv({
+      ...VALID_ENV,
+      OBV_SESSION_TTL: '5m',
+      OBV_UPSTREAM_TIMEOUT: '2500ms',
+      OBV_ALLOWED_ORIGINS: 'https://a.example, http://localhost:5173',
+      OBV_TRUST_PROXY: '1',
+      OBV_RATE_LIMIT: '0',
+    });
+    assert.equal(config.sessionTtlMs, 300_000);
+    assert.equal(config.upstreamTimeoutMs, 2_500);
+    assert.deepEqual(config.allowedOrigins, ['https://a.example', 'http://localhost:5173']);
+    assert.equal(config.trustProxy, 1);
+    assert.equal(config.rateLimit, 0);
+  });
+
+  test('names every missing variable', () => {
+    const error = configError({});
+    assert.deepEqual(error.issues.map((issue) => issue.setting).sort(),
+      ['OBV_BASE_URL', 'OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_MERCHANT_ID', 'OBV_PUBLIC_URL', 'OBV_WEBHOOK_SECRET']);
+    assert.ok(error.issues.every((issue) => issue.message === 'is required'));
+    assert.match(error.message, /OBV_CLIENT_SECRET: is required/);
+  });
+
+  test('names each malformed variable with what is wrong', () => {
+    const error = configError({
+      ...VALID_ENV,
+      OBV_SESSION_TTL: 'half an hour',
+      OBV_ALLOWED_ORIGINS: 'https://a.example/path',
+      OBV_WEBHOOK_SECRET: 'plain-secret',
+      OBV_RATE_LIMIT: 'many',
+      OBV_LOG_LEVEL: 'loud',
+    });
+    const settings = error.issues.map((issue) => issue.setting).sort();
+    assert.deepEqual(settings, ['OBV_ALLOWED_ORIGINS', 'OBV_LOG_LEVEL', 'OBV_RATE_LIMIT', 'OBV_SESSION_TTL', 'OBV_WEBHOOK_SECRET']);
+    assert.match(error.message, /OBV_WEBHOOK_SECRET: must be a Standard Webhooks secret/);
+  });
+
+  test('refuses plain-http upstream and public URLs outside sandbox mode', () => {
+    const error = configError({ ...VALID_ENV, OBV_BASE_URL: 'http://api.provider.example', OBV_GATEWAY_URL: 'http://gw.provider.example' });
+    assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_BASE_URL', 'OBV_GATEWAY_URL']);
+    assert.match(error.message, /must use https/);
+    assert.equal(configFromEnv({ ...VALID_ENV, OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_SANDBOX: 'true' }).baseUrl, 'http://127.0.0.1:4010');
+  });
+
+  test('requires the gateway header values when transactions are enabled', () => {
+    const error = configError({ ...VALID_ENV, OBV_MERCHANT_API_KEY: 'k'.repeat(32) });
+    assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_PGW_APP_ID', 'OBV_PGW_CLIENT_ID']);
+  });
+
+  test('createObvProxy names bad keys of a code configuration', () => {
+    assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),
+      (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'publicUrl');
+  });
+});
+
+describe('npm start (proxy/cli.ts)', () => {
+  function runCli(env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    return { child, output: () => ({ stdout, stderr }) };
+  }
+
+  test('exits 1 listing each bad variable', async () => {
+    const { child, output } = runCli({ OBV_BASE_URL: 'nope' });
+    const [code] = await once(child, 'exit');
+    assert.equal(code, 1);
+    assert.match(output().stderr, /OBV_BASE_URL: must be an absolute http\(s\) URL/);
+    assert.match(output().stderr, /OBV_CLIENT_ID: is required/);
+  });
+
+  test('listens on PORT and logs its URL', async () => {
+    const { child, output } = runCli({ ...VALID_ENV, PORT: '0' });
+    try {
+      for (let i = 0; i < 200 && !output().stdout.includes('listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('listening')) ?? '{}') as { url?: string };
+      assert.match(line.url ?? '', /^http:\/\/localhost:\d+\/obv$/);
+      const health = await fetch(`${line.url}/healthz`);
+      assert.equal(health.status, 200);
+      assert.ok(!output().stdout.includes(VALID_ENV.OBV_CLIENT_SECRET + '"'), 'the secret is not logged');
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+});

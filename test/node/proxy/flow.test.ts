@@ -1,0 +1,157 @@
+// The whole verification flow against the sandbox provider: start, the consumer at the bank, the
+// signed notification, and the outcome over the WebSocket and GET.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { connectRelay } from '../../helpers/relay-client.ts';
+
+describe('verification flow against the sandbox', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    pair = await startProxyPair();
+  });
+  after(() => pair.close());
+
+  async function getSession(sessionId: string) {
+    const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  }
+
+  test('starts a verification and answers 201 with sessionId, consumerUrl and expiresAt', async () => {
+    const response = await fetch(`${pair.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin },
+      body: JSON.stringify({ merchantUserId: 'u-1', amount: '10.00', consumer: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' } }),
+    });
+    assert.equal(response.status, 201);
+    const body = (await response.json()) as Record<string, string>;
+    assert.deepEqual(Object.keys(body).sort(), ['consumerUrl', 'expiresAt', 'sessionId']);
+    assert.match(body.sessionId!, /^[A-Za-z0-9_-]{22}$/);
+    assert.ok(body.consumerUrl!.startsWith(`${pair.provider.url}/consumer/`));
+    assert.ok(Date.parse(body.expiresAt!) > Date.now());
+    const session = await getSession(body.sessionId!);
+    assert.equal(session.body.state, 'pending');
+  });
+
+  test('delivers a success over the WebSocket after the consumer signs in at the bank', async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    assert.deepEqual(await client.next(), { type: 'subscribed', sessionId, state: 'pending' });
+
+    const bank = await completeConsumerStep(consumerUrl, 'good');
+    assert.equal(bank.status, 303);
+    assert.equal(bank.headers.get('location'), `${pair.baseUrl}/return/${sessionId}`);
+
+    const result = await client.next((message) => message.type === 'result');
+    assert.equal(result.sessionId, sessionId);
+    const outcome = result.outcome as Record<string, string>;
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.accountLabel, 'Checking ••••4321');
+    assert.equal(outcome.fiName, 'Sandbox Federal Bank');
+    assert.equal(outcome.fiAccountType, 'CHECKING');
+    assert.ok(outcome.accountToken && outcome.accountToken.length > 0);
+    assert.equal((await client.closed).code, 1000);
+
+    const session = await getSession(sessionId);
+    assert.equal(session.body.state, 'succeeded');
+    assert.deepEqual(session.body.outcome, outcome);
+  });
+
+  test('delivers a failure with the bank\'s code and message', async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    await client.next((message) => message.type === 'subscribed');
+    await completeConsumerStep(consumerUrl, 'locked');
+    const result = await client.next((message) => message.type === 'result');
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    assert.equal((await getSession(sessionId)).body.state, 'failed');
+  });
+
+  test('reports a cancel at the bank as a CONSUMER_CANCELLED failure', async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    await completeConsumerStep(consumerUrl, 'cancel');
+    await pair.provider.notificationsSettled();
+    const session = await getSession(sessionId);
+    assert.equal((session.body.outcome as Record<string, string>).code, 'CONSUMER_CANCELLED');
+  });
+
+  test('sends an outcome stored before the subscription at once, and again to a reconnecting socket', async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    await completeConsumerStep(consumerUrl, 'savings');
+    await pair.provider.notificationsSettled();
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+      client.send({ type: 'subscribe', sessionId });
+      assert.deepEqual(await client.next(), { type: 'subscribed', sessionId, state: 'succeeded' });
+      const result = await client.next();
+      assert.equal(result.type, 'result');
+      assert.equal((result.outcome as Record<string, string>).fiAccountType, 'SAVINGS');
+      assert.equal((await client.closed).code, 1000);
+      assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
+    }
+  });
+
+  test('tells the subscriber the consumer came back, and the return page announces it', async () => {
+    const { sessionId } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    await client.next((message) => message.type === 'subscribed');
+    const page = await fetch(`${pair.baseUrl}/return/${sessionId}`);
+    assert.equal(page.status, 200);
+    const html = await page.text();
+    assert.match(html, /Bank step complete/);
+    assert.match(html, new RegExp(`data-session-id="${sessionId}"`));
+    const csp = page.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+    assert.deepEqual(await client.next(), { type: 'state', sessionId, state: 'returned' });
+    assert.equal((await getSession(sessionId)).body.state, 'returned');
+    client.close();
+
+    const script = await fetch(`${pair.baseUrl}/return-page.js`);
+    assert.equal(script.status, 200);
+    const source = await script.text();
+    assert.match(source, /BroadcastChannel\('obv-link'\)/);
+    assert.match(source, /obv-returned/);
+    assert.match(source, /window\.close\(\)/);
+  });
+
+  test('never shows one session\'s outcome to another session\'s subscriber', async () => {
+    const first = await pair.startVerification();
+    const second = await pair.startVerification();
+    const firstClient = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    const secondClient = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    firstClient.send({ type: 'subscribe', sessionId: first.sessionId });
+    secondClient.send({ type: 'subscribe', sessionId: second.sessionId });
+    await firstClient.next((message) => message.type === 'subscribed');
+    await secondClient.next((message) => message.type === 'subscribed');
+
+    await completeConsumerStep(first.consumerUrl, 'good');
+    const result = await firstClient.next((message) => message.type === 'result');
+    assert.equal(result.sessionId, first.sessionId);
+    await completeConsumerStep(second.consumerUrl, 'notVerified');
+    const secondResult = await secondClient.next((message) => message.type === 'result');
+    assert.equal(secondResult.sessionId, second.sessionId);
+    assert.equal((secondResult.outcome as Record<string, string>).status, 'failure');
+    for (const message of secondClient.messages) assert.notEqual(message.sessionId, first.sessionId);
+    for (const message of firstClient.messages) assert.notEqual(message.sessionId, second.sessionId);
+    assert.equal((await getSession(second.sessionId)).body.state, 'failed');
+  });
+
+  test('answers 404 problem+json for an unknown session', async () => {
+    const response = await fetch(`${pair.baseUrl}/sessions/AAAAAAAAAAAAAAAAAAAAAA`);
+    assert.equal(response.status, 404);
+    assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.equal(body.status, 404);
+  });
+
+  test('answers /healthz', async () => {
+    const response = await fetch(`${pair.baseUrl}/healthz`);
+    assert.deepEqual(await response.json(), { status: 'ok' });
+  });
+});

@@ -1,0 +1,153 @@
+// The WebSocket relay: who may connect, the subscribe handshake, expiry, heartbeats and clean-up.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { MemoryResultBus } from '../../../proxy/sessions/memory-bus.ts';
+import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { connectRelay } from '../../helpers/relay-client.ts';
+import { postNotification, successPayload } from '../../helpers/webhooks.ts';
+
+describe('relay handshake', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    pair = await startProxyPair({ proxy: { allowedOrigins: ['https://shop.example'], relay: { subscribeTimeoutMs: 200 } } });
+  });
+  after(() => pair.close());
+
+  test('refuses an upgrade from a disallowed origin with 403', async () => {
+    await assert.rejects(connectRelay(pair.wsUrl, { origin: 'https://evil.example' }), /Unexpected server response: 403/);
+    assert.ok(pair.logs.find('refused a WebSocket upgrade').length > 0);
+  });
+
+  test('refuses an upgrade without an Origin header', async () => {
+    await assert.rejects(connectRelay(pair.wsUrl), /Unexpected server response: 403/);
+  });
+
+  test('accepts an upgrade from an allowed cross origin', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: 'https://shop.example' });
+    client.close();
+    await client.closed;
+  });
+
+  test('refuses an upgrade on another path with 404', async () => {
+    await assert.rejects(connectRelay(`${pair.wsUrl}-other`, { origin: pair.origin }), /Unexpected server response: 404/);
+  });
+
+  test('closes with 4400 and an error message when the first message is not a subscribe', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send('{"type":"hello"}');
+    const error = await client.next();
+    assert.equal(error.type, 'error');
+    assert.equal(error.code, 'bad_message');
+    assert.equal((await client.closed).code, 4400);
+  });
+
+  test('closes with 4400 when the first message is not JSON', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send('subscribe please');
+    assert.equal((await client.closed).code, 4400);
+  });
+
+  test('closes with 4404 for an unknown session', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' });
+    assert.equal((await client.next()).code, 'unknown_session');
+    assert.equal((await client.closed).code, 4404);
+  });
+
+  test('closes a socket that never subscribes', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    assert.equal((await client.closed).code, 4408);
+  });
+
+  test('closes a socket that sends more than the message size limit', async () => {
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId: 'x'.repeat(2_000) });
+    assert.equal((await client.closed).code, 1009);
+  });
+
+  test('ignores messages after the subscription', async () => {
+    const { sessionId } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    await client.next((message) => message.type === 'subscribed');
+    client.send('garbage');
+    client.send({ type: 'subscribe', sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' });
+    await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-after-garbage'));
+    const result = await client.next((message) => message.type === 'result');
+    assert.equal(result.sessionId, sessionId);
+    assert.equal(client.messages.filter((message) => message.type === 'error').length, 0);
+  });
+
+  test('forgets a session\'s bus subscription once its sockets are gone', async () => {
+    assert.ok(pair.bus instanceof MemoryResultBus);
+    const { sessionId } = await pair.startVerification();
+    const sockets = await Promise.all([1, 2, 3].map(() => connectRelay(pair.wsUrl, { origin: pair.origin })));
+    for (const socket of sockets) socket.send({ type: 'subscribe', sessionId });
+    await Promise.all(sockets.map((socket) => socket.next((message) => message.type === 'subscribed')));
+    assert.equal(pair.bus.sessionCount, 1);
+    await postNotification(await pair.notificationUrl(sessionId), successPayload());
+    for (const socket of sockets) {
+      await socket.next((message) => message.type === 'result');
+      await socket.closed;
+    }
+    for (let i = 0; i < 100 && pair.bus.sessionCount > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal(pair.bus.sessionCount, 0);
+  });
+});
+
+describe('relay expiry and heartbeat', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    pair = await startProxyPair({ proxy: { sessionTtlMs: 400, relay: { pingIntervalMs: 100 } } });
+  });
+  after(() => pair.close());
+
+  test('sends expired over the WebSocket and GET reports expired when the TTL passes unsettled', async () => {
+    const { sessionId } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    assert.equal((await client.next()).state, 'pending');
+    assert.deepEqual(await client.next(), { type: 'expired', sessionId });
+    assert.equal((await client.closed).code, 1000);
+    const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
+    assert.equal(session.state, 'expired');
+
+    const late = await postNotification(await pair.notificationUrl(sessionId), successPayload());
+    assert.equal(late.status, 200);
+    assert.deepEqual(await late.json(), { status: 'ignored' });
+    const after = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string; outcome?: unknown };
+    assert.equal(after.state, 'expired');
+    assert.equal(after.outcome, undefined);
+  });
+
+  test('tells a socket subscribing after expiry at once', async () => {
+    const { sessionId } = await pair.startVerification();
+    for (let i = 0; i < 100; i++) {
+      const { state } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
+      if (state === 'expired') break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    assert.deepEqual(await client.next(), { type: 'subscribed', sessionId, state: 'expired' });
+    assert.deepEqual(await client.next(), { type: 'expired', sessionId });
+  });
+
+  test('terminates a socket that stops answering pings', async () => {
+    const socket = new WebSocket(pair.wsUrl, { origin: pair.origin, autoPong: false });
+    const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+    socket.on('error', () => undefined);
+    assert.equal(await closed, 1006);
+  });
+
+  test('keeps a socket that answers pings', async () => {
+    const { sessionId } = await pair.startVerification();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    await client.next((message) => message.type === 'subscribed');
+    // Several heartbeat periods pass before the session's expiry closes it normally.
+    assert.equal((await client.closed).code, 1000);
+    assert.ok(client.messages.some((message) => message.type === 'expired'));
+  });
+});

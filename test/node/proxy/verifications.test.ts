@@ -1,0 +1,187 @@
+// POST /verifications — validation, idempotency, CORS, limits and the merchant's enrichStart hook.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { START_BODY, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+
+interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: { path: string; message: string }[];
+}
+
+async function post(base: string, body: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}/verifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { response, status: response.status, json: text ? (JSON.parse(text) as Problem & Record<string, unknown>) : undefined };
+}
+
+describe('starting verifications', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    pair = await startProxyPair({ proxy: { allowedOrigins: ['https://shop.example'] } });
+  });
+  after(() => pair.close());
+
+  test('sends the upstream request with trusted merchant data and per-session URLs', async () => {
+    const { sessionId } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-trusted' });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-trusted');
+    assert.ok(verification);
+    const { request } = verification;
+    assert.equal(request.countryCode, 'US');
+    assert.equal(request.merchant.merchantId, 'merchant-test');
+    assert.equal(request.merchant.merchantSubId, 'sub-1');
+    assert.equal(request.merchant.merchantUserId, 'user-42');
+    assert.equal(request.merchant.returnURL, `${pair.baseUrl}/return/${sessionId}`);
+    assert.equal(request.merchant.notificationURL, await pair.notificationUrl(sessionId));
+    assert.ok(!request.merchant.notificationURL?.includes(sessionId), 'the notification URL carries a separate reference');
+    assert.equal(request.transaction.product, 'ACH');
+    assert.equal(request.transaction.originatorIp, '127.0.0.1');
+    assert.deepEqual(request.consumer, START_BODY.consumer);
+  });
+
+  test('names every invalid field in a 400 problem', async () => {
+    const { status, json, response } = await post(pair.baseUrl, { amount: '12.345', currency: 'usd', consumer: { email: 'not-an-email' }, language: '!!' });
+    assert.equal(status, 400);
+    assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    assert.equal(json?.type, 'urn:obv-link:problem:validation');
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'currency', 'language']);
+  });
+
+  test('names the fields the upstream request still lacks', async () => {
+    const { status, json } = await post(pair.baseUrl, { amount: '5.00' });
+    assert.equal(status, 400);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['consumer.email', 'consumer.firstName', 'consumer.lastName', 'merchantUserId']);
+  });
+
+  test('rejects a body that is not JSON with 400', async () => {
+    const { status, json } = await post(pair.baseUrl, '{"amount": ');
+    assert.equal(status, 400);
+    assert.equal(json?.errors?.[0]?.path, 'body');
+  });
+
+  test('rejects a non-JSON content type with 415', async () => {
+    const response = await fetch(`${pair.baseUrl}/verifications`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    assert.equal(response.status, 415);
+  });
+
+  test('rejects an oversize body with 413', async () => {
+    const { status, json } = await post(pair.baseUrl, { ...START_BODY, dataPassThrough: 'x'.repeat(20_000) });
+    assert.equal(status, 413);
+    assert.equal(json?.status, 413);
+  });
+
+  test('makes one verification for a double click with the same Idempotency-Key', async () => {
+    const before = pair.provider.stats.verificationRequests;
+    const first = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
+    const second = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
+    assert.equal(first.status, 201);
+    assert.equal(second.status, 201);
+    assert.deepEqual(second.json, first.json);
+    assert.equal(pair.provider.stats.verificationRequests - before, 1);
+  });
+
+  test('makes one upstream verification for concurrent requests with the same key', async () => {
+    const before = pair.provider.stats.verificationRequests;
+    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, START_BODY, { 'idempotency-key': 'concurrent-1' })));
+    assert.ok(results.every((r) => r.status === 201));
+    assert.equal(new Set(results.map((r) => r.json?.sessionId)).size, 1);
+    assert.equal(pair.provider.stats.verificationRequests - before, 1);
+  });
+
+  test('lets a key be used again after the start with it failed', async () => {
+    const failed = await post(pair.baseUrl, { amount: '1.00' }, { 'idempotency-key': 'retry-after-fail' });
+    assert.equal(failed.status, 400);
+    const ok = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'retry-after-fail' });
+    assert.equal(ok.status, 201);
+  });
+
+  test('rejects a malformed Idempotency-Key naming the header', async () => {
+    const { status, json } = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'x'.repeat(300) });
+    assert.equal(status, 400);
+    assert.equal(json?.errors?.[0]?.path, 'Idempotency-Key');
+  });
+
+  test('answers a CORS preflight from an allowed origin', async () => {
+    const response = await fetch(`${pair.baseUrl}/verifications`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,idempotency-key' },
+    });
+    assert.equal(response.status, 204);
+    assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
+    assert.match(response.headers.get('access-control-allow-headers') ?? '', /Idempotency-Key/);
+  });
+
+  test('allows a start from an allowed cross origin', async () => {
+    const { status, response } = await post(pair.baseUrl, START_BODY, { origin: 'https://shop.example' });
+    assert.equal(status, 201);
+    assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
+  });
+
+  test('refuses a disallowed origin with 403 and starts nothing', async () => {
+    const before = pair.provider.stats.verificationRequests;
+    const { status, response } = await post(pair.baseUrl, START_BODY, { origin: 'https://evil.example' });
+    assert.equal(status, 403);
+    assert.equal(response.headers.get('access-control-allow-origin'), null);
+    assert.equal(pair.provider.stats.verificationRequests, before);
+    const preflight = await fetch(`${pair.baseUrl}/sessions/abc`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
+    assert.equal(preflight.status, 403);
+  });
+
+  test('answers an unknown route with a JSON 404', async () => {
+    const response = await fetch(`${pair.baseUrl}/nope`);
+    assert.equal(response.status, 404);
+    assert.equal(((await response.json()) as Problem).status, 404);
+  });
+});
+
+describe('starting verifications with the merchant hook, limits and a failing provider', () => {
+  let pair: ProxyPair;
+  let broken: RunningProxy;
+  before(async () => {
+    pair = await startProxyPair({
+      proxy: {
+        rateLimit: 3,
+        enrichStart: (_req, request) => ({
+          ...request,
+          consumer: { firstName: 'From', lastName: 'Session', email: 'session@example.com' },
+          merchant: { ...request.merchant, merchantUserId: 'server-side-user', returnURL: 'https://attacker.example/' },
+        }),
+      },
+    });
+    broken = await startProxy({ providerUrl: pair.provider.url, proxy: { clientSecret: 'wrong-secret-for-this-test' } });
+  });
+  after(async () => {
+    await broken.close();
+    await pair.close();
+  });
+
+  test('lets enrichStart fill the request from the merchant session, but not move the return URL', async () => {
+    const { sessionId } = await pair.startVerification({ amount: '3.00' });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(sessionId));
+    assert.ok(verification, 'the proxy kept its own returnURL');
+    assert.equal(verification.request.merchant.merchantUserId, 'server-side-user');
+    assert.equal(verification.request.consumer.email, 'session@example.com');
+  });
+
+  test('limits starts per client address with a 429 problem', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await post(pair.baseUrl, { amount: '3.00' })).status);
+    assert.ok(statuses.includes(429), `statuses: ${statuses.join(',')}`);
+  });
+
+  test('answers 502 without operator details when the credentials are rejected, and logs why', async () => {
+    const { status, json } = await post(broken.baseUrl, START_BODY);
+    assert.equal(status, 502);
+    assert.equal(json?.type, 'urn:obv-link:problem:upstream-auth');
+    assert.ok(!JSON.stringify(json).includes('OBV_CLIENT_SECRET'));
+    const logged = broken.logs.records().filter((r) => String(r.msg).includes('OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected'));
+    assert.equal(logged.length, 1);
+    assert.ok(!broken.logs.lines.join('\n').includes('wrong-secret-for-this-test'));
+  });
+});

@@ -1,0 +1,161 @@
+// Two proxy instances (createObvProxy with OBV_REDIS_URL) sharing one redis-server and one sandbox
+// provider: the whole flow with the notification and the browser's socket on different instances, an
+// instance dying mid-flow, and Redis restarting mid-flow.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import {
+  readSession,
+  signInAtBank,
+  startInstance,
+  startLoadBalancer,
+  startVerification,
+  subscribe,
+  type LoadBalancer,
+  type ProxyInstance,
+} from './cluster.ts';
+import { eventually } from './support.ts';
+
+const skip = redisSkipReason();
+
+const GOOD_OUTCOME = {
+  status: 'success',
+  accountLabel: 'Checking ••••4321',
+  fiName: 'Sandbox Federal Bank',
+  fiAccountType: 'CHECKING',
+};
+
+describe('two proxy instances sharing Redis', { skip }, () => {
+  let redis: RedisServer;
+  let provider: RunningProvider;
+  let balancer: LoadBalancer;
+  let a: ProxyInstance;
+  let b: ProxyInstance;
+  let live: ProxyInstance[] = [];
+
+  before(async () => {
+    redis = await startRedisServer({ persistent: true });
+    // Short retries: a notification refused during an outage comes back within a second or two.
+    provider = await startProvider({ notificationRetryDelaysMs: [100, 200, 300, 500, 500, 1_000, 1_000, 2_000, 2_000, 2_000], notificationTimeoutMs: 2_000 });
+    balancer = await startLoadBalancer(() => live.map((instance) => instance.url));
+    // Sessions started on `a` name `a` itself as their notification URL, so their notification is known
+    // to land on `a`; `b` (and later ones) sit behind the balancer, as in production.
+    a = await startInstance({ provider, redisUrl: redis.url });
+    b = await startInstance({ provider, redisUrl: redis.url, publicUrl: balancer.url });
+    live = [a, b];
+  });
+
+  after(async () => {
+    await Promise.all([a?.kill(), b?.kill()]);
+    await balancer?.close();
+    await provider?.close();
+    await redis?.close();
+  });
+
+  it('relays an outcome taken by one instance to the browser connected to the other', async () => {
+    const deliveredBefore = provider.stats.notificationsDelivered;
+    const { sessionId, consumerUrl } = await startVerification(a);
+    const browser = await subscribe(b, sessionId);
+    await signInAtBank(consumerUrl);
+    const result = await browser.next('result');
+    const { accountToken, ...display } = result.outcome as { accountToken: string };
+    assert.deepEqual(display, GOOD_OUTCOME);
+    assert.match(accountToken, /\S/);
+    await browser.closed;
+    assert.equal(browser.messages.filter((m) => m.type === 'result').length, 1);
+    await provider.notificationsSettled();
+    assert.equal(provider.stats.notificationsDelivered, deliveredBefore + 1);
+  });
+
+  it('relays outcomes whichever instance the balancer hands the notification to', async () => {
+    for (let i = 0; i < 4; i++) {
+      const { sessionId, consumerUrl } = await startVerification(b);
+      const browser = await subscribe(i % 2 ? a : b, sessionId);
+      await signInAtBank(consumerUrl, 'user_locked', 'x');
+      const result = await browser.next('result');
+      assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    }
+  });
+
+  it('answers GET /sessions/:id with the same outcome on both instances', async () => {
+    const { sessionId, consumerUrl } = await startVerification(a);
+    await signInAtBank(consumerUrl, 'user_bad', 'anything');
+    const fromB = await eventually(async () => {
+      const view = await readSession(b, sessionId);
+      return view.body.state === 'failed' ? view : undefined;
+    });
+    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' });
+    assert.deepEqual((await readSession(a, sessionId)).body, fromB.body);
+  });
+
+  it('de-duplicates a notification delivered twice to different instances', async () => {
+    provider.faults.duplicateNotifications = true;
+    try {
+      const { sessionId, consumerUrl } = await startVerification(a);
+      const browser = await subscribe(b, sessionId);
+      await signInAtBank(consumerUrl);
+      await browser.next('result');
+      await provider.notificationsSettled();
+      await browser.closed;
+      assert.equal(browser.messages.filter((m) => m.type === 'result').length, 1);
+    } finally {
+      provider.faults.duplicateNotifications = false;
+    }
+  });
+
+  it('loses nothing when the instance holding the browser dies mid-flow', async () => {
+    const doomed = await startInstance({ provider, redisUrl: redis.url, publicUrl: balancer.url });
+    live = [a, b, doomed];
+    try {
+      const { sessionId, consumerUrl } = await startVerification(doomed);
+      const browser = await subscribe(doomed, sessionId);
+      live = [a, b];
+      await doomed.kill();
+      await browser.closed;
+      assert.equal(browser.messages.some((m) => m.type === 'result'), false);
+      // The consumer finishes at the bank while that instance is gone; the notification reaches another.
+      await signInAtBank(consumerUrl, 'user_savings', 'pass_good');
+      // The browser reconnects (through the balancer it would land anywhere; here: b) and gets it.
+      const again = await eventually(async () => {
+        const socket = await subscribe(b, sessionId);
+        if (socket.messages.some((m) => m.type === 'result')) return socket;
+        await socket.next('result');
+        return socket;
+      });
+      const result = await again.next('result');
+      assert.equal((result.outcome as { fiAccountType: string }).fiAccountType, 'SAVINGS');
+    } finally {
+      live = [a, b];
+      await doomed.kill();
+    }
+  });
+
+  it('keeps the outcome through a Redis restart: 5xx during the outage, delivered after the retry', async () => {
+    const { sessionId, consumerUrl } = await startVerification(a);
+    const browser = await subscribe(b, sessionId);
+    const attemptsBefore = provider.stats.notificationAttempts;
+    const deliveredBefore = provider.stats.notificationsDelivered;
+
+    await redis.stop('SIGKILL');
+    try {
+      await signInAtBank(consumerUrl);
+      // The first delivery attempt hits the outage and is refused: the provider is already retrying
+      // and nothing was acknowledged.
+      await eventually(() => (provider.stats.notificationAttempts >= attemptsBefore + 2 ? true : undefined));
+      assert.equal(provider.stats.notificationsDelivered, deliveredBefore);
+      const during = await fetch(`${a.url}/obv/sessions/${sessionId}`);
+      assert.ok(during.status >= 500, `GET during the outage answered ${during.status}`);
+      await during.body?.cancel();
+    } finally {
+      await redis.start();
+    }
+
+    // …and the provider's retry after Redis is back is stored, published and relayed across instances.
+    const result = await browser.next('result');
+    assert.equal((result.outcome as { status: string }).status, 'success');
+    await provider.notificationsSettled();
+    assert.equal(provider.stats.notificationsDelivered, deliveredBefore + 1);
+    assert.equal((await readSession(a, sessionId)).body.state, 'succeeded');
+  });
+});

@@ -1,0 +1,64 @@
+// Shared bits of the Redis tests: records, bounded waiting, a raw client for inspecting keys.
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { SessionRecord, VerificationOutcome } from '../../../proxy/sessions/types.ts';
+
+export const SUCCESS: VerificationOutcome = {
+  status: 'success',
+  accountToken: 'tok_123',
+  accountLabel: 'Checking ••••4321',
+  fiName: 'Sandbox Federal Bank',
+  fiAccountType: 'CHECKING',
+};
+
+export const FAILURE: VerificationOutcome = {
+  status: 'failure',
+  code: 'ACCOUNT_NOT_VERIFIED',
+  message: 'The bank could not verify this account.',
+};
+
+export function randomId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+/** A fresh pending session that expires `expiresInMs` from now. */
+export function pendingRecord(expiresInMs = 30 * 60 * 1000): SessionRecord {
+  const now = Date.now();
+  return {
+    sessionId: randomId(),
+    notificationRef: randomId(),
+    consumerUrl: 'https://bank.example/consumer/v1?t=abc',
+    state: 'pending',
+    createdAt: now,
+    expiresAt: now + expiresInMs,
+    merchantUserId: 'user-1',
+    merchantTransactionId: 'txn-1',
+  };
+}
+
+/** A plain client for looking at what the backend wrote (no fail-fast settings needed). */
+export function inspector(url: string): Redis {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  // Tests restart the server under it; the reconnect errors are expected.
+  redis.on('error', () => undefined);
+  return redis;
+}
+
+/**
+ * Polls `check` until it returns a value other than undefined, at most `timeoutMs`. Used to wait for
+ * things that happen in the background (a reconnect), never to assert on speed.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${lastError ? `: ${String(lastError)}` : ''}`);
+}

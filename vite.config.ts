@@ -1,0 +1,54 @@
+// Builds the element into ONE ES module with Lit inside (merchants add a single <script type="module">).
+// Not Vite's library mode: for ES libraries it keeps whitespace, and this file ships to browsers as is.
+import { defineConfig, type Plugin } from 'vite';
+
+/** Collapses the whitespace of css`` templates in *.styles.ts: Lit ships them as written. */
+function minifyCssTemplates(): Plugin {
+  return {
+    name: 'obv-minify-css-templates',
+    apply: 'build',
+    transform(code, id) {
+      if (!id.endsWith('.styles.ts')) return null;
+      const minifiedCode = code.replace(/css`([^`]*)`/g, (_, body: string) => {
+        const minified = body
+          .replace(/\/\*[\s\S]*?\*\//g, '')
+          .replace(/\s+/g, ' ')
+          .replace(/\s*([{};,>])\s*/g, '$1')
+          .replace(/([^\s(]):\s/g, '$1:')
+          .replace(/;}/g, '}')
+          .trim();
+        return `css\`${minified}\``;
+      });
+      // Only whitespace inside one template changes; no source map worth keeping for that.
+      return { code: minifiedCode, map: null };
+    },
+  };
+}
+
+export default defineConfig({
+  publicDir: false,
+  plugins: [minifyCssTemplates()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    // Terser, because it can shorten the element's underscore-prefixed internals (Lit's own are `_$…`).
+    minify: 'terser',
+    terserOptions: {
+      module: true,
+      ecma: 2020,
+      compress: { passes: 3 },
+      mangle: { properties: { regex: /^_[a-z]/ } },
+      format: { comments: false },
+    },
+    // The map is published beside the bundle but not referenced from it: one comment less in every download.
+    sourcemap: 'hidden',
+    modulePreload: false,
+    rolldownOptions: {
+      input: 'widget/obv-link-account.ts',
+      // Keep the entry's exports (the class, tagName) so pages can also import it as a module.
+      preserveEntrySignatures: 'exports-only',
+      output: { format: 'es', entryFileNames: 'obv-link-account.js', codeSplitting: false },
+    },
+  },
+});

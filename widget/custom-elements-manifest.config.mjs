@@ -1,0 +1,21 @@
+// `cem analyze` reads Lit's internal reactive state (`_state: { state: true }` in `static properties`)
+// as public attributes; this plugin keeps the manifest to the element's real public API.
+export default {
+  globs: ['widget/**/*.ts'],
+  exclude: ['widget/**/*.styles.ts'],
+  litelement: true,
+  outdir: '.',
+  plugins: [
+    {
+      name: 'obv-drop-internal-state',
+      packageLinkPhase({ customElementsManifest }) {
+        for (const mod of customElementsManifest.modules) {
+          for (const declaration of mod.declarations ?? []) {
+            if (declaration.attributes) declaration.attributes = declaration.attributes.filter((a) => !a.name.startsWith('_'));
+            if (declaration.members) declaration.members = declaration.members.filter((m) => !m.name.startsWith('_') && m.name !== 'properties');
+          }
+        }
+      },
+    },
+  ],
+};

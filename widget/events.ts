@@ -1,0 +1,43 @@
+// The element's events, typed once: listeners get a typed `detail` through GlobalEventHandlersEventMap.
+
+/** Where the element stands in the linking flow. */
+export type ObvState = 'idle' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
+
+/** The linked account, as the provider describes it. */
+export interface ObvAccount {
+  accountToken: string;
+  accountLabel: string;
+  fiName: string;
+  fiAccountType: string;
+}
+
+export type ObvErrorKind = 'network' | 'configuration' | 'popup-blocked' | 'expired';
+
+export interface ObvEventDetails {
+  'obv-start': { idempotencyKey: string };
+  'obv-open': { sessionId: string; consumerUrl: string };
+  'obv-success': ObvAccount;
+  'obv-failure': { code: string; message: string };
+  'obv-cancel': { sessionId?: string };
+  'obv-error': { kind: ObvErrorKind; message: string };
+  'obv-state-change': { state: ObvState; previous: ObvState };
+}
+
+export type ObvEventName = keyof ObvEventDetails;
+
+declare global {
+  interface GlobalEventHandlersEventMap {
+    'obv-start': CustomEvent<ObvEventDetails['obv-start']>;
+    'obv-open': CustomEvent<ObvEventDetails['obv-open']>;
+    'obv-success': CustomEvent<ObvEventDetails['obv-success']>;
+    'obv-failure': CustomEvent<ObvEventDetails['obv-failure']>;
+    'obv-cancel': CustomEvent<ObvEventDetails['obv-cancel']>;
+    'obv-error': CustomEvent<ObvEventDetails['obv-error']>;
+    'obv-state-change': CustomEvent<ObvEventDetails['obv-state-change']>;
+  }
+}
+
+/** Dispatches an `obv-*` event that bubbles and crosses shadow roots, so a page can listen on `document`. */
+export function emit<K extends ObvEventName>(target: EventTarget, name: K, detail: ObvEventDetails[K]): void {
+  target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
+}

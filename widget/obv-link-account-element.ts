@@ -1,0 +1,562 @@
+import { LitElement, html, nothing, svg, type PropertyValues, type TemplateResult } from 'lit';
+import { findConfigProblem, resolveProxyUrl } from './attributes.ts';
+import { emit, type ObvAccount, type ObvErrorKind, type ObvState } from './events.ts';
+import { clearPending, loadPending, pendingKey, savePending } from './pending-session.ts';
+import {
+  ProxyRequestError,
+  startSession,
+  watchSession,
+  type SessionOutcome,
+  type SessionWatch,
+  type StartRequest,
+  type StartedSession,
+} from './session-client.ts';
+import { stringsFor, type ObvStrings } from './strings.ts';
+import { styles } from './obv-link-account.styles.ts';
+
+const icons = {
+  bank: svg`<path d="M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z"/>`,
+  check: svg`<path d="M5 12.5l4.5 4.5L19 7.5"/>`,
+  alert: svg`<path d="M12 7.5v6m0 3.5v.01"/><circle cx="12" cy="12" r="9.5"/>`,
+  clock: svg`<circle cx="12" cy="12" r="9.5"/><path d="M12 7v5l3.5 2"/>`,
+};
+
+/** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
+const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+
+/**
+ * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
+ * form control whose value is the linked account's token.
+ *
+ * @summary Bank account linking for checkouts.
+ *
+ * @fires obv-start - A verification is being started. `detail: {idempotencyKey}`.
+ * @fires obv-open - The bank's page was opened for the consumer. `detail: {sessionId, consumerUrl}`.
+ * @fires obv-success - An account was linked. `detail: {accountToken, accountLabel, fiName, fiAccountType}`.
+ * @fires obv-failure - The bank or the consumer ended the verification without an account. `detail: {code, message}`.
+ * @fires obv-cancel - The consumer cancelled while waiting. `detail: {sessionId?}`.
+ * @fires obv-error - Something kept the flow from working. `detail: {kind: 'network' | 'configuration' | 'popup-blocked' | 'expired', message}`.
+ * @fires obv-state-change - The `state` changed. `detail: {state, previous}`.
+ *
+ * @slot label - Replaces the text of the idle "Link your bank account" button.
+ *
+ * @csspart base - The card around everything.
+ * @csspart icon - The round icon at the start of the card.
+ * @csspart status - The live region with the title, hint, account and error.
+ * @csspart account - The linked account (bank name, label and type).
+ * @csspart error - The error or failure message.
+ * @csspart button - The main button (link, go to the bank tab, change, try again).
+ * @csspart secondary-button - The cancel button.
+ * @csspart link - The link to the bank's page, shown when the new tab was blocked or after a reload.
+ *
+ * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
+ * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff).
+ * @cssproperty --obv-radius - Corner radius of the card; buttons use a little less (default 12px).
+ * @cssproperty --obv-font - Font family (default the system UI font).
+ * @cssproperty --obv-text - Text colour (default #1c2434).
+ * @cssproperty --obv-muted - Secondary text colour (default #5b6474).
+ * @cssproperty --obv-surface - Card background (default #fff).
+ * @cssproperty --obv-border - Card and secondary button border (default #dde2ea).
+ * @cssproperty --obv-success - Success colour (default #13795b).
+ * @cssproperty --obv-danger - Failure and error colour (default #b42318).
+ */
+export class ObvLinkAccountElement extends LitElement {
+  static override styles = styles;
+  static override shadowRootOptions: ShadowRootInit = { ...LitElement.shadowRootOptions, delegatesFocus: true };
+  /** Makes the element a form control: its value is the linked account's token. */
+  static formAssociated = true;
+
+  // `static properties` instead of decorators: the build cannot then depend on decorator transforms.
+  static override properties = {
+    proxyUrl: { attribute: 'proxy-url' },
+    merchantUserId: { attribute: 'merchant-user-id' },
+    merchantTransactionId: { attribute: 'merchant-transaction-id' },
+    amount: {},
+    currency: {},
+    language: {},
+    accountToken: { attribute: 'account-token' },
+    name: { reflect: true },
+    required: { type: Boolean, reflect: true },
+    disabled: { type: Boolean, reflect: true },
+    strings: { attribute: false },
+    _state: { state: true },
+    _account: { state: true },
+    _message: { state: true },
+    _errorKind: { state: true },
+    _pending: { state: true },
+    _popupBlocked: { state: true },
+    _notice: { state: true },
+    _formDisabled: { state: true },
+  };
+
+  /** Base URL of the obv-link proxy, absolute or relative to the page. */
+  declare proxyUrl: string;
+  /** The merchant's id for the consumer, passed to the proxy. */
+  declare merchantUserId: string | undefined;
+  /** The merchant's id for this purchase, passed to the proxy. */
+  declare merchantTransactionId: string | undefined;
+  /** Amount as a decimal string with at most two places, e.g. "49.99". */
+  declare amount: string | undefined;
+  /** ISO 4217 currency code; the service supports USD only. */
+  declare currency: string | undefined;
+  /** Language of the element and the bank's page, e.g. "en" or "es-MX"; defaults to the page's `lang`. */
+  declare language: string | undefined;
+  /** Token of an account linked before, to re-verify it instead of linking a new one. */
+  declare accountToken: string | undefined;
+  /** Name of the form field that carries the linked account's token. */
+  declare name: string;
+  /** Keeps the surrounding form invalid until an account is linked. */
+  declare required: boolean;
+  /** Disables the element's buttons. */
+  declare disabled: boolean;
+  /** Replacements for any of the element's texts. */
+  declare strings: Partial<ObvStrings> | undefined;
+
+  private declare _state: ObvState;
+  private declare _account: ObvAccount | undefined;
+  private declare _message: string;
+  private declare _errorKind: ObvErrorKind | undefined;
+  private declare _pending: StartedSession | undefined;
+  private declare _popupBlocked: boolean;
+  private declare _notice: string;
+  private declare _formDisabled: boolean;
+  #internals: ElementInternals;
+  #tab: Window | null = null;
+  #watch: SessionWatch | undefined;
+  #aborter: AbortController | undefined;
+  #reportedProblem = '';
+
+  constructor() {
+    super();
+    this.proxyUrl = '/obv';
+    this.name = 'accountToken';
+    this.required = false;
+    this.disabled = false;
+    this._state = 'idle';
+    this._message = '';
+    this._popupBlocked = false;
+    this._notice = '';
+    this._formDisabled = false;
+    this.#internals = this.attachInternals();
+  }
+
+  /** Where the flow stands: idle, starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
+  get state(): ObvState {
+    return this._state;
+  }
+
+  /** The linked account, once there is one. */
+  get account(): ObvAccount | undefined {
+    return this._account;
+  }
+
+  /** The linked account's token (the form value), or an empty string. */
+  get value(): string {
+    return this._account?.accountToken ?? '';
+  }
+
+  /** The form the element belongs to. */
+  get form(): HTMLFormElement | null {
+    return this.#internals.form;
+  }
+
+  /** The element's validity, as for built-in form controls. */
+  get validity(): ValidityState {
+    return this.#internals.validity;
+  }
+
+  /** Checks validity and fires `invalid` when the element is invalid. */
+  checkValidity(): boolean {
+    return this.#internals.checkValidity();
+  }
+
+  /** Checks validity and shows the browser's message when the element is invalid. */
+  reportValidity(): boolean {
+    return this.#internals.reportValidity();
+  }
+
+  /**
+   * Starts a verification, as a click on the button does. Call it from a user gesture: the bank's tab
+   * is opened right away, so that pop-up blockers let it through.
+   */
+  start(): void {
+    if (this.#busy || this.#isDisabled || this._errorKind === 'configuration') return;
+    const base = resolveProxyUrl(this.proxyUrl);
+    if (!base) return;
+    this.#stopWatching();
+    this.#forgetPending();
+    // Opened synchronously inside the click, or the pop-up blocker stops it; navigated once the URL is known.
+    const tab = window.open('', '_blank');
+    this.#tab = tab;
+    this._popupBlocked = !tab;
+    const idempotencyKey = randomId();
+    const aborter = (this.#aborter = new AbortController());
+    this._notice = '';
+    this._message = '';
+    this._errorKind = undefined;
+    this.#setState('starting');
+    emit(this, 'obv-start', { idempotencyKey });
+    startSession(base, this.#requestBody(), { idempotencyKey, signal: aborter.signal }).then(
+      (session) => {
+        if (aborter === this.#aborter) this.#opened(base, session);
+      },
+      (error: Error) => {
+        // A newer attempt or a cancel has taken over; this answer is stale.
+        if (aborter !== this.#aborter || aborter.signal.aborted) return;
+        this.#aborter = undefined;
+        this.#closeTab();
+        this.#showError(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
+      },
+    );
+  }
+
+  /** Stops waiting for the bank: closes the bank's tab when it can, and goes back to idle (or to the account linked before). */
+  cancel(): void {
+    if (!this.#busy) return;
+    const sessionId = this._pending?.sessionId;
+    this.#closeTab();
+    this.#stopWatching();
+    this.#forgetPending();
+    this._notice = this.#s.cancelled;
+    this.#setState(this._account ? 'success' : 'idle');
+    emit(this, 'obv-cancel', sessionId ? { sessionId } : {});
+  }
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    // Moved in the DOM while waiting: pick the session up again.
+    if (this.hasUpdated && this._state === 'waiting') this.#watchPending();
+  }
+
+  override disconnectedCallback(): void {
+    super.disconnectedCallback();
+    this.#aborter?.abort();
+    this.#aborter = undefined;
+    this.#watch?.close();
+    this.#watch = undefined;
+  }
+
+  /** @internal */
+  formResetCallback(): void {
+    this.#closeTab();
+    this.#stopWatching();
+    this.#forgetPending();
+    this._account = undefined;
+    this._notice = '';
+    if (this._errorKind !== 'configuration') this.#setState('idle');
+  }
+
+  /** @internal */
+  formDisabledCallback(disabled: boolean): void {
+    this._formDisabled = disabled;
+  }
+
+  /** @internal */
+  formStateRestoreCallback(state: string | File | FormData | null): void {
+    if (typeof state !== 'string') return;
+    try {
+      const account = JSON.parse(state) as ObvAccount;
+      if (typeof account.accountToken === 'string' && account.accountToken) {
+        this._account = account;
+        this.#setState('success');
+      }
+    } catch {
+      // Not ours: ignore.
+    }
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (!this.hasUpdated || changed.has('proxyUrl') || changed.has('amount') || changed.has('currency') || changed.has('strings') || changed.has('language')) {
+      this.#checkConfiguration();
+    }
+    if (!this.hasUpdated && this._errorKind !== 'configuration') this.#resumePending();
+  }
+
+  protected override updated(): void {
+    this.setAttribute('state', this._state);
+    const value = this.value;
+    this.#internals.setFormValue(value || null, this._account ? JSON.stringify(this._account) : null);
+    if (this.required && !value && !this.#isDisabled) {
+      const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
+      this.#internals.setValidity({ valueMissing: true }, this.#s.valueMissing, anchor);
+    } else {
+      this.#internals.setValidity({});
+    }
+  }
+
+  override render(): TemplateResult {
+    const s = this.#s;
+    const view = this.#view(s);
+    // Written without indentation: whitespace in templates ships in the bundle.
+    return html`<div part="base" class="card ${view.tone}"
+><div part="icon" class="icon" aria-hidden="true">${view.icon ? html`<svg viewBox="0 0 24 24">${view.icon}</svg>` : html`<span class="spinner"></span>`}</div
+><div class="body"
+><div part="status" role="status" aria-live="polite"
+><p class="title">${view.title}</p
+>${view.hint ? html`<p class="hint">${view.hint}</p>` : nothing
+}${view.account ? this.#renderAccount(view.account, s) : nothing
+}${view.error ? html`<p part="error" class="error">${view.error}</p>` : nothing}</div
+>${view.actions === nothing ? nothing : html`<div class="actions">${view.actions}</div>`}</div
+></div>`;
+  }
+
+  #view(s: ObvStrings): {
+    tone: string;
+    icon?: ReturnType<typeof svg>;
+    title: string;
+    hint?: string;
+    account?: ObvAccount;
+    error?: string;
+    actions: TemplateResult | typeof nothing;
+  } {
+    const disabled = this.#isDisabled;
+    const cancel = html`<button part="secondary-button" class="secondary" ?disabled=${disabled} @click=${this.cancel}>${s.cancel}</button>`;
+    const retry = html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.#retry}>${s.tryAgain}</button>`;
+    switch (this._state) {
+      case 'starting':
+        return { tone: '', title: s.starting, actions: cancel };
+      case 'waiting': {
+        const title = this._popupBlocked ? s.blockedTitle : s.waitingTitle;
+        const hint = this._popupBlocked ? s.blockedHint : s.waitingHint;
+        const main = this.#tab
+          ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.#showTab}>${s.showTab}</button>`
+          : html`<a part="link" class="primary" href=${this._pending?.consumerUrl ?? ''} target="_blank" rel="noopener" @click=${this.#linkOpened}>${s.openBank}</a>`;
+        return { tone: '', title, hint, actions: html`${main}${cancel}` };
+      }
+      case 'success':
+        return {
+          tone: 'success',
+          icon: icons.check,
+          title: s.successTitle,
+          hint: this._notice,
+          account: this._account,
+          actions: html`<button part="button" class="secondary" ?disabled=${disabled} @click=${this.start}>${s.change}</button>`,
+        };
+      case 'failure':
+        return { tone: 'danger', icon: icons.alert, title: s.failureTitle, error: this._message, actions: retry };
+      case 'expired':
+        return { tone: 'danger', icon: icons.clock, title: s.expiredTitle, error: s.expiredHint, actions: retry };
+      case 'error':
+        return this._errorKind === 'configuration'
+          ? { tone: 'danger', icon: icons.alert, title: s.configurationTitle, error: this._message, actions: nothing }
+          : { tone: 'danger', icon: icons.alert, title: s.networkTitle, error: s.networkHint, actions: retry };
+      default:
+        return {
+          tone: '',
+          icon: icons.bank,
+          title: s.idleTitle,
+          hint: this._notice || s.idleHint,
+          actions: html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.start}><slot name="label">${s.linkAccount}</slot></button>`,
+        };
+    }
+  }
+
+  #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
+    const type = account.fiAccountType.toUpperCase();
+    const typeLabel = type === 'CHECKING' ? s.checking : type === 'SAVINGS' ? s.savings : account.fiAccountType;
+    return html`<p part="account" class="account"
+><span class="fi">${account.fiName}</span
+><span>${account.accountLabel}</span
+>${typeLabel ? html`<span class="type">${typeLabel}</span>` : nothing}</p>`;
+  }
+
+  get #s(): ObvStrings {
+    return stringsFor(this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined), this.strings);
+  }
+
+  get #busy(): boolean {
+    return this._state === 'starting' || this._state === 'waiting';
+  }
+
+  get #isDisabled(): boolean {
+    return this.disabled || this._formDisabled;
+  }
+
+  get #storageKey(): string | undefined {
+    const base = resolveProxyUrl(this.proxyUrl);
+    return base ? pendingKey(this.name, base) : undefined;
+  }
+
+  #setState(next: ObvState): void {
+    const previous = this._state;
+    if (previous === next) return;
+    // Re-rendering replaces the focused button; if focus was in here, bring it back to the new main control.
+    const hadFocus = document.activeElement === this;
+    this._state = next;
+    emit(this, 'obv-state-change', { state: next, previous });
+    if (hadFocus) {
+      void this.updateComplete.then(() => {
+        if (document.activeElement === this || document.activeElement === document.body) this.focus();
+      });
+    }
+  }
+
+  #checkConfiguration(): void {
+    const problem = findConfigProblem({ proxyUrl: this.proxyUrl, amount: this.amount, currency: this.currency }, this.#s);
+    if (problem) {
+      if (this.#busy) {
+        this.#closeTab();
+        this.#stopWatching();
+      }
+      this._errorKind = 'configuration';
+      this._message = problem.message;
+      this.#setState('error');
+      if (this.#reportedProblem !== problem.message) {
+        this.#reportedProblem = problem.message;
+        emit(this, 'obv-error', { kind: 'configuration', message: problem.message });
+      }
+    } else if (this._errorKind === 'configuration') {
+      this.#reportedProblem = '';
+      this._errorKind = undefined;
+      this._message = '';
+      this.#setState(this._account ? 'success' : 'idle');
+    }
+  }
+
+  #requestBody(): StartRequest {
+    const body: StartRequest = {};
+    for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'accountToken'] as const) {
+      if (this[key]) body[key] = this[key];
+    }
+    const language = this.language ?? document.documentElement.lang;
+    if (language) body.language = language;
+    return body;
+  }
+
+  #opened(base: URL, session: StartedSession): void {
+    this.#aborter = undefined;
+    this._pending = session;
+    const key = this.#storageKey;
+    if (key) savePending(key, session);
+    const tab = this.#tab;
+    if (tab && !tab.closed) {
+      try {
+        // The provider's page must not be able to reach back into the checkout (reverse tabnabbing).
+        tab.opener = null;
+        tab.location.href = session.consumerUrl;
+      } catch {
+        this.#tab = null;
+      }
+    } else {
+      this.#tab = null;
+    }
+    this.#setState('waiting');
+    if (this.#tab) {
+      emit(this, 'obv-open', { sessionId: session.sessionId, consumerUrl: session.consumerUrl });
+    } else {
+      this._popupBlocked = true;
+      emit(this, 'obv-error', { kind: 'popup-blocked', message: 'New tab blocked' });
+    }
+    this.#watch = watchSession(base, session, this.#watchHandlers());
+  }
+
+  #resumePending(): void {
+    const key = this.#storageKey;
+    const pending = key ? loadPending(key) : undefined;
+    if (!pending) return;
+    this._pending = pending;
+    this.#setState('waiting');
+    this.#watchPending();
+  }
+
+  #watchPending(): void {
+    const base = resolveProxyUrl(this.proxyUrl);
+    if (!base || !this._pending) return;
+    this.#watch?.close();
+    this.#watch = watchSession(base, this._pending, this.#watchHandlers());
+  }
+
+  #watchHandlers() {
+    return {
+      outcome: (outcome: SessionOutcome) => this.#settled(outcome),
+      expired: () => {
+        this.#finish();
+        this.#setState('expired');
+        emit(this, 'obv-error', { kind: 'expired', message: 'Session expired' });
+      },
+      networkError: (message: string) => {
+        // The session may still finish: keep it, so "Try again" resumes it instead of starting over.
+        this.#watch = undefined;
+        this.#showError('network', message);
+      },
+    };
+  }
+
+  #settled(outcome: SessionOutcome): void {
+    this.#finish();
+    if (outcome.status === 'success') {
+      const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
+      this._account = { accountToken, accountLabel, fiName, fiAccountType };
+      this._notice = '';
+      this.#setState('success');
+      emit(this, 'obv-success', { ...this._account });
+    } else {
+      this._message = outcome.message;
+      this.#setState('failure');
+      emit(this, 'obv-failure', { code: outcome.code, message: outcome.message });
+    }
+  }
+
+  /** Ends a session that settled: the return page closes the bank's tab itself. */
+  #finish(): void {
+    this.#watch = undefined;
+    this.#tab = null;
+    this._popupBlocked = false;
+    this.#forgetPending();
+  }
+
+  #showError(kind: 'network' | 'configuration', message: string): void {
+    this._errorKind = kind;
+    this._message = message;
+    this.#setState('error');
+    emit(this, 'obv-error', { kind, message });
+  }
+
+  #retry(): void {
+    if (this._pending && this._errorKind === 'network') {
+      this._errorKind = undefined;
+      this.#setState('waiting');
+      this.#watchPending();
+    } else {
+      this.start();
+    }
+  }
+
+  #showTab(): void {
+    if (this.#tab && !this.#tab.closed) {
+      this.#tab.focus();
+    } else {
+      // The consumer closed the bank's tab: offer the link to open it again.
+      this.#tab = null;
+      this.requestUpdate();
+    }
+  }
+
+  #linkOpened(): void {
+    this._popupBlocked = false;
+    const pending = this._pending;
+    if (pending) emit(this, 'obv-open', { sessionId: pending.sessionId, consumerUrl: pending.consumerUrl });
+  }
+
+  #closeTab(): void {
+    try {
+      this.#tab?.close();
+    } catch {
+      // Already gone.
+    }
+    this.#tab = null;
+  }
+
+  #stopWatching(): void {
+    this.#aborter?.abort();
+    this.#aborter = undefined;
+    this.#watch?.close();
+    this.#watch = undefined;
+  }
+
+  #forgetPending(): void {
+    const key = this.#storageKey;
+    if (key) clearPending(key);
+    this._pending = undefined;
+  }
+}

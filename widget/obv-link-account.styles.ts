@@ -1,0 +1,146 @@
+// Adopted as a constructable stylesheet by Lit: no <style> element, so a strict CSP needs no 'unsafe-inline'.
+import { css } from 'lit';
+
+export const styles = css`
+  :host {
+    --_accent: var(--obv-accent, #2554d8);
+    --_radius: var(--obv-radius, 12px);
+    --_text: var(--obv-text, #1c2434);
+    --_muted: var(--obv-muted, #5b6474);
+    --_surface: var(--obv-surface, #fff);
+    --_border: var(--obv-border, #dde2ea);
+    display: block;
+    max-width: 32rem;
+    font: 0.9375rem/1.45 var(--obv-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+    color: var(--_text);
+  }
+  :host([hidden]) {
+    display: none;
+  }
+  .card {
+    --_tone: var(--_accent);
+    display: flex;
+    gap: 0.875rem;
+    padding: 1rem 1.125rem;
+    background: var(--_surface);
+    border: 1px solid var(--_border);
+    border-radius: var(--_radius);
+    box-shadow: 0 1px 2px #1018280f;
+  }
+  .success {
+    --_tone: var(--obv-success, #13795b);
+  }
+  .danger {
+    --_tone: var(--obv-danger, #b42318);
+  }
+  .icon {
+    flex: none;
+    display: grid;
+    place-items: center;
+    width: 2.5rem;
+    height: 2.5rem;
+    border-radius: 50%;
+    color: var(--_tone);
+    background: color-mix(in srgb, var(--_tone) 11%, var(--_surface));
+  }
+  svg {
+    width: 1.375rem;
+    fill: none;
+    stroke: currentColor;
+    stroke-width: 1.8;
+    stroke-linecap: round;
+  }
+  .spinner {
+    width: 1.25rem;
+    height: 1.25rem;
+    border: 2.5px solid color-mix(in srgb, var(--_accent) 25%, transparent);
+    border-top-color: var(--_accent);
+    border-radius: 50%;
+    animation: spin 0.8s linear infinite;
+  }
+  @keyframes spin {
+    to {
+      rotate: 1turn;
+    }
+  }
+  @media (prefers-reduced-motion: reduce) {
+    .spinner {
+      animation-duration: 3s;
+    }
+  }
+  .body {
+    flex: 1;
+    min-width: 0;
+  }
+  p {
+    margin: 0.25rem 0 0;
+    color: var(--_muted);
+  }
+  .title {
+    margin: 0;
+    padding-top: 0.45rem;
+    font-weight: 600;
+    font-size: 1rem;
+    color: var(--_text);
+  }
+  .error {
+    color: var(--_tone);
+  }
+  .account {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: baseline;
+    gap: 0.25rem 0.625rem;
+    margin-top: 0.5rem;
+    padding: 0.625rem 0.75rem;
+    border-radius: calc(var(--_radius) - 4px);
+    color: var(--_text);
+    background: color-mix(in srgb, var(--_text) 4%, var(--_surface));
+  }
+  .fi {
+    flex-basis: 100%;
+    font-weight: 600;
+  }
+  .type {
+    font-size: 0.8125rem;
+    color: var(--_muted);
+  }
+  .actions {
+    display: flex;
+    flex-wrap: wrap;
+    gap: 0.5rem;
+    margin-top: 0.875rem;
+  }
+  button,
+  a {
+    display: inline-flex;
+    align-items: center;
+    min-height: 2.5rem;
+    padding: 0 1.125rem;
+    font: inherit;
+    font-weight: 600;
+    text-decoration: none;
+    color: var(--_text);
+    background: var(--_surface);
+    border: 1px solid var(--_border);
+    border-radius: calc(var(--_radius) - 4px);
+    cursor: pointer;
+  }
+  .primary {
+    color: var(--obv-accent-contrast, #fff);
+    background: var(--_accent);
+    border-color: var(--_accent);
+  }
+  button:hover,
+  a:hover {
+    filter: brightness(0.94);
+  }
+  :focus-visible {
+    outline: 2px solid var(--_accent);
+    outline-offset: 2px;
+  }
+  :disabled {
+    cursor: not-allowed;
+    opacity: 0.55;
+  }
+`;

@@ -1,0 +1,37 @@
+// Remembers the session a tab is waiting on, so a reload while the consumer is at the bank resumes it
+// instead of losing the outcome. sessionStorage: per tab, gone when the tab closes.
+import type { StartedSession } from './session-client.ts';
+
+/** One key per element name and proxy, so two elements on a page never pick up each other's session. */
+export function pendingKey(name: string, proxyUrl: URL): string {
+  return `obv-link-account:${name}:${proxyUrl.href}`;
+}
+
+/** The remembered session, if any (storage can be unavailable, e.g. in a sandboxed frame). */
+export function loadPending(key: string): StartedSession | undefined {
+  try {
+    const value: unknown = JSON.parse(sessionStorage.getItem(key) ?? 'null');
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { sessionId, consumerUrl, expiresAt } = value as Record<string, unknown>;
+    if (typeof sessionId !== 'string' || typeof consumerUrl !== 'string' || !/^https?:/i.test(consumerUrl)) return undefined;
+    return { sessionId, consumerUrl, expiresAt: typeof expiresAt === 'string' ? expiresAt : '' };
+  } catch {
+    return undefined;
+  }
+}
+
+export function savePending(key: string, session: StartedSession): void {
+  try {
+    sessionStorage.setItem(key, JSON.stringify(session));
+  } catch {
+    // Without storage a reload loses the session; the flow itself still works.
+  }
+}
+
+export function clearPending(key: string): void {
+  try {
+    sessionStorage.removeItem(key);
+  } catch {
+    // Nothing was stored.
+  }
+}

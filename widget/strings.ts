@@ -1,0 +1,106 @@
+// Every word the element shows, in English and Spanish. Merchants can override any of them through the
+// element's `strings` property (e.g. to match their checkout's tone) without forking the component.
+
+/** The texts `<obv-link-account>` shows. */
+export interface ObvStrings {
+  idleTitle: string;
+  linkAccount: string;
+  idleHint: string;
+  starting: string;
+  waitingTitle: string;
+  waitingHint: string;
+  showTab: string;
+  cancel: string;
+  blockedTitle: string;
+  blockedHint: string;
+  openBank: string;
+  successTitle: string;
+  change: string;
+  failureTitle: string;
+  tryAgain: string;
+  expiredTitle: string;
+  expiredHint: string;
+  networkTitle: string;
+  networkHint: string;
+  configurationTitle: string;
+  valueMissing: string;
+  cancelled: string;
+  checking: string;
+  savings: string;
+  invalidProxyUrl: string;
+  invalidAmount: string;
+  invalidCurrency: string;
+}
+
+const en: ObvStrings = {
+  idleTitle: 'Pay from your bank account',
+  linkAccount: 'Link your bank account',
+  idleHint: 'Verify securely with your bank in a new tab.',
+  starting: 'Connecting to your bank…',
+  waitingTitle: 'Continue in the bank tab',
+  waitingHint: 'Finish at your bank in the other tab. This page updates when you’re done.',
+  showTab: 'Go to the bank tab',
+  cancel: 'Cancel',
+  blockedTitle: 'Your browser blocked the new tab',
+  blockedHint: 'Open your bank’s page with this link. This page updates when you’re done.',
+  openBank: 'Open your bank’s page',
+  successTitle: 'Bank account linked',
+  change: 'Change',
+  failureTitle: 'We couldn’t link your account',
+  tryAgain: 'Try again',
+  expiredTitle: 'The bank session expired',
+  expiredHint: 'Please start again.',
+  networkTitle: 'Connection problem',
+  networkHint: 'We couldn’t reach the server. Check your connection.',
+  configurationTitle: 'Bank linking is not available',
+  valueMissing: 'Link a bank account to continue.',
+  cancelled: 'Bank linking cancelled.',
+  checking: 'Checking',
+  savings: 'Savings',
+  invalidProxyUrl: 'The proxy-url attribute must be an http(s) URL or a path.',
+  invalidAmount: 'The amount attribute must be a positive amount with at most two decimals, like 49.99.',
+  invalidCurrency: 'The currency attribute must be USD.',
+};
+
+const es: ObvStrings = {
+  idleTitle: 'Paga desde tu cuenta bancaria',
+  linkAccount: 'Vincular tu cuenta bancaria',
+  idleHint: 'Verifica de forma segura con tu banco en una pestaña nueva.',
+  starting: 'Conectando con tu banco…',
+  waitingTitle: 'Continúa en la pestaña del banco',
+  waitingHint: 'Termina en tu banco en la otra pestaña. Esta página se actualiza al terminar.',
+  showTab: 'Ir a la pestaña del banco',
+  cancel: 'Cancelar',
+  blockedTitle: 'Tu navegador bloqueó la pestaña nueva',
+  blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza al terminar.',
+  openBank: 'Abrir la página de tu banco',
+  successTitle: 'Cuenta bancaria vinculada',
+  change: 'Cambiar',
+  failureTitle: 'No pudimos vincular tu cuenta',
+  tryAgain: 'Intentar de nuevo',
+  expiredTitle: 'La sesión del banco caducó',
+  expiredHint: 'Vuelve a empezar.',
+  networkTitle: 'Problema de conexión',
+  networkHint: 'No pudimos contactar con el servidor. Revisa tu conexión.',
+  configurationTitle: 'La vinculación bancaria no está disponible',
+  valueMissing: 'Vincula una cuenta bancaria para continuar.',
+  cancelled: 'Vinculación bancaria cancelada.',
+  checking: 'Corriente',
+  savings: 'Ahorros',
+  invalidProxyUrl: 'El atributo proxy-url debe ser una URL http(s) o una ruta.',
+  invalidAmount: 'El atributo amount debe ser un importe positivo con dos decimales como máximo, como 49.99.',
+  invalidCurrency: 'El atributo currency debe ser USD.',
+};
+
+/** The built-in catalogues, keyed by primary language subtag. */
+export const catalogues: Readonly<Record<'en' | 'es', ObvStrings>> = { en, es };
+
+/**
+ * The strings for a BCP 47 language tag ("es", "es-MX", "en-US"…); unknown languages get English.
+ * `overrides` replace individual entries.
+ */
+export function stringsFor(language: string | undefined, overrides?: Partial<ObvStrings>): ObvStrings {
+  const primary = (language ?? '').toLowerCase().split('-')[0];
+  const base = primary === 'es' ? es : en;
+  return overrides ? { ...base, ...overrides } : base;
+}

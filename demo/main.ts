@@ -15,7 +15,8 @@ function portFromEnv(value: string | undefined): number {
 const port = portFromEnv(process.env.PORT);
 
 try {
-  const demo = await startDemo({ port, ...(process.env.HOST ? { host: process.env.HOST } : {}) });
+  // Warnings and errors of the proxy still show (pino JSON lines); the normal flow stays quiet.
+  const demo = await startDemo({ port, logLevel: 'warn', ...(process.env.HOST ? { host: process.env.HOST } : {}) });
   console.log(`\nobv-link demo is running. Open ${demo.url}\n`);
   console.log('At the sandbox bank sign in as user_good / pass_good (or user_bad, user_locked, or press Cancel).');
   console.log('Press Ctrl+C to stop.');

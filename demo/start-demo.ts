@@ -79,15 +79,18 @@ function closeServer(server: Server): Promise<void> {
  * gets its request handler after.
  */
 export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo> {
-  const assets = await loadAssets();
   const host = options.host ?? '127.0.0.1';
   const server = createServer();
   const address = await listen(server, options.port ?? 8080, host);
-  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  // Listening on every interface (HOST=0.0.0.0 or ::) is still reached through loopback here.
+  const reachable = address.address === '0.0.0.0' || address.address === '::' ? '127.0.0.1' : address.address;
+  const urlHost = reachable.includes(':') ? `[${reachable}]` : reachable;
   const publicUrl = `http://${urlHost}:${address.port}`;
 
   let provider: RunningProvider | undefined;
   try {
+    // After listen, so a busy port is reported at once rather than after the build.
+    const assets = await loadAssets();
     provider = await startProvider({ ...options.provider, port: 0, host: '127.0.0.1' });
     // Generated per run: the merchant server is the only holder, the page never sees it.
     const merchantApiKey = randomBytes(24).toString('base64url');

@@ -26,6 +26,9 @@ export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
 export * from './upstream/errors.ts';
 export { ProblemError } from './errors.ts';
+export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
+export { MemorySessionStore } from './sessions/memory-store.ts';
+export { MemoryResultBus } from './sessions/memory-bus.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
 export interface ObvProxyDependencies {

@@ -40,13 +40,18 @@ export function safeError(error: unknown, depth = 0): SafeError {
   return safe;
 }
 
+function serializeError(value: unknown): unknown {
+  return value instanceof Error ? safeError(value) : value;
+}
+
 /** Creates the proxy's default logger. Pass `destination` to capture lines (tests). */
 export function createLogger(level: LoggerOptions['level'] = 'info', destination?: pino.DestinationStream): Logger {
   const options: LoggerOptions = {
     name: 'obv-proxy',
     level,
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    serializers: { err: safeError, error: safeError },
+    // Already-safe objects (callers pass safeError(e) so that injected loggers are safe too) pass as-is.
+    serializers: { err: serializeError, error: serializeError },
   };
   return destination ? pino(options, destination) : pino(options);
 }

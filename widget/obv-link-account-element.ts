@@ -165,6 +165,11 @@ export class ObvLinkAccountElement extends LitElement {
     return this.#internals.validity;
   }
 
+  /** Why the element is invalid, or an empty string. */
+  get validationMessage(): string {
+    return this.#internals.validationMessage;
+  }
+
   /** Checks validity and fires `invalid` when the element is invalid. */
   checkValidity(): boolean {
     return this.#internals.checkValidity();
@@ -353,15 +358,22 @@ export class ObvLinkAccountElement extends LitElement {
 
   #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
     const type = account.fiAccountType.toUpperCase();
-    const typeLabel = type === 'CHECKING' ? s.checking : type === 'SAVINGS' ? s.savings : account.fiAccountType;
+    let typeLabel = type === 'CHECKING' ? s.checking : type === 'SAVINGS' ? s.savings : account.fiAccountType;
+    // "Checking ••••4321" already says what it is.
+    if (account.accountLabel.toLowerCase().includes(typeLabel.toLowerCase())) typeLabel = '';
     return html`<p part="account" class="account"
 ><span class="fi">${account.fiName}</span
 ><span>${account.accountLabel}</span
 >${typeLabel ? html`<span class="type">${typeLabel}</span>` : nothing}</p>`;
   }
 
+  /** The `language` attribute, else the `lang` of the page around the element. */
+  get #language(): string | undefined {
+    return this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined);
+  }
+
   get #s(): ObvStrings {
-    return stringsFor(this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined), this.strings);
+    return stringsFor(this.#language, this.strings);
   }
 
   get #busy(): boolean {
@@ -418,7 +430,7 @@ export class ObvLinkAccountElement extends LitElement {
     for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'accountToken'] as const) {
       if (this[key]) body[key] = this[key];
     }
-    const language = this.language ?? document.documentElement.lang;
+    const language = this.#language;
     if (language) body.language = language;
     return body;
   }

@@ -1,7 +1,9 @@
 // Adopted as a constructable stylesheet by Lit: no <style> element, so a strict CSP needs no 'unsafe-inline'.
-import { css } from 'lit';
+// unsafeCSS over a constant rather than the css tag: the same CSSResult, without the tag's validation code
+// (≈100 gzip bytes of the size budget). Nothing here is interpolated, so nothing is unsafe.
+import { unsafeCSS } from 'lit';
 
-export const styles = css`
+export const styles = unsafeCSS(`
   :host {
     --_accent: var(--obv-accent, #2554d8);
     --_radius: var(--obv-radius, 12px);
@@ -143,4 +145,4 @@ export const styles = css`
     cursor: not-allowed;
     opacity: 0.55;
   }
-`;
+`);

@@ -10,11 +10,10 @@ export function pendingKey(name: string, proxyUrl: URL): string {
 /** The remembered session, if any (storage can be unavailable, e.g. in a sandboxed frame). */
 export function loadPending(key: string): StartedSession | undefined {
   try {
-    const value: unknown = JSON.parse(sessionStorage.getItem(key) ?? 'null');
-    if (typeof value !== 'object' || value === null) return undefined;
-    const { sessionId, consumerUrl, expiresAt } = value as Record<string, unknown>;
-    if (typeof sessionId !== 'string' || typeof consumerUrl !== 'string' || !/^https?:/i.test(consumerUrl)) return undefined;
-    return { sessionId, consumerUrl, expiresAt: typeof expiresAt === 'string' ? expiresAt : '' };
+    const value = JSON.parse(sessionStorage.getItem(key) ?? 'null') as Partial<StartedSession> | null;
+    // The link built from consumerUrl must never become a javascript: URL, whatever was stored.
+    if (typeof value?.sessionId !== 'string' || !/^https?:/i.test(String(value.consumerUrl))) return undefined;
+    return { sessionId: value.sessionId, consumerUrl: String(value.consumerUrl), expiresAt: String(value.expiresAt ?? '') };
   } catch {
     return undefined;
   }

@@ -67,9 +67,7 @@ async function problemMessage(response: Response): Promise<string> {
   try {
     const body: unknown = await response.json();
     if (!isObject(body)) return fallback;
-    const fields = Array.isArray(body.errors)
-      ? body.errors.filter(isObject).map((e) => `${String(e.path)}: ${String(e.message)}`)
-      : [];
+    const fields = Array.isArray(body.errors) ? body.errors.map((e: Json) => `${e.path}: ${e.message}`) : [];
     const text = isString(body.detail) ? body.detail : isString(body.title) ? body.title : fallback;
     return fields.length ? `${text} (${fields.join('; ')})` : text;
   } catch {
@@ -80,7 +78,7 @@ async function problemMessage(response: Response): Promise<string> {
 async function request(url: URL, init: RequestInit): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(url, { ...init, credentials: 'same-origin', headers: { Accept: 'application/json', ...init.headers } });
+    response = await fetch(url, { ...init, headers: { Accept: 'application/json', ...init.headers } });
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error;
     throw new ProxyRequestError('network', `Cannot reach ${url.href}`);

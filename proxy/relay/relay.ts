@@ -6,6 +6,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { safeError } from '../logger.ts';
 import type { OriginPolicy } from '../origin.ts';
 import type { ResultBus, SessionEvent, SessionRecord, SessionStore } from '../sessions/types.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
@@ -101,7 +102,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   function onConnection(socket: WebSocket): void {
     const client: Client = { socket, isAlive: true, terminalSent: false };
     clients.add(client);
-    socket.on('error', (error) => logger.debug({ err: error }, 'WebSocket error'));
+    socket.on('error', (error) => logger.debug({ err: safeError(error) }, 'WebSocket error'));
     socket.on('pong', () => {
       client.isAlive = true;
     });
@@ -111,7 +112,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
       // Only the first message matters; anything after the subscription is ignored.
       if (client.sessionId !== undefined) return;
       void onSubscribe(client, data, isBinary).catch((error: unknown) => {
-        logger.error({ err: error }, 'WebSocket subscription failed');
+        logger.error({ err: safeError(error) }, 'WebSocket subscription failed');
         socket.close(1011, 'internal error');
       });
     });
@@ -203,7 +204,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
         } else {
           armExpiry(sessionId, record.expiresAt);
         }
-      }, (error: unknown) => logger.error({ err: error, sessionId }, 'expiry check failed'));
+      }, (error: unknown) => logger.error({ err: safeError(error), sessionId }, 'expiry check failed'));
     }, wait);
   }
 

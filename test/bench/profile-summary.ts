@@ -1,5 +1,6 @@
 // Reads a V8 .cpuprofile (from BENCH_CPU_PROF=1 or `node --cpu-prof`) and prints where the time went:
-// self time by function and by package/folder.
+// self time by package/folder and by function, and inclusive time by package/folder (a sample counts
+// once for every package on its stack, so native work such as a socket write is charged to its caller).
 //   npx tsx test/bench/profile-summary.ts /tmp/obv-link-bench-profiles/obv-server-….cpuprofile [top]
 import { readFileSync } from 'node:fs';
 
@@ -27,6 +28,9 @@ function owner(url: string): string {
 function summarizeProfile(file: string, top: number): string {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const inclusiveByOwner = new Map<string, number>();
   const selfByFunction = new Map<string, number>();
   const selfByOwner = new Map<string, number>();
   let total = 0;
@@ -43,6 +47,12 @@ function summarizeProfile(file: string, top: number): string {
     const key = `${functionName || '(anonymous)'} ${url.replace(/^.*\/(node_modules|work\/main)\//, '')}:${lineNumber + 1}`;
     selfByFunction.set(key, (selfByFunction.get(key) ?? 0) + delta);
     selfByOwner.set(owner(url), (selfByOwner.get(owner(url)) ?? 0) + delta);
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)?.callFrame;
+      if (frame && frame.url !== '') onStack.add(owner(frame.url));
+    }
+    for (const name of onStack) inclusiveByOwner.set(name, (inclusiveByOwner.get(name) ?? 0) + delta);
     total += delta;
   });
   const busy = total - (selfByOwner.get('(idle)') ?? 0);
@@ -52,7 +62,7 @@ function summarizeProfile(file: string, top: number): string {
       .slice(0, top)
       .map(([key, ms]) => `  ${ms.toFixed(1).padStart(9)} ms ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${key}`)
       .join('\n');
-  return `${file}\n  ${total.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms busy (percentages of busy)\nby package/folder:\n${list(selfByOwner)}\nby function (self time):\n${list(selfByFunction)}`;
+  return `${file}\n  ${total.toFixed(0)} ms sampled, ${busy.toFixed(0)} ms busy (percentages of busy)\nby package/folder (self time):\n${list(selfByOwner)}\nby package/folder (inclusive):\n${list(inclusiveByOwner)}\nby function (self time):\n${list(selfByFunction)}`;
 }
 
 const [file, top = '25'] = process.argv.slice(2);

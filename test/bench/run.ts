@@ -2,13 +2,14 @@
 // Loopback only; every loop is bounded in count and time, and a watchdog ends the run if a step hangs.
 //   BENCH_QUICK=1 npm run bench          small sizes (a minute or so)
 //   npm run bench -- --only relay,memory  some sections only
-//   BENCH_CPU_PROF=1 npm run bench        also write CPU profiles of every child to $TMPDIR/obv-link-bench-profiles
+//   BENCH_CPU_PROF=1 npm run bench        also profile the servers while measured ($TMPDIR/obv-link-bench-profiles)
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseOptions, type BenchOptions, type SectionName } from './lib/options.ts';
+import { parseOptions, SECTIONS, type BenchOptions, type SectionName } from './lib/options.ts';
 import { markdownTable, type SectionResult } from './lib/report.ts';
+import { openFileLimit } from './lib/limits.ts';
 import { killAllChildren } from './lib/rpc.ts';
 import { measureElementSize } from './sections/element-size.ts';
 import { measureIntakeThroughput } from './sections/intake-throughput.ts';
@@ -19,7 +20,7 @@ import { measureTokenCoalescing } from './sections/token-coalescing.ts';
 
 type Section = (options: BenchOptions) => Promise<SectionResult>;
 
-const SECTION_RUNNERS: Record<SectionName, Section | undefined> = {
+const SECTION_RUNNERS: Record<SectionName, Section> = {
   size: () => measureElementSize(),
   start: measureStartOverhead,
   relay: measureRelayLatency,
@@ -43,11 +44,9 @@ async function main(): Promise<number> {
   const errors: Record<string, string> = {};
   console.log(`bench: ${options.quick ? 'QUICK sizes' : 'full sizes'}; sections ${options.sections.join(', ')}`);
   for (const name of options.sections) {
-    const runner = SECTION_RUNNERS[name];
     const sectionStart = Date.now();
     try {
-      if (!runner) throw new Error('not implemented yet');
-      const result = await runner(options);
+      const result = await SECTION_RUNNERS[name](options);
       results.push(result);
       console.log(`bench: ${name} done in ${((Date.now() - sectionStart) / 1000).toFixed(1)} s`);
       console.log(markdownTable([result]));
@@ -61,7 +60,7 @@ async function main(): Promise<number> {
 
   console.log(`\nobv-link benchmarks (${options.quick ? 'quick' : 'full'} run, Node ${process.version}, ${cpus().length} CPUs)\n`);
   console.log(markdownTable(results));
-  const complete = !options.quick && options.sections.length === SECTIONS_COUNT;
+  const complete = !options.quick && options.sections.length === SECTIONS.length;
   // Only a complete full-size run replaces the recorded results; quick or filtered runs go to tmp.
   const outFile = complete ? fileURLToPath(new URL('./results.json', import.meta.url)) : join(tmpdir(), 'obv-link-bench-results.json');
   writeFileSync(
@@ -75,7 +74,10 @@ async function main(): Promise<number> {
         platform: `${process.platform} ${process.arch}`,
         cpus: cpus().length,
         cpuModel: cpus()[0]?.model,
+        // Other work on the machine moves absolute figures; the ratios to same-run baselines move less.
         loadAverageAtStart: loadAtStart,
+        loadAverageAtEnd: loadavg(),
+        openFileLimit: openFileLimit(),
         sizes: options.sizes,
         rows: results.flatMap((result) => result.rows.map((row) => ({ section: result.section, ...row }))),
         sections: Object.fromEntries(results.map((result) => [result.section, result.data])),
@@ -88,8 +90,6 @@ async function main(): Promise<number> {
   console.log(`\nbench: wrote ${outFile}`);
   return Object.keys(errors).length > 0 ? 1 : 0;
 }
-
-const SECTIONS_COUNT = Object.keys(SECTION_RUNNERS).length;
 
 main().then(
   (code) => {

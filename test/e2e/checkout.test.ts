@@ -5,6 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import {
+  STEP_TIMEOUT_MS,
   TEST_TIMEOUT_MS,
   cancelAtBank,
   element,
@@ -49,6 +50,8 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       assert.equal(new URL(bank.url()).origin, new URL(demo.provider.url).origin, 'the bank page is the provider’s');
       await signInAtBank(bank, 'user_good', 'pass_good');
       await waitForState(page, 'success');
+      // The proxy's return page closes the bank's tab by itself.
+      if (!bank.isClosed()) await bank.waitForEvent('close', { timeout: STEP_TIMEOUT_MS });
       await page.locator('#pay-button:enabled').waitFor();
       assert.match(await elementStatus(page), /Checking ••••4321/);
 

@@ -16,6 +16,26 @@ async function postForm(url: string, fields: Record<string, string>): Promise<Re
   });
 }
 
+/** What the element sends to start linking, from the checkout's own origin. */
+function startVerification(demo: RunningDemo, body: Record<string, string>): Promise<Response> {
+  return fetch(new URL('obv/verifications', demo.url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: new URL(demo.url).origin },
+    body: JSON.stringify({ currency: 'USD', ...body }),
+  });
+}
+
+/** A problem+json with `status` whose `errors` name exactly `paths`. */
+async function expectFieldProblem(response: Response, status: number, paths: string[]): Promise<void> {
+  assert.equal(response.status, status);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  const problem = (await response.json()) as { errors: { path: string }[] };
+  assert.deepEqual(
+    problem.errors.map((error) => error.path),
+    paths,
+  );
+}
+
 async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string }> {
   const html = await (await fetch(demo.url)).text();
   const orderId = /name="orderId" value="(NR-[0-9A-F]+)"/.exec(html)?.[1];
@@ -68,6 +88,23 @@ describe('demo merchant server', () => {
     assert.match(again, new RegExp(`name="orderId" value="${first}"`));
   });
 
+  it('starts a verification with the order’s own amount and shopper, whatever the page claims', async () => {
+    const { orderId } = await openOrder(demo);
+    const response = await startVerification(demo, { merchantUserId: 'someone-else', merchantTransactionId: orderId, amount: '0.01' });
+    assert.equal(response.status, 201);
+    const verifications = [...demo.provider.state.verifications.values()];
+    const upstream = verifications.find((v) => v.request.merchant.merchantTransactionId === orderId)?.request;
+    assert.ok(upstream, 'the provider received the verification');
+    assert.equal(upstream.transaction.amount, '75.12');
+    assert.equal(upstream.merchant.merchantUserId, 'shopper-1815');
+    assert.equal(upstream.consumer.email, 'ada@example.com');
+  });
+
+  it('refuses to start a verification for an order the shop never opened', async () => {
+    const response = await startVerification(demo, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12' });
+    await expectFieldProblem(response, 422, ['merchantTransactionId']);
+  });
+
   it('serves the element and the page script as minified production bundles', async () => {
     for (const path of ['assets/obv-link-account.js', 'assets/checkout.js']) {
       const response = await fetch(new URL(path, demo.url));
@@ -91,24 +128,12 @@ describe('demo merchant server', () => {
 
   it('rejects a Pay form without an account token with a problem naming the field', async () => {
     const { orderId } = await openOrder(demo);
-    const response = await postForm(new URL('pay', demo.url).href, { orderId });
-    assert.equal(response.status, 400);
-    assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
-    const problem = (await response.json()) as { errors: { path: string }[] };
-    assert.deepEqual(
-      problem.errors.map((error) => error.path),
-      ['accountToken'],
-    );
+    await expectFieldProblem(await postForm(new URL('pay', demo.url).href, { orderId }), 400, ['accountToken']);
   });
 
   it('rejects a Pay form whose order id is malformed', async () => {
     const response = await postForm(new URL('pay', demo.url).href, { orderId: '<script>', accountToken: 'x' });
-    assert.equal(response.status, 400);
-    const problem = (await response.json()) as { errors: { path: string }[] };
-    assert.deepEqual(
-      problem.errors.map((error) => error.path),
-      ['orderId'],
-    );
+    await expectFieldProblem(response, 400, ['orderId']);
   });
 
   it('answers 404 for an order this shop never opened', async () => {

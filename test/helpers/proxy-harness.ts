@@ -49,6 +49,8 @@ export interface RunningProxy {
   wsUrl: string;
   /** Every log line the proxy wrote. */
   logs: LogCapture;
+  /** Every response the proxy's server sent (to browsers and to the provider), body as text. */
+  responses: RecordedResponse[];
   /** The session store the proxy uses (a MemorySessionStore unless `proxy.sessionStore` was given). */
   store: SessionStore;
   bus: ResultBus;
@@ -57,6 +59,36 @@ export interface RunningProxy {
   /** POSTs /verifications as a same-origin page; throws unless 201. */
   startVerification(body?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ sessionId: string; consumerUrl: string; expiresAt: string }>;
   close(): Promise<void>;
+}
+
+export interface RecordedResponse {
+  method: string;
+  path: string;
+  status: number;
+  body: string;
+}
+
+/** Records each response body the app writes (for the secret-leak scan). */
+function recordResponses(app: express.Express, into: RecordedResponse[]): void {
+  app.use((req, res, next) => {
+    const chunks: Buffer[] = [];
+    const write = res.write.bind(res) as (...args: unknown[]) => boolean;
+    const end = res.end.bind(res) as (...args: unknown[]) => express.Response;
+    const keep = (chunk: unknown) => {
+      if (typeof chunk === 'string') chunks.push(Buffer.from(chunk));
+      else if (chunk instanceof Uint8Array) chunks.push(Buffer.from(chunk));
+    };
+    res.write = ((...args: unknown[]) => {
+      keep(args[0]);
+      return write(...args);
+    }) as typeof res.write;
+    res.end = ((...args: unknown[]) => {
+      if (typeof args[0] !== 'function') keep(args[0]);
+      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') });
+      return end(...args);
+    }) as typeof res.end;
+    next();
+  });
 }
 
 export interface StartProxyOptions {
@@ -79,6 +111,8 @@ export const START_BODY = {
 /** Starts one proxy instance on 127.0.0.1:0 against `providerUrl`. */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
   const app = express();
+  const responses: RecordedResponse[] = [];
+  recordResponses(app, responses);
   const server = http.createServer(app);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -103,6 +137,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     baseUrl,
     wsUrl: `${baseUrl.replace(/^http/, 'ws')}/ws`,
     logs,
+    responses,
     store,
     bus,
     async notificationUrl(sessionId) {

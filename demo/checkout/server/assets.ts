@@ -1,9 +1,10 @@
-// The page gets production code: at start the demo bundles the element and the checkout script with
-// Vite's build API (minified, no dev server, no HMR client) and serves the output from memory.
+// The page gets production code: at start the demo builds the element with the package's own
+// vite.config.ts and the checkout script with Vite's build API (minified, no dev server, no HMR
+// client), and serves the output from memory: nothing is written to dist/.
 import { readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Rolldown } from 'vite';
+import { build, type InlineConfig, type Rolldown } from 'vite';
 
 export interface Asset {
   body: string | Uint8Array;
@@ -16,8 +17,9 @@ export type AssetMap = ReadonlyMap<string, Asset>;
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PAGE_DIR = fileURLToPath(new URL('../page/', import.meta.url));
 
-/** The element's entry: the module that defines `<obv-link-account>` (the widget's bundle entry). */
-export const WIDGET_ENTRY = join(REPO_ROOT, 'widget/obv-link-account.ts');
+/** The element's production build: the repository's vite.config.ts, as `npm run build` runs it. */
+const WIDGET_CONFIG = join(REPO_ROOT, 'vite.config.ts');
+const ELEMENT_BUNDLE = 'obv-link-account.js';
 const CHECKOUT_ENTRY = join(PAGE_DIR, 'checkout.ts');
 
 /** Files served as they are from `demo/checkout/page/`. */
@@ -27,21 +29,39 @@ const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.svg': 'image/svg+xml',
-  '.map': 'application/json; charset=utf-8',
 };
 
 function contentTypeOf(path: string): string {
   return CONTENT_TYPES[extname(path)] ?? 'application/octet-stream';
 }
 
-async function bundle(entries: Record<string, string>): Promise<Map<string, Asset>> {
-  const result = await build({
+/** Runs a Vite build in memory (`write: false`) and returns its JavaScript chunks by file name. */
+async function buildInMemory(config: InlineConfig): Promise<Map<string, Asset>> {
+  const result = await build({ root: REPO_ROOT, logLevel: 'warn', ...config, build: { ...config.build, write: false } });
+  const outputs = (Array.isArray(result) ? result : [result]) as Rolldown.RolldownOutput[];
+  const assets = new Map<string, Asset>();
+  for (const output of outputs) {
+    for (const file of output.output) {
+      if (file.type === 'chunk') assets.set(file.fileName, { body: file.code, contentType: contentTypeOf(file.fileName) });
+    }
+  }
+  return assets;
+}
+
+/** The element exactly as the package ships it (the config's terser settings, CSS minification, one file). */
+async function buildElement(): Promise<Map<string, Asset>> {
+  const built = await buildInMemory({ configFile: WIDGET_CONFIG, build: { emptyOutDir: false } });
+  const bundle = built.get(ELEMENT_BUNDLE);
+  if (!bundle) throw new Error(`the widget build produced no ${ELEMENT_BUNDLE} (check vite.config.ts)`);
+  return new Map([[ELEMENT_BUNDLE, bundle]]);
+}
+
+/** The checkout page's own script: a merchant's code, bundled on its own (it only imports types of the element). */
+function buildCheckoutScript(): Promise<Map<string, Asset>> {
+  return buildInMemory({
     configFile: false,
-    root: REPO_ROOT,
-    logLevel: 'warn',
     publicDir: false,
     build: {
-      write: false,
       target: 'es2022',
       minify: true,
       sourcemap: false,
@@ -49,22 +69,11 @@ async function bundle(entries: Record<string, string>): Promise<Map<string, Asse
       copyPublicDir: false,
       reportCompressedSize: false,
       rolldownOptions: {
-        input: entries,
-        // Entry modules are loaded by the page's <script type="module"> tags, so their exports must stay.
-        preserveEntrySignatures: 'exports-only',
-        output: { entryFileNames: '[name].js', chunkFileNames: 'chunks/[name]-[hash].js', format: 'es' },
+        input: { checkout: CHECKOUT_ENTRY },
+        output: { entryFileNames: '[name].js', format: 'es', codeSplitting: false },
       },
     },
   });
-  const outputs = (Array.isArray(result) ? result : [result]) as Rolldown.RolldownOutput[];
-  const assets = new Map<string, Asset>();
-  for (const output of outputs) {
-    for (const file of output.output) {
-      const body = file.type === 'chunk' ? file.code : file.source;
-      assets.set(file.fileName, { body, contentType: contentTypeOf(file.fileName) });
-    }
-  }
-  return assets;
 }
 
 async function staticFiles(): Promise<Map<string, Asset>> {
@@ -81,8 +90,8 @@ let cached: Promise<AssetMap> | undefined;
  * the static files. A failed build is not cached, so the next start tries again.
  */
 export function loadAssets(): Promise<AssetMap> {
-  cached ??= Promise.all([bundle({ 'obv-link-account': WIDGET_ENTRY, checkout: CHECKOUT_ENTRY }), staticFiles()]).then(
-    ([built, files]) => new Map([...files, ...built]),
+  cached ??= Promise.all([buildElement(), buildCheckoutScript(), staticFiles()]).then(
+    ([element, script, files]) => new Map([...files, ...element, ...script]),
   );
   cached.catch(() => {
     cached = undefined;

@@ -10,7 +10,7 @@ export const CONTENT_SECURITY_POLICY = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "img-src 'self' data:",
+  "img-src 'self'",
   "connect-src 'self' ws: wss:",
   "base-uri 'none'",
   "form-action 'self'",

@@ -1,14 +1,18 @@
-// The baselines' server: the least a relay and a notification intake can do with node:http and ws, and
-// nothing more (no framework, no validation beyond the signature, no heartbeat). Each figure of the
-// proxy is set beside this server's figure measured in the same run.
+// The baselines' server: the least a relay, a notification intake and a start forwarder can do with
+// node:http and ws, and nothing more (no framework, no validation beyond the signature, no heartbeat,
+// no logs). Each figure of the proxy is set beside this server's figure measured in the same run.
+// With BENCH_UPSTREAM_URL, POST /verifications forwards starts to that provider's endpoint 2.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { SequentialClient } from '../lib/http-client.ts';
 import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
 import { serveRpc } from '../lib/rpc.ts';
 import { WEBHOOK_SECRET } from '../lib/notifications.ts';
 import type { ServerAddress } from '../lib/servers.ts';
+import { fetchToken, postVerification, verificationRequest, type StartBody } from '../lib/upstream.ts';
 
 const webhook = new Webhook(WEBHOOK_SECRET);
 const subscribers = new Map<string, Set<WebSocket>>();
@@ -42,11 +46,27 @@ function readBody(request: http.IncomingMessage): Promise<string> {
   });
 }
 
+const upstreamUrl = process.env.BENCH_UPSTREAM_URL;
+const upstream = upstreamUrl ? new SequentialClient(upstreamUrl, 64) : undefined;
+let token: Promise<string> | undefined;
+
+/** Forwarding floor: endpoint 2 with a token fetched once, the consumerUrl handed back. */
+async function forwardStart(body: string, response: http.ServerResponse): Promise<void> {
+  if (!upstream) throw new Error('BENCH_UPSTREAM_URL is not set');
+  token ??= fetchToken(upstream);
+  const ref = randomBytes(16).toString('base64url');
+  const consumerUrl = await postVerification(upstream, await token, verificationRequest(JSON.parse(body) as StartBody, origin, ref));
+  const session = { sessionId: ref, consumerUrl, expiresAt: new Date(Date.now() + 1_800_000).toISOString() };
+  response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(session));
+}
+
 const server = http.createServer(async (request, response) => {
   try {
     const [, route, id] = (request.url ?? '').split('/');
     const body = await readBody(request);
-    if (request.method === 'POST' && route === 'relay' && id) {
+    if (request.method === 'POST' && route === 'verifications') {
+      await forwardStart(body, response);
+    } else if (request.method === 'POST' && route === 'relay' && id) {
       // Relay floor: parse and forward, no authentication.
       publish(id, outcomeOf(JSON.parse(body)));
       response.writeHead(204).end();
@@ -89,13 +109,13 @@ server.on('upgrade', (request, socket, head) => {
 });
 
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 serveRpc({
   address: () => {
-    const { port } = server.address() as { port: number };
     return {
-      origin: `http://127.0.0.1:${port}`,
-      wsUrl: `ws://127.0.0.1:${port}/ws`,
+      origin,
+      wsUrl: `${origin.replace('http', 'ws')}/ws`,
       relayPrefix: '/relay/',
       relaySigned: false,
       intakePrefix: '/webhook/',

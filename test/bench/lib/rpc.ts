@@ -2,6 +2,8 @@
 // idle client sockets) can live in its own process: its memory is then measured alone, and its CPU
 // is not shared with the load generator's event loop.
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,11 +22,44 @@ interface RpcResponse {
 /** Handlers a child process answers; each receives the params the parent sent. */
 export type RpcHandlers = Record<string, (params: never) => unknown>;
 
+/** Where `BENCH_CPU_PROF=1` writes CPU profiles of the measured phases (open them in Chrome DevTools). */
+export const PROFILE_DIR = join(tmpdir(), 'obv-link-bench-profiles');
+
+/** Whether this run profiles the servers (BENCH_CPU_PROF=1). */
+export const PROFILING = process.env.BENCH_CPU_PROF === '1';
+
+let profiler: Session | undefined;
+
 /**
- * Child side: answers the parent's calls with `handlers` and exits when the parent goes away (so no
- * bench process outlives an aborted run).
+ * Profiling through the inspector rather than `--cpu-prof`, so a profile covers the measured phase
+ * only, not start-up and module loading.
  */
-export function serveRpc(handlers: RpcHandlers): void {
+const PROFILE_HANDLERS: RpcHandlers = {
+  profileStart: async () => {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.setSamplingInterval', { interval: 200 });
+    await profiler.post('Profiler.start');
+  },
+  profileStop: async ({ name }: { name: string }) => {
+    if (!profiler) throw new Error('profileStop without profileStart');
+    const { profile } = await profiler.post('Profiler.stop');
+    profiler.disconnect();
+    profiler = undefined;
+    mkdirSync(PROFILE_DIR, { recursive: true });
+    const file = join(PROFILE_DIR, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    return file;
+  },
+};
+
+/**
+ * Child side: answers the parent's calls with `handlers` (plus profileStart/profileStop) and exits
+ * when the parent goes away (so no bench process outlives an aborted run).
+ */
+export function serveRpc(ownHandlers: RpcHandlers): void {
+  const handlers = { ...PROFILE_HANDLERS, ...ownHandlers };
   if (!process.send) throw new Error('bench child started without an IPC channel: run it through spawnChild()');
   process.on('message', (message: RpcRequest) => {
     const handler = handlers[message.method] as ((params: unknown) => unknown) | undefined;
@@ -41,9 +76,6 @@ export function serveRpc(handlers: RpcHandlers): void {
   process.on('disconnect', () => process.exit(0));
   process.send({ id: 0, result: 'ready' } satisfies RpcResponse);
 }
-
-/** Where `BENCH_CPU_PROF=1` writes the children's CPU profiles (open them in Chrome DevTools). */
-export const PROFILE_DIR = join(tmpdir(), 'obv-link-bench-profiles');
 
 const live = new Set<ChildProcess>();
 
@@ -79,14 +111,10 @@ export class BenchChild {
 
   /**
    * Starts `script` (a path relative to test/bench/children) under tsx with `--expose-gc`, and waits for it
-   * to say it is ready. `BENCH_CPU_PROF=1` adds `--cpu-prof` (profiles land in PROFILE_DIR).
+   * to say it is ready.
    */
   static async spawn(script: string, name: string, options: { env?: Record<string, string>; quiet?: boolean } = {}): Promise<BenchChild> {
     const execArgv = ['--import', 'tsx', '--expose-gc'];
-    if (process.env.BENCH_CPU_PROF === '1') {
-      // One folder per child: tsx's loader thread writes a profile of its own beside the main thread's.
-      execArgv.push('--cpu-prof', `--cpu-prof-dir=${join(PROFILE_DIR, name)}`);
-    }
     const child = fork(fileURLToPath(new URL(`../children/${script}`, import.meta.url)), [], {
       execArgv,
       env: { ...process.env, ...options.env },
@@ -108,7 +136,7 @@ export class BenchChild {
     return reply as Promise<T>;
   }
 
-  /** Asks the child to exit cleanly (so a CPU profile gets written), then kills it if it lingers. */
+  /** Asks the child to exit, then kills it if it lingers. */
   async close(): Promise<void> {
     if (this.#exited) return;
     const exited = new Promise<void>((resolve) => this.#child.once('exit', () => resolve()));

@@ -1,6 +1,6 @@
 // The servers under test, each in its own child process: obv-link's proxy (with its relay) and the
 // bare node:http + ws baseline. Both answer the same calls, so a section drives either the same way.
-import { BenchChild } from './rpc.ts';
+import { BenchChild, PROFILING } from './rpc.ts';
 import type { MemoryReading } from './memory.ts';
 
 /** Where a server listens and which paths take notifications. */
@@ -47,6 +47,16 @@ export class ServerUnderTest {
   /** CPU milliseconds the server process has used so far. */
   cpuTime(): Promise<number> {
     return this.child.call<number>('cpuTime');
+  }
+
+  /** With BENCH_CPU_PROF=1, starts profiling the server (the measured phase begins). */
+  async profileStart(): Promise<void> {
+    if (PROFILING) await this.child.call('profileStart');
+  }
+
+  /** With BENCH_CPU_PROF=1, writes the profile as `{name}.cpuprofile` and says where. */
+  async profileStop(name: string): Promise<void> {
+    if (PROFILING) console.log(`bench: CPU profile ${await this.child.call<string>('profileStop', { name })}`);
   }
 
   close(): Promise<void> {

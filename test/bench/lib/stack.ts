@@ -1,4 +1,5 @@
-// The sandbox provider and obv-link's proxy in front of it, each in its own process.
+// The sandbox provider with obv-link's proxy in front of it, and the bare forwarder beside it (the
+// least any proxy in between costs), each in its own process.
 import { BenchChild } from './rpc.ts';
 import { ServerUnderTest } from './servers.ts';
 
@@ -12,13 +13,15 @@ export class ProxiedProvider {
     readonly provider: BenchChild,
     readonly providerUrl: string,
     readonly proxy: ServerUnderTest,
+    readonly forwarder: ServerUnderTest,
   ) {}
 
   static async start(): Promise<ProxiedProvider> {
     const provider = await BenchChild.spawn('provider-server.ts', 'provider', { quiet: true });
     const providerUrl = await provider.call<string>('url');
     const proxy = await ServerUnderTest.start('obv', { BENCH_UPSTREAM_URL: providerUrl });
-    return new ProxiedProvider(provider, providerUrl, proxy);
+    const forwarder = await ServerUnderTest.start('bare', { BENCH_UPSTREAM_URL: providerUrl });
+    return new ProxiedProvider(provider, providerUrl, proxy, forwarder);
   }
 
   stats(): Promise<ProviderStatsSnapshot> {
@@ -27,6 +30,7 @@ export class ProxiedProvider {
 
   async close(): Promise<void> {
     await this.proxy.close();
+    await this.forwarder.close();
     await this.provider.close();
   }
 }

@@ -6,7 +6,41 @@ const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token?grant_type=client_credentials
 const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 const BASIC = `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`;
 
-export const CONSUMER = { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' };
+/** What the element sends to start a verification (docs/CONTRACTS.md §2). */
+export interface StartBody {
+  merchantUserId: string;
+  merchantTransactionId: string;
+  amount: string;
+  currency: string;
+  consumer: { firstName: string; lastName: string; email: string };
+}
+
+/** The start body of the `index`th benchmark start. */
+export function startBody(index: number): StartBody {
+  return {
+    merchantUserId: `user-${index}`,
+    merchantTransactionId: `txn-${index}`,
+    amount: '49.99',
+    currency: 'USD',
+    consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+  };
+}
+
+/** Endpoint 2's request for `start`, as the proxy builds it (per-session callback URLs under `callbackBase`). */
+export function verificationRequest(start: StartBody, callbackBase: string, ref: string): unknown {
+  return {
+    countryCode: 'US',
+    consumer: start.consumer,
+    merchant: {
+      merchantId: 'bench-merchant',
+      merchantUserId: start.merchantUserId,
+      merchantTransactionId: start.merchantTransactionId,
+      returnURL: `${callbackBase}/return/${ref}`,
+      notificationURL: `${callbackBase}/notifications/${ref}`,
+    },
+    transaction: { amount: start.amount, currency: start.currency, product: 'ACH', originatorIp: '127.0.0.1' },
+  };
+}
 
 /** Endpoint 1: a bearer token for the documented sandbox client. */
 export async function fetchToken(provider: SequentialClient): Promise<string> {
@@ -18,35 +52,15 @@ export async function fetchToken(provider: SequentialClient): Promise<string> {
   return (JSON.parse(response.body) as { access_token: string }).access_token;
 }
 
-/** Endpoint 2 with the request the proxy would build for the same start. */
-export async function startVerificationDirectly(provider: SequentialClient, token: string, index: number, callbackBase: string): Promise<void> {
-  const response = await provider.request(
-    'POST',
-    VERIFICATION_PATH,
-    {
-      countryCode: 'US',
-      consumer: CONSUMER,
-      merchant: {
-        merchantId: 'bench-merchant',
-        merchantUserId: `user-${index}`,
-        merchantTransactionId: `txn-${index}`,
-        returnURL: `${callbackBase}/return/direct-${index}`,
-        notificationURL: `${callbackBase}/notifications/direct-${index}`,
-      },
-      transaction: { amount: '49.99', currency: 'USD', product: 'ACH', originatorIp: '127.0.0.1' },
-    },
-    { authorization: `Bearer ${token}` },
-  );
-  expectStatus(response, 200, 'direct verification request');
+/** Endpoint 2 with a bearer; resolves with the consumerUrl. */
+export async function postVerification(provider: SequentialClient, token: string, request: unknown): Promise<string> {
+  const response = await provider.request('POST', VERIFICATION_PATH, request, { authorization: `Bearer ${token}` });
+  expectStatus(response, 200, 'verification request to the provider');
+  return (JSON.parse(response.body) as { consumerUrl: string }).consumerUrl;
 }
 
-/** POST /obv/verifications as the element sends it. */
-export async function startThroughProxy(proxy: SequentialClient, index: number): Promise<void> {
-  const response = await proxy.request(
-    'POST',
-    '/obv/verifications',
-    { merchantUserId: `user-${index}`, merchantTransactionId: `txn-${index}`, amount: '49.99', currency: 'USD', consumer: CONSUMER },
-    { origin: proxy.origin },
-  );
-  expectStatus(response, 201, 'start through the proxy');
+/** POST {path} as the element sends it (the proxy's /obv/verifications, or the bare forwarder's). */
+export async function startThrough(server: SequentialClient, path: string, index: number): Promise<void> {
+  const response = await server.request('POST', path, startBody(index), { origin: server.origin });
+  expectStatus(response, 201, `start through ${server.origin}${path}`);
 }

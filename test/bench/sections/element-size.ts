@@ -5,8 +5,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { build, loadConfigFromFile, type InlineConfig, type UserConfig } from 'vite';
+import { compressedSize, type CompressedSize } from '../lib/compression.ts';
 import { formatBytes, type SectionResult } from '../lib/report.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -14,23 +14,6 @@ const DIST_FILE = join(ROOT, 'dist/obv-link-account.js');
 const FIXTURE = fileURLToPath(new URL('../fixtures/bare-element.ts', import.meta.url));
 const BUDGET_GZIP = 12 * 1024;
 const AIM_GZIP = 10 * 1024;
-
-export interface CompressedSize {
-  raw: number;
-  gzip: number;
-  brotli: number;
-}
-
-/** Sizes as a CDN would serve them: gzip level 9, brotli quality 11. */
-export function compressedSize(code: Buffer): CompressedSize {
-  return {
-    raw: code.length,
-    gzip: gzipSync(code, { level: 9 }).length,
-    brotli: brotliCompressSync(code, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: code.length },
-    }).length,
-  };
-}
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;

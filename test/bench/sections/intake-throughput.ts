@@ -91,9 +91,11 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<
   const obv = await prepareSide('obv', count);
   try {
     for (const side of [bare, obv]) await load(side, warmup, sizes.intakeConnections, false);
+    await Promise.all([bare.server.profileStart(), obv.server.profileStart()]);
     for (let round = 0; round < ROUNDS; round++) {
       for (const side of round % 2 === 0 ? [bare, obv] : [obv, bare]) await load(side, perRound, sizes.intakeConnections, true);
     }
+    await Promise.all([bare.server.profileStop('intake-bare'), obv.server.profileStop('intake-obv')]);
   } finally {
     await bare.server.close();
     await obv.server.close();
@@ -102,6 +104,7 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<
     throw new Error(`notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * ROUNDS} each)`);
   }
   const rate = (side: Side): number => side.ok / (side.ms / 1000);
+  const cpuPerRequestUs = (side: Side): number => (1000 * side.serverCpuMs) / side.ok;
   const ratio = rate(obv) / rate(bare);
   return {
     section: 'intake',
@@ -114,12 +117,20 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<
         aim: `≥ ${formatRatio(AIM_RATIO)}`,
         met: ratio >= AIM_RATIO,
       },
+      {
+        // Independent of the load generator: what one notification costs the server's single thread.
+        metric: 'server CPU per notification',
+        value: `${Math.round(cpuPerRequestUs(obv))} µs`,
+        baseline: `${Math.round(cpuPerRequestUs(bare))} µs bare node:http`,
+        comparison: formatRatio(cpuPerRequestUs(obv) / cpuPerRequestUs(bare)),
+        aim: '',
+      },
     ],
     data: {
       connections: sizes.intakeConnections,
       requestsPerSide: obv.ok,
-      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms },
-      bare: { requestsPerSecond: rate(bare), ok: bare.ok, ms: bare.ms, serverCpuShare: bare.serverCpuMs / bare.ms },
+      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms, cpuPerRequestUs: cpuPerRequestUs(obv) },
+      bare: { requestsPerSecond: rate(bare), ok: bare.ok, ms: bare.ms, serverCpuShare: bare.serverCpuMs / bare.ms, cpuPerRequestUs: cpuPerRequestUs(bare) },
       ratio,
       aimRatio: AIM_RATIO,
     },

@@ -53,10 +53,12 @@ export async function measureRelayLatency({ sizes }: BenchOptions): Promise<Sect
   try {
     const deadline = Date.now() + 10 * 60_000;
     for (let index = 0; index < timed && Date.now() < deadline; index++) {
+      if (index === sizes.warmup) await Promise.all(sides.map((side) => side.server.profileStart()));
       // Alternate which server goes first, so neither always follows the other's socket close.
       const order = index % 2 === 0 ? sides : [obvSide, bareSide];
       for (const side of order) await sampleOnce(side, index, index >= sizes.warmup);
     }
+    await Promise.all(sides.map((side) => side.server.profileStop(`relay-${side.server.kind}`)));
   } finally {
     for (const side of sides) {
       side.client.close();

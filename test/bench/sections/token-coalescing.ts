@@ -5,7 +5,7 @@ import { SequentialClient } from '../lib/http-client.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import type { SectionResult } from '../lib/report.ts';
 import { ProxiedProvider } from '../lib/stack.ts';
-import { fetchToken, startThroughProxy, startVerificationDirectly } from '../lib/upstream.ts';
+import { fetchToken, postVerification, startBody, startThrough, verificationRequest } from '../lib/upstream.ts';
 
 export async function measureTokenCoalescing({ sizes }: BenchOptions): Promise<SectionResult> {
   const count = sizes.coldStarts;
@@ -14,11 +14,13 @@ export async function measureTokenCoalescing({ sizes }: BenchOptions): Promise<S
   const provider = new SequentialClient(stack.providerUrl, count);
   try {
     const before = await stack.stats();
-    await Promise.all(Array.from({ length: count }, (_, index) => startThroughProxy(proxy, index)));
+    await Promise.all(Array.from({ length: count }, (_, index) => startThrough(proxy, '/obv/verifications', index)));
     const afterProxy = await stack.stats();
     const callbackBase = `${stack.proxy.address.origin}/obv`;
     await Promise.all(
-      Array.from({ length: count }, async (_, index) => startVerificationDirectly(provider, await fetchToken(provider), index, callbackBase)),
+      Array.from({ length: count }, async (_, index) =>
+        postVerification(provider, await fetchToken(provider), verificationRequest(startBody(index), callbackBase, `naive-${index}`)),
+      ),
     );
     const afterNaive = await stack.stats();
     const viaProxy = afterProxy.tokenRequests - before.tokenRequests;

@@ -3,6 +3,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemoryResultBus } from '../../../proxy/sessions/memory-bus.ts';
+import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
+import type { SessionRecord } from '../../../proxy/sessions/types.ts';
+import { SUCCESS } from '../../helpers/session-backend-contract.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
@@ -149,5 +152,54 @@ describe('relay expiry and heartbeat', () => {
     // Several heartbeat periods pass before the session's expiry closes it normally.
     assert.equal((await client.closed).code, 1000);
     assert.ok(client.messages.some((message) => message.type === 'expired'));
+  });
+});
+
+describe('relay race between reading the store and a published outcome', () => {
+  /** A store whose held get() reads at once but answers only when `release()` is called. */
+  class SlowReadStore extends MemorySessionStore {
+    #holding = false;
+    #readDone: () => void = () => undefined;
+    #release: () => void = () => undefined;
+    /** Holds the next get(); resolves once that get has read the (soon stale) record. */
+    holdNextGet(): Promise<void> {
+      this.#holding = true;
+      return new Promise((resolve) => (this.#readDone = resolve));
+    }
+    release(): void {
+      this.#release();
+    }
+    override async get(sessionId: string): Promise<SessionRecord | undefined> {
+      const record = await super.get(sessionId);
+      if (!this.#holding) return record;
+      this.#holding = false;
+      const gate = new Promise<void>((resolve) => (this.#release = resolve));
+      this.#readDone();
+      await gate;
+      return record;
+    }
+  }
+
+  test('delivers an outcome published while the subscription was reading the store, once', async (t) => {
+    const store = new SlowReadStore();
+    const bus = new MemoryResultBus();
+    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: bus } });
+    t.after(async () => {
+      await pair.close();
+      await store.close();
+    });
+    const { sessionId } = await pair.startVerification();
+    const read = store.holdNextGet();
+    const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+    client.send({ type: 'subscribe', sessionId });
+    await read;
+    const { stored } = await store.settle(sessionId, SUCCESS);
+    assert.equal(stored, true);
+    await bus.publish({ type: 'result', sessionId, outcome: SUCCESS });
+    store.release();
+    assert.deepEqual(await client.next(), { type: 'subscribed', sessionId, state: 'pending' });
+    assert.deepEqual(await client.next(), { type: 'result', sessionId, outcome: SUCCESS });
+    await client.closed;
+    assert.equal(client.messages.length, 2);
   });
 });

@@ -185,3 +185,21 @@ describe('starting verifications with the merchant hook, limits and a failing pr
     assert.ok(!broken.logs.lines.join('\n').includes('wrong-secret-for-this-test'));
   });
 });
+
+describe('client address behind a reverse proxy', () => {
+  test('takes originatorIp from X-Forwarded-For when OBV_TRUST_PROXY trusts the hop', async (t) => {
+    const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
+    t.after(() => pair.close());
+    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-forwarded');
+    assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
+  });
+
+  test('ignores X-Forwarded-For when no proxy is trusted', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-direct');
+    assert.equal(verification?.request.transaction.originatorIp, '127.0.0.1');
+  });
+});

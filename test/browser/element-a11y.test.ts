@@ -1,0 +1,202 @@
+// Accessibility in every state (axe), the live region that announces changes, both languages, merchant
+// overrides of the texts, and configuration errors that must be visible instead of a silent no-op.
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../widget/obv-link-account.ts';
+import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, until } from './helpers.ts';
+
+type World = ReturnType<typeof setUpWorld>;
+
+const status = (el: ObvLinkAccountElement) => el.shadowRoot!.querySelector<HTMLElement>('[part="status"]')!;
+const text = (el: ObvLinkAccountElement) => status(el).textContent!.replace(/\s+/g, ' ').trim();
+
+async function mount(attributes = {} as Record<string, string>): Promise<ObvLinkAccountElement> {
+  const el = document.createElement('obv-link-account');
+  for (const [name, value] of Object.entries(attributes)) el.setAttribute(name, value);
+  const host = await fixture<HTMLDivElement>(html`<div></div>`);
+  host.append(el);
+  await el.updateComplete;
+  return el;
+}
+
+async function waiting(el: ObvLinkAccountElement): Promise<FakeSocket> {
+  el.start();
+  await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'waiting');
+  await el.updateComplete;
+  FakeSocket.last.accept();
+  return FakeSocket.last;
+}
+
+async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void> {
+  const socket = await waiting(el);
+  socket.receive(message);
+  await el.updateComplete;
+}
+
+const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
+const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
+
+describe('<obv-link-account> accessibility', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('passes axe while idle', async () => {
+    await expect(await mount()).to.be.accessible();
+  });
+
+  it('passes axe while starting', async () => {
+    world.proxy.routes['POST /obv/verifications'] = () => new Promise(() => undefined);
+    const el = await mount();
+    el.start();
+    await el.updateComplete;
+    expect(el.state).to.equal('starting');
+    await expect(el).to.be.accessible();
+  });
+
+  it('passes axe while waiting on the bank tab', async () => {
+    const el = await mount();
+    await waiting(el);
+    await expect(el).to.be.accessible();
+  });
+
+  it('passes axe after success, failure and expiry', async () => {
+    for (const message of [success, failure, { type: 'expired', sessionId: SESSION.sessionId }]) {
+      const el = await mount();
+      await settle(el, message);
+      expect(el.state).to.be.oneOf(['success', 'failure', 'expired']);
+      await expect(el).to.be.accessible();
+      el.remove();
+      FakeSocket.instances = [];
+    }
+  });
+
+  it('passes axe with a network error and a configuration error', async () => {
+    world.proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    const el = await mount();
+    el.start();
+    await until(() => el.state === 'error', 'the network error');
+    await el.updateComplete;
+    await expect(el).to.be.accessible();
+    const misconfigured = await mount({ currency: 'EUR' });
+    await expect(misconfigured).to.be.accessible();
+  });
+
+  it('passes axe while disabled', async () => {
+    await expect(await mount({ disabled: '' })).to.be.accessible();
+  });
+
+  it('announces every state change through one polite live region', async () => {
+    const el = await mount();
+    const region = status(el);
+    expect(region.getAttribute('role')).to.equal('status');
+    expect(region.getAttribute('aria-live')).to.equal('polite');
+    const socket = await waiting(el);
+    expect(status(el)).to.equal(region);
+    expect(text(el)).to.contain('Continue in the bank tab');
+    socket.receive(success);
+    await el.updateComplete;
+    expect(status(el)).to.equal(region);
+    expect(text(el)).to.contain('Bank account linked').and.contain('Sandbox Federal Bank');
+  });
+});
+
+describe('<obv-link-account> languages', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('speaks Spanish with language="es" and sends the language to the proxy', async () => {
+    const el = await mount({ language: 'es' });
+    expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular tu cuenta bancaria');
+    await settle(el, failure);
+    expect(text(el)).to.contain('No pudimos vincular tu cuenta');
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Intentar de nuevo');
+    expect(world.proxy.bodies[0]).to.deep.include({ language: 'es' });
+  });
+
+  it('follows the lang of the page around it', async () => {
+    const wrapper = await fixture<HTMLDivElement>(html`<div lang="es-MX"><obv-link-account required></obv-link-account></div>`);
+    const el = wrapper.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
+    expect(el.validationMessage).to.equal('Vincula una cuenta bancaria para continuar.');
+    await settle(el, success);
+    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente');
+  });
+
+  it('speaks English for languages it does not know', async () => {
+    const el = await mount({ language: 'fr' });
+    expect(text(el)).to.contain('Pay from your bank account');
+  });
+
+  it('lets the merchant override single texts through the strings property', async () => {
+    const el = await mount();
+    el.strings = { idleTitle: 'Pay by bank' };
+    await el.updateComplete;
+    expect(text(el)).to.contain('Pay by bank');
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Link your bank account');
+  });
+});
+
+describe('<obv-link-account> configuration errors', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  const cases: Array<[string, Record<string, string>, string]> = [
+    ['a proxy-url that is not http(s)', { 'proxy-url': 'javascript:alert(1)' }, 'proxy-url'],
+    ['an empty proxy-url', { 'proxy-url': '' }, 'proxy-url'],
+    ['a negative amount', { amount: '-1' }, 'amount'],
+    ['a zero amount', { amount: '0.00' }, 'amount'],
+    ['an amount with three decimals', { amount: '1.999' }, 'amount'],
+    ['an amount that is not a number', { amount: 'ten' }, 'amount'],
+    ['a currency other than USD', { currency: 'EUR' }, 'currency'],
+  ];
+  for (const [what, attributes, attribute] of cases) {
+    it(`shows a configuration error and fires obv-error for ${what}`, async () => {
+      const el = document.createElement('obv-link-account');
+      for (const [name, value] of Object.entries(attributes)) el.setAttribute(name, value);
+      const errors: Array<{ kind: string; message: string }> = [];
+      el.addEventListener('obv-error', (event) => errors.push(event.detail));
+      const host = await fixture<HTMLDivElement>(html`<div></div>`);
+      host.append(el);
+      await el.updateComplete;
+      expect(el.state).to.equal('error');
+      expect(errors).to.have.length(1);
+      expect(errors[0]!.kind).to.equal('configuration');
+      expect(errors[0]!.message).to.contain(attribute);
+      expect(text(el)).to.contain('Bank linking is not available').and.contain(attribute);
+      expect(el.shadowRoot!.querySelector('button')).to.equal(null);
+      el.start();
+      expect(world.open.called).to.equal(false);
+      el.requestUpdate();
+      await el.updateComplete;
+      expect(errors).to.have.length(1);
+    });
+  }
+
+  it('accepts the valid amounts 49.99, 5 and 0.5 with USD', async () => {
+    for (const amount of ['49.99', '5', '0.5']) {
+      const el = await mount({ amount, currency: 'USD' });
+      expect(el.state, amount).to.equal('idle');
+    }
+  });
+
+  it('recovers when the merchant fixes the attribute', async () => {
+    const el = await mount({ amount: 'abc' });
+    expect(el.state).to.equal('error');
+    const change = once<{ state: string; previous: string }>(el, 'obv-state-change');
+    el.setAttribute('amount', '12.50');
+    expect((await change).detail).to.deep.equal({ state: 'idle', previous: 'error' });
+    await el.updateComplete;
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Link your bank account');
+  });
+});

@@ -1,0 +1,146 @@
+// The element as a form control: its value is the account token, `required` keeps the form invalid,
+// reset and disabled fieldsets behave like native controls; plus `disabled` and keyboard use.
+import { expect, fixture, html } from '@open-wc/testing';
+import { sendKeys } from '@web/test-runner-commands';
+import '../../widget/obv-link-account.ts';
+import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, until } from './helpers.ts';
+
+type World = ReturnType<typeof setUpWorld>;
+
+function focusedPart(el: ObvLinkAccountElement): string | null {
+  return el.shadowRoot?.activeElement?.getAttribute('part') ?? null;
+}
+
+async function link(el: ObvLinkAccountElement): Promise<void> {
+  el.shadowRoot!.querySelector<HTMLElement>('[part~="button"]')!.click();
+  await until(() => FakeSocket.instances.length > 0, 'a socket');
+  FakeSocket.last.accept();
+  const success = once(el, 'obv-success');
+  FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+  await success;
+  await el.updateComplete;
+}
+
+describe('<obv-link-account> in a form', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('keeps a required element invalid with a message until an account is linked, then submits the token', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    expect(el.form).to.equal(form);
+    expect(form.checkValidity()).to.equal(false);
+    expect(el.validity.valueMissing).to.equal(true);
+    expect(el.validationMessage).to.equal('Link a bank account to continue.');
+    expect(new FormData(form).has('accountToken')).to.equal(false);
+    await link(el);
+    expect(el.value).to.equal(ACCOUNT.accountToken);
+    expect(form.checkValidity()).to.equal(true);
+    expect(new FormData(form).get('accountToken')).to.equal(ACCOUNT.accountToken);
+  });
+
+  it('is valid without an account when not required', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account></obv-link-account></form>`);
+    await form.querySelector('obv-link-account')!.updateComplete;
+    expect(form.checkValidity()).to.equal(true);
+  });
+
+  it('submits the token under the name attribute', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account name="bankToken"></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await link(el);
+    expect(new FormData(form).get('bankToken')).to.equal(ACCOUNT.accountToken);
+    expect(new FormData(form).has('accountToken')).to.equal(false);
+  });
+
+  it('forgets the account and returns to idle when the form is reset', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await link(el);
+    form.reset();
+    await el.updateComplete;
+    expect(el.state).to.equal('idle');
+    expect(el.value).to.equal('');
+    expect(el.account).to.equal(undefined);
+    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(form.checkValidity()).to.equal(false);
+  });
+
+  it('disables its buttons inside a disabled fieldset', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><fieldset disabled><obv-link-account></obv-link-account></fieldset></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    expect(el.shadowRoot!.querySelector('button')!.disabled).to.equal(true);
+  });
+
+  it('does nothing on click while disabled, and reflects disabled', async () => {
+    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
+    el.disabled = true;
+    await el.updateComplete;
+    expect(el.hasAttribute('disabled')).to.equal(true);
+    const button = el.shadowRoot!.querySelector('button')!;
+    expect(button.disabled).to.equal(true);
+    el.start();
+    expect(world.open.called).to.equal(false);
+    expect(el.state).to.equal('idle');
+  });
+
+  it('restores the linked account from the browser’s saved form state', async () => {
+    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
+    el.formStateRestoreCallback(JSON.stringify(ACCOUNT));
+    await el.updateComplete;
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(ACCOUNT.accountToken);
+  });
+});
+
+describe('<obv-link-account> with the keyboard', () => {
+  let world: World;
+  beforeEach(() => {
+    world = setUpWorld();
+  });
+  afterEach(() => world.restore());
+
+  it('starts with Enter, moves focus to the bank-tab button, and returns focus to the main control after the outcome', async () => {
+    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
+    await sendKeys({ press: 'Tab' });
+    expect(focusedPart(el)).to.equal('button');
+    const started = once(el, 'obv-start');
+    await sendKeys({ press: 'Enter' });
+    await started;
+    expect(world.open.calledOnce).to.equal(true);
+    await until(() => el.state === 'waiting', 'waiting');
+    await el.updateComplete;
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to the bank tab');
+    await sendKeys({ press: 'Enter' });
+    expect(world.tab.focus.calledOnce).to.equal(true);
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await until(() => el.state === 'success', 'success');
+    await el.updateComplete;
+    await until(() => focusedPart(el) === 'button', 'focus back on the main control');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Change');
+  });
+
+  it('cancels from the keyboard and lands on the link button again', async () => {
+    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
+    el.focus();
+    await sendKeys({ press: 'Enter' });
+    await until(() => el.state === 'waiting', 'waiting');
+    await el.updateComplete;
+    await sendKeys({ press: 'Tab' });
+    expect(focusedPart(el)).to.equal('secondary-button');
+    const cancelled = once(el, 'obv-cancel');
+    await sendKeys({ press: 'Enter' });
+    await cancelled;
+    await el.updateComplete;
+    await until(() => focusedPart(el) === 'button', 'focus on the main control');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Link your bank account');
+  });
+});

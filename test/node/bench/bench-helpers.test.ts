@@ -1,0 +1,100 @@
+// The benchmark harness's own arithmetic and inputs: a wrong percentile or a mis-signed notification
+// would make every figure of `npm run bench` quietly wrong.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Webhook } from 'standardwebhooks';
+import { compressedSize } from '../../bench/lib/compression.ts';
+import { signedHeaders, successNotification, WEBHOOK_SECRET } from '../../bench/lib/notifications.ts';
+import { parseOptions } from '../../bench/lib/options.ts';
+import { markdownTable } from '../../bench/lib/report.ts';
+import { percentile, summarize } from '../../bench/lib/stats.ts';
+import { reachableSteps } from '../../bench/sections/socket-memory.ts';
+
+describe('bench statistics', () => {
+  it('takes percentiles by nearest rank, so p99 is an observed sample', () => {
+    const samples = Array.from({ length: 200 }, (_, index) => index + 1);
+    assert.equal(percentile(samples, 50), 100);
+    assert.equal(percentile(samples, 99), 198);
+    assert.equal(percentile(samples, 100), 200);
+    assert.equal(percentile([7], 99), 7);
+  });
+
+  it('summarizes unsorted samples', () => {
+    const summary = summarize([5, 1, 3, 2, 4]);
+    assert.deepEqual(summary, { samples: 5, p50: 3, p99: 5, mean: 3, max: 5 });
+  });
+});
+
+describe('bench options', () => {
+  it('runs every section at full size by default', () => {
+    const options = parseOptions([], {});
+    assert.equal(options.quick, false);
+    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens']);
+    assert.equal(options.sizes.idleSockets, 10_000);
+    assert.deepEqual(options.sizes.memorySockets, [10_000, 20_000]);
+  });
+
+  it('keeps only the sections named by --only, in run order', () => {
+    assert.deepEqual(parseOptions(['--only', 'memory,relay'], {}).sections, ['relay', 'memory']);
+    assert.deepEqual(parseOptions(['--only=size', '--only', 'tokens'], {}).sections, ['size', 'tokens']);
+  });
+
+  it('uses small sizes with BENCH_QUICK=1', () => {
+    const options = parseOptions([], { BENCH_QUICK: '1' });
+    assert.equal(options.quick, true);
+    assert.ok(options.sizes.idleSockets <= 200);
+  });
+
+  it('rejects an unknown section by name', () => {
+    assert.throws(() => parseOptions(['--only', 'relay,latency'], {}), /unknown section\(s\) latency/);
+  });
+});
+
+describe('bench socket counts', () => {
+  it('caps each memory step at what one process may hold, without repeating a step', () => {
+    assert.deepEqual(reachableSteps([10_000, 20_000], 19_744), [10_000, 19_744]);
+    assert.deepEqual(reachableSteps([10_000, 20_000], 5_000), [5_000]);
+    assert.deepEqual(reachableSteps([10_000, 20_000], 65_280), [10_000, 20_000]);
+  });
+});
+
+describe('bench notifications', () => {
+  it('signs notifications that the Standard Webhooks library accepts', () => {
+    const body = successNotification(3);
+    const headers = signedHeaders('msg_test_3', body);
+    const verified = new Webhook(WEBHOOK_SECRET).verify(body, headers) as { account: { accountToken: string } };
+    assert.equal(verified.account.accountToken, 'acct-bench-3');
+  });
+
+  it('gives every notification a distinct body', () => {
+    assert.notEqual(successNotification(1), successNotification(2));
+  });
+});
+
+describe('bench report', () => {
+  it('renders rows as an aligned Markdown table with the aim verdict', () => {
+    const table = markdownTable([
+      {
+        section: 'tokens',
+        data: {},
+        rows: [{ metric: 'token requests', value: '1', baseline: '100', comparison: '99 saved', aim: '= 1', met: true }],
+      },
+      { section: 'size', data: {}, rows: [{ metric: 'gzip', value: '12 KB', baseline: '6 KB', comparison: '+6 KB', aim: '≤ 10 KB', met: false }] },
+    ]).split('\n');
+    assert.equal(table.length, 4);
+    assert.match(table[0] as string, /^\| metric +\| obv-link \| baseline \| comparison \| aim {2,}\| met \|$/);
+    assert.match(table[2] as string, /\| yes \|$/);
+    assert.match(table[3] as string, /\| NO {2}\|$/);
+    assert.equal(new Set(table.map((line) => line.length)).size, 1);
+  });
+});
+
+describe('bench compression', () => {
+  it('reports raw, gzip and brotli sizes of a script', () => {
+    const code = Buffer.from('export const answer = 42;\n'.repeat(200));
+    const size = compressedSize(code);
+    assert.equal(size.raw, code.length);
+    assert.ok(size.gzip < size.raw / 10);
+    assert.ok(size.brotli < size.raw / 10);
+  });
+});

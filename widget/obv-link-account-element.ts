@@ -1,4 +1,4 @@
-import { LitElement, html, nothing, svg, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
 import { findConfigProblem, resolveProxyUrl } from './attributes.ts';
 import { emit, type ObvAccount, type ObvErrorKind, type ObvState } from './events.ts';
 import { clearPending, loadPending, pendingKey, savePending } from './pending-session.ts';
@@ -14,11 +14,11 @@ import {
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
 
+/** Icon outlines on a 24×24 grid, stroked by the stylesheet. */
 const icons = {
-  bank: svg`<path d="M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z"/>`,
-  check: svg`<path d="M5 12.5l4.5 4.5L19 7.5"/>`,
-  alert: svg`<path d="M12 7.5v6m0 3.5v.01"/><circle cx="12" cy="12" r="9.5"/>`,
-  clock: svg`<circle cx="12" cy="12" r="9.5"/><path d="M12 7v5l3.5 2"/>`,
+  bank: 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z',
+  check: 'M5 12.5l4.5 4.5L19 7.5',
+  alert: 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19',
 };
 
 /** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
@@ -294,7 +294,7 @@ export class ObvLinkAccountElement extends LitElement {
     const view = this.#view(s);
     // Written without indentation: whitespace in templates ships in the bundle.
     return html`<div part="base" class="card ${view.tone}"
-><div part="icon" class="icon" aria-hidden="true">${view.icon ? html`<svg viewBox="0 0 24 24">${view.icon}</svg>` : html`<span class="spinner"></span>`}</div
+><div part="icon" class="icon" aria-hidden="true">${view.icon ? html`<svg viewBox="0 0 24 24"><path d=${view.icon} /></svg>` : html`<span class="spinner"></span>`}</div
 ><div class="body"
 ><div part="status" role="status" aria-live="polite"
 ><p class="title">${view.title}</p
@@ -307,7 +307,7 @@ export class ObvLinkAccountElement extends LitElement {
 
   #view(s: ObvStrings): {
     tone: string;
-    icon?: ReturnType<typeof svg>;
+    icon?: string;
     title: string;
     hint?: string;
     account?: ObvAccount;
@@ -340,7 +340,7 @@ export class ObvLinkAccountElement extends LitElement {
       case 'failure':
         return { tone: 'danger', icon: icons.alert, title: s.failureTitle, error: this._message, actions: retry };
       case 'expired':
-        return { tone: 'danger', icon: icons.clock, title: s.expiredTitle, error: s.expiredHint, actions: retry };
+        return { tone: 'danger', icon: icons.alert, title: s.expiredTitle, error: s.expiredHint, actions: retry };
       case 'error':
         return this._errorKind === 'configuration'
           ? { tone: 'danger', icon: icons.alert, title: s.configurationTitle, error: this._message, actions: nothing }

@@ -63,7 +63,7 @@ function webSocketUrl(base: URL): string {
 }
 
 async function problemMessage(response: Response): Promise<string> {
-  const fallback = `${response.status} ${response.statusText}`.trim();
+  const fallback = `HTTP ${response.status}`;
   try {
     const body: unknown = await response.json();
     if (!isObject(body)) return fallback;

@@ -58,7 +58,7 @@ const en: ObvStrings = {
   checking: 'Checking',
   savings: 'Savings',
   invalidProxyUrl: 'The proxy-url attribute must be an http(s) URL or a path.',
-  invalidAmount: 'The amount attribute must be a positive amount with at most two decimals, like 49.99.',
+  invalidAmount: 'The amount attribute must be a positive amount with up to 2 decimals, like 49.99.',
   invalidCurrency: 'The currency attribute must be USD.',
 };
 
@@ -88,7 +88,7 @@ const es: ObvStrings = {
   checking: 'Corriente',
   savings: 'Ahorros',
   invalidProxyUrl: 'El atributo proxy-url debe ser una URL http(s) o una ruta.',
-  invalidAmount: 'El atributo amount debe ser un importe positivo con dos decimales como máximo, como 49.99.',
+  invalidAmount: 'El atributo amount debe ser un importe positivo con hasta 2 decimales, como 49.99.',
   invalidCurrency: 'El atributo currency debe ser USD.',
 };
 

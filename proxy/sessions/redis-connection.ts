@@ -60,6 +60,9 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     autoResendUnfulfilledCommands: false,
     commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
     connectTimeout: 5_000,
+    // How long a closing socket may linger before it is destroyed (ioredis's 2 s keeps a stopping
+    // process alive for nothing when the socket never connected).
+    disconnectTimeout: 500,
     // Never give up: 100 ms, 200 ms, 400 ms … capped. A null here would end the connection for good.
     retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
     // The bus re-subscribes itself so that it knows when the subscription is live again.

@@ -2,24 +2,18 @@
 // one module with production Lit inside, whose reactive properties work after minification.
 import { expect } from '@open-wc/testing';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, until } from './helpers.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, until, useWorld } from './helpers.ts';
 
 const BUNDLE = '/test-results/bundle/obv-link-account.js';
 
 describe('the production bundle', () => {
-  let world: ReturnType<typeof setUpWorld>;
+  const world = useWorld();
   before(async () => {
     const module = (await import(/* @vite-ignore */ BUNDLE)) as { ObvLinkAccountElement: unknown; tagName: string };
     expect(module.tagName).to.equal('obv-link-account');
     expect(customElements.get('obv-link-account')).to.equal(module.ObvLinkAccountElement);
   });
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => {
-    world.restore();
-    document.body.replaceChildren();
-  });
+  afterEach(() => document.body.replaceChildren());
 
   it('is a single self-contained module with production Lit', async () => {
     const source = await (await fetch(BUNDLE)).text();
@@ -44,8 +38,8 @@ describe('the production bundle', () => {
     expect(form.checkValidity()).to.equal(false);
     el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.click();
     await until(() => FakeSocket.instances.length > 0, 'a socket');
-    expect(world.proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-9', amount: '49.99', currency: 'USD' });
-    expect(world.tab.location.href).to.equal(SESSION.consumerUrl);
+    expect(world().proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-9', amount: '49.99', currency: 'USD' });
+    expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
     FakeSocket.last.accept();
     const success = once(el, 'obv-success');
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });

@@ -3,9 +3,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, until } from './helpers.ts';
-
-type World = ReturnType<typeof setUpWorld>;
+import { ACCOUNT, FakeSocket, SESSION, once, useWorld, until } from './helpers.ts';
 
 const status = (el: ObvLinkAccountElement) => el.shadowRoot!.querySelector<HTMLElement>('[part="status"]')!;
 const text = (el: ObvLinkAccountElement) => status(el).textContent!.replace(/\s+/g, ' ').trim();
@@ -37,18 +35,14 @@ const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { statu
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
 
 describe('<obv-link-account> accessibility', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('passes axe while idle', async () => {
     await expect(await mount()).to.be.accessible();
   });
 
   it('passes axe while starting', async () => {
-    world.proxy.routes['POST /obv/verifications'] = () => new Promise(() => undefined);
+    world().proxy.routes['POST /obv/verifications'] = () => new Promise(() => undefined);
     const el = await mount();
     el.start();
     await el.updateComplete;
@@ -74,7 +68,7 @@ describe('<obv-link-account> accessibility', () => {
   });
 
   it('passes axe with a network error and a configuration error', async () => {
-    world.proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();
     el.start();
     await until(() => el.state === 'error', 'the network error');
@@ -104,11 +98,7 @@ describe('<obv-link-account> accessibility', () => {
 });
 
 describe('<obv-link-account> languages', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('speaks Spanish with language="es" and sends the language to the proxy', async () => {
     const el = await mount({ language: 'es' });
@@ -117,7 +107,7 @@ describe('<obv-link-account> languages', () => {
     await settle(el, failure);
     expect(text(el)).to.contain('No pudimos vincular tu cuenta');
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Intentar de nuevo');
-    expect(world.proxy.bodies[0]).to.deep.include({ language: 'es' });
+    expect(world().proxy.bodies[0]).to.deep.include({ language: 'es' });
   });
 
   it('follows the lang of the page around it', async () => {
@@ -145,11 +135,7 @@ describe('<obv-link-account> languages', () => {
 });
 
 describe('<obv-link-account> configuration errors', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   const cases: Array<[string, Record<string, string>, string]> = [
     ['a proxy-url that is not http(s)', { 'proxy-url': 'javascript:alert(1)' }, 'proxy-url'],
@@ -176,7 +162,7 @@ describe('<obv-link-account> configuration errors', () => {
       expect(text(el)).to.contain('Bank linking is not available').and.contain(attribute);
       expect(el.shadowRoot!.querySelector('button')).to.equal(null);
       el.start();
-      expect(world.open.called).to.equal(false);
+      expect(world().open.called).to.equal(false);
       el.requestUpdate();
       await el.updateComplete;
       expect(errors).to.have.length(1);

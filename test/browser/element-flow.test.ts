@@ -4,9 +4,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { pendingKey } from '../../widget/pending-session.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, tick, until } from './helpers.ts';
-
-type World = ReturnType<typeof setUpWorld>;
+import { ACCOUNT, FakeSocket, SESSION, once, useWorld, tick, until } from './helpers.ts';
 
 function part(el: ObvLinkAccountElement, name: string): HTMLElement {
   const found = el.shadowRoot?.querySelector<HTMLElement>(`[part~="${name}"]`);
@@ -39,11 +37,7 @@ async function startWaiting(el: ObvLinkAccountElement): Promise<FakeSocket> {
 }
 
 describe('<obv-link-account> flow', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('starts idle with its state reflected and the default field name', async () => {
     const el = await mount();
@@ -59,18 +53,18 @@ describe('<obv-link-account> flow', () => {
     const opened = once<{ sessionId: string; consumerUrl: string }>(el, 'obv-open');
     part(el, 'button').click();
     // Synchronously, before any network answer: otherwise pop-up blockers would stop the tab.
-    expect(world.open.calledOnceWithExactly('', '_blank')).to.equal(true);
+    expect(world().open.calledOnceWithExactly('', '_blank')).to.equal(true);
     expect(el.state).to.equal('starting');
     const { detail: start } = await started;
     const { detail: open } = await opened;
     expect(open).to.deep.equal({ sessionId: SESSION.sessionId, consumerUrl: SESSION.consumerUrl });
-    expect(world.tab.opener).to.equal(null);
-    expect(world.tab.location.href).to.equal(SESSION.consumerUrl);
-    const request = world.proxy.requests[0]!;
+    expect(world().tab.opener).to.equal(null);
+    expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
+    const request = world().proxy.requests[0]!;
     expect(request.method).to.equal('POST');
     expect(new URL(request.url).pathname).to.equal('/obv/verifications');
     expect(request.headers.get('Idempotency-Key')).to.equal(start.idempotencyKey);
-    expect(world.proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-1', merchantTransactionId: 't-1', amount: '49.99', currency: 'USD' });
+    expect(world().proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-1', merchantTransactionId: 't-1', amount: '49.99', currency: 'USD' });
     await el.updateComplete;
     expect(el.state).to.equal('waiting');
     expect(statusText(el)).to.contain('Continue in the bank tab');
@@ -106,9 +100,9 @@ describe('<obv-link-account> flow', () => {
     const again = once<{ idempotencyKey: string }>(el, 'obv-start');
     part(el, 'button').click();
     const keys = [(await again).detail.idempotencyKey];
-    expect(world.open.callCount).to.equal(2);
-    expect(world.proxy.requests[1]!.headers.get('Idempotency-Key')).to.equal(keys[0]);
-    expect(world.proxy.requests[0]!.headers.get('Idempotency-Key')).not.to.equal(keys[0]);
+    expect(world().open.callCount).to.equal(2);
+    expect(world().proxy.requests[1]!.headers.get('Idempotency-Key')).to.equal(keys[0]);
+    expect(world().proxy.requests[0]!.headers.get('Idempotency-Key')).not.to.equal(keys[0]);
   });
 
   it('reports an expired session with its own message', async () => {
@@ -140,7 +134,7 @@ describe('<obv-link-account> flow', () => {
     await startWaiting(el);
     await el.updateComplete;
     part(el, 'button').click();
-    expect(world.tab.focus.calledOnce).to.equal(true);
+    expect(world().tab.focus.calledOnce).to.equal(true);
   });
 
   it('cancels: closes the tab, stops listening, fires obv-cancel and returns to idle', async () => {
@@ -150,7 +144,7 @@ describe('<obv-link-account> flow', () => {
     const cancelled = once<{ sessionId?: string }>(el, 'obv-cancel');
     part(el, 'secondary-button').click();
     expect((await cancelled).detail).to.deep.equal({ sessionId: SESSION.sessionId });
-    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(world().tab.close.calledOnce).to.equal(true);
     expect(socket.readyState).to.equal(3);
     expect(el.state).to.equal('idle');
     await el.updateComplete;
@@ -162,7 +156,7 @@ describe('<obv-link-account> flow', () => {
 
   it('cancels while starting and ignores the late answer of the proxy', async () => {
     let answer!: () => void;
-    world.proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));
+    world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));
     const el = await mount();
     part(el, 'button').click();
     await el.updateComplete;
@@ -172,13 +166,13 @@ describe('<obv-link-account> flow', () => {
     answer();
     await tick(10);
     expect(el.state).to.equal('idle');
-    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(world().tab.close.calledOnce).to.equal(true);
     expect(FakeSocket.instances).to.have.length(0);
   });
 
   it('falls back to polling the session when the WebSocket cannot connect', async () => {
     let polls = 0;
-    world.proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
       polls += 1;
       return polls < 2
         ? { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } }
@@ -219,7 +213,7 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('asks the proxy at once when the return page announces the consumer came back', async () => {
-    world.proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'The consumer cancelled the verification.' } },
     });
@@ -233,27 +227,27 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('reports a network error when the proxy cannot be reached, and recovers on try again', async () => {
-    world.proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();
     const error = once<{ kind: string; message: string }>(el, 'obv-error');
     part(el, 'button').click();
     expect((await error).detail.kind).to.equal('network');
     await el.updateComplete;
     expect(el.state).to.equal('error');
-    expect(world.tab.close.calledOnce).to.equal(true);
+    expect(world().tab.close.calledOnce).to.equal(true);
     expect(statusText(el)).to.contain('Connection problem');
-    world.proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });
     part(el, 'button').click();
     await until(() => el.state === 'waiting', 'the retry to wait');
   });
 
   it('reports a proxy 5xx as a network error and a 4xx as a configuration error', async () => {
-    world.proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Service Unavailable', status: 503 } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Service Unavailable', status: 503 } });
     const el = await mount();
     let error = once<{ kind: string; message: string }>(el, 'obv-error');
     part(el, 'button').click();
     expect((await error).detail.kind).to.equal('network');
-    world.proxy.routes['POST /obv/verifications'] = () => ({
+    world().proxy.routes['POST /obv/verifications'] = () => ({
       status: 400,
       body: { title: 'Bad Request', status: 400, detail: 'Invalid body', errors: [{ path: 'amount', message: 'Too large' }] },
     });
@@ -266,11 +260,7 @@ describe('<obv-link-account> flow', () => {
 });
 
 describe('<obv-link-account> with a blocked pop-up', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld({ popup: 'blocked' });
-  });
-  afterEach(() => world.restore());
+  useWorld({ popup: 'blocked' });
 
   it('fires popup-blocked and offers a link that opens the bank page without an opener', async () => {
     const el = await mount();
@@ -298,17 +288,13 @@ describe('<obv-link-account> with a blocked pop-up', () => {
 });
 
 describe('<obv-link-account> after a reload', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('resumes the session remembered in sessionStorage instead of losing it', async () => {
     sessionStorage.setItem(pendingKey('accountToken', new URL('/obv', location.href)), JSON.stringify(SESSION));
     const el = await mount();
     expect(el.state).to.equal('waiting');
-    expect(world.proxy.requests).to.have.length(0);
+    expect(world().proxy.requests).to.have.length(0);
     const socket = FakeSocket.last;
     socket.accept();
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);

@@ -4,9 +4,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, setUpWorld, until } from './helpers.ts';
-
-type World = ReturnType<typeof setUpWorld>;
+import { ACCOUNT, FakeSocket, SESSION, once, useWorld, until } from './helpers.ts';
 
 function focusedPart(el: ObvLinkAccountElement): string | null {
   return el.shadowRoot?.activeElement?.getAttribute('part') ?? null;
@@ -23,11 +21,7 @@ async function link(el: ObvLinkAccountElement): Promise<void> {
 }
 
 describe('<obv-link-account> in a form', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('keeps a required element invalid with a message until an account is linked, then submits the token', async () => {
     const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
@@ -86,7 +80,7 @@ describe('<obv-link-account> in a form', () => {
     const button = el.shadowRoot!.querySelector('button')!;
     expect(button.disabled).to.equal(true);
     el.start();
-    expect(world.open.called).to.equal(false);
+    expect(world().open.called).to.equal(false);
     expect(el.state).to.equal('idle');
   });
 
@@ -100,11 +94,7 @@ describe('<obv-link-account> in a form', () => {
 });
 
 describe('<obv-link-account> with the keyboard', () => {
-  let world: World;
-  beforeEach(() => {
-    world = setUpWorld();
-  });
-  afterEach(() => world.restore());
+  const world = useWorld();
 
   it('starts with Enter, moves focus to the bank-tab button, and returns focus to the main control after the outcome', async () => {
     const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
@@ -113,13 +103,13 @@ describe('<obv-link-account> with the keyboard', () => {
     const started = once(el, 'obv-start');
     await sendKeys({ press: 'Enter' });
     await started;
-    expect(world.open.calledOnce).to.equal(true);
+    expect(world().open.calledOnce).to.equal(true);
     await until(() => el.state === 'waiting', 'waiting');
     await el.updateComplete;
     await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
     expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to the bank tab');
     await sendKeys({ press: 'Enter' });
-    expect(world.tab.focus.calledOnce).to.equal(true);
+    expect(world().tab.focus.calledOnce).to.equal(true);
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await until(() => el.state === 'success', 'success');

@@ -150,3 +150,18 @@ export function setUpWorld(options: { popup?: 'open' | 'blocked' } = {}) {
     },
   };
 }
+
+export type World = ReturnType<typeof setUpWorld>;
+
+/** Sets up a fresh world before each test of the surrounding `describe` and restores it after. */
+export function useWorld(options: Parameters<typeof setUpWorld>[0] = {}): () => World {
+  let world: World | undefined;
+  beforeEach(() => {
+    world = setUpWorld(options);
+  });
+  afterEach(() => world?.restore());
+  return () => {
+    if (!world) throw new Error('useWorld() is only available inside a test');
+    return world;
+  };
+}

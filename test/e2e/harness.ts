@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
 import { startDemo, type DemoOptions, type RunningDemo } from '../../demo/start-demo.ts';
+import type { ObvState } from '../../widget/events.ts';
 
 export const SCREENSHOT_DIR = 'test-results/e2e';
 
@@ -13,7 +14,6 @@ export const STEP_TIMEOUT_MS = 15_000;
 /** Per-test limit for node:test. */
 export const TEST_TIMEOUT_MS = 60_000;
 
-export type ElementState = 'idle' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
 
 /** A demo on a free loopback port; overrides shorten lifetimes for the tests that need it. */
 export function startTestDemo(overrides: Omit<DemoOptions, 'port' | 'host'> = {}): Promise<RunningDemo> {
@@ -82,7 +82,7 @@ export function element(page: Page): Locator {
 }
 
 /** Waits until the element reflects `state` (e.g. `success` after the bank's outcome arrived). */
-export async function waitForState(page: Page, state: ElementState): Promise<void> {
+export async function waitForState(page: Page, state: ObvState): Promise<void> {
   await page.locator(`obv-link-account[state="${state}"]`).waitFor({ timeout: STEP_TIMEOUT_MS });
 }
 

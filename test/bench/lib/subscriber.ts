@@ -35,8 +35,8 @@ export function subscribe(address: Pick<ServerAddress, 'wsUrl' | 'origin'>, sess
 export interface RelayTiming {
   /** Notification POST sent → result message out of the socket. */
   sendToReceive: number;
-  /** Notification POST answered → result out of the socket; 0 when the message came first. */
-  acceptToReceive: number;
+  /** Whether the result was out of the socket before the POST was answered (the provider acknowledged). */
+  resultBeforeAnswer: boolean;
 }
 
 /** Sends the session's notification and times the result's arrival on `socket`. */
@@ -57,7 +57,7 @@ export function timeRelay(
     const finish = (): void => {
       if (received === undefined || answered === undefined) return;
       clearTimeout(timer);
-      resolve({ sendToReceive: received - sent, acceptToReceive: Math.max(0, received - answered) });
+      resolve({ sendToReceive: received - sent, resultBeforeAnswer: received <= answered });
     };
     socket.on('message', (data) => {
       const at = nowMs();

@@ -27,10 +27,11 @@ async function prepareSide(kind: 'obv' | 'bare', idle: number, timed: number): P
   return { server, pool, client: new SequentialClient(server.address.origin), sessions: sessions.slice(idle), timings: [] };
 }
 
-function summarizeSide(side: Side): { sendToReceive: LatencySummary; acceptToReceive: LatencySummary } {
+function summarizeSide(side: Side): { sendToReceive: LatencySummary; resultBeforeAnswerShare: number } {
   return {
     sendToReceive: summarize(side.timings.map((timing) => timing.sendToReceive)),
-    acceptToReceive: summarize(side.timings.map((timing) => timing.acceptToReceive)),
+    // "Accepted → received" is ≤ 0 whenever the result leaves before the 2xx: the table times from the send.
+    resultBeforeAnswerShare: side.timings.filter((timing) => timing.resultBeforeAnswer).length / side.timings.length,
   };
 }
 

@@ -36,11 +36,13 @@ describe('Redis backend', { skip }, () => {
       const record = pendingRecord();
       const events: unknown[] = [];
       backend.resultBus.subscribe(record.sessionId, (event) => events.push(event));
+      // Store then publish, as the notification route does, without waiting for anything: the publish
+      // may go out before the subscription is live, and then the catch-up after subscribing delivers.
       await backend.sessionStore.create(record);
       await backend.sessionStore.settle(record.sessionId, SUCCESS);
-      await backend.ready();
-      // Either the catch-up after subscribing or a publish delivers it; here nothing is published.
+      await backend.resultBus.publish({ type: 'result', sessionId: record.sessionId, outcome: SUCCESS });
       await eventually(() => events[0]);
+      await backend.ready();
       assert.deepEqual(events, [{ type: 'result', sessionId: record.sessionId, outcome: SUCCESS }]);
     } finally {
       await backend.close();

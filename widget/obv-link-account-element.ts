@@ -38,6 +38,8 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
  * @fires obv-error - Something kept the flow from working. `detail: {kind: 'network' | 'configuration' | 'popup-blocked' | 'expired', message}`.
  * @fires obv-state-change - The `state` changed. `detail: {state, previous}`.
  *
+ * @attr state - Reflects the read-only `state` property, for CSS (`obv-link-account[state="success"]`).
+ *
  * @slot label - Replaces the text of the idle "Link your bank account" button.
  *
  * @csspart base - The card around everything.
@@ -229,8 +231,12 @@ export class ObvLinkAccountElement extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
-    // Moved in the DOM while waiting: pick the session up again.
+    // Moved in the DOM while waiting: pick the session up again. A start cut off by the move cannot resume.
     if (this.hasUpdated && this._state === 'waiting') this.#watchPending();
+    if (this._state === 'starting') {
+      this.#closeTab();
+      this.#setState(this._account ? 'success' : 'idle');
+    }
   }
 
   override disconnectedCallback(): void {

@@ -25,12 +25,18 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
   graceMs?: number;
   /** Upper bound on how long a duplicate start waits for the first one to finish (default 30 s). */
   idempotencyWaitMs?: number;
+  /**
+   * Lifetime of a claim whose start never completes nor releases it (its instance died), default 2 min:
+   * longer than any start takes, short enough that the key is usable again soon.
+   */
+  pendingClaimTtlMs?: number;
   /** Clock, epoch ms (tests). */
   now?: () => number;
 }
 
 const DEFAULT_GRACE_MS = 60 * 60 * 1000;
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
+const DEFAULT_PENDING_CLAIM_TTL_MS = 120_000;
 const PENDING = 'pending';
 const DONE_PREFIX = 'session:';
 
@@ -44,6 +50,7 @@ export class RedisSessionStore implements SessionStore {
   readonly keys: RedisKeys;
   readonly #graceMs: number;
   readonly #idempotencyWaitMs: number;
+  readonly #pendingClaimTtlMs: number;
   readonly #now: () => number;
 
   constructor(options: RedisSessionStoreOptions) {
@@ -51,6 +58,7 @@ export class RedisSessionStore implements SessionStore {
     this.keys = redisKeys(options.prefix);
     this.#graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
     this.#idempotencyWaitMs = options.idempotencyWaitMs ?? DEFAULT_IDEMPOTENCY_WAIT_MS;
+    this.#pendingClaimTtlMs = options.pendingClaimTtlMs ?? DEFAULT_PENDING_CLAIM_TTL_MS;
     this.#now = options.now ?? Date.now;
   }
 
@@ -107,15 +115,16 @@ export class RedisSessionStore implements SessionStore {
 
   /**
    * Claims `key` with a `pending` marker (SET NX). A duplicate polls until the first start completes
-   * (→ its sessionId) or is released (→ no sessionId), for at most `idempotencyWaitMs`. The pending
-   * marker lives no longer than that wait, so a start whose instance died mid-way frees its key.
+   * (→ its sessionId) or is released (→ no sessionId), for at most `idempotencyWaitMs` (then also no
+   * sessionId: the caller answers that the first request is still in progress). The pending marker
+   * expires after `pendingClaimTtlMs`, so a start whose instance died mid-way frees its key.
    */
   async claimIdempotencyKey(
     key: string,
     ttlMs: number,
   ): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
     const redisKey = this.keys.idempotency(key);
-    const pendingTtl = Math.min(ttlMs, this.#idempotencyWaitMs);
+    const pendingTtl = Math.min(ttlMs, this.#pendingClaimTtlMs);
     if ((await this.redis.set(redisKey, PENDING, 'PX', pendingTtl, 'NX')) === 'OK') return { claimed: true };
     const deadline = this.#now() + this.#idempotencyWaitMs;
     for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {

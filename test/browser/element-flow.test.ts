@@ -170,6 +170,29 @@ describe('<obv-link-account> flow', () => {
     expect(FakeSocket.instances).to.have.length(0);
   });
 
+  it('resumes watching after being moved in the page while waiting', async () => {
+    const el = await mount();
+    const first = await startWaiting(el);
+    const parent = el.parentElement!;
+    el.remove();
+    expect(first.readyState).to.equal(3);
+    parent.append(el);
+    await until(() => FakeSocket.instances.length === 2, 'a new socket after the move');
+    FakeSocket.last.accept();
+    expect(FakeSocket.last.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
+  });
+
+  it('goes back to idle when moved in the page while starting', async () => {
+    world().proxy.routes['POST /obv/verifications'] = () => new Promise(() => undefined);
+    const el = await mount();
+    part(el, 'button').click();
+    const parent = el.parentElement!;
+    el.remove();
+    parent.append(el);
+    expect(el.state).to.equal('idle');
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
   it('falls back to polling the session when the WebSocket cannot connect', async () => {
     let polls = 0;
     world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {

@@ -27,7 +27,13 @@ function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<nu
  * One proxy instance on Redis. `publicUrl` is what the provider's notifications and the return page
  * use: the load balancer's URL in a cluster, else the instance's own.
  */
-export async function startInstance(options: { provider: RunningProvider; redisUrl: string; publicUrl?: string }): Promise<ProxyInstance> {
+export async function startInstance(options: {
+  provider: RunningProvider;
+  redisUrl: string;
+  publicUrl?: string;
+  /** Starts per client IP per minute (OBV_RATE_LIMIT). */
+  rateLimit?: number;
+}): Promise<ProxyInstance> {
   const app = express();
   const server = createServer(app);
   const url = `http://127.0.0.1:${await listen(server)}`;
@@ -41,6 +47,9 @@ export async function startInstance(options: { provider: RunningProvider; redisU
     sandbox: true,
     redisUrl: options.redisUrl,
     logLevel: 'silent',
+    // As behind a real balancer: X-Forwarded-For names the client (tests pick distinct ones).
+    trustProxy: true,
+    ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
   });
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);
@@ -57,19 +66,24 @@ export async function startInstance(options: { provider: RunningProvider; redisU
   };
 }
 
-/** Starts a verification on `instance` as the checkout page does; returns the proxy's answer. */
-export async function startVerification(instance: ProxyInstance): Promise<{ sessionId: string; consumerUrl: string }> {
-  const response = await fetch(`${instance.url}/obv/verifications`, {
+/** POST /verifications on `instance` as the checkout page does. */
+export function postVerification(instance: ProxyInstance, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${instance.url}/obv/verifications`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', origin: instance.url },
+    headers: { 'content-type': 'application/json', origin: instance.url, ...headers },
     body: JSON.stringify({
       merchantUserId: 'user-42',
-      merchantTransactionId: `order-${Date.now()}`,
+      merchantTransactionId: 'order-1001',
       amount: '49.99',
       currency: 'USD',
       consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
     }),
   });
+}
+
+/** Starts a verification on `instance`; returns the proxy's answer. */
+export async function startVerification(instance: ProxyInstance): Promise<{ sessionId: string; consumerUrl: string }> {
+  const response = await postVerification(instance);
   if (response.status !== 201) throw new Error(`start failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as { sessionId: string; consumerUrl: string };
 }

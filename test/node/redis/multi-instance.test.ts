@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
+  postVerification,
   readSession,
   signInAtBank,
   startInstance,
@@ -157,5 +158,47 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     await provider.notificationsSettled();
     assert.equal(provider.stats.notificationsDelivered, deliveredBefore + 1);
     assert.equal((await readSession(a, sessionId)).body.state, 'succeeded');
+  });
+});
+
+describe('limits and keys shared by two proxy instances', { skip }, () => {
+  let redis: RedisServer;
+  let provider: RunningProvider;
+  let a: ProxyInstance;
+  let b: ProxyInstance;
+
+  before(async () => {
+    redis = await startRedisServer();
+    provider = await startProvider();
+    a = await startInstance({ provider, redisUrl: redis.url, rateLimit: 3 });
+    b = await startInstance({ provider, redisUrl: redis.url, rateLimit: 3 });
+  });
+
+  after(async () => {
+    await Promise.all([a?.kill(), b?.kill()]);
+    await provider?.close();
+    await redis?.close();
+  });
+
+  it('answers a repeated Idempotency-Key on another instance with the same session', async () => {
+    const headers = { 'idempotency-key': `checkout-${Date.now()}`, 'x-forwarded-for': '198.51.100.1' };
+    const first = await postVerification(a, headers);
+    const second = await postVerification(b, headers);
+    assert.equal(first.status, 201);
+    assert.equal(second.status, 201);
+    assert.equal(((await second.json()) as { sessionId: string }).sessionId, ((await first.json()) as { sessionId: string }).sessionId);
+    assert.equal(provider.stats.verificationRequests, 1);
+  });
+
+  it('counts a client\'s starts across instances against one rate limit', async () => {
+    const client = { 'x-forwarded-for': '198.51.100.2' };
+    assert.equal((await postVerification(a, client)).status, 201);
+    assert.equal((await postVerification(b, client)).status, 201);
+    assert.equal((await postVerification(a, client)).status, 201);
+    const refused = await postVerification(b, client);
+    assert.equal(refused.status, 429);
+    assert.match(refused.headers.get('content-type') ?? '', /application\/problem\+json/);
+    // Another client still has its own budget.
+    assert.equal((await postVerification(a, { 'x-forwarded-for': '198.51.100.3' })).status, 201);
   });
 });

@@ -18,7 +18,7 @@ describe('Redis session store', { skip }, () => {
 
   before(async () => {
     server = await startRedisServer();
-    const options = { url: server.url, graceMs: GRACE_MS, idempotencyWaitMs: 1_000, maxReconnectDelayMs: 200 };
+    const options = { url: server.url, graceMs: GRACE_MS, idempotencyWaitMs: 1_000, pendingClaimTtlMs: 5_000, maxReconnectDelayMs: 200 };
     storeA = await openRedisSessionStore(options);
     storeB = await openRedisSessionStore(options);
     raw = inspector(server.url);
@@ -60,8 +60,8 @@ describe('Redis session store', { skip }, () => {
 
     it('keeps a session and its reference for the session lifetime plus the grace period', async () => {
       const record = pendingRecord(10 * 60 * 1000);
-      await storeA.create(record);
       const lifetime = record.expiresAt - Date.now() + GRACE_MS;
+      await storeA.create(record);
       for (const key of [storeA.keys.session(record.sessionId), storeA.keys.notificationRef(record.notificationRef)]) {
         const ttl = await raw.pttl(key);
         assert.ok(ttl > lifetime - 5_000 && ttl <= lifetime, `${key}: TTL ${ttl} ms, expected about ${lifetime} ms`);
@@ -186,6 +186,18 @@ describe('Redis session store', { skip }, () => {
       assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: false });
     });
 
+    it('frees the key of a start whose instance died before completing or releasing it', async () => {
+      const dying = await openRedisSessionStore({ url: server.url, pendingClaimTtlMs: 100 });
+      const key = randomId();
+      try {
+        assert.deepEqual(await dying.claimIdempotencyKey(key, 60_000), { claimed: true });
+      } finally {
+        await dying.close();
+      }
+      await eventually(async () => ((await raw.exists(storeA.keys.idempotency(key))) === 0 ? true : undefined), 2_000);
+      assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: true });
+    });
+
     it('does not release a completed key', async () => {
       const key = randomId();
       await storeA.claimIdempotencyKey(key, 60_000);
@@ -194,14 +206,14 @@ describe('Redis session store', { skip }, () => {
       assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: false, sessionId: 'session-3' });
     });
 
-    it('expires a pending claim no later than the wait bound, and a completed key after its TTL', async () => {
+    it('expires a pending claim after the claim TTL, and a completed key after its own TTL', async () => {
       const key = randomId();
       await storeA.claimIdempotencyKey(key, 60_000);
       const pendingTtl = await raw.pttl(storeA.keys.idempotency(key));
-      assert.ok(pendingTtl > 0 && pendingTtl <= 1_000, `pending TTL ${pendingTtl}`);
+      assert.ok(pendingTtl > 0 && pendingTtl <= 5_000, `pending TTL ${pendingTtl}`);
       await storeA.completeIdempotencyKey(key, 'session-4', 60_000);
       const doneTtl = await raw.pttl(storeA.keys.idempotency(key));
-      assert.ok(doneTtl > 1_000 && doneTtl <= 60_000, `completed TTL ${doneTtl}`);
+      assert.ok(doneTtl > 5_000 && doneTtl <= 60_000, `completed TTL ${doneTtl}`);
     });
   });
 

@@ -15,6 +15,7 @@ function minifyCssTemplates(): Plugin {
           .replace(/\s+/g, ' ')
           .replace(/\s*([{};,>])\s*/g, '$1')
           .replace(/([^\s(]):\s/g, '$1:')
+          .replace(/([\s:,(])0\./g, '$1.')
           .replace(/;}/g, '}')
           .trim();
         return `unsafeCSS(\`${minified}\``;

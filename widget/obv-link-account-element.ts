@@ -1,7 +1,7 @@
-import { LitElement, html, nothing, type PropertyValues, type TemplateResult } from 'lit';
+import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { findConfigProblem, resolveProxyUrl } from './attributes.ts';
 import { emit, type ObvAccount, type ObvErrorKind, type ObvState } from './events.ts';
-import { clearPending, loadPending, pendingKey, savePending } from './pending-session.ts';
+import { loadPending, pendingKey, savePending } from './pending-session.ts';
 import {
   ProxyRequestError,
   startSession,
@@ -14,19 +14,17 @@ import {
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
 
-/** Icon outlines on a 24×24 grid, stroked by the stylesheet. */
-const icons = {
-  bank: 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z',
-  check: 'M5 12.5l4.5 4.5L19 7.5',
-  alert: 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19',
-};
+// Icon outlines on a 24×24 grid, stroked by the stylesheet.
+const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
+const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
+const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
 
 /** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
 const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
 
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
- * form control whose value is the linked account's token.
+ * form control whose value is the token of the account it shows as linked (only in the `success` state).
  *
  * @summary Bank account linking for checkouts.
  *
@@ -34,7 +32,7 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
  * @fires obv-open - The bank's page was opened for the consumer. `detail: {sessionId, consumerUrl}`.
  * @fires obv-success - An account was linked. `detail: {accountToken, accountLabel, fiName, fiAccountType}`.
  * @fires obv-failure - The bank or the consumer ended the verification without an account. `detail: {code, message}`.
- * @fires obv-cancel - The consumer cancelled while waiting. `detail: {sessionId?}`.
+ * @fires obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change". `detail: {sessionId?}`.
  * @fires obv-error - Something kept the flow from working. `detail: {kind: 'network' | 'configuration' | 'popup-blocked' | 'expired', message}`.
  * @fires obv-state-change - The `state` changed. `detail: {state, previous}`.
  *
@@ -48,7 +46,7 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
  * @csspart account - The linked account (bank name, label and type).
  * @csspart error - The error or failure message.
  * @csspart button - The main button (link, go to the bank tab, change, try again).
- * @csspart secondary-button - The cancel button.
+ * @csspart secondary-button - The Cancel button (while starting or waiting, and after a failed "Change").
  * @csspart link - The link to the bank's page, shown when the new tab was blocked or after a reload.
  *
  * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
@@ -107,7 +105,7 @@ export class ObvLinkAccountElement extends LitElement {
   declare accountToken: string | undefined;
   /** Name of the form field that carries the linked account's token. */
   declare name: string;
-  /** Keeps the surrounding form invalid until an account is linked. */
+  /** Keeps the surrounding form invalid while no account is shown as linked. */
   declare required: boolean;
   /** Disables the element's buttons. */
   declare disabled: boolean;
@@ -147,14 +145,17 @@ export class ObvLinkAccountElement extends LitElement {
     return this._state;
   }
 
-  /** The linked account, once there is one. */
+  /**
+   * The linked account the element shows, in the `success` state only. While a "Change" is under way, or
+   * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
+   */
   get account(): ObvAccount | undefined {
-    return this._account;
+    return this._state === 'success' ? this._account : undefined;
   }
 
-  /** The linked account's token (the form value), or an empty string. */
+  /** The token of {@link account} (the form value), or an empty string. */
   get value(): string {
-    return this._account?.accountToken ?? '';
+    return this.account?.accountToken ?? '';
   }
 
   /** The form the element belongs to. */
@@ -217,9 +218,12 @@ export class ObvLinkAccountElement extends LitElement {
     );
   }
 
-  /** Stops waiting for the bank: closes the bank's tab when it can, and goes back to idle (or to the account linked before). */
+  /**
+   * Stops waiting for the bank: closes the bank's tab when it can, and goes back to idle, or to the account
+   * linked before. After a "Change" that failed, expired or hit a network error, it also goes back to that account.
+   */
   cancel(): void {
-    if (!this.#busy) return;
+    if (!this.#busy && !this.#canGoBack) return;
     const sessionId = this._pending?.sessionId;
     this.#closeTab();
     this.#stopWatching();
@@ -276,17 +280,16 @@ export class ObvLinkAccountElement extends LitElement {
     }
   }
 
-  protected override willUpdate(changed: PropertyValues<this>): void {
-    if (!this.hasUpdated || changed.has('proxyUrl') || changed.has('amount') || changed.has('currency') || changed.has('strings') || changed.has('language')) {
-      this.#checkConfiguration();
-    }
+  protected override willUpdate(): void {
+    // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
+    this.#checkConfiguration();
     if (!this.hasUpdated && this._errorKind !== 'configuration') this.#resumePending();
   }
 
   protected override updated(): void {
     this.setAttribute('state', this._state);
     const value = this.value;
-    this.#internals.setFormValue(value || null, this._account ? JSON.stringify(this._account) : null);
+    this.#internals.setFormValue(value || null, value ? JSON.stringify(this.account) : null);
     if (this.required && !value && !this.#isDisabled) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
       this.#internals.setValidity({ valueMissing: true }, this.#s.valueMissing, anchor);
@@ -297,69 +300,58 @@ export class ObvLinkAccountElement extends LitElement {
 
   override render(): TemplateResult {
     const s = this.#s;
-    const view = this.#view(s);
+    const state = this._state;
+    const failed = state === 'failure' || state === 'expired' || state === 'error';
+    // Only ever set together with the `error` state.
+    const misconfigured = this._errorKind === 'configuration';
+    const blocked = this._popupBlocked;
+    const titles: Record<ObvState, string> = {
+      idle: s.idleTitle,
+      starting: s.starting,
+      waiting: blocked ? s.blockedTitle : s.waitingTitle,
+      success: s.successTitle,
+      failure: s.failureTitle,
+      expired: s.expiredTitle,
+      error: misconfigured ? s.configurationTitle : s.networkTitle,
+    };
+    const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : state === 'success' ? this._notice : '';
+    const error = state === 'failure' || misconfigured ? this._message : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
     // Written without indentation: whitespace in templates ships in the bundle.
-    return html`<div part="base" class="card ${view.tone}"
-><div part="icon" class="icon" aria-hidden="true">${view.icon ? html`<svg viewBox="0 0 24 24"><path d=${view.icon} /></svg>` : html`<span class="spinner"></span>`}</div
+    return html`<div part="base" class="card ${failed ? 'danger' : state}"
+><div part="icon" class="icon" aria-hidden="true">${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}</div
 ><div class="body"
 ><div part="status" role="status" aria-live="polite"
-><p class="title">${view.title}</p
->${view.hint ? html`<p class="hint">${view.hint}</p>` : nothing
-}${view.account ? this.#renderAccount(view.account, s) : nothing
-}${view.error ? html`<p part="error" class="error">${view.error}</p>` : nothing}</div
->${view.actions === nothing ? nothing : html`<div class="actions">${view.actions}</div>`}</div
+><p class="title">${titles[state]}</p
+>${hint ? html`<p>${hint}</p>` : nothing
+}${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
+}${error ? html`<p part="error" class="error">${error}</p>` : nothing}</div
+>${misconfigured ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
 ></div>`;
   }
 
-  #view(s: ObvStrings): {
-    tone: string;
-    icon?: string;
-    title: string;
-    hint?: string;
-    account?: ObvAccount;
-    error?: string;
-    actions: TemplateResult | typeof nothing;
-  } {
-    const disabled = this.#isDisabled;
-    const cancel = html`<button part="secondary-button" class="secondary" ?disabled=${disabled} @click=${this.cancel}>${s.cancel}</button>`;
-    const retry = html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.#retry}>${s.tryAgain}</button>`;
+  #actions(s: ObvStrings): TemplateResult {
+    const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
     switch (this._state) {
+      case 'idle':
+        return this.#button(html`<slot name="label">${s.linkAccount}</slot>`, this.start);
       case 'starting':
-        return { tone: '', title: s.starting, actions: cancel };
-      case 'waiting': {
-        const title = this._popupBlocked ? s.blockedTitle : s.waitingTitle;
-        const hint = this._popupBlocked ? s.blockedHint : s.waitingHint;
-        const main = this.#tab
-          ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.#showTab}>${s.showTab}</button>`
-          : html`<a part="link" class="primary" href=${this._pending?.consumerUrl ?? ''} target="_blank" rel="noopener" @click=${this.#linkOpened}>${s.openBank}</a>`;
-        return { tone: '', title, hint, actions: html`${main}${cancel}` };
-      }
+        return cancel;
+      case 'waiting':
+        return html`${this.#tab
+          ? this.#button(s.showTab, this.#showTab)
+          : html`<a part="link" class="primary" href=${this._pending?.consumerUrl ?? ''} target="_blank" rel="noopener" @click=${this.#linkOpened}>${s.openBank}</a>`}${cancel}`;
       case 'success':
-        return {
-          tone: 'success',
-          icon: icons.check,
-          title: s.successTitle,
-          hint: this._notice,
-          account: this._account,
-          actions: html`<button part="button" class="secondary" ?disabled=${disabled} @click=${this.start}>${s.change}</button>`,
-        };
-      case 'failure':
-        return { tone: 'danger', icon: icons.alert, title: s.failureTitle, error: this._message, actions: retry };
-      case 'expired':
-        return { tone: 'danger', icon: icons.alert, title: s.expiredTitle, error: s.expiredHint, actions: retry };
-      case 'error':
-        return this._errorKind === 'configuration'
-          ? { tone: 'danger', icon: icons.alert, title: s.configurationTitle, error: this._message, actions: nothing }
-          : { tone: 'danger', icon: icons.alert, title: s.networkTitle, error: s.networkHint, actions: retry };
+        return this.#button(s.change, this.start, 'button', '');
       default:
-        return {
-          tone: '',
-          icon: icons.bank,
-          title: s.idleTitle,
-          hint: this._notice || s.idleHint,
-          actions: html`<button part="button" class="primary" ?disabled=${disabled} @click=${this.start}><slot name="label">${s.linkAccount}</slot></button>`,
-        };
+        // After a failed "Change", Cancel takes the consumer back to the account linked before.
+        return html`${this.#button(s.tryAgain, this.#retry)}${this.#canGoBack ? cancel : nothing}`;
     }
+  }
+
+  /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
+  #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
+    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
   #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
@@ -384,6 +376,11 @@ export class ObvLinkAccountElement extends LitElement {
 
   get #busy(): boolean {
     return this._state === 'starting' || this._state === 'waiting';
+  }
+
+  /** On a failure, expiry or network error screen after "Change": the previous account can come back. */
+  get #canGoBack(): boolean {
+    return !!this._account && this._state !== 'success' && this._errorKind !== 'configuration';
   }
 
   get #isDisabled(): boolean {
@@ -417,11 +414,11 @@ export class ObvLinkAccountElement extends LitElement {
         this.#stopWatching();
       }
       this._errorKind = 'configuration';
-      this._message = problem.message;
+      this._message = problem;
       this.#setState('error');
-      if (this.#reportedProblem !== problem.message) {
-        this.#reportedProblem = problem.message;
-        emit(this, 'obv-error', { kind: 'configuration', message: problem.message });
+      if (this.#reportedProblem !== problem) {
+        this.#reportedProblem = problem;
+        emit(this, 'obv-error', { kind: 'configuration', message: problem });
       }
     } else if (this._errorKind === 'configuration') {
       this.#reportedProblem = '';
@@ -574,7 +571,7 @@ export class ObvLinkAccountElement extends LitElement {
 
   #forgetPending(): void {
     const key = this.#storageKey;
-    if (key) clearPending(key);
+    if (key) savePending(key);
     this._pending = undefined;
   }
 }

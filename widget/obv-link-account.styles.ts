@@ -13,7 +13,7 @@ export const styles = unsafeCSS(`
     --_border: var(--obv-border, #dde2ea);
     display: block;
     max-width: 32rem;
-    font: 0.9375rem/1.45 var(--obv-font, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
+    font: 0.9375rem/1.45 var(--obv-font, system-ui, sans-serif);
     color: var(--_text);
   }
   :host([hidden]) {

@@ -19,18 +19,12 @@ export function loadPending(key: string): StartedSession | undefined {
   }
 }
 
-export function savePending(key: string, session: StartedSession): void {
+/** Stores the session, or forgets it when there is none. */
+export function savePending(key: string, session?: StartedSession): void {
   try {
-    sessionStorage.setItem(key, JSON.stringify(session));
+    if (session) sessionStorage.setItem(key, JSON.stringify(session));
+    else sessionStorage.removeItem(key);
   } catch {
     // Without storage a reload loses the session; the flow itself still works.
-  }
-}
-
-export function clearPending(key: string): void {
-  try {
-    sessionStorage.removeItem(key);
-  } catch {
-    // Nothing was stored.
   }
 }

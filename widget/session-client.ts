@@ -1,6 +1,6 @@
 // The browser side of docs/CONTRACTS.md §2: start a verification over HTTP, then learn its outcome over
-// the proxy's WebSocket — reconnecting with backoff, and polling GET /sessions/:id when sockets cannot
-// connect at all (corporate proxies and some CSPs block them). Nothing here touches the DOM.
+// the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
+// not work (blocked, or accepted and then dropped by a middlebox). Nothing here touches the DOM.
 import type { ObvAccount } from './events.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
@@ -37,8 +37,12 @@ export class ProxyRequestError extends Error {
 export const timing = {
   reconnectBaseMs: 500,
   reconnectMaxMs: 15_000,
-  /** Sockets that fail before ever opening, in a row, before switching to polling. */
-  socketFailuresBeforePolling: 2,
+  /** Sockets in a row that end without an outcome (never opened, dropped, or silent) before polling starts. */
+  socketFailuresBeforePolling: 3,
+  /** How long a socket may take to confirm the subscription before it counts as a failed one. */
+  subscribeTimeoutMs: 10_000,
+  /** While polling, how often the socket is tried again (it is faster than the next poll when it works). */
+  socketRetryWhilePollingMs: 30_000,
   pollIntervalMs: 2_500,
   /** Polls that fail in a row before the element reports a network error. */
   pollFailuresBeforeError: 6,
@@ -56,60 +60,49 @@ export function endpoint(base: URL, path: string): URL {
   return url;
 }
 
-function webSocketUrl(base: URL): string {
-  const url = endpoint(base, 'ws');
-  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
-  return url.href;
-}
-
+/** The problem+json `detail` (or `title`) with the fields it names; `HTTP <status>` if the body says nothing. */
 async function problemMessage(response: Response): Promise<string> {
-  const fallback = `HTTP ${response.status}`;
-  try {
-    const body: unknown = await response.json();
-    if (!isObject(body)) return fallback;
-    const fields = Array.isArray(body.errors) ? body.errors.map((e: Json) => `${e.path}: ${e.message}`) : [];
-    const text = isString(body.detail) ? body.detail : isString(body.title) ? body.title : fallback;
-    return fields.length ? `${text} (${fields.join('; ')})` : text;
-  } catch {
-    return fallback;
-  }
+  const body: unknown = await response.json().catch(() => undefined);
+  const problem = isObject(body) ? body : {};
+  const message = text(problem.detail || problem.title) || `HTTP ${response.status}`;
+  const fields = Array.isArray(problem.errors) ? problem.errors.map((e: Json) => `${e.path}: ${e.message}`) : [];
+  return fields.length ? `${message} (${fields.join('; ')})` : message;
 }
 
+/** fetch, with "cannot connect" turned into a network {@link ProxyRequestError} (aborts pass through). */
 async function request(url: URL, init: RequestInit): Promise<Response> {
-  let response: Response;
   try {
-    response = await fetch(url, { ...init, headers: { Accept: 'application/json', ...init.headers } });
+    return await fetch(url, init);
   } catch (error) {
     if ((error as Error).name === 'AbortError') throw error;
     throw new ProxyRequestError('network', `Cannot reach ${url.href}`);
   }
-  return response;
 }
 
 /** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or an AbortError when aborted. */
 export async function startSession(
   base: URL,
   body: StartRequest,
-  options: { idempotencyKey: string; signal?: AbortSignal },
+  options: { idempotencyKey: string; signal: AbortSignal },
 ): Promise<StartedSession> {
   const url = endpoint(base, 'verifications');
-  const init: RequestInit = {
+  const response = await request(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', 'Idempotency-Key': options.idempotencyKey },
     body: JSON.stringify(body),
-  };
-  if (options.signal) init.signal = options.signal;
-  const response = await request(url, init);
+    signal: options.signal,
+  });
+  const { status } = response;
   if (!response.ok) {
-    // 4xx means what we sent (or where we sent it) is wrong; 429 and 5xx are worth retrying later.
-    const kind = response.status >= 400 && response.status < 500 && response.status !== 429 && response.status !== 408 ? 'configuration' : 'network';
+    // 4xx means what we sent (or where we sent it) is wrong; 408, 429 and 5xx are worth retrying later.
+    const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
     throw new ProxyRequestError(kind, await problemMessage(response));
   }
   const data: unknown = await response.json().catch(() => undefined);
-  if (!isObject(data) || !isString(data.sessionId) || !isString(data.consumerUrl) || !/^https?:/i.test(data.consumerUrl)) {
+  if (!isObject(data) || !isString(data.sessionId) || !/^https?:/i.test(text(data.consumerUrl))) {
     throw new ProxyRequestError('configuration', `No session from ${url.href}`);
   }
-  return { sessionId: data.sessionId, consumerUrl: data.consumerUrl, expiresAt: isString(data.expiresAt) ? data.expiresAt : '' };
+  return { sessionId: data.sessionId, consumerUrl: text(data.consumerUrl), expiresAt: text(data.expiresAt) };
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
@@ -134,10 +127,8 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
 export type SessionSnapshot = { kind: 'outcome'; outcome: SessionOutcome } | { kind: 'expired' } | { kind: 'pending' } | { kind: 'gone' };
 
 /** GET {base}/sessions/:id. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
-export async function fetchSession(base: URL, sessionId: string, signal?: AbortSignal): Promise<SessionSnapshot> {
-  const init: RequestInit = { method: 'GET', cache: 'no-store' };
-  if (signal) init.signal = signal;
-  const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), init);
+export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
+  const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), { cache: 'no-store', signal });
   if (response.status === 404) return { kind: 'gone' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
@@ -147,7 +138,7 @@ export async function fetchSession(base: URL, sessionId: string, signal?: AbortS
   return data.state === 'expired' ? { kind: 'expired' } : { kind: 'pending' };
 }
 
-/** Callbacks of {@link watchSession}; exactly one of `outcome`, `expired` or `networkError` is called. */
+/** Callbacks of {@link watchSession}; exactly one of `outcome`, `expired` or `networkError` is called, once. */
 export interface WatchHandlers {
   outcome(outcome: SessionOutcome): void;
   expired(): void;
@@ -167,82 +158,91 @@ function backoff(attempt: number): number {
   return Math.round(ceiling * (0.5 + Math.random() / 2));
 }
 
-/** Follows one session until it settles: WebSocket first, polling as the fallback. */
+/**
+ * Follows one session until it settles. The WebSocket comes first; after
+ * `timing.socketFailuresBeforePolling` sockets in a row end without an outcome, polling starts and the
+ * socket is still tried now and then. Both may deliver the outcome: only the first one counts.
+ */
 export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, handlers: WatchHandlers): SessionWatch {
   const { sessionId } = session;
   let done = false;
   let socket: WebSocket | undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let socketTimer: ReturnType<typeof setTimeout> | undefined;
+  let pollTimer: ReturnType<typeof setTimeout> | undefined;
+  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
   let socketFailures = 0;
-  let reconnects = 0;
   let pollFailures = 0;
   let polling = false;
-  let expiryTimer: ReturnType<typeof setTimeout> | undefined;
   const aborter = new AbortController();
   const channel = new BroadcastChannel('obv-link');
 
-  const stop = () => {
-    done = true;
-    clearTimeout(timer);
-    clearTimeout(expiryTimer);
-    aborter.abort();
-    channel.close();
+  const dropSocket = () => {
     if (socket) {
-      socket.onopen = socket.onmessage = socket.onclose = socket.onerror = null;
+      socket.onopen = socket.onmessage = socket.onclose = null;
       socket.close();
       socket = undefined;
     }
   };
+  const stop = () => {
+    done = true;
+    clearTimeout(socketTimer);
+    clearTimeout(pollTimer);
+    clearTimeout(expiryTimer);
+    aborter.abort();
+    channel.close();
+    dropSocket();
+  };
+  // The one place an outcome is applied: `done` makes a second delivery (socket and poll racing) a no-op.
   const settle = (snapshot: SessionSnapshot): boolean => {
-    if (done) return true;
-    if (snapshot.kind === 'outcome') {
+    if (!done && snapshot.kind !== 'pending') {
       stop();
-      handlers.outcome(snapshot.outcome);
-    } else if (snapshot.kind === 'expired' || snapshot.kind === 'gone') {
+      if (snapshot.kind === 'outcome') handlers.outcome(snapshot.outcome);
       // An unknown session can only be one that ended and was forgotten: to the consumer, it expired.
-      stop();
-      handlers.expired();
+      else handlers.expired();
     }
     return done;
   };
-  const later = (fn: () => void, ms: number) => {
-    clearTimeout(timer);
-    timer = setTimeout(fn, ms);
-  };
 
   const poll = async () => {
-    if (done) return;
     try {
       const snapshot = await fetchSession(base, sessionId, aborter.signal);
       pollFailures = 0;
-      if (!settle(snapshot)) later(poll, timing.pollIntervalMs);
+      if (!settle(snapshot)) pollTimer = setTimeout(poll, timing.pollIntervalMs);
     } catch (error) {
       if (done) return;
-      pollFailures += 1;
-      if (pollFailures >= timing.pollFailuresBeforeError) {
+      if (++pollFailures >= timing.pollFailuresBeforeError) {
         stop();
         handlers.networkError((error as Error).message);
       } else {
-        later(poll, Math.max(timing.pollIntervalMs, backoff(pollFailures)));
+        pollTimer = setTimeout(poll, Math.max(timing.pollIntervalMs, backoff(pollFailures)));
       }
     }
   };
+  const startPolling = () => {
+    if (polling) return;
+    polling = true;
+    void poll();
+  };
+
+  /** A socket ended, or stayed silent, without an outcome. */
+  const socketFailed = () => {
+    dropSocket();
+    if (++socketFailures >= timing.socketFailuresBeforePolling) startPolling();
+    socketTimer = setTimeout(connect, polling ? timing.socketRetryWhilePollingMs : backoff(socketFailures - 1));
+  };
 
   const connect = () => {
-    if (done) return;
-    let opened = false;
+    const url = endpoint(base, 'ws');
+    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     try {
-      socket = new WebSocket(webSocketUrl(base));
+      socket = new WebSocket(url);
     } catch {
-      socket = undefined;
-      onSocketLost(false);
+      socketFailed();
       return;
     }
-    socket.onopen = () => {
-      opened = true;
-      socketFailures = 0;
-      socket?.send(JSON.stringify({ type: 'subscribe', sessionId }));
-    };
+    // Accepted and then silent (a middlebox that swallows frames) is as useless as refused.
+    socketTimer = setTimeout(socketFailed, timing.subscribeTimeoutMs);
+    socket.onopen = () => socket?.send(JSON.stringify({ type: 'subscribe', sessionId }));
     socket.onmessage = (event: MessageEvent) => {
       let message: unknown;
       try {
@@ -251,38 +251,30 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
         return;
       }
       if (!isObject(message)) return;
+      const ours = message.sessionId === sessionId;
       if (message.type === 'subscribed' || message.type === 'state') {
-        reconnects = 0;
+        clearTimeout(socketTimer);
         if (message.state === 'expired') settle({ kind: 'expired' });
-      } else if (message.type === 'result' && message.sessionId === sessionId) {
+      } else if (message.type === 'result' && ours) {
         const outcome = parseOutcome(message.outcome);
         if (outcome) settle({ kind: 'outcome', outcome });
-      } else if (message.type === 'expired' && message.sessionId === sessionId) {
+      } else if (message.type === 'expired' && ours) {
         settle({ kind: 'expired' });
       } else if (message.type === 'error' && message.code === 'unknown_session') {
         settle({ kind: 'gone' });
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event: CloseEvent) => {
+      clearTimeout(socketTimer);
       socket = undefined;
-      onSocketLost(opened);
+      // 1000 is the proxy's "the session ended": an outcome this socket did not deliver is in the session.
+      if (event.code === 1000) startPolling();
+      else socketFailed();
     };
   };
 
-  const onSocketLost = (wasOpen: boolean) => {
-    if (done || polling) return;
-    if (!wasOpen) socketFailures += 1;
-    if (socketFailures >= timing.socketFailuresBeforePolling) {
-      polling = true;
-      void poll();
-      return;
-    }
-    later(connect, backoff(reconnects++));
-  };
-
   const checkNow = () => {
-    if (done) return;
-    fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
+    if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
 
   channel.onmessage = (event: MessageEvent) => {

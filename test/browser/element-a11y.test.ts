@@ -78,6 +78,15 @@ describe('<obv-link-account> accessibility', () => {
     await expect(misconfigured).to.be.accessible();
   });
 
+  it('passes axe on a failed change, with Cancel beside Try again', async () => {
+    const el = await mount();
+    await settle(el, success);
+    await settle(el, failure);
+    expect(el.state).to.equal('failure');
+    expect(el.shadowRoot!.querySelectorAll('button')).to.have.length(2);
+    await expect(el).to.be.accessible();
+  });
+
   it('passes axe while disabled', async () => {
     await expect(await mount({ disabled: '' })).to.be.accessible();
   });

@@ -4,6 +4,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { pendingKey } from '../../widget/pending-session.ts';
+import { timing } from '../../widget/session-client.ts';
 import { ACCOUNT, FakeSocket, SESSION, once, useWorld, tick, until } from './helpers.ts';
 
 function part(el: ObvLinkAccountElement, name: string): HTMLElement {
@@ -204,13 +205,107 @@ describe('<obv-link-account> flow', () => {
     const el = await mount();
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     part(el, 'button').click();
-    await until(() => FakeSocket.instances.length === 1, 'a first socket');
-    FakeSocket.last.drop();
-    await until(() => FakeSocket.instances.length === 2, 'a reconnect');
-    FakeSocket.last.drop();
+    for (let n = 1; n <= 3; n += 1) {
+      await until(() => FakeSocket.instances.length === n, `socket ${n}`);
+      expect(polls, 'no polling before the third failed socket').to.equal(0);
+      FakeSocket.last.drop();
+    }
     expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
     expect(polls).to.equal(2);
-    expect(FakeSocket.instances).to.have.length(2);
+    expect(FakeSocket.instances).to.have.length(3);
+  });
+
+  it('falls back to polling when sockets open and are then dropped by a middlebox, and still retries the socket', async () => {
+    let polls = 0;
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+      polls += 1;
+      return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
+    };
+    timing.socketRetryWhilePollingMs = 30;
+    const el = await mount();
+    part(el, 'button').click();
+    for (let n = 1; n <= 3; n += 1) {
+      await until(() => FakeSocket.instances.length === n, `socket ${n}`);
+      FakeSocket.last.accept();
+      FakeSocket.last.receive({ type: 'subscribed', sessionId: SESSION.sessionId, state: 'pending' });
+      FakeSocket.last.drop(1006);
+    }
+    await until(() => polls >= 2, 'polling');
+    // The socket is tried again now and then; when it works it delivers the outcome.
+    await until(() => FakeSocket.instances.length === 4, 'a later socket attempt');
+    const success = once<typeof ACCOUNT>(el, 'obv-success');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    const pollsAtSuccess = polls;
+    await tick(50);
+    expect(polls, 'polling stops with the outcome').to.equal(pollsAtSuccess);
+  });
+
+  it('counts a socket that opens but never confirms the subscription as failed, and polls after three', async () => {
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+    });
+    timing.subscribeTimeoutMs = 20;
+    const el = await mount();
+    const success = once<typeof ACCOUNT>(el, 'obv-success');
+    part(el, 'button').click();
+    await until(() => FakeSocket.instances.length === 1, 'a socket');
+    FakeSocket.last.accept();
+    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    expect(FakeSocket.instances).to.have.length(3);
+    expect(FakeSocket.instances.every((socket) => socket.readyState === 3)).to.equal(true);
+  });
+
+  it('applies exactly one outcome when the poll and the socket both deliver it', async () => {
+    let answer!: () => void;
+    const succeeded = { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
+    timing.socketRetryWhilePollingMs = 10;
+    const el = await mount();
+    const events: string[] = [];
+    for (const name of ['obv-success', 'obv-failure', 'obv-error']) el.addEventListener(name, () => events.push(name));
+    part(el, 'button').click();
+    for (let n = 1; n <= 3; n += 1) {
+      await until(() => FakeSocket.instances.length === n, `socket ${n}`);
+      FakeSocket.last.drop();
+    }
+    await until(() => typeof answer === 'function' && FakeSocket.instances.length === 4, 'a poll in flight and a new socket');
+    const socket = FakeSocket.last;
+    socket.accept();
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    answer();
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'late' } });
+    await tick(30);
+    expect(events).to.deep.equal(['obv-success']);
+    expect(el.state).to.equal('success');
+  });
+
+  it('asks the proxy instead of reconnecting when the socket closes normally without an outcome', async () => {
+    let polls = 0;
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+      polls += 1;
+      return { status: 200, body: { sessionId: SESSION.sessionId, state: 'expired', expiresAt: SESSION.expiresAt } };
+    };
+    const el = await mount();
+    const socket = await startWaiting(el);
+    const error = once<{ kind: string }>(el, 'obv-error');
+    socket.drop(1000);
+    expect((await error).detail.kind).to.equal('expired');
+    expect(polls).to.equal(1);
+    expect(FakeSocket.instances).to.have.length(1);
+  });
+
+  it('neither reconnects nor polls after the proxy closes the socket with 1000 after the result', async () => {
+    const el = await mount();
+    const socket = await startWaiting(el);
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    socket.drop(1000);
+    await tick(50);
+    expect(el.state).to.equal('success');
+    expect(FakeSocket.instances).to.have.length(1);
+    expect(world().proxy.requests.filter((request) => request.method === 'GET')).to.have.length(0);
   });
 
   it('reconnects with a new subscription after an open socket drops, and takes the result from it', async () => {

@@ -93,6 +93,102 @@ describe('<obv-link-account> in a form', () => {
   });
 });
 
+describe('<obv-link-account> value while changing the linked account', () => {
+  const world = useWorld();
+  const NEW_ACCOUNT = { ...ACCOUNT, accountToken: 'tok_9876', accountLabel: 'Savings ••••9876', fiAccountType: 'SAVINGS' };
+
+  /** A required element in a form, linked to ACCOUNT, then "Change" pressed and waiting on a new socket. */
+  async function changing(): Promise<{ form: HTMLFormElement; el: ObvLinkAccountElement; socket: FakeSocket }> {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await link(el);
+    const button = el.shadowRoot!.querySelector<HTMLElement>('[part~="button"]')!;
+    expect(button.textContent).to.contain('Change');
+    button.click();
+    await until(() => el.state === 'waiting' && FakeSocket.instances.length === 2, 'the change to wait on a socket');
+    await el.updateComplete;
+    FakeSocket.last.accept();
+    return { form, el, socket: FakeSocket.last };
+  }
+
+  function expectNoValue(form: HTMLFormElement, el: ObvLinkAccountElement): void {
+    expect(el.value).to.equal('');
+    expect(el.account).to.equal(undefined);
+    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(el.validity.valueMissing).to.equal(true);
+    expect(form.checkValidity()).to.equal(false);
+  }
+
+  function expectValue(form: HTMLFormElement, el: ObvLinkAccountElement, token: string): void {
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(token);
+    expect(el.account?.accountToken).to.equal(token);
+    expect(new FormData(form).get('accountToken')).to.equal(token);
+    expect(form.checkValidity()).to.equal(true);
+  }
+
+  it('submits no token while the new verification is under way, and the old one again after Cancel', async () => {
+    const { form, el } = await changing();
+    expectNoValue(form, el);
+    el.shadowRoot!.querySelector<HTMLElement>('[part~="secondary-button"]')!.click();
+    await el.updateComplete;
+    expectValue(form, el, ACCOUNT.accountToken);
+  });
+
+  it('submits no stale token while a failed change is on screen; Cancel brings the previous account back', async () => {
+    const { form, el, socket } = await changing();
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.' } });
+    await el.updateComplete;
+    expect(el.state).to.equal('failure');
+    expect(el.shadowRoot!.querySelector('[part~="account"]')).to.equal(null);
+    expectNoValue(form, el);
+    const cancelled = once(el, 'obv-cancel');
+    el.shadowRoot!.querySelector<HTMLElement>('[part~="secondary-button"]')!.click();
+    await cancelled;
+    await el.updateComplete;
+    expectValue(form, el, ACCOUNT.accountToken);
+  });
+
+  it('submits no stale token while an expired change is on screen', async () => {
+    const { form, el, socket } = await changing();
+    socket.receive({ type: 'expired', sessionId: SESSION.sessionId });
+    await el.updateComplete;
+    expect(el.state).to.equal('expired');
+    expectNoValue(form, el);
+  });
+
+  it('submits no stale token while a network error of a change is on screen', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await link(el);
+    world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    el.shadowRoot!.querySelector<HTMLElement>('[part~="button"]')!.click();
+    await until(() => el.state === 'error', 'the network error');
+    await el.updateComplete;
+    expectNoValue(form, el);
+  });
+
+  it('submits the new token once the change succeeds', async () => {
+    const { form, el, socket } = await changing();
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...NEW_ACCOUNT } });
+    await el.updateComplete;
+    expectValue(form, el, NEW_ACCOUNT.accountToken);
+  });
+
+  it('offers no Cancel on a failure when no account was linked before', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account required></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    el.start();
+    await until(() => FakeSocket.instances.length > 0, 'a socket');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'No.' } });
+    await el.updateComplete;
+    expect(el.shadowRoot!.querySelector('[part~="secondary-button"]')).to.equal(null);
+    el.cancel();
+    expect(el.state).to.equal('failure');
+  });
+});
+
 describe('<obv-link-account> with the keyboard', () => {
   const world = useWorld();
 

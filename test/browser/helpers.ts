@@ -131,7 +131,8 @@ const original = { ...timing };
 /** Replaces the network, the tab and the clock-driven delays; call `restore()` after each test. */
 export function setUpWorld(options: { popup?: 'open' | 'blocked' } = {}) {
   FakeSocket.instances = [];
-  Object.assign(timing, { reconnectBaseMs: 5, reconnectMaxMs: 20, pollIntervalMs: 10, pollFailuresBeforeError: 3 });
+  // Silent sockets and retries while polling only matter to the tests that lower these two on purpose.
+  Object.assign(timing, { reconnectBaseMs: 5, reconnectMaxMs: 20, pollIntervalMs: 10, pollFailuresBeforeError: 3, subscribeTimeoutMs: 5000, socketRetryWhilePollingMs: 5000 });
   sinon.replace(window, 'WebSocket', FakeSocket as unknown as typeof WebSocket);
   const proxy = new FakeProxy();
   proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });

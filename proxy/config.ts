@@ -2,6 +2,7 @@
 // (`createObvProxy({...})`) and by the CLI (environment variables mapped onto it), so both paths get
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
 import { z } from 'zod';
+import { DEFAULT_REDIS_PREFIX } from './sessions/redis-keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -100,6 +101,11 @@ export const ProxyConfigSchema = z
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
+    /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
+    redisPrefix: z
+      .string()
+      .regex(/^[A-Za-z0-9:._-]{1,32}$/, 'must be 1-32 characters of letters, digits, ":", ".", "_" or "-" (no spaces)')
+      .default(DEFAULT_REDIS_PREFIX),
     /** Verification starts per client IP per minute; 0 turns the limit off. */
     rateLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(30),
     /** Express `trust proxy`; when unset, the app the router is mounted in decides. */
@@ -153,6 +159,7 @@ export const ENV_VARIABLES = {
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
   OBV_REDIS_URL: 'redisUrl',
+  OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',
   OBV_TRUST_PROXY: 'trustProxy',
   OBV_LOG_LEVEL: 'logLevel',

@@ -35,6 +35,11 @@ export class ProblemError extends Error {
     super(detail, options);
   }
 
+  /** Extra response headers this problem needs (e.g. `Retry-After`); none by default. */
+  headers(): Record<string, string> {
+    return {};
+  }
+
   toBody(): ProblemBody {
     const body: ProblemBody = {
       type: PROBLEM_TYPE_PREFIX + this.slug,
@@ -100,5 +105,24 @@ export class TooManyRequestsProblem extends ProblemError {
   override name = 'TooManyRequestsProblem';
   constructor() {
     super(429, 'rate-limited', 'Too many requests', 'Too many verification requests from this address; try again later.');
+  }
+}
+
+/** Seconds a client should wait before retrying while the session store is unavailable. */
+export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * 503 while the session store (Redis) cannot be reached. `Retry-After` tells the provider (which
+ * retries its notification on any 5xx) and the browser that the same request may succeed shortly.
+ */
+export class SessionStoreUnavailableProblem extends ProblemError {
+  override name = 'SessionStoreUnavailableProblem';
+  constructor(options?: { cause?: unknown }) {
+    super(503, 'session-store-unavailable', 'Session store unavailable',
+      'The verification sessions cannot be read or stored right now; try again in a few seconds.', undefined, options);
+  }
+
+  override headers(): Record<string, string> {
+    return { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) };
   }
 }

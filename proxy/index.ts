@@ -26,6 +26,7 @@ export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
 export * from './upstream/errors.ts';
 export { ProblemError } from './errors.ts';
+export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
 export { MemorySessionStore } from './sessions/memory-store.ts';
 export { MemoryResultBus } from './sessions/memory-bus.ts';
@@ -85,7 +86,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
     throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');
   }
-  const backend = options.sessionStore ? undefined : createSessionBackend({ redisUrl: config.redisUrl, logger });
+  const backend = options.sessionStore ? undefined : createSessionBackend({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
   const store = options.sessionStore ?? backend!.sessionStore;
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;

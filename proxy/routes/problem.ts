@@ -7,8 +7,10 @@ import {
   NotFoundProblem,
   PayloadTooLargeProblem,
   ProblemError,
+  SessionStoreUnavailableProblem,
   ValidationProblem,
 } from '../errors.ts';
+import { SessionBackendUnavailableError } from '../sessions/errors.ts';
 import {
   TokenError,
   UpstreamError,
@@ -48,6 +50,7 @@ function upstreamFieldErrors(body: unknown): FieldError[] | undefined {
 /** Maps any thrown value to the problem the client sees. Upstream details stay in the log. */
 export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
+  if (error instanceof SessionBackendUnavailableError) return new SessionStoreUnavailableProblem({ cause: error });
   if (error instanceof TokenError) {
     return new ProblemError(502, 'upstream-auth', 'Verification service unavailable',
       'The verification service refused this server\'s credentials. The operator has been told (see the server log).');
@@ -75,7 +78,8 @@ export function toProblem(error: unknown): ProblemError {
 }
 
 export function sendProblem(res: Response, problem: ProblemError): void {
-  res.status(problem.status).type('application/problem+json').set('cache-control', 'no-store').send(JSON.stringify(problem.toBody()));
+  res.status(problem.status).type('application/problem+json').set('cache-control', 'no-store').set(problem.headers())
+    .send(JSON.stringify(problem.toBody()));
 }
 
 /** Final error handler: logs server-side failures with their operator message, sends problem+json. */

@@ -30,7 +30,7 @@ export interface SessionBackendOptions {
 export function createSessionBackend(options: SessionBackendOptions): SessionBackend {
   if (options.redisUrl) {
     // Commands issued before the first connect wait for it; after that, while Redis is down, they fail
-    // at once (→ 5xx) instead of queueing. See redis-connection.ts.
+    // at once (SessionBackendUnavailableError → 503) instead of queueing. See redis-connection.ts.
     const redis = createRedisBackend({
       url: options.redisUrl,
       prefix: options.redisPrefix,

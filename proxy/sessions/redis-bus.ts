@@ -22,6 +22,7 @@ import {
   type RedisConnectionOptions,
   type RedisLogger,
 } from './redis-connection.ts';
+import { redisCommand } from './redis-errors.ts';
 import { redisKeys } from './redis-keys.ts';
 import type { ResultBus, SessionEvent } from './types.ts';
 
@@ -84,9 +85,12 @@ export class RedisResultBus implements ResultBus {
     await withTimeout(this.#subscribed, timeoutMs, 'Redis events subscription not live');
   }
 
-  /** Rejects while Redis is unreachable (the caller's outcome is already in the store). */
+  /**
+   * Rejects with SessionBackendUnavailableError while Redis is unreachable (the caller's outcome is
+   * already in the store; the provider's retry publishes it again).
+   */
   async publish(event: SessionEvent): Promise<void> {
-    await this.#publisher.publish(this.#channel, JSON.stringify(event));
+    await redisCommand(this.#publisher.publish(this.#channel, JSON.stringify(event)));
   }
 
   subscribe(sessionId: string, listener: Listener): () => void {

@@ -2,6 +2,7 @@
 import type { Redis } from 'ioredis';
 import type { Store } from 'express-rate-limit';
 import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import { redisCommand } from './redis-errors.ts';
 
 /**
  * A rate-limit store over an existing connection, its keys under `prefix`.
@@ -14,7 +15,8 @@ import { RedisStore, type RedisReply } from 'rate-limit-redis';
 export function createRedisRateLimitStore(redis: Redis, prefix: string): Store {
   const store = new RedisStore({
     prefix,
-    sendCommand: (command: string, ...args: string[]) => redis.call(command, ...args) as Promise<RedisReply>,
+    // Through redisCommand so an outage refuses a start with the same 503 as the session store does.
+    sendCommand: (command: string, ...args: string[]) => redisCommand(redis.call(command, ...args) as Promise<RedisReply>),
   });
   store.incrementScriptSha.catch(() => undefined);
   store.getScriptSha.catch(() => undefined);

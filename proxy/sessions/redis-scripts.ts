@@ -2,6 +2,7 @@
 // two instances settling the same session at once cannot both win, and no WATCH/retry loop is needed.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { redisCommand } from './redis-errors.ts';
 
 /** A Lua script with its SHA-1, sent by hash and loaded on first use (or after a Redis restart). */
 export interface RedisScript {
@@ -63,8 +64,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
-/** Runs `s` by hash, loading it when Redis does not know it (first use, or Redis restarted). */
-export async function runScript(redis: Redis, s: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+/**
+ * Runs `s` by hash, loading it when Redis does not know it (first use, or Redis restarted).
+ * @throws SessionBackendUnavailableError while Redis is unreachable.
+ */
+export function runScript(redis: Redis, s: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+  return redisCommand(evalScript(redis, s, keys, args));
+}
+
+async function evalScript(redis: Redis, s: RedisScript, keys: string[], args: string[]): Promise<unknown> {
   try {
     return await redis.evalsha(s.sha, keys.length, ...keys, ...args);
   } catch (error) {

@@ -10,6 +10,7 @@ import {
   waitUntilReady,
   type RedisConnectionOptions,
 } from './redis-connection.ts';
+import { redisCommand } from './redis-errors.ts';
 import { redisKeys, type RedisKeys } from './redis-keys.ts';
 import { createRedisRateLimitStore } from './redis-rate-limit.ts';
 import { CREATE, MARK_RETURNED, RELEASE_IF_PENDING, SETTLE, runScript } from './redis-scripts.ts';
@@ -80,19 +81,20 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
-    const [base, state, outcome] = await this.redis.hmget(this.keys.session(sessionId), 'base', 'state', 'outcome');
+    const [base, state, outcome] = await redisCommand(this.redis.hmget(this.keys.session(sessionId), 'base', 'state', 'outcome'));
     if (!base || !state) return undefined;
     return this.#withExpiry(decodeSession(base, state, outcome));
   }
 
   async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    return (await this.redis.get(this.keys.notificationRef(ref))) ?? undefined;
+    return (await redisCommand(this.redis.get(this.keys.notificationRef(ref)))) ?? undefined;
   }
 
   /**
    * Stores the first terminal outcome of a session, atomically across instances. Resolves only after
    * Redis acknowledged the write (durable to the extent Redis's `appendonly`/`appendfsync` make it);
-   * rejects while Redis is unreachable, so the notification is answered 5xx and retried by the provider.
+   * rejects with SessionBackendUnavailableError while Redis is unreachable, so the notification is
+   * answered 503 and retried by the provider.
    * @throws Error for an unknown session (never created, or its keys expired).
    */
   async settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult> {
@@ -125,10 +127,10 @@ export class RedisSessionStore implements SessionStore {
   ): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
     const redisKey = this.keys.idempotency(key);
     const pendingTtl = Math.min(ttlMs, this.#pendingClaimTtlMs);
-    if ((await this.redis.set(redisKey, PENDING, 'PX', pendingTtl, 'NX')) === 'OK') return { claimed: true };
+    if ((await redisCommand(this.redis.set(redisKey, PENDING, 'PX', pendingTtl, 'NX'))) === 'OK') return { claimed: true };
     const deadline = this.#now() + this.#idempotencyWaitMs;
     for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
-      const value = await this.redis.get(redisKey);
+      const value = await redisCommand(this.redis.get(redisKey));
       if (value?.startsWith(DONE_PREFIX)) return { claimed: false, sessionId: value.slice(DONE_PREFIX.length) };
       if (value !== PENDING || this.#now() >= deadline) return { claimed: false };
       await sleep(delay);
@@ -136,7 +138,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void> {
-    await this.redis.set(this.keys.idempotency(key), DONE_PREFIX + sessionId, 'PX', ttlMs);
+    await redisCommand(this.redis.set(this.keys.idempotency(key), DONE_PREFIX + sessionId, 'PX', ttlMs));
   }
 
   async releaseIdempotencyKey(key: string): Promise<void> {
@@ -145,7 +147,7 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async rememberWebhookId(webhookId: string, ttlMs: number): Promise<boolean> {
-    return (await this.redis.set(this.keys.webhook(webhookId), '1', 'PX', ttlMs, 'NX')) === 'OK';
+    return (await redisCommand(this.redis.set(this.keys.webhook(webhookId), '1', 'PX', ttlMs, 'NX'))) === 'OK';
   }
 
   /**

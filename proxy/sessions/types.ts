@@ -42,6 +42,10 @@ export interface SettleResult {
   record: SessionRecord;
 }
 
+/**
+ * Every method rejects with SessionBackendUnavailableError (sessions/errors.ts) when the backend cannot
+ * be reached; the proxy answers that with 503 + Retry-After. Any other rejection is a 500.
+ */
 export interface SessionStore {
   create(record: SessionRecord): Promise<void>;
   /** The record, with `state` already `expired` if its time has passed and it never settled. */
@@ -75,6 +79,7 @@ export type SessionEvent =
  * pub/sub is): the store is the source of truth, and the relay reads it on subscribe.
  */
 export interface ResultBus {
+  /** Rejects with SessionBackendUnavailableError when the backend cannot be reached. */
   publish(event: SessionEvent): Promise<void>;
   /** Returns the function that unsubscribes. Cost per published event must not grow with open sessions. */
   subscribe(sessionId: string, listener: (event: SessionEvent) => void): () => void;

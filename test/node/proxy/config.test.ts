@@ -2,8 +2,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, configFromEnv, createObvProxy } from '../../../proxy/index.ts';
+import { ConfigError, configFromEnv, createObvProxy, ENV_VARIABLES } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
 const VALID_ENV = {
@@ -36,6 +37,16 @@ describe('configuration from the environment', () => {
     assert.equal(config.sandbox, false);
     assert.deepEqual(config.allowedOrigins, []);
     assert.equal(config.port, 3000);
+    assert.equal(config.redisPrefix, 'obv:');
+  });
+
+  test('reads the Redis key prefix and refuses one with spaces or of excessive length', () => {
+    assert.equal(configFromEnv({ ...VALID_ENV, OBV_REDIS_PREFIX: 'shop-eu:' }).redisPrefix, 'shop-eu:');
+    for (const bad of ['my shop:', 'x'.repeat(33)]) {
+      const error = configError({ ...VALID_ENV, OBV_REDIS_PREFIX: bad });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_REDIS_PREFIX']);
+      assert.match(error.message, /OBV_REDIS_PREFIX: must be 1-32 characters .* \(no spaces\)/);
+    }
   });
 
   test('reads durations, lists and booleans', () => {
@@ -91,6 +102,20 @@ describe('configuration from the environment', () => {
   test('createObvProxy names bad keys of a code configuration', () => {
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'publicUrl');
+  });
+});
+
+describe('the README configuration table', () => {
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const section = /<!-- section:proxy -->([\s\S]*?)<!-- \/section:proxy -->/.exec(readme)?.[1] ?? '';
+  // Variable names in the first cell of each table row (`A` / `B` rows list two).
+  const documented = section
+    .split('\n')
+    .filter((line) => line.startsWith('| `'))
+    .flatMap((line) => [...(line.split('|')[1] ?? '').matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]));
+
+  test('lists exactly the variables the proxy reads', () => {
+    assert.deepEqual([...new Set(documented)].sort(), Object.keys(ENV_VARIABLES).sort());
   });
 });
 

@@ -53,6 +53,19 @@ describe('starting verifications', () => {
     assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'currency', 'language']);
   });
 
+  test('forwards the consumer the page sent when no enrichStart hook is set (npm start)', async () => {
+    const consumer = { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' };
+    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-page-consumer', consumer });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-page-consumer');
+    assert.deepEqual(verification?.request.consumer, consumer);
+  });
+
+  test('refuses an empty consumer field from the page, naming it', async () => {
+    const { status, json } = await post(pair.baseUrl, { ...START_BODY, consumer: { firstName: 'Ada', lastName: ' ', email: '' } });
+    assert.equal(status, 400);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['consumer.email', 'consumer.lastName']);
+  });
+
   test('names the fields the upstream request still lacks', async () => {
     const { status, json } = await post(pair.baseUrl, { amount: '5.00' });
     assert.equal(status, 400);
@@ -142,16 +155,21 @@ describe('starting verifications', () => {
 
 describe('starting verifications with the merchant hook, limits and a failing provider', () => {
   let pair: ProxyPair;
+  /** The draft consumer each enrichStart call received. */
+  const hookSaw: unknown[] = [];
   let broken: RunningProxy;
   before(async () => {
     pair = await startProxyPair({
       proxy: {
         rateLimit: 3,
-        enrichStart: (_req, request) => ({
-          ...request,
-          consumer: { firstName: 'From', lastName: 'Session', email: 'session@example.com' },
-          merchant: { ...request.merchant, merchantUserId: 'server-side-user', returnURL: 'https://attacker.example/' },
-        }),
+        enrichStart: (_req, request) => {
+          hookSaw.push(request.consumer);
+          return {
+            ...request,
+            consumer: { firstName: 'From', lastName: 'Session', email: 'session@example.com' },
+            merchant: { ...request.merchant, merchantUserId: 'server-side-user', returnURL: 'https://attacker.example/' },
+          };
+        },
       },
     });
     broken = await startProxy({ providerUrl: pair.provider.url, proxy: { clientSecret: 'wrong-secret-for-this-test' } });
@@ -167,6 +185,14 @@ describe('starting verifications with the merchant hook, limits and a failing pr
     assert.ok(verification, 'the proxy kept its own returnURL');
     assert.equal(verification.request.merchant.merchantUserId, 'server-side-user');
     assert.equal(verification.request.consumer.email, 'session@example.com');
+  });
+
+  test('lets enrichStart see the consumer the page sent and override it', async () => {
+    const pageConsumer = { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' };
+    const { sessionId } = await pair.startVerification({ amount: '4.00', consumer: pageConsumer });
+    assert.deepEqual(hookSaw.at(-1), pageConsumer);
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(sessionId));
+    assert.deepEqual(verification?.request.consumer, { firstName: 'From', lastName: 'Session', email: 'session@example.com' });
   });
 
   test('limits starts per client address with a 429 problem', async () => {

@@ -4,6 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import { connect, createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import express from 'express';
+import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../demo/provider/index.ts';
 import { createObvProxy, type ObvProxy } from '../../../proxy/index.ts';
@@ -33,6 +34,10 @@ export async function startInstance(options: {
   publicUrl?: string;
   /** Starts per client IP per minute (OBV_RATE_LIMIT). */
   rateLimit?: number;
+  /** OBV_REDIS_PREFIX; default `obv:`. */
+  redisPrefix?: string;
+  /** Where the instance logs; default nowhere. */
+  logger?: Logger;
 }): Promise<ProxyInstance> {
   const app = express();
   const server = createServer(app);
@@ -48,8 +53,10 @@ export async function startInstance(options: {
     redisUrl: options.redisUrl,
     logLevel: 'silent',
     // As behind a real balancer: X-Forwarded-For names the client (tests pick distinct ones).
-    trustProxy: true,
+    trustProxy: 'loopback',
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
+    ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
+    ...(options.logger === undefined ? {} : { logger: options.logger }),
   });
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);

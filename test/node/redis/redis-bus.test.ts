@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
+import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
 import { openRedisBackend, type RedisBackend } from '../../../proxy/sessions/redis-backend.ts';
 import { openRedisResultBus, type RedisResultBus } from '../../../proxy/sessions/redis-bus.ts';
 import type { SessionEvent } from '../../../proxy/sessions/types.ts';
@@ -150,7 +151,7 @@ describe('Redis result bus across a Redis restart', { skip }, () => {
   it('rejects publish while Redis is down', async () => {
     await server.stop('SIGKILL');
     try {
-      await assert.rejects(a.resultBus.publish({ type: 'expired', sessionId: randomId() }));
+      await assert.rejects(a.resultBus.publish({ type: 'expired', sessionId: randomId() }), SessionBackendUnavailableError);
     } finally {
       await server.start();
     }

@@ -1,0 +1,98 @@
+// A session store that cannot be reached (SessionBackendUnavailableError, as the Redis backend throws
+// it, or a merchant's own store) → 503 + Retry-After on every route, so the provider retries its
+// notification; any other store failure stays a plain 500. Runs without Redis.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { SessionBackendUnavailableError, type SessionStore } from '../../../proxy/index.ts';
+import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
+import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { signNotification, successPayload } from '../../helpers/webhooks.ts';
+
+/** `store` whose every call (but close) rejects with `failure()` while that returns an error. */
+function failingWhile(store: SessionStore, failure: () => Error | undefined): SessionStore {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || property === 'close') return value;
+      return (...args: unknown[]) => {
+        const error = failure();
+        return error ? Promise.reject(error) : (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
+
+describe('session store unavailable', () => {
+  let pair: ProxyPair;
+  let failure: Error | undefined;
+  const memory = new MemorySessionStore();
+
+  before(async () => {
+    pair = await startProxyPair({ proxy: { sessionStore: failingWhile(memory, () => failure) } });
+  });
+  after(async () => {
+    await pair.close();
+    await memory.close();
+  });
+
+  async function expect503(response: Response, what: string): Promise<void> {
+    assert.equal(response.status, 503, what);
+    assert.equal(response.headers.get('retry-after'), '5', what);
+    assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8', what);
+    const body = (await response.json()) as { type: string; status: number; detail: string };
+    assert.equal(body.type, 'urn:obv-link:problem:session-store-unavailable', what);
+    assert.equal(body.status, 503);
+    assert.doesNotMatch(body.detail, /redis/i, 'the client is not told about the backend');
+  }
+
+  test('answers a notification 503 with Retry-After and stores it when the provider retries', async () => {
+    const { sessionId } = await pair.startVerification();
+    const notification = signNotification(successPayload('acct-after-outage'));
+    const url = await pair.notificationUrl(sessionId);
+    failure = new SessionBackendUnavailableError('store down for the test');
+    try {
+      await expect503(await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body }), 'notification');
+    } finally {
+      failure = undefined;
+    }
+    // The provider's retry (same webhook-id, same body) is taken once the store is back.
+    const retry = await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body });
+    assert.equal(retry.status, 200);
+    assert.deepEqual(await retry.json(), { status: 'stored' });
+    assert.equal((await memory.get(sessionId))?.outcome?.status, 'success');
+  });
+
+  test('answers starts, session reads and the return page 503 with Retry-After', async () => {
+    const { sessionId } = await pair.startVerification();
+    const errorLines = () => pair.logs.records().filter((record) => record.level === 50 && record.status === 503);
+    const errorsBefore = errorLines().length;
+    failure = new SessionBackendUnavailableError('store down for the test');
+    try {
+      const start = await fetch(`${pair.baseUrl}/verifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'outage-start' },
+        body: JSON.stringify({}),
+      });
+      await expect503(start, 'POST /verifications');
+      await expect503(await fetch(`${pair.baseUrl}/sessions/${sessionId}`), 'GET /sessions');
+      await expect503(await fetch(`${pair.baseUrl}/return/${sessionId}`), 'GET /return');
+    } finally {
+      failure = undefined;
+    }
+    // Each failed request is logged once, at error.
+    assert.equal(errorLines().length - errorsBefore, 3);
+  });
+
+  test('keeps any other store failure a 500 without Retry-After', async () => {
+    const { sessionId } = await pair.startVerification();
+    failure = new Error('a bug in the store');
+    try {
+      const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+      assert.equal(response.status, 500);
+      assert.equal(response.headers.get('retry-after'), null);
+      assert.equal(((await response.json()) as { type: string }).type, 'urn:obv-link:problem:internal');
+    } finally {
+      failure = undefined;
+    }
+  });
+});

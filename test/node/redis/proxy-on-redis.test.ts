@@ -1,0 +1,143 @@
+// createObvProxy on Redis as `npm start` builds it (OBV_REDIS_URL, OBV_REDIS_PREFIX): where its keys go,
+// and what every route answers while Redis cannot be reached — a 503 the provider and the element retry,
+// logged once per failed request, never with the Redis URL's password.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Redis } from 'ioredis';
+import { DEFAULT_WEBHOOK_SECRET, startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
+import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { postNotification, successPayload } from '../../helpers/webhooks.ts';
+import { postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
+import { inspector, randomId } from './support.ts';
+
+const skip = redisSkipReason();
+
+const PROBLEM_TYPE = 'urn:obv-link:problem:session-store-unavailable';
+
+/** Asserts the outage answer: 503 problem+json naming the session store, with Retry-After. */
+async function assertStoreUnavailable(response: Response, what: string): Promise<void> {
+  const body = (await response.json()) as { type?: string; status?: number };
+  assert.equal(response.status, 503, `${what} answered ${response.status}`);
+  assert.equal(response.headers.get('retry-after'), '5', `${what}: Retry-After`);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/, `${what}: content type`);
+  assert.equal(body.type, PROBLEM_TYPE, `${what}: problem type`);
+  assert.equal(body.status, 503);
+}
+
+/** Error-level log lines (pino level 50 and up). */
+function errorLines(logs: LogCapture): Record<string, unknown>[] {
+  return logs.records().filter((record) => Number(record.level) >= 50);
+}
+
+function notificationUrlOf(provider: RunningProvider, sessionId: string): string {
+  const verification = [...provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(`/return/${sessionId}`));
+  assert.ok(verification?.notificationURL, 'the provider holds the session\'s notification URL');
+  return verification.notificationURL;
+}
+
+describe('a proxy on Redis', { skip }, () => {
+  let redis: RedisServer;
+  let provider: RunningProvider;
+  let raw: Redis;
+  const instances: ProxyInstance[] = [];
+
+  before(async () => {
+    redis = await startRedisServer();
+    provider = await startProvider();
+    raw = inspector(redis.url);
+  });
+
+  after(async () => {
+    await Promise.all(instances.map((instance) => instance.kill()));
+    raw?.disconnect();
+    await provider?.close();
+    await redis?.close();
+  });
+
+  it('keeps every key under OBV_REDIS_PREFIX', async () => {
+    const instance = await startInstance({ provider, redisUrl: redis.url, redisPrefix: 'shop-eu:', rateLimit: 5 });
+    instances.push(instance);
+    const response = await postVerification(instance, { 'idempotency-key': `prefix-${randomId()}` });
+    assert.equal(response.status, 201);
+    await response.body?.cancel();
+    const keys = await raw.keys('*');
+    // A session, its notification reference, the idempotency key and the rate-limit counter.
+    for (const kind of ['session:', 'ref:', 'idem:', 'rl:']) {
+      assert.ok(keys.some((key) => key.startsWith(`shop-eu:${kind}`)), `no shop-eu:${kind} key in ${keys.join(', ')}`);
+    }
+    assert.deepEqual(keys.filter((key) => !key.startsWith('shop-eu:')), []);
+  });
+
+  it('answers 503 with Retry-After on every route while Redis is down, and logs each failure once', async () => {
+    const logs = captureLogs('info');
+    const instance = await startInstance({ provider, redisUrl: redis.url, logger: logs.logger });
+    instances.push(instance);
+    const { sessionId } = await startVerification(instance);
+    const notificationUrl = notificationUrlOf(provider, sessionId);
+    const errorsBefore = errorLines(logs).length;
+
+    await redis.stop('SIGKILL');
+    try {
+      await assertStoreUnavailable(await postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }), 'the notification');
+      await assertStoreUnavailable(await fetch(`${instance.url}/obv/sessions/${sessionId}`), 'GET /sessions');
+      await assertStoreUnavailable(await fetch(`${instance.url}/obv/return/${sessionId}`), 'the return page');
+      // Refused by the Redis-backed rate limiter before anything reaches the provider.
+      const startsBefore = provider.stats.verificationRequests;
+      await assertStoreUnavailable(await postVerification(instance), 'POST /verifications');
+      assert.equal(provider.stats.verificationRequests, startsBefore);
+    } finally {
+      await redis.start();
+    }
+
+    const failures = errorLines(logs).slice(errorsBefore);
+    assert.equal(failures.length, 4, JSON.stringify(failures));
+    for (const line of failures) {
+      assert.equal(line.status, 503);
+      assert.equal((line.err as { type?: string }).type, 'SessionBackendUnavailableError');
+      assert.match(String(line.msg), /^Redis is unavailable/);
+    }
+  });
+});
+
+describe('a proxy whose Redis is unreachable from the start', { skip }, () => {
+  const PASSWORD = 'redis-pass-do-not-log-7f3a';
+  let provider: RunningProvider;
+  let instance: ProxyInstance;
+  let logs: LogCapture;
+
+  before(async () => {
+    provider = await startProvider();
+    logs = captureLogs('debug');
+    // A port a redis-server just left: nothing listens there.
+    const stopped = await startRedisServer();
+    await stopped.close();
+    instance = await startInstance({
+      provider,
+      redisUrl: `redis://obv:${PASSWORD}@127.0.0.1:${stopped.port}/0`,
+      // Without the rate limiter, a start reaches the session store itself (the idempotency claim).
+      rateLimit: 0,
+      logger: logs.logger,
+    });
+  });
+
+  after(async () => {
+    await instance?.kill();
+    await provider?.close();
+  });
+
+  it('answers 503 with Retry-After to starts, reads and notifications', async () => {
+    const startsBefore = provider.stats.verificationRequests;
+    await assertStoreUnavailable(await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }), 'POST /verifications');
+    assert.equal(provider.stats.verificationRequests, startsBefore, 'nothing was started upstream');
+    await assertStoreUnavailable(await fetch(`${instance.url}/obv/sessions/${randomId()}`), 'GET /sessions');
+    const notification = await postNotification(`${instance.url}/obv/notifications/${randomId()}`, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET });
+    await assertStoreUnavailable(notification, 'the notification');
+    assert.equal(errorLines(logs).length, 3);
+  });
+
+  it('never logs the Redis password', () => {
+    assert.ok(logs.lines.length > 0);
+    assert.deepEqual(logs.lines.filter((line) => line.includes(PASSWORD)), []);
+  });
+});

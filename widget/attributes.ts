@@ -7,10 +7,14 @@ export interface ObvConfig {
   proxyUrl: string;
   amount?: string | undefined;
   currency?: string | undefined;
+  consumerEmail?: string | undefined;
 }
 
 /** Positive decimal with at most two places; no sign, exponent or leading zeros ("49.99", "5", "0.5"; not "0"). */
 const AMOUNT = /^(?!0(\.0+)?$)(0|[1-9]\d{0,11})(\.\d{1,2})?$/;
+
+/** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Resolves `proxy-url` against the page; `undefined` unless it is an http(s) URL. */
 export function resolveProxyUrl(proxyUrl: string, base: string = document.baseURI): URL | undefined {
@@ -28,5 +32,8 @@ export function findConfigProblem(config: ObvConfig, strings: ObvStrings): strin
   if (config.amount != null && !AMOUNT.test(config.amount)) return strings.invalidAmount;
   // The spec's transactions are in US dollars only.
   if (config.currency != null && config.currency !== 'USD') return strings.invalidCurrency;
+  // Blank counts as unset: the element then sends no e-mail at all.
+  const email = config.consumerEmail?.trim();
+  if (email && !EMAIL.test(email)) return strings.invalidEmail;
   return undefined;
 }

@@ -75,6 +75,9 @@ export class ObvLinkAccountElement extends LitElement {
     currency: {},
     language: {},
     accountToken: { attribute: 'account-token' },
+    consumerFirstName: { attribute: 'consumer-first-name' },
+    consumerLastName: { attribute: 'consumer-last-name' },
+    consumerEmail: { attribute: 'consumer-email' },
     name: { reflect: true },
     required: { type: Boolean, reflect: true },
     disabled: { type: Boolean, reflect: true },
@@ -103,6 +106,15 @@ export class ObvLinkAccountElement extends LitElement {
   declare language: string | undefined;
   /** Token of an account linked before, to re-verify it instead of linking a new one. */
   declare accountToken: string | undefined;
+  /**
+   * The consumer's first name, passed to the proxy (the provider requires it: set it here unless the
+   * proxy's `enrichStart` hook adds it from your session).
+   */
+  declare consumerFirstName: string | undefined;
+  /** The consumer's last name, passed to the proxy (required by the provider, like `consumerFirstName`). */
+  declare consumerLastName: string | undefined;
+  /** The consumer's e-mail address, passed to the proxy (required by the provider, like `consumerFirstName`). */
+  declare consumerEmail: string | undefined;
   /** Name of the form field that carries the linked account's token. */
   declare name: string;
   /** Keeps the surrounding form invalid while no account is shown as linked. */
@@ -407,7 +419,7 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   #checkConfiguration(): void {
-    const problem = findConfigProblem({ proxyUrl: this.proxyUrl, amount: this.amount, currency: this.currency }, this.#s);
+    const problem = findConfigProblem(this, this.#s);
     if (problem) {
       if (this.#busy) {
         this.#closeTab();
@@ -435,6 +447,13 @@ export class ObvLinkAccountElement extends LitElement {
     }
     const language = this.#language;
     if (language) body.language = language;
+    // Blank ones are left out: the proxy rejects an empty field but fills a missing one from its hook.
+    const consumer: Record<string, string> = {};
+    for (const [key, value] of Object.entries({ firstName: this.consumerFirstName, lastName: this.consumerLastName, email: this.consumerEmail })) {
+      const trimmed = value?.trim();
+      if (trimmed) consumer[key] = trimmed;
+    }
+    if (Object.keys(consumer).length) body.consumer = consumer;
     return body;
   }
 

@@ -11,6 +11,8 @@ export interface StartRequest {
   currency?: string;
   language?: string;
   accountToken?: string;
+  /** Only the fields the page has; the proxy rejects empty ones. */
+  consumer?: { firstName?: string; lastName?: string; email?: string };
 }
 
 /** A started verification: where to send the consumer, and how to follow it. */

@@ -30,6 +30,7 @@ export interface ObvStrings {
   invalidProxyUrl: string;
   invalidAmount: string;
   invalidCurrency: string;
+  invalidEmail: string;
 }
 
 const en: ObvStrings = {
@@ -60,6 +61,7 @@ const en: ObvStrings = {
   invalidProxyUrl: 'The proxy-url attribute must be an http(s) URL or a path.',
   invalidAmount: 'The amount attribute must be a positive amount with up to 2 decimals, like 49.99.',
   invalidCurrency: 'The currency attribute must be USD.',
+  invalidEmail: 'The consumer-email attribute must be an e-mail address.',
 };
 
 const es: ObvStrings = {
@@ -90,6 +92,7 @@ const es: ObvStrings = {
   invalidProxyUrl: 'El atributo proxy-url debe ser una URL http(s) o una ruta.',
   invalidAmount: 'El atributo amount debe ser un importe positivo con hasta 2 decimales, como 49.99.',
   invalidCurrency: 'El atributo currency debe ser USD.',
+  invalidEmail: 'El atributo consumer-email debe ser un correo electrónico.',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

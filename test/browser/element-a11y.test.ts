@@ -154,6 +154,8 @@ describe('<obv-link-account> configuration errors', () => {
     ['an amount with three decimals', { amount: '1.999' }, 'amount'],
     ['an amount that is not a number', { amount: 'ten' }, 'amount'],
     ['a currency other than USD', { currency: 'EUR' }, 'currency'],
+    ['a consumer-email without an @', { 'consumer-email': 'ana.example.com' }, 'consumer-email'],
+    ['a consumer-email without a domain', { 'consumer-email': 'ana@example' }, 'consumer-email'],
   ];
   for (const [what, attributes, attribute] of cases) {
     it(`shows a configuration error and fires obv-error for ${what}`, async () => {

@@ -71,6 +71,33 @@ describe('<obv-link-account> flow', () => {
     expect(statusText(el)).to.contain('Continue in the bank tab');
   });
 
+  it('sends the consumer attributes, trimmed, as consumer in the start body', async () => {
+    const el = await mount();
+    el.setAttribute('consumer-first-name', ' Ana María ');
+    el.setAttribute('consumer-last-name', 'López');
+    el.setAttribute('consumer-email', 'ana@example.com');
+    await startWaiting(el);
+    expect(world().proxy.bodies[0]).to.deep.include({
+      merchantUserId: 'u-1',
+      consumer: { firstName: 'Ana María', lastName: 'López', email: 'ana@example.com' },
+    });
+  });
+
+  it('leaves blank consumer attributes out, and sends no consumer when all are unset or blank', async () => {
+    const el = await mount('consumer-first-name= consumer-email=ana@example.com');
+    el.setAttribute('consumer-last-name', '  ');
+    await startWaiting(el);
+    expect(el.state).to.equal('waiting');
+    expect(world().proxy.bodies[0]).to.have.deep.property('consumer', { email: 'ana@example.com' });
+    el.cancel();
+    for (const name of ['consumer-first-name', 'consumer-last-name']) el.removeAttribute(name);
+    // A blank e-mail is unset, not a configuration error.
+    el.setAttribute('consumer-email', ' ');
+    await el.updateComplete;
+    await startWaiting(el);
+    expect(world().proxy.bodies[1]).to.not.have.property('consumer');
+  });
+
   it('subscribes over the proxy WebSocket and shows the linked account on a success result', async () => {
     const el = await mount();
     const socket = await startWaiting(el);

@@ -1,4 +1,6 @@
 // Browser tests run in Debian's Chromium (never a downloaded browser: the machines have no internet).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { build } from 'vite';
@@ -7,11 +9,16 @@ import { CHROMIUM_ARGS, chromiumPath } from './scripts/chromium.ts';
 /** Where the browser tests find a fresh production bundle of the element (test/browser/bundle.test.ts). */
 export const BUNDLE_DIR = 'test-results/bundle';
 
-/** Builds the element exactly as `npm run build` does, so a test can load what merchants get. */
+/**
+ * Builds the element and its custom-elements.json exactly as `npm run build` does, so tests can load what
+ * merchants get and check the manifest against the element (test/browser/manifest.test.ts).
+ */
 const buildBundle = {
   name: 'obv-build-bundle',
   async serverStart() {
     await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: BUNDLE_DIR, emptyOutDir: true, sourcemap: false } });
+    const cem = 'node_modules/@custom-elements-manifest/analyzer/cem.js';
+    await promisify(execFile)(process.execPath, [cem, 'analyze', '--config', 'widget/custom-elements-manifest.config.mjs', '--outdir', BUNDLE_DIR]);
   },
 };
 

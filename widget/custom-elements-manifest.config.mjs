@@ -1,5 +1,6 @@
 // `cem analyze` reads Lit's internal reactive state (`_state: { state: true }` in `static properties`)
-// as public attributes; this plugin keeps the manifest to the element's real public API.
+// as public attributes, and lists `#private` members; this plugin keeps the manifest to the element's
+// real public API.
 export default {
   globs: ['widget/**/*.ts'],
   exclude: ['widget/**/*.styles.ts'],
@@ -12,7 +13,7 @@ export default {
         for (const mod of customElementsManifest.modules) {
           for (const declaration of mod.declarations ?? []) {
             if (declaration.attributes) declaration.attributes = declaration.attributes.filter((a) => !a.name.startsWith('_'));
-            if (declaration.members) declaration.members = declaration.members.filter((m) => !m.name.startsWith('_') && m.name !== 'properties');
+            if (declaration.members) declaration.members = declaration.members.filter((m) => !/^[_#]/.test(m.name) && m.name !== 'properties');
           }
         }
       },

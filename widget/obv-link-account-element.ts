@@ -28,13 +28,13 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
  *
  * @summary Bank account linking for checkouts.
  *
- * @fires obv-start - A verification is being started. `detail: {idempotencyKey}`.
- * @fires obv-open - The bank's page was opened for the consumer. `detail: {sessionId, consumerUrl}`.
- * @fires obv-success - An account was linked. `detail: {accountToken, accountLabel, fiName, fiAccountType}`.
- * @fires obv-failure - The bank or the consumer ended the verification without an account. `detail: {code, message}`.
- * @fires obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change". `detail: {sessionId?}`.
- * @fires obv-error - Something kept the flow from working. `detail: {kind: 'network' | 'configuration' | 'popup-blocked' | 'expired', message}`.
- * @fires obv-state-change - The `state` changed. `detail: {state, previous}`.
+ * @fires {CustomEvent<{idempotencyKey: string}>} obv-start - A verification is being started (one key per attempt).
+ * @fires {CustomEvent<{sessionId: string, consumerUrl: string}>} obv-open - The bank's page was opened for the consumer.
+ * @fires {CustomEvent<ObvAccount>} obv-success - An account was linked: `detail` is `{accountToken, accountLabel, fiName, fiAccountType}`.
+ * @fires {CustomEvent<{code: string, message: string}>} obv-failure - The bank or the consumer ended the verification without an account.
+ * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
+ * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
+ * @fires {CustomEvent<{state: ObvState, previous: ObvState}>} obv-state-change - The `state` changed.
  *
  * @attr state - Reflects the read-only `state` property, for CSS (`obv-link-account[state="success"]`).
  *
@@ -136,6 +136,7 @@ export class ObvLinkAccountElement extends LitElement {
   #tab: Window | null = null;
   #watch: SessionWatch | undefined;
   #aborter: AbortController | undefined;
+  /** The wrong attribute's message while one is on screen; a proxy's 4xx leaves it empty (see #checkConfiguration). */
   #reportedProblem = '';
 
   constructor() {
@@ -200,7 +201,7 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    if (this.#busy || this.#isDisabled || this._errorKind === 'configuration') return;
+    if (this.#busy || this.#isDisabled || this.#reportedProblem) return;
     const base = resolveProxyUrl(this.proxyUrl);
     if (!base) return;
     this.#stopWatching();
@@ -270,7 +271,10 @@ export class ObvLinkAccountElement extends LitElement {
     this.#forgetPending();
     this._account = undefined;
     this._notice = '';
-    if (this._errorKind !== 'configuration') this.#setState('idle');
+    if (!this.#reportedProblem) {
+      this._errorKind = undefined;
+      this.#setState('idle');
+    }
   }
 
   /** @internal */
@@ -295,7 +299,7 @@ export class ObvLinkAccountElement extends LitElement {
   protected override willUpdate(): void {
     // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
     this.#checkConfiguration();
-    if (!this.hasUpdated && this._errorKind !== 'configuration') this.#resumePending();
+    if (!this.hasUpdated && !this.#reportedProblem) this.#resumePending();
   }
 
   protected override updated(): void {
@@ -314,8 +318,9 @@ export class ObvLinkAccountElement extends LitElement {
     const s = this.#s;
     const state = this._state;
     const failed = state === 'failure' || state === 'expired' || state === 'error';
-    // Only ever set together with the `error` state.
-    const misconfigured = this._errorKind === 'configuration';
+    // A wrong attribute, or a proxy that refused the request (4xx). Only the first hides the actions:
+    // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
+    const misconfigured = state === 'error' && this._errorKind === 'configuration';
     const blocked = this._popupBlocked;
     const titles: Record<ObvState, string> = {
       idle: s.idleTitle,
@@ -338,7 +343,7 @@ export class ObvLinkAccountElement extends LitElement {
 >${hint ? html`<p>${hint}</p>` : nothing
 }${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
 }${error ? html`<p part="error" class="error">${error}</p>` : nothing}</div
->${misconfigured ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
+>${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
 ></div>`;
   }
 
@@ -392,7 +397,7 @@ export class ObvLinkAccountElement extends LitElement {
 
   /** On a failure, expiry or network error screen after "Change": the previous account can come back. */
   get #canGoBack(): boolean {
-    return !!this._account && this._state !== 'success' && this._errorKind !== 'configuration';
+    return !!this._account && this._state !== 'success' && !this.#reportedProblem;
   }
 
   get #isDisabled(): boolean {
@@ -408,12 +413,13 @@ export class ObvLinkAccountElement extends LitElement {
     const previous = this._state;
     if (previous === next) return;
     // Re-rendering replaces the focused button; if focus was in here, bring it back to the new main control.
-    const hadFocus = document.activeElement === this;
+    // :focus-within rather than document.activeElement, which is only this when no other shadow root wraps us.
+    const hadFocus = this.matches(':focus-within');
     this._state = next;
     emit(this, 'obv-state-change', { state: next, previous });
     if (hadFocus) {
       void this.updateComplete.then(() => {
-        if (document.activeElement === this || document.activeElement === document.body) this.focus();
+        if (document.activeElement === document.body || this.matches(':focus-within')) this.focus();
       });
     }
   }
@@ -432,7 +438,8 @@ export class ObvLinkAccountElement extends LitElement {
         this.#reportedProblem = problem;
         emit(this, 'obv-error', { kind: 'configuration', message: problem });
       }
-    } else if (this._errorKind === 'configuration') {
+    } else if (this.#reportedProblem) {
+      // Only a wrong attribute is cleared here: a proxy's 4xx stays on screen until "Try again".
       this.#reportedProblem = '';
       this._errorKind = undefined;
       this._message = '';

@@ -118,7 +118,9 @@ export const styles = unsafeCSS(`
     display: inline-flex;
     align-items: center;
     min-height: 2.5rem;
-    padding: 0 1.125rem;
+    /* Vertical padding only shows when a long label (Spanish, on a phone) wraps onto two lines. */
+    padding: 0.5rem 1.125rem;
+    text-align: center;
     font: inherit;
     font-weight: 600;
     text-decoration: none;

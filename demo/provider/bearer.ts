@@ -14,7 +14,8 @@ function unauthorized(detail: string): HttpProblem {
 /** Express middleware: sets `res.locals.clientId` for a live token, else answers 401. */
 export function requireBearer(context: ProviderContext): RequestHandler {
   return (req, res, next) => {
-    const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(req.get('authorization')?.trim() ?? '');
+    // RFC 6750 §2.1: "Bearer" 1*SP b64token, the scheme name case-insensitive.
+    const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(req.get('authorization')?.trim() ?? '');
     if (!match?.[1]) throw unauthorized('An Authorization: Bearer access token is required.');
     const issued = context.state.tokens.get(match[1]);
     if (!issued) throw unauthorized('The access token is unknown.');

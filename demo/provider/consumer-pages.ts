@@ -5,6 +5,7 @@ import type { Response } from 'express';
 import express, { Router } from 'express';
 import { z } from 'zod';
 import type { ProviderContext } from './context.ts';
+import { methodNotAllowed } from './error-handlers.ts';
 import { expiredPage, finishedPage, signInPage, unknownLinkPage } from './consumer-html.ts';
 import { BANK_CSS, BANK_CSS_PATH } from './consumer-styles.ts';
 import type { ConsumerOutcome } from './sandbox-data.ts';
@@ -83,19 +84,22 @@ export function consumerRouter(context: ProviderContext): Router {
   });
 
   router.post('/consumer/:verificationId', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), (req, res) => {
-    const form = SignInForm.safeParse(req.body ?? {});
-    const lookup = lookUp(context, req.params.verificationId, form.success ? form.data.t : undefined);
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    // The token is read on its own, so a valid link with an otherwise odd form re-renders the form
+    // instead of claiming the link is not valid.
+    const lookup = lookUp(context, req.params.verificationId, body.t);
     if (answeredUnusable(res, lookup)) return;
     const { verification } = lookup;
+    const form = SignInForm.safeParse(body);
     if (!form.success) {
-      // Only the token was usable: show the form again rather than a raw error.
       sendPage(res, 400, renderSignIn(verification, '', INCORRECT_CREDENTIALS), verification.returnURL);
       return;
     }
     const { action, username, password } = form.data;
     const outcome = action === 'cancel' ? ({ kind: 'failure', failure: CONSUMER_CANCELLED } as const) : outcomeFor(username.trim(), password);
     if (!outcome) {
-      sendPage(res, 401, renderSignIn(verification, username, INCORRECT_CREDENTIALS), verification.returnURL);
+      // 422, not 401: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2), which a form has not.
+      sendPage(res, 422, renderSignIn(verification, username, INCORRECT_CREDENTIALS), verification.returnURL);
       return;
     }
     completeVerification(context, verification, outcome, username.trim());
@@ -106,6 +110,8 @@ export function consumerRouter(context: ProviderContext): Router {
     }
   });
 
+  router.all(BANK_CSS_PATH, methodNotAllowed('GET', 'HEAD'));
+  router.all('/consumer/:verificationId', methodNotAllowed('GET', 'HEAD', 'POST'));
   return router;
 }
 

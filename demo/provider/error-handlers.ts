@@ -8,6 +8,22 @@ export const notFound: RequestHandler = (req, res) => {
   sendProblem(res, new HttpProblem(404, 'Not Found', `No resource at ${req.method} ${req.path}.`));
 };
 
+/**
+ * For a known path asked with another method: 405 with `Allow` (RFC 9110 §15.5.6), so a client that
+ * GETs the token endpoint learns the method is wrong rather than that the path does not exist.
+ */
+export function methodNotAllowed(...allowed: string[]): RequestHandler {
+  const allow = allowed.join(', ');
+  return (req, res) => {
+    res.set('Allow', allow);
+    if (req.method === 'OPTIONS') {
+      res.status(204).end();
+      return;
+    }
+    sendProblem(res, new HttpProblem(405, 'Method Not Allowed', `${req.path} accepts ${allow} only.`));
+  };
+}
+
 /** Errors from body-parser carry `status` and `type`; map the ones a client can cause. */
 function fromBodyParser(error: unknown): HttpProblem | undefined {
   if (typeof error !== 'object' || error === null || !('type' in error)) return undefined;

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import express, { Router } from 'express';
 import type { ProviderContext } from './context.ts';
+import { methodNotAllowed } from './error-handlers.ts';
 import type { SandboxClient } from './sandbox-data.ts';
 import { SANDBOX_REALM, TOKEN_SCOPE } from './sandbox-data.ts';
 import { secretsMatch } from './secrets.ts';
@@ -53,11 +54,12 @@ function readParameter(req: Request, name: string): string | undefined {
 
 /** Parses `Authorization: Basic base64(urlencoded id ":" urlencoded secret)` (RFC 6749 §2.3.1). */
 function readBasicCredentials(header: string | undefined): { clientId: string; clientSecret: string } {
-  const match = /^Basic ([A-Za-z0-9+/=_-]+)$/i.exec(header?.trim() ?? '');
+  // RFC 7617 §2: "Basic" 1*SP token68, the scheme name case-insensitive.
+  const match = /^Basic +([A-Za-z0-9+/=_-]+)$/i.exec(header?.trim() ?? '');
   if (!match?.[1]) throw new TokenError('invalid_request', 'Client authentication with an Authorization: Basic header is required.');
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  if (colon < 1) throw new TokenError('invalid_request', 'The Basic credentials must be "client_id:client_secret".');
+  if (colon < 1) throw new TokenError('invalid_request', 'The Basic credentials must be client_id:client_secret.');
   try {
     return {
       clientId: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
@@ -147,5 +149,6 @@ export function tokenRouter(context: ProviderContext, hanging: Set<Response>): R
       sendTokenError(res, error);
     }
   });
+  router.all(TOKEN_PATH, methodNotAllowed('POST'));
   return router;
 }

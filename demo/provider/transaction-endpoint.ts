@@ -6,6 +6,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { requireBearer } from './bearer.ts';
 import type { ProviderContext } from './context.ts';
+import { methodNotAllowed } from './error-handlers.ts';
 import { requireJsonBody } from './json-body.ts';
 import type { ProblemField } from './problem.ts';
 import { HttpProblem, parseOrThrow, validationProblem } from './problem.ts';
@@ -71,5 +72,6 @@ export function transactionRouter(context: ProviderContext): Router {
     context.config.logger.info({ transactionId, merchantTransactionId }, 'transaction approved');
     res.status(201).json({ transactionId, transactionStatus: 'APPROVED', merchantTransactionId });
   });
+  router.all(TRANSACTION_PATH, methodNotAllowed('POST'));
   return router;
 }

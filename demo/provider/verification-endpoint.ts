@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Router } from 'express';
 import { requireBearer } from './bearer.ts';
 import type { ProviderContext } from './context.ts';
+import { methodNotAllowed } from './error-handlers.ts';
 import { requireJsonBody } from './json-body.ts';
 import { HttpProblem, parseOrThrow } from './problem.ts';
 import { randomId } from './state.ts';
@@ -66,5 +67,6 @@ export function verificationRouter(context: ProviderContext): Router {
     const consumerUrl = `${base}/consumer/${verificationId}?t=${consumerToken}`;
     res.status(200).set('Cache-Control', 'no-store').json({ consumerUrl, verificationId });
   });
+  router.all(VERIFICATION_PATH, methodNotAllowed('POST'));
   return router;
 }

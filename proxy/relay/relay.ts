@@ -123,6 +123,11 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     client.socket.close(CLOSE.badMessage, 'bad message');
   }
 
+  function unknownSession(client: Client): void {
+    send(client, { type: 'error', code: 'unknown_session', message: 'No verification session has this id.' });
+    client.socket.close(CLOSE.unknownSession, 'unknown session');
+  }
+
   async function onSubscribe(client: Client, data: RawData, isBinary: boolean): Promise<void> {
     clearTimeout(client.subscribeTimer);
     if (isBinary) return badMessage(client, 'Messages must be JSON text.');
@@ -136,16 +141,15 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     if (!parsed.success) return badMessage(client, 'The first message must be {"type":"subscribe","sessionId":"…"}.');
     const { sessionId } = parsed.data;
     client.sessionId = sessionId;
+    // An id that cannot exist is refused before any bus subscription is made for it (a Redis SUBSCRIBE
+    // per junk id would let a client make the relay do work for sessions that are not there).
+    if (!ID_PATTERN.test(sessionId)) return unknownSession(client);
     client.queued = [];
     // Listen first, read second: an event published during the read is queued, not lost.
     join(client, sessionId);
-    const record = ID_PATTERN.test(sessionId) ? await store.get(sessionId) : undefined;
+    const record = await store.get(sessionId);
     if (client.socket.readyState !== client.socket.OPEN) return;
-    if (!record) {
-      send(client, { type: 'error', code: 'unknown_session', message: 'No verification session has this id.' });
-      client.socket.close(CLOSE.unknownSession, 'unknown session');
-      return;
-    }
+    if (!record) return unknownSession(client);
     send(client, { type: 'subscribed', sessionId, state: record.state });
     const queued = client.queued;
     client.queued = undefined;

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
+import { NotFoundProblem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
@@ -50,6 +51,8 @@ export function returnPageRouter(ctx: ProxyContext): Router {
     // ID_PATTERN also makes the id safe to place in the HTML attribute.
     const before = ID_PATTERN.test(sessionId) ? await ctx.store.get(sessionId) : undefined;
     if (!before) {
+      // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
+      if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw new NotFoundProblem('No verification session has this id.');
       res.status(404).type('html').send(page('Link not recognised', 'This verification is not known here. You can close this tab.'));
       return;
     }

@@ -67,7 +67,7 @@ describe('<obv-link-account> accessibility', () => {
     }
   });
 
-  it('passes axe with a network error and a configuration error', async () => {
+  it('passes axe with a network error, a configuration error and a proxy’s refusal', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();
     el.start();
@@ -76,6 +76,13 @@ describe('<obv-link-account> accessibility', () => {
     await expect(el).to.be.accessible();
     const misconfigured = await mount({ currency: 'EUR' });
     await expect(misconfigured).to.be.accessible();
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 400, body: { title: 'Bad Request', status: 400, detail: 'consumer.email is required' } });
+    const refused = await mount();
+    refused.start();
+    await until(() => refused.state === 'error', 'the proxy’s refusal');
+    await refused.updateComplete;
+    expect(text(refused)).to.contain('consumer.email is required');
+    await expect(refused).to.be.accessible();
   });
 
   it('passes axe on a failed change, with Cancel beside Try again', async () => {
@@ -103,6 +110,44 @@ describe('<obv-link-account> accessibility', () => {
     await el.updateComplete;
     expect(status(el)).to.equal(region);
     expect(text(el)).to.contain('Bank account linked').and.contain('Sandbox Federal Bank');
+  });
+});
+
+describe('<obv-link-account> accessibility of the other screens', () => {
+  describe('with a blocked pop-up', () => {
+    useWorld({ popup: 'blocked' });
+
+    it('passes axe with the link to the bank page', async () => {
+      const el = await mount();
+      await waiting(el);
+      expect(el.shadowRoot!.querySelector('[part~="link"]')).not.to.equal(null);
+      expect(text(el)).to.contain('Your browser blocked the new tab');
+      await expect(el).to.be.accessible();
+    });
+  });
+
+  describe('with the pop-up allowed', () => {
+    useWorld();
+
+    it('passes axe after a cancel, with the notice on the idle screen', async () => {
+      const el = await mount();
+      await waiting(el);
+      el.cancel();
+      await el.updateComplete;
+      expect(text(el)).to.contain('Bank linking cancelled');
+      await expect(el).to.be.accessible();
+    });
+
+    it('passes axe in Spanish while waiting and after a failure', async () => {
+      const el = await mount({ language: 'es' });
+      await waiting(el);
+      expect(text(el)).to.contain('Continúa en la pestaña del banco');
+      await expect(el).to.be.accessible();
+      FakeSocket.last.receive(failure);
+      await el.updateComplete;
+      expect(el.state).to.equal('failure');
+      await expect(el).to.be.accessible();
+    });
   });
 });
 

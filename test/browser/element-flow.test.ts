@@ -165,6 +165,18 @@ describe('<obv-link-account> flow', () => {
     expect(world().tab.focus.calledOnce).to.equal(true);
   });
 
+  it('offers the link to the bank page instead when the consumer closed the bank tab', async () => {
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    world().tab.closed = true;
+    part(el, 'button').click();
+    await el.updateComplete;
+    expect(world().tab.focus.called).to.equal(false);
+    expect((part(el, 'link') as HTMLAnchorElement).href).to.equal(SESSION.consumerUrl);
+    expect(el.state).to.equal('waiting');
+  });
+
   it('cancels: closes the tab, stops listening, fires obv-cancel and returns to idle', async () => {
     const el = await mount();
     const socket = await startWaiting(el);
@@ -386,6 +398,41 @@ describe('<obv-link-account> flow', () => {
     await until(() => el.state === 'waiting', 'the retry to wait');
   });
 
+  it('fires every event bubbling and composed, so a page can listen on document from outside a shadow root', async () => {
+    const names = ['obv-start', 'obv-open', 'obv-state-change', 'obv-success', 'obv-cancel', 'obv-failure', 'obv-error'] as const;
+    const seen: Event[] = [];
+    const record = (event: Event) => seen.push(event);
+    for (const name of names) document.addEventListener(name, record);
+    try {
+      // Inside another component's shadow root: only composed events reach document.
+      const host = await fixture<HTMLDivElement>(html`<div></div>`);
+      const el = document.createElement('obv-link-account');
+      host.attachShadow({ mode: 'open' }).append(el);
+      await el.updateComplete;
+      // Each step presses the main button of the screen the one before left: link, Change, Change, Try again.
+      const steps: unknown[] = [
+        { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } },
+        'cancel',
+        { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'No.' } },
+        { type: 'expired', sessionId: SESSION.sessionId },
+      ];
+      for (const step of steps) {
+        const socket = await startWaiting(el);
+        if (step === 'cancel') el.cancel();
+        else socket.receive(step);
+        await el.updateComplete;
+      }
+      expect(el.state).to.equal('expired');
+    } finally {
+      for (const name of names) document.removeEventListener(name, record);
+    }
+    expect([...new Set(seen.map((event) => event.type))].sort()).to.deep.equal([...names].sort());
+    for (const event of seen) {
+      expect(event, event.type).to.be.instanceOf(CustomEvent);
+      expect(event.bubbles && event.composed, `${event.type} bubbles and is composed`).to.equal(true);
+    }
+  });
+
   it('reports a proxy 5xx as a network error and a 4xx as a configuration error', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Service Unavailable', status: 503 } });
     const el = await mount();
@@ -401,6 +448,16 @@ describe('<obv-link-account> flow', () => {
     const { detail } = await error;
     expect(detail.kind).to.equal('configuration');
     expect(detail.message).to.contain('amount: Too large');
+    // The refusal stays on screen (it is not an attribute the element can re-check), with "Try again".
+    await el.updateComplete;
+    await tick(10);
+    expect(el.state).to.equal('error');
+    expect(statusText(el)).to.contain('Bank linking is not available');
+    expect(part(el, 'error').textContent).to.contain('amount: Too large');
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });
+    expect(part(el, 'button').textContent).to.contain('Try again');
+    part(el, 'button').click();
+    await until(() => el.state === 'waiting', 'the retry to wait');
   });
 });
 
@@ -448,6 +505,22 @@ describe('<obv-link-account> after a reload', () => {
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await success;
     expect(sessionStorage.length).to.equal(0);
+  });
+
+  it('lets the element of the reloaded page pick up the session its predecessor started', async () => {
+    const before = await mount();
+    await startWaiting(before);
+    // A reload tears the page down without a cancel; the new page's element starts from its attributes.
+    before.remove();
+    const after = await mount();
+    expect(after.state).to.equal('waiting');
+    expect(world().proxy.requests.filter((request) => request.method === 'POST')).to.have.length(1);
+    const socket = FakeSocket.last;
+    socket.accept();
+    expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
+    const success = once<typeof ACCOUNT>(after, 'obv-success');
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    expect((await success).detail).to.deep.equal(ACCOUNT);
   });
 
   it('remembers the started session under the element name and proxy', async () => {

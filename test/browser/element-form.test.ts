@@ -214,6 +214,24 @@ describe('<obv-link-account> with the keyboard', () => {
     expect(el.shadowRoot!.activeElement!.textContent).to.contain('Change');
   });
 
+  it('keeps focus through the flow inside another component’s shadow root too', async () => {
+    const host = await fixture<HTMLDivElement>(html`<div></div>`);
+    const el = document.createElement('obv-link-account');
+    host.attachShadow({ mode: 'open' }).append(el);
+    await el.updateComplete;
+    await sendKeys({ press: 'Tab' });
+    expect(focusedPart(el)).to.equal('button');
+    await sendKeys({ press: 'Enter' });
+    await until(() => el.state === 'waiting', 'waiting');
+    await el.updateComplete;
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await el.updateComplete;
+    await until(() => focusedPart(el) === 'button', 'focus back on the main control');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Change');
+  });
+
   it('cancels from the keyboard and lands on the link button again', async () => {
     const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
     el.focus();

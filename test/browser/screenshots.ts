@@ -10,6 +10,8 @@ const bundle = readFileSync('dist/obv-link-account.js', 'utf8');
 const SESSION = { sessionId: 's-1', consumerUrl: 'http://bank.test/consumer/v-1?t=x', expiresAt: new Date(Date.now() + 9e5).toISOString() };
 const ACCOUNT = { accountToken: 'tok_4321', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
 
+const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };
+
 type SocketReply = (ws: WebSocketRoute) => void;
 interface Scenario {
   name: string;
@@ -19,9 +21,13 @@ interface Scenario {
   socket?: SocketReply;
   blockPopups?: boolean;
   proxyDown?: boolean;
+  /** The proxy answers the start with a 400 problem (e.g. a consumer field the merchant did not supply). */
+  proxyRefuses?: boolean;
   click?: boolean;
   /** The state to wait for before the picture. */
   state: string;
+  /** A phone-sized page (360 px) instead of a 30rem column: long (Spanish) texts must wrap, not clip. */
+  narrow?: boolean;
 }
 
 const result = (outcome: object): SocketReply => (ws) => ws.send(JSON.stringify({ type: 'result', sessionId: SESSION.sessionId, outcome }));
@@ -34,8 +40,14 @@ const scenarios: Scenario[] = [
   { name: 'expired', click: true, socket: (ws) => ws.send(JSON.stringify({ type: 'expired', sessionId: SESSION.sessionId })), state: 'expired' },
   { name: 'network-error', click: true, proxyDown: true, state: 'error' },
   { name: 'configuration-error', attributes: 'amount="ten"', state: 'error' },
+  { name: 'proxy-refused', click: true, proxyRefuses: true, state: 'error' },
   { name: 'success-es', lang: 'es', click: true, socket: result({ status: 'success', ...ACCOUNT }), state: 'success' },
   { name: 'disabled', attributes: 'disabled', state: 'idle' },
+  { name: 'waiting-es-narrow', lang: 'es', narrow: true, click: true, state: 'waiting' },
+  { name: 'popup-blocked-es-narrow', lang: 'es', narrow: true, click: true, blockPopups: true, state: 'waiting' },
+  { name: 'success-es-narrow', lang: 'es', narrow: true, click: true, socket: result({ status: 'success', ...ACCOUNT }), state: 'success' },
+  { name: 'network-error-es-narrow', lang: 'es', narrow: true, click: true, proxyDown: true, state: 'error' },
+  { name: 'configuration-error-es-narrow', lang: 'es', narrow: true, attributes: 'amount="ten"', state: 'error' },
 ];
 
 function pageHtml(scenario: Scenario): string {
@@ -48,10 +60,15 @@ async function setUp(page: Page, scenario: Scenario): Promise<void> {
   await page.route(`${ORIGIN}/**`, async (route) => {
     const url = new URL(route.request().url());
     if (url.pathname === '/') return route.fulfill({ contentType: 'text/html', body: pageHtml(scenario) });
-    if (url.pathname === '/page.css') return route.fulfill({ contentType: 'text/css', body: 'body{margin:0;background:#f4f6f9}#frame{width:30rem;padding:24px}' });
+    if (url.pathname === '/page.css') {
+      const frame = scenario.narrow ? '#frame{padding:12px}' : '#frame{width:30rem;padding:24px}';
+      return route.fulfill({ contentType: 'text/css', body: `body{margin:0;background:#f4f6f9}${frame}` });
+    }
     if (url.pathname === '/obv-link-account.js') return route.fulfill({ contentType: 'text/javascript', body: bundle });
     if (url.pathname === '/obv/verifications') {
-      return scenario.proxyDown ? route.abort('connectionrefused') : route.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify(SESSION) });
+      if (scenario.proxyDown) return route.abort('connectionrefused');
+      if (scenario.proxyRefuses) return route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify(REFUSAL) });
+      return route.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify(SESSION) });
     }
     return route.fulfill({ status: 404, body: '' });
   });
@@ -69,7 +86,7 @@ const browser = await chromium.launch({ executablePath: chromiumPath(), args: CH
 mkdirSync('test-results', { recursive: true });
 try {
   for (const scenario of scenarios) {
-    const context = await browser.newContext({ deviceScaleFactor: 2, viewport: { width: 640, height: 400 } });
+    const context = await browser.newContext({ deviceScaleFactor: 2, viewport: { width: scenario.narrow ? 360 : 640, height: 400 } });
     const page = await context.newPage();
     await setUp(page, scenario);
     await page.goto(`${ORIGIN}/`);

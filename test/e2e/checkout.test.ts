@@ -48,10 +48,13 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
 
       const bank = await startLinking(page);
       assert.equal(new URL(bank.url()).origin, new URL(demo.provider.url).origin, 'the bank page is the provider’s');
+      // Listening before the sign-in: the tab may close before a later check could start waiting.
+      const bankClosed = bank.waitForEvent('close', { timeout: STEP_TIMEOUT_MS });
+      bankClosed.catch(() => undefined); // awaited below; no unhandled rejection if a step before fails
       await signInAtBank(bank, 'user_good', 'pass_good');
       await waitForState(page, 'success');
       // The proxy's return page closes the bank's tab by itself.
-      if (!bank.isClosed()) await bank.waitForEvent('close', { timeout: STEP_TIMEOUT_MS });
+      await bankClosed;
       await page.locator('#pay-button:enabled').waitFor();
       assert.match(await elementStatus(page), /Checking ••••4321/);
 
@@ -67,9 +70,17 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       assert.ok(detail.includes(`${token.slice(0, 4)}••••${token.slice(-4)}`), 'the masked token is displayed');
       await saveScreenshot(page, 'checkout-linked');
 
+      const orderId = await page.locator('input[name="orderId"]').inputValue();
       await pay(page);
       await expectApproved(page);
       assert.match((await page.locator('.receipt').textContent()) ?? '', /Checking ••••4321 · Sandbox Federal Bank/);
+      // The result page shows the provider's own transaction: the merchant server charged the token
+      // the element linked, for this order.
+      const transactionId = (await page.locator('#transaction-id').textContent()) ?? '';
+      const charged = demo.provider.state.transactions.get(transactionId);
+      assert.ok(charged, `the provider recorded transaction ${transactionId}`);
+      assert.equal(charged.accountToken, token);
+      assert.equal(charged.merchantTransactionId, orderId);
       assert.deepEqual(problems, [], 'no console errors or CSP violations on the way');
       await saveScreenshot(page, 'payment-approved');
 

@@ -14,6 +14,14 @@ export const STEP_TIMEOUT_MS = 15_000;
 /** Per-test limit for node:test. */
 export const TEST_TIMEOUT_MS = 60_000;
 
+/** Polls `check` (every 25 ms, at most `timeoutMs`) until it is true: for things the page does not show. */
+export async function eventually(check: () => boolean, timeoutMs = STEP_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() >= deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 
 /** A demo on a free loopback port; overrides shorten lifetimes for the tests that need it. */
 export function startTestDemo(overrides: Omit<DemoOptions, 'port' | 'host'> = {}): Promise<RunningDemo> {
@@ -130,10 +138,13 @@ export async function cancelAtBank(bank: Page): Promise<void> {
   await submitAtBank(bank, 'Cancel');
 }
 
-/** Saves the page as `test-results/e2e/<name>.png` (CI keeps the folder). */
+/**
+ * Saves the page as `test-results/e2e/<name>.png` (CI keeps the folder). CSS transitions are finished
+ * first: without that, a Pay button enabled a moment ago is caught mid-fade and looks disabled.
+ */
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
-  await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true });
+  await page.screenshot({ path: `${SCREENSHOT_DIR}/${name}.png`, fullPage: true, animations: 'disabled' });
 }
 
 /** Names of the events the checkout's side panel listed, oldest first. */

@@ -10,6 +10,7 @@ import {
   TEST_TIMEOUT_MS,
   element,
   elementStatus,
+  eventually,
   launchChromium,
   loggedEvents,
   openBankTab,
@@ -94,13 +95,28 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
         await page.waitForRequest((request) => request.method() === 'GET' && /\/obv\/sessions\//.test(request.url()), {
           timeout: STEP_TIMEOUT_MS,
         });
+        // The proxy's return page would also tell the checkout (BroadcastChannel) to look once; take that
+        // path away so that only the polling can deliver the outcome.
+        await page.context().route(/\/obv\/return\//, (route) =>
+          route.fulfill({ status: 200, contentType: 'text/html', body: '<p>Back at the shop</p>' }),
+        );
+        const polledOutcome = page.waitForResponse(
+          async (response) =>
+            /\/obv\/sessions\//.test(response.url()) &&
+            ((await response.json().catch(() => undefined)) as { state?: string } | undefined)?.state === 'succeeded',
+          { timeout: STEP_TIMEOUT_MS },
+        );
+        polledOutcome.catch(() => undefined); // awaited below; no unhandled rejection if the sign-in fails
         await signInAtBank(bank, 'user_good', 'pass_good');
+        await polledOutcome;
         await waitForState(page, 'success');
         assert.ok(socketAttempts >= 1, 'the element did try the WebSocket first');
+        await page.locator('#pay-button:enabled').waitFor();
       },
       {
         beforeLoad: (page) =>
-          // Like a proxy on the way that refuses upgrades: the handshake never completes.
+          // Like a proxy on the way that cuts WebSocket connections: every socket is dropped before it
+          // reaches the proxy, so no subscription ever happens.
           page.routeWebSocket(/\/obv\/ws$/, (socket) => {
             socketAttempts += 1;
             socket.close({ code: 1006 });
@@ -119,6 +135,15 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
       assert.match(expiredError, /"kind": "expired"/);
       assert.equal(await page.locator('#pay-button').isDisabled(), true);
       await element(page).getByRole('button', { name: 'Try again' }).waitFor();
+
+      // The consumer finally signs in: the bank's late outcome must not revive the expired session.
+      const delivered = shortLivedDemo.provider.stats.notificationsDelivered;
+      await signInAtBank(bank, 'user_good', 'pass_good');
+      await eventually(() => shortLivedDemo.provider.stats.notificationsDelivered > delivered);
+      await shortLivedDemo.provider.notificationsSettled();
+      assert.equal(await element(page).getAttribute('state'), 'expired');
+      assert.equal(await page.locator('#pay-button').isDisabled(), true);
+      assert.equal((await loggedEvents(page)).includes('obv-success'), false);
     });
   });
 });

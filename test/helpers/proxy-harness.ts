@@ -3,6 +3,7 @@
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TestContext } from 'node:test';
 import express from 'express';
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../../demo/provider/index.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../../proxy/index.ts';
@@ -66,6 +67,53 @@ export interface RecordedResponse {
   path: string;
   status: number;
   body: string;
+}
+
+/** Where a secret showed up: `log` lines or the body of a `response`. */
+export interface SecretLeak {
+  secret: string;
+  where: string;
+}
+
+/**
+ * Every occurrence of `secrets` in the log lines, and of `responseSecrets` (default: the same list) in the
+ * response bodies. Values shorter than 8 characters are skipped: they would match by accident.
+ */
+export function findSecretLeaks(
+  source: { logs: LogCapture; responses: RecordedResponse[] },
+  secrets: readonly string[],
+  responseSecrets: readonly string[] = secrets,
+): SecretLeak[] {
+  const leaks: SecretLeak[] = [];
+  const long = (values: readonly string[]) => values.filter((value) => value.length >= 8);
+  for (const secret of long(secrets)) {
+    for (const line of source.logs.lines) if (line.includes(secret)) leaks.push({ secret, where: `log: ${line.slice(0, 200)}` });
+  }
+  for (const secret of long(responseSecrets)) {
+    for (const response of source.responses) {
+      if (response.body.includes(secret)) leaks.push({ secret, where: `response to ${response.method} ${response.path}` });
+    }
+  }
+  return leaks;
+}
+
+/** The credentials a proxy holds, in the forms they could leak in (raw, Basic-encoded, the webhook key decoded). */
+export function configSecrets(config: ObvProxy['config']): string[] {
+  const webhookKey = config.webhookSecret.slice('whsec_'.length);
+  return [
+    config.clientSecret,
+    Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(config.clientSecret)}`).toString('base64'),
+    config.webhookSecret,
+    webhookKey,
+    Buffer.from(webhookKey, 'base64').toString('utf8'),
+    ...(config.merchantApiKey ? [config.merchantApiKey] : []),
+  ];
+}
+
+function throwOnLeaks(leaks: SecretLeak[]): void {
+  if (leaks.length === 0) return;
+  const lines = leaks.slice(0, 10).map((leak) => `  ${leak.secret.slice(0, 6)}… in ${leak.where}`);
+  throw new Error(`secret leak scan failed (${leaks.length}):\n${lines.join('\n')}`);
 }
 
 /** Records each response body the app writes (for the secret-leak scan). */
@@ -163,6 +211,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
+      // Every test that uses this harness is also a secret-leak scan of what its proxy logged and answered.
+      throwOnLeaks(findSecretLeaks({ logs, responses }, configSecrets(proxy.config)));
     },
   };
 }
@@ -188,8 +238,34 @@ export async function startProxyPair(options: { provider?: StartProviderOptions;
     ...running,
     provider,
     async close() {
-      await running.close();
-      await provider.close();
+      // Bearer tokens must appear in no log or response; accountTokens in no log (a session's own GET and
+      // WebSocket result carry its token by design).
+      const bearers = [...provider.state.tokens.keys()];
+      const accountTokens = [...provider.state.accounts.keys()];
+      const leaks = findSecretLeaks(running, [...bearers, ...accountTokens], bearers);
+      try {
+        await running.close();
+      } finally {
+        await provider.close();
+      }
+      throwOnLeaks(leaks);
     },
   };
+}
+
+/**
+ * startProxyPair with the given session store and result bus (test doubles that fail or count); the pair
+ * and the store are closed after test `t`.
+ */
+export async function startProxyPairWithBackend(
+  t: TestContext,
+  backend: { sessionStore: SessionStore; resultBus: ResultBus },
+  proxy: Partial<ObvProxyOptions> = {},
+): Promise<ProxyPair> {
+  const pair = await startProxyPair({ proxy: { ...proxy, ...backend } });
+  t.after(async () => {
+    await pair.close();
+    await backend.sessionStore.close();
+  });
+  return pair;
 }

@@ -81,3 +81,11 @@ export async function connectRelay(url: string, options: { origin?: string } = {
     },
   };
 }
+
+/** Opens a socket, subscribes to `sessionId` and waits for `subscribed`. */
+export async function subscribedRelay(url: string, origin: string, sessionId: string): Promise<RelayClient> {
+  const client = await connectRelay(url, { origin });
+  client.send({ type: 'subscribe', sessionId });
+  await client.next((message) => message.type === 'subscribed');
+  return client;
+}

@@ -16,6 +16,8 @@ export interface BenchSizes {
   /** Notifications sent per side in the throughput test. */
   intakeRequests: number;
   intakeConnections: number;
+  /** The intake requests are split into this many rounds, alternating between the two servers. */
+  intakeRounds: number;
   /** Idle subscribed sockets at which memory is read (ascending). */
   memorySockets: readonly number[];
   /** Concurrent starts on a cold token cache. */
@@ -31,6 +33,7 @@ const FULL: BenchSizes = {
   warmup: 300,
   intakeRequests: 20_000,
   intakeConnections: 50,
+  intakeRounds: 4,
   memorySockets: [10_000, 20_000],
   coldStarts: 100,
   runTimeoutMs: 25 * 60_000,
@@ -43,6 +46,7 @@ const QUICK: BenchSizes = {
   warmup: 50,
   intakeRequests: 1_000,
   intakeConnections: 10,
+  intakeRounds: 2,
   memorySockets: [200, 400],
   coldStarts: 100,
   runTimeoutMs: 5 * 60_000,

@@ -10,7 +10,6 @@ import { ServerUnderTest, type PreparedSession } from '../lib/servers.ts';
 import { nowMs } from '../lib/stats.ts';
 
 const AIM_RATIO = 0.5;
-const ROUNDS = 2;
 const ROUND_TIMEOUT_MS = 120_000;
 
 interface Side {
@@ -85,14 +84,14 @@ async function prepareSide(kind: 'obv' | 'bare', count: number): Promise<Side> {
 
 export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<SectionResult> {
   const warmup = Math.max(sizes.warmup, Math.round(sizes.intakeRequests / 10));
-  const perRound = Math.ceil(sizes.intakeRequests / ROUNDS);
-  const count = warmup + perRound * ROUNDS;
+  const perRound = Math.ceil(sizes.intakeRequests / sizes.intakeRounds);
+  const count = warmup + perRound * sizes.intakeRounds;
   const bare = await prepareSide('bare', count);
   const obv = await prepareSide('obv', count);
   try {
     for (const side of [bare, obv]) await load(side, warmup, sizes.intakeConnections, false);
     await Promise.all([bare.server.profileStart(), obv.server.profileStart()]);
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; round < sizes.intakeRounds; round++) {
       for (const side of round % 2 === 0 ? [bare, obv] : [obv, bare]) await load(side, perRound, sizes.intakeConnections, true);
     }
     await Promise.all([bare.server.profileStop('intake-bare'), obv.server.profileStop('intake-obv')]);
@@ -101,7 +100,7 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<
     await obv.server.close();
   }
   if (obv.failed > 0 || bare.failed > 0) {
-    throw new Error(`notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * ROUNDS} each)`);
+    throw new Error(`notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * sizes.intakeRounds} each)`);
   }
   const rate = (side: Side): number => side.ok / (side.ms / 1000);
   const cpuPerRequestUs = (side: Side): number => (1000 * side.serverCpuMs) / side.ok;

@@ -70,7 +70,7 @@ export async function measureStartOverhead({ sizes }: BenchOptions): Promise<Sec
         aim: '',
       },
       {
-        metric: 'start p50, POST /obv/verifications',
+        metric: 'start p50, over a bare forwarder',
         value: formatMs(obv.p50),
         baseline: `${formatMs(floor.p50)} bare node:http forwarder`,
         comparison: `${formatDeltaMs(obv.p50 - floor.p50)} added`,

@@ -1,11 +1,12 @@
 // The bank page in a real Chromium: what a consumer sees and does, through to the merchant's returnURL.
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { TestContext } from 'node:test';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../scripts/chromium.ts';
 import { startTestProvider, startVerification, startWebhookReceiver, verificationBody } from './helpers.ts';
@@ -18,6 +19,27 @@ async function startReturnPage(t: TestContext): Promise<string> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/obv/return/session-1`;
+}
+
+interface AxeViolation {
+  id: string;
+  help: string;
+  nodes: Array<{ target: unknown }>;
+}
+
+/**
+ * Runs axe-core's WCAG 2.1 A/AA rules on the page and returns the violations. The page's CSP forbids
+ * scripts, so axe is evaluated through the DevTools protocol (which the CSP does not govern).
+ */
+async function axeViolations(page: Page): Promise<string[]> {
+  const source = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  await page.evaluate(source);
+  const violations = await page.evaluate(async () => {
+    const { axe } = window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } };
+    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    return results.violations;
+  });
+  return violations.map((violation) => `${violation.id}: ${violation.help} (${JSON.stringify(violation.nodes.map((node) => node.target))})`);
 }
 
 describe('consumer page in Chromium', () => {
@@ -43,6 +65,8 @@ describe('consumer page in Chromium', () => {
     await page.getByRole('heading', { name: 'Sign in to Sandbox Federal Bank' }).waitFor();
     await mkdir('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/provider-consumer-page.png', fullPage: true });
+
+    assert.deepEqual(await axeViolations(page), [], 'the sign-in page passes axe WCAG 2.1 AA');
 
     await page.getByLabel('Username').fill('user_good');
     await page.getByLabel('Password').fill('pass_good');
@@ -73,6 +97,7 @@ describe('consumer page in Chromium', () => {
     assert.equal((await alert.textContent())?.trim(), 'Incorrect username or password');
     assert.equal(await page.getByLabel('Username').inputValue(), 'user_good');
     await page.screenshot({ path: 'test-results/provider-consumer-page-error.png', fullPage: true });
+    assert.deepEqual(await axeViolations(page), [], 'the page with its error passes axe WCAG 2.1 AA');
 
     await page.getByRole('button', { name: 'Cancel' }).click();
     await page.waitForURL(returnURL);
@@ -82,5 +107,6 @@ describe('consumer page in Chromium', () => {
 
     await page.goto(consumerUrl);
     await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
+    assert.deepEqual(await axeViolations(page), [], 'the expired page passes axe WCAG 2.1 AA');
   });
 });

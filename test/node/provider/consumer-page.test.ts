@@ -90,7 +90,7 @@ describe('consumer page (consumerUrl)', () => {
     const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url });
     const { consumerUrl } = await startVerification(provider);
     const wrong = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'nope' });
-    assert.equal(wrong.status, 401);
+    assert.equal(wrong.status, 422, 'not 401: that would need a WWW-Authenticate challenge');
     const html = await wrong.text();
     assert.match(html, /<p class="error" role="alert" id="form-error">Incorrect username or password<\/p>/);
     assert.match(html, /value="user_good" aria-invalid="true"/);
@@ -99,6 +99,18 @@ describe('consumer page (consumerUrl)', () => {
     assert.equal(retry.status, 303);
     await provider.notificationsSettled();
     assert.equal(receiver.received.length, 1);
+  });
+
+  test('re-renders the form (400) for a valid link with an unknown action, without ending the verification', async (t) => {
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider);
+    const url = new URL(consumerUrl);
+    const form = new URLSearchParams({ t: url.searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'delete' });
+    const response = await fetch(`${url.origin}${url.pathname}`, { method: 'POST', redirect: 'manual', body: form });
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /<label for="username">Username<\/label>/);
+    assert.equal(provider.stats.notificationAttempts, 0);
+    assert.equal((await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' })).status, 303);
   });
 
   test('escapes what it echoes back into the page', async (t) => {
@@ -132,6 +144,24 @@ describe('consumer page (consumerUrl)', () => {
     assert.match(await response.text(), /This link has expired/);
     assert.equal((await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' })).status, 410);
     assert.equal(provider.stats.notificationAttempts, 0);
+  });
+
+  test('keeps a consumerUrl usable for 15 minutes by default, then shows the expired page', async (t) => {
+    let now = Date.now();
+    const provider = await startTestProvider(t, { now: () => now });
+    const { consumerUrl } = await startVerification(provider);
+    now += 15 * 60 * 1000 - 1;
+    assert.equal((await fetch(consumerUrl)).status, 200);
+    now += 1;
+    assert.equal((await fetch(consumerUrl)).status, 410);
+  });
+
+  test('answers 405 with Allow for a method the consumer page does not take', async (t) => {
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider);
+    const response = await fetch(consumerUrl, { method: 'DELETE' });
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'GET, HEAD, POST');
   });
 
   test('refuses (404) a consumerUrl whose one-time token is wrong or missing', async (t) => {

@@ -12,8 +12,8 @@ describe('provider CLI environment', () => {
     assert.equal(options.faults?.dropNotifications, undefined);
   });
 
-  test('reads lifetimes, URLs and fault controls', () => {
-    const { options } = readProviderEnv({
+  test('reads lifetimes, URLs, the secret, the log level and fault controls', () => {
+    const { options, logLevel } = readProviderEnv({
       PROVIDER_PORT: '0',
       PROVIDER_TOKEN_TTL: '30',
       PROVIDER_CONSUMER_URL_TTL: '120',
@@ -24,6 +24,12 @@ describe('provider CLI environment', () => {
       PROVIDER_DUPLICATE_NOTIFICATIONS: '1',
       PROVIDER_TOKEN_FAILURES: '3',
       PROVIDER_TOKEN_FAILURE_KIND: 'timeout',
+      PROVIDER_HOST: '0.0.0.0',
+      PROVIDER_PUBLIC_URL: 'https://bank.example.test',
+      PROVIDER_WEBHOOK_SECRET: 'whsec_bWVyY2hhbnQ=',
+      PROVIDER_RETURN_URL: 'http://127.0.0.1:3000/obv/return',
+      PROVIDER_NOTIFICATION_TIMEOUT_MS: '2500',
+      PROVIDER_LOG_LEVEL: 'warn',
       UNRELATED: 'ignored',
     });
     assert.equal(options.port, 0);
@@ -31,6 +37,12 @@ describe('provider CLI environment', () => {
     assert.equal(options.consumerUrlTtlSeconds, 120);
     assert.equal(options.defaultNotificationURL, 'http://127.0.0.1:3000/obv/notifications');
     assert.deepEqual(options.notificationRetryDelaysMs, [100, 200]);
+    assert.equal(options.host, '0.0.0.0');
+    assert.equal(options.publicUrl, 'https://bank.example.test');
+    assert.equal(options.webhookSecret, 'whsec_bWVyY2hhbnQ=');
+    assert.equal(options.defaultReturnURL, 'http://127.0.0.1:3000/obv/return');
+    assert.equal(options.notificationTimeoutMs, 2500);
+    assert.equal(logLevel, 'warn');
     assert.deepEqual(options.faults, {
       dropNotifications: 2,
       notificationDelayMs: 500,

@@ -107,8 +107,8 @@ export interface ReceivedNotification {
   body: string;
 }
 
-/** What the receiver answers to the n-th request (0-based): a status, or 'hang' to never answer. */
-export type ReceiverBehaviour = (index: number) => number | 'hang';
+/** What the receiver answers to the n-th request (0-based): a status, 'hang' to never answer, 'reset' to drop the connection. */
+export type ReceiverBehaviour = (index: number) => number | 'hang' | 'reset';
 
 export interface WebhookReceiver {
   url: string;
@@ -129,7 +129,8 @@ export async function startWebhookReceiver(t: TestContext, behaviour: ReceiverBe
       received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
       for (const waiter of waiters.filter((w) => received.length >= w.count)) waiter.resolve();
       const answer = behaviour(index);
-      if (answer !== 'hang') res.writeHead(answer).end();
+      if (answer === 'reset') req.socket.destroy();
+      else if (answer !== 'hang') res.writeHead(answer).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

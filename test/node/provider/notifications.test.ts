@@ -84,6 +84,16 @@ describe('notifications (endpoint 3)', () => {
     assert.equal(provider.stats.notificationsDelivered, 1);
   });
 
+  test('retries a delivery whose connection is dropped, keeping the same webhook-id', async (t) => {
+    const receiver = await startWebhookReceiver(t, (index) => (index < 2 ? 'reset' : 204));
+    const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url });
+    await verifyConsumer(provider);
+    await provider.notificationsSettled();
+    assert.equal(receiver.received.length, 3);
+    assert.equal(new Set(receiver.received.map((notification) => notification.headers['webhook-id'])).size, 1);
+    assert.equal(provider.stats.notificationsDelivered, 1);
+  });
+
   test('gives up after a bounded number of attempts when the receiver cannot be reached', async (t) => {
     // A port that refuses connections: bind one, note it, close it.
     const probe = createServer();
@@ -115,6 +125,8 @@ describe('notifications (endpoint 3)', () => {
     const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url });
     provider.faults.duplicateNotifications = 1;
     await verifyConsumer(provider);
+    // Settle before the next verification, so its notification cannot land between the first and its copy.
+    await provider.notificationsSettled();
     await verifyConsumer(provider);
     await provider.notificationsSettled();
     assert.equal(receiver.received.length, 3);

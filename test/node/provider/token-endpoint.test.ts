@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { basicAuth, requestToken, startTestProvider } from './helpers.ts';
+import { TOKEN_PATH, basicAuth, requestToken, startTestProvider } from './helpers.ts';
 
 async function assertTokenError(response: Response, status: number, error: string): Promise<void> {
   assert.equal(response.status, status);
@@ -10,6 +10,8 @@ async function assertTokenError(response: Response, status: number, error: strin
   assert.equal(body.error, error);
   assert.equal(typeof body.error_description, 'string');
   assert.ok(body.error_description.length > 0);
+  // RFC 6749 §5.2: error_description is printable ASCII without '"' and '\'.
+  assert.match(body.error_description, /^[\x20\x21\x23-\x5B\x5D-\x7E]+$/);
 }
 
 describe('token endpoint (endpoint 1)', () => {
@@ -105,6 +107,20 @@ describe('token endpoint (endpoint 1)', () => {
     assert.equal(provider.faults.tokenFailures.count, 0);
     assert.equal((await requestToken(provider.url)).status, 200);
     assert.equal(provider.stats.tokenRequests, 2);
+  });
+
+  test('accepts the Basic scheme in any case and with several spaces (RFC 7617)', async (t) => {
+    const provider = await startTestProvider(t);
+    const credentials = basicAuth('sandbox_client', 'sandbox_secret').slice('Basic '.length);
+    assert.equal((await requestToken(provider.url, { authorization: `basic   ${credentials}` })).status, 200);
+  });
+
+  test('answers 405 with Allow: POST to another method', async (t) => {
+    const provider = await startTestProvider(t);
+    const response = await fetch(`${provider.url}${TOKEN_PATH}?grant_type=client_credentials&scope=obv/token-request`);
+    assert.equal(response.status, 405);
+    assert.equal(response.headers.get('allow'), 'POST');
+    assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
   });
 
   test('answers 413 problem for an oversize form body', async (t) => {

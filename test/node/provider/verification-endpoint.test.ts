@@ -32,10 +32,19 @@ describe('verification endpoint (endpoint 2)', () => {
   describe('bearer authentication', () => {
     async function assertInvalidToken(response: Response): Promise<void> {
       assert.equal(response.status, 401);
-      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="obv-sandbox", error="invalid_token"/);
+      // RFC 6750 §3: error_description is printable ASCII without '"' and '\'.
+      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="obv-sandbox", error="invalid_token", error_description="[\x20\x21\x23-\x5B\x5D-\x7E]+"$/);
       const problem = await readProblem(response);
       assert.equal(problem.status, 401);
     }
+
+    test('accepts the Bearer scheme in any case and with several spaces (RFC 6750)', async (t) => {
+      const provider = await startTestProvider(t);
+      const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, null, verificationBody(), {
+        authorization: `bearer   ${await accessToken(provider)}`,
+      });
+      assert.equal(response.status, 200);
+    });
 
     test('answers 401 invalid_token without a bearer token', async (t) => {
       const provider = await startTestProvider(t);

@@ -150,6 +150,16 @@ describe('verification flow against the sandbox', () => {
     assert.equal(body.status, 404);
   });
 
+  test('answers an unknown return link with a page for a browser and problem+json for an API client', async () => {
+    const page = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { accept: 'text/html,*/*;q=0.8' } });
+    assert.equal(page.status, 404);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    assert.doesNotMatch(await page.text(), /<script/);
+    const api = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { accept: 'application/json' } });
+    assert.equal(api.status, 404);
+    assert.match(api.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  });
+
   test('answers /healthz', async () => {
     const response = await fetch(`${pair.baseUrl}/healthz`);
     assert.deepEqual(await response.json(), { status: 'ok' });

@@ -70,6 +70,15 @@ describe('notification intake', () => {
     assert.ok(pair.logs.find('notification for an unknown session reference').length > 0);
   });
 
+  test('refuses a signed notification addressed by the session id instead of its notification reference', async () => {
+    // The browser knows its session id; only the provider knows the reference. A page must not be able to
+    // post an outcome for its own (or any) session even with a replayed signed body.
+    const { sessionId } = await sessionWithNotificationUrl();
+    const response = await postNotification(`${pair.baseUrl}/notifications/${sessionId}`, successPayload('acct-forged'));
+    assert.equal(response.status, 404);
+    assert.equal((await state(sessionId)).state, 'pending');
+  });
+
   test('keeps the first outcome when a later, different one arrives', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     assert.equal((await postNotification(url, failurePayload('ACCOUNT_LOCKED', 'locked'))).status, 200);

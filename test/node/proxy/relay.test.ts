@@ -4,10 +4,10 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemoryResultBus } from '../../../proxy/sessions/memory-bus.ts';
 import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
-import type { SessionRecord } from '../../../proxy/sessions/types.ts';
+import type { SessionEvent, SessionRecord } from '../../../proxy/sessions/types.ts';
 import { SUCCESS } from '../../helpers/session-backend-contract.ts';
-import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
-import { connectRelay } from '../../helpers/relay-client.ts';
+import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 
 describe('relay handshake', () => {
@@ -58,6 +58,14 @@ describe('relay handshake', () => {
     assert.equal((await client.closed).code, 4404);
   });
 
+  test('takes the session id only from the first message, never from the URL', async () => {
+    const { sessionId } = await pair.startVerification();
+    await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-query'));
+    const client = await connectRelay(`${pair.wsUrl}?sessionId=${sessionId}`, { origin: pair.origin });
+    assert.equal((await client.closed).code, 4408);
+    assert.deepEqual(client.messages, []);
+  });
+
   test('closes a socket that never subscribes', async () => {
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     assert.equal((await client.closed).code, 4408);
@@ -80,6 +88,29 @@ describe('relay handshake', () => {
     const result = await client.next((message) => message.type === 'result');
     assert.equal(result.sessionId, sessionId);
     assert.equal(client.messages.filter((message) => message.type === 'error').length, 0);
+  });
+
+  test('answers an id that cannot exist as unknown without subscribing to the bus for it', async () => {
+    const bus = pair.bus;
+    const subscribedIds: string[] = [];
+    const subscribe = bus.subscribe.bind(bus);
+    bus.subscribe = (sessionId, listener) => {
+      subscribedIds.push(sessionId);
+      return subscribe(sessionId, listener);
+    };
+    try {
+      const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
+      client.send({ type: 'subscribe', sessionId: 'not an id!' });
+      assert.equal((await client.next()).code, 'unknown_session');
+      assert.equal((await client.closed).code, 4404);
+      // The same path with a well-formed id does subscribe, so the spy is in the right place.
+      const known = await connectRelay(pair.wsUrl, { origin: pair.origin });
+      known.send({ type: 'subscribe', sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' });
+      assert.equal((await known.closed).code, 4404);
+    } finally {
+      bus.subscribe = subscribe;
+    }
+    assert.deepEqual(subscribedIds, ['AAAAAAAAAAAAAAAAAAAAAA']);
   });
 
   test('forgets a session\'s bus subscription once its sockets are gone', async () => {
@@ -183,11 +214,7 @@ describe('relay race between reading the store and a published outcome', () => {
   test('delivers an outcome published while the subscription was reading the store, once', async (t) => {
     const store = new SlowReadStore();
     const bus = new MemoryResultBus();
-    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: bus } });
-    t.after(async () => {
-      await pair.close();
-      await store.close();
-    });
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: bus });
     const { sessionId } = await pair.startVerification();
     const read = store.holdNextGet();
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
@@ -201,5 +228,42 @@ describe('relay race between reading the store and a published outcome', () => {
     assert.deepEqual(await client.next(), { type: 'result', sessionId, outcome: SUCCESS });
     await client.closed;
     assert.equal(client.messages.length, 2);
+  });
+});
+
+describe('relay cost per published event', () => {
+  /** A bus that counts how many subscriber callbacks each publish runs. */
+  class CountingBus extends MemoryResultBus {
+    calls = 0;
+    override subscribe(sessionId: string, listener: (event: SessionEvent) => void): () => void {
+      return super.subscribe(sessionId, (event) => {
+        this.calls++;
+        listener(event);
+      });
+    }
+  }
+
+  test('runs one subscriber callback per event whether 1 or 40 sessions are open', async (t) => {
+    const bus = new CountingBus();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: new MemorySessionStore(), resultBus: bus });
+    const subscribed = (sessionId: string) => subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    const callsForOneEvent = async (sessionId: string) => {
+      const before = bus.calls;
+      await bus.publish({ type: 'state', sessionId, state: 'returned' });
+      return bus.calls - before;
+    };
+
+    const first = await pair.startVerification();
+    const firstClient = await subscribed(first.sessionId);
+    assert.equal(await callsForOneEvent(first.sessionId), 1);
+
+    const others = [];
+    for (let i = 0; i < 39; i++) others.push(await subscribed((await pair.startVerification()).sessionId));
+    assert.equal(bus.sessionCount, 40);
+    assert.equal(await callsForOneEvent(first.sessionId), 1, 'the other 39 sessions cost nothing');
+    await firstClient.next((message) => message.type === 'state');
+    for (const other of others) assert.equal(other.messages.filter((message) => message.type === 'state').length, 0);
+    for (const client of [firstClient, ...others]) client.close();
+    await Promise.all([firstClient, ...others].map((client) => client.closed));
   });
 });

@@ -78,3 +78,16 @@ test('leaks no credential into any response or log line during a full flow', asy
   }
   assert.ok(wsMessages.every((message) => message.sessionId === sessionId));
 });
+
+test('makes every harness-started proxy fail its test when a secret reaches a log line or a response', async () => {
+  const pair = await startProxyPair();
+  // Deliberately leak: a message text is not covered by pino's key-based redaction.
+  pair.logs.logger.info(`debugging with ${SANDBOX_CLIENT.clientSecret}`);
+  await assert.rejects(pair.close(), /secret leak scan failed \(1\):\n {2}sandbo… in log: /);
+
+  const leaky = await startProxyPair();
+  const { sessionId } = await leaky.startVerification();
+  const bearer = [...leaky.provider.state.tokens.keys()][0]!;
+  leaky.logs.logger.info({ sessionId }, `token ${bearer}`);
+  await assert.rejects(leaky.close(), /secret leak scan failed/);
+});

@@ -3,9 +3,10 @@
 // notification; any other store failure stays a plain 500. Runs without Redis.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SessionBackendUnavailableError, type SessionStore } from '../../../proxy/index.ts';
+import { MemoryResultBus, SessionBackendUnavailableError, type SessionEvent, type SessionStore } from '../../../proxy/index.ts';
 import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
-import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { signNotification, successPayload } from '../../helpers/webhooks.ts';
 
 /** `store` whose every call (but close) rejects with `failure()` while that returns an error. */
@@ -94,5 +95,41 @@ describe('session store unavailable', () => {
     } finally {
       failure = undefined;
     }
+  });
+});
+
+describe('result bus unavailable after the outcome was stored', () => {
+  /** A bus whose next publish fails as an unreachable Redis would. */
+  class FlakyBus extends MemoryResultBus {
+    failNext = false;
+    override async publish(event: SessionEvent): Promise<void> {
+      if (this.failNext) {
+        this.failNext = false;
+        throw new SessionBackendUnavailableError('bus down for the test');
+      }
+      return super.publish(event);
+    }
+  }
+
+  test('does not acknowledge the notification, and the provider\'s retry delivers the stored outcome once', async (t) => {
+    const store = new MemorySessionStore();
+    const bus = new FlakyBus();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: bus });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+
+    const notification = signNotification(successPayload('acct-bus-outage'));
+    const url = await pair.notificationUrl(sessionId);
+    bus.failNext = true;
+    const first = await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body });
+    assert.equal(first.status, 503, 'no 2xx: the provider must retry');
+    assert.equal((await store.get(sessionId))?.outcome?.status, 'success', 'stored before anything was acknowledged');
+
+    const retry = await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body });
+    assert.equal(retry.status, 200);
+    const result = await client.next((message) => message.type === 'result');
+    assert.equal((result.outcome as { accountToken: string }).accountToken, 'acct-bus-outage');
+    await client.closed;
+    assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
   });
 });

@@ -157,6 +157,16 @@ describe('token manager against the sandbox', () => {
     assert.notEqual(await tokens.getToken(), stale);
   });
 
+  test('shares one token refresh between concurrent calls that all met a revoked bearer', async () => {
+    const tokens = manager();
+    const client = createVerificationClient({ baseUrl: provider.url, tokens, timeoutMs: 2_000 });
+    provider.revokeToken(await tokens.getToken());
+    const before = provider.stats.tokenRequests;
+    const results = await Promise.all(Array.from({ length: 20 }, () => client.start(REQUEST)));
+    assert.equal(results.length, 20);
+    assert.equal(provider.stats.tokenRequests - before, 1);
+  });
+
   test('refreshes after the provider expired every token, for endpoint 4 too', async () => {
     const tokens = manager();
     const verifications = createVerificationClient({ baseUrl: provider.url, tokens, timeoutMs: 2_000 });
@@ -212,6 +222,48 @@ describe('upstream answers the sandbox never gives', () => {
     assert.ok(error instanceof UpstreamHttpError);
     assert.equal(error.status, 401);
     assert.equal(server.requests, 4, 'two token requests and two verification requests');
+  });
+
+  test('sends the token request as the spec says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
+    let seen: { method?: string; url?: string; authorization?: string; contentType?: string } = {};
+    const server = await scriptedServer((req, res) => {
+      seen = { method: req.method, url: req.url, authorization: req.headers.authorization, contentType: req.headers['content-type'] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'tok', expires_in: 3600, token_type: 'Bearer' }));
+    });
+    t.after(() => server.close());
+    const tokens = new TokenManager({ baseUrl: `${server.url}/`, clientId: 'id:with colon', clientSecret: 's3cr3t/+', scope: 'obv/token-request', timeoutMs: 1_000, logger: logs.logger });
+    assert.equal(await tokens.getToken(), 'tok');
+    assert.equal(seen.method, 'POST');
+    const url = new URL(seen.url ?? '', server.url);
+    assert.equal(url.pathname, '/exp/auth/mint/v1/oauth2/token');
+    assert.deepEqual(Object.fromEntries(url.searchParams), { grant_type: 'client_credentials', scope: 'obv/token-request' });
+    assert.equal(seen.contentType, 'application/x-www-form-urlencoded');
+    // RFC 6749 §2.3.1: each part form-urlencoded, then Basic.
+    const [user, password] = Buffer.from((seen.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8').split(':');
+    assert.equal(decodeURIComponent(user!), 'id:with colon');
+    assert.equal(decodeURIComponent(password!), 's3cr3t/+');
+  });
+
+  test('retries endpoint 4 only once when every bearer is refused, then reports the 401', async (t) => {
+    let transactionRequests = 0;
+    const server = await scriptedServer((req, res) => {
+      if (req.url?.startsWith('/exp/auth')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${Math.random()}`, expires_in: 3600, token_type: 'Bearer' }));
+        return;
+      }
+      transactionRequests++;
+      res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
+    });
+    t.after(() => server.close());
+    const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
+    const transactions = createTransactionClient({ gatewayUrl: server.url, tokens, timeoutMs: 1_000, pgwAppId: 'app', pgwClientId: 'client' });
+    const error = await transactions.submit({
+      product: 'ACH', countryCode: 'US', merchant: { merchantId: 'm-1', merchantTransactionId: 't-1' }, accountToken: 'acct',
+    }).then(() => assert.fail('expected an error'), (e: unknown) => e);
+    assert.ok(error instanceof UpstreamHttpError);
+    assert.equal(error.status, 401);
+    assert.equal(transactionRequests, 2, 'the first attempt and one retry with a fresh token');
+    assert.equal(server.requests, 4, 'two token requests and two transaction requests');
   });
 
   test('does not retry a 503 from endpoint 2 (the verification may exist)', async (t) => {

@@ -221,6 +221,17 @@ describe('client address behind a reverse proxy', () => {
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
 
+  test('never hands one client the session another client started with the same Idempotency-Key', async (t) => {
+    const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
+    t.after(() => pair.close());
+    const key = { 'idempotency-key': 'shared-or-guessed-key' };
+    const victim = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    const attacker = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '198.51.100.9' });
+    assert.notEqual(attacker.sessionId, victim.sessionId);
+    const again = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    assert.equal(again.sessionId, victim.sessionId, 'the same client still gets its own session back');
+  });
+
   test('ignores X-Forwarded-For when no proxy is trusted', async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());

@@ -7,7 +7,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../demo/provider/index.ts';
-import { createObvProxy, type ObvProxy } from '../../../proxy/index.ts';
+import { createObvProxy, type ObvProxy, type ObvProxyOptions } from '../../../proxy/index.ts';
 import { eventually } from './support.ts';
 
 export interface ProxyInstance {
@@ -31,6 +31,8 @@ function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<nu
 export async function startInstance(options: {
   provider: RunningProvider;
   redisUrl: string;
+  /** A session store and bus built by the test (e.g. one that fails on purpose), used instead of redisUrl's. */
+  backend?: Pick<ObvProxyOptions, 'sessionStore' | 'resultBus'>;
   publicUrl?: string;
   /** Starts per client IP per minute (OBV_RATE_LIMIT). */
   rateLimit?: number;
@@ -57,6 +59,7 @@ export async function startInstance(options: {
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...options.backend,
   });
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);

@@ -4,6 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { openRedisBackend } from '../../../proxy/sessions/redis-backend.ts';
+import type { ResultBus } from '../../../proxy/sessions/types.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
   postVerification,
@@ -102,6 +105,35 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       assert.equal(browser.messages.filter((m) => m.type === 'result').length, 1);
     } finally {
       provider.faults.duplicateNotifications = 0;
+    }
+  });
+
+  it('refuses the notification whose outcome it stored but could not publish, and publishes it on the retry', async () => {
+    // An instance whose publish connection fails once, right after the outcome reached the store.
+    const backend = await openRedisBackend({ url: redis.url });
+    let publishCalls = 0;
+    const publishFailsOnce: ResultBus = {
+      publish: (event) => (++publishCalls === 1 ? Promise.reject(new SessionBackendUnavailableError('publish failed')) : backend.resultBus.publish(event)),
+      subscribe: (sessionId, listener) => backend.resultBus.subscribe(sessionId, listener),
+      close: () => backend.resultBus.close(),
+    };
+    const flaky = await startInstance({ provider, redisUrl: redis.url, backend: { sessionStore: backend.sessionStore, resultBus: publishFailsOnce } });
+    try {
+      const { sessionId, consumerUrl } = await startVerification(flaky);
+      // Subscribed before the outcome exists: only a publish can bring it to this socket.
+      const browser = await subscribe(b, sessionId);
+      const attemptsBefore = provider.stats.notificationAttempts;
+      const deliveredBefore = provider.stats.notificationsDelivered;
+      await signInAtBank(consumerUrl);
+      const result = await browser.next('result');
+      assert.equal((result.outcome as { status: string }).status, 'success');
+      await provider.notificationsSettled();
+      assert.equal(publishCalls, 2, 'published again on the retry');
+      assert.ok(provider.stats.notificationAttempts >= attemptsBefore + 2, 'the first delivery was refused');
+      assert.equal(provider.stats.notificationsDelivered, deliveredBefore + 1);
+    } finally {
+      await flaky.kill();
+      await backend.close();
     }
   });
 

@@ -1,0 +1,120 @@
+// The README's "Mount it in an existing Express app" snippet, run as written: it is cut out of the
+// README, its import paths pointed at this checkout, its fixed port swapped for a free one, and a
+// stand-in for the merchant's session middleware put in front. A full verification then runs through it.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { pathToFileURL } from 'node:url';
+import type http from 'node:http';
+import { startProvider } from '../../../demo/provider/index.ts';
+import type { ObvProxy } from '../../../proxy/index.ts';
+import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { SANDBOX_CLIENT, START_BODY } from '../../helpers/proxy-harness.ts';
+import { connectRelay } from '../../helpers/relay-client.ts';
+import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../../..');
+const SESSION_USER = { id: 'readme-user-7', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' };
+
+/** The first ```ts block under the README heading `heading`. */
+function readmeSnippet(heading: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const start = readme.indexOf(heading);
+  assert.ok(start >= 0, `README has a "${heading}" section`);
+  const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(start))?.[1];
+  assert.ok(code, `the "${heading}" section has a ts code block`);
+  return code;
+}
+
+/** Replaces `search` once, failing loudly when the README no longer contains it. */
+function replaceOnce(code: string, search: string, replacement: string): string {
+  assert.ok(code.includes(search), `the README snippet contains ${JSON.stringify(search)}`);
+  return code.replace(search, replacement);
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+test('the README mounting snippet serves a whole verification in a fresh Express app', async (t) => {
+  const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
+  t.after(() => provider.close());
+  const port = await freePort();
+
+  let code = readmeSnippet('### Mount it in an existing Express app');
+  code = replaceOnce(code, "from 'express'", `from ${JSON.stringify(import.meta.resolve('express'))}`);
+  code = replaceOnce(code, "from './proxy/index.ts'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
+  code = replaceOnce(code, 'app.listen(3000)', `app.listen(${port}, '127.0.0.1')`);
+  // What express-session (or the merchant's own auth) would have put on the request.
+  code = replaceOnce(code, 'const app = express();', `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)} }; next(); });`);
+  code += '\nexport { app, proxy, server };\n';
+
+  const env = {
+    OBV_BASE_URL: provider.url,
+    OBV_CLIENT_ID: SANDBOX_CLIENT.clientId,
+    OBV_CLIENT_SECRET: SANDBOX_CLIENT.clientSecret,
+    OBV_MERCHANT_ID: 'merchant-readme',
+    OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
+    OBV_SANDBOX: 'true',
+    OBV_LOG_LEVEL: 'silent',
+  };
+  const savedEnv = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, env);
+  const sigtermBefore = new Set(process.listeners('SIGTERM'));
+  const dir = mkdtempSync(path.join(tmpdir(), 'obv-readme-'));
+  const file = path.join(dir, 'merchant-app.ts');
+  writeFileSync(file, code);
+  let mounted: { proxy: ObvProxy; server: http.Server };
+  try {
+    mounted = (await import(pathToFileURL(file).href)) as typeof mounted;
+  } finally {
+    for (const [key, value] of Object.entries(savedEnv)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const { proxy, server } = mounted;
+  t.after(async () => {
+    // The snippet's own SIGTERM handler: ours to remove, nobody else's.
+    for (const listener of process.listeners('SIGTERM')) if (!sigtermBefore.has(listener)) process.off('SIGTERM', listener);
+    await proxy.close();
+    const closed = new Promise((resolve) => server.close(resolve));
+    server.closeAllConnections();
+    await closed;
+  });
+  if (!server.listening) await once(server, 'listening');
+  const origin = `http://127.0.0.1:${port}`;
+  assert.equal(proxy.mountPath, '/obv');
+
+  // The page sends no consumer and no user id: the snippet's enrichStart fills them from the session.
+  const { consumer: _consumer, merchantUserId: _userId, ...pageBody } = START_BODY;
+  const started = await fetch(`${origin}/obv/verifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin },
+    body: JSON.stringify({ ...pageBody, merchantTransactionId: 'order-readme' }),
+  });
+  assert.equal(started.status, 201, await started.clone().text());
+  const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+  const upstream = [...provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-readme');
+  assert.deepEqual(upstream?.request.consumer, { firstName: SESSION_USER.firstName, lastName: SESSION_USER.lastName, email: SESSION_USER.email });
+  assert.equal(upstream?.request.merchant.merchantUserId, SESSION_USER.id);
+  assert.equal(upstream?.request.merchant.returnURL, `${origin}/obv/return/${sessionId}`);
+
+  const client = await connectRelay(`ws://127.0.0.1:${port}/obv/ws`, { origin });
+  client.send({ type: 'subscribe', sessionId });
+  await client.next((message) => message.type === 'subscribed');
+  await completeConsumerStep(consumerUrl, 'good');
+  const result = await client.next((message) => message.type === 'result');
+  assert.equal((result.outcome as { status: string }).status, 'success');
+  assert.equal((await client.closed).code, 1000);
+});

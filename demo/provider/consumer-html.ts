@@ -1,4 +1,5 @@
-// The sandbox bank's pages. Plain HTML, no script; everything echoed is escaped.
+// The sandbox bank's pages. Plain HTML, no script; everything echoed is escaped. Every page is served at
+// `…/consumer/{verificationId}`, so its links are relative: the app works mounted under any path.
 import { BANK_CSS_PATH } from './consumer-styles.ts';
 import { SANDBOX_BANK_NAME } from './sandbox-data.ts';
 
@@ -17,7 +18,7 @@ function layout(title: string, content: string): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${escapeHtml(title)} – ${SANDBOX_BANK_NAME}</title>
-<link rel="stylesheet" href="${BANK_CSS_PATH}">
+<link rel="stylesheet" href="..${BANK_CSS_PATH}">
 </head>
 <body>
 <header class="bank-bar"><span class="bank-logo" aria-hidden="true">SFB</span><span class="bank-name">${SANDBOX_BANK_NAME}</span></header>
@@ -49,7 +50,7 @@ export function signInPage(model: SignInPageModel): string {
     'Sign in',
     `<h1>Sign in to ${SANDBOX_BANK_NAME}</h1>
 <p class="lead">A merchant asks to verify your bank account for a payment of ${escapeHtml(model.amount)} ${escapeHtml(model.currency)}. Sign in to link your account.</p>
-<form method="post" action="/consumer/${encodeURIComponent(model.verificationId)}">
+<form method="post" action="${encodeURIComponent(model.verificationId)}">
 <input type="hidden" name="t" value="${escapeHtml(model.consumerToken)}">
 ${error}<div class="field">
 <label for="username">Username</label>

@@ -29,7 +29,7 @@ export { TOKEN_PATH } from './token-endpoint.ts';
 export { VERIFICATION_PATH } from './verification-endpoint.ts';
 export { TRANSACTION_PATH } from './transaction-endpoint.ts';
 
-/** A sandbox provider built but not listening: mount `app` anywhere (the demo does). */
+/** A sandbox provider built but not listening: mount `app` at the root or under any path. */
 export interface Provider {
   /** The Express app serving every endpoint of the spec plus the consumer pages. */
   app: Express;

@@ -12,11 +12,14 @@ import { VerificationRequest } from './verification-schema.ts';
 
 export const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 
-/** Base URL the consumer's browser reaches the sandbox at: the `publicUrl` option, else this request's Host. */
+/**
+ * Base URL the consumer's browser reaches the sandbox at: the `publicUrl` option, else this request's
+ * Host plus the path the app is mounted at (`req.baseUrl`, empty at the root).
+ */
 function publicBase(context: ProviderContext, req: Request): string {
   if (context.config.publicUrl) return context.config.publicUrl;
   try {
-    return new URL(`${req.protocol}://${req.get('host') ?? ''}`).origin;
+    return new URL(`${req.protocol}://${req.get('host') ?? ''}`).origin + req.baseUrl;
   } catch {
     throw new HttpProblem(400, 'Invalid request', 'The Host header is not a valid host.', {
       errors: [{ path: 'host', message: 'must be a valid host' }],

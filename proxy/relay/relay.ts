@@ -23,6 +23,8 @@ export interface RelayOptions {
   subscribeTimeoutMs?: number;
   /** Heartbeat period; a socket that misses one pong is terminated. Default 30 s. */
   pingIntervalMs?: number;
+  /** How soon an expiry check that could not read the store is tried again. Default 5 s. */
+  expiryRetryMs?: number;
   /** Largest client message accepted. Default 1 KiB. */
   maxPayload?: number;
   /** Whether the server trusts X-Forwarded-Proto for the same-origin check (Express's trust proxy). */
@@ -67,6 +69,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   const { path, store, bus, originPolicy, logger } = options;
   const now = options.now ?? Date.now;
   const subscribeTimeoutMs = options.subscribeTimeoutMs ?? 5_000;
+  const expiryRetryMs = options.expiryRetryMs ?? 5_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? 1024, clientTracking: false });
   const clients = new Set<Client>();
   const sessions = new Map<string, LocalSession>();
@@ -208,7 +211,11 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
         } else {
           armExpiry(sessionId, record.expiresAt);
         }
-      }, (error: unknown) => logger.error({ err: safeError(error), sessionId }, 'expiry check failed'));
+      }).catch((error: unknown) => {
+        // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
+        logger.error({ err: safeError(error), sessionId }, 'expiry check failed; retrying');
+        if (sessions.get(sessionId) === local) armExpiry(sessionId, now() + expiryRetryMs);
+      });
     }, wait);
   }
 

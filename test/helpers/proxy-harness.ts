@@ -211,8 +211,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      // Every test that uses this harness is also a secret-leak scan of what its proxy logged and answered.
-      throwOnLeaks(findSecretLeaks({ logs, responses }, configSecrets(proxy.config)));
+      // Every test that uses this harness is also a secret-leak scan of what its proxy logged and answered:
+      // credentials nowhere, and no accountToken the proxy ever answered with in a log line.
+      const answeredAccountTokens = responses.flatMap((response) => [...response.body.matchAll(/"accountToken":"([^"]+)"/g)].map((match) => match[1]!));
+      throwOnLeaks([
+        ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
+        ...findSecretLeaks({ logs, responses: [] }, answeredAccountTokens),
+      ]);
     },
   };
 }

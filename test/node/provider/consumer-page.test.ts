@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { startTestProvider, startVerification, startWebhookReceiver, submitConsumerForm, verificationBody } from './helpers.ts';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { createProvider } from '../../../demo/provider/index.ts';
+import {
+  VERIFICATION_PATH,
+  postJson,
+  requestToken,
+  startTestProvider,
+  startVerification,
+  startWebhookReceiver,
+  submitConsumerForm,
+  verificationBody,
+} from './helpers.ts';
 
 const RETURN_URL = 'http://127.0.0.1:9/merchant/return/session-1';
 
@@ -21,7 +33,7 @@ describe('consumer page (consumerUrl)', () => {
     assert.match(html, /<label for="password">Password<\/label>/);
     assert.match(html, /<button type="submit" class="primary" name="action" value="signin">Sign in<\/button>/);
     assert.match(html, /value="cancel" formnovalidate>Cancel<\/button>/);
-    assert.match(html, new RegExp(`<form method="post" action="/consumer/${verificationId}">`));
+    assert.match(html, new RegExp(`<form method="post" action="${verificationId}">`));
     assert.doesNotMatch(html, /<script/i);
     assert.doesNotMatch(html, /role="alert"/);
   });
@@ -174,6 +186,30 @@ describe('consumer page (consumerUrl)', () => {
     assert.equal((await fetch(url)).status, 404);
     assert.equal((await submitConsumerForm(consumerUrl, { t: 'guessed', username: 'user_good', password: 'pass_good' })).status, 404);
     assert.equal((await fetch(consumerUrl)).status, 200, 'a wrong guess does not burn the real link');
+  });
+
+  test('works with the app mounted under a path: consumerUrl, stylesheet and form stay under it', async (t) => {
+    const provider = createProvider({ defaultReturnURL: RETURN_URL, defaultNotificationURL: 'http://127.0.0.1:9/n' });
+    const outer = express().use('/bank', provider.app);
+    const server = outer.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    t.after(() => {
+      provider.close();
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bank`;
+    const token = ((await (await requestToken(base)).json()) as { access_token: string }).access_token;
+    const { consumerUrl } = (await (await postJson(`${base}${VERIFICATION_PATH}`, token, verificationBody())).json()) as { consumerUrl: string };
+    assert.ok(consumerUrl.startsWith(`${base}/consumer/`), consumerUrl);
+    const html = await (await fetch(consumerUrl)).text();
+    const stylesheet = new URL(/<link rel="stylesheet" href="([^"]+)">/.exec(html)?.[1] ?? '', consumerUrl);
+    assert.equal((await fetch(stylesheet)).headers.get('content-type')?.split(';')[0], 'text/css');
+    const action = new URL(/<form method="post" action="([^"]+)">/.exec(html)?.[1] ?? '', consumerUrl);
+    const form = new URLSearchParams({ t: new URL(consumerUrl).searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'signin' });
+    const response = await fetch(action, { method: 'POST', redirect: 'manual', body: form });
+    assert.equal(response.status, 303);
+    assert.equal(response.headers.get('location'), RETURN_URL);
   });
 
   test('shows a closing page instead of redirecting when no returnURL is known', async (t) => {

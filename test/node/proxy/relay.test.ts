@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
+import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
 import { MemoryResultBus } from '../../../proxy/sessions/memory-bus.ts';
 import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
 import type { SessionEvent, SessionRecord } from '../../../proxy/sessions/types.ts';
@@ -265,5 +266,34 @@ describe('relay cost per published event', () => {
     for (const other of others) assert.equal(other.messages.filter((message) => message.type === 'state').length, 0);
     for (const client of [firstClient, ...others]) client.close();
     await Promise.all([firstClient, ...others].map((client) => client.closed));
+  });
+});
+
+describe('relay expiry while the store is briefly unreachable', () => {
+  /** A store whose get() fails `failures` times once armed (as an unreachable Redis would). */
+  class BlinkingStore extends MemorySessionStore {
+    failures = 0;
+    override async get(sessionId: string): Promise<SessionRecord | undefined> {
+      if (this.failures > 0) {
+        this.failures--;
+        throw new SessionBackendUnavailableError('store down for the test');
+      }
+      return super.get(sessionId);
+    }
+  }
+
+  test('checks the expiry again and still sends expired', async (t) => {
+    const store = new BlinkingStore();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new MemoryResultBus() }, {
+      sessionTtlMs: 300,
+      relay: { expiryRetryMs: 50 },
+    });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    store.failures = 2; // the expiry check at the TTL and its first retry
+    assert.deepEqual(await client.next(), { type: 'expired', sessionId });
+    assert.equal((await client.closed).code, 1000);
+    assert.equal(store.failures, 0);
+    assert.equal(pair.logs.find('expiry check failed; retrying').length, 2);
   });
 });

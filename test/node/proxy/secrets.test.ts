@@ -91,3 +91,12 @@ test('makes every harness-started proxy fail its test when a secret reaches a lo
   leaky.logs.logger.info({ sessionId }, `token ${bearer}`);
   await assert.rejects(leaky.close(), /secret leak scan failed/);
 });
+
+test('fails the harness scan when an accountToken the proxy answered with was also logged', async () => {
+  const pair = await startProxyPair();
+  const { sessionId } = await pair.startVerification();
+  await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-must-not-be-logged'));
+  await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+  pair.logs.logger.info(`outcome acct-must-not-be-logged for ${sessionId}`);
+  await assert.rejects(pair.close(), /secret leak scan failed \(1\):\n {2}acct-m… in log: /);
+});

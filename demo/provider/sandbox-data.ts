@@ -93,5 +93,5 @@ export const TEST_CONSUMERS: readonly TestConsumer[] = [
 /** What the Cancel button on the bank page reports. */
 export const CONSUMER_CANCELLED: VerificationFailure = {
   errorCode: 'CONSUMER_CANCELLED',
-  errorMessage: 'The consumer cancelled the verification.',
+  errorMessage: 'You cancelled the verification at your bank.',
 };

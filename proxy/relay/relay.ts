@@ -9,7 +9,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { safeError } from '../logger.ts';
 import type { OriginPolicy } from '../origin.ts';
 import type { ResultBus, SessionEvent, SessionRecord, SessionStore } from '../sessions/types.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
+import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
 
 export interface RelayOptions {
@@ -213,7 +213,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
         }
       }).catch((error: unknown) => {
         // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
-        logger.error({ err: safeError(error), sessionId }, 'expiry check failed; retrying');
+        logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
         if (sessions.get(sessionId) === local) armExpiry(sessionId, now() + expiryRetryMs);
       });
     }, wait);

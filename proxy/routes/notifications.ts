@@ -5,7 +5,7 @@ import express, { type Router } from 'express';
 import { Webhook } from 'standardwebhooks';
 import type { ProxyContext } from '../context.ts';
 import { NotFoundProblem, UnauthorizedProblem, ValidationProblem } from '../errors.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
+import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
 import { outcomeOfNotification } from './notification-outcome.ts';
 
@@ -53,7 +53,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const outcome = outcomeOfNotification(body);
 
     const { stored, record } = await store.settle(session.sessionId, outcome);
-    const log = logger.child({ sessionId: session.sessionId, webhookId });
+    const log = logger.child({ session: sessionLogRef(session.sessionId), webhookId });
     if (stored) {
       await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
       await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);

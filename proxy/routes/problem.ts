@@ -18,6 +18,7 @@ import {
   UpstreamTimeoutError,
 } from '../upstream/errors.ts';
 import { safeError } from '../logger.ts';
+import { pathForLog } from '../sessions/ids.ts';
 
 /** zod issues → `[{path, message}]`, paths dotted (`consumer.email`), the root named `body`. */
 export function fieldErrors(error: z.ZodError, prefix = ''): FieldError[] {
@@ -91,7 +92,7 @@ export function problemHandler(logger: Logger): ErrorRequestHandler {
     }
     const problem = toProblem(error);
     if (problem.status >= 500 || error instanceof UpstreamError) {
-      logger.error({ err: safeError(error), method: req.method, path: req.originalUrl.split('?')[0], status: problem.status },
+      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
         error instanceof Error ? error.message : 'request failed');
     }
     sendProblem(res, problem);

@@ -6,7 +6,7 @@ import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { ConflictProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
-import { newId } from '../sessions/ids.ts';
+import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, parseOrThrow } from './problem.ts';
 import { startView } from './session-view.ts';
@@ -121,7 +121,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       merchantTransactionId: parsed.data.merchant.merchantTransactionId,
     };
     await store.create(record);
-    logger.info({ sessionId, merchantTransactionId: record.merchantTransactionId }, 'verification started');
+    logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
     return record;
   }
 

@@ -25,6 +25,7 @@ import {
 import { redisCommand } from './redis-errors.ts';
 import { redisKeys } from './redis-keys.ts';
 import type { ResultBus, SessionEvent } from './types.ts';
+import { sessionLogRef } from './ids.ts';
 
 type Listener = (event: SessionEvent) => void;
 
@@ -134,7 +135,7 @@ export class RedisResultBus implements ResultBus {
         subscription.listener(event);
       } catch (error) {
         // One broken listener must not keep the event from the others, nor end the process.
-        this.#logger?.warn({ err: errorMessage(error), sessionId: event.sessionId }, 'session event listener threw');
+        this.#logger?.warn({ err: errorMessage(error), session: sessionLogRef(event.sessionId) }, 'session event listener threw');
       }
     }
   }

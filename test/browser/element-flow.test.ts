@@ -372,7 +372,7 @@ describe('<obv-link-account> flow', () => {
   it('asks the proxy at once when the return page announces the consumer came back', async () => {
     world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
       status: 200,
-      body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'The consumer cancelled the verification.' } },
+      body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' } },
     });
     const el = await mount();
     await startWaiting(el);

@@ -115,7 +115,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       const bank = await startLinking(page);
       await cancelAtBank(bank);
       await waitForState(page, 'failure');
-      assert.match(await elementStatus(page), /The consumer cancelled the verification\./);
+      assert.match(await elementStatus(page), /You cancelled the verification at your bank\./);
       assert.equal(await payButton(page).isDisabled(), true);
       const failure = (await page.locator('#event-log > li[data-event="obv-failure"] .event-detail').textContent()) ?? '';
       assert.match(failure, /CONSUMER_CANCELLED/);

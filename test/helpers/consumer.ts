@@ -15,7 +15,7 @@ export type ConsumerChoice = keyof typeof CONSUMERS;
 
 /**
  * Submits the bank form for `consumerUrl` (`{base}/consumer/{id}?t=…`). Returns the response: 303 with
- * `location` = returnURL when the verification ended, 401 for a wrong password, 410 when already used.
+ * `location` = returnURL when the verification ended, 422 for a wrong password, 410 when already used.
  */
 export async function completeConsumerStep(consumerUrl: string, who: ConsumerChoice = 'good'): Promise<Response> {
   const url = new URL(consumerUrl);

@@ -212,11 +212,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       server.closeAllConnections();
       await closed;
       // Every test that uses this harness is also a secret-leak scan of what its proxy logged and answered:
-      // credentials nowhere, and no accountToken the proxy ever answered with in a log line.
-      const answeredAccountTokens = responses.flatMap((response) => [...response.body.matchAll(/"accountToken":"([^"]+)"/g)].map((match) => match[1]!));
+      // credentials nowhere, and no accountToken or session id (it reads an outcome) the proxy ever
+      // answered with in a log line.
+      const answered = (field: string) =>
+        responses.flatMap((response) => [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!));
       throwOnLeaks([
         ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
-        ...findSecretLeaks({ logs, responses: [] }, answeredAccountTokens),
+        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId')]),
       ]);
     },
   };

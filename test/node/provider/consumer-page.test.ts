@@ -78,7 +78,7 @@ describe('consumer page (consumerUrl)', () => {
   const failures = [
     { name: 'user_bad', fields: { username: 'user_bad', password: 'anything' }, code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' },
     { name: 'user_locked', fields: { username: 'user_locked', password: '' }, code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' },
-    { name: 'the Cancel button', fields: { action: 'cancel' as const }, code: 'CONSUMER_CANCELLED', message: 'The consumer cancelled the verification.' },
+    { name: 'the Cancel button', fields: { action: 'cancel' as const }, code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' },
   ];
   for (const failure of failures) {
     test(`notifies FAILURE ${failure.code} for ${failure.name} and redirects to the returnURL`, async (t) => {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
 import type { ProviderLogger } from '../../../demo/provider/index.ts';
+import { seededRandom } from '../../helpers/prng.ts';
 import {
   TOKEN_PATH,
   TRANSACTION_PATH,
@@ -20,18 +21,6 @@ import {
 const REQUESTS = 300;
 const BATCH = 10;
 const SEED = 0x0b7_11e;
-
-/** mulberry32: a small seeded PRNG, so a failing case can be replayed from the printed seed and index. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 interface RawRequest {
   method: string;

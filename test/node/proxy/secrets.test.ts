@@ -97,6 +97,13 @@ test('fails the harness scan when an accountToken the proxy answered with was al
   const { sessionId } = await pair.startVerification();
   await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-must-not-be-logged'));
   await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
-  pair.logs.logger.info(`outcome acct-must-not-be-logged for ${sessionId}`);
+  pair.logs.logger.info('outcome acct-must-not-be-logged');
   await assert.rejects(pair.close(), /secret leak scan failed \(1\):\n {2}acct-m… in log: /);
+});
+
+test('fails the harness scan when a session id the proxy answered with was logged whole', async () => {
+  const pair = await startProxyPair();
+  const { sessionId } = await pair.startVerification();
+  pair.logs.logger.info(`looking at ${sessionId}`);
+  await assert.rejects(pair.close(), new RegExp(`secret leak scan failed \\(1\\):\\n {2}${sessionId.slice(0, 6)}… in log: `));
 });

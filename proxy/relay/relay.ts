@@ -42,6 +42,14 @@ interface Client {
   subscribeTimer?: NodeJS.Timeout;
 }
 
+/** Where a socket's Client is kept, so the shared listeners can find it from `this`. */
+const CLIENT = Symbol('obv-relay-client');
+type ClientSocket = WebSocket & { [CLIENT]: Client };
+
+function clientOf(socket: WebSocket): Client {
+  return (socket as ClientSocket)[CLIENT];
+}
+
 /** Everything this instance holds for one session: its sockets, the bus subscription, the expiry timer. */
 interface LocalSession {
   clients: Set<Client>;
@@ -102,23 +110,40 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws));
   }
 
+  // One set of listeners shared by every socket (`this` is the socket; its Client hangs off it), rather
+  // than four closures per connection: idle subscribed sockets are what this server holds most of.
+  function onSocketError(error: Error): void {
+    logger.debug({ err: safeError(error) }, 'WebSocket error');
+  }
+  function onPong(this: WebSocket): void {
+    clientOf(this).isAlive = true;
+  }
+  function onClose(this: WebSocket): void {
+    forget(clientOf(this));
+  }
+  function onMessage(this: WebSocket, data: RawData, isBinary: boolean): void {
+    const client = clientOf(this);
+    // Only the first message matters; anything after the subscription is ignored.
+    if (client.sessionId !== undefined) return;
+    void onSubscribe(client, data, isBinary).catch((error: unknown) => {
+      logger.error({ err: safeError(error) }, 'WebSocket subscription failed');
+      client.socket.close(1011, 'internal error');
+    });
+  }
+  function onSubscribeTimeout(client: Client): void {
+    client.subscribeTimer = undefined;
+    client.socket.close(CLOSE.subscribeTimeout, 'subscribe expected');
+  }
+
   function onConnection(socket: WebSocket): void {
     const client: Client = { socket, isAlive: true, terminalSent: false };
+    (socket as ClientSocket)[CLIENT] = client;
     clients.add(client);
-    socket.on('error', (error) => logger.debug({ err: safeError(error) }, 'WebSocket error'));
-    socket.on('pong', () => {
-      client.isAlive = true;
-    });
-    socket.on('close', () => forget(client));
-    client.subscribeTimer = setTimeout(() => socket.close(CLOSE.subscribeTimeout, 'subscribe expected'), subscribeTimeoutMs);
-    socket.on('message', (data, isBinary) => {
-      // Only the first message matters; anything after the subscription is ignored.
-      if (client.sessionId !== undefined) return;
-      void onSubscribe(client, data, isBinary).catch((error: unknown) => {
-        logger.error({ err: safeError(error) }, 'WebSocket subscription failed');
-        socket.close(1011, 'internal error');
-      });
-    });
+    socket.on('error', onSocketError);
+    socket.on('pong', onPong);
+    socket.on('close', onClose);
+    socket.on('message', onMessage);
+    client.subscribeTimer = setTimeout(onSubscribeTimeout, subscribeTimeoutMs, client);
   }
 
   function badMessage(client: Client, message: string): void {
@@ -133,6 +158,8 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   async function onSubscribe(client: Client, data: RawData, isBinary: boolean): Promise<void> {
     clearTimeout(client.subscribeTimer);
+    // Drop the cleared timer too: an idle subscribed socket would otherwise keep it alive.
+    client.subscribeTimer = undefined;
     if (isBinary) return badMessage(client, 'Messages must be JSON text.');
     let json: unknown;
     try {
@@ -221,6 +248,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   function forget(client: Client): void {
     clearTimeout(client.subscribeTimer);
+    client.subscribeTimer = undefined;
     clients.delete(client);
     const sessionId = client.sessionId;
     if (sessionId === undefined) return;

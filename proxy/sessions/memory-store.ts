@@ -11,6 +11,17 @@ export interface MemorySessionStoreOptions {
   now?: () => number;
 }
 
+/**
+ * A copy the caller cannot use to change the stored record. Records are flat apart from `outcome`, whose
+ * fields are strings, so two spreads give what structuredClone gave at a fraction of its cost (the clones
+ * were most of the store's time per notification).
+ */
+function copyRecord(record: SessionRecord): SessionRecord {
+  const copy = { ...record };
+  if (record.outcome) copy.outcome = { ...record.outcome };
+  return copy;
+}
+
 type IdempotencyEntry =
   | { state: 'in-flight'; expiresAt: number; waiters: ((sessionId: string | undefined) => void)[] }
   | { state: 'done'; expiresAt: number; sessionId: string };
@@ -34,13 +45,13 @@ export class MemorySessionStore implements SessionStore {
 
   async create(record: SessionRecord): Promise<void> {
     if (this.#sessions.has(record.sessionId)) throw new Error('session id already exists');
-    this.#sessions.set(record.sessionId, structuredClone(record));
+    this.#sessions.set(record.sessionId, copyRecord(record));
     this.#byRef.set(record.notificationRef, record.sessionId);
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
     const record = this.#live(sessionId);
-    return record && structuredClone(record);
+    return record && copyRecord(record);
   }
 
   async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
@@ -50,16 +61,16 @@ export class MemorySessionStore implements SessionStore {
   async settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult> {
     const record = this.#live(sessionId);
     if (!record) throw new Error('unknown session');
-    if (TERMINAL_STATES.has(record.state)) return { stored: false, record: structuredClone(record) };
-    record.outcome = structuredClone(outcome);
+    if (TERMINAL_STATES.has(record.state)) return { stored: false, record: copyRecord(record) };
+    record.outcome = { ...outcome };
     record.state = outcome.status === 'success' ? 'succeeded' : 'failed';
-    return { stored: true, record: structuredClone(record) };
+    return { stored: true, record: copyRecord(record) };
   }
 
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
     const record = this.#live(sessionId);
     if (record?.state === 'pending') record.state = 'returned';
-    return record && structuredClone(record);
+    return record && copyRecord(record);
   }
 
   async claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { compressedSize } from '../../bench/lib/compression.ts';
-import { signedHeaders, successNotification, WEBHOOK_SECRET } from '../../bench/lib/notifications.ts';
+import { hasValidSignature, signedHeaders, successNotification, WEBHOOK_SECRET } from '../../bench/lib/notifications.ts';
 import { parseOptions } from '../../bench/lib/options.ts';
 import { markdownTable } from '../../bench/lib/report.ts';
 import { percentile, summarize } from '../../bench/lib/stats.ts';
@@ -64,6 +64,22 @@ describe('bench notifications', () => {
     const headers = signedHeaders('msg_test_3', body);
     const verified = new Webhook(WEBHOOK_SECRET).verify(body, headers) as { account: { accountToken: string } };
     assert.equal(verified.account.accountToken, 'acct-bench-3');
+  });
+
+  it('accepts in the baseline check what the Standard Webhooks library would accept', () => {
+    const body = successNotification(4);
+    assert.equal(hasValidSignature(body, signedHeaders('msg_test_4', body)), true);
+    assert.equal(hasValidSignature(body, { ...signedHeaders('msg_test_4', body), 'webhook-signature': 'v2,abc v1,def' }), false);
+  });
+
+  it('rejects in the baseline check a changed body, another id or an old timestamp', () => {
+    const body = successNotification(5);
+    const headers = signedHeaders('msg_test_5', body);
+    assert.equal(hasValidSignature(body.replace('acct-bench-5', 'acct-bench-6'), headers), false);
+    assert.equal(hasValidSignature(body, { ...headers, 'webhook-id': 'msg_other' }), false);
+    const old = Math.floor(Date.now() / 1000) - 600;
+    assert.equal(hasValidSignature(body, signedHeaders('msg_test_5', body, old)), false);
+    assert.equal(hasValidSignature(body, { 'webhook-id': 'msg_test_5' }), false);
   });
 
   it('gives every notification a distinct body', () => {

@@ -123,7 +123,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
         assets,
         orders,
         // The key the proxy actually holds (a test may override it).
-        charge: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
+        proxy: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
       }),
     );
     app.use(checkoutErrorHandler);

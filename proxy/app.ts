@@ -4,6 +4,7 @@ import express, { type Express } from 'express';
 import type { ProxyContext } from './context.ts';
 import { cors } from './routes/cors.ts';
 import { notFoundHandler, problemHandler } from './routes/problem.ts';
+import { linksRouter } from './routes/links.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { returnPageRouter } from './routes/return-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
@@ -27,7 +28,10 @@ export function createApp(ctx: ProxyContext): Express {
   // Server-to-server and top-level navigation routes: no CORS.
   app.use(notificationsRouter(ctx));
   app.use(returnPageRouter(ctx));
-  if (ctx.transactions && ctx.config.merchantApiKey) app.use(transactionsRouter(ctx, ctx.transactions, ctx.config.merchantApiKey));
+  // Server-only routes, behind the merchant's API key: the page never reaches them.
+  const apiKey = ctx.config.merchantApiKey;
+  if (apiKey) app.use(linksRouter(ctx, apiKey));
+  if (ctx.transactions && apiKey) app.use(transactionsRouter(ctx, ctx.transactions, apiKey));
   // Browser-facing JSON routes.
   app.use(['/verifications', '/sessions'], cors(ctx.originPolicy));
   app.use(verificationsRouter(ctx));

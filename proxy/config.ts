@@ -50,6 +50,12 @@ const OriginList = z.union([
 
 const Text = z.string().trim().min(1, 'must not be empty');
 
+/** A comma list of words (`SUCCESS,VERIFIED`), or an array: the `verificationStatus` values to accept. */
+const StatusWords = z.union([
+  z.array(Text),
+  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+]).pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"')).min(1, 'must name at least one status'));
+
 /** `true`/`false`, a hop count, or a comma list of addresses/subnets: Express's `trust proxy` values. */
 const TrustProxy = z.union([
   z.boolean(),
@@ -96,6 +102,9 @@ export const ProxyConfigSchema = z
     pgwClientId: Text.optional(),
     /** Bearer key the merchant's server uses for POST /transactions; the route is off without it. */
     merchantApiKey: z.string().trim().min(24, 'must be at least 24 characters').optional(),
+    /** `verificationStatus` values that mean success / failure (case-insensitive); anything else is refused. */
+    successStatuses: StatusWords.default(['SUCCESS']),
+    failureStatuses: StatusWords.default(['FAILURE']),
     sessionTtlMs: Duration.default(30 * 60_000),
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
@@ -155,6 +164,8 @@ export const ENV_VARIABLES = {
   OBV_PGW_APP_ID: 'pgwAppId',
   OBV_PGW_CLIENT_ID: 'pgwClientId',
   OBV_MERCHANT_API_KEY: 'merchantApiKey',
+  OBV_SUCCESS_STATUSES: 'successStatuses',
+  OBV_FAILURE_STATUSES: 'failureStatuses',
   OBV_SESSION_TTL: 'sessionTtlMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',

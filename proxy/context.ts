@@ -2,6 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config.ts';
 import type { OriginPolicy } from './origin.ts';
+import type { OnOutcome } from './routes/notifications.ts';
 import type { EnrichStart } from './routes/verifications.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
@@ -17,6 +18,8 @@ export interface ProxyContext {
   /** Undefined when OBV_MERCHANT_API_KEY is not set (the route is then absent). */
   transactions: TransactionClient | undefined;
   enrichStart: EnrichStart | undefined;
+  /** The merchant's hook, called once per session with the stored outcome (token included). */
+  onOutcome: OnOutcome | undefined;
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;

@@ -11,6 +11,7 @@ import { createLogger } from './logger.ts';
 import { createOriginPolicy } from './origin.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { TooManyRequestsProblem } from './errors.ts';
+import type { OnOutcome } from './routes/notifications.ts';
 import type { EnrichStart } from './routes/verifications.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
@@ -21,6 +22,8 @@ import { createVerificationClient } from './upstream/verification-client.ts';
 export type { ProxyConfig, ProxyConfigInput } from './config.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config.ts';
 export type { EnrichStart, VerificationDraft } from './routes/verifications.ts';
+export type { OnOutcome, OutcomeReport } from './routes/notifications.ts';
+export type { LinkedAccount } from './routes/links.ts';
 export type { Relay } from './relay/relay.ts';
 export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
@@ -43,6 +46,12 @@ export interface ObvProxyDependencies {
   rateLimitStore?: Store;
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
+  /**
+   * Called once per session when its outcome is stored (even if the shopper closed the checkout), with
+   * the accountToken: keep it server side for later transactions. If it throws, the notification is
+   * answered 500 and the provider's retry calls it again.
+   */
+  onOutcome?: OnOutcome;
   /** Relay tuning (tests, benchmarks). */
   relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number };
   /** Token endpoint retry tuning (tests). */
@@ -66,7 +75,7 @@ export interface ObvProxy {
   close(): Promise<void>;
 }
 
-const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'relay', 'tokenRetry', 'now'] as const;
+const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'onOutcome', 'relay', 'tokenRetry', 'now'] as const;
 
 /**
  * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
@@ -129,6 +138,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
       : undefined,
     enrichStart: options.enrichStart,
+    onOutcome: options.onOutcome,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins),
     rateLimiter,
     now,

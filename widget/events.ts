@@ -3,9 +3,12 @@
 /** Where the element stands in the linking flow. */
 export type ObvState = 'idle' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
 
-/** The linked account, as the provider describes it. */
+/**
+ * The linked account as the page may see it: display fields and `linkRef`, an opaque reference only the
+ * merchant's server can redeem (the account's token never reaches the browser).
+ */
 export interface ObvAccount {
-  accountToken: string;
+  linkRef: string;
   accountLabel: string;
   fiName: string;
   fiAccountType: string;

@@ -24,13 +24,15 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
 
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
- * form control whose value is the token of the account it shows as linked (only in the `success` state).
+ * form control whose value is the link reference of the account it shows as linked (only in the
+ * `success` state). The reference is opaque: the merchant's server redeems it with the proxy; the
+ * account's token never reaches the page.
  *
  * @summary Bank account linking for checkouts.
  *
  * @fires {CustomEvent<{idempotencyKey: string}>} obv-start - A verification is being started (one key per attempt).
  * @fires {CustomEvent<{sessionId: string, consumerUrl: string}>} obv-open - The bank's page was opened for the consumer.
- * @fires {CustomEvent<ObvAccount>} obv-success - An account was linked: `detail` is `{accountToken, accountLabel, fiName, fiAccountType}`.
+ * @fires {CustomEvent<ObvAccount>} obv-success - An account was linked: `detail` is `{linkRef, accountLabel, fiName, fiAccountType}`.
  * @fires {CustomEvent<{code: string, message: string}>} obv-failure - The bank or the consumer ended the verification without an account.
  * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
  * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
@@ -63,7 +65,7 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
 export class ObvLinkAccountElement extends LitElement {
   static override styles = styles;
   static override shadowRootOptions: ShadowRootInit = { ...LitElement.shadowRootOptions, delegatesFocus: true };
-  /** Makes the element a form control: its value is the linked account's token. */
+  /** Makes the element a form control: its value is the linked account's link reference. */
   static formAssociated = true;
 
   // `static properties` instead of decorators: the build cannot then depend on decorator transforms.
@@ -74,7 +76,7 @@ export class ObvLinkAccountElement extends LitElement {
     amount: {},
     currency: {},
     language: {},
-    accountToken: { attribute: 'account-token' },
+    linkRef: { attribute: 'link-ref' },
     consumerFirstName: { attribute: 'consumer-first-name' },
     consumerLastName: { attribute: 'consumer-last-name' },
     consumerEmail: { attribute: 'consumer-email' },
@@ -104,8 +106,11 @@ export class ObvLinkAccountElement extends LitElement {
   declare currency: string | undefined;
   /** Language of the element and the bank's page, e.g. "en" or "es-MX"; defaults to the page's `lang`. */
   declare language: string | undefined;
-  /** Token of an account linked before, to re-verify it instead of linking a new one. */
-  declare accountToken: string | undefined;
+  /**
+   * Link reference of an account this consumer linked before, to re-verify it instead of linking a new
+   * one. The proxy honours it only for the same merchant user, as named by the merchant's server.
+   */
+  declare linkRef: string | undefined;
   /**
    * The consumer's first name, passed to the proxy (the provider requires it: set it here unless the
    * proxy's `enrichStart` hook adds it from your session).
@@ -115,7 +120,7 @@ export class ObvLinkAccountElement extends LitElement {
   declare consumerLastName: string | undefined;
   /** The consumer's e-mail address, passed to the proxy (required by the provider, like `consumerFirstName`). */
   declare consumerEmail: string | undefined;
-  /** Name of the form field that carries the linked account's token. */
+  /** Name of the form field that carries the linked account's link reference. */
   declare name: string;
   /** Keeps the surrounding form invalid while no account is shown as linked. */
   declare required: boolean;
@@ -142,7 +147,7 @@ export class ObvLinkAccountElement extends LitElement {
   constructor() {
     super();
     this.proxyUrl = '/obv';
-    this.name = 'accountToken';
+    this.name = 'linkRef';
     this.required = false;
     this.disabled = false;
     this._state = 'idle';
@@ -166,9 +171,9 @@ export class ObvLinkAccountElement extends LitElement {
     return this._state === 'success' ? this._account : undefined;
   }
 
-  /** The token of {@link account} (the form value), or an empty string. */
+  /** The link reference of {@link account} (the form value), or an empty string. */
   get value(): string {
-    return this.account?.accountToken ?? '';
+    return this.account?.linkRef ?? '';
   }
 
   /** The form the element belongs to. */
@@ -287,7 +292,7 @@ export class ObvLinkAccountElement extends LitElement {
     if (typeof state !== 'string') return;
     try {
       const account = JSON.parse(state) as ObvAccount;
-      if (typeof account.accountToken === 'string' && account.accountToken) {
+      if (typeof account.linkRef === 'string' && account.linkRef) {
         this._account = account;
         this.#setState('success');
       }
@@ -404,6 +409,11 @@ export class ObvLinkAccountElement extends LitElement {
     return this.disabled || this._formDisabled;
   }
 
+  /** The purchase a pending session belongs to: a reload resumes it only for the same order and amount. */
+  get #purchase(): string {
+    return `${this.merchantTransactionId} ${this.amount}`;
+  }
+
   get #storageKey(): string | undefined {
     const base = resolveProxyUrl(this.proxyUrl);
     return base ? pendingKey(this.name, base) : undefined;
@@ -449,7 +459,7 @@ export class ObvLinkAccountElement extends LitElement {
 
   #requestBody(): StartRequest {
     const body: StartRequest = {};
-    for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'accountToken'] as const) {
+    for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'linkRef'] as const) {
       if (this[key]) body[key] = this[key];
     }
     const language = this.#language;
@@ -468,7 +478,7 @@ export class ObvLinkAccountElement extends LitElement {
     this.#aborter = undefined;
     this._pending = session;
     const key = this.#storageKey;
-    if (key) savePending(key, session);
+    if (key) savePending(key, session, this.#purchase);
     const tab = this.#tab;
     if (tab && !tab.closed) {
       try {
@@ -493,7 +503,7 @@ export class ObvLinkAccountElement extends LitElement {
 
   #resumePending(): void {
     const key = this.#storageKey;
-    const pending = key ? loadPending(key) : undefined;
+    const pending = key ? loadPending(key, this.#purchase) : undefined;
     if (!pending) return;
     this._pending = pending;
     this.#setState('waiting');
@@ -526,8 +536,8 @@ export class ObvLinkAccountElement extends LitElement {
   #settled(outcome: SessionOutcome): void {
     this.#finish();
     if (outcome.status === 'success') {
-      const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
-      this._account = { accountToken, accountLabel, fiName, fiAccountType };
+      const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
+      this._account = { linkRef, accountLabel, fiName, fiAccountType };
       this._notice = '';
       this.#setState('success');
       emit(this, 'obv-success', { ...this._account });

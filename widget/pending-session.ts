@@ -7,22 +7,25 @@ export function pendingKey(name: string, proxyUrl: URL): string {
   return `obv-link-account:${name}:${proxyUrl.href}`;
 }
 
-/** The remembered session, if any (storage can be unavailable, e.g. in a sandboxed frame). */
-export function loadPending(key: string): StartedSession | undefined {
+/** What a remembered session was started for: it is resumed only into the same purchase. */
+export type Purchase = string;
+
+/** The remembered session, if it was started for `purchase` (storage can be unavailable, e.g. in a sandboxed frame). */
+export function loadPending(key: string, purchase: Purchase): StartedSession | undefined {
   try {
-    const value = JSON.parse(sessionStorage.getItem(key) ?? 'null') as Partial<StartedSession> | null;
+    const value = JSON.parse(sessionStorage.getItem(key) ?? 'null') as (Partial<StartedSession> & { for?: unknown }) | null;
     // The link built from consumerUrl must never become a javascript: URL, whatever was stored.
-    if (typeof value?.sessionId !== 'string' || !/^https?:/i.test(String(value.consumerUrl))) return undefined;
+    if (typeof value?.sessionId !== 'string' || !/^https?:/i.test(String(value.consumerUrl)) || value.for !== purchase) return undefined;
     return { sessionId: value.sessionId, consumerUrl: String(value.consumerUrl), expiresAt: String(value.expiresAt ?? '') };
   } catch {
     return undefined;
   }
 }
 
-/** Stores the session, or forgets it when there is none. */
-export function savePending(key: string, session?: StartedSession): void {
+/** Stores the session with the purchase it was started for, or forgets it when there is none. */
+export function savePending(key: string, session?: StartedSession, purchase?: Purchase): void {
   try {
-    if (session) sessionStorage.setItem(key, JSON.stringify(session));
+    if (session) sessionStorage.setItem(key, JSON.stringify({ ...session, for: purchase }));
     else sessionStorage.removeItem(key);
   } catch {
     // Without storage a reload loses the session; the flow itself still works.

@@ -10,7 +10,8 @@ export interface StartRequest {
   amount?: string;
   currency?: string;
   language?: string;
-  accountToken?: string;
+  /** A link reference from an earlier verification, to re-verify that account. */
+  linkRef?: string;
   /** Only the fields the page has; the proxy rejects empty ones. */
   consumer?: { firstName?: string; lastName?: string; email?: string };
 }
@@ -110,10 +111,10 @@ export async function startSession(
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
 export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (!isObject(value)) return undefined;
-  if (value.status === 'success' && isString(value.accountToken)) {
+  if (value.status === 'success' && isString(value.linkRef)) {
     return {
       status: 'success',
-      accountToken: value.accountToken,
+      linkRef: value.linkRef,
       accountLabel: text(value.accountLabel),
       fiName: text(value.fiName),
       fiAccountType: text(value.fiAccountType),
@@ -279,8 +280,10 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
 
+  // The return page names no session (an id there would be readable by every same-origin page): each
+  // waiting element asks the proxy about its own.
   channel.onmessage = (event: MessageEvent) => {
-    if (isObject(event.data) && event.data.type === 'obv-returned' && event.data.sessionId === sessionId) checkNow();
+    if (isObject(event.data) && event.data.type === 'obv-returned') checkNow();
   };
   // The proxy says `expired` itself; this check covers a socket that went quiet without closing.
   const untilExpiry = Date.parse(session.expiresAt) - Date.now();

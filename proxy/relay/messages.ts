@@ -1,6 +1,6 @@
 // The WebSocket protocol (CONTRACTS §2): what a client may send, what the server sends.
 import { z } from 'zod';
-import type { SessionState, VerificationOutcome } from '../sessions/types.ts';
+import type { BrowserOutcome, SessionState } from '../sessions/types.ts';
 
 export const SubscribeMessage = z.object({
   type: z.literal('subscribe'),
@@ -11,7 +11,7 @@ export type SubscribeMessage = z.infer<typeof SubscribeMessage>;
 export type ServerMessage =
   | { type: 'subscribed'; sessionId: string; state: SessionState }
   | { type: 'state'; sessionId: string; state: SessionState }
-  | { type: 'result'; sessionId: string; outcome: VerificationOutcome }
+  | { type: 'result'; sessionId: string; outcome: BrowserOutcome }
   | { type: 'expired'; sessionId: string }
   | { type: 'error'; code: 'unknown_session' | 'bad_message'; message: string };
 

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { safeError } from '../logger.ts';
 import type { OriginPolicy } from '../origin.ts';
-import type { ResultBus, SessionEvent, SessionRecord, SessionStore } from '../sessions/types.ts';
+import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
 
@@ -190,7 +190,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   /** What a freshly read record means for a subscriber: its outcome, or its expiry. */
   function deliverRecord(client: Client, record: SessionRecord): void {
-    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: record.outcome });
+    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome) });
     else if (record.state === 'expired') deliver(client, { type: 'expired', sessionId: record.sessionId });
   }
 

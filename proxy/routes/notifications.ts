@@ -1,13 +1,17 @@
 // POST /notifications/:ref — endpoint 3, the provider's signed outcome. Order matters: verify the
-// signature, store the outcome (first terminal one wins), publish it, and only then answer 2xx, so an
-// outcome acknowledged to the provider is never lost (a failure before the 2xx makes it retry).
+// signature, check the body belongs to the session the reference names, store the outcome (first
+// terminal one wins), finish the delivery (link reference, publish, the merchant's onOutcome hook), and
+// only then answer 2xx, so an outcome acknowledged to the provider is never lost: any failure before
+// the 2xx makes the provider retry, and a retry of the same outcome finishes whatever was left undone.
 import type { ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { NotFoundProblem, UnauthorizedProblem, ValidationProblem } from '../errors.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
-import type { VerificationOutcome } from '../sessions/types.ts';
-import { outcomeOfNotification } from './notification-outcome.ts';
+import { ConflictProblem, NotFoundProblem, ProblemError, UnauthorizedProblem, ValidationProblem } from '../errors.ts';
+import { safeError } from '../logger.ts';
+import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
+import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
+import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
+import { readNotification, type ReportedNotification } from './notification-outcome.ts';
 import { rawBody } from './raw-body.ts';
 import { createWebhookVerifier } from './webhook-signature.ts';
 
@@ -25,14 +29,48 @@ function acknowledge(res: ServerResponse, body: string): void {
   res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
-function sameOutcome(a: VerificationOutcome | undefined, b: VerificationOutcome): boolean {
-  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+/** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
+function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
+  if (!stored || stored.status !== reported.status) return false;
+  const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
+  return JSON.stringify(provider) === JSON.stringify(reported);
+}
+
+/** Which id of the body contradicts what the session was started with, if any. */
+function foreignField(session: SessionRecord, reported: ReportedNotification): string | undefined {
+  if (reported.merchantTransactionId && session.merchantTransactionId && reported.merchantTransactionId !== session.merchantTransactionId) {
+    return 'merchant.merchantTransactionId';
+  }
+  if (reported.verificationId && session.verificationId && reported.verificationId !== session.verificationId) return 'verificationId';
+  return undefined;
 }
 
 export function notificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const { store, bus, logger } = ctx;
   const webhook = createWebhookVerifier(ctx.config.webhookSecret);
+  const words = { success: ctx.config.successStatuses, failure: ctx.config.failureStatuses };
+
+  /**
+   * Everything after the outcome is stored. Each step is idempotent, so a provider retry after a
+   * failure here runs it again safely: the relay sends at most one result per socket, the link index is
+   * a marker, and the hook is marked done only after it returned.
+   */
+  async function completeDelivery(record: SessionRecord): Promise<void> {
+    const outcome = record.outcome;
+    if (!outcome) return;
+    const ttlMs = sessionMarkerTtlMs(record, ctx.now());
+    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
+    await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome) });
+    if (!ctx.onOutcome || (await store.readMark(markerKey.outcomeHandled(record.sessionId))) !== undefined) return;
+    try {
+      await ctx.onOutcome(outcomeReport(record, outcome));
+    } catch (error) {
+      logger.error({ err: safeError(error), session: sessionLogRef(record.sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
+      throw new ProblemError(500, 'outcome-hook-failed', 'Outcome not processed', 'The merchant\'s outcome handler failed; retry later.');
+    }
+    await store.mark(markerKey.outcomeHandled(record.sessionId), 'done', ttlMs);
+  }
 
   // Raw body: the signature covers the exact bytes. Any content type is read the same way.
   router.post('/notifications/:ref', rawBody(64 * 1024), async (req, res) => {
@@ -63,31 +101,57 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       logger.warn({ webhookId, ref: ref.slice(0, 8) }, 'notification for an unknown session reference');
       throw new NotFoundProblem('No verification session has this notification reference.');
     }
-    const outcome = outcomeOfNotification(body);
-
-    const { stored, record } = await store.settle(session.sessionId, outcome);
-    // The correlation fields go on each line rather than on a child logger: a child per request costs
-    // a second pass through the redaction for its bindings.
     const logRef = sessionLogRef(session.sessionId);
-    if (stored) {
-      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
-      await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
-      logger.info({ session: logRef, webhookId, outcome: outcome.status }, 'verification outcome stored and published');
-      acknowledge(res, STORED_BODY);
+    let reported: ReportedNotification;
+    try {
+      reported = readNotification(body, words);
+    } catch (error) {
+      // Signed by the provider and still unusable: the merchant must notice (a new status word, a bug).
+      logger.error({ session: logRef, webhookId, reason: (error as Error).message }, 'notification refused: it reports no usable outcome');
+      throw error;
+    }
+    // Signed is not enough: the body must be about the verification this URL was issued for.
+    const foreign = foreignField(session, reported);
+    if (foreign) {
+      logger.warn({ session: logRef, webhookId, field: foreign }, 'notification refused: its body belongs to another verification');
+      throw new ProblemError(409, 'notification-mismatch', 'Notification for another verification',
+        `The notification's ${foreign} does not match the verification this URL belongs to.`, [{ path: foreign, message: 'does not match this session' }]);
+    }
+    const boundTo = await store.mark(markerKey.webhook(webhookId), session.sessionId, WEBHOOK_ID_TTL_MS);
+    if (boundTo !== session.sessionId) {
+      logger.warn({ session: logRef, webhookId }, 'notification refused: its webhook-id was delivered for another session');
+      throw new ConflictProblem('This webhook-id was already delivered for another verification.');
+    }
+
+    const outcome: VerificationOutcome = reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId() } : reported.outcome;
+    const { stored, record } = await store.settle(session.sessionId, outcome);
+    if (!stored && !sameOutcome(record.outcome, reported.outcome)) {
+      logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
+      acknowledge(res, IGNORED_BODY);
       return;
     }
-    const firstDelivery = await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
-    if (firstDelivery && sameOutcome(record.outcome, outcome)) {
-      // The same outcome under a webhook-id we never finished: an earlier attempt stored it but failed
-      // before publishing. Publish again; the relay sends at most one result per socket.
-      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
-      logger.info({ session: logRef, webhookId }, 're-published a stored outcome after an interrupted delivery');
-      acknowledge(res, STORED_BODY);
-      return;
-    }
-    logger.info({ session: logRef, webhookId, state: record.state, duplicate: !firstDelivery },
-      'notification ignored: the session already has its final state');
-    acknowledge(res, IGNORED_BODY);
+    // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
+    await completeDelivery(record);
+    logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored }, 'verification outcome stored and published');
+    acknowledge(res, STORED_BODY);
   });
   return router;
+}
+
+/** What the merchant's `onOutcome` hook receives: the whole outcome, token included (server side only). */
+export interface OutcomeReport {
+  sessionId: string;
+  merchantUserId: string | undefined;
+  merchantTransactionId: string | undefined;
+  amount: string | undefined;
+  currency: string | undefined;
+  outcome: VerificationOutcome;
+}
+
+/** Called once per session when its outcome is stored, whether or not the shopper is still on the page. */
+export type OnOutcome = (report: OutcomeReport) => void | Promise<void>;
+
+function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
+  const { sessionId, merchantUserId, merchantTransactionId, amount, currency } = record;
+  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome } };
 }

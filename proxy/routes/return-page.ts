@@ -1,23 +1,26 @@
-// GET /return/:sessionId — where the bank sends the consumer back (the spec's returnURL). The page says
-// the step is done, tells the checkout tab over BroadcastChannel('obv-link') and tries to close itself.
+// GET /return/:returnRef — where the bank sends the consumer back (the spec's returnURL). The URL carries
+// the session's return reference, never its id (the provider sees this URL, and the id reads the
+// outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
+// that *a* verification came back — no id, so other same-origin pages learn nothing they could use —
+// and tries to close itself. Each waiting element then re-reads its own session.
 // Strict CSP: the script is a separate same-origin file, the style is allowed by its hash.
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { NotFoundProblem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
+import { markerKey } from '../sessions/markers.ts';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
   + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}';
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
-/** Runs in the returned tab. Reads the session id from the page, never from the URL's query. */
+/** Runs in the returned tab. */
 const SCRIPT = `(() => {
-  const sessionId = document.documentElement.dataset.sessionId;
-  if (!sessionId) return;
+  if (!document.documentElement.hasAttribute('data-returned')) return;
   try {
     const channel = new BroadcastChannel('obv-link');
-    channel.postMessage({ type: 'obv-returned', sessionId });
+    channel.postMessage({ type: 'obv-returned' });
     channel.close();
   } catch (_) { /* no BroadcastChannel: the checkout still learns the result over its socket */ }
   setTimeout(() => window.close(), 150);
@@ -26,13 +29,13 @@ const SCRIPT = `(() => {
 
 const CSP = `default-src 'none'; script-src 'self'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
-function page(title: string, message: string, sessionId?: string): string {
-  const data = sessionId ? ` data-session-id="${sessionId}"` : '';
+function page(title: string, message: string, returned = false): string {
+  const data = returned ? ' data-returned' : '';
   return `<!doctype html>
 <html lang="en"${data}>
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title><style>${STYLE}</style>
-${sessionId ? '<script src="../return-page.js" defer></script>' : ''}</head>
+${returned ? '<script src="../return-page.js" defer></script>' : ''}</head>
 <body><main><h1>${title}</h1><p>${message}</p></main></body>
 </html>
 `;
@@ -45,22 +48,22 @@ export function returnPageRouter(ctx: ProxyContext): Router {
     res.type('text/javascript').set({ 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(SCRIPT);
   });
 
-  router.get('/return/:sessionId', async (req, res) => {
+  router.get('/return/:returnRef', async (req, res) => {
     res.set({ 'content-security-policy': CSP, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' });
-    const sessionId = String(req.params.sessionId);
-    // ID_PATTERN also makes the id safe to place in the HTML attribute.
-    const before = ID_PATTERN.test(sessionId) ? await ctx.store.get(sessionId) : undefined;
+    const returnRef = String(req.params.returnRef);
+    const sessionId = ID_PATTERN.test(returnRef) ? await ctx.store.readMark(markerKey.returnRef(returnRef)) : undefined;
+    const before = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
     if (!before) {
       // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
       if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw new NotFoundProblem('No verification session has this id.');
       res.status(404).type('html').send(page('Link not recognised', 'This verification is not known here. You can close this tab.'));
       return;
     }
-    const after = await ctx.store.markReturned(sessionId);
+    const after = await ctx.store.markReturned(before.sessionId);
     if (before.state === 'pending' && after?.state === 'returned') {
-      await ctx.bus.publish({ type: 'state', sessionId, state: 'returned' });
+      await ctx.bus.publish({ type: 'state', sessionId: before.sessionId, state: 'returned' });
     }
-    res.status(200).type('html').send(page('Bank step complete — you can close this tab', 'Return to the checkout to continue.', sessionId));
+    res.status(200).type('html').send(page('Bank step complete — you can close this tab', 'Return to the checkout to continue.', true));
   });
   return router;
 }

@@ -1,16 +1,17 @@
-import type { SessionRecord, SessionState, VerificationOutcome } from '../sessions/types.ts';
+import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from '../sessions/types.ts';
 
 /** What the browser sees of a session (CONTRACTS §2). */
 export interface SessionView {
   sessionId: string;
   state: SessionState;
   expiresAt: string;
-  outcome?: VerificationOutcome;
+  /** Display fields and the link reference, or the failure: never the accountToken. */
+  outcome?: BrowserOutcome;
 }
 
 export function sessionView(record: SessionRecord): SessionView {
   const view: SessionView = { sessionId: record.sessionId, state: record.state, expiresAt: new Date(record.expiresAt).toISOString() };
-  if (record.outcome) view.outcome = record.outcome;
+  if (record.outcome) view.outcome = browserOutcome(record.outcome);
   return view;
 }
 

@@ -1,20 +1,28 @@
-// POST /transactions — for the merchant's SERVER only (bearer OBV_MERCHANT_API_KEY): calls endpoint 4
-// with the verified accountToken and passes the provider's answer through.
-import { createHash, timingSafeEqual } from 'node:crypto';
-import express, { type RequestHandler, type Router } from 'express';
+// POST /transactions — for the merchant's SERVER only (bearer OBV_MERCHANT_API_KEY): redeems a link
+// reference for the interactive transaction (endpoint 4). The proxy looks the accountToken up in the
+// stored outcome; the reference pays only for the user, order and amount it was verified for, and only
+// once. The provider's answer is passed through.
+import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { UnauthorizedProblem, UnsupportedMediaTypeProblem } from '../errors.ts';
+import { ProblemError, UnsupportedMediaTypeProblem } from '../errors.ts';
+import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
+import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
+import { UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
+import { redeemedOrder, resolveLinkRef } from './links.ts';
+import { requireApiKey } from './merchant-auth.ts';
 import { parseOrThrow } from './problem.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
-/** CONTRACTS §3, plus the other merchant ids; unknown fields pass through to the provider. */
+/** CONTRACTS §3; unknown fields pass through to the provider. */
 export const SubmitTransactionBody = z.looseObject({
-  accountToken: text(512),
+  linkRef: z.string().regex(ID_PATTERN, 'must be the link reference the element gave the page'),
+  merchantUserId: text(128),
   merchantTransactionId: text(128),
-  merchantUserId: text(128).optional(),
+  /** When sent, must equal the amount the account was verified for. */
+  amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
   product: text(64).optional(),
   language: text(35).optional(),
   transactionRegion: text(64).optional(),
@@ -22,43 +30,60 @@ export const SubmitTransactionBody = z.looseObject({
   originatorIp: z.union([z.ipv4(), z.ipv6()]).optional(),
 });
 
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
+/** 422: the reference was verified for someone or something else. */
+function mismatch(path: string, detail: string): ProblemError {
+  return new ProblemError(422, 'link-ref-mismatch', 'Link reference not valid for this payment', detail, [{ path, message: 'does not match the verification' }]);
 }
 
-/** Bearer check in constant time (hashing first makes the lengths equal, so length does not leak). */
-function requireApiKey(apiKey: string): RequestHandler {
-  const expected = digest(apiKey);
-  return (req, _res, next) => {
-    const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
-    if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) {
-      next(new UnauthorizedProblem('POST /transactions needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.'));
-      return;
-    }
-    next();
-  };
-}
+const sameAmount = (a: string, b: string) => Number(a) === Number(b);
+
+/** The provider answered (so it did not charge), or was never reached: the reference may be tried again. */
+const nothingCharged = (error: unknown) => error instanceof UpstreamHttpError || error instanceof UpstreamUnreachableError;
 
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, apiKey: string): Router {
   const router = express.Router();
-  const { config } = ctx;
+  const { config, store, logger } = ctx;
   router.post('/transactions', requireApiKey(apiKey), express.json({ limit: '16kb' }), async (req, res) => {
     if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
-    const { accountToken, merchantTransactionId, merchantUserId, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;
-    const result = await client.submit({
-      ...rest,
-      product: product ?? config.product,
-      countryCode: 'US',
-      transactionRegion: transactionRegion ?? config.transactionRegion,
-      language,
-      dataPassThrough,
-      // The caller is the merchant's server, so its address is not the consumer's: only what it sends.
-      originatorIp,
-      merchant: { merchantId: config.merchantId, merchantUserId, merchantTransactionId, merchantSubId: config.merchantSubId },
-      accountToken,
-    });
-    ctx.logger.info({ merchantTransactionId, status: result.status }, 'interactive transaction submitted');
+    const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;
+    const { record, outcome } = await resolveLinkRef(ctx, linkRef);
+    if (record.merchantUserId !== merchantUserId) throw mismatch('merchantUserId', 'This account was verified for another merchant user.');
+    if (record.merchantTransactionId !== merchantTransactionId) throw mismatch('merchantTransactionId', 'This account was verified for another order.');
+    if (amount !== undefined && record.amount !== undefined && !sameAmount(amount, record.amount)) {
+      throw mismatch('amount', `This account was verified for an amount of ${record.amount}.`);
+    }
+    // Single use, across instances: the first request to claim the reference pays; any other is refused.
+    const claim = `${merchantTransactionId}:${newId()}`;
+    const holder = await store.mark(markerKey.redeemed(linkRef), claim, sessionMarkerTtlMs(record, ctx.now()));
+    if (holder !== claim) {
+      logger.warn({ linkRef: sessionLogRef(linkRef), merchantTransactionId }, 'refused a second payment with one link reference');
+      throw new ProblemError(409, 'link-ref-used', 'Link reference already used',
+        `This link reference has already paid order ${redeemedOrder(holder)}; link the account again for another payment.`,
+        [{ path: 'linkRef', message: 'has already been used' }]);
+    }
+    let result;
+    try {
+      result = await client.submit({
+        ...rest,
+        ...(amount !== undefined ? { amount } : {}),
+        product: product ?? config.product,
+        countryCode: 'US',
+        transactionRegion: transactionRegion ?? config.transactionRegion,
+        language,
+        dataPassThrough,
+        // The caller is the merchant's server, so its address is not the consumer's: only what it sends.
+        originatorIp,
+        merchant: { merchantId: config.merchantId, merchantUserId, merchantTransactionId, merchantSubId: config.merchantSubId },
+        accountToken: outcome.accountToken,
+      });
+    } catch (error) {
+      // A time-out may have charged: the reference stays used, and the merchant reconciles with the provider.
+      if (nothingCharged(error)) await store.unmark(markerKey.redeemed(linkRef));
+      throw error;
+    }
+    if (result.status >= 400) await store.unmark(markerKey.redeemed(linkRef));
+    logger.info({ merchantTransactionId, linkRef: sessionLogRef(linkRef), status: result.status }, 'interactive transaction submitted');
     res.status(result.status).set('cache-control', 'no-store').json(result.body);
   });
   return router;

@@ -5,11 +5,13 @@ import { createHash } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ConflictProblem, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { ConflictProblem, ProblemError, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
+import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
+import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, parseOrThrow } from './problem.ts';
 import { startView } from './session-view.ts';
+import type { SessionRecord } from '../sessions/types.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -20,7 +22,8 @@ export const StartVerificationBody = z.object({
   amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
   currency: z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD').optional(),
   language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US').optional(),
-  accountToken: text(512).optional(),
+  /** A link reference from an earlier verification of this merchant user, to re-verify that account. */
+  linkRef: z.string().regex(ID_PATTERN, 'must be a link reference from an earlier verification').optional(),
   dataPassThrough: z.string().max(1000).optional(),
   consumer: z
     .object({
@@ -35,7 +38,8 @@ export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
 /**
  * Lets the merchant's code complete the upstream request from its own session (consumer details, the
  * amount in the cart, its user id) before it is validated and sent. Return the request to send.
- * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards.
+ * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards. To
+ * re-verify an account the merchant keeps, set `accountToken` here (the page can never send one).
  */
 export type EnrichStart = (req: Request, request: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>;
 
@@ -72,13 +76,31 @@ export function verificationsRouter(ctx: ProxyContext): Router {
   const { config, store, logger } = ctx;
   const base = config.publicUrl.replace(/\/+$/, '') + config.mountPath;
 
+  /**
+   * The accountToken behind an earlier link reference, for a re-verification. Only when the merchant's
+   * server vouches for the user (enrichStart), and only for the user the reference was issued to.
+   */
+  async function tokenToReverify(linkRef: string, merchantUserId: string): Promise<string> {
+    const refused = (detail: string) => new ProblemError(422, 'link-ref-refused', 'Cannot re-verify this account', detail,
+      [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }]);
+    if (!ctx.enrichStart) throw refused('Re-verifying by link reference needs the server to name the merchant user (the enrichStart hook).');
+    const sessionId = await store.readMark(markerKey.linkRef(linkRef));
+    const record = sessionId === undefined ? undefined : await store.get(sessionId);
+    if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId) {
+      logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
+      throw refused('This link reference is unknown, expired or belongs to another user.');
+    }
+    return record.outcome.accountToken;
+  }
+
   async function startSession(req: Request, body: StartVerificationBody) {
     const sessionId = newId();
     const notificationRef = newId();
-    const returnURL = `${base}/return/${sessionId}`;
+    // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
+    const returnRef = newId();
+    const returnURL = `${base}/return/${returnRef}`;
     const notificationURL = `${base}/notifications/${notificationRef}`;
     const draft: VerificationDraft = {
-      accountToken: body.accountToken,
       countryCode: 'US',
       consumer: { ...body.consumer },
       merchant: {
@@ -98,8 +120,11 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       },
     };
     const enriched = ctx.enrichStart ? await ctx.enrichStart(req, draft) : draft;
+    const userId = enriched.merchant.merchantUserId;
+    const reverified = body.linkRef && !enriched.accountToken && userId ? await tokenToReverify(body.linkRef, userId) : undefined;
     const candidate = {
       ...enriched,
+      ...(reverified ? { accountToken: reverified } : {}),
       countryCode: 'US',
       merchant: { ...enriched.merchant, returnURL, notificationURL },
     };
@@ -108,19 +133,25 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PAGE_FIELD_NAMES[e.path] ?? e.path }));
       throw new ValidationProblem(`The verification request is incomplete: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
     }
-    const { consumerUrl } = await ctx.verifications.start(parsed.data);
+    const started = await ctx.verifications.start(parsed.data);
     const now = ctx.now();
-    const record = {
+    const { merchant, transaction } = parsed.data;
+    const record: SessionRecord = {
       sessionId,
       notificationRef,
-      consumerUrl,
-      state: 'pending' as const,
+      returnRef,
+      consumerUrl: started.consumerUrl,
+      state: 'pending',
       createdAt: now,
       expiresAt: now + config.sessionTtlMs,
-      merchantUserId: parsed.data.merchant.merchantUserId,
-      merchantTransactionId: parsed.data.merchant.merchantTransactionId,
+      merchantUserId: merchant.merchantUserId,
+      merchantTransactionId: merchant.merchantTransactionId,
+      amount: transaction.amount,
+      currency: transaction.currency,
+      ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
     };
     await store.create(record);
+    await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
     logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
     return record;
   }

@@ -2,6 +2,7 @@
 // "atomic" operations (settle, claim) are atomic for free on Node's single thread.
 import type { SessionRecord, SessionStore, SettleResult, VerificationOutcome } from './types.ts';
 import { TERMINAL_STATES } from './types.ts';
+import { RECORD_GRACE_MS } from './markers.ts';
 
 export interface MemorySessionStoreOptions {
   /** How long a record is kept after it expires, so GET still answers `expired` instead of 404. Default 1 h. */
@@ -31,13 +32,13 @@ export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, SessionRecord>();
   readonly #byRef = new Map<string, string>();
   readonly #idempotency = new Map<string, IdempotencyEntry>();
-  readonly #webhookIds = new Map<string, number>();
+  readonly #marks = new Map<string, { value: string; expiresAt: number }>();
   readonly #retentionMs: number;
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(options: MemorySessionStoreOptions = {}) {
-    this.#retentionMs = options.retentionMs ?? 3_600_000;
+    this.#retentionMs = options.retentionMs ?? RECORD_GRACE_MS;
     this.#now = options.now ?? Date.now;
     this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
     this.#sweeper.unref();
@@ -96,11 +97,20 @@ export class MemorySessionStore implements SessionStore {
     if (entry?.state === 'in-flight') for (const wake of entry.waiters) wake(undefined);
   }
 
-  async rememberWebhookId(webhookId: string, ttlMs: number): Promise<boolean> {
-    const until = this.#webhookIds.get(webhookId);
-    if (until !== undefined && until > this.#now()) return false;
-    this.#webhookIds.set(webhookId, this.#now() + ttlMs);
-    return true;
+  async mark(key: string, value: string, ttlMs: number): Promise<string> {
+    const held = await this.readMark(key);
+    if (held !== undefined) return held;
+    this.#marks.set(key, { value, expiresAt: this.#now() + ttlMs });
+    return value;
+  }
+
+  async readMark(key: string): Promise<string | undefined> {
+    const entry = this.#marks.get(key);
+    return entry && entry.expiresAt > this.#now() ? entry.value : undefined;
+  }
+
+  async unmark(key: string): Promise<void> {
+    this.#marks.delete(key);
   }
 
   /** Drops records past their retention and stale keys. Runs on a timer; public for tests. */
@@ -116,7 +126,7 @@ export class MemorySessionStore implements SessionStore {
       // An in-flight claim has waiters; it ends with complete/release, never by sweeping.
       if (entry.state === 'done' && entry.expiresAt <= now) this.#idempotency.delete(key);
     }
-    for (const [id, until] of this.#webhookIds) if (until <= now) this.#webhookIds.delete(id);
+    for (const [key, entry] of this.#marks) if (entry.expiresAt <= now) this.#marks.delete(key);
   }
 
   async close(): Promise<void> {

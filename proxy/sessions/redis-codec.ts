@@ -5,15 +5,18 @@ import type { SessionEvent, SessionRecord, SessionState, VerificationOutcome } f
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
 
+const FailureOutcomeSchema = z.object({ status: z.literal('failure'), code: z.string(), message: z.string() });
+const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string() };
+
 export const VerificationOutcomeSchema = z.discriminatedUnion('status', [
-  z.object({
-    status: z.literal('success'),
-    accountToken: z.string(),
-    accountLabel: z.string(),
-    fiName: z.string(),
-    fiAccountType: z.string(),
-  }),
-  z.object({ status: z.literal('failure'), code: z.string(), message: z.string() }),
+  z.object({ status: z.literal('success'), accountToken: z.string(), ...DisplayFields }),
+  FailureOutcomeSchema,
+]);
+
+/** What the events channel may carry: never an accountToken (strict, so one sent by mistake is refused). */
+const BrowserOutcomeSchema = z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('success'), ...DisplayFields }),
+  FailureOutcomeSchema,
 ]);
 
 /**
@@ -26,13 +29,17 @@ const SessionBaseSchema = z.looseObject({
   consumerUrl: z.string(),
   createdAt: z.number(),
   expiresAt: z.number(),
+  returnRef: z.string().optional(),
   merchantUserId: z.string().optional(),
   merchantTransactionId: z.string().optional(),
+  amount: z.string().optional(),
+  currency: z.string().optional(),
+  verificationId: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('state'), sessionId: z.string(), state: SessionStateSchema }),
-  z.object({ type: z.literal('result'), sessionId: z.string(), outcome: VerificationOutcomeSchema }),
+  z.object({ type: z.literal('result'), sessionId: z.string(), outcome: BrowserOutcomeSchema }),
   z.object({ type: z.literal('expired'), sessionId: z.string() }),
 ]);
 

@@ -12,8 +12,8 @@ export interface RedisKeys {
   notificationRef(ref: string): string;
   /** String: `pending` while a start runs, then `session:{sessionId}`. */
   idempotency(key: string): string;
-  /** String: present while a webhook id counts as seen. */
-  webhook(webhookId: string): string;
+  /** String: a one-time marker of the session store (`mark`/`readMark`/`unmark`). */
+  mark(key: string): string;
   /** Key prefix handed to one express-rate-limit store (one per limiter: they must not share keys). */
   rateLimit(limiterName: string): string;
   /** The one pub/sub channel carrying every session event. */
@@ -27,7 +27,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     session: (sessionId) => `${prefix}session:${sessionId}`,
     notificationRef: (ref) => `${prefix}ref:${ref}`,
     idempotency: (key) => `${prefix}idem:${key}`,
-    webhook: (webhookId) => `${prefix}webhook:${webhookId}`,
+    mark: (key) => `${prefix}mark:${key}`,
     rateLimit: (limiterName) => `${prefix}rl:${limiterName}:`,
     eventsChannel: `${prefix}events`,
   };

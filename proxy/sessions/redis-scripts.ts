@@ -64,6 +64,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/** KEYS[1] marker; ARGV[1] value, ARGV[2] TTL ms. Sets the marker unless it is set; returns what it holds. */
+export const MARK = script(`
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return ARGV[1]
+`);
+
 /**
  * Runs `s` by hash, loading it when Redis does not know it (first use, or Redis restarted).
  * @throws SessionBackendUnavailableError while Redis is unreachable.

@@ -10,10 +10,11 @@ import {
   waitUntilReady,
   type RedisConnectionOptions,
 } from './redis-connection.ts';
+import { RECORD_GRACE_MS } from './markers.ts';
 import { redisCommand } from './redis-errors.ts';
 import { redisKeys, type RedisKeys } from './redis-keys.ts';
 import { createRedisRateLimitStore } from './redis-rate-limit.ts';
-import { CREATE, MARK_RETURNED, RELEASE_IF_PENDING, SETTLE, runScript } from './redis-scripts.ts';
+import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, SETTLE, runScript } from './redis-scripts.ts';
 import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type VerificationOutcome } from './types.ts';
 
 export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, 'role'> {
@@ -35,7 +36,7 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
   now?: () => number;
 }
 
-const DEFAULT_GRACE_MS = 60 * 60 * 1000;
+const DEFAULT_GRACE_MS = RECORD_GRACE_MS;
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
 const DEFAULT_PENDING_CLAIM_TTL_MS = 120_000;
 const PENDING = 'pending';
@@ -146,8 +147,16 @@ export class RedisSessionStore implements SessionStore {
     await runScript(this.redis, RELEASE_IF_PENDING, [this.keys.idempotency(key)], [PENDING]);
   }
 
-  async rememberWebhookId(webhookId: string, ttlMs: number): Promise<boolean> {
-    return (await redisCommand(this.redis.set(this.keys.webhook(webhookId), '1', 'PX', ttlMs, 'NX'))) === 'OK';
+  async mark(key: string, value: string, ttlMs: number): Promise<string> {
+    return String(await runScript(this.redis, MARK, [this.keys.mark(key)], [value, String(Math.max(1, Math.ceil(ttlMs)))]));
+  }
+
+  async readMark(key: string): Promise<string | undefined> {
+    return (await redisCommand(this.redis.get(this.keys.mark(key)))) ?? undefined;
+  }
+
+  async unmark(key: string): Promise<void> {
+    await redisCommand(this.redis.del(this.keys.mark(key)));
   }
 
   /**

@@ -7,22 +7,48 @@ export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'ex
 
 export const TERMINAL_STATES: ReadonlySet<SessionState> = new Set(['succeeded', 'failed', 'expired']);
 
-/** The outcome of one verification, as the browser receives it. */
+/** A failed verification, as the provider reported it (the browser may see it whole). */
+export interface FailureOutcome {
+  status: 'failure';
+  code: string;
+  message: string;
+}
+
+/**
+ * The outcome of one verification as the proxy stores it. The `accountToken` is the payment credential:
+ * it stays on the server (store, `onOutcome`, the API-key routes) and never reaches a browser.
+ */
 export type VerificationOutcome =
   | {
       status: 'success';
+      /** Opaque reference the browser gets instead of the token; only the merchant's server redeems it. */
+      linkRef: string;
       accountToken: string;
       accountLabel: string;
       fiName: string;
       fiAccountType: string;
     }
-  | { status: 'failure'; code: string; message: string };
+  | FailureOutcome;
+
+/** What a browser may see of an outcome: display fields and the link reference, never the token. */
+export type BrowserOutcome =
+  | { status: 'success'; linkRef: string; accountLabel: string; fiName: string; fiAccountType: string }
+  | FailureOutcome;
+
+/** The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus). */
+export function browserOutcome(outcome: VerificationOutcome): BrowserOutcome {
+  if (outcome.status !== 'success') return { status: 'failure', code: outcome.code, message: outcome.message };
+  const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
+  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType };
+}
 
 export interface SessionRecord {
   /** 128-bit random id, known only to the browser that started the session (and the merchant server). */
   sessionId: string;
   /** Separate unguessable reference carried in the per-session notification URL. */
   notificationRef: string;
+  /** Separate unguessable reference carried in the per-session return URL (never the session id). */
+  returnRef?: string;
   consumerUrl: string;
   state: SessionState;
   /** Epoch milliseconds. */
@@ -30,9 +56,16 @@ export interface SessionRecord {
   /** Epoch milliseconds; after this the session reports `expired` unless it already settled. */
   expiresAt: number;
   outcome?: VerificationOutcome;
-  /** Merchant ids sent upstream, kept for the transaction follow-on and for log correlation. */
+  /**
+   * What the verification was started for, as sent upstream: a notification must match it, and a link
+   * reference only pays for this user, order and amount.
+   */
   merchantUserId?: string;
   merchantTransactionId?: string;
+  amount?: string;
+  currency?: string;
+  /** The provider's id of the verification, when endpoint 2 returned one. */
+  verificationId?: string;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */
@@ -63,15 +96,24 @@ export interface SessionStore {
   claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }>;
   completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void>;
   releaseIdempotencyKey(key: string): Promise<void>;
-  /** Webhook de-duplication: true the first time `webhookId` is seen within `ttlMs`. */
-  rememberWebhookId(webhookId: string, ttlMs: number): Promise<boolean>;
+  /**
+   * One-time markers shared by every instance: sets `key` to `value` unless it holds a value already,
+   * and resolves to the value it holds afterwards (so `=== value` means this call set it). Used for
+   * webhook-id ↔ session binding, return and link references, single-use redemption and the
+   * once-per-session `onOutcome` call.
+   */
+  mark(key: string, value: string, ttlMs: number): Promise<string>;
+  /** The value of a marker, or undefined. */
+  readMark(key: string): Promise<string | undefined>;
+  /** Removes a marker (a redemption whose transaction was refused upstream may be tried again). */
+  unmark(key: string): Promise<void>;
   close(): Promise<void>;
 }
 
 /** A message the relay forwards to every subscriber of one session. */
 export type SessionEvent =
   | { type: 'state'; sessionId: string; state: SessionState }
-  | { type: 'result'; sessionId: string; outcome: VerificationOutcome }
+  | { type: 'result'; sessionId: string; outcome: BrowserOutcome }
   | { type: 'expired'; sessionId: string };
 
 /**

@@ -34,7 +34,7 @@ describe('the production bundle', () => {
     const el = document.querySelector('obv-link-account') as ObvLinkAccountElement;
     await el.updateComplete;
     expect(el.getAttribute('state')).to.equal('idle');
-    expect(el.getAttribute('name')).to.equal('accountToken');
+    expect(el.getAttribute('name')).to.equal('linkRef');
     expect(form.checkValidity()).to.equal(false);
     el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.click();
     await until(() => FakeSocket.instances.length > 0, 'a socket');
@@ -46,7 +46,7 @@ describe('the production bundle', () => {
     await success;
     await el.updateComplete;
     expect(el.getAttribute('state')).to.equal('success');
-    expect(new FormData(form).get('accountToken')).to.equal(ACCOUNT.accountToken);
+    expect(new FormData(form).get('linkRef')).to.equal(ACCOUNT.linkRef);
     expect(el.shadowRoot!.querySelector('[part="account"]')!.textContent).to.contain('Sandbox Federal Bank');
   });
 

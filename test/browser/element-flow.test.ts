@@ -44,7 +44,7 @@ describe('<obv-link-account> flow', () => {
     const el = await mount();
     expect(el.state).to.equal('idle');
     expect(el.getAttribute('state')).to.equal('idle');
-    expect(el.getAttribute('name')).to.equal('accountToken');
+    expect(el.getAttribute('name')).to.equal('linkRef');
     expect(part(el, 'button').textContent).to.contain('Link your bank account');
   });
 
@@ -249,7 +249,7 @@ describe('<obv-link-account> flow', () => {
       expect(polls, 'no polling before the third failed socket').to.equal(0);
       FakeSocket.last.drop();
     }
-    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    expect((await success).detail.linkRef).to.equal(ACCOUNT.linkRef);
     expect(polls).to.equal(2);
     expect(FakeSocket.instances).to.have.length(3);
   });
@@ -275,7 +275,7 @@ describe('<obv-link-account> flow', () => {
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
-    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    expect((await success).detail.linkRef).to.equal(ACCOUNT.linkRef);
     const pollsAtSuccess = polls;
     await tick(50);
     expect(polls, 'polling stops with the outcome').to.equal(pollsAtSuccess);
@@ -292,7 +292,7 @@ describe('<obv-link-account> flow', () => {
     part(el, 'button').click();
     await until(() => FakeSocket.instances.length === 1, 'a socket');
     FakeSocket.last.accept();
-    expect((await success).detail.accountToken).to.equal(ACCOUNT.accountToken);
+    expect((await success).detail.linkRef).to.equal(ACCOUNT.linkRef);
     expect(FakeSocket.instances).to.have.length(3);
     expect(FakeSocket.instances.every((socket) => socket.readyState === 3)).to.equal(true);
   });
@@ -378,7 +378,8 @@ describe('<obv-link-account> flow', () => {
     await startWaiting(el);
     const failure = once<{ code: string }>(el, 'obv-failure');
     const channel = new BroadcastChannel('obv-link');
-    channel.postMessage({ type: 'obv-returned', sessionId: SESSION.sessionId });
+    // The return page names no session (any same-origin page hears the channel): the element asks about its own.
+    channel.postMessage({ type: 'obv-returned' });
     channel.close();
     expect((await failure).detail.code).to.equal('CONSUMER_CANCELLED');
   });
@@ -492,8 +493,11 @@ describe('<obv-link-account> with a blocked pop-up', () => {
 describe('<obv-link-account> after a reload', () => {
   const world = useWorld();
 
+  /** What the element stores for the purchase `mount()` describes (order t-1, amount 49.99). */
+  const remembered = (purchase = 't-1 49.99') => JSON.stringify({ ...SESSION, for: purchase });
+
   it('resumes the session remembered in sessionStorage instead of losing it', async () => {
-    sessionStorage.setItem(pendingKey('accountToken', new URL('/obv', location.href)), JSON.stringify(SESSION));
+    sessionStorage.setItem(pendingKey('linkRef', new URL('/obv', location.href)), remembered());
     const el = await mount();
     expect(el.state).to.equal('waiting');
     expect(world().proxy.requests).to.have.length(0);
@@ -527,6 +531,15 @@ describe('<obv-link-account> after a reload', () => {
     const el = await mount('name=bankToken');
     await startWaiting(el);
     const stored = sessionStorage.getItem(pendingKey('bankToken', new URL('/obv', location.href)));
-    expect(JSON.parse(stored ?? 'null')).to.deep.equal(SESSION);
+    expect(stored).to.equal(remembered());
   });
+
+  for (const [what, purchase] of [['another order', 't-2 49.99'], ['another amount', 't-1 999.00']] as const) {
+    it(`does not resume a session started for ${what}`, async () => {
+      sessionStorage.setItem(pendingKey('linkRef', new URL('/obv', location.href)), remembered(purchase));
+      const el = await mount();
+      expect(el.state).to.equal('idle');
+      expect(FakeSocket.instances).to.have.length(0);
+    });
+  }
 });

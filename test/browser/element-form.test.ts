@@ -31,11 +31,11 @@ describe('<obv-link-account> in a form', () => {
     expect(form.checkValidity()).to.equal(false);
     expect(el.validity.valueMissing).to.equal(true);
     expect(el.validationMessage).to.equal('Link a bank account to continue.');
-    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(new FormData(form).has('linkRef')).to.equal(false);
     await link(el);
-    expect(el.value).to.equal(ACCOUNT.accountToken);
+    expect(el.value).to.equal(ACCOUNT.linkRef);
     expect(form.checkValidity()).to.equal(true);
-    expect(new FormData(form).get('accountToken')).to.equal(ACCOUNT.accountToken);
+    expect(new FormData(form).get('linkRef')).to.equal(ACCOUNT.linkRef);
   });
 
   it('is valid without an account when not required', async () => {
@@ -48,8 +48,8 @@ describe('<obv-link-account> in a form', () => {
     const form = await fixture<HTMLFormElement>(html`<form><obv-link-account name="bankToken"></obv-link-account></form>`);
     const el = form.querySelector('obv-link-account')!;
     await link(el);
-    expect(new FormData(form).get('bankToken')).to.equal(ACCOUNT.accountToken);
-    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(new FormData(form).get('bankToken')).to.equal(ACCOUNT.linkRef);
+    expect(new FormData(form).has('linkRef')).to.equal(false);
   });
 
   it('forgets the account and returns to idle when the form is reset', async () => {
@@ -61,7 +61,7 @@ describe('<obv-link-account> in a form', () => {
     expect(el.state).to.equal('idle');
     expect(el.value).to.equal('');
     expect(el.account).to.equal(undefined);
-    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(new FormData(form).has('linkRef')).to.equal(false);
     expect(form.checkValidity()).to.equal(false);
   });
 
@@ -89,13 +89,13 @@ describe('<obv-link-account> in a form', () => {
     el.formStateRestoreCallback(JSON.stringify(ACCOUNT));
     await el.updateComplete;
     expect(el.state).to.equal('success');
-    expect(el.value).to.equal(ACCOUNT.accountToken);
+    expect(el.value).to.equal(ACCOUNT.linkRef);
   });
 });
 
 describe('<obv-link-account> value while changing the linked account', () => {
   const world = useWorld();
-  const NEW_ACCOUNT = { ...ACCOUNT, accountToken: 'tok_9876', accountLabel: 'Savings ••••9876', fiAccountType: 'SAVINGS' };
+  const NEW_ACCOUNT = { ...ACCOUNT, linkRef: 'ref_9876', accountLabel: 'Savings ••••9876', fiAccountType: 'SAVINGS' };
 
   /** A required element in a form, linked to ACCOUNT, then "Change" pressed and waiting on a new socket. */
   async function changing(): Promise<{ form: HTMLFormElement; el: ObvLinkAccountElement; socket: FakeSocket }> {
@@ -114,7 +114,7 @@ describe('<obv-link-account> value while changing the linked account', () => {
   function expectNoValue(form: HTMLFormElement, el: ObvLinkAccountElement): void {
     expect(el.value).to.equal('');
     expect(el.account).to.equal(undefined);
-    expect(new FormData(form).has('accountToken')).to.equal(false);
+    expect(new FormData(form).has('linkRef')).to.equal(false);
     expect(el.validity.valueMissing).to.equal(true);
     expect(form.checkValidity()).to.equal(false);
   }
@@ -122,8 +122,8 @@ describe('<obv-link-account> value while changing the linked account', () => {
   function expectValue(form: HTMLFormElement, el: ObvLinkAccountElement, token: string): void {
     expect(el.state).to.equal('success');
     expect(el.value).to.equal(token);
-    expect(el.account?.accountToken).to.equal(token);
-    expect(new FormData(form).get('accountToken')).to.equal(token);
+    expect(el.account?.linkRef).to.equal(token);
+    expect(new FormData(form).get('linkRef')).to.equal(token);
     expect(form.checkValidity()).to.equal(true);
   }
 
@@ -132,7 +132,7 @@ describe('<obv-link-account> value while changing the linked account', () => {
     expectNoValue(form, el);
     el.shadowRoot!.querySelector<HTMLElement>('[part~="secondary-button"]')!.click();
     await el.updateComplete;
-    expectValue(form, el, ACCOUNT.accountToken);
+    expectValue(form, el, ACCOUNT.linkRef);
   });
 
   it('submits no stale token while a failed change is on screen; Cancel brings the previous account back', async () => {
@@ -146,7 +146,7 @@ describe('<obv-link-account> value while changing the linked account', () => {
     el.shadowRoot!.querySelector<HTMLElement>('[part~="secondary-button"]')!.click();
     await cancelled;
     await el.updateComplete;
-    expectValue(form, el, ACCOUNT.accountToken);
+    expectValue(form, el, ACCOUNT.linkRef);
   });
 
   it('submits no stale token while an expired change is on screen', async () => {
@@ -172,7 +172,7 @@ describe('<obv-link-account> value while changing the linked account', () => {
     const { form, el, socket } = await changing();
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...NEW_ACCOUNT } });
     await el.updateComplete;
-    expectValue(form, el, NEW_ACCOUNT.accountToken);
+    expectValue(form, el, NEW_ACCOUNT.linkRef);
   });
 
   it('offers no Cancel on a failure when no account was linked before', async () => {

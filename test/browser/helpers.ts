@@ -120,7 +120,7 @@ export const SESSION = {
 };
 
 export const ACCOUNT = {
-  accountToken: 'tok_4321',
+  linkRef: 'ref_4321',
   accountLabel: 'Checking ••••4321',
   fiName: 'Sandbox Federal Bank',
   fiAccountType: 'CHECKING',

@@ -8,7 +8,7 @@ import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
 const ORIGIN = 'http://merchant.test';
 const bundle = readFileSync('dist/obv-link-account.js', 'utf8');
 const SESSION = { sessionId: 's-1', consumerUrl: 'http://bank.test/consumer/v-1?t=x', expiresAt: new Date(Date.now() + 9e5).toISOString() };
-const ACCOUNT = { accountToken: 'tok_4321', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
+const ACCOUNT = { linkRef: 'ref_4321', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
 
 const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };
 

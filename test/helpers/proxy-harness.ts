@@ -57,6 +57,8 @@ export interface RunningProxy {
   bus: ResultBus;
   /** The per-session notification URL the proxy gave the provider for `sessionId`. */
   notificationUrl(sessionId: string): Promise<string>;
+  /** The per-session return URL (its own reference, never the session id) the proxy gave the provider. */
+  returnUrl(sessionId: string): Promise<string>;
   /** POSTs /verifications as a same-origin page; throws unless 201. */
   startVerification(body?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ sessionId: string; consumerUrl: string; expiresAt: string }>;
   close(): Promise<void>;
@@ -193,6 +195,11 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       if (!record) throw new Error(`no session ${sessionId}`);
       return `${baseUrl}/notifications/${record.notificationRef}`;
     },
+    async returnUrl(sessionId) {
+      const record = await store.get(sessionId);
+      if (!record?.returnRef) throw new Error(`no session ${sessionId}`);
+      return `${baseUrl}/return/${record.returnRef}`;
+    },
     async startVerification(body = START_BODY, headers = {}) {
       const response = await fetch(`${baseUrl}/verifications`, {
         method: 'POST',
@@ -212,13 +219,13 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       server.closeAllConnections();
       await closed;
       // Every test that uses this harness is also a secret-leak scan of what its proxy logged and answered:
-      // credentials nowhere, and no accountToken or session id (it reads an outcome) the proxy ever
-      // answered with in a log line.
+      // credentials nowhere, and no accountToken, session id (it reads an outcome) or link reference the
+      // proxy ever answered with in a log line.
       const answered = (field: string) =>
         responses.flatMap((response) => [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!));
       throwOnLeaks([
         ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
-        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId')]),
+        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef')]),
       ]);
     },
   };
@@ -245,11 +252,12 @@ export async function startProxyPair(options: { provider?: StartProviderOptions;
     ...running,
     provider,
     async close() {
-      // Bearer tokens must appear in no log or response; accountTokens in no log (a session's own GET and
-      // WebSocket result carry its token by design).
+      // Bearer tokens and accountTokens must appear in no log and no response — the one exception is the
+      // merchant server's own API-key route that reads a verified account (GET /links/:linkRef).
       const bearers = [...provider.state.tokens.keys()];
       const accountTokens = [...provider.state.accounts.keys()];
-      const leaks = findSecretLeaks(running, [...bearers, ...accountTokens], bearers);
+      const browserVisible = { logs: running.logs, responses: running.responses.filter((response) => !/^GET \S*\/links\//.test(`${response.method} ${response.path}`)) };
+      const leaks = findSecretLeaks(browserVisible, [...bearers, ...accountTokens]);
       try {
         await running.close();
       } finally {

@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { newId } from '../../proxy/sessions/ids.ts';
 import type { ResultBus, SessionEvent, SessionRecord, SessionStore, VerificationOutcome } from '../../proxy/sessions/types.ts';
 
-export const SUCCESS: VerificationOutcome = { status: 'success', accountToken: 'acct-1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' };
+export const SUCCESS: VerificationOutcome = { status: 'success', linkRef: 'link-ref-0123456789abcdef', accountToken: 'acct-1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' };
 export const FAILURE: VerificationOutcome = { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' };
 
 /** A fresh pending record expiring `ttlMs` from now. */
@@ -114,10 +114,15 @@ export function describeSessionStoreContract(name: string, makeStore: () => Prom
       assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });
     }));
 
-    test('remembers a webhook id once', () => withStore(async (store) => {
-      const id = `msg_${newId()}`;
-      assert.equal(await store.rememberWebhookId(id, 60_000), true);
-      assert.equal(await store.rememberWebhookId(id, 60_000), false);
+    test('a marker keeps its first value until it is removed', () => withStore(async (store) => {
+      const key = `webhook:msg_${newId()}`;
+      assert.equal(await store.readMark(key), undefined);
+      assert.equal(await store.mark(key, 'session-a', 60_000), 'session-a');
+      assert.equal(await store.mark(key, 'session-b', 60_000), 'session-a');
+      assert.equal(await store.readMark(key), 'session-a');
+      await store.unmark(key);
+      assert.equal(await store.readMark(key), undefined);
+      assert.equal(await store.mark(key, 'session-b', 60_000), 'session-b');
     }));
   });
 }

@@ -36,23 +36,27 @@ export async function postNotification(url: string, payload: unknown, options: P
   return fetch(url, { method: 'POST', headers, body });
 }
 
-/** A success body as the sandbox sends it. */
-export function successPayload(accountToken = `acct_${randomUUID()}`): Record<string, unknown> {
+/**
+ * The merchant transaction a hand-made notification says it is about: the proxy refuses one that does not
+ * match its session, so this is the harness's START_BODY order unless a test says otherwise.
+ */
+export const NOTIFIED_ORDER = 'order-1001';
+
+/** A success body as the sandbox sends it (without the sandbox's verificationId, which tests do not know). */
+export function successPayload(accountToken = `acct_${randomUUID()}`, merchantTransactionId = NOTIFIED_ORDER): Record<string, unknown> {
   return {
-    verificationId: randomUUID(),
     verificationStatus: 'SUCCESS',
-    merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId: 't-1' },
+    merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId },
     transaction: { amount: '49.99', currency: 'USD', product: 'ACH' },
     account: { accountToken, accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' },
   };
 }
 
 /** A failure body as the sandbox sends it. */
-export function failurePayload(code = 'ACCOUNT_NOT_VERIFIED', message = 'The bank could not verify this account.'): Record<string, unknown> {
+export function failurePayload(code = 'ACCOUNT_NOT_VERIFIED', message = 'The bank could not verify this account.', merchantTransactionId = NOTIFIED_ORDER): Record<string, unknown> {
   return {
-    verificationId: randomUUID(),
     verificationStatus: 'FAILURE',
-    merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId: 't-1' },
+    merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId },
     transaction: { amount: '49.99', currency: 'USD', product: 'ACH' },
     account: {},
     errorCode: code,

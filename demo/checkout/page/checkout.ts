@@ -28,8 +28,6 @@ const form = byId<HTMLFormElement>('payment-form');
 const element = byId<ObvLinkAccountElement>('obv');
 const payButton = byId<HTMLButtonElement>('pay-button');
 const payHint = byId<HTMLElement>('pay-hint');
-const accountLabel = byId<HTMLInputElement>('account-label');
-const fiName = byId<HTMLInputElement>('fi-name');
 const payLabel = payButton.querySelector('span')?.textContent ?? 'Pay';
 const log = new EventLog(byId<HTMLOListElement>('event-log'), byId<HTMLElement>('events-empty'));
 
@@ -47,8 +45,6 @@ function updatePayButton(): void {
   // consumer tries to change it) and a valid form (the element is form-associated and `required`).
   const account = element.state === 'success' ? element.account : undefined;
   const ready = account !== undefined && form.checkValidity();
-  accountLabel.value = ready ? account.accountLabel : '';
-  fiName.value = ready ? account.fiName : '';
   payButton.disabled = !ready;
   payHint.textContent = ready ? `Paying from ${account.accountLabel} at ${account.fiName}.` : 'Link a bank account to continue.';
 }

@@ -1,5 +1,6 @@
-// The checkout's side panel: every event the element fires, with its time and detail. Account tokens
-// are masked for display: a screen share or a screenshot of the demo must not leak a usable token.
+// The checkout's side panel: every event the element fires, with its time and detail. References, session
+// ids and idempotency keys are masked for display: a screen share or a screenshot of the demo must not
+// leak a value someone could use.
 
 /** Keeps the first and last four characters: enough to tell two tokens apart, not enough to use one. */
 export function maskToken(token: string): string {
@@ -18,13 +19,16 @@ function maskQuery(url: string): string {
   }
 }
 
-/** JSON of an event detail with every `accountToken` (and the bank link's token) masked. */
+/** Detail fields that are capabilities or secrets, whatever their length. */
+const MASKED_KEYS = new Set(['accountToken', 'linkRef', 'sessionId', 'idempotencyKey']);
+
+/** JSON of an event detail with every reference, id and key (and the bank link's token) masked. */
 export function describeDetail(detail: unknown): string {
   if (detail === undefined || detail === null) return '';
   return JSON.stringify(
     detail,
     (key, value: unknown) => {
-      if (key === 'accountToken' && typeof value === 'string') return maskToken(value);
+      if (MASKED_KEYS.has(key) && typeof value === 'string') return maskToken(value);
       if (key === 'consumerUrl' && typeof value === 'string') return maskQuery(value);
       if (value instanceof Error) return { name: value.name, message: value.message };
       return value;

@@ -1,25 +1,26 @@
-// The demo merchant's own routes: the checkout page, the Pay form's POST (which charges the linked
-// account server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
+// The demo merchant's own routes: the checkout page, the Pay form's POST (which redeems the element's
+// link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
+// The page holds no payment credential: only the link reference, which the proxy honours for this
+// shopper's order and amount only, and once.
 import express, { type ErrorRequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { AssetMap } from './assets.ts';
 import { OrderBook } from './orders.ts';
 import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
 import { securityHeaders } from './security-headers.ts';
-import type { ChargeFunction } from './transactions.ts';
+import { decimalAmount } from './orders.ts';
+import type { TransactionClient } from './transactions.ts';
 
 export interface CheckoutRoutesOptions {
   assets: AssetMap;
-  charge: ChargeFunction;
+  proxy: TransactionClient;
   orders?: OrderBook;
 }
 
-/** What the Pay form posts. The labels are display-only (shown on the receipt), never trusted. */
+/** What the Pay form posts: the order and the element's link reference (its form value). */
 export const PaymentForm = z.object({
   orderId: z.string().regex(/^NR-[0-9A-F]{12}$/, 'not an order id of this shop'),
-  accountToken: z.string().min(1, 'link a bank account first').max(512),
-  accountLabel: z.string().max(100).optional(),
-  fiName: z.string().max(100).optional(),
+  linkRef: z.string().min(1, 'link a bank account first').max(128),
 });
 export type PaymentForm = z.infer<typeof PaymentForm>;
 
@@ -28,7 +29,7 @@ function problem(status: number, title: string, detail: string, errors?: { path:
 }
 
 /** The shopper's open order lives in a cookie, like a cart: a reload of the checkout keeps the order. */
-const ORDER_COOKIE = 'nr_order';
+export const ORDER_COOKIE = 'nr_order';
 
 function cookieValue(header: string | undefined, name: string): string | undefined {
   for (const part of header?.split(';') ?? []) {
@@ -36,6 +37,22 @@ function cookieValue(header: string | undefined, name: string): string | undefin
     if (key === name) return value.join('=');
   }
   return undefined;
+}
+
+/** The order this browser is shopping for (its cookie); a request can act on no other order. */
+export function shoppersOrderId(req: express.Request): string | undefined {
+  return cookieValue(req.headers.cookie, ORDER_COOKIE);
+}
+
+/**
+ * A form post from another site (CSRF) is refused: browsers say where a request comes from in
+ * Sec-Fetch-Site, and older ones at least in Origin. The order cookie is SameSite=Lax as well.
+ */
+function crossSite(req: express.Request): boolean {
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined) return site !== 'same-origin';
+  const origin = req.get('origin');
+  return origin !== undefined && origin !== `${req.protocol}://${req.get('host')}`;
 }
 
 function sendHtml(res: express.Response, status: number, body: string): void {
@@ -55,13 +72,18 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   });
 
   router.get('/', (req, res) => {
-    const current = orders.get(cookieValue(req.headers.cookie, ORDER_COOKIE) ?? '');
+    const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
     sendHtml(res, 200, checkoutPage(order));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
+    if (crossSite(req)) {
+      res.status(403).type('application/problem+json')
+        .send(problem(403, 'Cross-site request refused', 'Payments are accepted only from this shop\'s own checkout page.'));
+      return;
+    }
     const parsed = PaymentForm.safeParse(req.body ?? {});
     if (!parsed.success) {
       const errors = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
@@ -77,22 +99,32 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
       sendHtml(res, 404, notFoundPage());
       return;
     }
+    if (form.orderId !== shoppersOrderId(req)) {
+      res.status(403).type('application/problem+json')
+        .send(problem(403, 'Not your order', 'This order belongs to another shopping session.', [{ path: 'orderId', message: 'is not the order of this browser' }]));
+      return;
+    }
     // Only an open order is charged; a second click or a resubmitted form just shows the outcome.
     if (order.state === 'open') {
       order.state = 'paying';
-      const result = await options.charge({
-        accountToken: form.accountToken,
+      // The proxy checks the reference was verified for this shopper, order and amount, and pays once.
+      const result = await options.proxy.charge({
+        linkRef: form.linkRef,
+        merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
+        amount: decimalAmount(order.totalCents),
         language: 'en-US',
         ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
       });
       if (result.ok) {
+        // The receipt's account comes from the verified outcome on the server, not from the page.
+        const account = await options.proxy.linkedAccount(form.linkRef);
         order.state = 'paid';
         order.payment = {
           transactionId: result.response.transactionId,
           transactionStatus: result.response.transactionStatus,
-          accountLabel: form.accountLabel || undefined,
-          fiName: form.fiName || undefined,
+          accountLabel: account?.accountLabel,
+          fiName: account?.fiName,
           paidAt: Date.now(),
         };
       } else {

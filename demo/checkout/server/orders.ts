@@ -15,7 +15,7 @@ export interface LineItem {
 export interface Payment {
   transactionId: string;
   transactionStatus: string;
-  /** Display label of the linked account, as the page reported it (display only, never trusted). */
+  /** Display label of the linked account, from the verified outcome the proxy holds. */
   accountLabel?: string;
   fiName?: string;
   paidAt: number;

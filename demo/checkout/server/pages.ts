@@ -89,8 +89,6 @@ ${masthead()}
     <h1 id="checkout-title">Checkout</h1>
     <form id="payment-form" class="payment-form" method="post" action="/pay">
       <input type="hidden" name="orderId" value="${order.orderId}">
-      <input type="hidden" name="accountLabel" id="account-label" value="">
-      <input type="hidden" name="fiName" id="fi-name" value="">
       <fieldset class="card">
         <legend>Contact</legend>
         <p class="contact"><span class="avatar" aria-hidden="true">AL</span><span><span class="contact-name">${SHOP.shopper.firstName} ${SHOP.shopper.lastName}</span><span class="contact-email">${SHOP.shopper.email}</span></span></p>
@@ -99,7 +97,7 @@ ${masthead()}
         <legend>Payment</legend>
         <obv-link-account
           id="obv"
-          name="accountToken"
+          name="linkRef"
           required
           proxy-url="/obv"
           merchant-user-id="${order.merchantUserId}"

@@ -1,5 +1,5 @@
-// The merchant server's one call to the proxy (CONTRACTS.md §3): charge a linked account. It runs
-// server to server with the merchant API key, which therefore never appears in the page.
+// The merchant server's calls to the proxy (CONTRACTS.md §3), server to server with the merchant API key,
+// which therefore never appears in the page: read the account behind a link reference, and pay with it.
 import { z } from 'zod';
 
 /** The proxy's pass-through of the interactive transaction's 201. */
@@ -10,9 +10,12 @@ export const TransactionResponse = z.object({
 });
 export type TransactionResponse = z.infer<typeof TransactionResponse>;
 
+/** What the shop sends to redeem a link reference: the reference and the order it must belong to. */
 export interface TransactionRequest {
-  accountToken: string;
+  linkRef: string;
+  merchantUserId: string;
   merchantTransactionId: string;
+  amount: string;
   language?: string;
   originatorIp?: string;
 }
@@ -20,6 +23,10 @@ export interface TransactionRequest {
 export type TransactionResult =
   | { ok: true; response: TransactionResponse }
   | { ok: false; title: string; detail: string };
+
+/** The display fields of a verified account, as the proxy's GET /links/:ref returns them to the server. */
+export const LinkedAccount = z.object({ accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string() });
+export type LinkedAccount = z.infer<typeof LinkedAccount>;
 
 export interface TransactionClientOptions {
   /** Base of the proxy's routes, e.g. `http://127.0.0.1:8080/obv`. */
@@ -30,34 +37,49 @@ export interface TransactionClientOptions {
 
 const Problem = z.object({ title: z.string().optional(), detail: z.string().optional() });
 
-/** Returns a function that asks the proxy for an interactive transaction and never throws. */
+/** The shop's client of the proxy's server-only routes. Neither call throws. */
 export function createTransactionClient(options: TransactionClientOptions) {
-  const url = `${options.proxyBase.replace(/\/$/, '')}/transactions`;
-  return async function charge(request: TransactionRequest): Promise<TransactionResult> {
-    let response: Response;
-    try {
-      response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${options.merchantApiKey}` },
-        body: JSON.stringify(request),
-        signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
-      });
-    } catch (error) {
-      return { ok: false, title: 'Payment service unavailable', detail: `The payment service did not answer (${(error as Error).message}).` };
-    }
-    const body: unknown = await response.json().catch(() => undefined);
-    if (response.ok) {
-      const parsed = TransactionResponse.safeParse(body);
-      if (parsed.success) return { ok: true, response: parsed.data };
-      return { ok: false, title: 'Unexpected response', detail: 'The payment service answered with an unexpected body.' };
-    }
-    const problem = Problem.safeParse(body);
-    return {
-      ok: false,
-      title: (problem.success && problem.data.title) || `Declined (${response.status})`,
-      detail: (problem.success && problem.data.detail) || 'The payment was declined.',
-    };
+  const base = options.proxyBase.replace(/\/$/, '');
+  const call = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, {
+    ...init,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${options.merchantApiKey}` },
+    signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+  });
+
+  return {
+    /** The verified account behind a reference, for the receipt; undefined if the proxy does not know it. */
+    async linkedAccount(linkRef: string): Promise<LinkedAccount | undefined> {
+      try {
+        const response = await call(`/links/${encodeURIComponent(linkRef)}`);
+        const parsed = LinkedAccount.safeParse(await response.json().catch(() => undefined));
+        return response.ok && parsed.success ? parsed.data : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+
+    /** Redeems the reference for an interactive transaction. */
+    async charge(request: TransactionRequest): Promise<TransactionResult> {
+      let response: Response;
+      try {
+        response = await call('/transactions', { method: 'POST', body: JSON.stringify(request) });
+      } catch (error) {
+        return { ok: false, title: 'Payment service unavailable', detail: `The payment service did not answer (${(error as Error).message}).` };
+      }
+      const body: unknown = await response.json().catch(() => undefined);
+      if (response.ok) {
+        const parsed = TransactionResponse.safeParse(body);
+        if (parsed.success) return { ok: true, response: parsed.data };
+        return { ok: false, title: 'Unexpected response', detail: 'The payment service answered with an unexpected body.' };
+      }
+      const problem = Problem.safeParse(body);
+      return {
+        ok: false,
+        title: (problem.success && problem.data.title) || `Declined (${response.status})`,
+        detail: (problem.success && problem.data.detail) || 'The payment was declined.',
+      };
+    },
   };
 }
 
-export type ChargeFunction = ReturnType<typeof createTransactionClient>;
+export type TransactionClient = ReturnType<typeof createTransactionClient>;

@@ -42,7 +42,8 @@ describe('verification flow against the sandbox', () => {
 
     const bank = await completeConsumerStep(consumerUrl, 'good');
     assert.equal(bank.status, 303);
-    assert.equal(bank.headers.get('location'), `${pair.baseUrl}/return/${sessionId}`);
+    assert.equal(bank.headers.get('location'), await pair.returnUrl(sessionId));
+    assert.ok(!bank.headers.get('location')!.includes(sessionId), 'the session id never travels to the provider');
 
     const result = await client.next((message) => message.type === 'result');
     assert.equal(result.sessionId, sessionId);
@@ -51,7 +52,9 @@ describe('verification flow against the sandbox', () => {
     assert.equal(outcome.accountLabel, 'Checking ••••4321');
     assert.equal(outcome.fiName, 'Sandbox Federal Bank');
     assert.equal(outcome.fiAccountType, 'CHECKING');
-    assert.ok(outcome.accountToken && outcome.accountToken.length > 0);
+    assert.match(outcome.linkRef!, /^[A-Za-z0-9_-]{22}$/);
+    assert.equal(outcome.accountToken, undefined, 'the browser gets a link reference, never the accountToken');
+    assert.ok(!pair.provider.state.accounts.has(outcome.linkRef!));
     assert.equal((await client.closed).code, 1000);
 
     const session = await getSession(sessionId);
@@ -100,11 +103,14 @@ describe('verification flow against the sandbox', () => {
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     client.send({ type: 'subscribe', sessionId });
     await client.next((message) => message.type === 'subscribed');
-    const page = await fetch(`${pair.baseUrl}/return/${sessionId}`);
+    const page = await fetch(await pair.returnUrl(sessionId));
     assert.equal(page.status, 200);
     const html = await page.text();
     assert.match(html, /Bank step complete/);
-    assert.match(html, new RegExp(`data-session-id="${sessionId}"`));
+    assert.match(html, /data-returned/);
+    assert.ok(!html.includes(sessionId), 'the return page does not carry the session id');
+    // A session id in place of the return reference opens nothing.
+    assert.equal((await fetch(`${pair.baseUrl}/return/${sessionId}`, { headers: { accept: 'text/html' } })).status, 404);
     const csp = page.headers.get('content-security-policy') ?? '';
     assert.match(csp, /script-src 'self'/);
     assert.doesNotMatch(csp, /unsafe-inline/);

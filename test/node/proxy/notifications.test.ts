@@ -30,7 +30,10 @@ describe('notification intake', () => {
     assert.equal(response.status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'succeeded');
-    assert.equal(session.outcome?.accountToken, 'acct-1');
+    assert.equal(session.outcome?.accountToken, undefined, 'the browser never reads the token');
+    assert.match(session.outcome?.linkRef ?? '', /^[A-Za-z0-9_-]{22}$/);
+    const stored = await pair.store.get(sessionId);
+    assert.equal(stored?.outcome?.status === 'success' && stored.outcome.accountToken, 'acct-1');
   });
 
   test('rejects a notification whose signature does not match', async () => {
@@ -89,7 +92,7 @@ describe('notification intake', () => {
     assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' });
   });
 
-  test('acknowledges a duplicate delivery (same webhook-id) without publishing again', async () => {
+  test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     client.send({ type: 'subscribe', sessionId });
@@ -99,7 +102,8 @@ describe('notification intake', () => {
     const second = await postNotification(url, payload, { id: 'msg_dup_1' });
     assert.equal(first.status, 200);
     assert.equal(second.status, 200);
-    assert.deepEqual(await second.json(), { status: 'ignored' });
+    // The same outcome again is finished again (an earlier delivery may have stopped before publishing).
+    assert.deepEqual(await second.json(), { status: 'stored' });
     await client.closed;
     assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
   });
@@ -128,19 +132,86 @@ describe('notification intake', () => {
   test('accepts the account fields at the top level and error.code/error.message', async () => {
     const a = await sessionWithNotificationUrl();
     await postNotification(a.url, { verificationStatus: 'SUCCESS', accountToken: 'acct-top', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
-    assert.deepEqual((await state(a.sessionId)).outcome, { status: 'success', accountToken: 'acct-top', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
+    const { linkRef, ...display } = (await state(a.sessionId)).outcome ?? {};
+    assert.deepEqual(display, { status: 'success', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
+    assert.ok(linkRef);
     const b = await sessionWithNotificationUrl();
-    await postNotification(b.url, { verificationStatus: 'FAILED', error: { code: 'E1', message: 'nope' } });
+    await postNotification(b.url, { verificationStatus: 'FAILURE', error: { code: 'E1', message: 'nope' } });
     assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'nope' });
   });
 
-  test('answers 400 naming the fields when a notification carries neither token nor error', async () => {
+  test('answers 422 naming account.accountToken when a success carries no token, and logs it at error', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     const response = await postNotification(url, { verificationStatus: 'SUCCESS', account: {} });
-    assert.equal(response.status, 400);
+    assert.equal(response.status, 422);
     const problem = (await response.json()) as { errors: { path: string }[] };
-    assert.deepEqual(problem.errors.map((e) => e.path), ['account.accountToken', 'errorCode']);
+    assert.deepEqual(problem.errors.map((e) => e.path), ['account.accountToken']);
     assert.equal((await state(sessionId)).state, 'pending');
+    assert.ok(pair.logs.find('notification refused: it reports no usable outcome').some((entry) => entry.level === 50));
+  });
+
+  test('a FAILURE stays a failure even when it carries an accountToken', async () => {
+    const { sessionId, url } = await sessionWithNotificationUrl();
+    const payload = { ...failurePayload('ACCOUNT_LOCKED', 'locked'), account: { accountToken: 'acct-in-failure', accountLabel: 'L', fiName: 'F', fiAccountType: 'CHECKING' } };
+    assert.equal((await postNotification(url, payload)).status, 200);
+    const session = await state(sessionId);
+    assert.equal(session.state, 'failed');
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' });
+    assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
+  });
+
+  test('refuses an unknown or missing verificationStatus (4xx, logged at error), even with a token', async () => {
+    for (const status of ['PENDING_REVIEW', undefined]) {
+      const { sessionId, url } = await sessionWithNotificationUrl();
+      const response = await postNotification(url, { ...successPayload('acct-unknown-status'), verificationStatus: status });
+      assert.ok(response.status === 422 || response.status === 400, `status ${response.status}`);
+      assert.deepEqual(((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['verificationStatus']);
+      assert.equal((await state(sessionId)).state, 'pending');
+    }
+    assert.ok(pair.logs.find('notification refused: it reports no usable outcome').filter((entry) => entry.level === 50).length >= 2);
+  });
+
+  test('a notification for session A posted to session B\'s URL leaves B untouched', async () => {
+    const a = await sessionWithNotificationUrl();
+    const b = await sessionWithNotificationUrl();
+    // A's signed body names A's order; the provider's verification id is bound at start as well.
+    const bodyForA = successPayload('acct-for-a', 'order-of-a');
+    const response = await postNotification(b.url, bodyForA);
+    assert.equal(response.status, 409);
+    assert.deepEqual(((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['merchant.merchantTransactionId']);
+    assert.equal((await state(b.sessionId)).state, 'pending');
+    assert.equal((await state(a.sessionId)).state, 'pending');
+    assert.ok(pair.logs.find('notification refused: its body belongs to another verification').length > 0);
+  });
+
+  test('refuses a body whose verificationId is not the one the provider gave at start', async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    const url = await pair.notificationUrl(sessionId);
+    const given = (await pair.store.get(sessionId))?.verificationId;
+    assert.ok(given && consumerUrl.includes(given), 'the sandbox\'s verificationId was kept at start');
+    const response = await postNotification(url, { ...successPayload('acct-other-verification'), verificationId: 'another-verification' });
+    assert.equal(response.status, 409);
+    assert.equal((await state(sessionId)).state, 'pending');
+    assert.equal((await postNotification(url, { ...successPayload('acct-right'), verificationId: given })).status, 200);
+  });
+
+  test('de-duplicates webhook-ids across sessions: one id delivered for A is refused for B', async () => {
+    const a = await sessionWithNotificationUrl();
+    const b = await sessionWithNotificationUrl();
+    assert.equal((await postNotification(a.url, successPayload('acct-a'), { id: 'msg_cross_1' })).status, 200);
+    const replay = await postNotification(b.url, successPayload('acct-b'), { id: 'msg_cross_1' });
+    assert.equal(replay.status, 409);
+    assert.equal((await state(b.sessionId)).state, 'pending');
+  });
+
+  test('accepts the status words the merchant configured for a provider that spells them differently', async (t) => {
+    const custom = await startProxyPair({ proxy: { successStatuses: ['VERIFIED'], failureStatuses: ['REJECTED', 'FAILURE'] } });
+    t.after(() => custom.close());
+    const { sessionId } = await custom.startVerification();
+    const url = await custom.notificationUrl(sessionId);
+    assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'SUCCESS' })).status, 422);
+    assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'verified' })).status, 200);
+    assert.equal((await fetch(`${custom.baseUrl}/sessions/${sessionId}`).then((r) => r.json()) as { state: string }).state, 'succeeded');
   });
 
   test('answers 400 for a signed body that is not JSON', async () => {
@@ -153,5 +224,42 @@ describe('notification intake', () => {
     const { url } = await sessionWithNotificationUrl();
     const response = await postNotification(url, { ...successPayload(), padding: 'x'.repeat(70_000) });
     assert.equal(response.status, 413);
+  });
+});
+
+describe('the onOutcome hook', () => {
+  test('is called once per session with the token, even with no browser watching and a duplicate delivery', async (t) => {
+    const reports: import('../../../proxy/index.ts').OutcomeReport[] = [];
+    const pair = await startProxyPair({ provider: { duplicateNotifications: 1 }, proxy: { onOutcome: (report) => void reports.push(report) } });
+    t.after(() => pair.close());
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    await completeConsumerStep(consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    assert.equal(reports.length, 1);
+    const [report] = reports;
+    assert.equal(report?.sessionId, sessionId);
+    assert.equal(report?.merchantTransactionId, 'order-1001');
+    assert.equal(report?.merchantUserId, 'user-42');
+    assert.equal(report?.amount, '49.99');
+    assert.equal(report?.outcome.status, 'success');
+    assert.ok(report?.outcome.status === 'success' && pair.provider.state.accounts.has(report.outcome.accountToken));
+  });
+
+  test('a hook that throws makes the provider retry, and the retry calls it again until it returns', async (t) => {
+    let calls = 0;
+    const pair = await startProxyPair({ proxy: { onOutcome: () => {
+      calls += 1;
+      if (calls === 1) throw new Error('merchant database down');
+    } } });
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const url = await pair.notificationUrl(sessionId);
+    const payload = successPayload('acct-hook');
+    const first = await postNotification(url, payload, { id: 'msg_hook_1' });
+    assert.equal(first.status, 500);
+    assert.equal((await postNotification(url, payload, { id: 'msg_hook_1' })).status, 200);
+    assert.equal((await postNotification(url, payload, { id: 'msg_hook_1' })).status, 200);
+    assert.equal(calls, 2, 'called again after the failure, and not after it returned');
+    assert.ok(pair.logs.find('the onOutcome hook failed; the provider will retry the notification').length > 0);
   });
 });

@@ -108,7 +108,8 @@ test('the README mounting snippet serves a whole verification in a fresh Express
   const upstream = [...provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-readme');
   assert.deepEqual(upstream?.request.consumer, { firstName: SESSION_USER.firstName, lastName: SESSION_USER.lastName, email: SESSION_USER.email });
   assert.equal(upstream?.request.merchant.merchantUserId, SESSION_USER.id);
-  assert.equal(upstream?.request.merchant.returnURL, `${origin}/obv/return/${sessionId}`);
+  assert.match(upstream?.request.merchant.returnURL ?? '', new RegExp(`^${origin}/obv/return/[A-Za-z0-9_-]{22}$`));
+  assert.ok(!upstream?.request.merchant.returnURL.includes(sessionId), 'the session id never goes upstream');
 
   const client = await connectRelay(`ws://127.0.0.1:${port}/obv/ws`, { origin });
   client.send({ type: 'subscribe', sessionId });

@@ -26,6 +26,7 @@ describe('return page in Chromium', () => {
 
   test('announces the return on BroadcastChannel and closes itself without a CSP violation', async () => {
     const { sessionId } = await pair.startVerification();
+    const returnUrl = await pair.returnUrl(sessionId);
     const context = await browser.newContext();
     const consoleErrors: string[] = [];
     const watch = (message: ConsoleMessage) => {
@@ -46,11 +47,12 @@ describe('return page in Chromium', () => {
 
       const [returned] = await Promise.all([
         checkout.waitForEvent('popup', { timeout: 10_000 }),
-        checkout.evaluate((url) => void window.open(url), `${pair.baseUrl}/return/${sessionId}`),
+        checkout.evaluate((url) => void window.open(url), returnUrl),
       ]);
       await returned.waitForEvent('close', { timeout: 10_000 });
       await checkout.waitForFunction(() => window.obvMessages.length > 0, undefined, { timeout: 5_000 });
-      assert.deepEqual(await checkout.evaluate(() => window.obvMessages), [{ type: 'obv-returned', sessionId }]);
+      // Every same-origin page hears the channel: the message names no session.
+      assert.deepEqual(await checkout.evaluate(() => window.obvMessages), [{ type: 'obv-returned' }]);
       assert.deepEqual(consoleErrors, []);
       const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
       assert.equal(session.state, 'returned');

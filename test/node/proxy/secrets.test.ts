@@ -23,8 +23,10 @@ test('leaks no credential into any response or log line during a full flow', asy
   const result = await client.next((message) => message.type === 'result');
   await client.closed;
   for (const message of client.messages) wsMessages.push({ sessionId, text: JSON.stringify(message) });
-  const accountToken = (result.outcome as { accountToken: string }).accountToken;
-  await fetch(`${pair.baseUrl}/return/${sessionId}`);
+  const linkRef = (result.outcome as { linkRef: string }).linkRef;
+  const accountToken = [...pair.provider.state.accounts.keys()][0]!;
+  assert.ok(accountToken);
+  await fetch(await pair.returnUrl(sessionId));
   await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
 
   // A second session that fails, a token revoked mid-way, a forged notification, a transaction.
@@ -37,7 +39,7 @@ test('leaks no credential into any response or log line during a full flow', asy
   const transaction = await fetch(`${pair.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ accountToken, merchantTransactionId: 'order-scan' }),
+    body: JSON.stringify({ linkRef, merchantUserId: 'user-42', merchantTransactionId: 'order-1001' }),
   });
   assert.equal(transaction.status, 201);
   await fetch(`${pair.baseUrl}/transactions`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
@@ -71,11 +73,12 @@ test('leaks no credential into any response or log line during a full flow', asy
   }
 
   for (const line of logLines) assert.ok(!line.includes(accountToken), `log line leaks the accountToken: ${line}`);
-  const withToken = responses.filter((response) => response.body.includes(accountToken));
-  assert.ok(withToken.length > 0);
-  for (const response of withToken) {
-    assert.equal(`${response.method} ${response.path}`, `GET /obv/sessions/${sessionId}`, 'accountToken only in its own session\'s GET');
-  }
+  for (const line of logLines) assert.ok(!line.includes(linkRef), `log line carries a whole link reference: ${line}`);
+  // The browser-facing routes and the WebSocket never carry the token; the page got the reference instead.
+  assert.deepEqual(responses.filter((response) => response.body.includes(accountToken)).map((r) => `${r.method} ${r.path}`), []);
+  assert.ok(responses.some((response) => response.path === `/obv/sessions/${sessionId}` && response.body.includes(linkRef)));
+  for (const message of wsMessages) assert.ok(!message.text.includes(accountToken), 'a WebSocket message carries the accountToken');
+  assert.ok(wsMessages.some((message) => message.text.includes(linkRef)));
   assert.ok(wsMessages.every((message) => message.sessionId === sessionId));
 });
 
@@ -96,7 +99,9 @@ test('fails the harness scan when an accountToken the proxy answered with was al
   const pair = await startProxyPair();
   const { sessionId } = await pair.startVerification();
   await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-must-not-be-logged'));
-  await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+  const { outcome } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+  // Only the merchant server's API-key route answers with a token.
+  await fetch(`${pair.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
   pair.logs.logger.info('outcome acct-must-not-be-logged');
   await assert.rejects(pair.close(), /secret leak scan failed \(1\):\n {2}acct-m… in log: /);
 });

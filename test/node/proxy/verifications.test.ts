@@ -1,6 +1,7 @@
 // POST /verifications — validation, idempotency, CORS, limits and the merchant's enrichStart hook.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 
 interface Problem {
@@ -37,7 +38,8 @@ describe('starting verifications', () => {
     assert.equal(request.merchant.merchantId, 'merchant-test');
     assert.equal(request.merchant.merchantSubId, 'sub-1');
     assert.equal(request.merchant.merchantUserId, 'user-42');
-    assert.equal(request.merchant.returnURL, `${pair.baseUrl}/return/${sessionId}`);
+    assert.equal(request.merchant.returnURL, await pair.returnUrl(sessionId));
+    assert.ok(!request.merchant.returnURL?.includes(sessionId), 'the return URL carries a separate reference, never the session id');
     assert.equal(request.merchant.notificationURL, await pair.notificationUrl(sessionId));
     assert.ok(!request.merchant.notificationURL?.includes(sessionId), 'the notification URL carries a separate reference');
     assert.equal(request.transaction.product, 'ACH');
@@ -181,7 +183,8 @@ describe('starting verifications with the merchant hook, limits and a failing pr
 
   test('lets enrichStart fill the request from the merchant session, but not move the return URL', async () => {
     const { sessionId } = await pair.startVerification({ amount: '3.00' });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(sessionId));
+    const returnURL = await pair.returnUrl(sessionId);
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
     assert.ok(verification, 'the proxy kept its own returnURL');
     assert.equal(verification.request.merchant.merchantUserId, 'server-side-user');
     assert.equal(verification.request.consumer.email, 'session@example.com');
@@ -190,8 +193,9 @@ describe('starting verifications with the merchant hook, limits and a failing pr
   test('lets enrichStart see the consumer the page sent and override it', async () => {
     const pageConsumer = { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' };
     const { sessionId } = await pair.startVerification({ amount: '4.00', consumer: pageConsumer });
+    const returnURL = await pair.returnUrl(sessionId);
     assert.deepEqual(hookSaw.at(-1), pageConsumer);
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(sessionId));
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
     assert.deepEqual(verification?.request.consumer, { firstName: 'From', lastName: 'Session', email: 'session@example.com' });
   });
 
@@ -238,5 +242,66 @@ describe('client address behind a reverse proxy', () => {
     await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-direct');
     assert.equal(verification?.request.transaction.originatorIp, '127.0.0.1');
+  });
+});
+
+describe('re-verifying an account the merchant user linked before', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    // The merchant's server names the user from its own session (here: a header the test sets).
+    pair = await startProxyPair({
+      proxy: { enrichStart: (req, draft) => ({ ...draft, merchant: { ...draft.merchant, merchantUserId: req.get('x-test-user') ?? 'nobody' } }) },
+    });
+  });
+  after(() => pair.close());
+
+  /** Links an account through the sandbox bank and returns the link reference the browser got. */
+  async function linkedRef(amount: string, user = 'user-a'): Promise<string> {
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, amount }, { 'x-test-user': user });
+    await completeConsumerStep(consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    return view.outcome.linkRef;
+  }
+
+  test('re-verifies by link reference: the proxy sends the stored token upstream for the same merchant user', async () => {
+    const linkRef = await linkedRef('5.00');
+    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '6.00', linkRef }, { 'x-test-user': 'user-a' });
+    const returnURL = await pair.returnUrl(sessionId);
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
+    assert.ok(verification?.request.accountToken && pair.provider.state.accounts.has(verification.request.accountToken));
+  });
+
+  test('ignores an accountToken sent by the page: only the server supplies one', async () => {
+    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '7.00', accountToken: 'acct-from-the-page' });
+    const returnURL = await pair.returnUrl(sessionId);
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
+    assert.equal(verification?.request.accountToken, undefined);
+  });
+
+  test('refuses a link reference issued to another merchant user (422 naming linkRef)', async () => {
+    const linkRef = await linkedRef('8.00', 'user-a');
+    const before = pair.provider.stats.verificationRequests;
+    const response = await fetch(`${pair.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin, 'x-test-user': 'user-b' },
+      body: JSON.stringify({ ...START_BODY, linkRef }),
+    });
+    assert.equal(response.status, 422);
+    assert.deepEqual(((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['linkRef']);
+    assert.equal(pair.provider.stats.verificationRequests, before);
+  });
+
+  test('refuses re-verification by reference when no enrichStart hook names the user', async (t) => {
+    const linkRef = await linkedRef('9.00', 'user-42');
+    const bare = await startProxy({ providerUrl: pair.provider.url, proxy: { sessionStore: pair.store, resultBus: pair.bus } });
+    t.after(() => bare.close());
+    const response = await fetch(`${bare.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: bare.origin },
+      body: JSON.stringify({ ...START_BODY, linkRef }),
+    });
+    assert.equal(response.status, 422);
+    assert.match(((await response.json()) as { detail: string }).detail, /enrichStart/);
   });
 });

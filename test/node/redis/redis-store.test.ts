@@ -83,7 +83,7 @@ describe('Redis session store', { skip }, () => {
       try {
         const record = pendingRecord();
         await store.create(record);
-        await store.rememberWebhookId(randomId(), 60_000);
+        await store.mark(`webhook:${randomId()}`, record.sessionId, 60_000);
         await store.claimIdempotencyKey(randomId(), 60_000);
         const keys = await raw.keys('*');
         const mine = keys.filter((k) => k.includes(record.sessionId) || k.includes(record.notificationRef));
@@ -220,26 +220,31 @@ describe('Redis session store', { skip }, () => {
     });
   });
 
-  describe('webhook ids', () => {
-    it('reports a webhook id as new once across instances, with a TTL', async () => {
-      const id = `msg_${randomId()}`;
-      assert.equal(await storeA.rememberWebhookId(id, 60_000), true);
-      assert.equal(await storeB.rememberWebhookId(id, 60_000), false);
-      const ttl = await raw.pttl(storeA.keys.webhook(id));
+  describe('markers (webhook ids, references, single use)', () => {
+    it('binds a marker to its first value across instances, with a TTL', async () => {
+      const key = `webhook:msg_${randomId()}`;
+      assert.equal(await storeA.mark(key, 'session-a', 60_000), 'session-a');
+      assert.equal(await storeB.mark(key, 'session-b', 60_000), 'session-a');
+      assert.equal(await storeB.readMark(key), 'session-a');
+      const ttl = await raw.pttl(storeA.keys.mark(key));
       assert.ok(ttl > 0 && ttl <= 60_000);
     });
 
-    it('lets exactly one of concurrent deliveries of the same webhook id through', async () => {
-      const id = `msg_${randomId()}`;
-      const seen = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeA : storeB).rememberWebhookId(id, 60_000)));
-      assert.equal(seen.filter(Boolean).length, 1);
+    it('lets exactly one of concurrent claims of the same marker win', async () => {
+      const key = `redeemed:${randomId()}`;
+      const claims = Array.from({ length: 10 }, (_, i) => `claim-${i}`);
+      const held = await Promise.all(claims.map((claim, i) => (i % 2 ? storeA : storeB).mark(key, claim, 60_000)));
+      assert.equal(new Set(held).size, 1);
+      assert.equal(held.filter((value, i) => value === claims[i]).length, 1);
     });
 
-    it('forgets a webhook id after its TTL', async () => {
-      const id = `msg_${randomId()}`;
-      assert.equal(await storeA.rememberWebhookId(id, 50), true);
-      await eventually(async () => ((await raw.exists(storeA.keys.webhook(id))) === 0 ? true : undefined), 2_000);
-      assert.equal(await storeB.rememberWebhookId(id, 50), true);
+    it('forgets a marker after its TTL, and at once when removed', async () => {
+      const key = `webhook:msg_${randomId()}`;
+      assert.equal(await storeA.mark(key, 'a', 50), 'a');
+      await eventually(async () => ((await raw.exists(storeA.keys.mark(key))) === 0 ? true : undefined), 2_000);
+      assert.equal(await storeB.mark(key, 'b', 60_000), 'b');
+      await storeA.unmark(key);
+      assert.equal(await storeB.readMark(key), undefined);
     });
   });
 
@@ -284,7 +289,7 @@ describe('Redis session store while Redis is down', { skip }, () => {
     const unavailable = (promise: Promise<unknown>) =>
       promise.then(() => 'resolved', (error: unknown) => (error instanceof SessionBackendUnavailableError ? 'unavailable' : String(error)));
     const settled = unavailable(store.settle(record.sessionId, SUCCESS));
-    const remembered = unavailable(store.rememberWebhookId(randomId(), 1_000));
+    const remembered = unavailable(store.mark(`webhook:${randomId()}`, record.sessionId, 1_000));
     const read = unavailable(store.get(record.sessionId));
     const claimed = unavailable(store.claimIdempotencyKey(randomId(), 1_000));
     const counted = unavailable(Promise.resolve().then(() => limiter.increment('203.0.113.9')));

@@ -5,6 +5,7 @@ import type { SessionRecord, VerificationOutcome } from '../../../proxy/sessions
 
 export const SUCCESS: VerificationOutcome = {
   status: 'success',
+  linkRef: 'link-ref-0123456789abcdef',
   accountToken: 'tok_123',
   accountLabel: 'Checking ••••4321',
   fiName: 'Sandbox Federal Bank',

@@ -1,0 +1,67 @@
+// Link references: what the browser holds instead of the accountToken. Only the merchant's server, with
+// its API key, turns one back into the verified account (GET /links/:linkRef) or pays with it
+// (POST /transactions). A reference is bound to the user, order and amount it was verified for.
+import express, { type Router } from 'express';
+import type { ProxyContext } from '../context.ts';
+import { ProblemError } from '../errors.ts';
+import { ID_PATTERN } from '../sessions/ids.ts';
+import { markerKey } from '../sessions/markers.ts';
+import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { requireApiKey } from './merchant-auth.ts';
+
+type Success = Extract<VerificationOutcome, { status: 'success' }>;
+
+/** A verified account as the merchant's server reads it: the token, and what it was verified for. */
+export interface LinkedAccount {
+  linkRef: string;
+  accountToken: string;
+  accountLabel: string;
+  fiName: string;
+  fiAccountType: string;
+  merchantUserId: string | undefined;
+  merchantTransactionId: string | undefined;
+  amount: string | undefined;
+  currency: string | undefined;
+  /** The merchant transaction id this reference paid, once it has. */
+  redeemedFor: string | undefined;
+}
+
+/** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
+export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
+  const sessionId = ID_PATTERN.test(linkRef) ? await ctx.store.readMark(markerKey.linkRef(linkRef)) : undefined;
+  const record = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
+  const outcome = record?.outcome;
+  if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
+    throw new ProblemError(404, 'unknown-link-ref', 'Unknown link reference',
+      'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
+      [{ path: 'linkRef', message: 'is not a known link reference' }]);
+  }
+  return { record, outcome };
+}
+
+/** Redemption marker value: the order it paid, a colon, and a nonce unique to the claiming request. */
+export function redeemedOrder(marker: string | undefined): string | undefined {
+  return marker === undefined ? undefined : marker.slice(0, marker.lastIndexOf(':'));
+}
+
+export function linksRouter(ctx: ProxyContext, apiKey: string): Router {
+  const router = express.Router();
+  router.get('/links/:linkRef', requireApiKey(apiKey), async (req, res) => {
+    const linkRef = String(req.params.linkRef);
+    const { record, outcome } = await resolveLinkRef(ctx, linkRef);
+    const account: LinkedAccount = {
+      linkRef,
+      accountToken: outcome.accountToken,
+      accountLabel: outcome.accountLabel,
+      fiName: outcome.fiName,
+      fiAccountType: outcome.fiAccountType,
+      merchantUserId: record.merchantUserId,
+      merchantTransactionId: record.merchantTransactionId,
+      amount: record.amount,
+      currency: record.currency,
+      redeemedFor: redeemedOrder(await ctx.store.readMark(markerKey.redeemed(linkRef))),
+    };
+    res.set('cache-control', 'no-store').json(account);
+  });
+  return router;
+}

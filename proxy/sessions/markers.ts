@@ -1,0 +1,24 @@
+// Names of the session store's one-time markers (SessionStore.mark), in one place so no two features
+// can collide on a key, and how long a session-bound marker lives.
+import type { SessionRecord } from './types.ts';
+
+export const markerKey = {
+  /** webhook-id → the session it was first delivered for (de-duplication across sessions). */
+  webhook: (webhookId: string) => `webhook:${webhookId}`,
+  /** Return reference (in `returnURL`) → session id. */
+  returnRef: (ref: string) => `return:${ref}`,
+  /** Link reference (what the browser holds) → session id. */
+  linkRef: (ref: string) => `link:${ref}`,
+  /** Link reference → the merchant transaction id it paid (single use). */
+  redeemed: (ref: string) => `redeemed:${ref}`,
+  /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
+  outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
+} as const;
+
+/** Both backends keep a record this long after it expires (memory `retentionMs`, Redis `graceMs`). */
+export const RECORD_GRACE_MS = 3_600_000;
+
+/** A marker bound to a session lives as long as the session's record. */
+export function sessionMarkerTtlMs(record: Pick<SessionRecord, 'expiresAt'>, now: number): number {
+  return Math.max(1, record.expiresAt - now) + RECORD_GRACE_MS;
+}

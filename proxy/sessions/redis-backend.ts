@@ -4,6 +4,7 @@ import type { Store as RateLimitStore } from 'express-rate-limit';
 import { RedisResultBus } from './redis-bus.ts';
 import { readyOrClose, type RedisLogger } from './redis-connection.ts';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './redis-store.ts';
+import { browserOutcome } from './types.ts';
 
 export interface RedisBackendOptions extends RedisSessionStoreOptions {
   logger?: RedisLogger;
@@ -31,7 +32,7 @@ export function createRedisBackend(options: RedisBackendOptions): RedisBackend {
     ...options,
     catchUp: async (sessionId) => {
       const record = await sessionStore.get(sessionId);
-      return record?.outcome && { type: 'result', sessionId, outcome: record.outcome };
+      return record?.outcome && { type: 'result', sessionId, outcome: browserOutcome(record.outcome) };
     },
   });
   return {

@@ -30,9 +30,12 @@ export type VerificationOutcome =
     }
   | FailureOutcome;
 
-/** What a browser may see of an outcome: display fields and the link reference, never the token. */
+/**
+ * What a browser may see of an outcome: display fields and the link reference, never the token.
+ * (`accountToken?: never` makes the compiler refuse a stored outcome where this one is expected.)
+ */
 export type BrowserOutcome =
-  | { status: 'success'; linkRef: string; accountLabel: string; fiName: string; fiAccountType: string }
+  | { status: 'success'; linkRef: string; accountLabel: string; fiName: string; fiAccountType: string; accountToken?: never }
   | FailureOutcome;
 
 /** The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus). */

@@ -3,10 +3,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../proxy/sessions/ids.ts';
-import type { ResultBus, SessionEvent, SessionRecord, SessionStore, VerificationOutcome } from '../../proxy/sessions/types.ts';
+import { browserOutcome, type FailureOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore, type VerificationOutcome } from '../../proxy/sessions/types.ts';
 
 export const SUCCESS: VerificationOutcome = { status: 'success', linkRef: 'link-ref-0123456789abcdef', accountToken: 'acct-1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' };
-export const FAILURE: VerificationOutcome = { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' };
+export const FAILURE: FailureOutcome = { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' };
 
 /** A fresh pending record expiring `ttlMs` from now. */
 export function pendingRecord(ttlMs = 60_000, now = Date.now()): SessionRecord {
@@ -143,9 +143,9 @@ export function describeResultBusContract(name: string, makeBus: () => Promise<R
         bus.subscribe('session-a', (event) => a.push(event));
         bus.subscribe('session-b', (event) => b.push(event));
         await new Promise((resolve) => setTimeout(resolve, 50)); // let a networked bus finish subscribing
-        await bus.publish({ type: 'result', sessionId: 'session-a', outcome: SUCCESS });
+        await bus.publish({ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS) });
         await until(a, 1);
-        assert.deepEqual(a, [{ type: 'result', sessionId: 'session-a', outcome: SUCCESS }]);
+        assert.deepEqual(a, [{ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS) }]);
         assert.deepEqual(b, []);
       } finally {
         await bus.close();

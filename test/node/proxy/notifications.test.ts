@@ -1,6 +1,7 @@
 // POST /notifications/:ref — signature checks, lenient parsing, first outcome wins, unknown refs.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { OutcomeReport } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
@@ -229,8 +230,9 @@ describe('notification intake', () => {
 
 describe('the onOutcome hook', () => {
   test('is called once per session with the token, even with no browser watching and a duplicate delivery', async (t) => {
-    const reports: import('../../../proxy/index.ts').OutcomeReport[] = [];
-    const pair = await startProxyPair({ provider: { duplicateNotifications: 1 }, proxy: { onOutcome: (report) => void reports.push(report) } });
+    const reports: OutcomeReport[] = [];
+    const pair = await startProxyPair({ proxy: { onOutcome: (report) => void reports.push(report) } });
+    pair.provider.faults.duplicateNotifications = 1;
     t.after(() => pair.close());
     const { sessionId, consumerUrl } = await pair.startVerification();
     await completeConsumerStep(consumerUrl, 'good');

@@ -109,7 +109,7 @@ test('the README mounting snippet serves a whole verification in a fresh Express
   assert.deepEqual(upstream?.request.consumer, { firstName: SESSION_USER.firstName, lastName: SESSION_USER.lastName, email: SESSION_USER.email });
   assert.equal(upstream?.request.merchant.merchantUserId, SESSION_USER.id);
   assert.match(upstream?.request.merchant.returnURL ?? '', new RegExp(`^${origin}/obv/return/[A-Za-z0-9_-]{22}$`));
-  assert.ok(!upstream?.request.merchant.returnURL.includes(sessionId), 'the session id never goes upstream');
+  assert.ok(!upstream?.request.merchant.returnURL?.includes(sessionId), 'the session id never goes upstream');
 
   const client = await connectRelay(`ws://127.0.0.1:${port}/obv/ws`, { origin });
   client.send({ type: 'subscribe', sessionId });

@@ -63,9 +63,9 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(b, sessionId);
     await signInAtBank(consumerUrl);
     const result = await browser.next('result');
-    const { accountToken, ...display } = result.outcome as { accountToken: string };
+    const { linkRef, ...display } = result.outcome as { linkRef: string };
     assert.deepEqual(display, GOOD_OUTCOME);
-    assert.match(accountToken, /\S/);
+    assert.match(linkRef, /^[A-Za-z0-9_-]{22}$/);
     await browser.closed;
     assert.equal(browser.messages.filter((m) => m.type === 'result').length, 1);
     await provider.notificationsSettled();

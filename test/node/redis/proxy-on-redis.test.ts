@@ -30,10 +30,11 @@ function errorLines(logs: LogCapture): Record<string, unknown>[] {
   return logs.records().filter((record) => Number(record.level) >= 50);
 }
 
-function notificationUrlOf(provider: RunningProvider, sessionId: string): string {
-  const verification = [...provider.state.verifications.values()].find((v) => v.returnURL?.endsWith(`/return/${sessionId}`));
-  assert.ok(verification?.notificationURL, 'the provider holds the session\'s notification URL');
-  return verification.notificationURL;
+/** The provider's record of the verification behind a consumerUrl (`…/consumer/{verificationId}?t=…`). */
+function verificationOf(provider: RunningProvider, consumerUrl: string) {
+  const verification = provider.state.verifications.get(new URL(consumerUrl).pathname.split('/').pop()!);
+  assert.ok(verification?.notificationURL && verification.returnURL, 'the provider holds the session\'s URLs');
+  return { notificationURL: verification.notificationURL, returnURL: verification.returnURL };
 }
 
 describe('a proxy on Redis', { skip }, () => {
@@ -73,15 +74,15 @@ describe('a proxy on Redis', { skip }, () => {
     const logs = captureLogs('info');
     const instance = await startInstance({ provider, redisUrl: redis.url, logger: logs.logger });
     instances.push(instance);
-    const { sessionId } = await startVerification(instance);
-    const notificationUrl = notificationUrlOf(provider, sessionId);
+    const { sessionId, consumerUrl } = await startVerification(instance);
+    const { notificationURL: notificationUrl, returnURL } = verificationOf(provider, consumerUrl);
     const errorsBefore = errorLines(logs).length;
 
     await redis.stop('SIGKILL');
     try {
       await assertStoreUnavailable(await postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }), 'the notification');
       await assertStoreUnavailable(await fetch(`${instance.url}/obv/sessions/${sessionId}`), 'GET /sessions');
-      await assertStoreUnavailable(await fetch(`${instance.url}/obv/return/${sessionId}`), 'the return page');
+      await assertStoreUnavailable(await fetch(returnURL), 'the return page');
       // Refused by the Redis-backed rate limiter before anything reaches the provider.
       const startsBefore = provider.stats.verificationRequests;
       await assertStoreUnavailable(await postVerification(instance), 'POST /verifications');

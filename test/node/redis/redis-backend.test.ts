@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createRedisBackend, openRedisBackend } from '../../../proxy/sessions/redis-backend.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
-import { SUCCESS, eventually, pendingRecord } from './support.ts';
+import { SUCCESS, SUCCESS_VIEW, eventually, pendingRecord } from './support.ts';
 
 const skip = redisSkipReason();
 
@@ -40,10 +40,10 @@ describe('Redis backend', { skip }, () => {
       // may go out before the subscription is live, and then the catch-up after subscribing delivers.
       await backend.sessionStore.create(record);
       await backend.sessionStore.settle(record.sessionId, SUCCESS);
-      await backend.resultBus.publish({ type: 'result', sessionId: record.sessionId, outcome: SUCCESS });
+      await backend.resultBus.publish({ type: 'result', sessionId: record.sessionId, outcome: SUCCESS_VIEW });
       await eventually(() => events[0]);
       await backend.ready();
-      assert.deepEqual(events, [{ type: 'result', sessionId: record.sessionId, outcome: SUCCESS }]);
+      assert.deepEqual(events, [{ type: 'result', sessionId: record.sessionId, outcome: SUCCESS_VIEW }]);
     } finally {
       await backend.close();
     }

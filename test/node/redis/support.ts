@@ -1,7 +1,7 @@
 // Shared bits of the Redis tests: records, bounded waiting, a raw client for inspecting keys.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { SessionRecord, VerificationOutcome } from '../../../proxy/sessions/types.ts';
+import { browserOutcome, type FailureOutcome, type SessionRecord, type VerificationOutcome } from '../../../proxy/sessions/types.ts';
 
 export const SUCCESS: VerificationOutcome = {
   status: 'success',
@@ -12,7 +12,10 @@ export const SUCCESS: VerificationOutcome = {
   fiAccountType: 'CHECKING',
 };
 
-export const FAILURE: VerificationOutcome = {
+/** SUCCESS as a browser (and the result bus) may see it: no accountToken. */
+export const SUCCESS_VIEW = browserOutcome(SUCCESS);
+
+export const FAILURE: FailureOutcome = {
   status: 'failure',
   code: 'ACCOUNT_NOT_VERIFIED',
   message: 'The bank could not verify this account.',

@@ -23,6 +23,9 @@ import {
   withShopper,
 } from './harness.ts';
 
+/** Known to the test so it can read the linked account server side, as the merchant's server does. */
+const MERCHANT_API_KEY = 'test-merchant-api-key-checkout-0123456789';
+
 async function expectApproved(page: Page): Promise<void> {
   await page.getByRole('heading', { name: 'Payment approved' }).waitFor();
   assert.equal(await page.locator('#transaction-status').textContent(), 'APPROVED');
@@ -34,7 +37,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
   let browser: Browser;
 
   before(async () => {
-    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
+    [demo, browser] = await Promise.all([startTestDemo({ proxy: { merchantApiKey: MERCHANT_API_KEY } }), launchChromium()]);
   });
 
   after(async () => {
@@ -58,28 +61,36 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       await page.locator('#pay-button:enabled').waitFor();
       assert.match(await elementStatus(page), /Checking ••••4321/);
 
-      // The side panel lists the events with the account token masked.
+      // The side panel lists the events with the link reference masked.
       assert.deepEqual(
         (await loggedEvents(page)).filter((name) => name !== 'obv-state-change'),
         ['obv-start', 'obv-open', 'obv-success'],
       );
-      const token = await element(page).evaluate((el) => (el as HTMLElement & { value: string }).value);
+      const linkRef = await element(page).evaluate((el) => (el as HTMLElement & { value: string }).value);
       const detail = (await page.locator('#event-log > li[data-event="obv-success"] .event-detail').textContent()) ?? '';
-      assert.ok(token.length > 10, 'the element holds the account token as its value');
-      assert.ok(!detail.includes(token), 'the full token is not displayed');
-      assert.ok(detail.includes(`${token.slice(0, 4)}••••${token.slice(-4)}`), 'the masked token is displayed');
+      assert.ok(linkRef.length > 10, 'the element holds the link reference as its value');
+      assert.ok(!detail.includes(linkRef), 'the full link reference is not displayed');
+      assert.ok(detail.includes(`${linkRef.slice(0, 4)}••••${linkRef.slice(-4)}`), 'the masked link reference is displayed');
+      // Only the merchant's server can turn the reference into the account's token.
+      const linked = await fetch(new URL(`obv/links/${encodeURIComponent(linkRef)}`, demo.url), {
+        headers: { authorization: `Bearer ${MERCHANT_API_KEY}` },
+      });
+      assert.equal(linked.status, 200);
+      const { accountToken } = (await linked.json()) as { accountToken: string };
+      assert.ok(demo.provider.state.accounts.has(accountToken), 'the reference resolves to the account the sandbox linked');
+      assert.notEqual(accountToken, linkRef);
       await saveScreenshot(page, 'checkout-linked');
 
       const orderId = await page.locator('input[name="orderId"]').inputValue();
       await pay(page);
       await expectApproved(page);
       assert.match((await page.locator('.receipt').textContent()) ?? '', /Checking ••••4321 · Sandbox Federal Bank/);
-      // The result page shows the provider's own transaction: the merchant server charged the token
-      // the element linked, for this order.
+      // The result page shows the provider's own transaction: the merchant server redeemed the reference
+      // the element linked, and the proxy charged that account's token, for this order.
       const transactionId = (await page.locator('#transaction-id').textContent()) ?? '';
       const charged = demo.provider.state.transactions.get(transactionId);
       assert.ok(charged, `the provider recorded transaction ${transactionId}`);
-      assert.equal(charged.accountToken, token);
+      assert.equal(charged.accountToken, accountToken);
       assert.equal(charged.merchantTransactionId, orderId);
       assert.deepEqual(problems, [], 'no console errors or CSP violations on the way');
       await saveScreenshot(page, 'payment-approved');

@@ -68,11 +68,19 @@ export async function withShopper(
   }
 }
 
+/**
+ * The source of a function to run in the page. tsx compiles with esbuild's keepNames, which wraps every
+ * nested function in a `__name(fn, "name")` call the page does not define: a local no-op stands in for it.
+ */
+export function initScriptSource(script: () => void): string {
+  return `(() => { const __name = (target) => target; (${script.toString()})(); })();`;
+}
+
 export async function openCheckout(browser: Browser, demo: RunningDemo, options: OpenCheckoutOptions = {}): Promise<Shopper> {
   // Wide enough for the side-by-side layout with the events panel, as in the README screenshot.
   const context = await browser.newContext({ viewport: { width: 1440, height: 960 }, deviceScaleFactor: 1 });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
-  if (options.initScript) await context.addInitScript(options.initScript);
+  if (options.initScript) await context.addInitScript({ content: initScriptSource(options.initScript) });
   const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (message) => {

@@ -1,5 +1,6 @@
 // The demo merchant's server over plain HTTP: a strict CSP with nothing inline, production bundles, the
-// merchant API key kept server-side, and the Pay form's input checked before anything is charged.
+// merchant API key kept server-side, and the Pay form's input checked before anything is charged (its
+// field, its order, and where the post comes from).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RunningDemo } from '../../demo/start-demo.ts';
@@ -7,20 +8,21 @@ import { startTestDemo } from './harness.ts';
 
 const MERCHANT_API_KEY = 'test-merchant-api-key-0123456789abcdef';
 
-async function postForm(url: string, fields: Record<string, string>): Promise<Response> {
+/** A Pay form post as the checkout page sends it: same-origin, with the shopper's order cookie if given. */
+async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', ...headers },
     body: new URLSearchParams(fields).toString(),
     redirect: 'manual',
   });
 }
 
-/** What the element sends to start linking, from the checkout's own origin. */
-function startVerification(demo: RunningDemo, body: Record<string, string>): Promise<Response> {
+/** What the element sends to start linking, from the checkout's own origin, in the shopper's browser. */
+function startVerification(demo: RunningDemo, cookie: string, body: Record<string, string>): Promise<Response> {
   return fetch(new URL('obv/verifications', demo.url), {
     method: 'POST',
-    headers: { 'content-type': 'application/json', origin: new URL(demo.url).origin },
+    headers: { 'content-type': 'application/json', origin: new URL(demo.url).origin, cookie },
     body: JSON.stringify({ currency: 'USD', ...body }),
   });
 }
@@ -36,11 +38,15 @@ async function expectFieldProblem(response: Response, status: number, paths: str
   );
 }
 
-async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string }> {
-  const html = await (await fetch(demo.url)).text();
+/** A new shopper's checkout: its page, its order and the order cookie its browser would send back. */
+async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string; cookie: string }> {
+  const response = await fetch(demo.url);
+  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+  const html = await response.text();
   const orderId = /name="orderId" value="(NR-[0-9A-F]+)"/.exec(html)?.[1];
   assert.ok(orderId, 'the checkout carries its order id');
-  return { html, orderId };
+  assert.equal(cookie, `nr_order=${orderId}`, 'the order is the browser’s through its cookie');
+  return { html, orderId, cookie };
 }
 
 describe('demo merchant server', () => {
@@ -65,7 +71,9 @@ describe('demo merchant server', () => {
     const html = await response.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'every script is a file');
     assert.doesNotMatch(html, /<style|\sstyle=/, 'every style is in a file');
-    assert.match(html, /<obv-link-account[^>]*\bname="accountToken"[^>]*\brequired/);
+    // The element's form value is the link reference: the Pay form never carries an account token.
+    assert.match(html, /<obv-link-account[^>]*\bname="linkRef"[^>]*\brequired/);
+    assert.doesNotMatch(html, /accountToken|account-token/);
   });
 
   it('opens a new order per shopper, priced in the element’s amount attribute', async () => {
@@ -89,8 +97,8 @@ describe('demo merchant server', () => {
   });
 
   it('starts a verification with the order’s own amount and shopper, whatever the page claims', async () => {
-    const { orderId } = await openOrder(demo);
-    const response = await startVerification(demo, { merchantUserId: 'someone-else', merchantTransactionId: orderId, amount: '0.01' });
+    const { orderId, cookie } = await openOrder(demo);
+    const response = await startVerification(demo, cookie, { merchantUserId: 'someone-else', merchantTransactionId: orderId, amount: '0.01' });
     assert.equal(response.status, 201);
     const verifications = [...demo.provider.state.verifications.values()];
     const upstream = verifications.find((v) => v.request.merchant.merchantTransactionId === orderId)?.request;
@@ -101,8 +109,18 @@ describe('demo merchant server', () => {
   });
 
   it('refuses to start a verification for an order the shop never opened', async () => {
-    const response = await startVerification(demo, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12' });
+    const { cookie } = await openOrder(demo);
+    const response = await startVerification(demo, cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12' });
     await expectFieldProblem(response, 422, ['merchantTransactionId']);
+  });
+
+  it('refuses to start a verification for another shopper’s order', async () => {
+    const mine = await openOrder(demo);
+    const theirs = await openOrder(demo);
+    const response = await startVerification(demo, mine.cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: theirs.orderId, amount: '75.12' });
+    await expectFieldProblem(response, 422, ['merchantTransactionId']);
+    const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === theirs.orderId);
+    assert.deepEqual(upstream, [], 'nothing was sent upstream for the other order');
   });
 
   it('serves the element and the page script as minified production bundles', async () => {
@@ -126,25 +144,64 @@ describe('demo merchant server', () => {
     for (const text of [html, ...scripts]) assert.ok(!text.includes(MERCHANT_API_KEY));
   });
 
-  it('rejects a Pay form without an account token with a problem naming the field', async () => {
-    const { orderId } = await openOrder(demo);
-    await expectFieldProblem(await postForm(new URL('pay', demo.url).href, { orderId }), 400, ['accountToken']);
+  it('rejects a Pay form without a link reference with a problem naming the field', async () => {
+    const { orderId, cookie } = await openOrder(demo);
+    await expectFieldProblem(await postForm(new URL('pay', demo.url).href, { orderId }, { cookie }), 400, ['linkRef']);
   });
 
   it('rejects a Pay form whose order id is malformed', async () => {
-    const response = await postForm(new URL('pay', demo.url).href, { orderId: '<script>', accountToken: 'x' });
+    const { cookie } = await openOrder(demo);
+    const response = await postForm(new URL('pay', demo.url).href, { orderId: '<script>', linkRef: 'x' }, { cookie });
     await expectFieldProblem(response, 400, ['orderId']);
   });
 
   it('answers 404 for an order this shop never opened', async () => {
-    const response = await postForm(new URL('pay', demo.url).href, { orderId: 'NR-000000000000', accountToken: 'tok' });
+    const { cookie } = await openOrder(demo);
+    const response = await postForm(new URL('pay', demo.url).href, { orderId: 'NR-000000000000', linkRef: 'ref' }, { cookie });
     assert.equal(response.status, 404);
     assert.equal((await fetch(new URL('orders/NR-000000000000', demo.url))).status, 404);
   });
 
-  it('shows a declined payment when the provider does not know the account token', async () => {
-    const { orderId } = await openOrder(demo);
-    const response = await postForm(new URL('pay', demo.url).href, { orderId, accountToken: 'tok_never_issued_by_the_sandbox' });
+  it('refuses with 403 a Pay form for an order that is not the browser’s own, and charges nothing', async () => {
+    const mine = await openOrder(demo);
+    const theirs = await openOrder(demo);
+    const before = demo.provider.state.transactions.size;
+    for (const cookie of [mine.cookie, '']) {
+      const response = await postForm(new URL('pay', demo.url).href, { orderId: theirs.orderId, linkRef: 'ref' }, cookie ? { cookie } : {});
+      await expectFieldProblem(response, 403, ['orderId']);
+    }
+    assert.equal(demo.provider.state.transactions.size, before);
+    assert.equal((await fetch(new URL(`orders/${theirs.orderId}`, demo.url))).status, 404, 'the other order is still open');
+  });
+
+  it('refuses with 403 a Pay form posted from another site, before reading it', async () => {
+    const { orderId, cookie } = await openOrder(demo);
+    const before = demo.provider.state.transactions.size;
+    const foreign: Record<string, string>[] = [
+      { 'sec-fetch-site': 'cross-site' },
+      { 'sec-fetch-site': 'same-site' },
+      { 'sec-fetch-site': 'none' },
+    ];
+    for (const headers of foreign) {
+      const response = await postForm(new URL('pay', demo.url).href, { orderId, linkRef: 'ref' }, { cookie, ...headers });
+      assert.equal(response.status, 403, JSON.stringify(headers));
+      assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    }
+    // A browser too old for Sec-Fetch-* still names the page's origin.
+    const oldBrowser = await fetch(new URL('pay', demo.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://attacker.example', cookie },
+      body: new URLSearchParams({ orderId, linkRef: 'ref' }).toString(),
+      redirect: 'manual',
+    });
+    assert.equal(oldBrowser.status, 403);
+    assert.equal(demo.provider.state.transactions.size, before);
+    assert.equal((await fetch(new URL(`orders/${orderId}`, demo.url))).status, 404, 'the order is still open');
+  });
+
+  it('shows a declined payment when the proxy does not know the link reference', async () => {
+    const { orderId, cookie } = await openOrder(demo);
+    const response = await postForm(new URL('pay', demo.url).href, { orderId, linkRef: 'ref_never_issued_by_the_proxy' }, { cookie });
     assert.equal(response.status, 303);
     const location = response.headers.get('location') ?? '';
     assert.equal(location, `/orders/${orderId}`);

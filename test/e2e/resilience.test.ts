@@ -108,7 +108,10 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
         );
         polledOutcome.catch(() => undefined); // awaited below; no unhandled rejection if the sign-in fails
         await signInAtBank(bank, 'user_good', 'pass_good');
-        await polledOutcome;
+        // What polling hands the browser is the reference and display fields, never the account's token.
+        const { outcome } = (await (await polledOutcome).json()) as { outcome: Record<string, unknown> };
+        assert.equal(typeof outcome.linkRef, 'string');
+        assert.equal('accountToken' in outcome, false);
         await waitForState(page, 'success');
         assert.ok(socketAttempts >= 1, 'the element did try the WebSocket first');
         await page.locator('#pay-button:enabled').waitFor();

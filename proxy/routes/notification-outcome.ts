@@ -53,7 +53,9 @@ function firstText(...candidates: unknown[]): string | undefined {
   return undefined;
 }
 
-const includes = (words: readonly string[], status: string) => words.some((word) => word.toUpperCase() === status.toUpperCase());
+/** ASCII case-insensitive: `toUpperCase` alone would also fold look-alikes such as "ſUCCESS" into a word. */
+const includes = (words: readonly string[], status: string) =>
+  /^[A-Za-z0-9_-]{1,40}$/.test(status) && words.some((word) => word.toUpperCase() === status.toUpperCase());
 
 /** Parses a notification body; 400 when it is not an object, 422 when its status is unknown or a success lacks its token. */
 export function readNotification(body: unknown, words: StatusWords): ReportedNotification {

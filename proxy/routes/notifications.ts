@@ -18,6 +18,12 @@ import { createWebhookVerifier } from './webhook-signature.ts';
 /** Seen webhook-ids are remembered this long (well past the provider's retry window). */
 const WEBHOOK_ID_TTL_MS = 24 * 3_600_000;
 
+/**
+ * How long one delivery holds the right to call `onOutcome`: a concurrent or retried delivery meanwhile
+ * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
+ */
+const OUTCOME_HOOK_LEASE_MS = 120_000;
+
 const STORED_BODY = JSON.stringify({ status: 'stored' });
 const IGNORED_BODY = JSON.stringify({ status: 'ignored' });
 
@@ -62,14 +68,25 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome) });
-    if (!ctx.onOutcome || (await store.readMark(markerKey.outcomeHandled(record.sessionId))) !== undefined) return;
+    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, outcome, ttlMs);
+  }
+
+  /** The hook runs under a lease, so overlapping deliveries (retries, several instances) call it once. */
+  async function callOnOutcomeOnce(onOutcome: OnOutcome, record: SessionRecord, outcome: VerificationOutcome, ttlMs: number): Promise<void> {
+    const { sessionId } = record;
+    if ((await store.readMark(markerKey.outcomeHandled(sessionId))) !== undefined) return;
+    const lease = newId();
+    if ((await store.mark(markerKey.outcomeRunning(sessionId), lease, OUTCOME_HOOK_LEASE_MS)) !== lease) {
+      throw new ProblemError(503, 'outcome-in-progress', 'Outcome being processed', 'Another delivery of this outcome is being processed; retry later.');
+    }
     try {
-      await ctx.onOutcome(outcomeReport(record, outcome));
+      await onOutcome(outcomeReport(record, outcome));
     } catch (error) {
-      logger.error({ err: safeError(error), session: sessionLogRef(record.sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
+      await store.unmark(markerKey.outcomeRunning(sessionId));
+      logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
       throw new ProblemError(500, 'outcome-hook-failed', 'Outcome not processed', 'The merchant\'s outcome handler failed; retry later.');
     }
-    await store.mark(markerKey.outcomeHandled(record.sessionId), 'done', ttlMs);
+    await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
 
   // Raw body: the signature covers the exact bytes. Any content type is read the same way.

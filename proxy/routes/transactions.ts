@@ -8,7 +8,8 @@ import type { ProxyContext } from '../context.ts';
 import { ProblemError, UnsupportedMediaTypeProblem } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
-import { UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
+import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
+import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
 import { requireApiKey } from './merchant-auth.ts';
@@ -37,8 +38,16 @@ function mismatch(path: string, detail: string): ProblemError {
 
 const sameAmount = (a: string, b: string) => Number(a) === Number(b);
 
-/** The provider answered (so it did not charge), or was never reached: the reference may be tried again. */
-const nothingCharged = (error: unknown) => error instanceof UpstreamHttpError || error instanceof UpstreamUnreachableError;
+/**
+ * Whether a failed call certainly charged nothing, so the reference may be tried again: no token to call
+ * with, a connection never made, or the provider's own refusal (4xx). A 5xx, a reset mid-request or a
+ * time-out may have charged: the reference stays used and the merchant reconciles with the provider.
+ */
+function nothingCharged(error: unknown): boolean {
+  if (error instanceof TokenError) return true;
+  if (error instanceof UpstreamUnreachableError) return connectionNeverEstablished(error.cause);
+  return error instanceof UpstreamHttpError && error.status < 500;
+}
 
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, apiKey: string): Router {
   const router = express.Router();
@@ -78,11 +87,10 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
         accountToken: outcome.accountToken,
       });
     } catch (error) {
-      // A time-out may have charged: the reference stays used, and the merchant reconciles with the provider.
       if (nothingCharged(error)) await store.unmark(markerKey.redeemed(linkRef));
       throw error;
     }
-    if (result.status >= 400) await store.unmark(markerKey.redeemed(linkRef));
+    if (result.status >= 400 && result.status < 500) await store.unmark(markerKey.redeemed(linkRef));
     logger.info({ merchantTransactionId, linkRef: sessionLogRef(linkRef), status: result.status }, 'interactive transaction submitted');
     res.status(result.status).set('cache-control', 'no-store').json(result.body);
   });

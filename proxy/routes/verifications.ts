@@ -80,10 +80,12 @@ export function verificationsRouter(ctx: ProxyContext): Router {
    * The accountToken behind an earlier link reference, for a re-verification. Only when the merchant's
    * server vouches for the user (enrichStart), and only for the user the reference was issued to.
    */
-  async function tokenToReverify(linkRef: string, merchantUserId: string): Promise<string> {
+  async function tokenToReverify(linkRef: string, merchantUserId: string | undefined): Promise<string> {
     const refused = (detail: string) => new ProblemError(422, 'link-ref-refused', 'Cannot re-verify this account', detail,
       [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }]);
-    if (!ctx.enrichStart) throw refused('Re-verifying by link reference needs the server to name the merchant user (the enrichStart hook).');
+    if (!ctx.enrichStart || !merchantUserId) {
+      throw refused('Re-verifying by link reference needs the server to name the merchant user (set merchant.merchantUserId in the enrichStart hook).');
+    }
     const sessionId = await store.readMark(markerKey.linkRef(linkRef));
     const record = sessionId === undefined ? undefined : await store.get(sessionId);
     if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId) {
@@ -105,7 +107,8 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       consumer: { ...body.consumer },
       merchant: {
         merchantId: config.merchantId,
-        merchantUserId: body.merchantUserId,
+        // A re-verification by reference takes the user only from the server (enrichStart), never the page.
+        merchantUserId: body.linkRef ? undefined : body.merchantUserId,
         merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
         merchantSubId: config.merchantSubId,
       },
@@ -121,7 +124,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     };
     const enriched = ctx.enrichStart ? await ctx.enrichStart(req, draft) : draft;
     const userId = enriched.merchant.merchantUserId;
-    const reverified = body.linkRef && !enriched.accountToken && userId ? await tokenToReverify(body.linkRef, userId) : undefined;
+    const reverified = body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined;
     const candidate = {
       ...enriched,
       ...(reverified ? { accountToken: reverified } : {}),

@@ -13,6 +13,8 @@ export const markerKey = {
   redeemed: (ref: string) => `redeemed:${ref}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
+  /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */
+  outcomeRunning: (sessionId: string) => `outcome-running:${sessionId}`,
 } as const;
 
 /** Both backends keep a record this long after it expires (memory `retentionMs`, Redis `graceMs`). */

@@ -137,7 +137,8 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
 
   router.get('/orders/:orderId', (req, res) => {
     const order = orders.get(req.params.orderId);
-    if (!order || order.state === 'open') {
+    // A receipt is the shopper's own: an order id alone (shared, guessed, in a log) shows nothing.
+    if (!order || order.state === 'open' || order.orderId !== shoppersOrderId(req)) {
       sendHtml(res, 404, notFoundPage());
       return;
     }

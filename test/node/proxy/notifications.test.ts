@@ -161,8 +161,9 @@ describe('notification intake', () => {
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 
-  test('refuses an unknown or missing verificationStatus (4xx, logged at error), even with a token', async () => {
-    for (const status of ['PENDING_REVIEW', undefined]) {
+  test('refuses an unknown, missing or look-alike verificationStatus (4xx, logged at error), even with a token', async () => {
+    // "ſUCCESS" (long s) upper-cases to "SUCCESS" in Unicode: only ASCII case is ignored.
+    for (const status of ['PENDING_REVIEW', undefined, '\u017fUCCESS']) {
       const { sessionId, url } = await sessionWithNotificationUrl();
       const response = await postNotification(url, { ...successPayload('acct-unknown-status'), verificationStatus: status });
       assert.ok(response.status === 422 || response.status === 400, `status ${response.status}`);
@@ -263,5 +264,21 @@ describe('the onOutcome hook', () => {
     assert.equal((await postNotification(url, payload, { id: 'msg_hook_1' })).status, 200);
     assert.equal(calls, 2, 'called again after the failure, and not after it returned');
     assert.ok(pair.logs.find('the onOutcome hook failed; the provider will retry the notification').length > 0);
+  });
+
+  test('overlapping deliveries call a slow hook once: the other is answered 503 and its retry finds it done', async (t) => {
+    let calls = 0;
+    const pair = await startProxyPair({ proxy: { onOutcome: async () => {
+      calls += 1;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    } } });
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const url = await pair.notificationUrl(sessionId);
+    const payload = successPayload('acct-slow-hook');
+    const statuses = (await Promise.all([0, 1].map(() => postNotification(url, payload, { id: 'msg_slow_1' })))).map((r) => r.status);
+    assert.deepEqual(statuses.sort(), [200, 503]);
+    assert.equal((await postNotification(url, payload, { id: 'msg_slow_1' })).status, 200);
+    assert.equal(calls, 1);
   });
 });

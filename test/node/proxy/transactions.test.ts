@@ -2,6 +2,8 @@
 // holds; the proxy looks the accountToken up itself, and only for the user, order and amount it was
 // verified for, once.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
@@ -157,5 +159,31 @@ describe('transactions', () => {
     const response = await fetch(`${bare.baseUrl}/transactions`, { method: 'POST', headers: { authorization: 'Bearer anything' } });
     assert.equal(response.status, 404);
     assert.equal((await fetch(`${bare.baseUrl}/links/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { authorization: 'Bearer anything' } })).status, 404);
+  });
+
+  test('a 5xx from the gateway may have charged: the reference stays used and is not sent twice', async (t) => {
+    let charges = 0;
+    const gateway = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        charges += 1;
+        res.writeHead(502, { 'content-type': 'application/json' }).end('{"error":"upstream hiccup"}');
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
+    const flaky = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
+    });
+    t.after(() => flaky.close());
+    const linkRef = await verifiedLinkRef();
+    const pay = () => fetch(`${flaky.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(payment(linkRef)),
+    });
+    assert.equal((await pay()).status, 502);
+    const again = await pay();
+    assert.equal(again.status, 409);
+    assert.equal(charges, 1, 'the gateway saw one charge');
   });
 });

@@ -304,4 +304,21 @@ describe('re-verifying an account the merchant user linked before', () => {
     assert.equal(response.status, 422);
     assert.match(((await response.json()) as { detail: string }).detail, /enrichStart/);
   });
+
+  test('ignores the page\'s merchantUserId for a re-verification: a hook that does not name the user gets 422', async (t) => {
+    const linkRef = await linkedRef('10.00', 'user-c');
+    // A plausible hook that only fills in the consumer: the user id would otherwise come from the page.
+    const consumerOnly = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { sessionStore: pair.store, resultBus: pair.bus, enrichStart: (_req, draft) => ({ ...draft, consumer: START_BODY.consumer }) },
+    });
+    t.after(() => consumerOnly.close());
+    const response = await fetch(`${consumerOnly.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: consumerOnly.origin },
+      body: JSON.stringify({ ...START_BODY, merchantUserId: 'user-c', linkRef }),
+    });
+    assert.equal(response.status, 422);
+    assert.match(((await response.json()) as { detail: string }).detail, /merchantUserId/);
+  });
 });

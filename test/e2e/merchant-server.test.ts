@@ -171,7 +171,7 @@ describe('demo merchant server', () => {
       await expectFieldProblem(response, 403, ['orderId']);
     }
     assert.equal(demo.provider.state.transactions.size, before);
-    assert.equal((await fetch(new URL(`orders/${theirs.orderId}`, demo.url))).status, 404, 'the other order is still open');
+    assert.equal((await fetch(new URL(`orders/${theirs.orderId}`, demo.url), { headers: { cookie: theirs.cookie } })).status, 404, 'the other order is still open');
   });
 
   it('refuses with 403 a Pay form posted from another site, before reading it', async () => {
@@ -196,7 +196,7 @@ describe('demo merchant server', () => {
     });
     assert.equal(oldBrowser.status, 403);
     assert.equal(demo.provider.state.transactions.size, before);
-    assert.equal((await fetch(new URL(`orders/${orderId}`, demo.url))).status, 404, 'the order is still open');
+    assert.equal((await fetch(new URL(`orders/${orderId}`, demo.url), { headers: { cookie } })).status, 404, 'the order is still open');
   });
 
   it('shows a declined payment when the proxy does not know the link reference', async () => {
@@ -205,7 +205,7 @@ describe('demo merchant server', () => {
     assert.equal(response.status, 303);
     const location = response.headers.get('location') ?? '';
     assert.equal(location, `/orders/${orderId}`);
-    const page = await (await fetch(new URL(location, demo.url))).text();
+    const page = await (await fetch(new URL(location, demo.url), { headers: { cookie } })).text();
     assert.match(page, /Payment not completed/);
     assert.doesNotMatch(page, /APPROVED/);
   });

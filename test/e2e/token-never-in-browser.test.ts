@@ -391,7 +391,6 @@ describe('the accountToken never reaches the browser', { timeout: TEST_TIMEOUT_M
       assert.equal(problem.title, 'Not your order');
       assert.deepEqual(problem.errors.map((error) => error.path), ['orderId']);
       assert.equal(demo.provider.state.transactions.size, charged, 'nothing was charged');
-      assert.equal((await fetch(new URL(`orders/${otherOrder}`, demo.url))).status, 404, 'the other order is still open');
     });
   });
 

@@ -9,6 +9,7 @@ import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
 import { outcomeOfNotification } from './notification-outcome.ts';
 import { rawBody } from './raw-body.ts';
+import { clip, WarningLimiter } from '../log-limits.ts';
 import { createWebhookVerifier } from './webhook-signature.ts';
 
 /** Seen webhook-ids are remembered this long (well past the provider's retry window). */
@@ -33,6 +34,9 @@ export function notificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const { store, bus, logger } = ctx;
   const webhook = createWebhookVerifier(ctx.config.webhookSecret);
+  // Anyone can post here: refusals are counted in metrics and logged at most once a minute per reason.
+  const warnings = new WarningLimiter(logger);
+  const refused = ctx.metrics.refusedNotifications;
 
   // Raw body: the signature covers the exact bytes. Any content type is read the same way.
   router.post('/notifications/:ref', rawBody(64 * 1024), async (req, res) => {
@@ -46,7 +50,8 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       });
     } catch (error) {
       const reason = error instanceof Error ? error.message : 'verification failed';
-      logger.warn({ webhookId: webhookId.slice(0, 64), reason }, 'rejected a notification: bad signature');
+      refused.inc({ reason: 'signature' });
+      warnings.warn('signature', { webhookId: clip(webhookId), reason: clip(reason) }, 'rejected a notification: bad signature');
       throw new UnauthorizedProblem(`Webhook signature rejected: ${reason}.`);
     }
 
@@ -54,13 +59,15 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     try {
       body = JSON.parse(payload);
     } catch {
+      refused.inc({ reason: 'bad_json' });
       throw new ValidationProblem('The notification body is not valid JSON.', [{ path: 'body', message: 'must be valid JSON' }]);
     }
     const ref = String(req.params.ref);
     const sessionId = ID_PATTERN.test(ref) ? await store.sessionIdForNotificationRef(ref) : undefined;
     const session = sessionId === undefined ? undefined : await store.get(sessionId);
     if (!session) {
-      logger.warn({ webhookId, ref: ref.slice(0, 8) }, 'notification for an unknown session reference');
+      refused.inc({ reason: 'unknown_ref' });
+      warnings.warn('unknown_ref', { webhookId: clip(webhookId), ref: clip(ref, 8) }, 'notification for an unknown session reference');
       throw new NotFoundProblem('No verification session has this notification reference.');
     }
     const outcome = outcomeOfNotification(body);
@@ -70,6 +77,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     // a second pass through the redaction for its bindings.
     const logRef = sessionLogRef(session.sessionId);
     if (stored) {
+      ctx.metrics.outcomes.inc({ status: outcome.status });
       await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
       await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
       logger.info({ session: logRef, webhookId, outcome: outcome.status }, 'verification outcome stored and published');

@@ -2,9 +2,10 @@
 // with the verified accountToken and passes the provider's answer through.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import express, { type RequestHandler, type Router } from 'express';
+import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { UnauthorizedProblem, UnsupportedMediaTypeProblem } from '../errors.ts';
+import { TooManyRequestsProblem, UnauthorizedProblem, UnsupportedMediaTypeProblem } from '../errors.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { parseOrThrow } from './problem.ts';
 
@@ -39,10 +40,31 @@ function requireApiKey(apiKey: string): RequestHandler {
   };
 }
 
+/** Window of the failed-key limit. */
+const AUTH_FAILURE_WINDOW_MS = 15 * 60_000;
+
+/**
+ * Counts only refused keys (401s) per client address; past `limit` in the window every request from
+ * that address is answered 429, the right key included, so the limit cannot be used as an oracle.
+ * Per instance (in memory): with several instances each allows `limit`.
+ */
+function limitFailedKeys(limit: number): RequestHandler {
+  if (limit === 0) return (_req, _res, next) => next();
+  return rateLimit({
+    windowMs: AUTH_FAILURE_WINDOW_MS,
+    limit,
+    skipSuccessfulRequests: true,
+    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    handler: (_req, _res, next) => next(new TooManyRequestsProblem('Too many failed API-key attempts from this address; try again later.')),
+  });
+}
+
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, apiKey: string): Router {
   const router = express.Router();
   const { config } = ctx;
-  router.post('/transactions', requireApiKey(apiKey), express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/transactions', limitFailedKeys(config.authFailureLimit), requireApiKey(apiKey), express.json({ limit: '16kb' }), async (req, res) => {
     if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
     const { accountToken, merchantTransactionId, merchantUserId, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;

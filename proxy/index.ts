@@ -77,8 +77,12 @@ export interface ObvProxy {
   metrics: ProxyMetrics;
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
-  /** Marks the proxy as draining: /readyz answers 503 so load balancers stop sending new shoppers. */
-  drain(): void;
+  /**
+   * Starts a shutdown: /readyz answers 503 (load balancers stop sending new shoppers) and the WebSockets
+   * are closed with 1001, "going away" (the element reconnects, to another instance behind a balancer).
+   * HTTP routes keep answering, so in-flight requests can finish before `close()`.
+   */
+  drain(): Promise<void>;
   /** Closes the relays (1001, "going away"), the session backend it created and its timers. Does not close your server. */
   close(): Promise<void>;
 }
@@ -203,12 +207,12 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       metrics.addSocketSource(() => relay.connectionCount);
       return relay;
     },
-    drain() {
+    async drain() {
       ctx.lifecycle.draining = true;
+      await Promise.all(relays.splice(0).map((relay) => relay.close()));
     },
     async close() {
-      ctx.lifecycle.draining = true;
-      await Promise.all(relays.map((relay) => relay.close()));
+      await this.drain();
       await backend?.close();
     },
   };

@@ -90,7 +90,8 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   let shuttingDown: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
-    proxy.drain();
+    // Sockets first (1001: the browsers reconnect elsewhere at once), while HTTP requests still finish.
+    const drained = proxy.drain();
     const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
     // Idle keep-alive connections are cut now and again as requests finish, so nothing waits on them.
     const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
@@ -98,6 +99,7 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
     const deadline = Date.now() + config.shutdownTimeoutMs;
     while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
     if (inFlight > 0) logger.warn({ inFlight }, 'shutdown time-out: closing requests that did not finish');
+    await drained;
     await proxy.close();
     clearInterval(sweep);
     servers.forEach((s) => s.closeAllConnections());

@@ -178,7 +178,7 @@ describe('/readyz', () => {
     store.down = true;
     assert.equal((await fetch(`${pair.baseUrl}/readyz`)).status, 503);
     store.down = false;
-    pair.proxy.drain();
+    await pair.proxy.drain();
     const draining = await fetch(`${pair.baseUrl}/readyz`);
     assert.equal(draining.status, 503);
     assert.deepEqual(await draining.json(), { status: 'draining' });

@@ -105,6 +105,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       pgwClientId: SANDBOX_CREDENTIALS.clientId,
       merchantId: 'northwind-roasters',
       publicUrl,
+      // The proxy allows its public origin only (never "whatever Host the request names"); the demo
+      // page may also be opened as localhost.
+      allowedOrigins: reachable === '127.0.0.1' ? [`http://localhost:${address.port}`] : [],
       mountPath: '/obv',
       merchantApiKey,
       // The sandbox speaks plain http on loopback; the spec's HTTPS-only rule is for real providers.

@@ -1,43 +1,82 @@
 // The Express sub-app the merchant mounts. A sub-app rather than a Router so it can carry its own
 // `trust proxy` (req.ip → originatorIp and the rate limit) while still inheriting the parent's when unset.
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { ProxyContext } from './context.ts';
+import { WarningLimiter } from './log-limits.ts';
 import { cors } from './routes/cors.ts';
 import { notFoundHandler, problemHandler } from './routes/problem.ts';
 import { linksRouter } from './routes/links.ts';
+import { merchantAuth } from './routes/merchant-auth.ts';
 import { notificationsRouter } from './routes/notifications.ts';
+import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
 import { transactionsRouter } from './routes/transactions.ts';
 import { verificationsRouter } from './routes/verifications.ts';
 
-export function createApp(ctx: ProxyContext): Express {
+/** A bare sub-app with the proxy's `trust proxy`, if it has one. */
+function subApp(ctx: ProxyContext): Express {
   const app = express();
   app.disable('x-powered-by');
   if (ctx.config.trustProxy !== undefined) app.set('trust proxy', ctx.config.trustProxy);
+  return app;
+}
+
+/**
+ * Warns once when requests carry X-Forwarded-For but nothing is trusted: behind a load balancer every
+ * shopper would then share the balancer's address (one rate limit, one socket cap, its originatorIp).
+ */
+function warnOnUntrustedForwarding(ctx: ProxyContext): RequestHandler {
+  const warnings = new WarningLimiter(ctx.logger);
+  return (req, _res, next) => {
+    if (req.headers['x-forwarded-for'] !== undefined) {
+      const trust = req.app.get('trust proxy') as unknown;
+      if (trust === false || trust === 0 || trust === undefined) {
+        warnings.once('x-forwarded-for', {},
+          'requests carry X-Forwarded-For but OBV_TRUST_PROXY is not set: every client behind that proxy shares its address '
+          + '(set OBV_TRUST_PROXY to the hop count or the proxy addresses)');
+      }
+    }
+    next();
+  };
+}
+
+export function createApp(ctx: ProxyContext): Express {
+  const app = subApp(ctx);
   app.on('mount', () => {
     if (app.mountpath !== ctx.config.mountPath) {
       ctx.logger.warn({ mountedAt: app.mountpath, mountPath: ctx.config.mountPath },
         'the proxy is mounted at a different path than OBV_MOUNT_PATH; return and notification URLs will not reach it');
     }
   });
+  app.use(warnOnUntrustedForwarding(ctx));
 
-  app.get('/healthz', (_req, res) => {
-    res.set('cache-control', 'no-store').json({ status: 'ok' });
-  });
-  // Server-to-server and top-level navigation routes: no CORS.
-  app.use(notificationsRouter(ctx));
+  app.use(readinessRouter(ctx));
+  // Server-to-server and top-level navigation routes: no CORS. Notifications live on their own
+  // listener instead when notificationPublicUrl says so.
+  if (!ctx.config.notificationPublicUrl) app.use(notificationsRouter(ctx));
   app.use(returnPageRouter(ctx));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
-  if (apiKey) app.use(linksRouter(ctx, apiKey));
-  if (ctx.transactions && apiKey) app.use(transactionsRouter(ctx, ctx.transactions, apiKey));
+  const auth = apiKey ? merchantAuth(apiKey, ctx.config.authFailureLimit) : undefined;
+  if (auth) app.use(linksRouter(ctx, auth));
+  if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
   // Browser-facing JSON routes.
   app.use(['/verifications', '/sessions'], cors(ctx.originPolicy));
   app.use(verificationsRouter(ctx));
   app.use(sessionsRouter(ctx));
 
   app.use(notFoundHandler);
-  app.use(problemHandler(ctx.logger));
+  app.use(problemHandler(ctx.logger, ctx.metrics));
+  return app;
+}
+
+/** The provider's notifications alone, for a listener of their own that browser traffic cannot reach. */
+export function createNotificationApp(ctx: ProxyContext): Express {
+  const app = subApp(ctx);
+  app.use(readinessRouter(ctx));
+  app.use(notificationsRouter(ctx));
+  app.use(notFoundHandler);
+  app.use(problemHandler(ctx.logger, ctx.metrics));
   return app;
 }

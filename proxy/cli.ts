@@ -1,6 +1,9 @@
-// `npm start`: configuration from the environment, one Express app with the proxy at its mount path.
-import express from 'express';
-import { ConfigError, configFromEnv, createLogger, createObvProxy } from './index.ts';
+// `npm start`: configuration from the environment, then the servers of proxy/server.ts. SIGTERM/SIGINT
+// drain them (in-flight requests finish, sockets get 1001) and the process exits 0 within
+// OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
+import { ConfigError, configFromEnv, createLogger } from './index.ts';
+import { safeError } from './logger.ts';
+import { startProxyServers } from './server.ts';
 
 let config;
 try {
@@ -13,20 +16,37 @@ try {
   throw error;
 }
 const logger = createLogger(config.logLevel);
-const proxy = createObvProxy({ ...config, logger });
-const app = express();
-app.disable('x-powered-by');
-app.use(proxy.mountPath, proxy.router);
-const server = app.listen(config.port, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  logger.info({ url: `http://localhost:${port}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
-});
-proxy.attachRelay(server);
+const shutdownTimeoutMs = config.shutdownTimeoutMs;
 
-function shutdown(): void {
-  logger.info('shutting down');
-  void proxy.close().finally(() => server.close(() => process.exit(0)));
+let running;
+try {
+  running = await startProxyServers(config, { logger });
+} catch (error) {
+  logger.fatal({ err: safeError(error) }, 'could not start the proxy');
+  process.exit(1);
+}
+const servers = running;
+
+let stopping = false;
+function shutdown(signal: NodeJS.Signals): void {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: draining requests and sockets');
+  // The bound: the drain itself waits at most shutdownTimeoutMs; this covers anything that hangs after.
+  setTimeout(() => {
+    logger.warn('shutdown did not finish in time; exiting');
+    process.exit(0);
+  }, shutdownTimeoutMs + 2_000).unref();
+  servers.shutdown().then(
+    () => {
+      logger.info('shut down');
+      process.exit(0);
+    },
+    (error: unknown) => {
+      logger.error({ err: safeError(error) }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }
 process.once('SIGINT', shutdown);
 process.once('SIGTERM', shutdown);

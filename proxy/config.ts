@@ -1,6 +1,7 @@
 // The proxy's configuration: one zod schema over a camelCase object, used both by code
 // (`createObvProxy({...})`) and by the CLI (environment variables mapped onto it), so both paths get
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
+import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { DEFAULT_REDIS_PREFIX } from './sessions/redis-keys.ts';
 
@@ -56,25 +57,73 @@ const StatusWords = z.union([
   z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
 ]).pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"')).min(1, 'must name at least one status'));
 
-/** `true`/`false`, a hop count, or a comma list of addresses/subnets: Express's `trust proxy` values. */
+/** Named subnets proxy-addr (Express's `trust proxy`) knows. */
+const NAMED_SUBNETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address, `address/prefix`, `address/netmask` or a named subnet, as Express's `trust proxy` takes them. */
+function isTrustedProxyEntry(entry: string): boolean {
+  if (NAMED_SUBNETS.has(entry)) return true;
+  const [address = '', range, ...extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra.length > 0) return false;
+  if (range === undefined) return true;
+  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
+  return family === 4 && isIPv4(range);
+}
+
+const TRUST_PROXY_MESSAGE = 'must be a hop count (1 = one load balancer) or a comma list of proxy addresses/subnets '
+  + '(e.g. 10.0.0.0/8, loopback); `true` would let any client choose its own address with X-Forwarded-For';
+
+const TrustProxyList = z
+  .array(z.string().trim().min(1))
+  .min(1)
+  .refine((entries) => entries.every(isTrustedProxyEntry), TRUST_PROXY_MESSAGE);
+
+/**
+ * Express `trust proxy`, restricted to the forms that cannot be spoofed by the client: a hop count or
+ * the addresses/subnets of the proxies in front (never `true`, which trusts any X-Forwarded-For).
+ * `false`/`0` trusts nothing (the socket's address is the client's).
+ */
 const TrustProxy = z.union([
-  z.boolean(),
+  z.literal(false),
   z.number().int().nonnegative(),
+  TrustProxyList,
   z
     .string()
     .trim()
     .min(1)
-    .transform((value): boolean | number | string => {
-      if (value === 'true') return true;
+    .transform((value, ctx): false | number | string[] => {
       if (value === 'false') return false;
-      return /^\d+$/.test(value) ? Number(value) : value;
+      if (/^\d+$/.test(value)) return Number(value);
+      const entries = value.split(',').map((item) => item.trim()).filter(Boolean);
+      if (value === 'true' || !entries.every(isTrustedProxyEntry)) {
+        ctx.addIssue({ code: 'custom', message: TRUST_PROXY_MESSAGE });
+        return z.NEVER;
+      }
+      return entries;
     }),
-]);
+], { error: TRUST_PROXY_MESSAGE });
+
+const Port = z.coerce.number<unknown>({ error: 'must be a port number' }).int().min(0).max(65_535);
+const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int().positive('must be greater than zero');
+
+/**
+ * Values published with the sandbox (docs/CONTRACTS.md §1, demo/provider): anyone may know them, so a
+ * production proxy must not accept them. Kept here rather than imported: the proxy never imports demo/.
+ */
+export const PUBLISHED_SANDBOX_VALUES = {
+  webhookSecrets: ['whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw=='],
+  clientIds: ['sandbox_client', 'revoked_client', 'limited_client'],
+  clientSecrets: ['sandbox_secret', 'revoked_secret', 'limited_secret'],
+} as const;
+
+/** Shortest webhook key (decoded bytes) and API key accepted outside sandbox mode. */
+export const MIN_WEBHOOK_KEY_BYTES = 24;
+export const MIN_PRODUCTION_API_KEY_LENGTH = 32;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-export const ProxyConfigSchema = z
-  .object({
+const ConfigFields = z.object({
     /** `{base_url}`: host of the token and verification endpoints. */
     baseUrl: HttpUrl,
     /** `{gateway_url}`: host of the transaction endpoint. Defaults to `baseUrl`. */
@@ -105,6 +154,8 @@ export const ProxyConfigSchema = z
     /** `verificationStatus` values that mean success / failure (case-insensitive); anything else is refused. */
     successStatuses: StatusWords.default(['SUCCESS']),
     failureStatuses: StatusWords.default(['FAILURE']),
+    /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
+    authFailureLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(10),
     sessionTtlMs: Duration.default(30 * 60_000),
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
@@ -117,28 +168,94 @@ export const ProxyConfigSchema = z
       .default(DEFAULT_REDIS_PREFIX),
     /** Verification starts per client IP per minute; 0 turns the limit off. */
     rateLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(30),
-    /** Express `trust proxy`; when unset, the app the router is mounted in decides. */
+    /** Express `trust proxy` (hop count or addresses/subnets); when unset, the app the router is mounted in decides. */
     trustProxy: TrustProxy.optional(),
+    /** WebSockets per session; a new one replaces the oldest. */
+    maxSocketsPerSession: Count.default(4),
+    /** WebSockets per client address (after `trustProxy`); more are closed with 1013. */
+    maxSocketsPerClient: Count.default(64),
+    /** WebSockets on this instance; more are closed with 1013. Default 10,000, lowered to fit the file limit. */
+    maxSockets: Count.optional(),
+    /** http.Server `headersTimeout`: a client must send its headers within this. */
+    headersTimeoutMs: Duration.default(10_000),
+    /** http.Server `requestTimeout`: a whole request (headers and body) must arrive within this. */
+    requestTimeoutMs: Duration.default(30_000),
+    /**
+     * Public URL of a separate listener for the provider's notifications (npm start: OBV_NOTIFICATION_PORT).
+     * When set, notification URLs point there and the browser-facing router no longer serves them.
+     */
+    notificationPublicUrl: HttpUrl.optional(),
+    /** npm start: port of the notification listener (needs notificationPublicUrl). */
+    notificationPort: Port.optional(),
+    /** npm start: port of the Prometheus /metrics listener; unset = no metrics listener. */
+    metricsPort: Port.optional(),
+    /** npm start: address the metrics listener binds to; loopback unless you say otherwise. */
+    metricsHost: Text.default('127.0.0.1'),
+    /** npm start: how long in-flight requests may take to finish after SIGTERM/SIGINT. */
+    shutdownTimeoutMs: Duration.default(10_000),
+    /** npm start: the address to listen on; unset = every interface. */
+    host: Text.optional(),
     logLevel: z.enum(LOG_LEVELS).default('info'),
-    port: z.coerce.number<unknown>({ error: 'must be a port number' }).int().min(0).max(65_535).default(3000),
-  })
+    port: Port.default(3000),
+});
+
+export const ProxyConfigSchema = ConfigFields
   .superRefine((config, ctx) => {
-    if (!config.sandbox) {
-      for (const key of ['baseUrl', 'gatewayUrl', 'publicUrl'] as const) {
-        // Refinements run even when a field already failed, so the URL may not parse.
-        const value = config[key];
-        if (value && URL.canParse(value) && new URL(value).protocol !== 'https:') {
-          ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the spec allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
-        }
+    for (const key of ['publicUrl', 'notificationPublicUrl'] as const) {
+      const value = config[key];
+      if (!value || !URL.canParse(value)) continue;
+      const url = new URL(value);
+      // The per-session URLs are built by appending to it: a query or fragment would swallow the path.
+      if (url.search || url.hash || value.includes('#') || value.includes('?')) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'must not have a query or fragment (the per-session paths are appended to it)' });
       }
+      if (url.username || url.password) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
     }
+    if (!config.sandbox) productionGuardrails(config, ctx);
     if (config.merchantApiKey && (!config.pgwAppId || !config.pgwClientId)) {
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
     }
+    if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
+      ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
+    }
   })
   .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl }));
+
+type ConfigFields = z.infer<typeof ConfigFields>;
+
+/** Sandbox mode off: no published sandbox values, no short secrets, https everywhere. */
+function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void {
+  const hint = ' (outside sandbox mode; OBV_SANDBOX=true is for the local sandbox only)';
+  for (const key of ['baseUrl', 'gatewayUrl', 'publicUrl', 'notificationPublicUrl'] as const) {
+    // Refinements run even when a field already failed, so the URL may not parse.
+    const value = config[key];
+    if (value && URL.canParse(value) && new URL(value).protocol !== 'https:') {
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the spec allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
+    }
+  }
+  (config.allowedOrigins ?? []).forEach((origin, index) => {
+    if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: ['allowedOrigins', index], message: `${origin} must use https${hint}` });
+  });
+  const secret = config.webhookSecret;
+  if ((PUBLISHED_SANDBOX_VALUES.webhookSecrets as readonly string[]).includes(secret)) {
+    ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `is the sandbox's published secret${hint}` });
+  } else if (secret?.startsWith('whsec_') && Buffer.from(secret.slice(6), 'base64').length < MIN_WEBHOOK_KEY_BYTES) {
+    ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `must decode to at least ${MIN_WEBHOOK_KEY_BYTES} bytes${hint}` });
+  }
+  if ((PUBLISHED_SANDBOX_VALUES.clientIds as readonly string[]).includes(config.clientId)) {
+    ctx.addIssue({ code: 'custom', path: ['clientId'], message: `is a published sandbox client${hint}` });
+  }
+  if ((PUBLISHED_SANDBOX_VALUES.clientSecrets as readonly string[]).includes(config.clientSecret)) {
+    ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: `is a published sandbox secret${hint}` });
+  }
+  const apiKey = config.merchantApiKey;
+  if (apiKey !== undefined && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
+    ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
+      message: `must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
+  }
+}
 
 /** What `createObvProxy` accepts (before defaults). */
 export type ProxyConfigInput = z.input<typeof ProxyConfigSchema>;
@@ -173,7 +290,19 @@ export const ENV_VARIABLES = {
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',
   OBV_TRUST_PROXY: 'trustProxy',
+  OBV_AUTH_FAILURE_LIMIT: 'authFailureLimit',
+  OBV_WS_MAX_PER_SESSION: 'maxSocketsPerSession',
+  OBV_WS_MAX_PER_CLIENT: 'maxSocketsPerClient',
+  OBV_WS_MAX_TOTAL: 'maxSockets',
+  OBV_HEADERS_TIMEOUT: 'headersTimeoutMs',
+  OBV_REQUEST_TIMEOUT: 'requestTimeoutMs',
+  OBV_NOTIFICATION_PUBLIC_URL: 'notificationPublicUrl',
+  OBV_NOTIFICATION_PORT: 'notificationPort',
+  OBV_METRICS_PORT: 'metricsPort',
+  OBV_METRICS_HOST: 'metricsHost',
+  OBV_SHUTDOWN_TIMEOUT: 'shutdownTimeoutMs',
   OBV_LOG_LEVEL: 'logLevel',
+  HOST: 'host',
   PORT: 'port',
 } as const satisfies Record<string, keyof ProxyConfigInput>;
 

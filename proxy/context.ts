@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config.ts';
+import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './origin.ts';
 import type { OnOutcome } from './routes/notifications.ts';
 import type { EnrichStart } from './routes/verifications.ts';
@@ -23,5 +24,8 @@ export interface ProxyContext {
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;
+  metrics: ProxyMetrics;
+  /** `draining` once shutdown began: /readyz then answers 503. */
+  lifecycle: { draining: boolean };
   now: () => number;
 }

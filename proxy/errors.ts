@@ -87,6 +87,16 @@ export class ConflictProblem extends ProblemError {
   }
 }
 
+/** The same Idempotency-Key again with a different body: a client bug, never a retry. */
+export class IdempotencyKeyReusedProblem extends ProblemError {
+  override name = 'IdempotencyKeyReusedProblem';
+  constructor() {
+    super(422, 'idempotency-key-reused', 'Idempotency-Key reused',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      [{ path: 'Idempotency-Key', message: 'was already used with a different body' }]);
+  }
+}
+
 export class PayloadTooLargeProblem extends ProblemError {
   override name = 'PayloadTooLargeProblem';
   constructor(limit: string | number) {
@@ -103,8 +113,8 @@ export class UnsupportedMediaTypeProblem extends ProblemError {
 
 export class TooManyRequestsProblem extends ProblemError {
   override name = 'TooManyRequestsProblem';
-  constructor() {
-    super(429, 'rate-limited', 'Too many requests', 'Too many verification requests from this address; try again later.');
+  constructor(detail = 'Too many verification requests from this address; try again later.') {
+    super(429, 'rate-limited', 'Too many requests', detail);
   }
 }
 

@@ -1,14 +1,16 @@
 // Public API of the proxy: `createObvProxy(options)` builds the Express sub-app, the upstream clients
 // and the session backend; `attachRelay(server)` adds the WebSocket relay to the merchant's server.
 import type { Server } from 'node:http';
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
-import { createApp } from './app.ts';
+import { createApp, createNotificationApp } from './app.ts';
 import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config.ts';
 import type { ProxyContext } from './context.ts';
 import { createLogger } from './logger.ts';
 import { createOriginPolicy } from './origin.ts';
+import { clientAddress, type TrustFunction } from './client-address.ts';
+import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { TooManyRequestsProblem } from './errors.ts';
 import type { OnOutcome } from './routes/notifications.ts';
@@ -27,6 +29,7 @@ export type { LinkedAccount } from './routes/links.ts';
 export type { Relay } from './relay/relay.ts';
 export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
+export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
@@ -54,6 +57,8 @@ export interface ObvProxyDependencies {
   onOutcome?: OnOutcome;
   /** Relay tuning (tests, benchmarks). */
   relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number };
+  /** Also collect prom-client's process metrics (CPU, memory, event loop) in `metrics`. Default true. */
+  defaultMetrics?: boolean;
   /** Token endpoint retry tuning (tests). */
   tokenRetry?: { limit?: number; delayMs?: number };
   /** Clock (tests). */
@@ -71,11 +76,27 @@ export interface ObvProxy {
   mountPath: string;
   /** Adds the WebSocket relay at `{mountPath}/ws` to `server`. Call once per server. */
   attachRelay(server: Server): Relay;
-  /** Closes the relays, the session backend it created and its timers. Does not close your server. */
+  /**
+   * The notification route alone (plus /healthz), when `notificationPublicUrl` puts the provider's
+   * notifications on their own listener: mount it at `mountPath` on that server. Undefined otherwise
+   * (the notifications are then part of `router`).
+   */
+  notificationRouter: Express | undefined;
+  /** This proxy's Prometheus registry (prom-client). */
+  metrics: ProxyMetrics;
+  /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
+  metricsHandler: RequestHandler;
+  /**
+   * Starts a shutdown: /readyz answers 503 (load balancers stop sending new shoppers) and the WebSockets
+   * are closed with 1001, "going away" (the element reconnects, to another instance behind a balancer).
+   * HTTP routes keep answering, so in-flight requests can finish before `close()`.
+   */
+  drain(): Promise<void>;
+  /** Closes the relays (1001, "going away"), the session backend it created and its timers. Does not close your server. */
   close(): Promise<void>;
 }
 
-const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'onOutcome', 'relay', 'tokenRetry', 'now'] as const;
+const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'onOutcome', 'relay', 'tokenRetry', 'now', 'defaultMetrics'] as const;
 
 /**
  * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
@@ -99,6 +120,10 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const store = options.sessionStore ?? backend!.sessionStore;
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;
+  if (config.sandbox) {
+    logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
+  }
+  const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
 
   const timeoutMs = config.upstreamTimeoutMs;
   const tokenOptions = {
@@ -110,6 +135,16 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     retryDelayMs: options.tokenRetry?.delayMs,
     logger,
     now,
+    async observe<T>(request: () => Promise<T>): Promise<T> {
+      try {
+        const token = await timeUpstream(metrics.upstreamSeconds, 'token', request);
+        metrics.tokenRefreshes.inc({ result: 'ok' });
+        return token;
+      } catch (error) {
+        metrics.tokenRefreshes.inc({ result: 'error' });
+        throw error;
+      }
+    },
   };
   const tokens = new TokenManager({ ...tokenOptions, scope: config.tokenScope });
   const transactionTokens = config.transactionScope && config.transactionScope !== config.tokenScope
@@ -124,49 +159,70 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       standardHeaders: 'draft-8',
       legacyHeaders: false,
       ...(rateLimitStore ? { store: rateLimitStore } : {}),
-      handler: (_req, _res, next) => next(new TooManyRequestsProblem()),
+      handler: (_req, _res, next) => {
+        metrics.starts.inc({ result: 'rate-limited' });
+        next(new TooManyRequestsProblem());
+      },
     })
     : (_req: unknown, _res: unknown, next: () => void) => next();
 
+  const verificationClient = createVerificationClient({ baseUrl: config.baseUrl, tokens, timeoutMs });
+  const transactionClient = config.merchantApiKey && config.pgwAppId && config.pgwClientId
+    ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
+    : undefined;
   const ctx: ProxyContext = {
     config,
     logger,
     store,
     bus,
-    verifications: createVerificationClient({ baseUrl: config.baseUrl, tokens, timeoutMs }),
-    transactions: config.merchantApiKey && config.pgwAppId && config.pgwClientId
-      ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
-      : undefined,
+    verifications: { start: (request) => timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)) },
+    transactions: transactionClient && {
+      submit: (request) => timeUpstream(metrics.upstreamSeconds, 'transaction', () => transactionClient.submit(request)),
+    },
     enrichStart: options.enrichStart,
     onOutcome: options.onOutcome,
-    originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins),
+    originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
+    metrics,
+    lifecycle: { draining: false },
     now,
   };
   const router = createApp(ctx);
+  const notificationRouter = config.notificationPublicUrl ? createNotificationApp(ctx) : undefined;
   const relays: Relay[] = [];
 
   return {
     router,
+    notificationRouter,
     config,
     mountPath: config.mountPath,
+    metrics,
+    metricsHandler: metricsHandler(metrics.registry),
     attachRelay(server) {
-      const trust = router.get('trust proxy fn') as ((addr: string, i: number) => boolean) | undefined;
       const relay = attachRelay(server, {
         path: `${config.mountPath}/ws`,
         store,
         bus,
         originPolicy: ctx.originPolicy,
         logger,
-        trustForwardedProto: config.trustProxy !== undefined && config.trustProxy !== false && trust !== undefined,
+        // Read at each upgrade: the router inherits the app's `trust proxy` only once it is mounted.
+        clientAddress: (req) => clientAddress(req, router.get('trust proxy fn') as TrustFunction | undefined),
+        maxSocketsPerSession: config.maxSocketsPerSession,
+        maxSocketsPerClient: config.maxSocketsPerClient,
+        maxSockets: config.maxSockets,
         now,
         ...options.relay,
       });
       relays.push(relay);
+      metrics.addSocketSource(() => relay.connectionCount);
       return relay;
     },
+    async drain() {
+      ctx.lifecycle.draining = true;
+      await Promise.all(relays.splice(0).map((relay) => relay.close()));
+    },
     async close() {
-      await Promise.all(relays.map((relay) => relay.close()));
+      await this.drain();
       await backend?.close();
     },
   };

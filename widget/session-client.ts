@@ -99,7 +99,11 @@ export async function startSession(
   if (!response.ok) {
     // 4xx means what we sent (or where we sent it) is wrong; 408, 429 and 5xx are worth retrying later.
     const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
-    throw new ProxyRequestError(kind, await problemMessage(response));
+    const message = await problemMessage(response);
+    // 403: this page's origin is not allowed. The detail (naming OBV_ALLOWED_ORIGINS) is for the
+    // developer, in the console; the shopper sees only "Bank linking is not available".
+    if (status === 403) console.warn('obv-link:', message);
+    throw new ProxyRequestError(kind, status === 403 ? '' : message);
   }
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data) || !isString(data.sessionId) || !/^https?:/i.test(text(data.consumerUrl))) {
@@ -271,7 +275,9 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
       clearTimeout(socketTimer);
       socket = undefined;
       // 1000 is the proxy's "the session ended": an outcome this socket did not deliver is in the session.
+      // 1001 is "this instance is going away": not a failure, reconnect soon (another instance answers).
       if (event.code === 1000) startPolling();
+      else if (event.code === 1001) socketTimer = setTimeout(connect, backoff(0));
       else socketFailed();
     };
   };

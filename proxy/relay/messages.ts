@@ -15,5 +15,18 @@ export type ServerMessage =
   | { type: 'expired'; sessionId: string }
   | { type: 'error'; code: 'unknown_session' | 'bad_message'; message: string };
 
-/** Close codes: 4400 bad message, 4404 unknown session, 4408 no subscribe in time; 1000 after a terminal message. */
-export const CLOSE = { done: 1000, goingAway: 1001, badMessage: 4400, unknownSession: 4404, subscribeTimeout: 4408 } as const;
+/**
+ * Close codes: 1000 after a terminal message; 1001 the server is shutting down (reconnect, another
+ * instance will answer); 1013 too many connections (from this address or in total: try again later);
+ * 4400 bad message, 4404 unknown session, 4408 no subscribe in time, 4409 replaced by a newer socket of
+ * the same session.
+ */
+export const CLOSE = {
+  done: 1000,
+  goingAway: 1001,
+  tryAgainLater: 1013,
+  badMessage: 4400,
+  unknownSession: 4404,
+  subscribeTimeout: 4408,
+  replaced: 4409,
+} as const;

@@ -11,6 +11,10 @@ import type { OriginPolicy } from '../origin.ts';
 import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
+import { defaultSocketCap } from './socket-cap.ts';
+
+/** How long a socket closed by the server (a cap, a replacement) may take to answer before it is cut. */
+const CLOSE_GRACE_MS = 1_000;
 
 export interface RelayOptions {
   /** Upgrade path, e.g. `/obv/ws`. */
@@ -27,13 +31,21 @@ export interface RelayOptions {
   expiryRetryMs?: number;
   /** Largest client message accepted. Default 1 KiB. */
   maxPayload?: number;
-  /** Whether the server trusts X-Forwarded-Proto for the same-origin check (Express's trust proxy). */
-  trustForwardedProto?: boolean;
+  /** The client address of an upgrade request (honouring `trust proxy`); default: the socket's peer. */
+  clientAddress?: (req: IncomingMessage) => string;
+  /** Sockets per session; a new subscription beyond it replaces the oldest (closed with 4409). Default 4. */
+  maxSocketsPerSession?: number;
+  /** Sockets per client address; more are closed with 1013 right after the handshake. Default 64. */
+  maxSocketsPerClient?: number;
+  /** Sockets on this relay; more are closed with 1013. Default: defaultSocketCap() (≤ 10,000). */
+  maxSockets?: number;
   now?: () => number;
 }
 
 interface Client {
   socket: WebSocket;
+  /** The client address it counts against. */
+  address: string;
   isAlive: boolean;
   sessionId?: string;
   /** Events that arrived while the store was being read; delivered after `subscribed`. */
@@ -81,6 +93,17 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? 1024, clientTracking: false });
   const clients = new Set<Client>();
   const sessions = new Map<string, LocalSession>();
+  const perAddress = new Map<string, number>();
+  const maxSockets = options.maxSockets ?? defaultSocketCap();
+  const maxPerClient = options.maxSocketsPerClient ?? 64;
+  const maxPerSession = options.maxSocketsPerSession ?? 4;
+  const addressOf = options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? '');
+
+  /** Closes with `code`, and cuts the socket if the peer does not finish the close handshake soon. */
+  function closeSoon(socket: WebSocket, code: number, reason: string): void {
+    socket.close(code, reason);
+    setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+  }
 
   function send(client: Client, message: ServerMessage): void {
     if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));
@@ -100,14 +123,18 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     }
     socket.on('error', () => socket.destroy());
     const origin = req.headers.origin;
-    const forwarded = options.trustForwardedProto ? String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]?.trim() : '';
-    const scheme = forwarded || ('encrypted' in req.socket && req.socket.encrypted ? 'https' : 'http');
-    if (!origin || !originPolicy.allows(origin, req.headers.host, scheme)) {
-      logger.warn({ origin: origin ?? null }, 'refused a WebSocket upgrade from a disallowed origin');
+    if (!origin || !originPolicy.check(origin, 'websocket')) {
       refuse(socket, 403, 'Forbidden');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws));
+    const address = addressOf(req);
+    // Over a cap, the handshake still completes so that the browser learns why (1013, "try again
+    // later") instead of a bare connection failure; the socket is then closed at once.
+    const full = clients.size >= maxSockets || (perAddress.get(address) ?? 0) >= maxPerClient;
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      if (full) closeSoon(ws, CLOSE.tryAgainLater, 'too many connections');
+      else onConnection(ws, address);
+    });
   }
 
   // One set of listeners shared by every socket (`this` is the socket; its Client hangs off it), rather
@@ -135,10 +162,11 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     client.socket.close(CLOSE.subscribeTimeout, 'subscribe expected');
   }
 
-  function onConnection(socket: WebSocket): void {
-    const client: Client = { socket, isAlive: true, terminalSent: false };
+  function onConnection(socket: WebSocket, address: string): void {
+    const client: Client = { socket, address, isAlive: true, terminalSent: false };
     (socket as ClientSocket)[CLIENT] = client;
     clients.add(client);
+    perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     socket.on('error', onSocketError);
     socket.on('pong', onPong);
     socket.on('close', onClose);
@@ -219,6 +247,14 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
       local = { clients: members, unsubscribe };
       sessions.set(sessionId, local);
     }
+    // A new socket replaces the oldest (a reloaded page's socket may not have closed yet); the oldest
+    // leaves the session now, so a flood of subscriptions to one session holds at most this many.
+    while (local.clients.size >= maxPerSession) {
+      const oldest = local.clients.values().next().value as Client;
+      local.clients.delete(oldest);
+      oldest.terminalSent = true;
+      closeSoon(oldest.socket, CLOSE.replaced, 'replaced by a newer connection');
+    }
     local.clients.add(client);
   }
 
@@ -249,7 +285,11 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   function forget(client: Client): void {
     clearTimeout(client.subscribeTimer);
     client.subscribeTimer = undefined;
-    clients.delete(client);
+    if (clients.delete(client)) {
+      const count = (perAddress.get(client.address) ?? 1) - 1;
+      if (count > 0) perAddress.set(client.address, count);
+      else perAddress.delete(client.address);
+    }
     const sessionId = client.sessionId;
     if (sessionId === undefined) return;
     const local = sessions.get(sessionId);

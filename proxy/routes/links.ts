@@ -1,13 +1,12 @@
 // Link references: what the browser holds instead of the accountToken. Only the merchant's server, with
 // its API key, turns one back into the verified account (GET /links/:linkRef) or pays with it
 // (POST /transactions). A reference is bound to the user, order and amount it was verified for.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { ProblemError } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
-import { requireApiKey } from './merchant-auth.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -44,9 +43,10 @@ export function redeemedOrder(marker: string | undefined): string | undefined {
   return marker === undefined ? undefined : marker.slice(0, marker.lastIndexOf(':'));
 }
 
-export function linksRouter(ctx: ProxyContext, apiKey: string): Router {
+/** `merchantAuth`: the API-key check shared with /transactions (see merchant-auth.ts). */
+export function linksRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
-  router.get('/links/:linkRef', requireApiKey(apiKey), async (req, res) => {
+  router.get('/links/:linkRef', ...merchantAuth, async (req, res) => {
     const linkRef = String(req.params.linkRef);
     const { record, outcome } = await resolveLinkRef(ctx, linkRef);
     const account: LinkedAccount = {

@@ -13,6 +13,7 @@ import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
 import { readNotification, type ReportedNotification } from './notification-outcome.ts';
 import { rawBody } from './raw-body.ts';
+import { clip, WarningLimiter } from '../log-limits.ts';
 import { createWebhookVerifier } from './webhook-signature.ts';
 
 /** Seen webhook-ids are remembered this long (well past the provider's retry window). */
@@ -89,6 +90,10 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
 
+  // Anyone can post here: refusals are counted in metrics and logged at most once a minute per reason.
+  const warnings = new WarningLimiter(logger);
+  const refused = ctx.metrics.refusedNotifications;
+
   // Raw body: the signature covers the exact bytes. Any content type is read the same way.
   router.post('/notifications/:ref', rawBody(64 * 1024), async (req, res) => {
     const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
@@ -101,7 +106,8 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       });
     } catch (error) {
       const reason = error instanceof Error ? error.message : 'verification failed';
-      logger.warn({ webhookId: webhookId.slice(0, 64), reason }, 'rejected a notification: bad signature');
+      refused.inc({ reason: 'signature' });
+      warnings.warn('signature', { webhookId: clip(webhookId), reason: clip(reason) }, 'rejected a notification: bad signature');
       throw new UnauthorizedProblem(`Webhook signature rejected: ${reason}.`);
     }
 
@@ -109,13 +115,15 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     try {
       body = JSON.parse(payload);
     } catch {
+      refused.inc({ reason: 'bad_json' });
       throw new ValidationProblem('The notification body is not valid JSON.', [{ path: 'body', message: 'must be valid JSON' }]);
     }
     const ref = String(req.params.ref);
     const sessionId = ID_PATTERN.test(ref) ? await store.sessionIdForNotificationRef(ref) : undefined;
     const session = sessionId === undefined ? undefined : await store.get(sessionId);
     if (!session) {
-      logger.warn({ webhookId, ref: ref.slice(0, 8) }, 'notification for an unknown session reference');
+      refused.inc({ reason: 'unknown_ref' });
+      warnings.warn('unknown_ref', { webhookId: clip(webhookId), ref: clip(ref, 8) }, 'notification for an unknown session reference');
       throw new NotFoundProblem('No verification session has this notification reference.');
     }
     const logRef = sessionLogRef(session.sessionId);
@@ -124,19 +132,22 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       reported = readNotification(body, words);
     } catch (error) {
       // Signed by the provider and still unusable: the merchant must notice (a new status word, a bug).
-      logger.error({ session: logRef, webhookId, reason: (error as Error).message }, 'notification refused: it reports no usable outcome');
+      refused.inc({ reason: 'unusable_outcome' });
+      logger.error({ session: logRef, webhookId: clip(webhookId), reason: (error as Error).message }, 'notification refused: it reports no usable outcome');
       throw error;
     }
     // Signed is not enough: the body must be about the verification this URL was issued for.
     const foreign = foreignField(session, reported);
     if (foreign) {
-      logger.warn({ session: logRef, webhookId, field: foreign }, 'notification refused: its body belongs to another verification');
+      refused.inc({ reason: 'session_mismatch' });
+      logger.warn({ session: logRef, webhookId: clip(webhookId), field: foreign }, 'notification refused: its body belongs to another verification');
       throw new ProblemError(409, 'notification-mismatch', 'Notification for another verification',
         `The notification's ${foreign} does not match the verification this URL belongs to.`, [{ path: foreign, message: 'does not match this session' }]);
     }
     const boundTo = await store.mark(markerKey.webhook(webhookId), session.sessionId, WEBHOOK_ID_TTL_MS);
     if (boundTo !== session.sessionId) {
-      logger.warn({ session: logRef, webhookId }, 'notification refused: its webhook-id was delivered for another session');
+      refused.inc({ reason: 'webhook_id_reused' });
+      logger.warn({ session: logRef, webhookId: clip(webhookId) }, 'notification refused: its webhook-id was delivered for another session');
       throw new ConflictProblem('This webhook-id was already delivered for another verification.');
     }
 
@@ -147,6 +158,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       acknowledge(res, IGNORED_BODY);
       return;
     }
+    if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
     await completeDelivery(record);
     logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored }, 'verification outcome stored and published');

@@ -19,6 +19,7 @@ import {
 } from '../upstream/errors.ts';
 import { safeError } from '../logger.ts';
 import { pathForLog } from '../sessions/ids.ts';
+import type { ProxyMetrics } from '../metrics.ts';
 
 /** zod issues → `[{path, message}]`, paths dotted (`consumer.email`), the root named `body`. */
 export function fieldErrors(error: z.ZodError, prefix = ''): FieldError[] {
@@ -84,13 +85,14 @@ export function sendProblem(res: Response, problem: ProblemError): void {
 }
 
 /** Final error handler: logs server-side failures with their operator message, sends problem+json. */
-export function problemHandler(logger: Logger): ErrorRequestHandler {
+export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
       return;
     }
     const problem = toProblem(error);
+    if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
     if (problem.status >= 500 || error instanceof UpstreamError) {
       logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
         error instanceof Error ? error.message : 'request failed');

@@ -2,7 +2,7 @@
 // reference for the interactive transaction (endpoint 4). The proxy looks the accountToken up in the
 // stored outcome; the reference pays only for the user, order and amount it was verified for, and only
 // once. The provider's answer is passed through.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { ProblemError, UnsupportedMediaTypeProblem } from '../errors.ts';
@@ -12,7 +12,6 @@ import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upst
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
-import { requireApiKey } from './merchant-auth.ts';
 import { parseOrThrow } from './problem.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
@@ -49,10 +48,11 @@ function nothingCharged(error: unknown): boolean {
   return error instanceof UpstreamHttpError && error.status < 500;
 }
 
-export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, apiKey: string): Router {
+/** `merchantAuth`: the API-key check shared with /links (see merchant-auth.ts). */
+export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   const { config, store, logger } = ctx;
-  router.post('/transactions', requireApiKey(apiKey), express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/transactions', ...merchantAuth, express.json({ limit: '16kb' }), async (req, res) => {
     if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
     const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ConflictProblem, ProblemError, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
+import { ConflictProblem, IdempotencyKeyReusedProblem, ProblemError, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
@@ -64,6 +64,10 @@ const PAGE_FIELD_NAMES: Record<string, string> = {
 
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
 
+function hashOf(value: string): string {
+  return createHash('sha256').update(value).digest('base64url');
+}
+
 /** `::ffff:1.2.3.4` → `1.2.3.4`, so the provider sees the address family it expects. */
 export function clientIp(req: Request): string | undefined {
   const ip = req.ip;
@@ -75,6 +79,8 @@ export function verificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const { config, store, logger } = ctx;
   const base = config.publicUrl.replace(/\/+$/, '') + config.mountPath;
+  // The provider's notifications may have a listener of their own (notificationPublicUrl).
+  const notificationBase = (config.notificationPublicUrl ?? config.publicUrl).replace(/\/+$/, '') + config.mountPath;
 
   /**
    * The accountToken behind an earlier link reference, for a re-verification. Only when the merchant's
@@ -101,7 +107,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
     const returnRef = newId();
     const returnURL = `${base}/return/${returnRef}`;
-    const notificationURL = `${base}/notifications/${notificationRef}`;
+    const notificationURL = `${notificationBase}/notifications/${notificationRef}`;
     const draft: VerificationDraft = {
       countryCode: 'US',
       consumer: { ...body.consumer },
@@ -155,6 +161,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     };
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
+    ctx.metrics.starts.inc({ result: 'started' });
     logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
     return record;
   }
@@ -168,27 +175,40 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       return;
     }
     const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
-    // Scoped to the client address so one client's key can never return another client's session.
-    const scoped = createHash('sha256').update(`${clientIp(req) ?? ''}\n${key}`).digest('base64url');
-    // A start that failed releases its key; the waiting duplicate then tries to claim it itself.
+    // Scoped to the client address so one client's key can never return another client's session, and
+    // bound to the body: the key marks "this key was used", the body claim "with this body". A retry
+    // with the same body returns the first session; the same key with another body is a 422.
+    const scope = `${clientIp(req) ?? ''}\n${key}`;
+    const keyClaim = hashOf(scope);
+    const bodyClaim = hashOf(`${scope}\n${hashOf(JSON.stringify(body))}`);
+    // A start that failed releases its claims; the waiting duplicate then tries to claim them itself.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const claim = await store.claimIdempotencyKey(scoped, config.sessionTtlMs);
-      if (!claim.claimed) {
-        const existing = claim.sessionId === undefined ? undefined : await store.get(claim.sessionId);
+      const sameBody = await store.claimIdempotencyKey(bodyClaim, config.sessionTtlMs);
+      if (!sameBody.claimed) {
+        const existing = sameBody.sessionId === undefined ? undefined : await store.get(sameBody.sessionId);
         if (existing) {
           res.status(201).json(startView(existing));
           return;
         }
         continue;
       }
+      const firstUse = await store.claimIdempotencyKey(keyClaim, config.sessionTtlMs);
+      if (!firstUse.claimed) {
+        await store.releaseIdempotencyKey(bodyClaim);
+        // The key's first request failed and released it: claim again.
+        if (firstUse.sessionId === undefined) continue;
+        throw new IdempotencyKeyReusedProblem();
+      }
       let record;
       try {
         record = await startSession(req, body);
       } catch (error) {
-        await store.releaseIdempotencyKey(scoped);
+        await Promise.all([store.releaseIdempotencyKey(bodyClaim), store.releaseIdempotencyKey(keyClaim)]);
         throw error;
       }
-      await store.completeIdempotencyKey(scoped, record.sessionId, config.sessionTtlMs);
+      // The body claim first: a duplicate waiting on the key claim then finds the body claim complete.
+      await store.completeIdempotencyKey(bodyClaim, record.sessionId, config.sessionTtlMs);
+      await store.completeIdempotencyKey(keyClaim, record.sessionId, config.sessionTtlMs);
       res.status(201).json(startView(record));
       return;
     }

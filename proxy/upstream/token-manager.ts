@@ -30,6 +30,8 @@ export interface TokenManagerOptions {
   /** Delay before the first retry; doubles each time. Default 200 ms. */
   retryDelayMs?: number;
   logger: Logger;
+  /** Wraps each token request (retries included), e.g. to time and count it for metrics. */
+  observe?: <T>(request: () => Promise<T>) => Promise<T>;
   /** Clock, for tests. */
   now?: () => number;
 }
@@ -54,7 +56,8 @@ export class TokenManager implements TokenSource {
   /** A valid token: the cached one, the one being fetched, or a new one. */
   getToken(): Promise<string> {
     if (this.#cached && this.#now() < this.#cached.refreshAt) return Promise.resolve(this.#cached.token);
-    this.#inFlight ??= this.#requestToken().finally(() => {
+    const observe = this.#options.observe ?? ((request) => request());
+    this.#inFlight ??= observe(() => this.#requestToken()).finally(() => {
       this.#inFlight = undefined;
     });
     return this.#inFlight;

@@ -1,6 +1,7 @@
 // The linking flow end to end inside the page: start, tab, socket outcome, cancel, blocked pop-ups,
 // socket fallbacks and resuming after a reload. The proxy, the socket and the tab are test doubles.
 import { expect, fixture, html } from '@open-wc/testing';
+import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { pendingKey } from '../../widget/pending-session.ts';
@@ -431,6 +432,45 @@ describe('<obv-link-account> flow', () => {
     for (const event of seen) {
       expect(event, event.type).to.be.instanceOf(CustomEvent);
       expect(event.bubbles && event.composed, `${event.type} bubbles and is composed`).to.equal(true);
+    }
+  });
+
+  it('treats a 1001 "going away" close as a reconnect, never as a failure that leads to polling', async () => {
+    let polls = 0;
+    world().proxy.routes['GET /obv/sessions/' + SESSION.sessionId] = () => {
+      polls += 1;
+      return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
+    };
+    const el = await mount();
+    part(el, 'button').click();
+    // More 1001s in a row than the failures that would start polling: each is just a reconnect.
+    for (let n = 1; n <= 5; n += 1) {
+      await until(() => FakeSocket.instances.length === n, `socket ${n}`);
+      FakeSocket.last.accept();
+      FakeSocket.last.drop(1001);
+    }
+    await until(() => FakeSocket.instances.length === 6, 'socket 6');
+    expect(polls, 'no polling after 1001s').to.equal(0);
+    expect(el.state).to.equal('waiting');
+  });
+
+  it('shows a shopper-friendly message for a 403 from a disallowed origin and logs the detail to the console', async () => {
+    const warn = sinon.stub(console, 'warn');
+    try {
+      world().proxy.routes['POST /obv/verifications'] = () => ({
+        status: 403,
+        body: { title: 'Forbidden', status: 403, detail: 'This page\'s origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).' },
+      });
+      const el = await mount();
+      const error = once<{ kind: string; message: string }>(el, 'obv-error');
+      part(el, 'button').click();
+      expect((await error).detail.kind).to.equal('configuration');
+      await el.updateComplete;
+      expect(statusText(el)).to.contain('Bank linking is not available');
+      expect(statusText(el)).not.to.contain('OBV_ALLOWED_ORIGINS');
+      expect(String(warn.firstCall?.args.join(' '))).to.contain('OBV_ALLOWED_ORIGINS');
+    } finally {
+      warn.restore();
     }
   });
 

@@ -4,15 +4,17 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, configFromEnv, createObvProxy, ENV_VARIABLES } from '../../../proxy/index.ts';
+import { ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
+/** A production configuration (sandbox off): its own secrets, none of the sandbox's published ones. */
+const PRODUCTION_WEBHOOK_SECRET = `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`;
 const VALID_ENV = {
   OBV_BASE_URL: 'https://api.provider.example',
   OBV_CLIENT_ID: 'client',
-  OBV_CLIENT_SECRET: 'secret',
+  OBV_CLIENT_SECRET: 'client-secret-from-the-provider',
   OBV_PUBLIC_URL: 'https://shop.example',
-  OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
+  OBV_WEBHOOK_SECRET: PRODUCTION_WEBHOOK_SECRET,
   OBV_MERCHANT_ID: 'merchant-1',
 };
 
@@ -54,13 +56,13 @@ describe('configuration from the environment', () => {
       ...VALID_ENV,
       OBV_SESSION_TTL: '5m',
       OBV_UPSTREAM_TIMEOUT: '2500ms',
-      OBV_ALLOWED_ORIGINS: 'https://a.example, http://localhost:5173',
+      OBV_ALLOWED_ORIGINS: 'https://a.example, https://b.example:8443',
       OBV_TRUST_PROXY: '1',
       OBV_RATE_LIMIT: '0',
     });
     assert.equal(config.sessionTtlMs, 300_000);
     assert.equal(config.upstreamTimeoutMs, 2_500);
-    assert.deepEqual(config.allowedOrigins, ['https://a.example', 'http://localhost:5173']);
+    assert.deepEqual(config.allowedOrigins, ['https://a.example', 'https://b.example:8443']);
     assert.equal(config.trustProxy, 1);
     assert.equal(config.rateLimit, 0);
   });
@@ -95,13 +97,76 @@ describe('configuration from the environment', () => {
   });
 
   test('requires the gateway header values when transactions are enabled', () => {
-    const error = configError({ ...VALID_ENV, OBV_MERCHANT_API_KEY: 'k'.repeat(32) });
+    const error = configError({ ...VALID_ENV, OBV_MERCHANT_API_KEY: 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA' });
     assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_PGW_APP_ID', 'OBV_PGW_CLIENT_ID']);
   });
 
   test('createObvProxy names bad keys of a code configuration', () => {
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'publicUrl');
+  });
+});
+
+describe('OBV_TRUST_PROXY', () => {
+  test('takes a hop count or addresses/subnets', () => {
+    assert.equal(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: '2' }).trustProxy, 2);
+    assert.deepEqual(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: '10.0.0.0/8, 192.168.1.7, loopback, fd00::/8' }).trustProxy,
+      ['10.0.0.0/8', '192.168.1.7', 'loopback', 'fd00::/8']);
+    assert.equal(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: 'false' }).trustProxy, false);
+  });
+
+  test('refuses true (any client could choose its address) and malformed subnets', () => {
+    for (const bad of ['true', '10.0.0.0/33', 'proxy.example', '10.0.0.1/255.0.0.1.5']) {
+      const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: bad });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], bad);
+      assert.match(error.message, /hop count .* addresses\/subnets/);
+    }
+    assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), trustProxy: true as unknown as number }),
+      (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy');
+  });
+});
+
+describe('production guardrails (OBV_SANDBOX unset)', () => {
+  const settingsOf = (env: Record<string, string>) => configError(env).issues.map((issue) => issue.setting).sort();
+
+  test('refuses the sandbox\'s published webhook secret and credentials', () => {
+    assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_CLIENT_ID: 'sandbox_client', OBV_CLIENT_SECRET: 'sandbox_secret' }),
+      ['OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_WEBHOOK_SECRET']);
+    assert.match(configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET }).message, /published secret/);
+  });
+
+  test('refuses a webhook secret under 24 bytes and an API key under 32 characters', () => {
+    const oneByte = `whsec_${Buffer.from('x').toString('base64')}`;
+    assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_WEBHOOK_SECRET: oneByte }), ['OBV_WEBHOOK_SECRET']);
+    const gateway = { OBV_PGW_APP_ID: 'app', OBV_PGW_CLIENT_ID: 'client' };
+    for (const key of ['a'.repeat(24), 'a'.repeat(40), 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5f']) {
+      assert.deepEqual(settingsOf({ ...VALID_ENV, ...gateway, OBV_MERCHANT_API_KEY: key }), ['OBV_MERCHANT_API_KEY'], key);
+    }
+    assert.ok(configFromEnv({ ...VALID_ENV, ...gateway, OBV_MERCHANT_API_KEY: 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA' }).merchantApiKey);
+  });
+
+  test('refuses http allowed origins', () => {
+    const error = configError({ ...VALID_ENV, OBV_ALLOWED_ORIGINS: 'https://a.example, http://b.example' });
+    assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_ALLOWED_ORIGINS']);
+    assert.match(error.message, /http:\/\/b\.example must use https/);
+  });
+
+  test('refuses a public URL with a query, a fragment or user:password@ (sandbox or not)', () => {
+    for (const url of ['https://shop.example/?a=1', 'https://shop.example/#x', 'https://user:pw@shop.example']) {
+      assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_PUBLIC_URL: url }), ['OBV_PUBLIC_URL'], url);
+      assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_SANDBOX: 'true', OBV_PUBLIC_URL: url }), ['OBV_PUBLIC_URL'], url);
+    }
+  });
+
+  test('sandbox mode accepts the published values and says so at boot', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', { write: (line: string) => lines.push(line) });
+    const proxy = createObvProxy({
+      ...configFromEnv({ ...VALID_ENV, OBV_SANDBOX: 'true', OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_BASE_URL: 'http://127.0.0.1:4010' }),
+      logger,
+    });
+    assert.ok(lines.some((line) => line.includes('"level":40') && line.includes('sandbox mode')), lines.join('\n'));
+    void proxy.close();
   });
 });
 

@@ -20,7 +20,9 @@ describe('relay handshake', () => {
 
   test('refuses an upgrade from a disallowed origin with 403', async () => {
     await assert.rejects(connectRelay(pair.wsUrl, { origin: 'https://evil.example' }), /Unexpected server response: 403/);
-    assert.ok(pair.logs.find('refused a WebSocket upgrade').length > 0);
+    const refusals = pair.logs.find('not allowed');
+    assert.ok(refusals.length > 0);
+    assert.match(String(refusals[0]?.msg), /OBV_ALLOWED_ORIGINS/);
   });
 
   test('refuses an upgrade without an Origin header', async () => {

@@ -138,14 +138,16 @@ describe('starting verifications', () => {
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
   });
 
-  test('refuses a disallowed origin with 403 and starts nothing', async () => {
+  test('refuses a disallowed origin with a 403 the page can read, and starts nothing', async () => {
     const before = pair.provider.stats.verificationRequests;
-    const { status, response } = await post(pair.baseUrl, START_BODY, { origin: 'https://evil.example' });
+    const { status, response, json: body } = await post(pair.baseUrl, START_BODY, { origin: 'https://evil.example' });
     assert.equal(status, 403);
-    assert.equal(response.headers.get('access-control-allow-origin'), null);
+    // Readable by the page (so the element can say why), but nothing was started.
+    assert.equal(response.headers.get('access-control-allow-origin'), 'https://evil.example');
+    assert.match(JSON.stringify(body), /OBV_ALLOWED_ORIGINS/);
     assert.equal(pair.provider.stats.verificationRequests, before);
-    const preflight = await fetch(`${pair.baseUrl}/sessions/abc`, { method: 'OPTIONS', headers: { origin: 'https://evil.example' } });
-    assert.equal(preflight.status, 403);
+    const session = await fetch(`${pair.baseUrl}/sessions/abcdefghijklmnopqrstuv`, { headers: { origin: 'https://evil.example' } });
+    assert.equal(session.status, 403);
   });
 
   test('answers an unknown route with a JSON 404', async () => {

@@ -49,6 +49,9 @@ export async function startInstance(options: {
     clientId: 'sandbox_client',
     clientSecret: 'sandbox_secret',
     publicUrl: options.publicUrl ?? url,
+    // The test's page talks to the instance directly; behind the balancer its origin is not the
+    // public one, so it is allowed explicitly (the Host header never makes an origin allowed).
+    allowedOrigins: [url],
     webhookSecret: DEFAULT_WEBHOOK_SECRET,
     merchantId: 'merchant-1',
     sandbox: true,

@@ -1,0 +1,81 @@
+// Prometheus metrics (prom-client). Each proxy has its own Registry, not prom-client's global one, so
+// two proxies in one process (tests, several mounts) never collide, and the merchant decides where it is
+// served: `proxy.metricsHandler` on a route of their choice, or npm start's OBV_METRICS_PORT listener
+// (loopback by default). Nothing here is mounted on the public router.
+import type { RequestHandler } from 'express';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export interface ProxyMetrics {
+  registry: Registry;
+  /** Verification starts by result: `started`, or the problem slug that refused it (`rate-limited`, …). */
+  starts: Counter<'result'>;
+  /** Stored outcomes by kind (`success`, `failure`). */
+  outcomes: Counter<'status'>;
+  /** Notifications refused, by reason (`signature`, `unknown_ref`, `bad_json`). */
+  refusedNotifications: Counter<'reason'>;
+  /** Upstream call durations by endpoint (`token`, `verification`, `transaction`) and result. */
+  upstreamSeconds: Histogram<'endpoint' | 'result'>;
+  /** Access-token requests by result (`ok`, `error`). */
+  tokenRefreshes: Counter<'result'>;
+  /** Session store calls that failed because the backend could not be reached. */
+  storeErrors: Counter;
+  /** Adds a source of open WebSockets (one per attached relay). */
+  addSocketSource(count: () => number): void;
+}
+
+export function createMetrics(options: { defaultMetrics?: boolean } = {}): ProxyMetrics {
+  const registry = new Registry();
+  const sources: (() => number)[] = [];
+  const registers = [registry];
+  if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'obv_' });
+  new Gauge({
+    name: 'obv_relay_open_sockets',
+    help: 'Open WebSockets on this instance.',
+    registers,
+    collect() {
+      this.set(sources.reduce((sum, count) => sum + count(), 0));
+    },
+  });
+  return {
+    registry,
+    starts: new Counter({ name: 'obv_verification_starts_total', help: 'Verification starts by result.', labelNames: ['result'], registers }),
+    outcomes: new Counter({ name: 'obv_outcomes_total', help: 'Verification outcomes stored, by kind.', labelNames: ['status'], registers }),
+    refusedNotifications: new Counter({
+      name: 'obv_notifications_refused_total', help: 'Provider notifications refused, by reason.', labelNames: ['reason'], registers,
+    }),
+    upstreamSeconds: new Histogram({
+      name: 'obv_upstream_request_duration_seconds',
+      help: 'Duration of calls to the provider, by endpoint and result.',
+      labelNames: ['endpoint', 'result'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    tokenRefreshes: new Counter({ name: 'obv_token_refreshes_total', help: 'Access-token requests, by result.', labelNames: ['result'], registers }),
+    storeErrors: new Counter({ name: 'obv_session_store_errors_total', help: 'Session store calls that failed (backend unreachable).', registers }),
+    addSocketSource(count) {
+      sources.push(count);
+    },
+  };
+}
+
+/** Times `call` into `histogram{endpoint, result}` (`ok` or `error`). */
+export async function timeUpstream<T>(histogram: ProxyMetrics['upstreamSeconds'], endpoint: string, call: () => Promise<T>): Promise<T> {
+  const stop = histogram.startTimer({ endpoint });
+  try {
+    const value = await call();
+    stop({ result: 'ok' });
+    return value;
+  } catch (error) {
+    stop({ result: 'error' });
+    throw error;
+  }
+}
+
+/** Express handler serving the registry in the Prometheus text format. */
+export function metricsHandler(registry: Registry): RequestHandler {
+  return (_req, res, next) => {
+    registry.metrics().then((text) => {
+      res.set('content-type', registry.contentType).set('cache-control', 'no-store').send(text);
+    }, next);
+  };
+}

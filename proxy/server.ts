@@ -1,0 +1,122 @@
+// `npm start`'s servers, separate from cli.ts so tests can run them in-process: the proxy's HTTP server
+// (HOST/PORT, header and request time-outs fit for a checkout), the optional notification listener and
+// metrics listener, and a graceful shutdown: stop accepting, let in-flight requests finish, close the
+// WebSockets with 1001 ("going away": the element reconnects, to another instance behind a balancer).
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express, type RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from './config.ts';
+import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
+
+export interface ProxyServers {
+  proxy: ObvProxy;
+  /** The browser-facing server (routes, WebSocket). */
+  server: http.Server;
+  /** The provider's notification listener, with OBV_NOTIFICATION_PORT. */
+  notificationServer?: http.Server;
+  /** The Prometheus listener, with OBV_METRICS_PORT. */
+  metricsServer?: http.Server;
+  /** Requests being answered right now on any of the servers. */
+  readonly inFlight: number;
+  /**
+   * Stops accepting, waits up to `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
+   * (1001), the session backend and every connection left. Resolves once all servers are closed.
+   */
+  shutdown(): Promise<void>;
+}
+
+/** http.Server options for a checkout: a shopper's request is small, so a slow one is an attack. */
+export function serverOptions(config: Pick<ProxyConfig, 'headersTimeoutMs' | 'requestTimeoutMs'>): http.ServerOptions {
+  const requestTimeout = config.requestTimeoutMs;
+  // Node requires headersTimeout ≤ requestTimeout; the check interval bounds how late a time-out fires.
+  const headersTimeout = Math.min(config.headersTimeoutMs, requestTimeout);
+  return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) };
+}
+
+async function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
+  server.listen(port, host);
+  await once(server, 'listening');
+}
+
+/** `http://host:port`, for the log line (IPv6 in brackets; every interface shown as localhost). */
+export function serverUrl(server: http.Server, host: string | undefined): string {
+  const { port } = server.address() as AddressInfo;
+  const name = !host || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+export async function startProxyServers(config: ProxyConfig, dependencies: ObvProxyDependencies & { logger: Logger }): Promise<ProxyServers> {
+  const { logger } = dependencies;
+  const proxy = createObvProxy({ ...config, ...dependencies });
+  let inFlight = 0;
+  const countInFlight: RequestHandler = (_req, res, next) => {
+    inFlight++;
+    res.once('close', () => inFlight--);
+    next();
+  };
+  const makeApp = (mount: (app: Express) => void): Express => {
+    const app = express();
+    app.disable('x-powered-by');
+    app.use(countInFlight);
+    mount(app);
+    return app;
+  };
+  const options = serverOptions(config);
+
+  const server = http.createServer(options, makeApp((app) => app.use(proxy.mountPath, proxy.router)));
+  proxy.attachRelay(server);
+  await listen(server, config.port, config.host);
+  logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
+
+  let notificationServer: http.Server | undefined;
+  if (config.notificationPort !== undefined && proxy.notificationRouter) {
+    const router = proxy.notificationRouter;
+    notificationServer = http.createServer(options, makeApp((app) => app.use(proxy.mountPath, router)));
+    await listen(notificationServer, config.notificationPort, config.host);
+    logger.info({ url: `${serverUrl(notificationServer, config.host)}${proxy.mountPath}`, publicUrl: config.notificationPublicUrl },
+      'notification listener ready');
+  }
+
+  let metricsServer: http.Server | undefined;
+  if (config.metricsPort !== undefined) {
+    metricsServer = http.createServer(options, makeApp((app) => app.get('/metrics', proxy.metricsHandler)));
+    await listen(metricsServer, config.metricsPort, config.metricsHost);
+    logger.info({ url: `${serverUrl(metricsServer, config.metricsHost)}/metrics` }, 'metrics listener ready');
+  }
+
+  const servers = [server, notificationServer, metricsServer].filter((s): s is http.Server => s !== undefined);
+  let shuttingDown: Promise<void> | undefined;
+
+  async function shutdown(): Promise<void> {
+    // Sockets first (1001: the browsers reconnect elsewhere at once), while HTTP requests still finish.
+    const drained = proxy.drain();
+    const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+    // Idle keep-alive connections are cut now and again as requests finish, so nothing waits on them.
+    const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
+    servers.forEach((s) => s.closeIdleConnections());
+    const deadline = Date.now() + config.shutdownTimeoutMs;
+    while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
+    if (inFlight > 0) logger.warn({ inFlight }, 'shutdown time-out: closing requests that did not finish');
+    await drained;
+    await proxy.close();
+    clearInterval(sweep);
+    servers.forEach((s) => s.closeAllConnections());
+    await Promise.all(closed);
+  }
+
+  return {
+    proxy,
+    server,
+    notificationServer,
+    metricsServer,
+    get inFlight() {
+      return inFlight;
+    },
+    shutdown() {
+      shuttingDown ??= shutdown();
+      return shuttingDown;
+    },
+  };
+}

@@ -1,0 +1,206 @@
+// Abuse limits an attacker would try first: a spoofed X-Forwarded-For, an Origin equal to the Host (DNS
+// rebinding), an Idempotency-Key reused with another body, guessing the /transactions key, and
+// requests made to grow the log. Plus the operator's view: /readyz and the Prometheus metrics.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
+import { subscribedRelay } from '../../helpers/relay-client.ts';
+import { postNotification, successPayload } from '../../helpers/webhooks.ts';
+
+async function start(base: string, body: unknown, headers: Record<string, string>) {
+  const response = await fetch(`${base}/verifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, json: (await response.json()) as Record<string, unknown> };
+}
+
+/** A raw request with the Host header of our choosing (fetch does not let a caller set Host). */
+function rawRequest(url: string, options: { method?: string; headers: Record<string, string>; body?: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method: options.method ?? 'GET', headers: options.headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', reject);
+    request.end(options.body);
+  });
+}
+
+describe('client address and OBV_TRUST_PROXY', () => {
+  test('a spoofed X-Forwarded-For does not lift the start limit when no proxy is trusted, and is warned about once', async (t) => {
+    const pair = await startProxyPair({ proxy: { rateLimit: 3 } });
+    t.after(() => pair.close());
+    const statuses = [];
+    for (let i = 0; i < 5; i++) {
+      statuses.push((await start(pair.baseUrl, START_BODY, { origin: pair.origin, 'x-forwarded-for': `198.51.100.${i}` })).status);
+    }
+    assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
+    assert.equal(pair.logs.find('X-Forwarded-For but OBV_TRUST_PROXY is not set').length, 1);
+  });
+
+  test('with a hop count the client address is the one the trusted hop saw, not one the client wrote', async (t) => {
+    const pair = await startProxyPair({ proxy: { trustProxy: 1 } });
+    t.after(() => pair.close());
+    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-hop' }, { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-hop');
+    assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
+  });
+});
+
+describe('origin check (DNS rebinding)', () => {
+  test('an Origin equal to the request\'s Host but not the public origin is refused over HTTP and WebSocket', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const port = new URL(pair.origin).port;
+    // What a rebound page sends: its own origin, and the Host it resolved to us.
+    const rebound = { origin: `http://rebound.example:${port}`, host: `rebound.example:${port}` };
+    const before = pair.provider.stats.verificationRequests;
+    const status = await rawRequest(`${pair.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { ...rebound, 'content-type': 'application/json' },
+      body: JSON.stringify(START_BODY),
+    });
+    assert.equal(status, 403);
+    assert.equal(pair.provider.stats.verificationRequests, before);
+    const upgrade = await new Promise<string>((resolve) => {
+      const socket = new WebSocket(pair.wsUrl, { origin: rebound.origin, headers: { host: rebound.host } });
+      socket.on('open', () => resolve('open'));
+      socket.on('error', (error) => resolve(error.message));
+    });
+    assert.match(upgrade, /Unexpected server response: 403/);
+  });
+});
+
+describe('Idempotency-Key bound to the body', () => {
+  test('the same key with the same body returns the first session; with another body it is a 422', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const headers = { origin: pair.origin, 'idempotency-key': 'checkout-42' };
+    const first = await start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers);
+    assert.equal(first.status, 201);
+    const again = await start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers);
+    assert.equal(again.json.sessionId, first.json.sessionId);
+    const other = await start(pair.baseUrl, { ...START_BODY, amount: '999.00' }, headers);
+    assert.equal(other.status, 422);
+    assert.equal(other.json.type, 'urn:obv-link:problem:idempotency-key-reused');
+    assert.ok(!JSON.stringify(other.json).includes(String(first.json.consumerUrl)), 'the first session\'s bank link is not returned');
+  });
+
+  test('two different bodies racing on one key: one session, one 422', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const headers = { origin: pair.origin, 'idempotency-key': 'race-1' };
+    const results = await Promise.all([
+      start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers),
+      start(pair.baseUrl, { ...START_BODY, amount: '2.00' }, headers),
+    ]);
+    assert.deepEqual(results.map((r) => r.status).sort(), [201, 422]);
+  });
+});
+
+describe('/transactions failed-key limit', () => {
+  test('after the allowed wrong keys every request from that address gets 429, the right key included', async (t) => {
+    const pair = await startProxyPair({ proxy: { authFailureLimit: 3 } });
+    t.after(() => pair.close());
+    const submit = async (key: string) => (await fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ accountToken: 'acct_x', merchantTransactionId: 'tx-1' }),
+    })).status;
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push(await submit(`wrong-key-${i}-padding-padding`));
+    assert.deepEqual(statuses, [401, 401, 401, 429]);
+    assert.equal(await submit(TEST_MERCHANT_API_KEY), 429);
+  });
+});
+
+describe('log hygiene', () => {
+  test('refused origins are logged once per origin, truncated, naming OBV_ALLOWED_ORIGINS', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const huge = `https://${'a'.repeat(15_000)}.example`;
+    const before = pair.logs.lines.join('\n').length;
+    for (let i = 0; i < 60; i++) {
+      await new Promise<void>((resolve) => {
+        const socket = new WebSocket(pair.wsUrl, { origin: huge });
+        socket.on('error', () => resolve());
+        socket.on('open', () => resolve());
+      });
+    }
+    for (let i = 0; i < 20; i++) await start(pair.baseUrl, START_BODY, { origin: huge });
+    const refusals = pair.logs.find('OBV_ALLOWED_ORIGINS');
+    assert.equal(refusals.length, 1);
+    assert.equal(refusals[0]?.level, 40);
+    assert.ok(String(refusals[0]?.origin).length <= 81);
+    const grown = pair.logs.lines.join('\n').length - before;
+    assert.ok(grown < 5_000, `80 refusals grew the log by ${grown} characters`);
+  });
+
+  test('bad notification signatures are counted but logged at most once a minute', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const url = await pair.notificationUrl(sessionId);
+    for (let i = 0; i < 20; i++) {
+      const response = await postNotification(url, successPayload(), { secret: `whsec_${Buffer.from('not-the-secret-at-all-0123456789').toString('base64')}` });
+      assert.equal(response.status, 401);
+    }
+    assert.equal(pair.logs.find('bad signature').length, 1);
+    const metrics = await pair.proxy.metrics.registry.getSingleMetricAsString('obv_notifications_refused_total');
+    assert.match(metrics, /obv_notifications_refused_total\{reason="signature"\} 20/);
+  });
+});
+
+describe('/readyz', () => {
+  test('is ready while the session store answers, 503 when it does not, and 503 once draining', async (t) => {
+    class FlakyStore extends MemorySessionStore {
+      down = false;
+      override async get(sessionId: string) {
+        if (this.down) throw new SessionBackendUnavailableError('store down');
+        return super.get(sessionId);
+      }
+    }
+    const store = new FlakyStore();
+    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/sessions/memory-bus.ts')).MemoryResultBus() } });
+    t.after(async () => {
+      await pair.close();
+      await store.close();
+    });
+    const ready = await fetch(`${pair.baseUrl}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok' });
+    store.down = true;
+    assert.equal((await fetch(`${pair.baseUrl}/readyz`)).status, 503);
+    store.down = false;
+    await pair.proxy.drain();
+    const draining = await fetch(`${pair.baseUrl}/readyz`);
+    assert.equal(draining.status, 503);
+    assert.deepEqual(await draining.json(), { status: 'draining' });
+    assert.equal((await fetch(`${pair.baseUrl}/healthz`)).status, 200, 'liveness is unaffected');
+  });
+});
+
+describe('metrics', () => {
+  test('count starts, outcomes, upstream latency, token refreshes and open sockets, and are not on the public router', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    const registry = pair.proxy.metrics.registry;
+    assert.match(await registry.getSingleMetricAsString('obv_relay_open_sockets'), /obv_relay_open_sockets 1/);
+    await postNotification(await pair.notificationUrl(sessionId), successPayload());
+    await client.closed;
+    const text = await registry.metrics();
+    assert.match(text, /obv_verification_starts_total\{result="started"\} 1/);
+    assert.match(text, /obv_outcomes_total\{status="success"\} 1/);
+    assert.match(text, /obv_upstream_request_duration_seconds_count\{endpoint="verification",result="ok"\} 1/);
+    assert.match(text, /obv_token_refreshes_total\{result="ok"\} 1/);
+    assert.equal((await fetch(`${pair.baseUrl}/metrics`)).status, 404);
+  });
+});

@@ -1,0 +1,153 @@
+// npm start's servers (proxy/server.ts, in-process) and the CLI itself: slow headers are cut, the
+// provider's notifications can have a listener of their own, metrics stay off the public listener, and
+// a SIGTERM drains (in-flight requests finish, sockets get 1001) and exits 0 within its bound.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { describe, test } from 'node:test';
+import { startProvider } from '../../../demo/provider/index.ts';
+import { parseProxyConfig } from '../../../proxy/config.ts';
+import { startProxyServers, type ProxyServers } from '../../../proxy/server.ts';
+import { captureLogs } from '../../helpers/log-capture.ts';
+import { sandboxProxyConfig, START_BODY } from '../../helpers/proxy-harness.ts';
+import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';
+
+const portOf = (servers: ProxyServers['server']) => (servers.address() as AddressInfo).port;
+
+async function startServers(overrides: Record<string, unknown>, providerUrl = 'http://127.0.0.1:9') {
+  const logs = captureLogs('debug');
+  const config = parseProxyConfig({
+    ...sandboxProxyConfig(providerUrl, 'http://127.0.0.1:1'),
+    port: 0,
+    host: '127.0.0.1',
+    ...overrides,
+  });
+  const servers = await startProxyServers(config, { logger: logs.logger, defaultMetrics: false });
+  return { servers, logs, base: `http://127.0.0.1:${portOf(servers.server)}/obv` };
+}
+
+describe('npm start servers', () => {
+  test('cut a connection whose headers never finish after headersTimeout', async (t) => {
+    const { servers } = await startServers({ headersTimeoutMs: 300, requestTimeoutMs: 600 });
+    t.after(() => servers.shutdown());
+    const socket = net.connect(portOf(servers.server), '127.0.0.1');
+    await once(socket, 'connect');
+    const started = Date.now();
+    socket.write('GET /obv/healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ');
+    const dripper = setInterval(() => socket.write('a'), 50);
+    socket.resume();
+    const closed = once(socket, 'close');
+    const bound = new Promise((resolve) => setTimeout(() => resolve('still open'), 4_000));
+    const result = await Promise.race([closed.then(() => 'closed'), bound]);
+    clearInterval(dripper);
+    socket.destroy();
+    assert.equal(result, 'closed');
+    assert.ok(Date.now() - started < 4_000);
+  });
+
+  test('serve notifications on their own listener when configured, not on the browser-facing one', async (t) => {
+    const { servers, base } = await startServers({ notificationPublicUrl: 'http://127.0.0.1:2', notificationPort: 0 });
+    t.after(() => servers.shutdown());
+    const notificationBase = `http://127.0.0.1:${portOf(servers.notificationServer!)}/obv`;
+    const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal((await post(`${base}/notifications/abcdefghijklmnopqrstuv`)).status, 404);
+    assert.equal((await post(`${notificationBase}/notifications/abcdefghijklmnopqrstuv`)).status, 401);
+    assert.equal((await fetch(`${notificationBase}/verifications`, { method: 'POST' })).status, 404, 'only notifications there');
+  });
+
+  test('serve metrics only on the metrics listener', async (t) => {
+    const { servers, base } = await startServers({ metricsPort: 0 });
+    t.after(() => servers.shutdown());
+    const metrics = await fetch(`http://127.0.0.1:${portOf(servers.metricsServer!)}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(await metrics.text(), /obv_relay_open_sockets 0/);
+    assert.equal((await fetch(`${base}/metrics`)).status, 404);
+  });
+
+  test('shut down gracefully: an in-flight start finishes, sockets get 1001 at once, new connections are refused', async (t) => {
+    const provider = await startProvider({ port: 0 });
+    t.after(() => provider.close());
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered: () => void = () => undefined;
+    const inHook = new Promise<void>((resolve) => (entered = resolve));
+    const logs = captureLogs('debug');
+    const config = parseProxyConfig({ ...sandboxProxyConfig(provider.url, 'http://127.0.0.1:1'), port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000 });
+    let slow = false;
+    const servers = await startProxyServers(config, {
+      logger: logs.logger,
+      defaultMetrics: false,
+      enrichStart: async (_req, draft) => {
+        if (slow) {
+          entered();
+          await gate;
+        }
+        return draft;
+      },
+    });
+    const origin = `http://127.0.0.1:${portOf(servers.server)}`;
+    const base = `${origin}/obv`;
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
+    const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
+
+    slow = true;
+    const inFlight = fetch(`${base}/verifications`, startBody);
+    await inHook;
+    const stopped = servers.shutdown();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal((await socket.closed).code, 1001);
+    await assert.rejects(fetch(`${base}/healthz`), 'no new connections');
+    release();
+    const finished = await inFlight.catch((error: Error) => { throw new Error(`in-flight start failed: ${String((error.cause as Error)?.message ?? error)}`); });
+    assert.equal(finished.status, 201, 'the in-flight start finished');
+    await stopped;
+    assert.equal(servers.inFlight, 0);
+  });
+});
+
+describe('npm start (proxy/cli.ts) process', () => {
+  function runCli(env: Record<string, string>) {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.resume();
+    return { child, stdout: () => stdout };
+  }
+
+  test('binds HOST, and exits 0 soon after SIGTERM with a WebSocket open', async () => {
+    const env = {
+      ...Object.fromEntries(Object.entries(sandboxProxyConfig('http://127.0.0.1:9', 'http://127.0.0.1:1')).flatMap(([key, value]) => {
+        const names: Record<string, string> = {
+          baseUrl: 'OBV_BASE_URL', clientId: 'OBV_CLIENT_ID', clientSecret: 'OBV_CLIENT_SECRET', publicUrl: 'OBV_PUBLIC_URL',
+          webhookSecret: 'OBV_WEBHOOK_SECRET', merchantId: 'OBV_MERCHANT_ID',
+        };
+        return names[key] ? [[names[key], String(value)]] : [];
+      })),
+      OBV_SANDBOX: 'true',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      OBV_SHUTDOWN_TIMEOUT: '3s',
+    };
+    const { child, stdout } = runCli(env);
+    try {
+      for (let i = 0; i < 200 && !stdout().includes('listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = JSON.parse(stdout().split('\n').find((l) => l.includes('listening')) ?? '{}') as { url?: string };
+      assert.match(line.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/obv$/);
+      const socket = await connectRelay(`${line.url!.replace(/^http/, 'ws')}/ws`, { origin: 'http://127.0.0.1:1' });
+      const started = Date.now();
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.equal(code, 0);
+      assert.ok(Date.now() - started < 5_000, `exited after ${Date.now() - started} ms`);
+      assert.equal((await socket.closed).code, 1001);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});

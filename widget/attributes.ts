@@ -1,6 +1,7 @@
 // Checks of the attributes a merchant writes by hand. A typo must show up as a visible configuration
-// error, not as a button that silently does nothing or a request the proxy rejects later.
-import type { ObvStrings } from './strings.ts';
+// error, not as a button that silently does nothing or a request the proxy rejects later. The messages
+// are for the developer (the `obv-error` detail and the console), so they are English only; the
+// shopper sees "Bank linking is not available" in their language.
 
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
@@ -26,14 +27,14 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
   }
 }
 
-/** The message for the first wrong attribute, or `undefined` when the configuration is usable. */
-export function findConfigProblem(config: ObvConfig, strings: ObvStrings): string | undefined {
-  if (!resolveProxyUrl(config.proxyUrl)) return strings.invalidProxyUrl;
-  if (config.amount != null && !AMOUNT.test(config.amount)) return strings.invalidAmount;
+/** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
+export function findConfigProblem(config: ObvConfig): string | undefined {
+  if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
+  if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be a positive decimal with up to 2 places, like 49.99';
   // The spec's transactions are in US dollars only.
-  if (config.currency != null && config.currency !== 'USD') return strings.invalidCurrency;
+  if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.
   const email = config.consumerEmail?.trim();
-  if (email && !EMAIL.test(email)) return strings.invalidEmail;
+  if (email && !EMAIL.test(email)) return 'consumer-email must be an e-mail address';
   return undefined;
 }

@@ -337,7 +337,8 @@ export class ObvLinkAccountElement extends LitElement {
       error: misconfigured ? s.configurationTitle : s.networkTitle,
     };
     const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : state === 'success' ? this._notice : '';
-    const error = state === 'failure' || misconfigured ? this._message : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
+    // A configuration problem's message is the developer's (obv-error and the console), never the shopper's.
+    const error = state === 'failure' ? this._message : state === 'expired' ? s.expiredHint : failed && !misconfigured ? s.networkHint : '';
     const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
     // Written without indentation: whitespace in templates ships in the bundle.
     return html`<div part="base" class="card ${failed ? 'danger' : state}"
@@ -435,24 +436,22 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   #checkConfiguration(): void {
-    const problem = findConfigProblem(this, this.#s);
+    const problem = findConfigProblem(this);
     if (problem) {
       if (this.#busy) {
         this.#closeTab();
         this.#stopWatching();
       }
       this._errorKind = 'configuration';
-      this._message = problem;
       this.#setState('error');
       if (this.#reportedProblem !== problem) {
         this.#reportedProblem = problem;
-        emit(this, 'obv-error', { kind: 'configuration', message: problem });
+        this.#reportError('configuration', problem);
       }
     } else if (this.#reportedProblem) {
       // Only a wrong attribute is cleared here: a proxy's 4xx stays on screen until "Try again".
       this.#reportedProblem = '';
       this._errorKind = undefined;
-      this._message = '';
       this.#setState(this._account ? 'success' : 'idle');
     }
   }
@@ -558,8 +557,13 @@ export class ObvLinkAccountElement extends LitElement {
 
   #showError(kind: 'network' | 'configuration', message: string): void {
     this._errorKind = kind;
-    this._message = message;
     this.#setState('error');
+    this.#reportError(kind, message);
+  }
+
+  /** Tells the page (obv-error) and, for a mistake in the setup, the developer's console. */
+  #reportError(kind: 'network' | 'configuration', message: string): void {
+    if (kind === 'configuration') console.warn('obv-link:', message);
     emit(this, 'obv-error', { kind, message });
   }
 

@@ -99,11 +99,9 @@ export async function startSession(
   if (!response.ok) {
     // 4xx means what we sent (or where we sent it) is wrong; 408, 429 and 5xx are worth retrying later.
     const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
-    const message = await problemMessage(response);
-    // 403: this page's origin is not allowed. The detail (naming OBV_ALLOWED_ORIGINS) is for the
-    // developer, in the console; the shopper sees only "Bank linking is not available".
-    if (status === 403) console.warn('obv-link:', message);
-    throw new ProxyRequestError(kind, status === 403 ? '' : message);
+    // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
+    // obv-error and the console, and shows the shopper only "Bank linking is not available".
+    throw new ProxyRequestError(kind, await problemMessage(response));
   }
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data) || !isString(data.sessionId) || !/^https?:/i.test(text(data.consumerUrl))) {

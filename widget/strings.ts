@@ -27,10 +27,6 @@ export interface ObvStrings {
   cancelled: string;
   checking: string;
   savings: string;
-  invalidProxyUrl: string;
-  invalidAmount: string;
-  invalidCurrency: string;
-  invalidEmail: string;
 }
 
 const en: ObvStrings = {
@@ -58,10 +54,6 @@ const en: ObvStrings = {
   cancelled: 'Bank linking cancelled.',
   checking: 'Checking',
   savings: 'Savings',
-  invalidProxyUrl: 'The proxy-url attribute must be an http(s) URL or a path.',
-  invalidAmount: 'The amount attribute must be a positive amount with up to 2 decimals, like 49.99.',
-  invalidCurrency: 'The currency attribute must be USD.',
-  invalidEmail: 'The consumer-email attribute must be an e-mail address.',
 };
 
 const es: ObvStrings = {
@@ -89,10 +81,6 @@ const es: ObvStrings = {
   cancelled: 'Vinculación bancaria cancelada.',
   checking: 'Corriente',
   savings: 'Ahorros',
-  invalidProxyUrl: 'El atributo proxy-url debe ser una URL http(s) o una ruta.',
-  invalidAmount: 'El atributo amount debe ser un importe positivo con hasta 2 decimales, como 49.99.',
-  invalidCurrency: 'El atributo currency debe ser USD.',
-  invalidEmail: 'El atributo consumer-email debe ser un correo electrónico.',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

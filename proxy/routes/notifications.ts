@@ -76,11 +76,17 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       acknowledge(res, STORED_BODY);
       return;
     }
+    if (record.outcome) {
+      // Already settled. Whoever stored the outcome may have failed to publish it (publisher connection
+      // down, instance killed) and a later attempt may have recorded this webhook-id before failing too,
+      // so nothing here proves the result was ever published: publish the STORED outcome again before
+      // any 2xx. Cheap (one PUBLISH), and the relay sends at most one result per socket.
+      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome: record.outcome });
+    }
     const firstDelivery = await store.rememberWebhookId(webhookId, WEBHOOK_ID_TTL_MS);
     if (firstDelivery && sameOutcome(record.outcome, outcome)) {
       // The same outcome under a webhook-id we never finished: an earlier attempt stored it but failed
-      // before publishing. Publish again; the relay sends at most one result per socket.
-      await bus.publish({ type: 'result', sessionId: session.sessionId, outcome });
+      // before answering.
       logger.info({ session: logRef, webhookId }, 're-published a stored outcome after an interrupted delivery');
       acknowledge(res, STORED_BODY);
       return;

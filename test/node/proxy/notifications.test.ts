@@ -89,7 +89,7 @@ describe('notification intake', () => {
     assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' });
   });
 
-  test('acknowledges a duplicate delivery (same webhook-id) without publishing again', async () => {
+  test('acknowledges a duplicate delivery (same webhook-id) as ignored and the socket still gets one result', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     client.send({ type: 'subscribe', sessionId });

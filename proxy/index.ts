@@ -44,7 +44,7 @@ export interface ObvProxyDependencies {
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
   /** Relay tuning (tests, benchmarks). */
-  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number };
+  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number; recheckIntervalMs?: number };
   /** Token endpoint retry tuning (tests). */
   tokenRetry?: { limit?: number; delayMs?: number };
   /** Clock (tests). */

@@ -249,9 +249,16 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
           armExpiry(sessionId, record.expiresAt);
         }
       }).catch((error: unknown) => {
+        if (sessions.get(sessionId) !== local) return;
+        if (now() < expiresAt) {
+          // A periodic re-check during an outage: the next one comes anyway (no log line per session).
+          logger.debug({ err: safeError(error), session: sessionLogRef(sessionId) }, 'session re-check failed');
+          armExpiry(sessionId, expiresAt);
+          return;
+        }
         // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
         logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
-        if (sessions.get(sessionId) === local) armExpiry(sessionId, now() + expiryRetryMs);
+        armExpiry(sessionId, now() + expiryRetryMs);
       });
     }, wait);
   }

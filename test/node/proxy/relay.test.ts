@@ -251,6 +251,29 @@ describe('relay re-check of a waiting session', () => {
     assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
   });
 
+  test('rides out a store outage during re-checks quietly and delivers at the first one after it', async (t) => {
+    let storeDown = false;
+    class OutageStore extends MemorySessionStore {
+      override async get(sessionId: string): Promise<SessionRecord | undefined> {
+        if (storeDown) throw new SessionBackendUnavailableError('store down for the test');
+        return super.get(sessionId);
+      }
+    }
+    const store = new OutageStore();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new LosingBus() }, { relay: { recheckIntervalMs: 50 } });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    storeDown = true;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(pair.logs.find('expiry check failed').length, 0, 'no error line per session and re-check');
+    assert.ok(pair.logs.find('session re-check failed').length >= 2);
+    await store.settle(sessionId, SUCCESS);
+    storeDown = false;
+    const result = await client.next((message) => message.type === 'result');
+    assert.deepEqual(result.outcome, SUCCESS);
+    await client.closed;
+  });
+
   test('keeps re-checking a session that is still pending, without sending anything', async (t) => {
     let reads = 0;
     class CountingStore extends MemorySessionStore {

@@ -288,8 +288,8 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
 }
 
 function outcomeBody(kind: 'success' | 'failure', marker: string, which: string): Record<string, unknown> {
+  // No verificationId: the run does not know the upstream one, and a wrong one is refused as foreign.
   const base = {
-    verificationId: `${marker}-${which}`,
     merchant: { merchantId: 'merchant-chaos', merchantUserId: 'u', merchantTransactionId: marker },
     transaction: { amount: '10.00', currency: 'USD', product: 'ACH' },
   };

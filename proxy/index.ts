@@ -56,7 +56,7 @@ export interface ObvProxyDependencies {
    */
   onOutcome?: OnOutcome;
   /** Relay tuning (tests, benchmarks). */
-  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number };
+  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number; recheckIntervalMs?: number };
   /** Also collect prom-client's process metrics (CPU, memory, event loop) in `metrics`. Default true. */
   defaultMetrics?: boolean;
   /** Token endpoint retry tuning (tests). */

@@ -1,6 +1,6 @@
 // The browser side of docs/CONTRACTS.md §2: start a verification over HTTP, then learn its outcome over
 // the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
-// not work (blocked, or accepted and then dropped by a middlebox). Nothing here touches the DOM.
+// not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything.
 import type { ObvAccount } from './events.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
@@ -284,6 +284,10 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
 
+  // Back on the page after a while (the bank tab, a locked phone): ask, in case a message was lost.
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) checkNow();
+  }, aborter); // {signal}: removed when the watch stops
   // The return page names no session (an id there would be readable by every same-origin page): each
   // waiting element asks the proxy about its own.
   channel.onmessage = (event: MessageEvent) => {

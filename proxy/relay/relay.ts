@@ -1,7 +1,8 @@
 // The WebSocket relay: a browser subscribes to its session and receives state changes, then exactly one
 // terminal message (`result` or `expired`), then the socket closes. The store is the source of truth:
 // the relay subscribes to the bus first, then reads the store, so an outcome stored before, during or
-// after the subscription reaches the socket exactly once.
+// after the subscription reaches the socket exactly once. A waiting session is also re-read at a slow
+// interval, so a result whose message was lost anyway still arrives.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -29,6 +30,11 @@ export interface RelayOptions {
   pingIntervalMs?: number;
   /** How soon an expiry check that could not read the store is tried again. Default 5 s. */
   expiryRetryMs?: number;
+  /**
+   * How often a session still waiting is re-read from the store, in case its published result never
+   * reached this instance (defence in depth: pub/sub is at-most-once). Default 60 s.
+   */
+  recheckIntervalMs?: number;
   /** Largest client message accepted. Default 1 KiB. */
   maxPayload?: number;
   /** The client address of an upgrade request (honouring `trust proxy`); default: the socket's peer. */
@@ -90,6 +96,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   const now = options.now ?? Date.now;
   const subscribeTimeoutMs = options.subscribeTimeoutMs ?? 5_000;
   const expiryRetryMs = options.expiryRetryMs ?? 5_000;
+  const recheckIntervalMs = options.recheckIntervalMs ?? 60_000;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? 1024, clientTracking: false });
   const clients = new Set<Client>();
   const sessions = new Map<string, LocalSession>();
@@ -258,11 +265,14 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     local.clients.add(client);
   }
 
-  /** One timer per session on this instance: at expiry, re-read the store and tell the subscribers. */
+  /**
+   * One timer per session on this instance: at expiry, or after `recheckIntervalMs` if that comes first,
+   * re-read the store and tell the subscribers its outcome or expiry; otherwise wait again.
+   */
   function armExpiry(sessionId: string, expiresAt: number): void {
     const local = sessions.get(sessionId);
     if (!local || local.expiryTimer) return;
-    const wait = Math.min(Math.max(0, expiresAt - now()) + 5, MAX_TIMEOUT_MS);
+    const wait = Math.min(Math.max(0, expiresAt - now()) + 5, recheckIntervalMs, MAX_TIMEOUT_MS);
     local.expiryTimer = setTimeout(() => {
       local.expiryTimer = undefined;
       void store.get(sessionId).then((record) => {
@@ -275,9 +285,16 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
           armExpiry(sessionId, record.expiresAt);
         }
       }).catch((error: unknown) => {
+        if (sessions.get(sessionId) !== local) return;
+        if (now() < expiresAt) {
+          // A periodic re-check during an outage: the next one comes anyway (no log line per session).
+          logger.debug({ err: safeError(error), session: sessionLogRef(sessionId) }, 'session re-check failed');
+          armExpiry(sessionId, expiresAt);
+          return;
+        }
         // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
         logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
-        if (sessions.get(sessionId) === local) armExpiry(sessionId, now() + expiryRetryMs);
+        armExpiry(sessionId, now() + expiryRetryMs);
       });
     }, wait);
   }

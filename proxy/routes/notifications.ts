@@ -154,6 +154,9 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const outcome: VerificationOutcome = reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId() } : reported.outcome;
     const { stored, record } = await store.settle(session.sessionId, outcome);
     if (!stored && !sameOutcome(record.outcome, reported.outcome)) {
+      // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
+      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx.
+      await completeDelivery(record);
       logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
       acknowledge(res, IGNORED_BODY);
       return;

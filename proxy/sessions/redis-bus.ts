@@ -11,7 +11,8 @@
 //
 // Pub/sub is at-most-once: a message published while this instance's subscriber connection is down is
 // gone. The store is the source of truth, so after every (re)subscription the bus re-reads the store for
-// the sessions it has listeners for and delivers outcomes it may have missed.
+// the sessions it has listeners for and delivers outcomes it may have missed, re-reading the ones it could
+// not read (the commands connection may come back after the subscriber) until it has read them all.
 import type { Redis } from 'ioredis';
 import { decodeEvent } from './redis-codec.ts';
 import {
@@ -48,6 +49,9 @@ export interface RedisResultBusOptions extends Omit<RedisConnectionOptions, 'rol
 
 /** How many sessions the catch-up reads at once after a reconnect. */
 const CATCH_UP_BATCH = 200;
+/** First and longest wait before re-reading sessions a catch-up could not read. */
+const CATCH_UP_RETRY_MIN_MS = 100;
+const CATCH_UP_RETRY_MAX_MS = 2_000;
 
 /**
  * Publishes on its own connection and listens on a dedicated subscriber connection (a connection in
@@ -63,6 +67,9 @@ export class RedisResultBus implements ResultBus {
   readonly #logger: RedisLogger | undefined;
   #subscribed: Promise<void>;
   #markSubscribed: () => void = () => undefined;
+  /** Counts (re)subscriptions; a catch-up retry of an older one stops. */
+  #generation = 0;
+  #catchUpRetry: NodeJS.Timeout | undefined;
 
   constructor(options: RedisResultBusOptions) {
     this.#publisher = createRedisConnection({ ...options, role: 'publisher' });
@@ -111,6 +118,8 @@ export class RedisResultBus implements ResultBus {
   }
 
   async close(): Promise<void> {
+    this.#generation++;
+    clearTimeout(this.#catchUpRetry);
     this.#subscriptions.clear();
     await Promise.all([closeConnection(this.#subscriber), closeConnection(this.#publisher)]);
   }
@@ -149,23 +158,47 @@ export class RedisResultBus implements ResultBus {
       return;
     }
     this.#markSubscribed();
-    await this.#catchUpAll();
+    const generation = ++this.#generation;
+    clearTimeout(this.#catchUpRetry);
+    await this.#catchUpAll([...this.#subscriptions.keys()], generation, CATCH_UP_RETRY_MIN_MS);
   }
 
-  async #catchUpAll(): Promise<void> {
+  /**
+   * Reads the store for `sessionIds` and delivers outcomes found. Sessions whose read failed (the
+   * commands connection can come back after the subscriber) are read again after `delayMs`, doubling up
+   * to a cap, until every one was read, was given up by its listeners, or a newer (re)subscription
+   * started its own catch-up (`generation`).
+   */
+  async #catchUpAll(sessionIds: string[], generation: number, delayMs: number): Promise<void> {
     const catchUp = this.#catchUp;
     if (!catchUp) return;
-    const sessionIds = [...this.#subscriptions.keys()];
-    for (let i = 0; i < sessionIds.length; i += CATCH_UP_BATCH) {
-      const batch = sessionIds.slice(i, i + CATCH_UP_BATCH);
+    const failed: string[] = [];
+    for (let i = 0; i < sessionIds.length && generation === this.#generation; i += CATCH_UP_BATCH) {
+      const batch = sessionIds.slice(i, i + CATCH_UP_BATCH).filter((id) => this.#waiting(id));
       const events = await Promise.allSettled(batch.map((id) => catchUp(id)));
-      for (const settled of events) {
-        if (settled.status === 'fulfilled' && settled.value) this.#dispatch(settled.value);
-      }
-      if (events.some((e) => e.status === 'rejected')) {
-        this.#logger?.warn({}, 'catch-up after the Redis reconnect could not read every session');
-      }
+      events.forEach((settled, j) => {
+        if (settled.status === 'rejected') failed.push(batch[j]!);
+        else if (settled.value) this.#dispatch(settled.value);
+      });
     }
+    if (generation !== this.#generation) return;
+    const retrying = delayMs > CATCH_UP_RETRY_MIN_MS;
+    if (failed.length === 0) {
+      if (retrying) this.#logger?.info({}, 'catch-up after the Redis reconnect read every session');
+      return;
+    }
+    // Logged once per reconnect, not once per attempt.
+    if (!retrying) this.#logger?.warn({ unread: failed.length }, 'catch-up after the Redis reconnect could not read every session; retrying');
+    this.#catchUpRetry = setTimeout(() => {
+      void this.#catchUpAll(failed, generation, Math.min(delayMs * 2, CATCH_UP_RETRY_MAX_MS));
+    }, delayMs);
+    this.#catchUpRetry.unref();
+  }
+
+  /** Whether some local listener of `sessionId` still waits for its terminal event. */
+  #waiting(sessionId: string): boolean {
+    const set = this.#subscriptions.get(sessionId);
+    return set !== undefined && [...set].some((subscription) => !subscription.settled);
   }
 }
 

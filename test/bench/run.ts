@@ -16,6 +16,7 @@ import { measureIntakeThroughput } from './sections/intake-throughput.ts';
 import { measureRelayLatency } from './sections/relay-latency.ts';
 import { measureSocketMemory } from './sections/socket-memory.ts';
 import { measureStartOverhead } from './sections/start-overhead.ts';
+import { measureShopperLatency } from './sections/shopper-latency.ts';
 import { measureTokenCoalescing } from './sections/token-coalescing.ts';
 
 type Section = (options: BenchOptions) => Promise<SectionResult>;
@@ -27,6 +28,7 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
   intake: measureIntakeThroughput,
   memory: measureSocketMemory,
   tokens: measureTokenCoalescing,
+  shopper: measureShopperLatency,
 };
 
 async function main(): Promise<number> {

@@ -385,6 +385,31 @@ describe('<obv-link-account> flow', () => {
     expect((await failure).detail.code).to.equal('CONSUMER_CANCELLED');
   });
 
+  it('asks the proxy when the page becomes visible again, not while it is hidden, though its socket looks healthy', async () => {
+    const sessionPath = `/obv/sessions/${SESSION.sessionId}`;
+    world().proxy.routes[`GET ${sessionPath}`] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+    });
+    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === sessionPath).length;
+    const el = await mount();
+    await startWaiting(el);
+    const success = once(el, 'obv-success');
+    try {
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+      document.dispatchEvent(new Event('visibilitychange'));
+      await tick();
+      expect(sessionReads()).to.equal(0);
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => false });
+      document.dispatchEvent(new Event('visibilitychange'));
+      await success;
+      expect(sessionReads()).to.equal(1);
+      expect(el.state).to.equal('success');
+    } finally {
+      delete (document as { hidden?: boolean }).hidden;
+    }
+  });
+
   it('reports a network error when the proxy cannot be reached, and recovers on try again', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();

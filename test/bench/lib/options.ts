@@ -1,7 +1,7 @@
 // What a run measures and how big: the full sizes by default, small ones with BENCH_QUICK=1, and a
 // `--only relay,size` filter for the sections.
 
-export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens'] as const;
+export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchSizes {
@@ -22,6 +22,9 @@ export interface BenchSizes {
   memorySockets: readonly number[];
   /** Concurrent starts on a cold token cache. */
   coldStarts: number;
+  /** Timed link flows in Chromium (bank redirect → element shows the outcome), after untimed ones. */
+  shopperSamples: number;
+  shopperWarmup: number;
   /** Upper bound on the whole run; it aborts past this. */
   runTimeoutMs: number;
 }
@@ -36,6 +39,8 @@ const FULL: BenchSizes = {
   intakeRounds: 4,
   memorySockets: [10_000, 20_000],
   coldStarts: 100,
+  shopperSamples: 200,
+  shopperWarmup: 5,
   runTimeoutMs: 25 * 60_000,
 };
 
@@ -49,6 +54,8 @@ const QUICK: BenchSizes = {
   intakeRounds: 2,
   memorySockets: [200, 400],
   coldStarts: 100,
+  shopperSamples: 20,
+  shopperWarmup: 2,
   runTimeoutMs: 5 * 60_000,
 };
 

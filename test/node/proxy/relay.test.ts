@@ -234,6 +234,68 @@ describe('relay race between reading the store and a published outcome', () => {
   });
 });
 
+describe('relay re-check of a waiting session', () => {
+  /** A bus that loses every published message (a subscriber connection that was down at the time). */
+  class LosingBus extends MemoryResultBus {
+    override async publish(): Promise<void> {}
+  }
+
+  test('delivers a stored outcome whose message was lost, once, at the next re-check', async (t) => {
+    const store = new MemorySessionStore();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new LosingBus() }, { relay: { recheckIntervalMs: 100 } });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    const url = await pair.notificationUrl(sessionId);
+    assert.equal((await postNotification(url, successPayload('acct-lost-message'))).status, 200);
+    const result = await client.next((message) => message.type === 'result');
+    assert.equal((result.outcome as { status: string }).status, 'success');
+    assert.equal((await client.closed).code, 1000);
+    assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
+  });
+
+  test('rides out a store outage during re-checks quietly and delivers at the first one after it', async (t) => {
+    let storeDown = false;
+    class OutageStore extends MemorySessionStore {
+      override async get(sessionId: string): Promise<SessionRecord | undefined> {
+        if (storeDown) throw new SessionBackendUnavailableError('store down for the test');
+        return super.get(sessionId);
+      }
+    }
+    const store = new OutageStore();
+    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new LosingBus() }, { relay: { recheckIntervalMs: 50 } });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    storeDown = true;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(pair.logs.find('expiry check failed').length, 0, 'no error line per session and re-check');
+    assert.ok(pair.logs.find('session re-check failed').length >= 2);
+    await store.settle(sessionId, SUCCESS);
+    storeDown = false;
+    const result = await client.next((message) => message.type === 'result');
+    assert.deepEqual(result.outcome, SUCCESS);
+    await client.closed;
+  });
+
+  test('keeps re-checking a session that is still pending, without sending anything', async (t) => {
+    let reads = 0;
+    class CountingStore extends MemorySessionStore {
+      override async get(sessionId: string): Promise<SessionRecord | undefined> {
+        reads++;
+        return super.get(sessionId);
+      }
+    }
+    const pair = await startProxyPairWithBackend(t, { sessionStore: new CountingStore(), resultBus: new MemoryResultBus() }, { relay: { recheckIntervalMs: 50 } });
+    const { sessionId } = await pair.startVerification();
+    const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
+    const readsAfterSubscribe = reads;
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.ok(reads >= readsAfterSubscribe + 2, `re-read ${reads - readsAfterSubscribe} times`);
+    assert.deepEqual(client.messages.map((message) => message.type), ['subscribed']);
+    client.close();
+    await client.closed;
+  });
+});
+
 describe('relay cost per published event', () => {
   /** A bus that counts how many subscriber callbacks each publish runs. */
   class CountingBus extends MemoryResultBus {

@@ -1,0 +1,96 @@
+// The chaos run's deployment: K proxy instances started as an operator would (`proxy/cli.ts`, i.e.
+// `npm start`, configured by environment) on one real redis-server, each killable with SIGKILL and
+// restartable. Instance logs (warnings and errors) go to files, for reading after a run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { DEFAULT_WEBHOOK_SECRET } from '../../demo/provider/index.ts';
+
+export interface ChaosInstance {
+  readonly name: string;
+  /** `http://127.0.0.1:{port}`; a restart gets a new port. */
+  url: string;
+  /** False from the moment it is being killed until its restart answers. */
+  up: boolean;
+}
+
+export interface InstanceSettings {
+  providerUrl: string;
+  redisUrl: string;
+  logDir: string;
+}
+
+const READY_TIMEOUT_MS = 20_000;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** One `npm start` process. */
+export class ProxyProcess implements ChaosInstance {
+  url = '';
+  up = false;
+  #child: ChildProcess | undefined;
+  #starts = 0;
+
+  constructor(
+    readonly name: string,
+    readonly settings: InstanceSettings,
+  ) {}
+
+  /** Starts the process and resolves once it answers HTTP. */
+  async start(): Promise<void> {
+    const port = await freePort();
+    this.url = `http://127.0.0.1:${port}`;
+    mkdirSync(this.settings.logDir, { recursive: true });
+    const log = createWriteStream(join(this.settings.logDir, `${this.name}.${++this.#starts}.log`));
+    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        PORT: String(port),
+        OBV_BASE_URL: this.settings.providerUrl,
+        OBV_CLIENT_ID: 'sandbox_client',
+        OBV_CLIENT_SECRET: 'sandbox_secret',
+        OBV_PUBLIC_URL: this.url,
+        OBV_WEBHOOK_SECRET: DEFAULT_WEBHOOK_SECRET,
+        OBV_MERCHANT_ID: 'merchant-chaos',
+        OBV_SANDBOX: 'true',
+        OBV_REDIS_URL: this.settings.redisUrl,
+        OBV_RATE_LIMIT: '0',
+        OBV_LOG_LEVEL: 'warn',
+      },
+    });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+    this.#child = child;
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`${this.name} exited (${child.exitCode}) while starting`);
+      const answered = await fetch(`${this.url}/obv/healthz`).then((r) => r.body?.cancel().then(() => true), () => false);
+      if (answered) break;
+      if (Date.now() > deadline) throw new Error(`${this.name} did not answer within ${READY_TIMEOUT_MS} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    this.up = true;
+  }
+
+  /** SIGKILL: no drain, no goodbye; open sockets and requests are cut. */
+  async kill(): Promise<void> {
+    this.up = false;
+    const child = this.#child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}

@@ -1,0 +1,34 @@
+// `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S]`: see chaos.ts. Prints
+// `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session` and exits 1 on any violation.
+import { parseArgs } from 'node:util';
+import { formatReport, hasViolations, runChaos } from './chaos.ts';
+
+const { values } = parseArgs({
+  options: {
+    sessions: { type: 'string', default: '500' },
+    instances: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '64' },
+    seed: { type: 'string', default: '13' },
+  },
+});
+
+function positive(name: string, raw: string, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    console.error(`chaos: --${name} must be an integer from 1 to ${max}`);
+    process.exit(2);
+  }
+  return value;
+}
+
+const report = await runChaos({
+  sessions: positive('sessions', values.sessions, 100_000),
+  instances: positive('instances', values.instances, 8),
+  concurrency: positive('concurrency', values.concurrency, 1_000),
+  seed: positive('seed', values.seed, 2 ** 31),
+  progress: (line) => console.log(line),
+});
+for (const example of report.examples) console.log(`chaos: violation: ${example}`);
+console.log(`chaos: took ${(report.durationMs / 1000).toFixed(1)} s; instance logs in test-results/chaos/`);
+console.log(formatReport(report));
+process.exit(hasViolations(report) ? 1 : 0);

@@ -272,7 +272,7 @@ describe('relay re-check of a waiting session', () => {
     await store.settle(sessionId, SUCCESS);
     storeDown = false;
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, SUCCESS);
+    assert.deepEqual(result.outcome, browserOutcome(SUCCESS));
     await client.closed;
   });
 

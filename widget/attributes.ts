@@ -1,6 +1,5 @@
 // Checks of the attributes a merchant writes by hand. A typo must show up as a visible configuration
 // error, not as a button that silently does nothing or a request the proxy rejects later.
-import type { ObvStrings } from './strings.ts';
 
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
@@ -26,14 +25,18 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
   }
 }
 
-/** The message for the first wrong attribute, or `undefined` when the configuration is usable. */
-export function findConfigProblem(config: ObvConfig, strings: ObvStrings): string | undefined {
-  if (!resolveProxyUrl(config.proxyUrl)) return strings.invalidProxyUrl;
-  if (config.amount != null && !AMOUNT.test(config.amount)) return strings.invalidAmount;
+/**
+ * The message for the first wrong attribute, or `undefined` when the configuration is usable. It is for
+ * the merchant's developer (the `obv-error` event and the console), in English: the consumer is only
+ * told that bank linking is not available.
+ */
+export function findConfigProblem(config: ObvConfig): string | undefined {
+  if (!resolveProxyUrl(config.proxyUrl)) return 'The proxy-url attribute must be an http(s) URL or a path.';
+  if (config.amount != null && !AMOUNT.test(config.amount)) return 'The amount attribute must be a positive amount with up to 2 decimals, like 49.99.';
   // The spec's transactions are in US dollars only.
-  if (config.currency != null && config.currency !== 'USD') return strings.invalidCurrency;
+  if (config.currency != null && config.currency !== 'USD') return 'The currency attribute must be USD.';
   // Blank counts as unset: the element then sends no e-mail at all.
   const email = config.consumerEmail?.trim();
-  if (email && !EMAIL.test(email)) return strings.invalidEmail;
+  if (email && !EMAIL.test(email)) return 'The consumer-email attribute must be an e-mail address.';
   return undefined;
 }

@@ -23,14 +23,11 @@ export interface ObvStrings {
   networkTitle: string;
   networkHint: string;
   configurationTitle: string;
+  configurationHint: string;
   valueMissing: string;
   cancelled: string;
   checking: string;
   savings: string;
-  invalidProxyUrl: string;
-  invalidAmount: string;
-  invalidCurrency: string;
-  invalidEmail: string;
 }
 
 const en: ObvStrings = {
@@ -54,14 +51,11 @@ const en: ObvStrings = {
   networkTitle: 'Connection problem',
   networkHint: 'We couldn’t reach the server. Check your connection.',
   configurationTitle: 'Bank linking is not available',
+  configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
   checking: 'Checking',
   savings: 'Savings',
-  invalidProxyUrl: 'The proxy-url attribute must be an http(s) URL or a path.',
-  invalidAmount: 'The amount attribute must be a positive amount with up to 2 decimals, like 49.99.',
-  invalidCurrency: 'The currency attribute must be USD.',
-  invalidEmail: 'The consumer-email attribute must be an e-mail address.',
 };
 
 const es: ObvStrings = {
@@ -85,14 +79,11 @@ const es: ObvStrings = {
   networkTitle: 'Problema de conexión',
   networkHint: 'No pudimos contactar con el servidor. Revisa tu conexión.',
   configurationTitle: 'La vinculación bancaria no está disponible',
+  configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
   checking: 'Corriente',
   savings: 'Ahorros',
-  invalidProxyUrl: 'El atributo proxy-url debe ser una URL http(s) o una ruta.',
-  invalidAmount: 'El atributo amount debe ser un importe positivo con hasta 2 decimales, como 49.99.',
-  invalidCurrency: 'El atributo currency debe ser USD.',
-  invalidEmail: 'El atributo consumer-email debe ser un correo electrónico.',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

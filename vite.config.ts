@@ -39,7 +39,9 @@ export default defineConfig({
       module: true,
       ecma: 2020,
       compress: { passes: 3 },
-      mangle: { properties: { regex: /^_[a-z]/ } },
+      // Also Lit's own `_$AH`-style internals: Lit is bundled whole, so no other copy reads them (the
+      // cross-copy markers, `_$lit…$` and `_$cssResult$`, keep their names).
+      mangle: { properties: { regex: /^_[a-z]|^_\$[A-Z][A-Za-z]?$/ } },
       format: { comments: false },
     },
     // The map is published beside the bundle but not referenced from it: one comment less in every download.

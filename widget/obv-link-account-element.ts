@@ -3,6 +3,7 @@ import { findConfigProblem, resolveProxyUrl } from './attributes.ts';
 import { emit, type ObvAccount, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, pendingKey, savePending } from './pending-session.ts';
 import {
+  endpoint,
   ProxyRequestError,
   startSession,
   watchSession,
@@ -18,6 +19,9 @@ import { styles } from './obv-link-account.styles.ts';
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
 const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
 const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
+
+/** The bank tab's name: "Go to the bank tab" finds it with `open('', BANK_TAB)`, which also brings it to the front. */
+const BANK_TAB = 'obv-bank';
 
 /** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
 const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
@@ -211,8 +215,11 @@ export class ObvLinkAccountElement extends LitElement {
     if (!base) return;
     this.#stopWatching();
     this.#forgetPending();
-    // Opened synchronously inside the click, or the pop-up blocker stops it; navigated once the URL is known.
-    const tab = window.open('', '_blank');
+    // Opened synchronously inside the click, or the pop-up blocker stops it, on the proxy's "Connecting to
+    // your bank…" page; navigated on to the bank once its URL is known. Opened by the sandboxed frame (see
+    // render), so the frame is the tab's opener: the bank's page cannot navigate the checkout (reverse
+    // tabnabbing), while this page, same-origin with the opener, may still bring the tab forward and close it.
+    const tab = (this.renderRoot.querySelector('iframe')?.contentWindow ?? window).open(`${endpoint(base, 'connecting')}?lang=${this.#language}`, BANK_TAB);
     this.#tab = tab;
     this._popupBlocked = !tab;
     const idempotencyKey = randomId();
@@ -243,6 +250,9 @@ export class ObvLinkAccountElement extends LitElement {
   cancel(): void {
     if (!this.#busy && !this.#canGoBack) return;
     const sessionId = this._pending?.sessionId;
+    const base = resolveProxyUrl(this.proxyUrl);
+    // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
+    if (sessionId && base && this.#busy) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
     this.#closeTab();
     this.#stopWatching();
     this.#forgetPending();
@@ -337,8 +347,8 @@ export class ObvLinkAccountElement extends LitElement {
       error: misconfigured ? s.configurationTitle : s.networkTitle,
     };
     const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : state === 'success' ? this._notice : '';
-    // A configuration problem's message is the developer's (obv-error and the console), never the shopper's.
-    const error = state === 'failure' ? this._message : state === 'expired' ? s.expiredHint : failed && !misconfigured ? s.networkHint : '';
+    // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
+    const error = state === 'failure' ? this._message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
     const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
     // Written without indentation: whitespace in templates ships in the bundle.
     return html`<div part="base" class="card ${failed ? 'danger' : state}"
@@ -350,7 +360,7 @@ export class ObvLinkAccountElement extends LitElement {
 }${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
 }${error ? html`<p part="error" class="error">${error}</p>` : nothing}</div
 >${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
-></div>`;
+><iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
   }
 
   #actions(s: ObvStrings): TemplateResult {
@@ -481,8 +491,6 @@ export class ObvLinkAccountElement extends LitElement {
     const tab = this.#tab;
     if (tab && !tab.closed) {
       try {
-        // The provider's page must not be able to reach back into the checkout (reverse tabnabbing).
-        tab.opener = null;
         tab.location.href = session.consumerUrl;
       } catch {
         this.#tab = null;
@@ -579,7 +587,8 @@ export class ObvLinkAccountElement extends LitElement {
 
   #showTab(): void {
     if (this.#tab && !this.#tab.closed) {
-      this.#tab.focus();
+      // tab.focus() is refused: only the tab's opener (the frame) may call it. Naming it is allowed.
+      window.open('', BANK_TAB);
     } else {
       // The consumer closed the bank's tab: offer the link to open it again.
       this.#tab = null;

@@ -23,6 +23,7 @@ export interface ObvStrings {
   networkTitle: string;
   networkHint: string;
   configurationTitle: string;
+  configurationHint: string;
   valueMissing: string;
   cancelled: string;
   checking: string;
@@ -50,6 +51,7 @@ const en: ObvStrings = {
   networkTitle: 'Connection problem',
   networkHint: 'We couldn’t reach the server. Check your connection.',
   configurationTitle: 'Bank linking is not available',
+  configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
   checking: 'Checking',
@@ -77,6 +79,7 @@ const es: ObvStrings = {
   networkTitle: 'Problema de conexión',
   networkHint: 'No pudimos contactar con el servidor. Revisa tu conexión.',
   configurationTitle: 'La vinculación bancaria no está disponible',
+  configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
   checking: 'Corriente',

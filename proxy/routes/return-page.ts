@@ -1,3 +1,6 @@
+// GET /connecting — the holding page the element opens in the new tab inside the click, before the bank's
+// address is known: the consumer reads "Connecting to your bank…" instead of a blank, untitled tab. No
+// script: the element navigates the tab on to the bank itself.
 // GET /return/:returnRef — where the bank sends the consumer back (the spec's returnURL). The URL carries
 // the session's return reference, never its id (the provider sees this URL, and the id reads the
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
@@ -10,9 +13,14 @@ import type { ProxyContext } from '../context.ts';
 import { NotFoundProblem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
+import { consumerPageText } from './consumer-page-text.ts';
+
+/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/:id/cancel). */
+export const CANCELLED_CODE = 'CANCELLED';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
-  + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}';
+  + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}'
+  + '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}}';
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /** Runs in the returned tab. */
@@ -29,10 +37,10 @@ const SCRIPT = `(() => {
 
 const CSP = `default-src 'none'; script-src 'self'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
-function page(title: string, message: string, returned = false): string {
+function page(lang: string, title: string, message: string, returned = false): string {
   const data = returned ? ' data-returned' : '';
   return `<!doctype html>
-<html lang="en"${data}>
+<html lang="${lang}"${data}>
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title><style>${STYLE}</style>
 ${returned ? '<script src="../return-page.js" defer></script>' : ''}</head>
@@ -48,22 +56,35 @@ export function returnPageRouter(ctx: ProxyContext): Router {
     res.type('text/javascript').set({ 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(SCRIPT);
   });
 
+  const secureHeaders = { 'content-security-policy': CSP, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
+
+  router.get('/connecting', (req, res) => {
+    const text = consumerPageText(req.query.lang);
+    res.set(secureHeaders).type('html').send(page(text.lang, text.connectingTitle, text.connectingMessage));
+  });
+
   router.get('/return/:returnRef', async (req, res) => {
-    res.set({ 'content-security-policy': CSP, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' });
+    res.set(secureHeaders);
+    const text = consumerPageText(req.query.lang);
     const returnRef = String(req.params.returnRef);
     const sessionId = ID_PATTERN.test(returnRef) ? await ctx.store.readMark(markerKey.returnRef(returnRef)) : undefined;
     const before = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
     if (!before) {
       // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
       if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw new NotFoundProblem('No verification session has this id.');
-      res.status(404).type('html').send(page('Link not recognised', 'This verification is not known here. You can close this tab.'));
+      res.status(404).type('html').send(page(text.lang, text.unknownTitle, text.unknownMessage));
+      return;
+    }
+    if (before.outcome?.status === 'failure' && before.outcome.code === CANCELLED_CODE) {
+      // The consumer cancelled at the checkout: whatever the bank says now, no account is linked.
+      res.status(200).type('html').send(page(text.lang, text.cancelledTitle, text.cancelledMessage));
       return;
     }
     const after = await ctx.store.markReturned(before.sessionId);
     if (before.state === 'pending' && after?.state === 'returned') {
       await ctx.bus.publish({ type: 'state', sessionId: before.sessionId, state: 'returned' });
     }
-    res.status(200).type('html').send(page('Bank step complete — you can close this tab', 'Return to the checkout to continue.', true));
+    res.status(200).type('html').send(page(text.lang, text.returnedTitle, text.returnedMessage, true));
   });
   return router;
 }

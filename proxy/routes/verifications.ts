@@ -106,7 +106,9 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     const notificationRef = newId();
     // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
     const returnRef = newId();
-    const returnURL = `${base}/return/${returnRef}`;
+    // The return page speaks the consumer's language, like the bank's page: `?lang=` unless it is English.
+    const lang = body.language && !/^en(-|$)/i.test(body.language) ? `?lang=${encodeURIComponent(body.language)}` : '';
+    const returnURL = `${base}/return/${returnRef}${lang}`;
     const notificationURL = `${notificationBase}/notifications/${notificationRef}`;
     const draft: VerificationDraft = {
       countryCode: 'US',

@@ -57,7 +57,8 @@ describe('the production bundle', () => {
     const el = document.querySelector('obv-link-account') as ObvLinkAccountElement;
     await el.updateComplete;
     expect(el.state).to.equal('error');
-    expect(el.shadowRoot!.textContent).to.contain('Bank linking is not available');
+    // The consumer reads what to do; the attribute's name is for the developer (obv-error, console).
+    expect(el.shadowRoot!.querySelector('[part="error"]')!.textContent).to.contain('another way to pay').and.not.contain('currency');
     expect(errors.join()).to.contain('currency');
   });
 

@@ -224,7 +224,7 @@ describe('<obv-link-account> configuration errors', () => {
       // The developer reads what is wrong in the console; the shopper gets no attribute names.
       expect(warn.calledOnce).to.equal(true);
       expect(String(warn.firstCall.args.join(' '))).to.contain(attribute);
-      expect(text(el)).to.contain('Bank linking is not available').and.not.contain(attribute);
+      expect(text(el)).to.contain('Bank linking is not available').and.contain('another way to pay').and.not.contain(attribute);
       expect(el.shadowRoot!.querySelector('button')).to.equal(null);
       el.start();
       expect(world().open.called).to.equal(false);

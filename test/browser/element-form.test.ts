@@ -205,7 +205,7 @@ describe('<obv-link-account> with the keyboard', () => {
     await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
     expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to the bank tab');
     await sendKeys({ press: 'Enter' });
-    expect(world().tab.focus.calledOnce).to.equal(true);
+    expect(world().open.lastCall.args).to.deep.equal(['', 'obv-bank']);
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await until(() => el.state === 'success', 'success');

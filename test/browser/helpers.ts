@@ -139,6 +139,13 @@ export function setUpWorld(options: { popup?: 'open' | 'blocked' } = {}) {
   proxy.install();
   const tab = fakeTab();
   const open = sinon.stub(window, 'open').returns(options.popup === 'blocked' ? null : (tab as unknown as Window));
+  // The element opens the tab from its sandboxed frame (the bank's page then cannot navigate the checkout):
+  // the frame's window is this one here, so the stub sees that call too. The real tabs are tested in
+  // test/e2e/bank-tab.test.ts (headful Chromium).
+  const frameWindow = Object.getOwnPropertyDescriptor(HTMLIFrameElement.prototype, 'contentWindow')!.get!;
+  sinon.stub(HTMLIFrameElement.prototype, 'contentWindow').get(function (this: HTMLIFrameElement) {
+    return this.getRootNode() instanceof ShadowRoot ? window : frameWindow.call(this);
+  });
   sessionStorage.clear();
   return {
     proxy,

@@ -1,0 +1,151 @@
+// The bank tab in a real, headful Chromium (Xvfb, no focus emulation) with real tabs: the element opens
+// the proxy's holding page inside the click, sends it on to the bank, brings it forward with "Go to the
+// bank tab" and closes it on Cancel, and the bank's page cannot navigate the checkout. A fake window
+// cannot show any of this: Chromium's opener rules decide it.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import type { RunningDemo } from '../../demo/start-demo.ts';
+import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
+import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, saveScreenshot, signInAtBank, startTestDemo, waitForState } from './harness.ts';
+
+const visibility = (page: Page) => page.evaluate(() => document.visibilityState);
+
+describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, () => {
+  let demo: RunningDemo;
+  let chromium: HeadfulChromium;
+  const opened: Page[] = [];
+
+  before(async () => {
+    [demo, chromium] = await Promise.all([startTestDemo(), launchHeadfulChromium()]);
+    chromium.context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  });
+  after(async () => {
+    await chromium?.close();
+    await demo?.close();
+  });
+
+  /** A checkout in a new tab of the real browser; its tabs are closed after the test. */
+  async function openCheckout(): Promise<Page> {
+    const page = await chromium.context.newPage();
+    opened.push(page);
+    await page.goto(demo.url);
+    await waitForState(page, 'idle');
+    return page;
+  }
+
+  async function closeAll(): Promise<void> {
+    for (const page of chromium.context.pages()) if (opened.includes(page) || !page.url().startsWith('about:')) await page.close().catch(() => undefined);
+    opened.length = 0;
+  }
+
+  /** Clicks "Link your bank account" and returns the new tab. */
+  async function startLinking(page: Page): Promise<Page> {
+    const tabPromise = chromium.context.waitForEvent('page');
+    await element(page).getByRole('button', { name: 'Link your bank account' }).click();
+    const tab = await tabPromise;
+    opened.push(tab);
+    return tab;
+  }
+
+  it('"Go to the bank tab" brings the real bank tab to the front', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      await waitForState(page, 'waiting');
+      await tab.evaluate(() => Object.assign(window, { stillTheSamePage: true }));
+      assert.equal(await visibility(tab), 'visible');
+      await page.bringToFront();
+      await page.waitForFunction(() => document.visibilityState === 'visible');
+      assert.equal(await visibility(tab), 'hidden');
+      await element(page).getByRole('button', { name: 'Go to the bank tab' }).click();
+      await tab.waitForFunction(() => document.visibilityState === 'visible');
+      assert.equal(await visibility(page), 'hidden');
+      // Brought forward, not reloaded or sent elsewhere.
+      assert.equal(await tab.evaluate(() => (window as Window & { stillTheSamePage?: boolean }).stillTheSamePage), true);
+      await saveScreenshot(tab, 'bank-tab-focused');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('does not let the bank’s page navigate the checkout (reverse tabnabbing)', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      const checkoutUrl = page.url();
+      const attempts = await tab.evaluate(() => {
+        const results: string[] = [];
+        const opener = window.opener as Window | null;
+        for (const target of [opener, opener?.top, opener?.parent]) {
+          try {
+            if (!target) {
+              results.push('no opener');
+              continue;
+            }
+            target.location.href = 'about:blank#tabnabbed';
+            results.push('navigated');
+          } catch {
+            results.push('refused');
+          }
+        }
+        return results;
+      });
+      assert.ok(!attempts.includes('navigated'), attempts.join(', '));
+      await page.waitForTimeout(300);
+      assert.equal(page.url(), checkoutUrl);
+      assert.equal(await page.evaluate(() => location.hash), '');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('Cancel closes the bank tab, and the bank’s return page then says the link was cancelled', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      const consumerUrl = tab.url();
+      await page.bringToFront();
+      const closed = tab.waitForEvent('close');
+      await element(page).getByRole('button', { name: 'Cancel' }).click();
+      await closed;
+      await waitForState(page, 'idle');
+      // The shopper finds the bank's page again (history, another device) and finishes there.
+      const again = await chromium.context.newPage();
+      opened.push(again);
+      await again.goto(consumerUrl);
+      await signInAtBank(again, 'user_good');
+      await again.getByRole('heading', { name: 'Bank linking was cancelled' }).waitFor();
+      await saveScreenshot(again, 'return-page-cancelled-en');
+      await page.waitForTimeout(300);
+      assert.equal(await page.locator('obv-link-account').getAttribute('state'), 'idle', 'the checkout still shows no account');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('shows "Connecting to your bank…" in the new tab while the start is slow, and closes it when the start fails', async () => {
+    const page = await openCheckout();
+    try {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      await page.route('**/obv/verifications', async (route) => {
+        await held;
+        await route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Service Unavailable', status: 503 }) });
+      });
+      const tab = await startLinking(page);
+      await tab.getByRole('heading', { name: 'Connecting to your bank…' }).waitFor();
+      assert.equal(await tab.title(), 'Connecting to your bank…');
+      await saveScreenshot(tab, 'holding-page-en');
+      const closed = tab.waitForEvent('close');
+      release();
+      await closed;
+      await waitForState(page, 'error');
+    } finally {
+      await closeAll();
+    }
+  });
+});

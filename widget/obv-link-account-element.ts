@@ -297,20 +297,6 @@ export class ObvLinkAccountElement extends LitElement {
     this._formDisabled = disabled;
   }
 
-  /** @internal */
-  formStateRestoreCallback(state: string | File | FormData | null): void {
-    if (typeof state !== 'string') return;
-    try {
-      const account = JSON.parse(state) as ObvAccount;
-      if (typeof account.linkRef === 'string' && account.linkRef) {
-        this._account = account;
-        this.#setState('success');
-      }
-    } catch {
-      // Not ours: ignore.
-    }
-  }
-
   protected override willUpdate(): void {
     // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
     this.#checkConfiguration();
@@ -320,7 +306,9 @@ export class ObvLinkAccountElement extends LitElement {
   protected override updated(): void {
     this.setAttribute('state', this._state);
     const value = this.value;
-    this.#internals.setFormValue(value || null, value ? JSON.stringify(this.account) : null);
+    // No saved state to restore from: a link reference is single use and short-lived, so after a
+    // navigation the shopper links again rather than see an account whose reference may have paid.
+    this.#internals.setFormValue(value || null);
     if (this.required && !value && !this.#isDisabled) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
       this.#internals.setValidity({ valueMissing: true }, this.#s.valueMissing, anchor);

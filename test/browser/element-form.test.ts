@@ -84,13 +84,6 @@ describe('<obv-link-account> in a form', () => {
     expect(el.state).to.equal('idle');
   });
 
-  it('restores the linked account from the browser’s saved form state', async () => {
-    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
-    el.formStateRestoreCallback(JSON.stringify(ACCOUNT));
-    await el.updateComplete;
-    expect(el.state).to.equal('success');
-    expect(el.value).to.equal(ACCOUNT.linkRef);
-  });
 });
 
 describe('<obv-link-account> value while changing the linked account', () => {

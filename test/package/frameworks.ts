@@ -9,6 +9,7 @@ import express from 'express';
 import type { Browser, Page } from 'playwright-core';
 import { startProvider } from '../../demo/provider/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
+import { SANDBOX_DEFAULTS } from '../../proxy/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { copyFixture, exec, freePort, pinned, tempApp, type TempApp } from './temp-apps.ts';
 
@@ -46,8 +47,7 @@ export async function prepareFrameworkApp(framework: FrameworkName, tarball: str
 export async function driveFrameworkApp(framework: FrameworkName, app: TempApp, browser: Browser): Promise<void> {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
   const port = await freePort();
-  // The sandbox flag fills the sandbox's published credentials (README "Quick start against the sandbox").
-  const proxy = createObvProxy({ sandbox: true, baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
+  const proxy = createObvProxy({ ...SANDBOX_DEFAULTS, sandbox: true, baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
   const site = express();
   site.use(proxy.mountPath, proxy.router);
   site.use(express.static(path.join(app.dir, 'dist')));

@@ -4,7 +4,8 @@
 // config; React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then
 // driven in Chromium (frameworks.ts).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -65,9 +66,21 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
   assert.deepEqual(files.filter((file) => /(^|\/)(test|\.ci|demo\/checkout)\//.test(file)), [], 'no tests, CI or checkout demo');
   assert.ok(files.some((file) => /^dist\/cdn\/obv-link-account\.[0-9a-f]{10}\.js$/.test(file)), 'the content-hashed element build');
   const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as Record<string, Record<string, string>>;
+  assert.equal(manifest.scripts?.prepack, 'npm run build');
   assert.equal(manifest.dependencies?.tsx, undefined, 'tsx is not a run-time dependency');
   assert.equal(manifest.dependencies?.ioredis, undefined, 'ioredis is optional');
   assert.ok(manifest.optionalDependencies?.ioredis);
+});
+
+test('the content-hashed element build matches its SRI value, and the README snippet shows both', async () => {
+  const cdn = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/dist/cdn/manifest.json'], packDir)) as { file: string; integrity: string };
+  const hashed = await execBuffer('tar', ['-xzOf', tarball, `package/dist/cdn/${cdn.file}`], packDir);
+  const bundle = await execBuffer('tar', ['-xzOf', tarball, 'package/dist/obv-link-account.js'], packDir);
+  assert.ok(hashed.equals(bundle), 'the hashed copy is the element bundle');
+  assert.equal(cdn.integrity, `sha384-${createHash('sha384').update(hashed).digest('base64')}`);
+  const snippet = readmeBlock('<!-- sri-snippet -->', 'html');
+  assert.ok(snippet.includes(`/dist/cdn/${cdn.file}"`), `the README's CDN snippet names ${cdn.file} (copy it from \`npm run build\`)`);
+  assert.ok(snippet.includes(`integrity="${cdn.integrity}"`), `the README's CDN snippet shows integrity="${cdn.integrity}" (copy it from \`npm run build\`)`);
 });
 
 describe('a plain-JavaScript Express 5 app that follows the README', () => {
@@ -198,6 +211,13 @@ for (const framework of ['react', 'vue'] as FrameworkName[]) {
     test('type-checks and builds, and its element takes attributes, properties (strings, disabled both ways), events and gives the form value', async () => {
       await driveFrameworkApp(framework, app, browser);
     });
+  });
+}
+
+/** A command's stdout as bytes (tar -xO of a file in the tarball). */
+function execBuffer(command: string, args: string[], cwd: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });
 }
 

@@ -3,6 +3,7 @@
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
+import { withSandboxDefaults } from './sandbox-defaults.ts';
 import { DEFAULT_REDIS_PREFIX } from './sessions/redis-keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
@@ -329,7 +330,7 @@ function fail(error: z.ZodError, input: object, name: (key: string) => string): 
 
 /** Validates a config object (code use). Throws ConfigError naming each bad key. */
 export function parseProxyConfig(input: ProxyConfigInput): ProxyConfig {
-  const result = ProxyConfigSchema.safeParse(input);
+  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
   if (!result.success) fail(result.error, input, (key) => key);
   return result.data;
 }
@@ -341,7 +342,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     const value = env[name];
     if (value !== undefined && value.trim() !== '') input[key] = value;
   }
-  const result = ProxyConfigSchema.safeParse(input);
+  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
   if (!result.success) fail(result.error, input, (key) => KEY_TO_ENV.get(key) ?? key);
   return result.data;
 }

@@ -5,7 +5,9 @@ export default {
   globs: ['widget/**/*.ts'],
   exclude: ['widget/**/*.styles.ts'],
   litelement: true,
-  outdir: '.',
+  // Into dist/ (shipped in the package), and never into package.json: the build touches no tracked file.
+  outdir: 'dist',
+  packagejson: false,
   plugins: [
     {
       name: 'obv-drop-internal-state',

@@ -292,8 +292,13 @@ export class ObvLinkAccountElement extends LitElement {
     }
   }
 
-  /** @internal */
-  formDisabledCallback(disabled: boolean): void {
+  /**
+   * Also called while Lit reflects `disabled` in the middle of an update, where a state change would be
+   * dropped (leaving the button disabled after `disabled = false`): apply it once that update is over.
+   * @internal
+   */
+  async formDisabledCallback(disabled: boolean): Promise<void> {
+    await 0;
     this._formDisabled = disabled;
   }
 

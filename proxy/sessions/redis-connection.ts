@@ -6,7 +6,8 @@
 // One exception: before the FIRST connect, commands wait (up to the command timeout, or until that first
 // attempt fails). That lets the backend be built synchronously and serve the first request of a process
 // that started a moment ago, without ever queueing across an outage.
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { loadIoredis } from './redis-packages.ts';
 
 /** The subset of a pino logger the Redis backend writes to. */
 export interface RedisLogger {
@@ -51,7 +52,7 @@ export function assertRedisUrl(url: string): void {
 export function createRedisConnection(options: RedisConnectionOptions): Redis {
   assertRedisUrl(options.url);
   const maxDelay = options.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
-  const redis = new Redis(options.url, {
+  const redis = new (loadIoredis().Redis)(options.url, {
     connectionName: `obv-link:${options.role}`,
     // Switched off at the first 'ready' (below): from then on, reject at once while disconnected.
     enableOfflineQueue: true,

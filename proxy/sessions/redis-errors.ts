@@ -1,8 +1,8 @@
 // Where a failed Redis command becomes SessionBackendUnavailableError. Every command the store, the bus
 // and the rate-limit store send goes through `redisCommand`, so "Redis is unreachable" is decided here
 // and nowhere else: the routes only see the backend-neutral error.
-import { ReplyError } from 'ioredis';
 import { SessionBackendUnavailableError } from './errors.ts';
+import { loadIoredis } from './redis-packages.ts';
 
 // Replies by which a reachable Redis says it cannot serve right now (loading its data set after a
 // restart, a replica promoted or cut off, memory full under `noeviction`, a long script running).
@@ -17,7 +17,7 @@ const UNAVAILABLE_REPLY = /^(LOADING|MASTERDOWN|READONLY|OOM|BUSY|TRYAGAIN|CLUST
  */
 export function isRedisUnavailable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (error instanceof ReplyError) return UNAVAILABLE_REPLY.test(error.message);
+  if (error instanceof loadIoredis().ReplyError) return UNAVAILABLE_REPLY.test(error.message);
   return true;
 }
 

@@ -1,8 +1,9 @@
 // express-rate-limit counters in Redis, so a client's budget is shared by every proxy instance.
 import type { Redis } from 'ioredis';
 import type { Store } from 'express-rate-limit';
-import { RedisStore, type RedisReply } from 'rate-limit-redis';
+import type { RedisReply } from 'rate-limit-redis';
 import { redisCommand } from './redis-errors.ts';
+import { loadRateLimitRedis } from './redis-packages.ts';
 
 /**
  * A rate-limit store over an existing connection, its keys under `prefix`.
@@ -13,7 +14,7 @@ import { redisCommand } from './redis-errors.ts';
  * failure path (it reloads the script when a call fails) without the crash.
  */
 export function createRedisRateLimitStore(redis: Redis, prefix: string): Store {
-  const store = new RedisStore({
+  const store = new (loadRateLimitRedis().RedisStore)({
     prefix,
     // Through redisCommand so an outage refuses a start with the same 503 as the session store does.
     sendCommand: (command: string, ...args: string[]) => redisCommand(redis.call(command, ...args) as Promise<RedisReply>),

@@ -3,7 +3,7 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import '../../widget/obv-link-account.ts';
-import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
+import { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { ACCOUNT, FakeSocket, SESSION, once, useWorld, until } from './helpers.ts';
 
 function focusedPart(el: ObvLinkAccountElement): string | null {
@@ -69,7 +69,40 @@ describe('<obv-link-account> in a form', () => {
     const form = await fixture<HTMLFormElement>(html`<form><fieldset disabled><obv-link-account></obv-link-account></fieldset></form>`);
     const el = form.querySelector('obv-link-account')!;
     await el.updateComplete;
+    // The form's disabled state arrives through formDisabledCallback, applied after the current update.
+    await until(() => el.shadowRoot!.querySelector('button')!.disabled, 'the button to be disabled');
+    form.querySelector('fieldset')!.disabled = false;
+    await until(() => !el.shadowRoot!.querySelector('button')!.disabled, 'the button to be enabled again');
+  });
+
+  it('turns its button back on when the disabled property is set back to false', async () => {
+    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
+    el.disabled = true;
+    await el.updateComplete;
     expect(el.shadowRoot!.querySelector('button')!.disabled).to.equal(true);
+    // What React 19 and Vue 3 do for `disabled={false}`: set the property, not remove the attribute.
+    el.disabled = false;
+    await el.updateComplete;
+    await until(() => !el.shadowRoot!.querySelector('button')!.disabled, 'the button to be enabled again');
+    expect(el.hasAttribute('disabled')).to.equal(false);
+  });
+
+  it('keeps properties set on the tag before the element was defined', async () => {
+    // A page (or a framework) may set properties before the element's script has run.
+    const el = document.createElement('obv-link-account-before-upgrade') as ObvLinkAccountElement;
+    el.strings = { linkAccount: 'Connect your bank' };
+    el.disabled = true;
+    document.body.append(el);
+    try {
+      customElements.define('obv-link-account-before-upgrade', class extends ObvLinkAccountElement {});
+      await el.updateComplete;
+      const button = el.shadowRoot!.querySelector('button')!;
+      expect(button.textContent).to.contain('Connect your bank');
+      expect(button.disabled).to.equal(true);
+      expect(el.hasAttribute('disabled')).to.equal(true);
+    } finally {
+      el.remove();
+    }
   });
 
   it('does nothing on click while disabled, and reflects disabled', async () => {

@@ -101,6 +101,20 @@ describe('configuration from the environment', () => {
     assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_PGW_APP_ID', 'OBV_PGW_CLIENT_ID']);
   });
 
+  test('OBV_SANDBOX=true fills the sandbox credentials left unset, and only then', () => {
+    const env = { OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_PUBLIC_URL: 'http://127.0.0.1:3000', OBV_MERCHANT_API_KEY: 'k'.repeat(24) };
+    const config = configFromEnv(env);
+    assert.equal(config.clientId, 'sandbox_client');
+    assert.equal(config.clientSecret, 'sandbox_secret');
+    assert.equal(config.webhookSecret, SANDBOX_WEBHOOK_SECRET);
+    assert.equal(config.pgwAppId, 'sandbox-app');
+    assert.ok(config.merchantId);
+    assert.equal(configFromEnv({ ...env, OBV_CLIENT_ID: 'mine' }).clientId, 'mine');
+    const { OBV_SANDBOX: _flag, ...withoutFlag } = env;
+    const messages = configError(withoutFlag).issues.map((issue) => `${issue.setting}: ${issue.message}`);
+    for (const name of ['OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_WEBHOOK_SECRET', 'OBV_MERCHANT_ID']) assert.ok(messages.includes(`${name}: is required`), name);
+  });
+
   test('createObvProxy names bad keys of a code configuration', () => {
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'publicUrl');

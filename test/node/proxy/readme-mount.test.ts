@@ -51,7 +51,7 @@ test('the README mounting snippet serves a whole verification in a fresh Express
 
   let code = readmeSnippet('### Mount it in an existing Express app');
   code = replaceOnce(code, "from 'express'", `from ${JSON.stringify(import.meta.resolve('express'))}`);
-  code = replaceOnce(code, "from './proxy/index.ts'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
+  code = replaceOnce(code, "from 'obv-link/proxy'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
   code = replaceOnce(code, 'app.listen(3000)', `app.listen(${port}, '127.0.0.1')`);
   // What express-session (or the merchant's own auth) would have put on the request.
   code = replaceOnce(code, 'const app = express();', `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)} }; next(); });`);

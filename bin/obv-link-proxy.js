@@ -1,0 +1,4 @@
+#!/usr/bin/env node
+// `npx obv-link-proxy`: the standalone proxy, configured from the environment (README "Run it on its own").
+// A thin entry over the compiled CLI, so an installed package runs on plain Node.
+import '../dist/proxy/cli.js';

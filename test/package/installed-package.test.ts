@@ -1,0 +1,238 @@
+// The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
+// then installed into fresh apps in temp folders with npm, no tsx and no bundler on the server side.
+// The Express app is the README's quick start, file for file; the bins boot from env and refuse bad
+// config; React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then
+// driven in Chromium (frameworks.ts).
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
+import { driveFrameworkApp, prepareFrameworkApp, type FrameworkName } from './frameworks.ts';
+import { cleanEnv, exec, freePort, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
+
+const QUICK_START = '### Quick start against the sandbox';
+
+/** Tracked files that differ from HEAD (the build must leave this unchanged). */
+function trackedChanges(): string {
+  return execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+}
+
+let packDir: string;
+let tarball: string;
+let trackedBefore: string;
+let trackedAfter: string;
+let browser: Browser;
+
+before(async () => {
+  packDir = mkdtempSync(path.join(tmpdir(), 'obv-link-pack-'));
+  trackedBefore = trackedChanges();
+  tarball = await packThisCheckout(packDir);
+  trackedAfter = trackedChanges();
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  rmSync(packDir, { recursive: true, force: true });
+});
+
+test('the packed tarball holds compiled JavaScript, types, the bins and no tests or CI files, and the build touches no tracked file', async () => {
+  assert.equal(trackedAfter, trackedBefore, 'npm pack (prepack build) changed tracked files');
+  const files = (await exec('tar', ['-tzf', tarball], packDir)).split('\n').filter(Boolean).map((file) => file.replace(/^package\//, ''));
+  for (const expected of [
+    'package.json',
+    'README.md',
+    'bin/obv-link-proxy.js',
+    'bin/obv-link-sandbox.js',
+    'dist/proxy/index.js',
+    'dist/proxy/index.d.ts',
+    'dist/proxy/cli.js',
+    'dist/demo/provider/index.js',
+    'dist/demo/provider/index.d.ts',
+    'dist/obv-link-account.js',
+    'dist/types/obv-link-account.d.ts',
+    'dist/custom-elements.json',
+    'frameworks/react.d.ts',
+    'frameworks/vue.d.ts',
+  ]) {
+    assert.ok(files.includes(expected), `the tarball has ${expected}`);
+  }
+  assert.deepEqual(files.filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts')), [], 'no TypeScript sources');
+  assert.deepEqual(files.filter((file) => /(^|\/)(test|\.ci|demo\/checkout)\//.test(file)), [], 'no tests, CI or checkout demo');
+  assert.ok(files.some((file) => /^dist\/cdn\/obv-link-account\.[0-9a-f]{10}\.js$/.test(file)), 'the content-hashed element build');
+  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as Record<string, Record<string, string>>;
+  assert.equal(manifest.scripts?.prepack, 'npm run build');
+  assert.equal(manifest.dependencies?.tsx, undefined, 'tsx is not a run-time dependency');
+  assert.equal(manifest.dependencies?.ioredis, undefined, 'ioredis is optional');
+  assert.ok(manifest.optionalDependencies?.ioredis);
+});
+
+test('the content-hashed element build matches its SRI value, and the README snippet shows both', async () => {
+  const cdn = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/dist/cdn/manifest.json'], packDir)) as { file: string; integrity: string };
+  const hashed = await execBuffer('tar', ['-xzOf', tarball, `package/dist/cdn/${cdn.file}`], packDir);
+  const bundle = await execBuffer('tar', ['-xzOf', tarball, 'package/dist/obv-link-account.js'], packDir);
+  assert.ok(hashed.equals(bundle), 'the hashed copy is the element bundle');
+  assert.equal(cdn.integrity, `sha384-${createHash('sha384').update(hashed).digest('base64')}`);
+  const snippet = readmeBlock('<!-- sri-snippet -->', 'html');
+  assert.ok(snippet.includes(`/dist/cdn/${cdn.file}"`), `the README's CDN snippet names ${cdn.file} (copy it from \`npm run build\`)`);
+  assert.ok(snippet.includes(`integrity="${cdn.integrity}"`), `the README's CDN snippet shows integrity="${cdn.integrity}" (copy it from \`npm run build\`)`);
+});
+
+describe('a plain-JavaScript Express 5 app that follows the README', () => {
+  let app: TempApp;
+  const children: Child[] = [];
+
+  before(async () => {
+    app = tempApp('express', tarball);
+    // --omit=optional: one instance needs nothing but Node and the proxy's own dependencies (no Redis client).
+    await app.install([pinned('express')], ['--omit=optional']);
+  });
+
+  after(() => {
+    for (const child of children) child.kill();
+    app?.remove();
+  });
+
+  test('installs without the Redis client and without any TypeScript tooling', () => {
+    assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false);
+    assert.equal(existsSync(path.join(app.dir, 'node_modules/tsx')), false);
+    assert.equal(existsSync(path.join(app.dir, 'node_modules/typescript')), false);
+  });
+
+  test('npx obv-link-proxy refuses bad config naming each variable, and boots from env', async () => {
+    const refused = startChild('npx', ['--no-install', 'obv-link-proxy'], { cwd: app.dir, env: cleanEnv({ OBV_SANDBOX: 'true', OBV_PUBLIC_URL: 'not a url' }) });
+    children.push(refused);
+    assert.equal(await refused.exited(), 1);
+    assert.match(refused.output(), /OBV_BASE_URL: is required/);
+    assert.match(refused.output(), /OBV_PUBLIC_URL: must be an absolute http\(s\) URL/);
+
+    const port = await freePort();
+    // The bin itself (what npx runs), so the signal below reaches the proxy and not npm.
+    const proxy = startChild(bin(app, 'obv-link-proxy'), [], {
+      cwd: app.dir,
+      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(port) }),
+    });
+    children.push(proxy);
+    await proxy.waitFor(/obv-link proxy listening/);
+    const health = await fetch(`http://127.0.0.1:${port}/obv/healthz`);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    proxy.process.kill('SIGTERM');
+    assert.equal(await proxy.exited(), 0);
+  });
+
+  test('npx obv-link-sandbox boots from env and stops cleanly on SIGTERM and SIGINT', async () => {
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+      children.push(sandbox);
+      const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+      const token = await fetch(`${url}/exp/auth/mint/v1/oauth2/token?grant_type=client_credentials&scope=obv%2Ftoken-request`, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      assert.equal(token.status, 200, `the sandbox issues a token (${url})`);
+      sandbox.process.kill(signal);
+      assert.equal(await sandbox.exited(), 0, `exit code after ${signal}`);
+    }
+    const refused = startChild('npx', ['--no-install', 'obv-link-sandbox'], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: 'eighty' }) });
+    children.push(refused);
+    assert.equal(await refused.exited(), 1);
+    assert.match(refused.output(), /PROVIDER_PORT/);
+  });
+
+  test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
+    const commands = readmeBlock(QUICK_START, 'sh');
+    const envLine = commands.split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
+    assert.ok(envLine, 'the quick start runs server.js with its variables');
+    const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
+    assert.ok(Object.keys(variables).length <= 5, `at most 5 variables, the README sets ${Object.keys(variables).join(', ')}`);
+    assert.match(envLine, /node server\.js$/);
+
+    // The sandbox as the README starts it, on a free port instead of 4010.
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    children.push(sandbox);
+    const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+
+    app.write('server.js', readmeBlock(QUICK_START, 'js'));
+    app.write('public/index.html', readmeBlock(QUICK_START, 'html'));
+    const port = await freePort();
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(variables)) {
+      env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl!).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
+    }
+    const server = startChild(process.execPath, ['server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
+    children.push(server);
+    const shop = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${shop}/obv/healthz`, server);
+
+    const context = await browser.newContext();
+    context.setDefaultTimeout(STEP_TIMEOUT_MS);
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${shop}/`);
+    const element = page.locator('obv-link-account');
+    const [bank] = await Promise.all([
+      context.waitForEvent('page'),
+      element.getByRole('button', { name: 'Link your bank account' }).click(),
+    ]);
+    await signInAtBank(bank, 'user_good');
+    await page.locator('obv-link-account[state="success"]').waitFor();
+    assert.match(await element.locator('[part~="status"]').innerText(), /Checking ••••4321/);
+
+    const [response] = await Promise.all([page.waitForResponse(`${shop}/pay`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
+    assert.equal(response.status(), 201, await response.text());
+    const transaction = (await response.json()) as { transactionStatus?: string; transactionId?: string };
+    assert.equal(transaction.transactionStatus, 'APPROVED');
+    assert.ok(transaction.transactionId);
+    await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
+    assert.deepEqual(problems, []);
+
+    server.process.kill('SIGTERM');
+    assert.equal(await server.exited(), 0, 'the README server stops on SIGTERM');
+  });
+});
+
+for (const framework of ['react', 'vue'] as FrameworkName[]) {
+  describe(`a ${framework === 'react' ? 'React 19' : 'Vue 3'} app built with Vite against the tarball`, () => {
+    let app: TempApp;
+
+    before(async () => {
+      app = await prepareFrameworkApp(framework, tarball);
+    });
+
+    after(() => app?.remove());
+
+    test('type-checks and builds, and its element takes attributes, properties (strings, disabled both ways), events and gives the form value', async () => {
+      await driveFrameworkApp(framework, app, browser);
+    });
+  });
+}
+
+/** A command's stdout as bytes (tar -xO of a file in the tarball). */
+function execBuffer(command: string, args: string[], cwd: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+  });
+}
+
+/** The installed bin's path: what `npx <name>` runs (node, through the file's shebang). */
+function bin(app: TempApp, name: string): string {
+  return path.join(app.dir, 'node_modules/.bin', name);
+}
+
+/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
+async function waitForHttp(url: string, server: Child): Promise<void> {
+  const deadline = Date.now() + STEP_TIMEOUT_MS;
+  for (;;) {
+    const ok = await fetch(url).then((response) => response.ok, () => false);
+    if (ok) return;
+    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

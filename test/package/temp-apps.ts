@@ -1,0 +1,148 @@
+// Shared steps of the installed-package tests: pack this checkout once (`npm pack`, which runs the
+// `prepack` build), make throw-away apps in temp folders that install the tarball with npm as configured
+// on the machine (versions pinned to this project's lockfile, so the npm cache already holds them), and
+// run their commands as child processes with bounded time.
+import assert from 'node:assert/strict';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const FIXTURES = path.join(import.meta.dirname, 'fixtures');
+
+const run = promisify(execFile);
+
+/** Runs `command` in `cwd`; rejects with its output when it fails or outlives `timeoutMs`. */
+export async function exec(command: string, args: string[], cwd: string, timeoutMs = 180_000, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  try {
+    const { stdout, stderr } = await run(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 });
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} failed in ${cwd}:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
+
+/** `npm pack` of this checkout into a fresh temp folder; returns the tarball's path. */
+export async function packThisCheckout(destination: string): Promise<string> {
+  await exec('npm', ['pack', '--pack-destination', destination, '--silent'], ROOT, 300_000);
+  const { name, version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  return path.join(destination, `${name}-${version}.tgz`);
+}
+
+/** `name@version` as this project's lockfile pins it (so the install is served from the npm cache). */
+export function pinned(name: string): string {
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  const version = lock.packages[`node_modules/${name}`]?.version;
+  assert.ok(version, `package-lock.json pins ${name}`);
+  return `${name}@${version}`;
+}
+
+export interface TempApp {
+  dir: string;
+  /** `npm install` of the tarball and `packages` into the app. */
+  install(packages: string[], extraArgs?: string[]): Promise<void>;
+  write(file: string, text: string): void;
+  remove(): void;
+}
+
+/** An empty ES-module app in a temp folder (removed by `remove`). */
+export function tempApp(prefix: string, tarball: string): TempApp {
+  const dir = mkdtempSync(path.join(tmpdir(), `obv-link-${prefix}-`));
+  writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: `${prefix}-app`, private: true, type: 'module' }, null, 2)}\n`);
+  return {
+    dir,
+    async install(packages, extraArgs = []) {
+      await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...extraArgs], dir, 300_000);
+    },
+    write(file, text) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    },
+    remove() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Copies the fixture folder `name` (test/package/fixtures/<name>) into `app`. */
+export function copyFixture(app: TempApp, name: string): void {
+  cpSync(path.join(FIXTURES, name), app.dir, { recursive: true });
+}
+
+export async function freePort(): Promise<number> {
+  const server = net.createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A child process with its output collected, for boot checks and clean-exit checks. */
+export interface Child {
+  process: ChildProcess;
+  output(): string;
+  /** Resolves when the output matches `pattern` (bounded); rejects with the output otherwise. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  /** Resolves with the exit code (or signal name) once the process ended (bounded). */
+  exited(timeoutMs?: number): Promise<number | string>;
+  /** Ends the process if still running (test clean-up). */
+  kill(): void;
+}
+
+export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Child {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  const exit = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  return {
+    process: child,
+    output: () => text,
+    async waitFor(pattern, timeoutMs = 15_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = pattern.exec(text);
+        if (match) return match;
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in the output of ${command} ${args.join(' ')}:\n${text}`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    async exited(timeoutMs = 15_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${command} did not exit within ${timeoutMs} ms:\n${text}`)), timeoutMs);
+      });
+      try {
+        return await Promise.race([exit, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** The first fenced block of `language` after `heading` in the README (fails loudly when missing). */
+export function readmeBlock(heading: string, language: string, readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
+  const start = readme.indexOf(heading);
+  assert.ok(start >= 0, `README has a "${heading}" section`);
+  const code = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(start))?.[1];
+  assert.ok(code, `the README's "${heading}" section has a ${language} block`);
+  return code;
+}
+
+/** An environment without this checkout's npm-script variables, so a child sees only what a shell would. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('npm_') && !key.startsWith('OBV_') && !key.startsWith('PROVIDER_') && key !== 'NODE_OPTIONS') env[key] = value;
+  }
+  return { ...env, ...extra };
+}

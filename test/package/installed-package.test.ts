@@ -111,6 +111,15 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.match(refused.output(), /OBV_BASE_URL: is required/);
     assert.match(refused.output(), /OBV_PUBLIC_URL: must be an absolute http\(s\) URL/);
 
+    // Installed without optional dependencies, asking for Redis names the package to install.
+    const noRedis = startChild(bin(app, 'obv-link-proxy'), [], {
+      cwd: app.dir,
+      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_REDIS_URL: 'redis://127.0.0.1:9', PORT: '0' }),
+    });
+    children.push(noRedis);
+    assert.notEqual(await noRedis.exited(), 0);
+    assert.match(noRedis.output(), /optional dependency ioredis is not installed \(npm install ioredis\)/);
+
     const port = await freePort();
     // The bin itself (what npx runs), so the signal below reaches the proxy and not npm.
     const proxy = startChild(bin(app, 'obv-link-proxy'), [], {

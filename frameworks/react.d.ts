@@ -2,7 +2,8 @@
 // element). React 19 sets a prop as a property when the element has it (`strings`, `disabled`) and
 // listens to `on<event-name>` props with addEventListener, so no wrapper component is needed.
 import type { DetailedHTMLProps, HTMLAttributes } from 'react';
-import type { ObvEventDetails, ObvLinkAccountElement, ObvStrings } from '../dist/types/obv-link-account.js';
+import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/obv-link-account.js';
+import type { ObvLinkAccountAttributes } from './attributes.js';
 
 export { ObvLinkAccountElement, tagName } from '../dist/types/obv-link-account.js';
 export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/obv-link-account.js';
@@ -13,22 +14,7 @@ export type ObvLinkAccountEventProps = {
 };
 
 /** The element's attributes (as written in HTML) and its non-string properties. */
-export interface ObvLinkAccountProps extends DetailedHTMLProps<HTMLAttributes<ObvLinkAccountElement>, ObvLinkAccountElement>, ObvLinkAccountEventProps {
-  'proxy-url'?: string;
-  'merchant-user-id'?: string;
-  'merchant-transaction-id'?: string;
-  amount?: string;
-  currency?: string;
-  language?: string;
-  'account-token'?: string;
-  'consumer-first-name'?: string;
-  'consumer-last-name'?: string;
-  'consumer-email'?: string;
-  name?: string;
-  required?: boolean;
-  disabled?: boolean;
-  strings?: Partial<ObvStrings>;
-}
+export interface ObvLinkAccountProps extends DetailedHTMLProps<HTMLAttributes<ObvLinkAccountElement>, ObvLinkAccountElement>, ObvLinkAccountEventProps, ObvLinkAccountAttributes {}
 
 declare module 'react' {
   namespace JSX {

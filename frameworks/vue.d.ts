@@ -2,28 +2,14 @@
 // TypeScript"). `import 'obv-link/vue'` once (it also registers the element) and tell the compiler the tag
 // is a custom element (`compilerOptions.isCustomElement`, README "Vue").
 import type { EmitFn, HTMLAttributes, PublicProps } from 'vue';
-import type { ObvEventDetails, ObvLinkAccountElement, ObvStrings } from '../dist/types/obv-link-account.js';
+import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/obv-link-account.js';
+import type { ObvLinkAccountAttributes } from './attributes.js';
 
 export { ObvLinkAccountElement, tagName } from '../dist/types/obv-link-account.js';
 export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/obv-link-account.js';
 
 /** The element's attributes (as written in HTML) and its non-string properties. */
-export interface ObvLinkAccountVueProps {
-  'proxy-url'?: string;
-  'merchant-user-id'?: string;
-  'merchant-transaction-id'?: string;
-  amount?: string;
-  currency?: string;
-  language?: string;
-  'account-token'?: string;
-  'consumer-first-name'?: string;
-  'consumer-last-name'?: string;
-  'consumer-email'?: string;
-  name?: string;
-  required?: boolean;
-  disabled?: boolean;
-  strings?: Partial<ObvStrings>;
-}
+export type ObvLinkAccountVueProps = ObvLinkAccountAttributes;
 
 type ObvLinkAccountEmits = { [K in keyof ObvEventDetails]: (event: CustomEvent<ObvEventDetails[K]>) => void };
 

@@ -3,7 +3,7 @@
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
-import { withSandboxDefaults } from './sandbox-defaults.ts';
+import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
 import { DEFAULT_REDIS_PREFIX } from './sessions/redis-keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
@@ -113,9 +113,9 @@ const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int(
  * production proxy must not accept them. Kept here rather than imported: the proxy never imports demo/.
  */
 export const PUBLISHED_SANDBOX_VALUES = {
-  webhookSecrets: ['whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw=='],
-  clientIds: ['sandbox_client', 'revoked_client', 'limited_client'],
-  clientSecrets: ['sandbox_secret', 'revoked_secret', 'limited_secret'],
+  webhookSecrets: [SANDBOX_DEFAULTS.webhookSecret],
+  clientIds: [SANDBOX_DEFAULTS.clientId, 'revoked_client', 'limited_client'],
+  clientSecrets: [SANDBOX_DEFAULTS.clientSecret, 'revoked_secret', 'limited_secret'],
 } as const;
 
 /** Shortest webhook key (decoded bytes) and API key accepted outside sandbox mode. */

@@ -95,6 +95,7 @@ export class ObvLinkAccountElement extends LitElement {
     _pending: { state: true },
     _popupBlocked: { state: true },
     _notice: { state: true },
+    _hush: { state: true },
     _formDisabled: { state: true },
   };
 
@@ -140,6 +141,8 @@ export class ObvLinkAccountElement extends LitElement {
   private declare _pending: StartedSession | undefined;
   private declare _popupBlocked: boolean;
   private declare _notice: string;
+  /** Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
+  private declare _hush: boolean;
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
   #tab: Window | null = null;
@@ -334,7 +337,8 @@ export class ObvLinkAccountElement extends LitElement {
       expired: s.expiredTitle,
       error: misconfigured ? s.configurationTitle : s.networkTitle,
     };
-    const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : state === 'success' ? this._notice : '';
+    // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
+    const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
     // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
     const error = state === 'failure' ? this._message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
     const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
@@ -342,11 +346,11 @@ export class ObvLinkAccountElement extends LitElement {
     return html`<div part="base" class="card ${failed ? 'danger' : state}"
 ><div part="icon" class="icon" aria-hidden="true">${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}</div
 ><div class="body"
-><div part="status" role="status" aria-live="polite"
-><p class="title">${titles[state]}</p
+><div part="status" id="s" role="status" aria-live="polite"
+>${this._hush ? nothing : html`<p class="title">${titles[state]}</p
 >${hint ? html`<p>${hint}</p>` : nothing
 }${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
-}${error ? html`<p part="error" class="error">${error}</p>` : nothing}</div
+}${error ? html`<p part="error" class="error">${error}</p>` : nothing}`}</div
 >${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
 ><iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
   }
@@ -372,7 +376,8 @@ export class ObvLinkAccountElement extends LitElement {
 
   /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
   #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
-    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
+    // Described by the status: back from the bank tab, focus lands here and the outcome is read with it.
+    return html`<button part=${part} class=${kind} aria-describedby="s" ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
   #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
@@ -425,6 +430,13 @@ export class ObvLinkAccountElement extends LitElement {
     // :focus-within rather than document.activeElement, which is only this when no other shadow root wraps us.
     const hadFocus = this.matches(':focus-within');
     this._state = next;
+    // A screen reader ignores a live region that changes in a hidden tab: say it again once the tab is back.
+    if (document.hidden) {
+      document.addEventListener('visibilitychange', () => {
+        this._hush = true;
+        setTimeout(() => (this._hush = false), 99);
+      }, { once: true });
+    }
     emit(this, 'obv-state-change', { state: next, previous });
     if (hadFocus) {
       void this.updateComplete.then(() => {
@@ -533,7 +545,6 @@ export class ObvLinkAccountElement extends LitElement {
     if (outcome.status === 'success') {
       const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
       this._account = { linkRef, accountLabel, fiName, fiAccountType };
-      this._notice = '';
       this.#setState('success');
       emit(this, 'obv-success', { ...this._account });
     } else {

@@ -4,7 +4,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, useWorld, until } from './helpers.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, tick, useWorld, until } from './helpers.ts';
 
 const status = (el: ObvLinkAccountElement) => el.shadowRoot!.querySelector<HTMLElement>('[part="status"]')!;
 const text = (el: ObvLinkAccountElement) => status(el).textContent!.replace(/\s+/g, ' ').trim();
@@ -249,5 +249,80 @@ describe('<obv-link-account> configuration errors', () => {
     expect((await change).detail).to.deep.equal({ state: 'idle', previous: 'error' });
     await el.updateComplete;
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Link your bank account');
+  });
+});
+
+describe('<obv-link-account> back from the bank tab', () => {
+  useWorld();
+  let hidden = false;
+  beforeEach(() => {
+    hidden = false;
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+  });
+  afterEach(() => {
+    delete (document as { hidden?: boolean }).hidden;
+  });
+
+  it('says the outcome again when the checkout tab becomes visible (a hidden tab’s live region is not heard)', async () => {
+    const el = await mount();
+    const socket = await waiting(el);
+    hidden = true;
+    socket.receive(success);
+    await el.updateComplete;
+    const region = status(el);
+    const emptied: boolean[] = [];
+    const observer = new MutationObserver(() => emptied.push(region.textContent!.trim() === ''));
+    observer.observe(region, { childList: true, subtree: true, characterData: true });
+    await tick(150);
+    expect(emptied, 'nothing changes while the tab stays hidden').to.deep.equal([]);
+    hidden = false;
+    document.dispatchEvent(new Event('visibilitychange'));
+    await until(() => emptied.includes(true) && text(el).includes('Bank account linked'), 'the region to be emptied and filled again');
+    observer.disconnect();
+    expect(text(el)).to.contain('Sandbox Federal Bank');
+  });
+
+  it('leaves the live region alone when the outcome arrives in a visible tab', async () => {
+    const el = await mount();
+    await settle(el, success);
+    const region = status(el);
+    let changes = 0;
+    const observer = new MutationObserver(() => changes++);
+    observer.observe(region, { childList: true, subtree: true, characterData: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+    await tick(150);
+    observer.disconnect();
+    expect(changes).to.equal(0);
+  });
+
+  for (const [outcome, label, words] of [[success, 'Change', 'Bank account linked'], [failure, 'Try again', 'We couldn’t link your account']] as const) {
+    it(`describes the outcome on the focused “${label}” button`, async () => {
+      const el = await mount();
+      const socket = await waiting(el);
+      el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
+      socket.receive(outcome);
+      await el.updateComplete;
+      await el.updateComplete;
+      const focused = el.shadowRoot!.activeElement as HTMLElement;
+      expect(focused.textContent).to.contain(label);
+      const description = el.shadowRoot!.getElementById(focused.getAttribute('aria-describedby') ?? '');
+      expect(description === status(el), 'described by the status region').to.equal(true);
+      expect(description?.textContent).to.contain(words);
+    });
+  }
+});
+
+describe('<obv-link-account> Cancel after a failed Change', () => {
+  useWorld();
+
+  it('goes back to the account without also saying “cancelled”', async () => {
+    const el = await mount();
+    await settle(el, success);
+    await settle(el, failure);
+    el.cancel();
+    await el.updateComplete;
+    expect(el.state).to.equal('success');
+    expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
+    await expect(el).to.be.accessible();
   });
 });

@@ -91,6 +91,8 @@ export class ObvLinkAccountElement extends LitElement {
     _state: { state: true },
     _account: { state: true },
     _message: { state: true },
+    _lang: { state: true },
+    _label: { state: true },
     _errorKind: { state: true },
     _pending: { state: true },
     _popupBlocked: { state: true },
@@ -137,6 +139,10 @@ export class ObvLinkAccountElement extends LitElement {
   private declare _state: ObvState;
   private declare _account: ObvAccount | undefined;
   private declare _message: string;
+  /** The language of `_message` (the provider's text may not be in the shopper's). */
+  private declare _lang: string | undefined;
+  /** The account line as shown and as spoken, from the proxy; the bare label when it sent none. */
+  private declare _label: [shown: string, spoken: string];
   private declare _errorKind: ObvErrorKind | undefined;
   private declare _pending: StartedSession | undefined;
   private declare _popupBlocked: boolean;
@@ -349,8 +355,8 @@ export class ObvLinkAccountElement extends LitElement {
 ><div part="status" id="s" role="status" aria-live="polite"
 >${this._hush ? nothing : html`<p class="title">${titles[state]}</p
 >${hint ? html`<p>${hint}</p>` : nothing
-}${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
-}${error ? html`<p part="error" class="error">${error}</p>` : nothing}`}</div
+}${state === 'success' && this._account ? this.#renderAccount(this._account) : nothing
+}${error ? html`<p part="error" class="error" lang=${(state === 'failure' && this._lang) || nothing}>${error}</p>` : nothing}`}</div
 >${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
 ><iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
   }
@@ -380,15 +386,12 @@ export class ObvLinkAccountElement extends LitElement {
     return html`<button part=${part} class=${kind} aria-describedby="s" ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
-  #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
-    const type = account.fiAccountType.toUpperCase();
-    let typeLabel = type === 'CHECKING' ? s.checking : type === 'SAVINGS' ? s.savings : account.fiAccountType;
-    // "Checking ••••4321" already says what it is.
-    if (account.accountLabel.toLowerCase().includes(typeLabel.toLowerCase())) typeLabel = '';
+  #renderAccount(account: ObvAccount): TemplateResult {
+    const [shown, spoken] = this._label;
+    // "••••4321" would be read "bullet bullet bullet bullet 4321": the proxy's spoken form replaces it.
     return html`<p part="account" class="account"
 ><span class="fi">${account.fiName}</span
-><span>${account.accountLabel}</span
->${typeLabel ? html`<span class="type">${typeLabel}</span>` : nothing}</p>`;
+>${spoken ? html`<span aria-hidden="true">${shown}</span><span class="sr">${spoken}</span>` : shown}</p>`;
   }
 
   /** The `language` attribute, else the `lang` of the page around the element. */
@@ -545,10 +548,13 @@ export class ObvLinkAccountElement extends LitElement {
     if (outcome.status === 'success') {
       const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
       this._account = { linkRef, accountLabel, fiName, fiAccountType };
+      this._label = [outcome.displayLabel || accountLabel, outcome.spokenLabel];
       this.#setState('success');
       emit(this, 'obv-success', { ...this._account });
     } else {
-      this._message = outcome.message;
+      // The proxy's words for the shopper, else the provider's own.
+      this._message = outcome.text || outcome.message;
+      this._lang = outcome.lang;
       this.#setState('failure');
       emit(this, 'obv-failure', { code: outcome.code, message: outcome.message });
     }

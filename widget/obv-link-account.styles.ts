@@ -89,10 +89,6 @@ export const styles = unsafeCSS(`
     color: var(--_tone);
   }
   .account {
-    display: flex;
-    flex-wrap: wrap;
-    align-items: baseline;
-    gap: 0.25rem 0.625rem;
     margin-top: 0.5rem;
     padding: 0.625rem 0.75rem;
     border-radius: calc(var(--_radius) - 4px);
@@ -100,12 +96,16 @@ export const styles = unsafeCSS(`
     background: color-mix(in srgb, var(--_text) 4%, var(--_surface));
   }
   .fi {
-    flex-basis: 100%;
+    display: block;
     font-weight: 600;
   }
-  .type {
-    font-size: 0.8125rem;
-    color: var(--_muted);
+  /* Read by screen readers, not shown: the spoken form of the masked account number. */
+  .sr {
+    position: absolute;
+    width: 1px;
+    height: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
   }
   .actions {
     display: flex;

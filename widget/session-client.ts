@@ -24,7 +24,13 @@ export interface StartedSession {
   expiresAt: string;
 }
 
-export type SessionOutcome = ({ status: 'success' } & ObvAccount) | { status: 'failure'; code: string; message: string };
+/**
+ * An outcome with the proxy's shopper-ready words (CONTRACTS §2): the account line as shown and as spoken,
+ * or the failure as the shopper reads it and that text's language. Empty when the proxy sent none.
+ */
+export type SessionOutcome =
+  | ({ status: 'success'; displayLabel: string; spokenLabel: string } & ObvAccount)
+  | { status: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -120,10 +126,12 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
       accountLabel: text(value.accountLabel),
       fiName: text(value.fiName),
       fiAccountType: text(value.fiAccountType),
+      displayLabel: text(value.displayLabel),
+      spokenLabel: text(value.spokenLabel),
     };
   }
   if (value.status === 'failure') {
-    return { status: 'failure', code: text(value.code), message: text(value.message) };
+    return { status: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
   }
   return undefined;
 }

@@ -26,8 +26,6 @@ export interface ObvStrings {
   configurationHint: string;
   valueMissing: string;
   cancelled: string;
-  checking: string;
-  savings: string;
 }
 
 const en: ObvStrings = {
@@ -54,8 +52,6 @@ const en: ObvStrings = {
   configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
-  checking: 'Checking',
-  savings: 'Savings',
 };
 
 const es: ObvStrings = {
@@ -82,8 +78,6 @@ const es: ObvStrings = {
   configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
-  checking: 'Corriente',
-  savings: 'Ahorros',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

@@ -33,6 +33,14 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 }
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
+/** As the proxy words them for a Spanish verification (proxy/sessions/shopper-words.ts). */
+const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' } };
+const lockedEs = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+};
+const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
 
 describe('<obv-link-account> accessibility', () => {
@@ -171,8 +179,8 @@ describe('<obv-link-account> languages', () => {
     await el.updateComplete;
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
     expect(el.validationMessage).to.equal('Vincula una cuenta bancaria para continuar.');
-    await settle(el, success);
-    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente');
+    await settle(el, successEs);
+    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente ••••4321').and.not.contain('Checking');
   });
 
   it('speaks English for languages it does not know', async () => {
@@ -324,5 +332,59 @@ describe('<obv-link-account> Cancel after a failed Change', () => {
     expect(el.state).to.equal('success');
     expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
     await expect(el).to.be.accessible();
+  });
+});
+
+describe('<obv-link-account> the proxy’s words for the shopper', () => {
+  useWorld();
+  const part = (el: ObvLinkAccountElement, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`)!;
+
+  it('shows the masked number as is but gives screen readers “terminada en 4321”', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, successEs);
+    const account = part(el, 'account');
+    const shown = account.querySelector('[aria-hidden="true"]')!;
+    const spoken = account.querySelector<HTMLElement>('.sr')!;
+    expect(shown.textContent).to.equal('Corriente ••••4321');
+    expect(spoken.textContent).to.equal('Corriente terminada en 4321');
+    // Visually hidden, yet in the accessibility tree (not display:none or visibility:hidden).
+    const box = spoken.getBoundingClientRect();
+    expect(box.width <= 1 && box.height <= 1, 'one pixel at most').to.equal(true);
+    expect(getComputedStyle(spoken).display).not.to.equal('none');
+    expect(getComputedStyle(spoken).visibility).to.equal('visible');
+    await expect(el).to.be.accessible();
+  });
+
+  it('shows the bare label when the proxy sent no spoken form', async () => {
+    const el = await mount();
+    await settle(el, success);
+    expect(part(el, 'account').querySelector('[aria-hidden]')).to.equal(null);
+    expect(part(el, 'account').textContent).to.contain('Checking ••••4321');
+  });
+
+  it('shows a known failure in Spanish, marked as Spanish', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, lockedEs);
+    const error = part(el, 'error');
+    expect(error.textContent).to.contain('Esta cuenta está bloqueada').and.not.contain('This account');
+    expect(error.getAttribute('lang')).to.equal('es');
+    await expect(el).to.be.accessible();
+  });
+
+  it('marks the provider’s English text as English on a Spanish page', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, unknownEs);
+    const error = part(el, 'error');
+    expect(error.textContent).to.equal('The bank is unavailable.');
+    expect(error.getAttribute('lang')).to.equal('en');
+    await expect(el).to.be.accessible();
+  });
+
+  it('puts no lang on the other screens’ messages', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, unknownEs);
+    await settle(el, { type: 'expired', sessionId: SESSION.sessionId });
+    expect(el.state).to.equal('expired');
+    expect(part(el, 'error').hasAttribute('lang')).to.equal(false);
   });
 });

@@ -109,7 +109,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       const bank = await startLinking(page);
       await signInAtBank(bank, 'user_bad', 'anything');
       await waitForState(page, 'failure');
-      assert.match(await elementStatus(page), /The bank could not verify this account\./);
+      assert.match(await elementStatus(page), /Your bank couldn’t verify this account\./);
       assert.equal(await payButton(page).isDisabled(), true);
       assert.ok((await loggedEvents(page)).includes('obv-failure'));
 
@@ -126,7 +126,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       const bank = await startLinking(page);
       await cancelAtBank(bank);
       await waitForState(page, 'failure');
-      assert.match(await elementStatus(page), /You cancelled the verification at your bank\./);
+      assert.match(await elementStatus(page), /You cancelled at your bank, so no account was linked\./);
       assert.equal(await payButton(page).isDisabled(), true);
       const failure = (await page.locator('#event-log > li[data-event="obv-failure"] .event-detail').textContent()) ?? '';
       assert.match(failure, /CONSUMER_CANCELLED/);

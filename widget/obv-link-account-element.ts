@@ -347,7 +347,8 @@ export class ObvLinkAccountElement extends LitElement {
     const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
     // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
     const error = state === 'failure' ? this._message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
+    // A spinner only while something is under way: a blocked pop-up waits for the shopper, not the bank.
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || blocked ? BANK_ICON : '';
     // Written without indentation: whitespace in templates ships in the bundle.
     return html`<div part="base" class="card ${failed ? 'danger' : state}"
 ><div part="icon" class="icon" aria-hidden="true">${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}</div
@@ -357,8 +358,8 @@ export class ObvLinkAccountElement extends LitElement {
 >${hint ? html`<p>${hint}</p>` : nothing
 }${state === 'success' && this._account ? this.#renderAccount(this._account) : nothing
 }${error ? html`<p part="error" class="error" lang=${(state === 'failure' && this._lang) || nothing}>${error}</p>` : nothing}`}</div
->${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
-><iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
+></div
+>${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}<iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
   }
 
   #actions(s: ObvStrings): TemplateResult {
@@ -391,7 +392,7 @@ export class ObvLinkAccountElement extends LitElement {
     // "••••4321" would be read "bullet bullet bullet bullet 4321": the proxy's spoken form replaces it.
     return html`<p part="account" class="account"
 ><span class="fi">${account.fiName}</span
->${spoken ? html`<span aria-hidden="true">${shown}</span><span class="sr">${spoken}</span>` : shown}</p>`;
+><span aria-hidden="true">${shown}</span><span class="sr">${spoken || shown}</span></p>`;
   }
 
   /** The `language` attribute, else the `lang` of the page around the element. */

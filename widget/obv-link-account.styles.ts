@@ -19,9 +19,12 @@ export const styles = unsafeCSS(`
   :host([hidden]) {
     display: none;
   }
+  /* Icon and text side by side, the actions on a line of their own below: full width for long (Spanish)
+     labels on a 320 px phone. */
   .card {
     --_tone: var(--_accent);
     display: flex;
+    flex-wrap: wrap;
     gap: 0.875rem;
     padding: 1rem 1.125rem;
     background: var(--_surface);
@@ -65,9 +68,16 @@ export const styles = unsafeCSS(`
       rotate: 1turn;
     }
   }
+  /* A ring with one coloured side still says "busy", without moving. */
   @media (prefers-reduced-motion: reduce) {
     .spinner {
-      animation-duration: 3s;
+      animation: none;
+    }
+  }
+  /* Forced colours paint every side alike (a plain circle); a system colour is kept. */
+  @media (forced-colors: active) {
+    .spinner {
+      border-top-color: Highlight;
     }
   }
   .body {
@@ -85,8 +95,9 @@ export const styles = unsafeCSS(`
     font-size: 1rem;
     color: var(--_text);
   }
+  /* The default red darkened on a light surface, lightened on a dark one (it follows the text colour). */
   .error {
-    color: var(--_tone);
+    color: var(--obv-danger, color-mix(in srgb, #b42318 55%, var(--_text)));
   }
   .account {
     margin-top: 0.5rem;
@@ -103,24 +114,24 @@ export const styles = unsafeCSS(`
   .sr {
     position: absolute;
     width: 1px;
-    height: 1px;
     overflow: hidden;
     clip-path: inset(50%);
   }
+  /* Buttons grow to fill their line: side by side they share it, stacked they have one width. */
   .actions {
     display: flex;
     flex-wrap: wrap;
+    flex-basis: 100%;
     gap: 0.5rem;
-    margin-top: 0.875rem;
   }
   button,
   a {
+    flex: auto;
     display: inline-flex;
     align-items: center;
-    min-height: 2.5rem;
-    /* Vertical padding only shows when a long label (Spanish, on a phone) wraps onto two lines. */
-    padding: 0.5rem 1.125rem;
-    text-align: center;
+    justify-content: center;
+    /* At least 44 px tall (one 21.75 px line, padding, border), whatever the box-sizing: <a> and <button> differ. */
+    padding: 0.7rem 0.75rem;
     font: inherit;
     font-weight: 600;
     text-decoration: none;

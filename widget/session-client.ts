@@ -69,13 +69,14 @@ export function endpoint(base: URL, path: string): URL {
   return url;
 }
 
-/** The problem+json `detail` (or `title`) with the fields it names; `HTTP <status>` if the body says nothing. */
+/**
+ * The problem+json `detail` (or `title`); `HTTP <status>` if the body says nothing. The proxy's detail
+ * already names each wrong field (CONTRACTS §2), so its `errors` are not repeated.
+ */
 async function problemMessage(response: Response): Promise<string> {
   const body: unknown = await response.json().catch(() => undefined);
   const problem = isObject(body) ? body : {};
-  const message = text(problem.detail || problem.title) || `HTTP ${response.status}`;
-  const fields = Array.isArray(problem.errors) ? problem.errors.map((e: Json) => `${e.path}: ${e.message}`) : [];
-  return fields.length ? `${message} (${fields.join('; ')})` : message;
+  return text(problem.detail || problem.title) || `HTTP ${response.status}`;
 }
 
 /** fetch, with "cannot connect" turned into a network {@link ProxyRequestError} (aborts pass through). */

@@ -56,7 +56,7 @@ const en: ObvStrings = {
 
 const es: ObvStrings = {
   idleTitle: 'Paga desde tu cuenta bancaria',
-  linkAccount: 'Vincular tu cuenta bancaria',
+  linkAccount: 'Vincular cuenta bancaria',
   idleHint: 'Verifica de forma segura con tu banco en una pestaña nueva.',
   starting: 'Conectando con tu banco…',
   waitingTitle: 'Continúa en la pestaña del banco',
@@ -65,7 +65,7 @@ const es: ObvStrings = {
   cancel: 'Cancelar',
   blockedTitle: 'Tu navegador bloqueó la pestaña nueva',
   blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza al terminar.',
-  openBank: 'Abrir la página de tu banco',
+  openBank: 'Abrir la página del banco',
   successTitle: 'Cuenta bancaria vinculada',
   change: 'Cambiar',
   failureTitle: 'No pudimos vincular tu cuenta',

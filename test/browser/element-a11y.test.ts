@@ -166,7 +166,7 @@ describe('<obv-link-account> languages', () => {
   it('speaks Spanish with language="es" and sends the language to the proxy', async () => {
     const el = await mount({ language: 'es' });
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
-    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular tu cuenta bancaria');
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular cuenta bancaria');
     await settle(el, failure);
     expect(text(el)).to.contain('No pudimos vincular tu cuenta');
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Intentar de nuevo');
@@ -349,17 +349,17 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
     expect(spoken.textContent).to.equal('Corriente terminada en 4321');
     // Visually hidden, yet in the accessibility tree (not display:none or visibility:hidden).
     const box = spoken.getBoundingClientRect();
-    expect(box.width <= 1 && box.height <= 1, 'one pixel at most').to.equal(true);
+    expect(box.width <= 1, 'one pixel wide at most').to.equal(true);
     expect(getComputedStyle(spoken).display).not.to.equal('none');
     expect(getComputedStyle(spoken).visibility).to.equal('visible');
     await expect(el).to.be.accessible();
   });
 
-  it('shows the bare label when the proxy sent no spoken form', async () => {
+  it('shows and says the bare label when the proxy sent no words of its own', async () => {
     const el = await mount();
     await settle(el, success);
-    expect(part(el, 'account').querySelector('[aria-hidden]')).to.equal(null);
-    expect(part(el, 'account').textContent).to.contain('Checking ••••4321');
+    expect(part(el, 'account').querySelector('[aria-hidden="true"]')!.textContent).to.equal('Checking ••••4321');
+    expect(part(el, 'account').querySelector('.sr')!.textContent).to.equal('Checking ••••4321');
   });
 
   it('shows a known failure in Spanish, marked as Spanish', async () => {
@@ -386,5 +386,27 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
     await settle(el, { type: 'expired', sessionId: SESSION.sessionId });
     expect(el.state).to.equal('expired');
     expect(part(el, 'error').hasAttribute('lang')).to.equal(false);
+  });
+});
+
+describe('<obv-link-account> on a merchant’s dark surface', () => {
+  useWorld();
+  const DARK = '--obv-surface:#1c2434;--obv-text:#f3f4f6;--obv-muted:#c3c8d2;--obv-border:#4b5563';
+
+  for (const [what, message] of [['a failure', failure], ['an expiry', { type: 'expired', sessionId: SESSION.sessionId }]] as const) {
+    for (const language of ['en', 'es']) {
+      it(`keeps the default error colour readable after ${what} (${language})`, async () => {
+        const el = await mount({ language, style: DARK });
+        await settle(el, message);
+        expect(el.shadowRoot!.querySelector('[part~="error"]')).not.to.equal(null);
+        await expect(el).to.be.accessible();
+      });
+    }
+  }
+
+  it('lets the merchant’s --obv-danger apply as it is', async () => {
+    const el = await mount({ style: `${DARK};--obv-danger:#ff8a80` });
+    await settle(el, failure);
+    expect(getComputedStyle(el.shadowRoot!.querySelector('[part~="error"]')!).color).to.equal('rgb(255, 138, 128)');
   });
 });

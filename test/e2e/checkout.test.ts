@@ -71,6 +71,9 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       assert.ok(linkRef.length > 10, 'the element holds the link reference as its value');
       assert.ok(!detail.includes(linkRef), 'the full link reference is not displayed');
       assert.ok(detail.includes(`${linkRef.slice(0, 4)}••••${linkRef.slice(-4)}`), 'the masked link reference is displayed');
+      // The panel is named, and no live region: a screen reader would read each event's JSON aloud.
+      const panel = page.locator('#event-log');
+      assert.deepEqual([await panel.getAttribute('aria-live'), await panel.getAttribute('aria-labelledby')], [null, 'events-title']);
       // Only the merchant's server can turn the reference into the account's token.
       const linked = await fetch(new URL(`obv/links/${encodeURIComponent(linkRef)}`, demo.url), {
         headers: { authorization: `Bearer ${MERCHANT_API_KEY}` },

@@ -1,10 +1,11 @@
 // The built element's layout in Chromium, in every state, in English and Spanish, on a phone (320 and
 // 375 px) and a desktop (1280 px): buttons on one line, 44 px targets, stacked buttons of one width,
-// nothing overflowing; no spinning under reduced motion, no spinner for a blocked pop-up, a spinner still
+// nothing overflowing, axe (WCAG 2.2 AA) clean; no spinning under reduced motion, no spinner for a blocked pop-up, a spinner still
 // visible in forced colours. Saves test-results/element-<state>-<lang>-<width>.png (1280 and 375 px) for
 // people to look at.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -32,15 +33,17 @@ async function measure(page: Page) {
   });
 }
 
-describe('the element’s layout in Chromium', { timeout: 300_000 }, () => {
+describe('the element’s layout in Chromium', { timeout: 600_000 }, () => {
   let browser: Browser;
   let bundle: string;
   let buildDir: string;
+  let axeSource: string;
 
   before(async () => {
     buildDir = mkdtempSync(join(tmpdir(), 'obv-layout-'));
     await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: buildDir, emptyOutDir: true, sourcemap: false } });
     bundle = readFileSync(join(buildDir, 'obv-link-account.js'), 'utf8');
+    axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
     mkdirSync(SHOT_DIR, { recursive: true });
   });
@@ -67,6 +70,17 @@ describe('the element’s layout in Chromium', { timeout: 300_000 }, () => {
             const stacked = controls.length > 1 && controls.some((control) => control.top !== controls[0]!.top);
             if (stacked && controls.some((control) => Math.abs(control.width - controls[0]!.width) > 1)) {
               problems.push(`${where}: stacked buttons of different widths (${controls.map((c) => Math.round(c.width)).join(', ')})`);
+            }
+            // axe with the WCAG 2.2 A/AA rules, once per state and language (the phone width: the tightest).
+            if (width === 375) {
+              await page.addScriptTag({ content: axeSource });
+              const violations = await page.evaluate(async () => {
+                const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
+                const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+                const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
+                return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+              });
+              for (const violation of violations) problems.push(`${where}: axe ${violation}`);
             }
             if (PICTURE_WIDTHS.has(width)) {
               await page.locator('#frame').screenshot({ path: `${SHOT_DIR}/element-${scenario.name}-${lang}-${width}.png`, animations: 'disabled' });

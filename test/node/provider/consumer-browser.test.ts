@@ -171,6 +171,10 @@ describe('consumer page in Chromium', () => {
     await page.getByLabel('Contraseña').fill('wrong');
     await page.getByRole('button', { name: 'Iniciar sesión' }).click();
     assert.equal((await page.getByRole('alert').textContent())?.trim(), 'Usuario o contraseña incorrectos');
+    const buttonHeights = await page.locator('button').evaluateAll((buttons) => buttons.map((button) => button.getBoundingClientRect().height));
+    assert.ok(buttonHeights.every((height) => height < 50), `one line per button on a phone: ${buttonHeights.join(', ')}`);
+    const rightEdges = await page.evaluate(() => [document.querySelector('.secondary')!, document.querySelector('#password')!].map((el) => el.getBoundingClientRect().right));
+    assert.ok(rightEdges[0]! <= rightEdges[1]! + 0.5, `the buttons stay inside the form: ${rightEdges.join(' vs ')}`);
     await page.screenshot({ path: 'test-results/provider-consumer-page-es-error.png', fullPage: true });
     assert.deepEqual(await axeViolations(page), [], 'the Spanish page with its error passes axe');
     await page.getByRole('button', { name: 'Cancelar' }).click();

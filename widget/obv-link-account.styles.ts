@@ -100,7 +100,6 @@ export const styles = unsafeCSS(`
     color: var(--obv-danger, color-mix(in srgb, #b42318 55%, var(--_text)));
   }
   .account {
-    margin-top: 0.5rem;
     padding: 0.625rem 0.75rem;
     border-radius: calc(var(--_radius) - 4px);
     color: var(--_text);
@@ -146,8 +145,8 @@ export const styles = unsafeCSS(`
     background: var(--_accent);
     border-color: var(--_accent);
   }
-  button:hover,
-  a:hover {
+  /* The buttons and the link: nothing else in the actions can be hovered (a slotted label is light DOM). */
+  .actions :hover {
     filter: brightness(0.94);
   }
   :focus-visible {

@@ -131,7 +131,9 @@ export async function showScenario(
     await stateIs(page, state);
   }
   await stateIs(page, scenario.state ?? scenario.steps!.at(-1)!);
-  // Not the tab the element opened: the checkout is the page in the picture.
+  // Not the tab the element opened: the checkout is the page in the picture, with no button under the
+  // pointer (the last click leaves it over the next state's button, which would show its hover shade).
   await page.bringToFront();
+  await page.mouse.move(0, 0);
   return { context, page };
 }

@@ -30,7 +30,7 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
-  if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be a positive decimal with up to 2 places, like 49.99';
+  if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be like 49.99 (positive, 2 decimals at most)';
   // The spec's transactions are in US dollars only.
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.

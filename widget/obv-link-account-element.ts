@@ -91,10 +91,13 @@ export class ObvLinkAccountElement extends LitElement {
     _state: { state: true },
     _account: { state: true },
     _message: { state: true },
+    _lang: { state: true },
+    _label: { state: true },
     _errorKind: { state: true },
     _pending: { state: true },
     _popupBlocked: { state: true },
     _notice: { state: true },
+    _hush: { state: true },
     _formDisabled: { state: true },
   };
 
@@ -136,10 +139,16 @@ export class ObvLinkAccountElement extends LitElement {
   private declare _state: ObvState;
   private declare _account: ObvAccount | undefined;
   private declare _message: string;
+  /** The language of `_message` (the provider's text may not be in the shopper's). */
+  private declare _lang: string | undefined;
+  /** The account line as shown and as spoken, from the proxy; the bare label when it sent none. */
+  private declare _label: [shown: string, spoken: string];
   private declare _errorKind: ObvErrorKind | undefined;
   private declare _pending: StartedSession | undefined;
   private declare _popupBlocked: boolean;
   private declare _notice: string;
+  /** Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
+  private declare _hush: boolean;
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
   #tab: Window | null = null;
@@ -339,21 +348,23 @@ export class ObvLinkAccountElement extends LitElement {
       expired: s.expiredTitle,
       error: misconfigured ? s.configurationTitle : s.networkTitle,
     };
-    const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : state === 'success' ? this._notice : '';
+    // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
+    const hint = state === 'idle' ? this._notice || s.idleHint : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
     // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
     const error = state === 'failure' ? this._message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' ? BANK_ICON : '';
+    // A spinner only while something is under way: a blocked pop-up waits for the shopper, not the bank.
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || blocked ? BANK_ICON : '';
     // Written without indentation: whitespace in templates ships in the bundle.
     return html`<div part="base" class="card ${failed ? 'danger' : state}"
 ><div part="icon" class="icon" aria-hidden="true">${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}</div
 ><div class="body"
-><div part="status" role="status" aria-live="polite"
-><p class="title">${titles[state]}</p
+><div part="status" id="s" role="status" aria-live="polite"
+>${this._hush ? nothing : html`<p class="title">${titles[state]}</p
 >${hint ? html`<p>${hint}</p>` : nothing
-}${state === 'success' && this._account ? this.#renderAccount(this._account, s) : nothing
-}${error ? html`<p part="error" class="error">${error}</p>` : nothing}</div
->${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}</div
-><iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
+}${state === 'success' && this._account ? this.#renderAccount(this._account) : nothing
+}${error ? html`<p part="error" class="error" lang=${(state === 'failure' && this._lang) || nothing}>${error}</p>` : nothing}`}</div
+></div
+>${this.#reportedProblem ? nothing : html`<div class="actions">${this.#actions(s)}</div>`}<iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe></div>`;
   }
 
   #actions(s: ObvStrings): TemplateResult {
@@ -377,18 +388,16 @@ export class ObvLinkAccountElement extends LitElement {
 
   /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
   #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
-    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
+    // Described by the status: back from the bank tab, focus lands here and the outcome is read with it.
+    return html`<button part=${part} class=${kind} aria-describedby="s" ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
-  #renderAccount(account: ObvAccount, s: ObvStrings): TemplateResult {
-    const type = account.fiAccountType.toUpperCase();
-    let typeLabel = type === 'CHECKING' ? s.checking : type === 'SAVINGS' ? s.savings : account.fiAccountType;
-    // "Checking ••••4321" already says what it is.
-    if (account.accountLabel.toLowerCase().includes(typeLabel.toLowerCase())) typeLabel = '';
+  #renderAccount(account: ObvAccount): TemplateResult {
+    const [shown, spoken] = this._label;
+    // "••••4321" would be read "bullet bullet bullet bullet 4321": the proxy's spoken form replaces it.
     return html`<p part="account" class="account"
 ><span class="fi">${account.fiName}</span
-><span>${account.accountLabel}</span
->${typeLabel ? html`<span class="type">${typeLabel}</span>` : nothing}</p>`;
+><span aria-hidden="true">${shown}</span><span class="sr">${spoken || shown}</span></p>`;
   }
 
   /** The `language` attribute, else the `lang` of the page around the element. */
@@ -430,6 +439,13 @@ export class ObvLinkAccountElement extends LitElement {
     // :focus-within rather than document.activeElement, which is only this when no other shadow root wraps us.
     const hadFocus = this.matches(':focus-within');
     this._state = next;
+    // A screen reader ignores a live region that changes in a hidden tab: say it again once the tab is back.
+    if (document.hidden) {
+      document.addEventListener('visibilitychange', () => {
+        this._hush = true;
+        setTimeout(() => (this._hush = false), 99);
+      }, { once: true });
+    }
     emit(this, 'obv-state-change', { state: next, previous });
     if (hadFocus) {
       void this.updateComplete.then(() => {
@@ -538,11 +554,13 @@ export class ObvLinkAccountElement extends LitElement {
     if (outcome.status === 'success') {
       const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
       this._account = { linkRef, accountLabel, fiName, fiAccountType };
-      this._notice = '';
+      this._label = [outcome.displayLabel || accountLabel, outcome.spokenLabel];
       this.#setState('success');
       emit(this, 'obv-success', { ...this._account });
     } else {
-      this._message = outcome.message;
+      // The proxy's words for the shopper, else the provider's own.
+      this._message = outcome.text || outcome.message;
+      this._lang = outcome.lang;
       this.#setState('failure');
       emit(this, 'obv-failure', { code: outcome.code, message: outcome.message });
     }

@@ -19,9 +19,12 @@ export const styles = unsafeCSS(`
   :host([hidden]) {
     display: none;
   }
+  /* Icon and text side by side, the actions on a line of their own below: full width for long (Spanish)
+     labels on a 320 px phone. */
   .card {
     --_tone: var(--_accent);
     display: flex;
+    flex-wrap: wrap;
     gap: 0.875rem;
     padding: 1rem 1.125rem;
     background: var(--_surface);
@@ -65,9 +68,16 @@ export const styles = unsafeCSS(`
       rotate: 1turn;
     }
   }
+  /* A ring with one coloured side still says "busy", without moving. */
   @media (prefers-reduced-motion: reduce) {
     .spinner {
-      animation-duration: 3s;
+      animation: none;
+    }
+  }
+  /* Forced colours paint every side alike (a plain circle); a system colour is kept. */
+  @media (forced-colors: active) {
+    .spinner {
+      border-top-color: Highlight;
     }
   }
   .body {
@@ -85,42 +95,42 @@ export const styles = unsafeCSS(`
     font-size: 1rem;
     color: var(--_text);
   }
+  /* The default red darkened on a light surface, lightened on a dark one (it follows the text colour). */
   .error {
-    color: var(--_tone);
+    color: var(--obv-danger, color-mix(in srgb, #b42318 55%, var(--_text)));
   }
   .account {
-    display: flex;
-    flex-wrap: wrap;
-    align-items: baseline;
-    gap: 0.25rem 0.625rem;
-    margin-top: 0.5rem;
     padding: 0.625rem 0.75rem;
     border-radius: calc(var(--_radius) - 4px);
     color: var(--_text);
     background: color-mix(in srgb, var(--_text) 4%, var(--_surface));
   }
   .fi {
-    flex-basis: 100%;
+    display: block;
     font-weight: 600;
   }
-  .type {
-    font-size: 0.8125rem;
-    color: var(--_muted);
+  /* Read by screen readers, not shown: the spoken form of the masked account number. */
+  .sr {
+    position: absolute;
+    width: 1px;
+    overflow: hidden;
+    clip-path: inset(50%);
   }
+  /* Buttons grow to fill their line: side by side they share it, stacked they have one width. */
   .actions {
     display: flex;
     flex-wrap: wrap;
+    flex-basis: 100%;
     gap: 0.5rem;
-    margin-top: 0.875rem;
   }
   button,
   a {
+    flex: auto;
     display: inline-flex;
     align-items: center;
-    min-height: 2.5rem;
-    /* Vertical padding only shows when a long label (Spanish, on a phone) wraps onto two lines. */
-    padding: 0.5rem 1.125rem;
-    text-align: center;
+    justify-content: center;
+    /* At least 44 px tall (one 21.75 px line, padding, border), whatever the box-sizing: <a> and <button> differ. */
+    padding: 0.7rem 0.75rem;
     font: inherit;
     font-weight: 600;
     text-decoration: none;
@@ -135,8 +145,8 @@ export const styles = unsafeCSS(`
     background: var(--_accent);
     border-color: var(--_accent);
   }
-  button:hover,
-  a:hover {
+  /* The buttons and the link: nothing else in the actions can be hovered (a slotted label is light DOM). */
+  .actions :hover {
     filter: brightness(0.94);
   }
   :focus-visible {

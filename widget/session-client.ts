@@ -24,7 +24,13 @@ export interface StartedSession {
   expiresAt: string;
 }
 
-export type SessionOutcome = ({ status: 'success' } & ObvAccount) | { status: 'failure'; code: string; message: string };
+/**
+ * An outcome with the proxy's shopper-ready words (CONTRACTS §2): the account line as shown and as spoken,
+ * or the failure as the shopper reads it and that text's language. Empty when the proxy sent none.
+ */
+export type SessionOutcome =
+  | ({ status: 'success'; displayLabel: string; spokenLabel: string } & ObvAccount)
+  | { status: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -63,13 +69,14 @@ export function endpoint(base: URL, path: string): URL {
   return url;
 }
 
-/** The problem+json `detail` (or `title`) with the fields it names; `HTTP <status>` if the body says nothing. */
+/**
+ * The problem+json `detail` (or `title`); `HTTP <status>` if the body says nothing. The proxy's detail
+ * already names each wrong field (CONTRACTS §2), so its `errors` are not repeated.
+ */
 async function problemMessage(response: Response): Promise<string> {
   const body: unknown = await response.json().catch(() => undefined);
   const problem = isObject(body) ? body : {};
-  const message = text(problem.detail || problem.title) || `HTTP ${response.status}`;
-  const fields = Array.isArray(problem.errors) ? problem.errors.map((e: Json) => `${e.path}: ${e.message}`) : [];
-  return fields.length ? `${message} (${fields.join('; ')})` : message;
+  return text(problem.detail || problem.title) || `HTTP ${response.status}`;
 }
 
 /** fetch, with "cannot connect" turned into a network {@link ProxyRequestError} (aborts pass through). */
@@ -120,10 +127,12 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
       accountLabel: text(value.accountLabel),
       fiName: text(value.fiName),
       fiAccountType: text(value.fiAccountType),
+      displayLabel: text(value.displayLabel),
+      spokenLabel: text(value.spokenLabel),
     };
   }
   if (value.status === 'failure') {
-    return { status: 'failure', code: text(value.code), message: text(value.message) };
+    return { status: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
   }
   return undefined;
 }

@@ -26,8 +26,6 @@ export interface ObvStrings {
   configurationHint: string;
   valueMissing: string;
   cancelled: string;
-  checking: string;
-  savings: string;
 }
 
 const en: ObvStrings = {
@@ -54,13 +52,11 @@ const en: ObvStrings = {
   configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
-  checking: 'Checking',
-  savings: 'Savings',
 };
 
 const es: ObvStrings = {
   idleTitle: 'Paga desde tu cuenta bancaria',
-  linkAccount: 'Vincular tu cuenta bancaria',
+  linkAccount: 'Vincular cuenta bancaria',
   idleHint: 'Verifica de forma segura con tu banco en una pestaña nueva.',
   starting: 'Conectando con tu banco…',
   waitingTitle: 'Continúa en la pestaña del banco',
@@ -69,7 +65,7 @@ const es: ObvStrings = {
   cancel: 'Cancelar',
   blockedTitle: 'Tu navegador bloqueó la pestaña nueva',
   blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza al terminar.',
-  openBank: 'Abrir la página de tu banco',
+  openBank: 'Abrir la página del banco',
   successTitle: 'Cuenta bancaria vinculada',
   change: 'Cambiar',
   failureTitle: 'No pudimos vincular tu cuenta',
@@ -82,8 +78,6 @@ const es: ObvStrings = {
   configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
-  checking: 'Corriente',
-  savings: 'Ahorros',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

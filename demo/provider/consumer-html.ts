@@ -1,6 +1,7 @@
 // The sandbox bank's pages. Plain HTML, no script; everything echoed is escaped. Every page is served at
 // `…/consumer/{verificationId}`, so its links are relative: the app works mounted under any path.
 import { BANK_CSS_PATH } from './consumer-styles.ts';
+import { bankPageText, type BankPageText } from './consumer-text.ts';
 import { SANDBOX_BANK_NAME } from './sandbox-data.ts';
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -10,9 +11,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
-function layout(title: string, content: string): string {
+function layout(text: BankPageText, title: string, content: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${text.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -27,7 +28,7 @@ function layout(title: string, content: string): string {
 ${content}
 </div>
 </main>
-<footer>Sandbox environment – no real bank is contacted.</footer>
+<footer>${text.footer}</footer>
 </body>
 </html>
 `;
@@ -38,56 +39,60 @@ export interface SignInPageModel {
   consumerToken: string;
   amount: string;
   currency: string;
+  /** The verification's `transaction.language`. */
+  language?: string;
   username?: string;
-  error?: string;
+  /** Set after a wrong password: the page shows the bank's "incorrect" message. */
+  incorrect?: boolean;
 }
 
-/** The sign-in form: labelled fields, Sign in and Cancel, and the error (role="alert") after a bad attempt. */
+/**
+ * The sign-in form: labelled fields, Sign in and Cancel, and after a bad attempt the error (role="alert"),
+ * which takes the focus (autofocus: the page runs no script) so that keyboard and screen reader users
+ * start from it instead of the top of the page.
+ */
 export function signInPage(model: SignInPageModel): string {
-  const invalid = model.error ? ' aria-invalid="true" aria-describedby="form-error"' : '';
-  const error = model.error ? `<p class="error" role="alert" id="form-error">${escapeHtml(model.error)}</p>\n` : '';
+  const text = bankPageText(model.language);
+  const invalid = model.incorrect ? ' aria-invalid="true" aria-describedby="form-error"' : '';
+  const error = model.incorrect ? `<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>${text.incorrectCredentials}</p>\n` : '';
   return layout(
-    'Sign in',
-    `<h1>Sign in to ${SANDBOX_BANK_NAME}</h1>
-<p class="lead">A merchant asks to verify your bank account for a payment of ${escapeHtml(model.amount)} ${escapeHtml(model.currency)}. Sign in to link your account.</p>
+    text,
+    text.signInTitle,
+    `<h1>${text.signInHeading(SANDBOX_BANK_NAME)}</h1>
+<p class="lead">${text.signInLead(`${escapeHtml(model.amount)} ${escapeHtml(model.currency)}`)}</p>
 <form method="post" action="${encodeURIComponent(model.verificationId)}">
 <input type="hidden" name="t" value="${escapeHtml(model.consumerToken)}">
 ${error}<div class="field">
-<label for="username">Username</label>
+<label for="username">${text.username}</label>
 <input type="text" id="username" name="username" autocomplete="username" autocapitalize="none" spellcheck="false" required value="${escapeHtml(model.username ?? '')}"${invalid}>
 </div>
 <div class="field">
-<label for="password">Password</label>
+<label for="password">${text.password}</label>
 <input type="password" id="password" name="password" autocomplete="current-password" required${invalid}>
 </div>
 <div class="actions">
-<button type="submit" class="primary" name="action" value="signin">Sign in</button>
-<button type="submit" class="secondary" name="action" value="cancel" formnovalidate>Cancel</button>
+<button type="submit" class="primary" name="action" value="signin">${text.signIn}</button>
+<button type="submit" class="secondary" name="action" value="cancel" formnovalidate>${text.cancel}</button>
 </div>
 </form>
-<p class="sandbox-note">Sandbox test consumers: <code>user_good</code> / <code>pass_good</code> (checking), <code>user_savings</code> / <code>pass_good</code> (savings), <code>user_bad</code> and <code>user_locked</code> (failures).</p>`,
+<p class="sandbox-note">${text.sandboxNote}</p>`,
   );
 }
 
 /** A consumerUrl used after completion or after its lifetime. */
-export function expiredPage(): string {
-  return layout(
-    'Link expired',
-    `<h1>This link has expired</h1>
-<p class="lead">This verification link was already used or is too old. Return to the merchant and start the verification again.</p>`,
-  );
+export function expiredPage(language?: string): string {
+  const text = bankPageText(language);
+  return layout(text, text.expiredTitle, `<h1>${text.expiredHeading}</h1>\n<p class="lead">${text.expiredLead}</p>`);
 }
 
-/** A consumerUrl the sandbox never issued (or with a wrong token). */
+/** A consumerUrl the sandbox never issued (or with a wrong token): no verification, so no language either. */
 export function unknownLinkPage(): string {
-  return layout(
-    'Link not valid',
-    `<h1>This link is not valid</h1>
-<p class="lead">Return to the merchant and start the verification again.</p>`,
-  );
+  const text = bankPageText(undefined);
+  return layout(text, text.unknownTitle, `<h1>${text.unknownHeading}</h1>\n<p class="lead">${text.unknownLead}</p>`);
 }
 
 /** After an outcome, when the request named no returnURL. */
-export function finishedPage(): string {
-  return layout('Done', `<h1>You are done</h1>\n<p class="lead">You can close this window and return to the merchant.</p>`);
+export function finishedPage(language?: string): string {
+  const text = bankPageText(language);
+  return layout(text, text.doneTitle, `<h1>${text.doneHeading}</h1>\n<p class="lead">${text.doneLead}</p>`);
 }

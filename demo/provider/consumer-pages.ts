@@ -21,8 +21,6 @@ const SignInForm = z.object({
   action: z.enum(['signin', 'cancel']).default('signin'),
 });
 
-const INCORRECT_CREDENTIALS = 'Incorrect username or password';
-
 /** A strict CSP: no script at all, styles from this origin, forms only to here and the return origin. */
 function contentSecurityPolicy(returnURL: string | undefined): string {
   // Chromium applies form-action to the redirect after the POST, so the returnURL's origin is allowed too.
@@ -44,21 +42,21 @@ function sendPage(res: Response, status: number, html: string, returnURL?: strin
     .send(html);
 }
 
-type Lookup = { kind: 'unknown' } | { kind: 'expired' } | { kind: 'open'; verification: Verification };
+type Lookup = { kind: 'unknown' } | { kind: 'expired'; language?: string } | { kind: 'open'; verification: Verification };
 
 function lookUp(context: ProviderContext, verificationId: string, consumerToken: unknown): Lookup {
   const verification = context.state.verifications.get(verificationId);
   if (!verification || typeof consumerToken !== 'string' || !secretsMatch(consumerToken, verification.consumerToken)) {
     return { kind: 'unknown' };
   }
-  if (verification.result || verification.expiresAt <= context.config.now()) return { kind: 'expired' };
+  if (verification.result || verification.expiresAt <= context.config.now()) return { kind: 'expired', language: verification.request.transaction.language };
   return { kind: 'open', verification };
 }
 
 /** Sends the page for a link that cannot be used; true when it did. */
 function answeredUnusable(res: Response, lookup: Lookup): lookup is Exclude<Lookup, { kind: 'open' }> {
   if (lookup.kind === 'unknown') sendPage(res, 404, unknownLinkPage());
-  else if (lookup.kind === 'expired') sendPage(res, 410, expiredPage());
+  else if (lookup.kind === 'expired') sendPage(res, 410, expiredPage(lookup.language));
   return lookup.kind !== 'open';
 }
 
@@ -92,21 +90,21 @@ export function consumerRouter(context: ProviderContext): Router {
     const { verification } = lookup;
     const form = SignInForm.safeParse(body);
     if (!form.success) {
-      sendPage(res, 400, renderSignIn(verification, '', INCORRECT_CREDENTIALS), verification.returnURL);
+      sendPage(res, 400, renderSignIn(verification, '', true), verification.returnURL);
       return;
     }
     const { action, username, password } = form.data;
     const outcome = action === 'cancel' ? ({ kind: 'failure', failure: CONSUMER_CANCELLED } as const) : outcomeFor(username.trim(), password);
     if (!outcome) {
       // 422, not 401: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2), which a form has not.
-      sendPage(res, 422, renderSignIn(verification, username, INCORRECT_CREDENTIALS), verification.returnURL);
+      sendPage(res, 422, renderSignIn(verification, username, true), verification.returnURL);
       return;
     }
     completeVerification(context, verification, outcome, username.trim());
     if (verification.returnURL) {
       res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer').redirect(303, verification.returnURL);
     } else {
-      sendPage(res, 200, finishedPage());
+      sendPage(res, 200, finishedPage(verification.request.transaction.language));
     }
   });
 
@@ -115,14 +113,15 @@ export function consumerRouter(context: ProviderContext): Router {
   return router;
 }
 
-function renderSignIn(verification: Verification, username?: string, error?: string): string {
-  const { amount, currency } = verification.request.transaction;
+function renderSignIn(verification: Verification, username?: string, incorrect?: boolean): string {
+  const { amount, currency, language } = verification.request.transaction;
   return signInPage({
     verificationId: verification.verificationId,
     consumerToken: verification.consumerToken,
     amount,
     currency,
+    language,
     username,
-    error,
+    incorrect,
   });
 }

@@ -225,7 +225,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   /** What a freshly read record means for a subscriber: its outcome, or its expiry. */
   function deliverRecord(client: Client, record: SessionRecord): void {
-    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome) });
+    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome, record.language) });
     else if (record.state === 'expired') deliver(client, { type: 'expired', sessionId: record.sessionId });
   }
 

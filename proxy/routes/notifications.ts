@@ -68,7 +68,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     if (!outcome) return;
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
-    await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome) });
+    await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, outcome, ttlMs);
   }
 

@@ -11,7 +11,7 @@ export interface SessionView {
 
 export function sessionView(record: SessionRecord): SessionView {
   const view: SessionView = { sessionId: record.sessionId, state: record.state, expiresAt: new Date(record.expiresAt).toISOString() };
-  if (record.outcome) view.outcome = browserOutcome(record.outcome);
+  if (record.outcome) view.outcome = browserOutcome(record.outcome, record.language);
   return view;
 }
 

@@ -29,7 +29,7 @@ export function sessionsRouter(ctx: ProxyContext): Router {
     const outcome = { status: 'failure', code: CANCELLED_CODE, message: 'Cancelled at the checkout.' } as const;
     const { stored, record: after } = await ctx.store.settle(record.sessionId, outcome);
     if (stored) {
-      await ctx.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome) });
+      await ctx.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
       ctx.logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
     }
     // Already settled (or expired): the answer says what the session ended as.

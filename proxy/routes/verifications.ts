@@ -159,6 +159,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       merchantTransactionId: merchant.merchantTransactionId,
       amount: transaction.amount,
       currency: transaction.currency,
+      ...(transaction.language ? { language: transaction.language } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
     };
     await store.create(record);

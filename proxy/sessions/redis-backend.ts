@@ -32,7 +32,7 @@ export function createRedisBackend(options: RedisBackendOptions): RedisBackend {
     ...options,
     catchUp: async (sessionId) => {
       const record = await sessionStore.get(sessionId);
-      return record?.outcome && { type: 'result', sessionId, outcome: browserOutcome(record.outcome) };
+      return record?.outcome && { type: 'result', sessionId, outcome: browserOutcome(record.outcome, record.language) };
     },
   });
   return {

@@ -15,8 +15,8 @@ export const VerificationOutcomeSchema = z.discriminatedUnion('status', [
 
 /** What the events channel may carry: never an accountToken (strict, so one sent by mistake is refused). */
 const BrowserOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), ...DisplayFields }),
-  FailureOutcomeSchema,
+  z.strictObject({ status: z.literal('success'), ...DisplayFields, displayLabel: z.string(), spokenLabel: z.string() }),
+  FailureOutcomeSchema.extend({ text: z.string(), lang: z.string() }),
 ]);
 
 /**
@@ -35,6 +35,7 @@ const SessionBaseSchema = z.looseObject({
   amount: z.string().optional(),
   currency: z.string().optional(),
   verificationId: z.string().optional(),
+  language: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

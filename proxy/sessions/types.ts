@@ -2,6 +2,8 @@
 // them: in memory (one instance, the default) and Redis (several instances, OBV_REDIS_URL). Routes and
 // the relay only ever talk to these interfaces, so both backends must behave identically.
 
+import { accountWords, failureWords } from './shopper-words.ts';
+
 /** Where a verification session stands. `succeeded`, `failed` and `expired` are terminal. */
 export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'expired';
 
@@ -31,18 +33,34 @@ export type VerificationOutcome =
   | FailureOutcome;
 
 /**
- * What a browser may see of an outcome: display fields and the link reference, never the token.
+ * What a browser may see of an outcome: display fields and the link reference, never the token, plus
+ * the shopper-ready words in the verification's language (shopper-words.ts): the account line as shown
+ * and as spoken, or the failure's text and the language it is written in.
  * (`accountToken?: never` makes the compiler refuse a stored outcome where this one is expected.)
  */
 export type BrowserOutcome =
-  | { status: 'success'; linkRef: string; accountLabel: string; fiName: string; fiAccountType: string; accountToken?: never }
-  | FailureOutcome;
+  | {
+      status: 'success';
+      linkRef: string;
+      accountLabel: string;
+      fiName: string;
+      fiAccountType: string;
+      displayLabel: string;
+      spokenLabel: string;
+      accountToken?: never;
+    }
+  | (FailureOutcome & { text: string; lang: string });
 
-/** The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus). */
-export function browserOutcome(outcome: VerificationOutcome): BrowserOutcome {
-  if (outcome.status !== 'success') return { status: 'failure', code: outcome.code, message: outcome.message };
+/**
+ * The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus);
+ * `language` is the verification's (`transaction.language`).
+ */
+export function browserOutcome(outcome: VerificationOutcome, language: string | undefined): BrowserOutcome {
+  if (outcome.status !== 'success') {
+    return { status: 'failure', code: outcome.code, message: outcome.message, ...failureWords(outcome.code, outcome.message, language) };
+  }
   const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
-  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType };
+  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) };
 }
 
 export interface SessionRecord {
@@ -69,6 +87,8 @@ export interface SessionRecord {
   currency?: string;
   /** The provider's id of the verification, when endpoint 2 returned one. */
   verificationId?: string;
+  /** `transaction.language` as sent upstream: the language of the words the browser gets (browserOutcome). */
+  language?: string;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */

@@ -4,7 +4,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, useWorld, until } from './helpers.ts';
+import { ACCOUNT, FakeSocket, SESSION, once, tick, useWorld, until } from './helpers.ts';
 
 const status = (el: ObvLinkAccountElement) => el.shadowRoot!.querySelector<HTMLElement>('[part="status"]')!;
 const text = (el: ObvLinkAccountElement) => status(el).textContent!.replace(/\s+/g, ' ').trim();
@@ -33,6 +33,14 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 }
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
+/** As the proxy words them for a Spanish verification (proxy/sessions/shopper-words.ts). */
+const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' } };
+const lockedEs = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+};
+const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
 
 describe('<obv-link-account> accessibility', () => {
@@ -158,7 +166,7 @@ describe('<obv-link-account> languages', () => {
   it('speaks Spanish with language="es" and sends the language to the proxy', async () => {
     const el = await mount({ language: 'es' });
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
-    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular tu cuenta bancaria');
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular cuenta bancaria');
     await settle(el, failure);
     expect(text(el)).to.contain('No pudimos vincular tu cuenta');
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Intentar de nuevo');
@@ -171,8 +179,8 @@ describe('<obv-link-account> languages', () => {
     await el.updateComplete;
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
     expect(el.validationMessage).to.equal('Vincula una cuenta bancaria para continuar.');
-    await settle(el, success);
-    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente');
+    await settle(el, successEs);
+    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente ••••4321').and.not.contain('Checking');
   });
 
   it('speaks English for languages it does not know', async () => {
@@ -249,5 +257,156 @@ describe('<obv-link-account> configuration errors', () => {
     expect((await change).detail).to.deep.equal({ state: 'idle', previous: 'error' });
     await el.updateComplete;
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Link your bank account');
+  });
+});
+
+describe('<obv-link-account> back from the bank tab', () => {
+  useWorld();
+  let hidden = false;
+  beforeEach(() => {
+    hidden = false;
+    Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
+  });
+  afterEach(() => {
+    delete (document as { hidden?: boolean }).hidden;
+  });
+
+  it('says the outcome again when the checkout tab becomes visible (a hidden tab’s live region is not heard)', async () => {
+    const el = await mount();
+    const socket = await waiting(el);
+    hidden = true;
+    socket.receive(success);
+    await el.updateComplete;
+    const region = status(el);
+    const emptied: boolean[] = [];
+    const observer = new MutationObserver(() => emptied.push(region.textContent!.trim() === ''));
+    observer.observe(region, { childList: true, subtree: true, characterData: true });
+    await tick(150);
+    expect(emptied, 'nothing changes while the tab stays hidden').to.deep.equal([]);
+    hidden = false;
+    document.dispatchEvent(new Event('visibilitychange'));
+    await until(() => emptied.includes(true) && text(el).includes('Bank account linked'), 'the region to be emptied and filled again');
+    observer.disconnect();
+    expect(text(el)).to.contain('Sandbox Federal Bank');
+  });
+
+  it('leaves the live region alone when the outcome arrives in a visible tab', async () => {
+    const el = await mount();
+    await settle(el, success);
+    const region = status(el);
+    let changes = 0;
+    const observer = new MutationObserver(() => changes++);
+    observer.observe(region, { childList: true, subtree: true, characterData: true });
+    document.dispatchEvent(new Event('visibilitychange'));
+    await tick(150);
+    observer.disconnect();
+    expect(changes).to.equal(0);
+  });
+
+  for (const [outcome, label, words] of [[success, 'Change', 'Bank account linked'], [failure, 'Try again', 'We couldn’t link your account']] as const) {
+    it(`describes the outcome on the focused “${label}” button`, async () => {
+      const el = await mount();
+      const socket = await waiting(el);
+      el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
+      socket.receive(outcome);
+      await el.updateComplete;
+      await el.updateComplete;
+      const focused = el.shadowRoot!.activeElement as HTMLElement;
+      expect(focused.textContent).to.contain(label);
+      const description = el.shadowRoot!.getElementById(focused.getAttribute('aria-describedby') ?? '');
+      expect(description === status(el), 'described by the status region').to.equal(true);
+      expect(description?.textContent).to.contain(words);
+    });
+  }
+});
+
+describe('<obv-link-account> Cancel after a failed Change', () => {
+  useWorld();
+
+  it('goes back to the account without also saying “cancelled”', async () => {
+    const el = await mount();
+    await settle(el, success);
+    await settle(el, failure);
+    el.cancel();
+    await el.updateComplete;
+    expect(el.state).to.equal('success');
+    expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
+    await expect(el).to.be.accessible();
+  });
+});
+
+describe('<obv-link-account> the proxy’s words for the shopper', () => {
+  useWorld();
+  const part = (el: ObvLinkAccountElement, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`)!;
+
+  it('shows the masked number as is but gives screen readers “terminada en 4321”', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, successEs);
+    const account = part(el, 'account');
+    const shown = account.querySelector('[aria-hidden="true"]')!;
+    const spoken = account.querySelector<HTMLElement>('.sr')!;
+    expect(shown.textContent).to.equal('Corriente ••••4321');
+    expect(spoken.textContent).to.equal('Corriente terminada en 4321');
+    // Visually hidden, yet in the accessibility tree (not display:none or visibility:hidden).
+    const box = spoken.getBoundingClientRect();
+    expect(box.width <= 1, 'one pixel wide at most').to.equal(true);
+    expect(getComputedStyle(spoken).display).not.to.equal('none');
+    expect(getComputedStyle(spoken).visibility).to.equal('visible');
+    await expect(el).to.be.accessible();
+  });
+
+  it('shows and says the bare label when the proxy sent no words of its own', async () => {
+    const el = await mount();
+    await settle(el, success);
+    expect(part(el, 'account').querySelector('[aria-hidden="true"]')!.textContent).to.equal('Checking ••••4321');
+    expect(part(el, 'account').querySelector('.sr')!.textContent).to.equal('Checking ••••4321');
+  });
+
+  it('shows a known failure in Spanish, marked as Spanish', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, lockedEs);
+    const error = part(el, 'error');
+    expect(error.textContent).to.contain('Esta cuenta está bloqueada').and.not.contain('This account');
+    expect(error.getAttribute('lang')).to.equal('es');
+    await expect(el).to.be.accessible();
+  });
+
+  it('marks the provider’s English text as English on a Spanish page', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, unknownEs);
+    const error = part(el, 'error');
+    expect(error.textContent).to.equal('The bank is unavailable.');
+    expect(error.getAttribute('lang')).to.equal('en');
+    await expect(el).to.be.accessible();
+  });
+
+  it('puts no lang on the other screens’ messages', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, unknownEs);
+    await settle(el, { type: 'expired', sessionId: SESSION.sessionId });
+    expect(el.state).to.equal('expired');
+    expect(part(el, 'error').hasAttribute('lang')).to.equal(false);
+  });
+});
+
+describe('<obv-link-account> on a merchant’s dark surface', () => {
+  useWorld();
+  const DARK = '--obv-surface:#1c2434;--obv-text:#f3f4f6;--obv-muted:#c3c8d2;--obv-border:#4b5563';
+
+  for (const [what, message] of [['a failure', failure], ['an expiry', { type: 'expired', sessionId: SESSION.sessionId }]] as const) {
+    for (const language of ['en', 'es']) {
+      it(`keeps the default error colour readable after ${what} (${language})`, async () => {
+        const el = await mount({ language, style: DARK });
+        await settle(el, message);
+        expect(el.shadowRoot!.querySelector('[part~="error"]')).not.to.equal(null);
+        await expect(el).to.be.accessible();
+      });
+    }
+  }
+
+  it('lets the merchant’s --obv-danger apply as it is', async () => {
+    const el = await mount({ style: `${DARK};--obv-danger:#ff8a80` });
+    await settle(el, failure);
+    expect(getComputedStyle(el.shadowRoot!.querySelector('[part~="error"]')!).color).to.equal('rgb(255, 138, 128)');
   });
 });

@@ -508,7 +508,7 @@ describe('<obv-link-account> flow', () => {
     expect((await error).detail.kind).to.equal('network');
     world().proxy.routes['POST /obv/verifications'] = () => ({
       status: 400,
-      body: { title: 'Bad Request', status: 400, detail: 'Invalid body', errors: [{ path: 'amount', message: 'Too large' }] },
+      body: { title: 'Bad Request', status: 400, detail: 'Invalid body: amount: Too large', errors: [{ path: 'amount', message: 'Too large' }] },
     });
     error = once(el, 'obv-error');
     part(el, 'button').click();

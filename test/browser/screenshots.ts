@@ -1,105 +1,139 @@
-// Renders the built element in each main state and saves test-results/element-<state>.png, for people
-// to look at (run `npm run build` first, then `tsx test/browser/screenshots.ts`). Everything outside the
-// page is mocked with Playwright routes: the proxy's HTTP API, its WebSocket and the bank's page.
-import { mkdirSync, readFileSync } from 'node:fs';
-import { chromium, type Page, type WebSocketRoute } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+// Renders the built element in each state, in a page of a given width and language, for the layout
+// test (test/e2e/element-layout.test.ts), which checks the layout and saves the pictures as
+// test-results/element-<state>-<lang>-<width>.png for people to look at. Everything outside the page is
+// mocked with Playwright routes: the proxy's HTTP API, its WebSocket and the bank's page.
+import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
 
 const ORIGIN = 'http://merchant.test';
-const bundle = readFileSync('dist/obv-link-account.js', 'utf8');
 const SESSION = { sessionId: 's-1', consumerUrl: 'http://bank.test/consumer/v-1?t=x', expiresAt: new Date(Date.now() + 9e5).toISOString() };
 const ACCOUNT = { linkRef: 'ref_4321', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
 
 const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };
 
-type SocketReply = (ws: WebSocketRoute) => void;
-interface Scenario {
+/** The proxy's words for each language (proxy/sessions/shopper-words.ts), as the socket delivers them. */
+const WORDS = {
+  en: {
+    success: { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },
+    locked: { text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' },
+  },
+  es: {
+    success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' },
+    locked: { text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+  },
+};
+export type Lang = keyof typeof WORDS;
+
+/** What the proxy's socket says after the n-th subscription (0-based); nothing = still pending. */
+type SocketReply = (ws: WebSocketRoute, lang: Lang, subscription: number) => void;
+
+export interface Scenario {
   name: string;
   attributes?: string;
-  lang?: string;
-  /** What the proxy's socket says after a subscription; nothing = the outcome is still pending. */
   socket?: SocketReply;
   blockPopups?: boolean;
   proxyDown?: boolean;
   /** The proxy answers the start with a 400 problem (e.g. a consumer field the merchant did not supply). */
   proxyRefuses?: boolean;
-  click?: boolean;
-  /** The state to wait for before the picture. */
-  state: string;
-  /** A phone-sized page (360 px) instead of a 30rem column: long (Spanish) texts must wrap, not clip. */
-  narrow?: boolean;
+  /** The proxy never answers the start: the element stays `starting`. */
+  proxyHangs?: boolean;
+  /** The states to reach in turn, each after a click on the main button; none = the first screen. */
+  steps?: string[];
+  /** The state of the picture when there are no steps. */
+  state?: string;
 }
 
-const result = (outcome: object): SocketReply => (ws) => ws.send(JSON.stringify({ type: 'result', sessionId: SESSION.sessionId, outcome }));
-const scenarios: Scenario[] = [
+const send = (ws: WebSocketRoute, message: object) => ws.send(JSON.stringify({ sessionId: SESSION.sessionId, ...message }));
+const success: SocketReply = (ws, lang) => send(ws, { type: 'result', outcome: { status: 'success', ...ACCOUNT, ...WORDS[lang].success } });
+const locked: SocketReply = (ws, lang) =>
+  send(ws, { type: 'result', outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', ...WORDS[lang].locked } });
+
+export const SCENARIOS: Scenario[] = [
   { name: 'idle', state: 'idle' },
-  { name: 'waiting', click: true, state: 'waiting' },
-  { name: 'popup-blocked', click: true, blockPopups: true, state: 'waiting' },
-  { name: 'success', click: true, socket: result({ status: 'success', ...ACCOUNT }), state: 'success' },
-  { name: 'failure', click: true, socket: result({ status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' }), state: 'failure' },
-  { name: 'expired', click: true, socket: (ws) => ws.send(JSON.stringify({ type: 'expired', sessionId: SESSION.sessionId })), state: 'expired' },
-  { name: 'network-error', click: true, proxyDown: true, state: 'error' },
-  { name: 'configuration-error', attributes: 'amount="ten"', state: 'error' },
-  { name: 'proxy-refused', click: true, proxyRefuses: true, state: 'error' },
-  { name: 'success-es', lang: 'es', click: true, socket: result({ status: 'success', ...ACCOUNT }), state: 'success' },
   { name: 'disabled', attributes: 'disabled', state: 'idle' },
-  { name: 'waiting-es-narrow', lang: 'es', narrow: true, click: true, state: 'waiting' },
-  { name: 'popup-blocked-es-narrow', lang: 'es', narrow: true, click: true, blockPopups: true, state: 'waiting' },
-  { name: 'success-es-narrow', lang: 'es', narrow: true, click: true, socket: result({ status: 'success', ...ACCOUNT }), state: 'success' },
-  { name: 'network-error-es-narrow', lang: 'es', narrow: true, click: true, proxyDown: true, state: 'error' },
-  { name: 'configuration-error-es-narrow', lang: 'es', narrow: true, attributes: 'amount="ten"', state: 'error' },
+  { name: 'starting', proxyHangs: true, steps: ['starting'] },
+  { name: 'waiting', steps: ['waiting'] },
+  { name: 'popup-blocked', blockPopups: true, steps: ['waiting'] },
+  { name: 'success', socket: success, steps: ['success'] },
+  { name: 'failure', socket: locked, steps: ['failure'] },
+  // "Change", and the bank says no: "Try again" and Cancel (back to the account) side by side, or stacked.
+  { name: 'failed-change', socket: (ws, lang, n) => (n === 0 ? success : locked)(ws, lang, n), steps: ['success', 'failure'] },
+  { name: 'expired', socket: (ws) => send(ws, { type: 'expired' }), steps: ['expired'] },
+  { name: 'network-error', proxyDown: true, steps: ['error'] },
+  { name: 'configuration-error', attributes: 'amount="ten"', state: 'error' },
+  { name: 'proxy-refused', proxyRefuses: true, steps: ['error'] },
 ];
 
-function pageHtml(scenario: Scenario): string {
-  return `<!doctype html><html lang="${scenario.lang ?? 'en'}"><head><meta charset="utf-8"><title>Checkout</title>
-<link rel="stylesheet" href="/page.css"><script type="module" src="/obv-link-account.js"></script></head>
+function pageHtml(scenario: Scenario, lang: Lang, width: number): string {
+  // A phone checkout has a 16 px margin; a desktop one a column in the middle.
+  const frame = width < 600 ? '#frame{padding:16px}' : '#frame{width:34rem;margin:0 auto;padding:32px}';
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Checkout</title><style>body{margin:0;background:#f4f6f9;font-family:system-ui}${frame}</style>
+<script type="module" src="/obv-link-account.js"></script></head>
 <body><div id="frame"><obv-link-account ${scenario.attributes ?? ''} proxy-url="/obv" amount="49.99" currency="USD"></obv-link-account></div></body></html>`;
 }
 
-async function setUp(page: Page, scenario: Scenario): Promise<void> {
-  await page.route(`${ORIGIN}/**`, async (route) => {
-    const url = new URL(route.request().url());
-    if (url.pathname === '/') return route.fulfill({ contentType: 'text/html', body: pageHtml(scenario) });
-    if (url.pathname === '/page.css') {
-      const frame = scenario.narrow ? '#frame{padding:12px}' : '#frame{width:30rem;padding:24px}';
-      return route.fulfill({ contentType: 'text/css', body: `body{margin:0;background:#f4f6f9}${frame}` });
-    }
-    if (url.pathname === '/obv-link-account.js') return route.fulfill({ contentType: 'text/javascript', body: bundle });
+async function route(context: BrowserContext, page: Page, bundle: string, scenario: Scenario, lang: Lang, width: number): Promise<void> {
+  await page.route(`${ORIGIN}/**`, async (request) => {
+    const url = new URL(request.request().url());
+    if (url.pathname === '/') return request.fulfill({ contentType: 'text/html', body: pageHtml(scenario, lang, width) });
+    if (url.pathname === '/obv-link-account.js') return request.fulfill({ contentType: 'text/javascript', body: bundle });
+    if (url.pathname === '/obv/connecting') return request.fulfill({ contentType: 'text/html', body: '<title>Connecting</title>' });
     if (url.pathname === '/obv/verifications') {
-      if (scenario.proxyDown) return route.abort('connectionrefused');
-      if (scenario.proxyRefuses) return route.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify(REFUSAL) });
-      return route.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify(SESSION) });
+      if (scenario.proxyHangs) return; // never answered: the element stays `starting`
+      if (scenario.proxyDown) return request.abort('connectionrefused');
+      if (scenario.proxyRefuses) return request.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify(REFUSAL) });
+      return request.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify(SESSION) });
     }
-    return route.fulfill({ status: 404, body: '' });
+    return request.fulfill({ status: 404, body: '' });
   });
-  await page.context().route('http://bank.test/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Bank</title><h1>Sign in to your bank</h1>' }));
+  await context.route('http://bank.test/**', (request) => request.fulfill({ contentType: 'text/html', body: '<title>Bank</title><h1>Sign in to your bank</h1>' }));
+  let subscriptions = 0;
   await page.routeWebSocket(`ws://merchant.test/obv/ws`, (ws) => {
     ws.onMessage(() => {
-      ws.send(JSON.stringify({ type: 'subscribed', sessionId: SESSION.sessionId, state: 'pending' }));
-      scenario.socket?.(ws);
+      send(ws, { type: 'subscribed', state: 'pending' });
+      scenario.socket?.(ws, lang, subscriptions++);
     });
   });
-  if (scenario.blockPopups) await page.addInitScript(() => (window.open = () => null));
+  if (scenario.blockPopups) {
+    // Blocks the element's own window.open, and the one of its sandboxed frame.
+    await context.addInitScript(() => {
+      window.open = () => null;
+      // The frame's window is a fresh about:blank, which init scripts do not reach: no frame, the page's open.
+      Object.defineProperty(HTMLIFrameElement.prototype, 'contentWindow', { get: () => null });
+    });
+  }
 }
 
-const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
-mkdirSync('test-results', { recursive: true });
-try {
-  for (const scenario of scenarios) {
-    const context = await browser.newContext({ deviceScaleFactor: 2, viewport: { width: scenario.narrow ? 360 : 640, height: 400 } });
-    const page = await context.newPage();
-    await setUp(page, scenario);
-    await page.goto(`${ORIGIN}/`);
-    const element = page.locator('obv-link-account');
-    await element.locator('[part~="status"]').waitFor();
-    if (scenario.click) await element.locator('[part~="button"]').click();
-    await page.waitForFunction((state) => document.querySelector('obv-link-account')?.getAttribute('state') === state, scenario.state, { timeout: 5000 });
-    // The picture of a waiting element should not catch the focus ring mid-transition or the spinner mid-frame.
-    await page.bringToFront();
-    await page.locator('#frame').screenshot({ path: `test-results/element-${scenario.name}.png`, animations: 'disabled' });
-    console.log(`test-results/element-${scenario.name}.png`);
-    await context.close();
+const stateIs = (page: Page, state: string) =>
+  page.waitForFunction((wanted) => document.querySelector('obv-link-account')?.getAttribute('state') === wanted, state, { timeout: 15_000 });
+
+/** Opens the scenario in a new context and brings the element to its state; close the context after. */
+export async function showScenario(
+  browser: Browser,
+  bundle: string,
+  scenario: Scenario,
+  options: { lang: Lang; width: number; reducedMotion?: 'reduce'; forcedColors?: 'active' },
+): Promise<{ context: BrowserContext; page: Page }> {
+  const { lang, width } = options;
+  const context = await browser.newContext({
+    viewport: { width, height: 640 },
+    deviceScaleFactor: width < 600 ? 2 : 1,
+    reducedMotion: options.reducedMotion ?? 'no-preference',
+    forcedColors: options.forcedColors ?? 'none',
+  });
+  const page = await context.newPage();
+  await route(context, page, bundle, scenario, lang, width);
+  await page.goto(`${ORIGIN}/`);
+  const element = page.locator('obv-link-account');
+  await element.locator('[part~="status"]').waitFor();
+  for (const state of scenario.steps ?? []) {
+    await element.locator('[part~="button"]').click();
+    await stateIs(page, state);
   }
-} finally {
-  await browser.close();
+  await stateIs(page, scenario.state ?? scenario.steps!.at(-1)!);
+  // Not the tab the element opened: the checkout is the page in the picture, with no button under the
+  // pointer (the last click leaves it over the next state's button, which would show its hover shade).
+  await page.bringToFront();
+  await page.mouse.move(0, 0);
+  return { context, page };
 }

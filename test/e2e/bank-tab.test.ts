@@ -148,4 +148,34 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await closeAll();
     }
   });
+
+  it('says the outcome again when the shopper comes back to the checkout tab (a hidden tab’s live region is not heard)', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      // A return page that stays open: the bank tab keeps the front while the outcome reaches the checkout.
+      await tab.route('**/obv/return/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Returned</title><h1>Back</h1>' }));
+      await tab.getByLabel('Username').waitFor();
+      assert.equal(await visibility(page), 'hidden');
+      // Every change of the live region, with whether the checkout was visible then.
+      await page.evaluate(() => {
+        const region = document.querySelector('obv-link-account')!.shadowRoot!.querySelector('[part~="status"]')!;
+        const seen: Array<{ visible: boolean; text: string }> = [];
+        Object.assign(window, { regionChanges: seen });
+        new MutationObserver(() => seen.push({ visible: document.visibilityState === 'visible', text: region.textContent!.trim() }))
+          .observe(region, { childList: true, subtree: true, characterData: true });
+      });
+      await signInAtBank(tab, 'user_good');
+      await waitForState(page, 'success');
+      assert.equal(await visibility(page), 'hidden', 'the outcome arrived while the checkout was hidden');
+      await page.bringToFront();
+      await page.waitForFunction(() => {
+        const seen = (window as Window & { regionChanges?: Array<{ visible: boolean; text: string }> }).regionChanges ?? [];
+        const emptied = seen.findIndex((change) => change.visible && change.text === '');
+        return emptied >= 0 && seen.slice(emptied + 1).some((change) => change.visible && change.text.includes('Bank account linked'));
+      });
+    } finally {
+      await closeAll();
+    }
+  });
 });

@@ -71,6 +71,9 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       assert.ok(linkRef.length > 10, 'the element holds the link reference as its value');
       assert.ok(!detail.includes(linkRef), 'the full link reference is not displayed');
       assert.ok(detail.includes(`${linkRef.slice(0, 4)}••••${linkRef.slice(-4)}`), 'the masked link reference is displayed');
+      // The panel is named, and no live region: a screen reader would read each event's JSON aloud.
+      const panel = page.locator('#event-log');
+      assert.deepEqual([await panel.getAttribute('aria-live'), await panel.getAttribute('aria-labelledby')], [null, 'events-title']);
       // Only the merchant's server can turn the reference into the account's token.
       const linked = await fetch(new URL(`obv/links/${encodeURIComponent(linkRef)}`, demo.url), {
         headers: { authorization: `Bearer ${MERCHANT_API_KEY}` },
@@ -109,7 +112,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       const bank = await startLinking(page);
       await signInAtBank(bank, 'user_bad', 'anything');
       await waitForState(page, 'failure');
-      assert.match(await elementStatus(page), /The bank could not verify this account\./);
+      assert.match(await elementStatus(page), /Your bank couldn’t verify this account\./);
       assert.equal(await payButton(page).isDisabled(), true);
       assert.ok((await loggedEvents(page)).includes('obv-failure'));
 
@@ -126,7 +129,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       const bank = await startLinking(page);
       await cancelAtBank(bank);
       await waitForState(page, 'failure');
-      assert.match(await elementStatus(page), /You cancelled the verification at your bank\./);
+      assert.match(await elementStatus(page), /You cancelled at your bank, so no account was linked\./);
       assert.equal(await payButton(page).isDisabled(), true);
       const failure = (await page.locator('#event-log > li[data-event="obv-failure"] .event-detail').textContent()) ?? '';
       assert.match(failure, /CONSUMER_CANCELLED/);

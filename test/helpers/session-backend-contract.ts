@@ -143,9 +143,9 @@ export function describeResultBusContract(name: string, makeBus: () => Promise<R
         bus.subscribe('session-a', (event) => a.push(event));
         bus.subscribe('session-b', (event) => b.push(event));
         await new Promise((resolve) => setTimeout(resolve, 50)); // let a networked bus finish subscribing
-        await bus.publish({ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS) });
+        await bus.publish({ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS, undefined) });
         await until(a, 1);
-        assert.deepEqual(a, [{ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS) }]);
+        assert.deepEqual(a, [{ type: 'result', sessionId: 'session-a', outcome: browserOutcome(SUCCESS, undefined) }]);
         assert.deepEqual(b, []);
       } finally {
         await bus.close();

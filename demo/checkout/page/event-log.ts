@@ -96,10 +96,18 @@ export class EventLog {
     this.list.append(item);
     this.empty.hidden = true;
     item.scrollIntoView({ block: 'nearest' });
+    this.#focusableWhenScrolling();
   }
 
   clear(): void {
     this.list.replaceChildren();
     this.empty.hidden = false;
+    this.#focusableWhenScrolling();
+  }
+
+  /** A list that scrolls must be reachable by keyboard to be scrolled (WCAG 2.1.1); one that does not is no tab stop. */
+  #focusableWhenScrolling(): void {
+    if (this.list.scrollHeight > this.list.clientHeight) this.list.tabIndex = 0;
+    else this.list.removeAttribute('tabindex');
   }
 }

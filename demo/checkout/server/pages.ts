@@ -63,7 +63,8 @@ function eventsPanel(): SafeHtml {
     </div>
     <button type="button" class="events-clear" id="events-clear">Clear</button>
   </header>
-  <ol class="event-log" id="event-log" aria-live="polite"></ol>
+  <!-- Not a live region: a screen reader would read every event's JSON aloud. The element's own status says what happened. -->
+  <ol class="event-log" id="event-log" aria-labelledby="events-title"></ol>
   <p class="events-empty" id="events-empty">No events yet. Click <strong>Link your bank account</strong> to start.</p>
   <footer class="sandbox-help">
     <h3>Sandbox bank logins</h3>

@@ -109,4 +109,78 @@ describe('consumer page in Chromium', () => {
     await page.getByRole('heading', { name: 'This link has expired' }).waitFor();
     assert.deepEqual(await axeViolations(page), [], 'the expired page passes axe WCAG 2.1 AA');
   });
+
+  /** WCAG contrast of two computed `rgb(…)` colours. */
+  function contrast(a: string, b: string): number {
+    const luminance = (color: string) => {
+      const [r, g, bl] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((part) => {
+        const c = Number(part) / 255;
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+      });
+      return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+    };
+    const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (light! + 0.05) / (dark! + 0.05);
+  }
+
+  test('field borders and the focus ring stand out at least 3:1 from the card', async (t) => {
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider);
+    const page = await browser.newPage();
+    t.after(() => page.close());
+    await page.goto(consumerUrl);
+    await page.keyboard.press('Tab'); // keyboard focus: :focus-visible
+    await page.getByLabel('Username').focus();
+    const colours = await page.evaluate(() => {
+      const field = getComputedStyle(document.querySelector('#password')!);
+      const focused = getComputedStyle(document.activeElement!);
+      const card = getComputedStyle(document.querySelector('.card')!);
+      return { border: field.borderTopColor, ring: focused.outlineColor, ringStyle: focused.outlineStyle, card: card.backgroundColor };
+    });
+    assert.notEqual(colours.ringStyle, 'none');
+    assert.ok(contrast(colours.border, colours.card) >= 3, `field border ${colours.border} on ${colours.card}`);
+    assert.ok(contrast(colours.ring, colours.card) >= 3, `focus ring ${colours.ring} on ${colours.card}`);
+  });
+
+  test('a wrong password moves the focus to the error message', async (t) => {
+    const provider = await startTestProvider(t);
+    const { consumerUrl } = await startVerification(provider);
+    const page = await browser.newPage();
+    t.after(() => page.close());
+    await page.goto(consumerUrl);
+    await page.getByLabel('Username').fill('user_good');
+    await page.getByLabel('Password').fill('wrong');
+    await page.getByLabel('Password').press('Enter');
+    await page.getByRole('alert').waitFor();
+    await page.waitForFunction(() => document.activeElement?.id === 'form-error', undefined, { timeout: 5000 });
+  });
+
+  test('speaks Spanish when the verification asks for es-MX, through a wrong password and the expired page', async (t) => {
+    const receiver = await startWebhookReceiver(t);
+    const returnURL = await startReturnPage(t);
+    const provider = await startTestProvider(t);
+    const body = verificationBody({ returnURL, notificationURL: receiver.url });
+    (body.transaction as Record<string, string>).language = 'es-MX';
+    const { consumerUrl } = await startVerification(provider, body);
+    const page = await browser.newPage({ viewport: { width: 375, height: 720 } });
+    t.after(() => page.close());
+    await page.goto(consumerUrl);
+    assert.equal(await page.locator('html').getAttribute('lang'), 'es');
+    await page.getByRole('heading', { name: 'Inicia sesión en Sandbox Federal Bank' }).waitFor();
+    await page.getByLabel('Usuario').fill('user_good');
+    await page.getByLabel('Contraseña').fill('wrong');
+    await page.getByRole('button', { name: 'Iniciar sesión' }).click();
+    assert.equal((await page.getByRole('alert').textContent())?.trim(), 'Usuario o contraseña incorrectos');
+    const buttonHeights = await page.locator('button').evaluateAll((buttons) => buttons.map((button) => button.getBoundingClientRect().height));
+    assert.ok(buttonHeights.every((height) => height < 50), `one line per button on a phone: ${buttonHeights.join(', ')}`);
+    const rightEdges = await page.evaluate(() => [document.querySelector('.secondary')!, document.querySelector('#password')!].map((el) => el.getBoundingClientRect().right));
+    assert.ok(rightEdges[0]! <= rightEdges[1]! + 0.5, `the buttons stay inside the form: ${rightEdges.join(' vs ')}`);
+    await page.screenshot({ path: 'test-results/provider-consumer-page-es-error.png', fullPage: true });
+    assert.deepEqual(await axeViolations(page), [], 'the Spanish page with its error passes axe');
+    await page.getByRole('button', { name: 'Cancelar' }).click();
+    await page.waitForURL(returnURL);
+    await page.goto(consumerUrl);
+    await page.getByRole('heading', { name: 'Este enlace ha caducado' }).waitFor();
+    assert.deepEqual(await axeViolations(page), [], 'the Spanish expired page passes axe');
+  });
 });

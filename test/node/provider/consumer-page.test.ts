@@ -104,7 +104,7 @@ describe('consumer page (consumerUrl)', () => {
     const wrong = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'nope' });
     assert.equal(wrong.status, 422, 'not 401: that would need a WWW-Authenticate challenge');
     const html = await wrong.text();
-    assert.match(html, /<p class="error" role="alert" id="form-error">Incorrect username or password<\/p>/);
+    assert.match(html, /<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>Incorrect username or password<\/p>/);
     assert.match(html, /value="user_good" aria-invalid="true"/);
     assert.equal(provider.stats.notificationAttempts, 0);
     const retry = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 
 describe('verification flow against the sandbox', () => {
@@ -69,8 +69,28 @@ describe('verification flow against the sandbox', () => {
     await client.next((message) => message.type === 'subscribed');
     await completeConsumerStep(consumerUrl, 'locked');
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
     assert.equal((await getSession(sessionId)).body.state, 'failed');
+  });
+
+  test('words a Spanish verification for the shopper in Spanish: the failure translated, the account line and its spoken form', async () => {
+    const locked = await pair.startVerification({ ...START_BODY, language: 'es-MX' });
+    await completeConsumerStep(locked.consumerUrl, 'locked');
+    await pair.provider.notificationsSettled();
+    assert.deepEqual((await getSession(locked.sessionId)).body.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_LOCKED',
+      message: 'This account is locked. Contact your bank.',
+      text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
+      lang: 'es',
+    });
+    const linked = await pair.startVerification({ ...START_BODY, language: 'es' });
+    await completeConsumerStep(linked.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const outcome = (await getSession(linked.sessionId)).body.outcome as Record<string, string>;
+    assert.equal(outcome.accountLabel, 'Checking ••••4321', 'the provider’s label itself is passed on unchanged');
+    assert.equal(outcome.displayLabel, 'Corriente ••••4321');
+    assert.equal(outcome.spokenLabel, 'Corriente terminada en 4321');
   });
 
   test('reports a cancel at the bank as a CONSUMER_CANCELLED failure', async () => {

@@ -90,7 +90,7 @@ describe('notification intake', () => {
     assert.equal(later.status, 200);
     assert.deepEqual(await later.json(), { status: 'ignored' });
     const session = await state(sessionId);
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
   });
 
   test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
@@ -134,11 +134,11 @@ describe('notification intake', () => {
     const a = await sessionWithNotificationUrl();
     await postNotification(a.url, { verificationStatus: 'SUCCESS', accountToken: 'acct-top', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
     const { linkRef, ...display } = (await state(a.sessionId)).outcome ?? {};
-    assert.deepEqual(display, { status: 'success', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
+    assert.deepEqual(display, { status: 'success', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS', displayLabel: 'L · Savings', spokenLabel: 'L, Savings' });
     assert.ok(linkRef);
     const b = await sessionWithNotificationUrl();
     await postNotification(b.url, { verificationStatus: 'FAILURE', error: { code: 'E1', message: 'nope' } });
-    assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'nope' });
+    assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'nope', text: 'nope', lang: 'en' });
   });
 
   test('answers 422 naming account.accountToken when a success carries no token, and logs it at error', async () => {
@@ -157,7 +157,7 @@ describe('notification intake', () => {
     assert.equal((await postNotification(url, payload)).status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'failed');
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 

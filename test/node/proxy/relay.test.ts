@@ -225,10 +225,10 @@ describe('relay race between reading the store and a published outcome', () => {
     await read;
     const { stored } = await store.settle(sessionId, SUCCESS);
     assert.equal(stored, true);
-    await bus.publish({ type: 'result', sessionId, outcome: browserOutcome(SUCCESS) });
+    await bus.publish({ type: 'result', sessionId, outcome: browserOutcome(SUCCESS, undefined) });
     store.release();
     assert.deepEqual(await client.next(), { type: 'subscribed', sessionId, state: 'pending' });
-    assert.deepEqual(await client.next(), { type: 'result', sessionId, outcome: browserOutcome(SUCCESS) });
+    assert.deepEqual(await client.next(), { type: 'result', sessionId, outcome: browserOutcome(SUCCESS, undefined) });
     await client.closed;
     assert.equal(client.messages.length, 2);
   });
@@ -272,7 +272,7 @@ describe('relay re-check of a waiting session', () => {
     await store.settle(sessionId, SUCCESS);
     storeDown = false;
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, browserOutcome(SUCCESS));
+    assert.deepEqual(result.outcome, browserOutcome(SUCCESS, undefined));
     await client.closed;
   });
 

@@ -28,6 +28,8 @@ const GOOD_OUTCOME = {
   accountLabel: 'Checking ••••4321',
   fiName: 'Sandbox Federal Bank',
   fiAccountType: 'CHECKING',
+  displayLabel: 'Checking ••••4321',
+  spokenLabel: 'Checking ending in 4321',
 };
 
 describe('two proxy instances sharing Redis', { skip }, () => {
@@ -77,7 +79,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(a, sessionId);
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
   });
 
   it('answers GET /sessions/:id with the same outcome on both instances', async () => {
@@ -87,7 +89,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       const view = await readSession(b, sessionId);
       return view.body.state === 'failed' ? view : undefined;
     });
-    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' });
+    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.', text: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', lang: 'en' });
     assert.deepEqual((await readSession(a, sessionId)).body, fromB.body);
   });
 

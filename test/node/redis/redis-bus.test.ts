@@ -7,7 +7,7 @@ import { openRedisBackend, type RedisBackend } from '../../../proxy/sessions/red
 import { openRedisResultBus, type RedisResultBus } from '../../../proxy/sessions/redis-bus.ts';
 import type { SessionEvent } from '../../../proxy/sessions/types.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
-import { FAILURE, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
+import { FAILURE, FAILURE_VIEW, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
 
 const skip = redisSkipReason();
 
@@ -85,7 +85,7 @@ describe('Redis result bus', { skip }, () => {
     const sessionId = randomId();
     const { events } = collect(busB, sessionId);
     await busA.publish({ type: 'state', sessionId, state: 'returned' });
-    await busA.publish({ type: 'result', sessionId, outcome: FAILURE });
+    await busA.publish({ type: 'result', sessionId, outcome: FAILURE_VIEW });
     await busA.publish({ type: 'result', sessionId, outcome: SUCCESS_VIEW });
     await busA.publish({ type: 'expired', sessionId });
     await flush(busA, busB);
@@ -93,7 +93,7 @@ describe('Redis result bus', { skip }, () => {
       events.map((e) => e.type),
       ['state', 'result'],
     );
-    assert.deepEqual(events[1], { type: 'result', sessionId, outcome: FAILURE });
+    assert.deepEqual(events[1], { type: 'result', sessionId, outcome: FAILURE_VIEW });
   });
 
   it('ignores malformed messages on the channel and keeps delivering', async () => {
@@ -181,11 +181,11 @@ describe('Redis result bus across a Redis restart', { skip }, () => {
     // Settle-then-publish as the notification route does, retried until A's connection is back.
     await eventually(async () => {
       await a.sessionStore.settle(record.sessionId, FAILURE);
-      await a.resultBus.publish({ type: 'result', sessionId: record.sessionId, outcome: FAILURE });
+      await a.resultBus.publish({ type: 'result', sessionId: record.sessionId, outcome: FAILURE_VIEW });
       return true;
     });
     await eventually(() => events[0]);
-    assert.deepEqual(events, [{ type: 'result', sessionId: record.sessionId, outcome: FAILURE }]);
+    assert.deepEqual(events, [{ type: 'result', sessionId: record.sessionId, outcome: FAILURE_VIEW }]);
     // And live messages flow again: the subscription itself is back, not only the catch-up.
     await flush(a.resultBus, b.resultBus);
   });

@@ -13,13 +13,16 @@ export const SUCCESS: VerificationOutcome = {
 };
 
 /** SUCCESS as a browser (and the result bus) may see it: no accountToken. */
-export const SUCCESS_VIEW = browserOutcome(SUCCESS);
+export const SUCCESS_VIEW = browserOutcome(SUCCESS, undefined);
 
 export const FAILURE: FailureOutcome = {
   status: 'failure',
   code: 'ACCOUNT_NOT_VERIFIED',
   message: 'The bank could not verify this account.',
 };
+
+/** FAILURE as a browser (and the result bus) sees it: with the shopper's words. */
+export const FAILURE_VIEW = browserOutcome(FAILURE, undefined);
 
 export function randomId(): string {
   return randomBytes(16).toString('hex');

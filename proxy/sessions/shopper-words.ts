@@ -1,0 +1,75 @@
+// The shopper-ready words of an outcome, in the verification's language (English or Spanish): the proxy
+// knows the language, so the element only renders them (each word in the element's bundle costs every
+// merchant's shoppers bytes). Known failure codes are translated; any other failure shows the
+// provider's own text, marked with the language the provider writes in.
+
+/** The provider's messages are English (its `errorMessage` does not follow `transaction.language`). */
+export const PROVIDER_LANGUAGE = 'en';
+
+type Lang = 'en' | 'es';
+
+const FAILURES: Record<string, Record<Lang, string>> = {
+  ACCOUNT_NOT_VERIFIED: {
+    en: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.',
+    es: 'Tu banco no pudo verificar esta cuenta. Prueba con otra cuenta o elige otra forma de pago.',
+  },
+  ACCOUNT_LOCKED: {
+    en: 'This account is locked at your bank. Contact your bank, or choose another way to pay.',
+    es: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
+  },
+  CONSUMER_CANCELLED: {
+    en: 'You cancelled at your bank, so no account was linked.',
+    es: 'Cancelaste en tu banco, así que no se vinculó ninguna cuenta.',
+  },
+  CANCELLED: {
+    en: 'Bank linking was cancelled, so no account was linked.',
+    es: 'Se canceló la vinculación bancaria, así que no se vinculó ninguna cuenta.',
+  },
+};
+
+/** Said when an unknown failure comes without any text of its own. */
+const GENERIC_FAILURE: Record<Lang, string> = {
+  en: 'Your bank couldn’t link this account. Choose another way to pay, or try again.',
+  es: 'Tu banco no pudo vincular esta cuenta. Elige otra forma de pago o inténtalo de nuevo.',
+};
+
+const ACCOUNT_TYPES: Record<string, Record<Lang, string>> = {
+  CHECKING: { en: 'Checking', es: 'Corriente' },
+  SAVINGS: { en: 'Savings', es: 'Ahorros' },
+};
+
+const ENDING_IN: Record<Lang, string> = { en: 'ending in', es: 'terminada en' };
+
+/** "es", "es-MX"… → es; anything else (or nothing) → en. */
+export function shopperLanguage(language: string | undefined): Lang {
+  return language && /^es(-|$)/i.test(language) ? 'es' : 'en';
+}
+
+/** The failure as the shopper reads it, and the language of that text. */
+export function failureWords(code: string, message: string, language: string | undefined): { text: string; lang: string } {
+  const lang = shopperLanguage(language);
+  const known = FAILURES[code.toUpperCase()];
+  if (known) return { text: known[lang], lang };
+  if (message) return { text: message, lang: PROVIDER_LANGUAGE };
+  return { text: GENERIC_FAILURE[lang], lang };
+}
+
+/** A run of mask characters followed by the digits it leaves visible: "••••4321", "****4321", "xxxx 4321", "…4321". */
+const MASKED_NUMBER = /(?:[•*●]{2,}|[xX]{3,}|…)\s*(\d{2,})/;
+
+/**
+ * The account line as shown ("Corriente ••••4321": the type word in the shopper's language, never twice)
+ * and as spoken ("Corriente terminada en 4321": a screen reader reads "••••" as "bullet bullet…").
+ */
+export function accountWords(accountLabel: string, fiAccountType: string, language: string | undefined): { displayLabel: string; spokenLabel: string } {
+  const lang = shopperLanguage(language);
+  const type = ACCOUNT_TYPES[fiAccountType.toUpperCase()];
+  const typeWord = type?.[lang] ?? fiAccountType;
+  let displayLabel = accountLabel;
+  // The provider writes the label in English: its type word is swapped for the shopper's, not repeated.
+  const englishWord = type ? new RegExp(`\\b${type.en}\\b`, 'i') : undefined;
+  if (englishWord?.test(accountLabel)) displayLabel = accountLabel.replace(englishWord, typeWord);
+  else if (typeWord && !accountLabel.toLowerCase().includes(typeWord.toLowerCase())) displayLabel = [accountLabel, typeWord].filter(Boolean).join(' · ');
+  const spokenLabel = displayLabel.replace(MASKED_NUMBER, `${ENDING_IN[lang]} $1`).replace(' · ', ', ');
+  return { displayLabel, spokenLabel };
+}

@@ -1,0 +1,139 @@
+// The built element's layout in Chromium, in every state, in English and Spanish, on a phone (320 and
+// 375 px) and a desktop (1280 px): buttons on one line, 44 px targets, stacked buttons of one width,
+// nothing overflowing, axe (WCAG 2.2 AA) clean; no spinning under reduced motion, no spinner for a blocked pop-up, a spinner still
+// visible in forced colours. Saves test-results/element-<state>-<lang>-<width>.png (1280 and 375 px) for
+// people to look at.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+import { SCENARIOS, showScenario, type Lang, type Scenario } from '../browser/screenshots.ts';
+
+const SHOT_DIR = 'test-results';
+const PICTURE_WIDTHS = new Set([1280, 375]);
+
+/** What the layout looks like, measured in the page: one entry per button or link, plus overflow. */
+async function measure(page: Page) {
+  return page.locator('obv-link-account').evaluate((host) => {
+    const root = host.shadowRoot!;
+    const card = root.querySelector<HTMLElement>('[part~="base"]')!;
+    const controls = [...root.querySelectorAll<HTMLElement>('button, a')].map((control) => {
+      const box = control.getBoundingClientRect();
+      const style = getComputedStyle(control);
+      // More than one line box means the label wrapped.
+      const lines = Math.round((box.height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom) - 2) / parseFloat(style.lineHeight));
+      return { label: control.textContent!.trim(), width: box.width, height: box.height, top: box.top, left: box.left, lines };
+    });
+    return { controls, overflows: card.scrollWidth > card.clientWidth + 1 || host.getBoundingClientRect().right > document.documentElement.clientWidth };
+  });
+}
+
+describe('the element’s layout in Chromium', { timeout: 600_000 }, () => {
+  let browser: Browser;
+  let bundle: string;
+  let buildDir: string;
+  let axeSource: string;
+
+  before(async () => {
+    buildDir = mkdtempSync(join(tmpdir(), 'obv-layout-'));
+    await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: buildDir, emptyOutDir: true, sourcemap: false } });
+    bundle = readFileSync(join(buildDir, 'obv-link-account.js'), 'utf8');
+    axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+    mkdirSync(SHOT_DIR, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+  });
+
+  it('holds in every state at 320, 375 and 1280 px in English and Spanish, and saves the pictures', async () => {
+    const problems: string[] = [];
+    const cases = (['en', 'es'] as Lang[]).flatMap((lang) => [1280, 375, 320].flatMap((width) => SCENARIOS.map((scenario) => ({ lang, width, scenario }))));
+    // Three pages at a time: each mostly waits on the browser, and 2 cores are shared with other tests.
+    const check = async ({ lang, width, scenario }: (typeof cases)[number]) => {
+          const where = `${scenario.name} ${lang} ${width}px`;
+          const { context, page } = await showScenario(browser, bundle, scenario, { lang, width });
+          try {
+            const { controls, overflows } = await measure(page);
+            if (overflows) problems.push(`${where}: the card overflows`);
+            for (const control of controls) {
+              if (control.lines > 1) problems.push(`${where}: “${control.label}” wraps onto ${control.lines} lines`);
+              if (control.height < 44 || control.width < 44) problems.push(`${where}: “${control.label}” is ${control.width}×${control.height} px, under 44 px`);
+            }
+            // Stacked (one above the other) buttons share one width.
+            const stacked = controls.length > 1 && controls.some((control) => control.top !== controls[0]!.top);
+            if (stacked && controls.some((control) => Math.abs(control.width - controls[0]!.width) > 1)) {
+              problems.push(`${where}: stacked buttons of different widths (${controls.map((c) => Math.round(c.width)).join(', ')})`);
+            }
+            // axe with the WCAG 2.2 A/AA rules, once per state and language (the phone width: the tightest).
+            if (width === 375) {
+              await page.addScriptTag({ content: axeSource });
+              const violations = await page.evaluate(async () => {
+                const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
+                const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+                const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
+                return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+              });
+              for (const violation of violations) problems.push(`${where}: axe ${violation}`);
+            }
+            if (PICTURE_WIDTHS.has(width)) {
+              await page.locator('#frame').screenshot({ path: `${SHOT_DIR}/element-${scenario.name}-${lang}-${width}.png`, animations: 'disabled' });
+            }
+          } finally {
+            await context.close();
+          }
+    };
+    const queue = [...cases];
+    await Promise.all([0, 1, 2].map(async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
+    }));
+    assert.deepEqual(problems.sort(), []);
+  });
+
+  const starting = SCENARIOS.find((scenario) => scenario.name === 'starting')!;
+  const blocked = SCENARIOS.find((scenario) => scenario.name === 'popup-blocked')!;
+  const waiting = SCENARIOS.find((scenario) => scenario.name === 'waiting')!;
+
+  async function inShadow<T>(scenario: Scenario, options: { reducedMotion?: 'reduce'; forcedColors?: 'active' }, read: (root: ShadowRoot) => T): Promise<T> {
+    const { context, page } = await showScenario(browser, bundle, scenario, { lang: 'en', width: 375, ...options });
+    try {
+      return await page.locator('obv-link-account').evaluate((host, source) => {
+        const fn = new Function('root', `return (${source})(root)`) as (root: ShadowRoot) => T;
+        return fn(host.shadowRoot!);
+      }, read.toString());
+    } finally {
+      await context.close();
+    }
+  }
+
+  it('spins nothing under prefers-reduced-motion, yet shows that it is busy', async () => {
+    for (const scenario of [starting, waiting]) {
+      const result = await inShadow(scenario, { reducedMotion: 'reduce' }, (root) => {
+        const spinner = root.querySelector('.spinner');
+        return { spinner: !!spinner, animations: spinner ? spinner.getAnimations().length : 0 };
+      });
+      assert.deepEqual(result, { spinner: true, animations: 0 }, scenario.name);
+    }
+    const moving = await inShadow(starting, {}, (root) => root.querySelector('.spinner')?.getAnimations().length ?? 0);
+    assert.equal(moving, 1, 'without the preference the indicator spins');
+  });
+
+  it('shows no spinner when the pop-up was blocked (nothing is under way until the shopper opens the link)', async () => {
+    const result = await inShadow(blocked, {}, (root) => ({ spinner: !!root.querySelector('.spinner'), icon: !!root.querySelector('[part~="icon"] svg'), link: !!root.querySelector('[part~="link"]') }));
+    assert.deepEqual(result, { spinner: false, icon: true, link: true });
+  });
+
+  it('keeps the busy indicator visible in forced colours (its moving side in another system colour)', async () => {
+    const sides = await inShadow(starting, { forcedColors: 'active' }, (root) => {
+      const style = getComputedStyle(root.querySelector('.spinner')!);
+      return [style.borderTopColor, style.borderRightColor];
+    });
+    assert.notEqual(sides[0], sides[1]);
+  });
+});

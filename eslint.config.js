@@ -16,16 +16,16 @@ export default tseslint.config(
     // The widget is browser code: it must never reach into the proxy or the sandbox.
     files: ['widget/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', 'node:*'] }],
+      'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/sandbox/**', 'node:*'] }],
     },
   },
   {
     // Two independent readings of the spec: the proxy and the sandbox import nothing of each other.
     files: ['proxy/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['**/demo/**', '**/widget/**'] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/demo/**', '**/sandbox/**', '**/widget/**'] }] },
   },
   {
-    files: ['demo/provider/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/widget/**'] }] },
+    files: ['sandbox/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/widget/**'] }] },
   },
 );

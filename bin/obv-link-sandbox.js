@@ -1,3 +1,3 @@
 #!/usr/bin/env node
 // `npx obv-link-sandbox`: the sandbox provider, configured from PROVIDER_* variables (README "Sandbox provider").
-import '../dist/demo/provider/cli.js';
+import '../dist/sandbox/cli.js';

@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../proxy/index.ts';
-import { startProvider, type RunningProvider, type StartProviderOptions } from './provider/index.ts';
+import { startProvider, type RunningProvider, type StartProviderOptions } from '../sandbox/index.ts';
 import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
 import { createEnrichStart } from './checkout/server/enrich-start.ts';

@@ -3,10 +3,10 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { ProxyContext } from './context.ts';
 import { WarningLimiter } from './log-limits.ts';
-import { cors } from './routes/cors.ts';
-import { notFoundHandler, problemHandler } from './routes/problem.ts';
+import { cors } from './http/cors.ts';
+import { notFoundHandler, problemHandler } from './http/problem.ts';
 import { linksRouter } from './routes/links.ts';
-import { merchantAuth } from './routes/merchant-auth.ts';
+import { merchantAuth } from './http/merchant-auth.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';

@@ -4,7 +4,7 @@
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './sessions/redis-keys.ts';
+import { DEFAULT_REDIS_PREFIX } from './sessions/redis/keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -109,7 +109,7 @@ const Port = z.coerce.number<unknown>({ error: 'must be a port number' }).int().
 const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int().positive('must be greater than zero');
 
 /**
- * Values published with the sandbox (docs/CONTRACTS.md §1, demo/provider): anyone may know them, so a
+ * Values published with the sandbox (docs/CONTRACTS.md §1, sandbox/): anyone may know them, so a
  * production proxy must not accept them. Kept here rather than imported: the proxy never imports demo/.
  */
 export const PUBLISHED_SANDBOX_VALUES = {

@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config.ts';
 import type { ProxyMetrics } from './metrics.ts';
-import type { OriginPolicy } from './origin.ts';
+import type { OriginPolicy } from './http/origin.ts';
 import type { OnOutcome } from './routes/notifications.ts';
 import type { EnrichStart } from './routes/verifications.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';

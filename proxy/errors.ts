@@ -1,5 +1,5 @@
 // One hierarchy for every error the proxy turns into an HTTP response. Routes throw (or `next()`) these;
-// the single error handler in routes/problem.ts maps them — and the upstream errors — to
+// the single error handler in http/problem.ts maps them — and the upstream errors — to
 // application/problem+json, so no route formats an error body itself.
 
 /** A field-level problem, in the `errors` array of a validation problem. */

@@ -8,8 +8,8 @@ import { createApp, createNotificationApp } from './app.ts';
 import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config.ts';
 import type { ProxyContext } from './context.ts';
 import { createLogger } from './logger.ts';
-import { createOriginPolicy } from './origin.ts';
-import { clientAddress, type TrustFunction } from './client-address.ts';
+import { createOriginPolicy } from './http/origin.ts';
+import { clientAddress, type TrustFunction } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { TooManyRequestsProblem } from './errors.ts';
@@ -34,8 +34,8 @@ export * from './upstream/errors.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
-export { MemorySessionStore } from './sessions/memory-store.ts';
-export { MemoryResultBus } from './sessions/memory-bus.ts';
+export { MemorySessionStore } from './sessions/memory/store.ts';
+export { MemoryResultBus } from './sessions/memory/bus.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
 export interface ObvProxyDependencies {

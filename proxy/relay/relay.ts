@@ -8,7 +8,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { safeError } from '../logger.ts';
-import type { OriginPolicy } from '../origin.ts';
+import type { OriginPolicy } from '../http/origin.ts';
 import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';

@@ -11,10 +11,10 @@ import { safeError } from '../logger.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
-import { readNotification, type ReportedNotification } from './notification-outcome.ts';
-import { rawBody } from './raw-body.ts';
+import { readNotification, type ReportedNotification } from '../notifications/outcome.ts';
+import { rawBody } from '../http/raw-body.ts';
 import { clip, WarningLimiter } from '../log-limits.ts';
-import { createWebhookVerifier } from './webhook-signature.ts';
+import { createWebhookVerifier } from '../notifications/signature.ts';
 
 /** Seen webhook-ids are remembered this long (well past the provider's retry window). */
 const WEBHOOK_ID_TTL_MS = 24 * 3_600_000;

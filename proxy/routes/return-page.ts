@@ -13,7 +13,7 @@ import type { ProxyContext } from '../context.ts';
 import { NotFoundProblem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
-import { consumerPageText } from './consumer-page-text.ts';
+import { consumerPageText } from '../pages/consumer-page-text.ts';
 
 /** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/:id/cancel). */
 export const CANCELLED_CODE = 'CANCELLED';

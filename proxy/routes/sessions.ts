@@ -9,7 +9,7 @@ import { NotFoundProblem } from '../errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
-import { sessionView } from './session-view.ts';
+import { sessionView } from '../sessions/view.ts';
 
 export function sessionsRouter(ctx: ProxyContext): Router {
   const router = express.Router();

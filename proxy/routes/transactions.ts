@@ -12,7 +12,7 @@ import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upst
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
-import { parseOrThrow } from './problem.ts';
+import { parseOrThrow } from '../http/problem.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 

@@ -9,8 +9,8 @@ import { ConflictProblem, IdempotencyKeyReusedProblem, ProblemError, Unsupported
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
-import { fieldErrors, parseOrThrow } from './problem.ts';
-import { startView } from './session-view.ts';
+import { fieldErrors, parseOrThrow } from '../http/problem.ts';
+import { startView } from '../sessions/view.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);

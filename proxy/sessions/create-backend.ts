@@ -3,9 +3,9 @@
 import type { Logger } from 'pino';
 import type { Store } from 'express-rate-limit';
 import type { ResultBus, SessionStore } from './types.ts';
-import { MemorySessionStore } from './memory-store.ts';
-import { MemoryResultBus } from './memory-bus.ts';
-import { createRedisBackend } from './redis-backend.ts';
+import { MemorySessionStore } from './memory/store.ts';
+import { MemoryResultBus } from './memory/bus.ts';
+import { createRedisBackend } from './redis/backend.ts';
 
 export interface SessionBackend {
   sessionStore: SessionStore;

@@ -1,5 +1,5 @@
 // The one error a session backend throws for "I cannot be reached right now". It is backend-neutral on
-// purpose: routes/problem.ts maps it to a 503 with Retry-After without knowing whether sessions live in
+// purpose: http/problem.ts maps it to a 503 with Retry-After without knowing whether sessions live in
 // Redis or elsewhere, and a merchant's own SessionStore can throw it to get the same answer.
 
 /**

@@ -9,8 +9,8 @@
 // cheap. Verifications are started through the proxies against the sandbox provider, as a page would.
 import { isDeepStrictEqual } from 'node:util';
 import { WebSocket } from 'ws';
-import { startProvider } from '../../demo/provider/index.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/sessions/redis-store.ts';
+import { startProvider } from '../../sandbox/index.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/sessions/redis/store.ts';
 import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';

@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { DEFAULT_WEBHOOK_SECRET } from '../../demo/provider/index.ts';
+import { DEFAULT_WEBHOOK_SECRET } from '../../sandbox/index.ts';
 
 export interface ChaosInstance {
   readonly name: string;

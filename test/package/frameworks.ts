@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'playwright-core';
-import { startProvider } from '../../demo/provider/index.ts';
+import { startProvider } from '../../sandbox/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
 import { SANDBOX_DEFAULTS } from '../../proxy/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';

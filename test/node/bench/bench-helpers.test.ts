@@ -3,12 +3,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { compressedSize } from '../../bench/lib/compression.ts';
-import { hasValidSignature, signedHeaders, successNotification, WEBHOOK_SECRET } from '../../bench/lib/notifications.ts';
-import { parseOptions } from '../../bench/lib/options.ts';
-import { markdownTable } from '../../bench/lib/report.ts';
-import { percentile, summarize } from '../../bench/lib/stats.ts';
-import { reachableSteps } from '../../bench/sections/socket-memory.ts';
+import { compressedSize } from '../../../bench/lib/compression.ts';
+import { hasValidSignature, signedHeaders, successNotification, WEBHOOK_SECRET } from '../../../bench/lib/notifications.ts';
+import { parseOptions } from '../../../bench/lib/options.ts';
+import { markdownTable } from '../../../bench/lib/report.ts';
+import { percentile, summarize } from '../../../bench/lib/stats.ts';
+import { reachableSteps } from '../../../bench/sections/socket-memory.ts';
 
 describe('bench statistics', () => {
   it('takes percentiles by nearest rank, so p99 is an observed sample', () => {

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { MemorySessionStore } from '../../../proxy/sessions/memory-store.ts';
+import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
 import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
@@ -167,7 +167,7 @@ describe('/readyz', () => {
       }
     }
     const store = new FlakyStore();
-    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/sessions/memory-bus.ts')).MemoryResultBus() } });
+    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/sessions/memory/bus.ts')).MemoryResultBus() } });
     t.after(async () => {
       await pair.close();
       await store.close();

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import express from 'express';
-import { rawBody } from '../../../proxy/routes/raw-body.ts';
+import { rawBody } from '../../../proxy/http/raw-body.ts';
 
 const LIMIT = 64;
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import type http from 'node:http';
-import { startProvider } from '../../../demo/provider/index.ts';
+import { startProvider } from '../../../sandbox/index.ts';
 import type { ObvProxy } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { SANDBOX_CLIENT, START_BODY } from '../../helpers/proxy-harness.ts';

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { describe, test } from 'node:test';
-import { startProvider } from '../../../demo/provider/index.ts';
+import { startProvider } from '../../../sandbox/index.ts';
 import { parseProxyConfig } from '../../../proxy/config.ts';
 import { startProxyServers, type ProxyServers } from '../../../proxy/server.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';

@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { HTTPError } from 'ky';
-import { startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import {
   InvalidClientTokenError,
   InvalidGrantTokenError,

@@ -6,7 +6,7 @@ import { connect, createServer as createTcpServer, type AddressInfo, type Socket
 import express from 'express';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
-import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../demo/provider/index.ts';
+import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../sandbox/index.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyOptions } from '../../../proxy/index.ts';
 import { eventually } from './support.ts';
 

@@ -3,9 +3,9 @@
 // instance dying mid-flow, and Redis restarting mid-flow.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisBackend } from '../../../proxy/sessions/redis-backend.ts';
+import { openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
 import type { ResultBus } from '../../../proxy/sessions/types.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { DEFAULT_WEBHOOK_SECRET, startProvider, type RunningProvider } from '../../../demo/provider/index.ts';
+import { DEFAULT_WEBHOOK_SECRET, startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';

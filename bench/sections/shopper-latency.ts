@@ -1,0 +1,132 @@
+// 7. What the shopper feels: in Debian's Chromium (playwright-core), the demo checkout, the element's
+// Link button, the sandbox bank's sign-in; from the bank's redirect (the 303 that ends the bank step)
+// to the element showing the linked account. Beside it, from the same samples, the notification →
+// socket relay time: the provider's notification leaving the sandbox to the `result` arriving on the
+// page's WebSocket. The two clocks are the machine's wall clock read by Node and by Chromium
+// (`performance.timeOrigin + performance.now()` on both sides).
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+import { startDemo, type RunningDemo } from '../../demo/start-demo.ts';
+import type { BenchOptions } from '../lib/options.ts';
+import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
+import { summarize } from '../lib/stats.ts';
+
+const STEP_TIMEOUT_MS = 15_000;
+const SECTION_TIMEOUT_MS = 10 * 60_000;
+
+const wallClock = (): number => performance.timeOrigin + performance.now();
+
+interface Sample {
+  redirectToShownMs: number;
+  notificationToSocketMs: number;
+}
+
+/** In every page: note when a `result` message arrives on any WebSocket (the element's socket). */
+function recordSocketResults(): void {
+  const NativeSocket = window.WebSocket;
+  const times: number[] = [];
+  (window as unknown as { obvResultTimes: number[] }).obvResultTimes = times;
+  window.WebSocket = class extends NativeSocket {
+    constructor(url: string | URL, protocols?: string | string[]) {
+      super(url, protocols);
+      this.addEventListener('message', (event: MessageEvent) => {
+        if (typeof event.data === 'string' && event.data.includes('"type":"result"')) times.push(performance.timeOrigin + performance.now());
+      });
+    }
+  };
+}
+
+/**
+ * The sandbox provider sends its notifications with the global fetch of this process; wrapping it is
+ * the least intrusive way to know when one leaves (a benchmark-only hook, removed afterwards).
+ */
+function watchNotifications(): { sentAt: number[]; restore(): void } {
+  const original = globalThis.fetch;
+  const sentAt: number[] = [];
+  globalThis.fetch = (input, init) => {
+    if (String(input instanceof Request ? input.url : input).includes('/notifications/')) sentAt.push(wallClock());
+    return original(input, init);
+  };
+  return { sentAt, restore: () => (globalThis.fetch = original) };
+}
+
+async function sampleOnce(browser: Browser, demo: RunningDemo, notifications: { sentAt: number[] }): Promise<Sample> {
+  const context = await browser.newContext();
+  context.setDefaultTimeout(STEP_TIMEOUT_MS);
+  await context.addInitScript(recordSocketResults);
+  try {
+    const page = await context.newPage();
+    await page.goto(demo.url);
+    await page.locator('obv-link-account[state="idle"]').waitFor();
+    await page.evaluate(() => {
+      const el = document.querySelector('obv-link-account') as HTMLElement & { updateComplete: Promise<unknown> };
+      // "Shown": the element has rendered the account and the next frame is being produced.
+      (window as unknown as { obvShown: Promise<number> }).obvShown = new Promise((resolve) => {
+        el.addEventListener('obv-success', () => {
+          void el.updateComplete.then(() => requestAnimationFrame(() => resolve(performance.timeOrigin + performance.now())));
+        }, { once: true });
+      });
+    });
+    const [bank] = await Promise.all([
+      context.waitForEvent('page'),
+      page.locator('obv-link-account').getByRole('button', { name: 'Link your bank account' }).click(),
+    ]);
+    await bank.getByLabel('Username').fill('user_good');
+    await bank.getByLabel('Password').fill('pass_good');
+    const redirect = bank.waitForResponse((response) => response.status() === 303 && response.request().method() === 'POST');
+    notifications.sentAt.length = 0;
+    await bank.getByRole('button', { name: 'Sign in', exact: true }).click().catch((error: Error) => {
+      // The return page may close the tab before the click's own wait ends.
+      if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
+    });
+    const timing = (await redirect).request().timing();
+    const redirectAt = timing.startTime + timing.responseStart;
+    const shownAt = await page.evaluate(() => (window as unknown as { obvShown: Promise<number> }).obvShown);
+    const resultAt = await resultTime(page);
+    const sentAt = notifications.sentAt[0];
+    if (sentAt === undefined) throw new Error('no notification was sent');
+    return { redirectToShownMs: shownAt - redirectAt, notificationToSocketMs: resultAt - sentAt };
+  } finally {
+    await context.close();
+  }
+}
+
+async function resultTime(page: Page): Promise<number> {
+  const times = await page.evaluate(() => (window as unknown as { obvResultTimes: number[] }).obvResultTimes);
+  if (times[0] === undefined) throw new Error('the outcome did not arrive on the socket');
+  return times[0];
+}
+
+export async function measureShopperLatency({ sizes }: BenchOptions): Promise<SectionResult> {
+  // No rate limit: the samples are hundreds of starts a minute from one address.
+  const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0 } });
+  const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+  const notifications = watchNotifications();
+  const samples: Sample[] = [];
+  try {
+    const deadline = Date.now() + SECTION_TIMEOUT_MS;
+    const total = sizes.shopperWarmup + sizes.shopperSamples;
+    for (let index = 0; index < total && Date.now() < deadline; index++) {
+      const sample = await sampleOnce(browser, demo, notifications);
+      if (index >= sizes.shopperWarmup) samples.push(sample);
+    }
+  } finally {
+    notifications.restore();
+    await browser.close();
+    await demo.close();
+  }
+  const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
+  const relay = summarize(samples.map((sample) => sample.notificationToSocketMs));
+  const row = (which: 'p50' | 'p99') => ({
+    metric: `shopper ${which}, bank redirect → element shows outcome (Chromium)`,
+    value: formatMs(shown[which]),
+    baseline: `${formatMs(relay[which])} notification → socket`,
+    comparison: formatDeltaMs(shown[which] - relay[which]),
+    aim: '',
+  });
+  return {
+    section: 'shopper',
+    rows: [row('p50'), row('p99')],
+    data: { samples: samples.length, redirectToShown: shown, notificationToSocket: relay },
+  };
+}

@@ -20,6 +20,7 @@ import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
+import { START_RATE_WINDOW_MS } from './config/limits.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
@@ -154,7 +155,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const rateLimitStore = options.rateLimitStore ?? backend?.rateLimitStore;
   const rateLimiter = config.rateLimit > 0
     ? rateLimit({
-      windowMs: 60_000,
+      windowMs: START_RATE_WINDOW_MS,
       limit: config.rateLimit,
       standardHeaders: 'draft-8',
       legacyHeaders: false,

@@ -15,15 +15,7 @@ import { readNotification, type ReportedNotification } from '../notifications/ou
 import { rawBody } from '../http/raw-body.ts';
 import { clip, WarningLimiter } from '../log-limits.ts';
 import { createWebhookVerifier } from '../notifications/signature.ts';
-
-/** Seen webhook-ids are remembered this long (well past the provider's retry window). */
-const WEBHOOK_ID_TTL_MS = 24 * 3_600_000;
-
-/**
- * How long one delivery holds the right to call `onOutcome`: a concurrent or retried delivery meanwhile
- * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
- */
-const OUTCOME_HOOK_LEASE_MS = 120_000;
+import { NOTIFICATION_BODY_LIMIT_BYTES, OUTCOME_HOOK_LEASE_MS, WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 
 const STORED_BODY = JSON.stringify({ status: 'stored' });
 const IGNORED_BODY = JSON.stringify({ status: 'ignored' });
@@ -95,7 +87,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
   const refused = ctx.metrics.refusedNotifications;
 
   // Raw body: the signature covers the exact bytes. Any content type is read the same way.
-  router.post('/notifications/:ref', rawBody(64 * 1024), async (req, res) => {
+  router.post('/notifications/:ref', rawBody(NOTIFICATION_BODY_LIMIT_BYTES), async (req, res) => {
     const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
     const webhookId = req.get('webhook-id') ?? '';
     try {

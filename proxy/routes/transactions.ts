@@ -13,6 +13,7 @@ import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
 import { parseOrThrow } from '../http/problem.ts';
+import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -52,7 +53,7 @@ function nothingCharged(error: unknown): boolean {
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   const { config, store, logger } = ctx;
-  router.post('/transactions', ...merchantAuth, express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
     const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;

@@ -12,6 +12,7 @@ import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, parseOrThrow } from '../http/problem.ts';
 import { startView } from '../sessions/view.ts';
 import type { SessionRecord } from '../sessions/types.ts';
+import { START_BODY_LIMIT } from '../config/limits.ts';
 
 const text = (max: number) => z.string().trim().min(1).max(max);
 
@@ -169,7 +170,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     return record;
   }
 
-  router.post('/verifications', ctx.rateLimiter, express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/verifications', ctx.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
     if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
     const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
     const rawKey = req.get('idempotency-key');

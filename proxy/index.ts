@@ -97,8 +97,6 @@ export interface ObvProxy {
   close(): Promise<void>;
 }
 
-const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'onOutcome', 'relay', 'tokenRetry', 'now', 'defaultMetrics'] as const;
-
 /**
  * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
  *
@@ -110,9 +108,8 @@ const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore'
  * ```
  */
 export function createObvProxy(options: ObvProxyOptions): ObvProxy {
-  const configInput: Record<string, unknown> = { ...options };
-  for (const key of DEPENDENCY_KEYS) delete configInput[key];
-  const config = parseProxyConfig(configInput as ProxyConfigInput);
+  // The schema is a plain z.object: it drops the dependency keys (and any other unknown key).
+  const config = parseProxyConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
   if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
     throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');

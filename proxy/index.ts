@@ -9,7 +9,7 @@ import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './con
 import type { ProxyContext } from './context.ts';
 import { createLogger } from './logger.ts';
 import { createOriginPolicy } from './http/origin.ts';
-import { clientAddress, type TrustFunction } from './http/client-address.ts';
+import { createClientAddress } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { TooManyRequestsProblem } from './errors.ts';
@@ -203,8 +203,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         bus,
         originPolicy: ctx.originPolicy,
         logger,
-        // Read at each upgrade: the router inherits the app's `trust proxy` only once it is mounted.
-        clientAddress: (req) => clientAddress(req, router.get('trust proxy fn') as TrustFunction | undefined),
+        clientAddress: createClientAddress(() => router.get('trust proxy')),
         maxSocketsPerSession: config.maxSocketsPerSession,
         maxSocketsPerClient: config.maxSocketsPerClient,
         maxSockets: config.maxSockets,

@@ -66,14 +66,6 @@ interface Client {
   subscribeTimer?: NodeJS.Timeout;
 }
 
-/** Where a socket's Client is kept, so the shared listeners can find it from `this`. */
-const CLIENT = Symbol('obv-relay-client');
-type ClientSocket = WebSocket & { [CLIENT]: Client };
-
-function clientOf(socket: WebSocket): Client {
-  return (socket as ClientSocket)[CLIENT];
-}
-
 /** Everything this instance holds for one session: its sockets, the bus subscription, the expiry timer. */
 interface LocalSession {
   clients: Set<Client>;
@@ -111,6 +103,9 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   const maxPerClient = options.maxSocketsPerClient ?? 64;
   const maxPerSession = options.maxSocketsPerSession ?? 4;
   const addressOf = options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? '');
+  /** Each socket's Client, so the shared listeners below can find it from `this` (the socket). */
+  const clientOfSocket = new WeakMap<WebSocket, Client>();
+  const clientOf = (socket: WebSocket): Client => clientOfSocket.get(socket) as Client;
 
   /** Closes with `code`, and cuts the socket if the peer does not finish the close handshake soon. */
   function closeSoon(socket: WebSocket, code: number, reason: string): void {
@@ -150,7 +145,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     });
   }
 
-  // One set of listeners shared by every socket (`this` is the socket; its Client hangs off it), rather
+  // One set of listeners shared by every socket (`this` is the socket, its Client in clientOfSocket), rather
   // than four closures per connection: idle subscribed sockets are what this server holds most of.
   function onSocketError(error: Error): void {
     logger.debug({ err: safeError(error) }, 'WebSocket error');
@@ -177,7 +172,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   function onConnection(socket: WebSocket, address: string): void {
     const client: Client = { socket, address, isAlive: true, terminalSent: false };
-    (socket as ClientSocket)[CLIENT] = client;
+    clientOfSocket.set(socket, client);
     clients.add(client);
     perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     socket.on('error', onSocketError);

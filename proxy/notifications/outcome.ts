@@ -1,4 +1,4 @@
-// Reads the outcome out of a notification body (DESIGN.md). `verificationStatus` decides: a success must
+// Reads the outcome out of a notification body (docs/UPSTREAM.md#d14-status-words). `verificationStatus` decides: a success must
 // say so and carry an accountToken, a failure is a failure whatever else it carries, and a status the
 // proxy does not know is refused — it is never guessed from the fields that happen to be present.
 // Field placement is lenient: the account fields inside `account` or at the top level, the error as

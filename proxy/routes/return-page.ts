@@ -1,7 +1,7 @@
 // GET /connecting — the holding page the element opens in the new tab inside the click, before the bank's
 // address is known: the consumer reads "Connecting to your bank…" instead of a blank, untitled tab. No
 // script: the element navigates the tab on to the bank itself.
-// GET /return/:returnRef — where the bank sends the consumer back (the spec's returnURL). The URL carries
+// GET /return/:returnRef — where the bank sends the consumer back (the returnURL, docs/UPSTREAM.md#d9-return-and-notification-urls). The URL carries
 // the session's return reference, never its id (the provider sees this URL, and the id reads the
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
 // that *a* verification came back — no id, so other same-origin pages learn nothing they could use —

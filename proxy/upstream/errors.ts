@@ -46,7 +46,7 @@ export class UpstreamUnreachableError extends UpstreamError {
   }
 }
 
-/** A 2xx whose body is not what the spec promises. */
+/** A 2xx whose body is not what the provider promises (docs/UPSTREAM.md). */
 export class UpstreamResponseError extends UpstreamError {
   override name = 'UpstreamResponseError';
   constructor(method: string, url: string, problem: string, options?: { cause?: unknown }) {

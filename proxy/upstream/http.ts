@@ -1,4 +1,4 @@
-// The pieces every upstream client shares: joining the provider's base URL with a spec path, turning
+// The pieces every upstream client shares: joining the provider's base URL with an endpoint's path, turning
 // ky's failures into the Upstream* errors, and the bearer hooks (attach the cached token; on a 401
 // drop exactly that token and retry once with a fresh one).
 import ky, { HTTPError, TimeoutError, type Hooks } from 'ky';

@@ -8,7 +8,7 @@ import { tokenErrorFor, UnknownTokenError, UpstreamResponseError } from './error
 
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
-/** The token response (spec: Resources → Token response). */
+/** The token response (docs/UPSTREAM.md#endpoint-1-token). */
 export const TokenResponse = z.object({
   access_token: z.string().min(1),
   expires_in: z.coerce.number().int().positive(),
@@ -19,7 +19,7 @@ export type TokenResponse = z.infer<typeof TokenResponse>;
 const TokenErrorBody = z.object({ error: z.string().min(1), error_description: z.string().optional() });
 
 export interface TokenManagerOptions {
-  /** `{base_url}` of the spec. */
+  /** `{base_url}`: host of endpoints 1 and 2 (docs/UPSTREAM.md#hosts-and-transport). */
   baseUrl: string;
   clientId: string;
   clientSecret: string;

@@ -6,7 +6,7 @@ import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
 
 export const TRANSACTION_PATH = '/transaction/v4/interactive';
 
-/** The fields of the interactive transaction the verification flow relies on (spec table); others pass through. */
+/** The fields of the interactive transaction the verification flow relies on (docs/UPSTREAM.md#endpoint-4-interactive-transaction); others pass through. */
 export const TransactionRequest = z.looseObject({
   product: z.string().min(1),
   countryCode: z.string().length(2),
@@ -24,7 +24,7 @@ export const TransactionRequest = z.looseObject({
 });
 export type TransactionRequest = z.infer<typeof TransactionRequest>;
 
-/** The spec does not show the response: only "a JSON object" is required. */
+/** The provider does not document the answer: only a JSON object is required (docs/UPSTREAM.md#d18-transaction-answer). */
 const TransactionResponseBody = z.record(z.string(), z.unknown());
 
 export interface TransactionClientOptions {

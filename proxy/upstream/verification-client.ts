@@ -9,8 +9,8 @@ export const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 const text = (max: number) => z.string().trim().min(1).max(max);
 
 /**
- * The verification request as the proxy sends it (spec: Resources → Verification request; inner
- * fields per DESIGN.md). Checked after the merchant's `enrichStart` hook, so a missing field is reported
+ * The verification request as the proxy sends it (docs/UPSTREAM.md#d7-verification-request-fields).
+ * Checked after the merchant's `enrichStart` hook, so a missing field is reported
  * by name before anything goes upstream.
  */
 export const VerificationRequest = z.object({

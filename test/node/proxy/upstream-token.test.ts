@@ -224,7 +224,7 @@ describe('upstream answers the sandbox never gives', () => {
     assert.equal(server.requests, 4, 'two token requests and two verification requests');
   });
 
-  test('sends the token request as the spec says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
+  test('sends the token request as docs/UPSTREAM.md#endpoint-1-token says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
     let seen: { method?: string; url?: string; authorization?: string; contentType?: string } = {};
     const server = await scriptedServer((req, res) => {
       seen = { method: req.method, url: req.url, authorization: req.headers.authorization, contentType: req.headers['content-type'] };

@@ -12,7 +12,7 @@ import { createOriginPolicy } from './http/origin.ts';
 import { clientAddress, type TrustFunction } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
-import { TooManyRequestsProblem } from './errors.ts';
+import { problem } from './errors.ts';
 import type { OnOutcome } from './routes/notifications.ts';
 import type { EnrichStart } from './routes/verifications.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
@@ -161,7 +161,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       ...(rateLimitStore ? { store: rateLimitStore } : {}),
       handler: (_req, _res, next) => {
         metrics.starts.inc({ result: 'rate-limited' });
-        next(new TooManyRequestsProblem());
+        next(problem('rate-limited', 'Too many verification requests from this address; try again later.'));
       },
     })
     : (_req: unknown, _res: unknown, next: () => void) => next();

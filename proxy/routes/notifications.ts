@@ -6,7 +6,7 @@
 import type { ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { ConflictProblem, NotFoundProblem, ProblemError, UnauthorizedProblem, ValidationProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { safeError } from '../logger.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
@@ -78,14 +78,14 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     if ((await store.readMark(markerKey.outcomeHandled(sessionId))) !== undefined) return;
     const lease = newId();
     if ((await store.mark(markerKey.outcomeRunning(sessionId), lease, OUTCOME_HOOK_LEASE_MS)) !== lease) {
-      throw new ProblemError(503, 'outcome-in-progress', 'Outcome being processed', 'Another delivery of this outcome is being processed; retry later.');
+      throw problem('outcome-in-progress', 'Another delivery of this outcome is being processed; retry later.');
     }
     try {
       await onOutcome(outcomeReport(record, outcome));
     } catch (error) {
       await store.unmark(markerKey.outcomeRunning(sessionId));
       logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
-      throw new ProblemError(500, 'outcome-hook-failed', 'Outcome not processed', 'The merchant\'s outcome handler failed; retry later.');
+      throw problem('outcome-hook-failed', 'The merchant\'s outcome handler failed; retry later.');
     }
     await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
@@ -108,7 +108,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       const reason = error instanceof Error ? error.message : 'verification failed';
       refused.inc({ reason: 'signature' });
       warnings.warn('signature', { webhookId: clip(webhookId), reason: clip(reason) }, 'rejected a notification: bad signature');
-      throw new UnauthorizedProblem(`Webhook signature rejected: ${reason}.`);
+      throw problem('unauthorized', `Webhook signature rejected: ${reason}.`);
     }
 
     let body: unknown;
@@ -116,7 +116,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       body = JSON.parse(payload);
     } catch {
       refused.inc({ reason: 'bad_json' });
-      throw new ValidationProblem('The notification body is not valid JSON.', [{ path: 'body', message: 'must be valid JSON' }]);
+      throw problem('validation', 'The notification body is not valid JSON.', { errors: [{ path: 'body', message: 'must be valid JSON' }] });
     }
     const ref = String(req.params.ref);
     const sessionId = ID_PATTERN.test(ref) ? await store.sessionIdForNotificationRef(ref) : undefined;
@@ -124,7 +124,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     if (!session) {
       refused.inc({ reason: 'unknown_ref' });
       warnings.warn('unknown_ref', { webhookId: clip(webhookId), ref: clip(ref, 8) }, 'notification for an unknown session reference');
-      throw new NotFoundProblem('No verification session has this notification reference.');
+      throw problem('not-found', 'No verification session has this notification reference.');
     }
     const logRef = sessionLogRef(session.sessionId);
     let reported: ReportedNotification;
@@ -141,14 +141,14 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     if (foreign) {
       refused.inc({ reason: 'session_mismatch' });
       logger.warn({ session: logRef, webhookId: clip(webhookId), field: foreign }, 'notification refused: its body belongs to another verification');
-      throw new ProblemError(409, 'notification-mismatch', 'Notification for another verification',
-        `The notification's ${foreign} does not match the verification this URL belongs to.`, [{ path: foreign, message: 'does not match this session' }]);
+      throw problem('notification-mismatch',
+        `The notification's ${foreign} does not match the verification this URL belongs to.`, { errors: [{ path: foreign, message: 'does not match this session' }] });
     }
     const boundTo = await store.mark(markerKey.webhook(webhookId), session.sessionId, WEBHOOK_ID_TTL_MS);
     if (boundTo !== session.sessionId) {
       refused.inc({ reason: 'webhook_id_reused' });
       logger.warn({ session: logRef, webhookId: clip(webhookId) }, 'notification refused: its webhook-id was delivered for another session');
-      throw new ConflictProblem('This webhook-id was already delivered for another verification.');
+      throw problem('conflict', 'This webhook-id was already delivered for another verification.');
     }
 
     const outcome: VerificationOutcome = reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId() } : reported.outcome;

@@ -5,15 +5,13 @@ import { createHash } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ConflictProblem, IdempotencyKeyReusedProblem, ProblemError, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
-import { fieldErrors, parseOrThrow } from '../http/problem.ts';
+import { fieldErrors, parseOrThrow, text, validationProblem } from '../validation.ts';
 import { startView } from '../sessions/view.ts';
 import type { SessionRecord } from '../sessions/types.ts';
-
-const text = (max: number) => z.string().trim().min(1).max(max);
 
 /** What a page may send (CONTRACTS §2). Unknown fields are dropped. */
 export const StartVerificationBody = z.object({
@@ -87,8 +85,8 @@ export function verificationsRouter(ctx: ProxyContext): Router {
    * server vouches for the user (enrichStart), and only for the user the reference was issued to.
    */
   async function tokenToReverify(linkRef: string, merchantUserId: string | undefined): Promise<string> {
-    const refused = (detail: string) => new ProblemError(422, 'link-ref-refused', 'Cannot re-verify this account', detail,
-      [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }]);
+    const refused = (detail: string) => problem('link-ref-refused', detail,
+      { errors: [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }] });
     if (!ctx.enrichStart || !merchantUserId) {
       throw refused('Re-verifying by link reference needs the server to name the merchant user (set merchant.merchantUserId in the enrichStart hook).');
     }
@@ -142,7 +140,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     const parsed = VerificationRequest.safeParse(candidate);
     if (!parsed.success) {
       const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PAGE_FIELD_NAMES[e.path] ?? e.path }));
-      throw new ValidationProblem(`The verification request is incomplete: ${errors.map((e) => `${e.path}: ${e.message}`).join('; ')}`, errors);
+      throw validationProblem('The verification request', errors, 'is incomplete');
     }
     const started = await ctx.verifications.start(parsed.data);
     const now = ctx.now();
@@ -170,7 +168,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
   }
 
   router.post('/verifications', ctx.rateLimiter, express.json({ limit: '16kb' }), async (req, res) => {
-    if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
+    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
     const rawKey = req.get('idempotency-key');
     if (rawKey === undefined) {
@@ -200,7 +198,9 @@ export function verificationsRouter(ctx: ProxyContext): Router {
         await store.releaseIdempotencyKey(bodyClaim);
         // The key's first request failed and released it: claim again.
         if (firstUse.sessionId === undefined) continue;
-        throw new IdempotencyKeyReusedProblem();
+        throw problem('idempotency-key-reused',
+          'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+          { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] });
       }
       let record;
       try {
@@ -215,7 +215,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
       res.status(201).json(startView(record));
       return;
     }
-    throw new ConflictProblem('Another request with this Idempotency-Key is failing; retry with a new key.');
+    throw problem('conflict', 'Another request with this Idempotency-Key is failing; retry with a new key.');
   });
 
   return router;

@@ -12,6 +12,7 @@ import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, parseOrThrow, text, validationProblem } from '../validation.ts';
 import { startView } from '../sessions/view.ts';
 import type { SessionRecord } from '../sessions/types.ts';
+import type { VerificationDraft } from '../hooks.ts';
 
 /** What a page may send (CONTRACTS §2). Unknown fields are dropped. */
 export const StartVerificationBody = z.object({
@@ -32,23 +33,6 @@ export const StartVerificationBody = z.object({
     .optional(),
 });
 export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
-
-/**
- * Lets the merchant's code complete the upstream request from its own session (consumer details, the
- * amount in the cart, its user id) before it is validated and sent. Return the request to send.
- * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards. To
- * re-verify an account the merchant keeps, set `accountToken` here (the page can never send one).
- */
-export type EnrichStart = (req: Request, request: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>;
-
-/** The upstream request before validation: any field may still be missing. */
-export type VerificationDraft = {
-  accountToken?: string | undefined;
-  countryCode: string;
-  consumer: Record<string, unknown>;
-  merchant: Record<string, string | undefined>;
-  transaction: Record<string, string | undefined>;
-};
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {

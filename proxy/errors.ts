@@ -23,57 +23,54 @@ const PROBLEM_TYPE_PREFIX = 'urn:obv-link:problem:';
 /** Seconds a client should wait before retrying while the session store is unavailable. */
 export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
 
-interface ProblemKind {
-  status: number;
-  title: string;
-  /** Extra response headers every problem of this kind carries. */
-  headers?: Record<string, string>;
-}
+/**
+ * Every kind of problem the proxy sends: by status, each slug (the type is `urn:obv-link:problem:{slug}`)
+ * with its title. The merchant's own hooks may throw a `ProblemError` of a kind of their own; it is
+ * answered as thrown.
+ */
+const KINDS_BY_STATUS = {
+  // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
+  400: { validation: 'Invalid request', 'bad-request': 'Bad request' },
+  401: { unauthorized: 'Unauthorized' },
+  403: { forbidden: 'Forbidden' },
+  404: { 'not-found': 'Not found', 'unknown-link-ref': 'Unknown link reference' },
+  409: { conflict: 'Conflict', 'link-ref-used': 'Link reference already used', 'notification-mismatch': 'Notification for another verification' },
+  413: { 'payload-too-large': 'Payload too large' },
+  415: { 'unsupported-media-type': 'Unsupported media type' },
+  422: {
+    // The same Idempotency-Key again with a different body: a client bug, never a retry.
+    'idempotency-key-reused': 'Idempotency-Key reused',
+    'link-ref-refused': 'Cannot re-verify this account',
+    'link-ref-mismatch': 'Link reference not valid for this payment',
+    // A signed notification the proxy will not store (unknown status word, a success without a token).
+    'unusable-notification': 'Notification not accepted',
+    'upstream-rejected': 'Verification request rejected',
+  },
+  429: { 'rate-limited': 'Too many requests' },
+  500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
+  502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
+  // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
+  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  504: { 'upstream-timeout': 'Verification service timed out' },
+} as const;
+
+type KindsByStatus = typeof KINDS_BY_STATUS;
+export type ProblemSlug = { [Status in keyof KindsByStatus]: keyof KindsByStatus[Status] }[keyof KindsByStatus];
 
 /**
- * Every kind of problem the proxy sends, by slug (the type is `urn:obv-link:problem:{slug}`). The
- * merchant's own hooks may throw a `ProblemError` of a kind of their own; it is answered as thrown.
+ * Extra headers a kind always carries. While the session store (Redis) cannot be reached, `Retry-After`
+ * tells the provider (which retries its notification on any 5xx) and the browser that the same request
+ * may succeed shortly.
  */
-export const PROBLEM_KINDS = {
-  validation: { status: 400, title: 'Invalid request' },
-  /** A request body-parser could not read; the status is the 4xx it reported. */
-  'bad-request': { status: 400, title: 'Bad request' },
-  unauthorized: { status: 401, title: 'Unauthorized' },
-  forbidden: { status: 403, title: 'Forbidden' },
-  'not-found': { status: 404, title: 'Not found' },
-  'unknown-link-ref': { status: 404, title: 'Unknown link reference' },
-  conflict: { status: 409, title: 'Conflict' },
-  'link-ref-used': { status: 409, title: 'Link reference already used' },
-  'notification-mismatch': { status: 409, title: 'Notification for another verification' },
-  'payload-too-large': { status: 413, title: 'Payload too large' },
-  'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
-  /** The same Idempotency-Key again with a different body: a client bug, never a retry. */
-  'idempotency-key-reused': { status: 422, title: 'Idempotency-Key reused' },
-  'link-ref-refused': { status: 422, title: 'Cannot re-verify this account' },
-  'link-ref-mismatch': { status: 422, title: 'Link reference not valid for this payment' },
-  /** A signed notification the proxy will not store (unknown status word, a success without a token). */
-  'unusable-notification': { status: 422, title: 'Notification not accepted' },
-  'upstream-rejected': { status: 422, title: 'Verification request rejected' },
-  'rate-limited': { status: 429, title: 'Too many requests' },
-  internal: { status: 500, title: 'Internal error' },
-  'outcome-hook-failed': { status: 500, title: 'Outcome not processed' },
-  'upstream-auth': { status: 502, title: 'Verification service unavailable' },
-  'upstream-unavailable': { status: 502, title: 'Verification service unavailable' },
-  /**
-   * The session store (Redis) cannot be reached. `Retry-After` tells the provider (which retries its
-   * notification on any 5xx) and the browser that the same request may succeed shortly.
-   */
-  'session-store-unavailable': {
-    status: 503,
-    title: 'Session store unavailable',
-    headers: { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) },
-  },
-  /** Another delivery of the same outcome holds the onOutcome lease; the provider retries. */
-  'outcome-in-progress': { status: 503, title: 'Outcome being processed' },
-  'upstream-timeout': { status: 504, title: 'Verification service timed out' },
-} as const satisfies Record<string, ProblemKind>;
+const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
+  'session-store-unavailable': { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) },
+};
 
-export type ProblemSlug = keyof typeof PROBLEM_KINDS;
+/** slug → status and title, read off the table above. */
+const KINDS = new Map<string, { status: number; title: string }>(
+  Object.entries(KINDS_BY_STATUS).flatMap(([status, titles]) =>
+    Object.entries(titles).map(([slug, title]): [string, { status: number; title: string }] => [slug, { status: Number(status), title }])),
+);
 
 /** An error that knows its HTTP answer. Merchants may throw one from their hooks (it keeps its status). */
 export class ProblemError extends Error {
@@ -118,11 +115,13 @@ export interface ProblemOptions {
   status?: number;
 }
 
-/** The problem of kind `slug`, with its status, title and headers from PROBLEM_KINDS. */
+/** The problem of kind `slug`, with its status and title from the table and the kind's headers. */
 export function problem(slug: ProblemSlug, detail: string, options: ProblemOptions = {}): ProblemError {
-  const kind: ProblemKind = PROBLEM_KINDS[slug];
+  const kind = KINDS.get(slug);
+  if (!kind) throw new TypeError(`unknown problem kind ${slug}`);
+  const headers = KIND_HEADERS[slug];
   return new ProblemError(options.status ?? kind.status, slug, kind.title, detail, options.errors, {
     ...('cause' in options ? { cause: options.cause } : {}),
-    ...(kind.headers ? { headers: kind.headers } : {}),
+    ...(headers ? { headers } : {}),
   });
 }

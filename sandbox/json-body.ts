@@ -9,7 +9,7 @@ const parseJson = express.json({ limit: '32kb', strict: true });
 /** Requires and parses an `application/json` body. */
 export const requireJsonBody: RequestHandler = (req, res, next) => {
   if (!req.is('application/json')) {
-    throw new HttpProblem(415, 'Unsupported Media Type', 'The body must be JSON with Content-Type: application/json.');
+    throw new HttpProblem(415, 'The body must be JSON with Content-Type: application/json.');
   }
   parseJson(req, res, next);
 };

@@ -55,7 +55,7 @@ export function transactionRouter(context: ProviderContext): Router {
     const request = parseOrThrow(InteractiveTransactionRequest, req.body);
     const linked = context.state.accounts.get(request.accountToken);
     if (!linked || linked.clientId !== clientId) {
-      throw new HttpProblem(422, 'Unprocessable request', 'The accountToken was not issued by this service to this client.', {
+      throw new HttpProblem(422, 'The accountToken was not issued by this service to this client.', {
         errors: [{ path: 'accountToken', message: 'unknown accountToken' }],
       });
     }

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { NotFoundProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText } from '../pages/consumer-page-text.ts';
@@ -71,7 +71,7 @@ export function returnPageRouter(ctx: ProxyContext): Router {
     const before = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
     if (!before) {
       // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
-      if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw new NotFoundProblem('No verification session has this id.');
+      if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw problem('not-found', 'No verification session has this id.');
       res.status(404).type('html').send(page(text.lang, text.unknownTitle, text.unknownMessage));
       return;
     }

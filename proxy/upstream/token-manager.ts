@@ -4,7 +4,7 @@ import ky, { HTTPError } from 'ky';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { joinUrl, toUpstreamError, type TokenSource } from './http.ts';
-import { tokenErrorFor, UnknownTokenError, UpstreamResponseError } from './errors.ts';
+import { TokenError, UpstreamResponseError } from './errors.ts';
 
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
@@ -117,8 +117,8 @@ export class TokenManager implements TokenSource {
         json = undefined;
       }
       const rfc = TokenErrorBody.safeParse(json);
-      if (rfc.success) return tokenErrorFor(rfc.data.error, 'POST', url, rfc.data.error_description, { cause: error });
-      return new UnknownTokenError('POST', url, `http_${error.response.status}`, undefined, { cause: error });
+      if (rfc.success) return new TokenError('POST', url, rfc.data.error, rfc.data.error_description, { cause: error });
+      return new TokenError('POST', url, `http_${error.response.status}`, undefined, { cause: error });
     }
     return toUpstreamError(error, 'POST', url);
   }

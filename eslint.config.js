@@ -20,7 +20,7 @@ export default tseslint.config(
     },
   },
   {
-    // Two independent readings of the spec: the proxy and the sandbox import nothing of each other.
+    // Two independent readings of the upstream API (docs/UPSTREAM.md): the proxy and the sandbox import nothing of each other.
     files: ['proxy/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ['**/demo/**', '**/sandbox/**', '**/widget/**'] }] },
   },

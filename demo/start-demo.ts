@@ -110,7 +110,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       allowedOrigins: reachable === '127.0.0.1' ? [`http://localhost:${address.port}`] : [],
       mountPath: '/obv',
       merchantApiKey,
-      // The sandbox speaks plain http on loopback; the spec's HTTPS-only rule is for real providers.
+      // The sandbox speaks plain http on loopback; HTTPS only (docs/UPSTREAM.md#d1-https-only) is for real providers.
       sandbox: true,
       logLevel: options.logLevel ?? 'silent',
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),

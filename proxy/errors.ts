@@ -1,6 +1,7 @@
-// One hierarchy for every error the proxy turns into an HTTP response. Routes throw (or `next()`) these;
-// the single error handler in http/problem.ts maps them — and the upstream errors — to
-// application/problem+json, so no route formats an error body itself.
+// The proxy's error vocabulary: every problem kind it answers with (one row each below), one constructor
+// for them (`problem`), and the class the single error handler in http/problem.ts writes as
+// application/problem+json. Routes throw (or `next()`) problems; no route formats an error body itself.
+import { SESSION_STORE_RETRY_AFTER_SECONDS } from './config/limits.ts';
 
 /** A field-level problem, in the `errors` array of a validation problem. */
 export interface FieldError {
@@ -20,9 +21,60 @@ export interface ProblemBody {
 
 const PROBLEM_TYPE_PREFIX = 'urn:obv-link:problem:';
 
-/** Base of every error that knows its HTTP status and problem type. */
+/**
+ * Every kind of problem the proxy sends: by status, each slug (the type is `urn:obv-link:problem:{slug}`)
+ * with its title. The merchant's own hooks may throw a `ProblemError` of a kind of their own; it is
+ * answered as thrown.
+ */
+const KINDS_BY_STATUS = {
+  // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
+  400: { validation: 'Invalid request', 'bad-request': 'Bad request' },
+  401: { unauthorized: 'Unauthorized' },
+  403: { forbidden: 'Forbidden' },
+  404: { 'not-found': 'Not found', 'unknown-link-ref': 'Unknown link reference' },
+  409: { conflict: 'Conflict', 'link-ref-used': 'Link reference already used', 'notification-mismatch': 'Notification for another verification' },
+  413: { 'payload-too-large': 'Payload too large' },
+  415: { 'unsupported-media-type': 'Unsupported media type' },
+  422: {
+    // The same Idempotency-Key again with a different body: a client bug, never a retry.
+    'idempotency-key-reused': 'Idempotency-Key reused',
+    'link-ref-refused': 'Cannot re-verify this account',
+    'link-ref-mismatch': 'Link reference not valid for this payment',
+    // A signed notification the proxy will not store (unknown status word, a success without a token).
+    'unusable-notification': 'Notification not accepted',
+    'upstream-rejected': 'Verification request rejected',
+  },
+  429: { 'rate-limited': 'Too many requests' },
+  500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
+  502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
+  // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
+  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  504: { 'upstream-timeout': 'Verification service timed out' },
+} as const;
+
+type KindsByStatus = typeof KINDS_BY_STATUS;
+export type ProblemSlug = { [Status in keyof KindsByStatus]: keyof KindsByStatus[Status] }[keyof KindsByStatus];
+
+/**
+ * Extra headers a kind always carries. While the session store (Redis) cannot be reached, `Retry-After`
+ * tells the provider (which retries its notification on any 5xx) and the browser that the same request
+ * may succeed shortly.
+ */
+const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
+  'session-store-unavailable': { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) },
+};
+
+/** slug → status and title, read off the table above. */
+const KINDS = new Map<string, { status: number; title: string }>(
+  Object.entries(KINDS_BY_STATUS).flatMap(([status, titles]) =>
+    Object.entries(titles).map(([slug, title]): [string, { status: number; title: string }] => [slug, { status: Number(status), title }])),
+);
+
+/** An error that knows its HTTP answer. Merchants may throw one from their hooks (it keeps its status). */
 export class ProblemError extends Error {
   override name = 'ProblemError';
+  readonly #headers: Record<string, string>;
+
   constructor(
     readonly status: number,
     /** Short slug; becomes `urn:obv-link:problem:{slug}`. */
@@ -30,14 +82,15 @@ export class ProblemError extends Error {
     readonly title: string,
     detail: string,
     readonly errors?: FieldError[],
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; headers?: Record<string, string> },
   ) {
     super(detail, options);
+    this.#headers = options?.headers ?? {};
   }
 
   /** Extra response headers this problem needs (e.g. `Retry-After`); none by default. */
   headers(): Record<string, string> {
-    return {};
+    return { ...this.#headers };
   }
 
   toBody(): ProblemBody {
@@ -52,87 +105,21 @@ export class ProblemError extends Error {
   }
 }
 
-export class ValidationProblem extends ProblemError {
-  override name = 'ValidationProblem';
-  constructor(detail: string, errors: FieldError[]) {
-    super(400, 'validation', 'Invalid request', detail, errors);
-  }
+export interface ProblemOptions {
+  /** The fields at fault (a validation problem names every one). */
+  errors?: FieldError[] | undefined;
+  cause?: unknown;
+  /** Only for `bad-request`: the 4xx a library reported instead of the kind's 400. */
+  status?: number;
 }
 
-export class UnauthorizedProblem extends ProblemError {
-  override name = 'UnauthorizedProblem';
-  constructor(detail: string) {
-    super(401, 'unauthorized', 'Unauthorized', detail);
-  }
-}
-
-export class ForbiddenProblem extends ProblemError {
-  override name = 'ForbiddenProblem';
-  constructor(detail: string) {
-    super(403, 'forbidden', 'Forbidden', detail);
-  }
-}
-
-export class NotFoundProblem extends ProblemError {
-  override name = 'NotFoundProblem';
-  constructor(detail: string) {
-    super(404, 'not-found', 'Not found', detail);
-  }
-}
-
-export class ConflictProblem extends ProblemError {
-  override name = 'ConflictProblem';
-  constructor(detail: string) {
-    super(409, 'conflict', 'Conflict', detail);
-  }
-}
-
-/** The same Idempotency-Key again with a different body: a client bug, never a retry. */
-export class IdempotencyKeyReusedProblem extends ProblemError {
-  override name = 'IdempotencyKeyReusedProblem';
-  constructor() {
-    super(422, 'idempotency-key-reused', 'Idempotency-Key reused',
-      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-      [{ path: 'Idempotency-Key', message: 'was already used with a different body' }]);
-  }
-}
-
-export class PayloadTooLargeProblem extends ProblemError {
-  override name = 'PayloadTooLargeProblem';
-  constructor(limit: string | number) {
-    super(413, 'payload-too-large', 'Payload too large', `The request body exceeds the limit of ${limit}.`);
-  }
-}
-
-export class UnsupportedMediaTypeProblem extends ProblemError {
-  override name = 'UnsupportedMediaTypeProblem';
-  constructor(expected: string) {
-    super(415, 'unsupported-media-type', 'Unsupported media type', `The request body must be ${expected}.`);
-  }
-}
-
-export class TooManyRequestsProblem extends ProblemError {
-  override name = 'TooManyRequestsProblem';
-  constructor(detail = 'Too many verification requests from this address; try again later.') {
-    super(429, 'rate-limited', 'Too many requests', detail);
-  }
-}
-
-/** Seconds a client should wait before retrying while the session store is unavailable. */
-export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
-
-/**
- * 503 while the session store (Redis) cannot be reached. `Retry-After` tells the provider (which
- * retries its notification on any 5xx) and the browser that the same request may succeed shortly.
- */
-export class SessionStoreUnavailableProblem extends ProblemError {
-  override name = 'SessionStoreUnavailableProblem';
-  constructor(options?: { cause?: unknown }) {
-    super(503, 'session-store-unavailable', 'Session store unavailable',
-      'The verification sessions cannot be read or stored right now; try again in a few seconds.', undefined, options);
-  }
-
-  override headers(): Record<string, string> {
-    return { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) };
-  }
+/** The problem of kind `slug`, with its status and title from the table and the kind's headers. */
+export function problem(slug: ProblemSlug, detail: string, options: ProblemOptions = {}): ProblemError {
+  const kind = KINDS.get(slug);
+  if (!kind) throw new TypeError(`unknown problem kind ${slug}`);
+  const headers = KIND_HEADERS[slug];
+  return new ProblemError(options.status ?? kind.status, slug, kind.title, detail, options.errors, {
+    ...('cause' in options ? { cause: options.cause } : {}),
+    ...(headers ? { headers } : {}),
+  });
 }

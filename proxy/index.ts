@@ -12,9 +12,8 @@ import { createOriginPolicy } from './http/origin.ts';
 import { createClientAddress } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
-import { TooManyRequestsProblem } from './errors.ts';
-import type { OnOutcome } from './routes/notifications.ts';
-import type { EnrichStart } from './routes/verifications.ts';
+import { problem } from './errors.ts';
+import type { EnrichStart, OnOutcome } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
@@ -24,8 +23,7 @@ import { START_RATE_WINDOW_MS } from './config/limits.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
-export type { EnrichStart, VerificationDraft } from './routes/verifications.ts';
-export type { OnOutcome, OutcomeReport } from './routes/notifications.ts';
+export type { EnrichStart, OnOutcome, OutcomeReport, VerificationDraft } from './hooks.ts';
 export type { LinkedAccount } from './routes/links.ts';
 export type { Relay } from './relay/relay.ts';
 export type * from './sessions/types.ts';
@@ -159,7 +157,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       ...(rateLimitStore ? { store: rateLimitStore } : {}),
       handler: (_req, _res, next) => {
         metrics.starts.inc({ result: 'rate-limited' });
-        next(new TooManyRequestsProblem());
+        next(problem('rate-limited', 'Too many verification requests from this address; try again later.'));
       },
     })
     : (_req: unknown, _res: unknown, next: () => void) => next();

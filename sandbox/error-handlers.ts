@@ -5,7 +5,7 @@ import type { ProviderLogger } from './logger.ts';
 import { HttpProblem, sendProblem } from './problem.ts';
 
 export const notFound: RequestHandler = (req, res) => {
-  sendProblem(res, new HttpProblem(404, 'Not Found', `No resource at ${req.method} ${req.path}.`));
+  sendProblem(res, new HttpProblem(404, `No resource at ${req.method} ${req.path}.`));
 };
 
 /**
@@ -20,35 +20,32 @@ export function methodNotAllowed(...allowed: string[]): RequestHandler {
       res.status(204).end();
       return;
     }
-    sendProblem(res, new HttpProblem(405, 'Method Not Allowed', `${req.path} accepts ${allow} only.`));
+    sendProblem(res, new HttpProblem(405, `${req.path} accepts ${allow} only.`));
   };
 }
+
+/** body-parser's error `type`s a client can cause, and the problem each one is answered with. */
+const BODY_PARSER_PROBLEMS: Record<string, () => HttpProblem> = {
+  'entity.parse.failed': () => new HttpProblem(400, 'The body is not valid JSON.', { errors: [{ path: '(body)', message: 'malformed JSON' }] }),
+  'entity.too.large': () => new HttpProblem(413, 'The body is too large.'),
+  'parameters.too.many': () => new HttpProblem(413, 'The body has too many parameters.'),
+  'encoding.unsupported': () => new HttpProblem(415, 'The body encoding is not supported.'),
+  'charset.unsupported': () => new HttpProblem(415, 'The body encoding is not supported.'),
+  'request.aborted': () => new HttpProblem(400, 'The request was aborted.'),
+};
 
 /** Errors from body-parser carry `status` and `type`; map the ones a client can cause. */
 function fromBodyParser(error: unknown): HttpProblem | undefined {
   if (typeof error !== 'object' || error === null || !('type' in error)) return undefined;
-  switch ((error as { type: unknown }).type) {
-    case 'entity.parse.failed':
-      return new HttpProblem(400, 'Invalid request', 'The body is not valid JSON.', { errors: [{ path: '(body)', message: 'malformed JSON' }] });
-    case 'entity.too.large':
-      return new HttpProblem(413, 'Content Too Large', 'The body is too large.');
-    case 'parameters.too.many':
-      return new HttpProblem(413, 'Content Too Large', 'The body has too many parameters.');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new HttpProblem(415, 'Unsupported Media Type', 'The body encoding is not supported.');
-    case 'request.aborted':
-      return new HttpProblem(400, 'Invalid request', 'The request was aborted.');
-    default:
-      return undefined;
-  }
+  const type = (error as { type: unknown }).type;
+  return typeof type === 'string' && Object.hasOwn(BODY_PARSER_PROBLEMS, type) ? BODY_PARSER_PROBLEMS[type]?.() : undefined;
 }
 
 /** Other errors Express raises for a client's mistake (a bad %-escape in a path) carry a 4xx status. */
 function fromClientError(error: unknown): HttpProblem | undefined {
   const status = typeof error === 'object' && error !== null ? (error as { status?: unknown }).status : undefined;
   if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
-  return new HttpProblem(status, 'Invalid request', 'The request could not be understood.');
+  return new HttpProblem(400, 'The request could not be understood.', { status });
 }
 
 export function errorHandler(logger: ProviderLogger): ErrorRequestHandler {
@@ -56,7 +53,7 @@ export function errorHandler(logger: ProviderLogger): ErrorRequestHandler {
     const problem =
       error instanceof HttpProblem
         ? error
-        : (fromBodyParser(error) ?? fromClientError(error) ?? new HttpProblem(500, 'Internal Server Error', 'The sandbox failed to handle this request.'));
+        : (fromBodyParser(error) ?? fromClientError(error) ?? new HttpProblem(500, 'The sandbox failed to handle this request.'));
     if (problem.status >= 500) logger.error({ method: req.method, path: req.path, err: String(error) }, 'request failed');
     if (res.headersSent) {
       res.end();

@@ -1,4 +1,4 @@
-// The sandbox provider: an independent reading of the upstream spec (docs/CONTRACTS.md §1). One Express
+// The sandbox provider: an independent reading of the upstream API (docs/UPSTREAM.md, docs/CONTRACTS.md §1). One Express
 // app serves {base_url} and {gateway_url} at once: the token endpoint, the verification endpoint, the
 // bank's consumer pages and the transaction endpoint; a notifier posts the signed results.
 import type { Server } from 'node:http';
@@ -32,7 +32,7 @@ export { TRANSACTION_PATH } from './transaction-endpoint.ts';
 
 /** A sandbox provider built but not listening: mount `app` at the root or under any path. */
 export interface Provider {
-  /** The Express app serving every endpoint of the spec plus the consumer pages. */
+  /** The Express app serving every upstream endpoint (docs/UPSTREAM.md) plus the consumer pages. */
   app: Express;
   /** The options with defaults applied. */
   config: ProviderConfig;

@@ -1,5 +1,5 @@
 // Endpoint 3 from the sandbox's side: delivers each verification result to the merchant's notification
-// URL as a Standard Webhooks message (DESIGN.md). A non-2xx answer, a timeout or a connection error is
+// URL as a Standard Webhooks message (docs/UPSTREAM.md#d12-notification-signature). A non-2xx answer, a timeout or a connection error is
 // retried after each of `notificationRetryDelaysMs`, always with the same `webhook-id` so the receiver
 // can deduplicate; after the last delay the notification is abandoned (and logged).
 import { Webhook } from 'standardwebhooks';

@@ -9,6 +9,20 @@ export interface ProblemField {
   message: string;
 }
 
+/** Every status the sandbox answers a problem with, and its one title (`type` is always about:blank). */
+const PROBLEM_TITLES = {
+  400: 'Invalid request',
+  401: 'Unauthorized',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable request',
+  500: 'Internal Server Error',
+} as const;
+
+export type ProblemStatus = keyof typeof PROBLEM_TITLES;
+
 /** An error that knows how it answers: thrown by handlers, written by the final error handler. */
 export class HttpProblem extends Error {
   readonly status: number;
@@ -17,15 +31,15 @@ export class HttpProblem extends Error {
   readonly headers: Record<string, string>;
 
   constructor(
-    status: number,
-    title: string,
+    kind: ProblemStatus,
     detail: string,
-    extra: { errors?: ProblemField[]; headers?: Record<string, string> } = {},
+    /** `status`: a library's own 4xx, sent instead of `kind` under `kind`'s title. */
+    extra: { errors?: ProblemField[]; headers?: Record<string, string>; status?: number } = {},
   ) {
     super(detail);
     this.name = 'HttpProblem';
-    this.status = status;
-    this.title = title;
+    this.status = extra.status ?? kind;
+    this.title = PROBLEM_TITLES[kind];
     this.errors = extra.errors;
     this.headers = extra.headers ?? {};
   }
@@ -55,7 +69,7 @@ export function fieldsFromZod(error: z.ZodError, prefix = ''): ProblemField[] {
 /** A 400 listing every failing field. */
 export function validationProblem(errors: ProblemField[]): HttpProblem {
   const names = errors.map((field) => field.path).join(', ');
-  return new HttpProblem(400, 'Invalid request', `The request is not valid: ${names}.`, { errors });
+  return new HttpProblem(400, `The request is not valid: ${names}.`, { errors });
 }
 
 /** Parses `input` with `schema` or throws the 400 that names each bad field. */

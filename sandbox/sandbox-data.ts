@@ -4,14 +4,14 @@
 /** The realm named in `WWW-Authenticate` challenges. */
 export const SANDBOX_REALM = 'obv-sandbox';
 
-/** The only scope endpoint 1 grants (spec, Authentication §2). */
+/** The only scope endpoint 1 grants (docs/UPSTREAM.md#d2-token-parameters). */
 export const TOKEN_SCOPE = 'obv/token-request';
 
 /** Standard Webhooks secret the sandbox signs notifications with: base64 of `sandbox-webhook-secret-obv-link`. */
 export const DEFAULT_WEBHOOK_SECRET = 'whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==';
 
 /**
- * How a client's authorization stands. Each value exists so that one RFC 6749 error of the spec's table
+ * How a client's authorization stands. Each value exists so that one RFC 6749 error the provider lists
  * can be reached with a documented client.
  */
 export type ClientStanding = 'active' | 'revoked' | 'unauthorized';
@@ -29,7 +29,7 @@ export const SANDBOX_CLIENTS: readonly SandboxClient[] = [
   { clientId: 'limited_client', clientSecret: 'limited_secret', standing: 'unauthorized' },
 ];
 
-/** The display fields a successful verification reports (spec: "used to show the account in the cashier"). */
+/** The display fields a successful verification reports, shown in the merchant's checkout (docs/UPSTREAM.md#endpoint-3-notification). */
 export interface BankAccount {
   accountLabel: string;
   fiName: string;

@@ -1,5 +1,5 @@
 // Endpoint 1: POST /exp/auth/mint/v1/oauth2/token — OAuth 2.0 client credentials (RFC 6749 §4.4) with
-// Basic client authentication. The spec puts grant_type and scope in the QUERY; the form body is also
+// Basic client authentication. The provider puts grant_type and scope in the QUERY (docs/UPSTREAM.md#d2-token-parameters); the form body is also
 // read, as RFC 6749 expects, and a parameter given twice (or differently in both places) is refused.
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -13,7 +13,7 @@ import { TOKEN_FORM_LIMITS } from './limits.ts';
 
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
-/** The error codes of the spec's table (RFC 6749 §5.2). */
+/** The error codes the provider lists (RFC 6749 §5.2; docs/UPSTREAM.md#d3-token-errors). */
 export type TokenErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type';
 
 class TokenError extends Error {
@@ -79,7 +79,7 @@ function authenticateClient(clients: readonly SandboxClient[], clientId: string,
   return client;
 }
 
-/** Answers a token request with a token, or throws the RFC 6749 error the spec's table names. */
+/** Answers a token request with a token, or throws the RFC 6749 error the provider lists for the case. */
 function grantToken(context: ProviderContext, req: Request): { token: string; client: SandboxClient } {
   if (!req.is('application/x-www-form-urlencoded')) {
     throw new TokenError('invalid_request', 'Content-Type must be application/x-www-form-urlencoded.');

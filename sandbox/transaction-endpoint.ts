@@ -1,6 +1,6 @@
 // Endpoint 4: POST /transaction/v4/interactive — the follow-on call that spends an accountToken. The
-// sandbox checks what the verification flow relies on (spec: "fields that the verification flow relies
-// on") and approves every transaction on an account it linked for the same client.
+// sandbox checks the fields the verification flow relies on (docs/UPSTREAM.md#endpoint-4-interactive-transaction)
+// and approves every transaction on an account it linked for the same client.
 import type { Request } from 'express';
 import { Router } from 'express';
 import { z } from 'zod';
@@ -16,7 +16,7 @@ export const TRANSACTION_PATH = '/transaction/v4/interactive';
 
 const optionalText = z.string().max(1000).optional();
 
-/** The spec's table; fields it does not list ("remaining fields … not shown") are allowed through. */
+/** The fields the provider lists; any other field (it does not show the rest) is allowed through. */
 export const InteractiveTransactionRequest = z.looseObject({
   accountToken: z.string({ error: 'accountToken is required' }).min(1, 'accountToken must not be empty').max(200),
   product: optionalText,
@@ -38,7 +38,7 @@ export const InteractiveTransactionRequest = z.looseObject({
 
 const REQUIRED_HEADERS = ['x-pgw-app-id', 'x-pgw-client-id'] as const;
 
-/** The gateway headers must be present and non-empty (their meaning is not in the spec). */
+/** The gateway headers must be present and non-empty (docs/UPSTREAM.md#d17-transaction-scope-and-gateway-headers). */
 function checkGatewayHeaders(req: Request): void {
   const errors: ProblemField[] = REQUIRED_HEADERS.filter((name) => !req.get(name)?.trim()).map((name) => ({
     path: name,
@@ -55,7 +55,7 @@ export function transactionRouter(context: ProviderContext): Router {
     const request = parseOrThrow(InteractiveTransactionRequest, req.body);
     const linked = context.state.accounts.get(request.accountToken);
     if (!linked || linked.clientId !== clientId) {
-      throw new HttpProblem(422, 'Unprocessable request', 'The accountToken was not issued by this service to this client.', {
+      throw new HttpProblem(422, 'The accountToken was not issued by this service to this client.', {
         errors: [{ path: 'accountToken', message: 'unknown accountToken' }],
       });
     }

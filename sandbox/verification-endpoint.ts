@@ -21,14 +21,14 @@ function publicBase(context: ProviderContext, req: Request): string {
   try {
     return new URL(`${req.protocol}://${req.get('host') ?? ''}`).origin + req.baseUrl;
   } catch {
-    throw new HttpProblem(400, 'Invalid request', 'The Host header is not a valid host.', {
+    throw new HttpProblem(400, 'The Host header is not a valid host.', {
       errors: [{ path: 'host', message: 'must be a valid host' }],
     });
   }
 }
 
 function unprocessable(path: string, detail: string): HttpProblem {
-  return new HttpProblem(422, 'Unprocessable request', detail, { errors: [{ path, message: detail }] });
+  return new HttpProblem(422, detail, { errors: [{ path, message: detail }] });
 }
 
 export function verificationRouter(context: ProviderContext): Router {

@@ -1,5 +1,5 @@
-// The verification request of endpoint 2: the spec's top-level table plus the inner fields DESIGN.md
-// decided (docs/CONTRACTS.md §1). `countryCode` is only checked for shape here; "not US" is a 422,
+// The verification request of endpoint 2: the provider's top-level fields plus the inner fields we chose
+// (docs/UPSTREAM.md#d7-verification-request-fields, docs/CONTRACTS.md §1). `countryCode` is only checked for shape here; "not US" is a 422,
 // decided by the endpoint after the body is otherwise valid.
 import { z } from 'zod';
 

@@ -31,7 +31,7 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
   if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be like 49.99 (positive, 2 decimals at most)';
-  // The spec's transactions are in US dollars only.
+  // The provider verifies US accounts only (docs/UPSTREAM.md#d8-amount-and-currency).
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.
   const email = config.consumerEmail?.trim();

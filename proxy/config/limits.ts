@@ -33,6 +33,8 @@ export const WEBHOOK_ID_TTL_MS = 24 * HOUR_MS;
  * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
  */
 export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
+/** `Retry-After` (seconds) of the 503 answered while the session store (Redis) cannot be reached. */
+export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
 /** How often the in-memory store drops records past their grace. */
 export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
 /** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */

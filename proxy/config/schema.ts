@@ -233,7 +233,7 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
     // Refinements run even when a field already failed, so the URL may not parse.
     const value = config[key];
     if (value && URL.canParse(value) && new URL(value).protocol !== 'https:') {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the spec allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
+      ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the provider allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
     }
   }
   (config.allowedOrigins ?? []).forEach((origin, index) => {

@@ -6,7 +6,7 @@
 // OBV_ALLOWED_ORIGINS reads a 403 naming the setting instead of failing as a network error ("Connection
 // problem"). That lets nothing through: the preflight does no work, and the request itself is refused.
 import type { RequestHandler } from 'express';
-import { ForbiddenProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import type { OriginPolicy } from './origin.ts';
 
 const PREFLIGHT_HEADERS = {
@@ -30,7 +30,7 @@ export function cors(policy: OriginPolicy): RequestHandler {
       return;
     }
     if (!allowed) {
-      next(new ForbiddenProblem('This page\'s origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).'));
+      next(problem('forbidden', 'This page\'s origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).'));
       return;
     }
     next();

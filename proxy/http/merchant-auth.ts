@@ -2,7 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
-import { TooManyRequestsProblem, UnauthorizedProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { AUTH_FAILURE_WINDOW_MS } from '../config/limits.ts';
 
 function digest(value: string): Buffer {
@@ -15,7 +15,7 @@ function requireApiKey(apiKey: string): RequestHandler {
   return (req, _res, next) => {
     const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
     if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) {
-      next(new UnauthorizedProblem(`${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`));
+      next(problem('unauthorized', `${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`));
       return;
     }
     next();
@@ -36,7 +36,7 @@ function limitFailedKeys(limit: number): RequestHandler {
     requestWasSuccessful: (_req, res) => res.statusCode !== 401,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    handler: (_req, _res, next) => next(new TooManyRequestsProblem('Too many failed API-key attempts from this address; try again later.')),
+    handler: (_req, _res, next) => next(problem('rate-limited', 'Too many failed API-key attempts from this address; try again later.')),
   });
 }
 

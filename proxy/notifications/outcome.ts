@@ -1,12 +1,12 @@
-// Reads the outcome out of a notification body (DESIGN.md). `verificationStatus` decides: a success must
+// Reads the outcome out of a notification body (docs/UPSTREAM.md#d14-status-words). `verificationStatus` decides: a success must
 // say so and carry an accountToken, a failure is a failure whatever else it carries, and a status the
 // proxy does not know is refused — it is never guessed from the fields that happen to be present.
 // Field placement is lenient: the account fields inside `account` or at the top level, the error as
 // errorCode/errorMessage or error.code/error.message.
 import { z } from 'zod';
-import { ProblemError, ValidationProblem } from '../errors.ts';
+import { problem, type ProblemError } from '../errors.ts';
 import type { FailureOutcome } from '../sessions/types.ts';
-import { parseOrThrow } from '../http/problem.ts';
+import { parseOrThrow } from '../validation.ts';
 
 const JsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
 
@@ -33,11 +33,8 @@ export interface ReportedNotification {
 }
 
 /** 422 for a notification the proxy will not store; the route logs it at error, for the merchant to see. */
-export class UnusableNotificationProblem extends ProblemError {
-  override name = 'UnusableNotificationProblem';
-  constructor(detail: string, path: string, message: string) {
-    super(422, 'unusable-notification', 'Notification not accepted', detail, [{ path, message }]);
-  }
+function unusable(detail: string, path: string, message: string): ProblemError {
+  return problem('unusable-notification', detail, { errors: [{ path, message }] });
 }
 
 function asObject(value: unknown): Record<string, unknown> {
@@ -70,7 +67,7 @@ export function readNotification(body: unknown, words: StatusWords): ReportedNot
   if (includes(words.success, status)) {
     const accountToken = firstText(account.accountToken, top.accountToken);
     if (accountToken === undefined) {
-      throw new UnusableNotificationProblem(`verificationStatus is ${status} but the notification carries no accountToken.`,
+      throw unusable(`verificationStatus is ${status} but the notification carries no accountToken.`,
         'account.accountToken', 'required when verificationStatus reports a success');
     }
     return {
@@ -89,9 +86,9 @@ export function readNotification(body: unknown, words: StatusWords): ReportedNot
     return { ...ids, outcome: { status: 'failure', code, message: firstText(top.errorMessage, error.message) ?? '' } };
   }
   if (status === '') {
-    throw new ValidationProblem('The notification has no verificationStatus.', [{ path: 'verificationStatus', message: 'is required' }]);
+    throw problem('validation', 'The notification has no verificationStatus.', { errors: [{ path: 'verificationStatus', message: 'is required' }] });
   }
-  throw new UnusableNotificationProblem(
+  throw unusable(
     `verificationStatus "${status.slice(0, 40)}" is neither a success (${words.success.join(', ')}) nor a failure (${words.failure.join(', ')}); set OBV_SUCCESS_STATUSES / OBV_FAILURE_STATUSES if the provider spells them differently.`,
     'verificationStatus', 'is not a known status');
 }

@@ -3,7 +3,7 @@
 // (POST /transactions). A reference is bound to the user, order and amount it was verified for.
 import express, { type RequestHandler, type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { ProblemError } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
@@ -31,9 +31,9 @@ export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promis
   const record = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
   const outcome = record?.outcome;
   if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
-    throw new ProblemError(404, 'unknown-link-ref', 'Unknown link reference',
+    throw problem('unknown-link-ref',
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
-      [{ path: 'linkRef', message: 'is not a known link reference' }]);
+      { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
   return { record, outcome };
 }

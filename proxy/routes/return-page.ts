@@ -1,7 +1,7 @@
 // GET /connecting — the holding page the element opens in the new tab inside the click, before the bank's
 // address is known: the consumer reads "Connecting to your bank…" instead of a blank, untitled tab. No
 // script: the element navigates the tab on to the bank itself.
-// GET /return/:returnRef — where the bank sends the consumer back (the spec's returnURL). The URL carries
+// GET /return/:returnRef — where the bank sends the consumer back (the returnURL, docs/UPSTREAM.md#d9-return-and-notification-urls). The URL carries
 // the session's return reference, never its id (the provider sees this URL, and the id reads the
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
 // that *a* verification came back — no id, so other same-origin pages learn nothing they could use —
@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { NotFoundProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText } from '../pages/consumer-page-text.ts';
@@ -71,7 +71,7 @@ export function returnPageRouter(ctx: ProxyContext): Router {
     const before = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
     if (!before) {
       // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
-      if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw new NotFoundProblem('No verification session has this id.');
+      if (req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw problem('not-found', 'No verification session has this id.');
       res.status(404).type('html').send(page(text.lang, text.unknownTitle, text.unknownMessage));
       return;
     }

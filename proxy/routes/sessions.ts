@@ -5,7 +5,7 @@
 // the return page says the link was cancelled instead of "Bank step complete").
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { NotFoundProblem } from '../errors.ts';
+import { problem } from '../errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
@@ -15,7 +15,7 @@ export function sessionsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const find = async (sessionId: string) => {
     const record = ID_PATTERN.test(sessionId) ? await ctx.store.get(sessionId) : undefined;
-    if (!record) throw new NotFoundProblem('No verification session has this id (it may have been swept after expiry).');
+    if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
     return record;
   };
 

@@ -5,17 +5,15 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ProblemError, UnsupportedMediaTypeProblem } from '../errors.ts';
+import { problem, type ProblemError } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
-import { parseOrThrow } from '../http/problem.ts';
+import { parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
-
-const text = (max: number) => z.string().trim().min(1).max(max);
 
 /** CONTRACTS §3; unknown fields pass through to the provider. */
 export const SubmitTransactionBody = z.looseObject({
@@ -33,7 +31,7 @@ export const SubmitTransactionBody = z.looseObject({
 
 /** 422: the reference was verified for someone or something else. */
 function mismatch(path: string, detail: string): ProblemError {
-  return new ProblemError(422, 'link-ref-mismatch', 'Link reference not valid for this payment', detail, [{ path, message: 'does not match the verification' }]);
+  return problem('link-ref-mismatch', detail, { errors: [{ path, message: 'does not match the verification' }] });
 }
 
 const sameAmount = (a: string, b: string) => Number(a) === Number(b);
@@ -54,7 +52,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
   const router = express.Router();
   const { config, store, logger } = ctx;
   router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
-    if (!req.is('application/json')) throw new UnsupportedMediaTypeProblem('application/json');
+    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
     const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;
     const { record, outcome } = await resolveLinkRef(ctx, linkRef);
@@ -68,9 +66,9 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     const holder = await store.mark(markerKey.redeemed(linkRef), claim, sessionMarkerTtlMs(record, ctx.now()));
     if (holder !== claim) {
       logger.warn({ linkRef: sessionLogRef(linkRef), merchantTransactionId }, 'refused a second payment with one link reference');
-      throw new ProblemError(409, 'link-ref-used', 'Link reference already used',
+      throw problem('link-ref-used',
         `This link reference has already paid order ${redeemedOrder(holder)}; link the account again for another payment.`,
-        [{ path: 'linkRef', message: 'has already been used' }]);
+        { errors: [{ path: 'linkRef', message: 'has already been used' }] });
     }
     let result;
     try {

@@ -46,7 +46,7 @@ export class UpstreamUnreachableError extends UpstreamError {
   }
 }
 
-/** A 2xx whose body is not what the spec promises. */
+/** A 2xx whose body is not what the provider promises (docs/UPSTREAM.md). */
 export class UpstreamResponseError extends UpstreamError {
   override name = 'UpstreamResponseError';
   constructor(method: string, url: string, problem: string, options?: { cause?: unknown }) {
@@ -54,99 +54,49 @@ export class UpstreamResponseError extends UpstreamError {
   }
 }
 
-/**
- * The token endpoint refused to issue a token (RFC 6749 §5.2). Subclasses name the `error` code; the
- * message says what the operator should change.
- */
+/** The RFC 6749 §5.2 `error` codes the proxy tells apart; any other code is `unknown`. */
+export type TokenErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unknown';
+
+/** What the operator should change, for each code. */
+const TOKEN_ERROR_ADVICE: Record<TokenErrorCode, string> = {
+  invalid_request: 'the token request was malformed; check OBV_BASE_URL points at the provider and OBV_TOKEN_SCOPE is right',
+  invalid_client: 'the configured OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected',
+  invalid_grant: "the provider revoked this client's authorization; ask the provider to restore it or issue new OBV_CLIENT_ID/OBV_CLIENT_SECRET",
+  unauthorized_client: 'OBV_CLIENT_ID is not allowed to use the verification service; ask the provider to enable it',
+  unsupported_grant_type: 'the provider does not accept the client_credentials grant at this URL; check OBV_BASE_URL',
+  invalid_scope: 'the provider rejected the requested scope; check OBV_TOKEN_SCOPE',
+  unknown: 'the provider refused to issue a token',
+};
+
+function tokenErrorCode(sent: string): TokenErrorCode {
+  return Object.hasOwn(TOKEN_ERROR_ADVICE, sent) ? (sent as TokenErrorCode) : 'unknown';
+}
+
+/** The token endpoint refused to issue a token (RFC 6749 §5.2); the message says what to change. */
 export class TokenError extends UpstreamError {
   override name = 'TokenError';
+  /** The code as the proxy understands it; `unknown` for any code it does not know. */
+  readonly code: TokenErrorCode;
+
   constructor(
     method: string,
     url: string,
-    /** The RFC 6749 `error` code the provider sent (or `invalid_response` when there was none). */
-    readonly code: string,
+    /** The `error` the provider sent, or `http_<status>` for a 4xx without an RFC 6749 body. */
+    readonly sentCode: string,
     /** The provider's `error_description`, if any. */
     readonly description: string | undefined,
-    advice: string,
     options?: { cause?: unknown },
   ) {
-    super(method, url, `token request failed with ${code}: ${advice}${description ? ` (provider said: ${description})` : ''}`, options);
+    const code = tokenErrorCode(sentCode);
+    const advice = TOKEN_ERROR_ADVICE[code];
+    super(method, url, `token request failed with ${sentCode}: ${advice}${description ? ` (provider said: ${description})` : ''}`, options);
+    this.code = code;
   }
-}
-
-type TokenErrorArgs = [method: string, url: string, description: string | undefined, options?: { cause?: unknown }];
-
-export class InvalidRequestTokenError extends TokenError {
-  override name = 'InvalidRequestTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'invalid_request', description,
-      'the token request was malformed; check OBV_BASE_URL points at the provider and OBV_TOKEN_SCOPE is right', options);
-  }
-}
-
-export class InvalidClientTokenError extends TokenError {
-  override name = 'InvalidClientTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'invalid_client', description, 'the configured OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected', options);
-  }
-}
-
-export class InvalidGrantTokenError extends TokenError {
-  override name = 'InvalidGrantTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'invalid_grant', description,
-      "the provider revoked this client's authorization; ask the provider to restore it or issue new OBV_CLIENT_ID/OBV_CLIENT_SECRET", options);
-  }
-}
-
-export class UnauthorizedClientTokenError extends TokenError {
-  override name = 'UnauthorizedClientTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'unauthorized_client', description,
-      'OBV_CLIENT_ID is not allowed to use the verification service; ask the provider to enable it', options);
-  }
-}
-
-export class UnsupportedGrantTypeTokenError extends TokenError {
-  override name = 'UnsupportedGrantTypeTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'unsupported_grant_type', description,
-      'the provider does not accept the client_credentials grant at this URL; check OBV_BASE_URL', options);
-  }
-}
-
-export class InvalidScopeTokenError extends TokenError {
-  override name = 'InvalidScopeTokenError';
-  constructor(...[method, url, description, options]: TokenErrorArgs) {
-    super(method, url, 'invalid_scope', description, 'the provider rejected the requested scope; check OBV_TOKEN_SCOPE', options);
-  }
-}
-
-/** Any other `error` code, or a 4xx without an RFC 6749 body. */
-export class UnknownTokenError extends TokenError {
-  override name = 'UnknownTokenError';
-  constructor(method: string, url: string, code: string, description: string | undefined, options?: { cause?: unknown }) {
-    super(method, url, code, description, 'the provider refused to issue a token', options);
-  }
-}
-
-const TOKEN_ERROR_CLASSES: Record<string, new (...args: TokenErrorArgs) => TokenError> = {
-  invalid_request: InvalidRequestTokenError,
-  invalid_client: InvalidClientTokenError,
-  invalid_grant: InvalidGrantTokenError,
-  unauthorized_client: UnauthorizedClientTokenError,
-  unsupported_grant_type: UnsupportedGrantTypeTokenError,
-  invalid_scope: InvalidScopeTokenError,
-};
-
-/** The typed error for an RFC 6749 `error` code. */
-export function tokenErrorFor(
-  code: string,
-  method: string,
-  url: string,
-  description: string | undefined,
-  options?: { cause?: unknown },
-): TokenError {
-  const ErrorClass = Object.hasOwn(TOKEN_ERROR_CLASSES, code) ? TOKEN_ERROR_CLASSES[code] : undefined;
-  return ErrorClass ? new ErrorClass(method, url, description, options) : new UnknownTokenError(method, url, code, description, options);
 }

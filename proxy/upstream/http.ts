@@ -1,7 +1,7 @@
-// The pieces every upstream client shares: joining the provider's base URL with a spec path, turning
+// The pieces every upstream client shares: joining the provider's base URL with an endpoint's path, turning
 // ky's failures into the Upstream* errors, and the bearer hooks (attach the cached token; on a 401
 // drop exactly that token and retry once with a fresh one).
-import ky, { HTTPError, TimeoutError, type Hooks } from 'ky';
+import ky, { HTTPError, TimeoutError, type Hooks, type KyInstance, type Options } from 'ky';
 import {
   UpstreamError,
   UpstreamHttpError,
@@ -73,6 +73,26 @@ export async function toUpstreamError(error: unknown, method: string, url: strin
     return new UpstreamUnreachableError(method, url, reason, { cause: error });
   }
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** Runs one call to the provider; whatever it throws comes out as one of the Upstream* errors. */
+export async function callUpstream<T>(method: string, url: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw await toUpstreamError(error, method, url);
+  }
+}
+
+/** Where an endpoint that needs a bearer is reached, and how long a call may take. */
+export interface BearerClientOptions {
+  tokens: TokenSource;
+  timeoutMs: number;
+}
+
+/** A ky instance with the time-out, the bearer hooks and the endpoint's own retry policy. */
+export function bearerClient(options: BearerClientOptions, policy: Pick<Options, 'retry' | 'throwHttpErrors'>): KyInstance {
+  return ky.create({ timeout: options.timeoutMs, hooks: bearerHooks(options.tokens), ...policy });
 }
 
 /**

@@ -4,11 +4,11 @@ import ky, { HTTPError } from 'ky';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { joinUrl, toUpstreamError, type TokenSource } from './http.ts';
-import { tokenErrorFor, UnknownTokenError, UpstreamResponseError } from './errors.ts';
+import { TokenError, UpstreamResponseError } from './errors.ts';
 
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
-/** The token response (spec: Resources → Token response). */
+/** The token response (docs/UPSTREAM.md#endpoint-1-token). */
 export const TokenResponse = z.object({
   access_token: z.string().min(1),
   expires_in: z.coerce.number().int().positive(),
@@ -19,7 +19,7 @@ export type TokenResponse = z.infer<typeof TokenResponse>;
 const TokenErrorBody = z.object({ error: z.string().min(1), error_description: z.string().optional() });
 
 export interface TokenManagerOptions {
-  /** `{base_url}` of the spec. */
+  /** `{base_url}`: host of endpoints 1 and 2 (docs/UPSTREAM.md#hosts-and-transport). */
   baseUrl: string;
   clientId: string;
   clientSecret: string;
@@ -117,8 +117,8 @@ export class TokenManager implements TokenSource {
         json = undefined;
       }
       const rfc = TokenErrorBody.safeParse(json);
-      if (rfc.success) return tokenErrorFor(rfc.data.error, 'POST', url, rfc.data.error_description, { cause: error });
-      return new UnknownTokenError('POST', url, `http_${error.response.status}`, undefined, { cause: error });
+      if (rfc.success) return new TokenError('POST', url, rfc.data.error, rfc.data.error_description, { cause: error });
+      return new TokenError('POST', url, `http_${error.response.status}`, undefined, { cause: error });
     }
     return toUpstreamError(error, 'POST', url);
   }

@@ -1,12 +1,11 @@
 // Endpoint 4: the interactive transaction that consumes the account token.
-import ky from 'ky';
 import { z } from 'zod';
-import { bearerHooks, joinUrl, readBody, toUpstreamError, type TokenSource } from './http.ts';
+import { bearerClient, type BearerClientOptions, callUpstream, joinUrl, readBody } from './http.ts';
 import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
 
 export const TRANSACTION_PATH = '/transaction/v4/interactive';
 
-/** The fields of the interactive transaction the verification flow relies on (spec table); others pass through. */
+/** The fields of the interactive transaction the verification flow relies on (docs/UPSTREAM.md#endpoint-4-interactive-transaction); others pass through. */
 export const TransactionRequest = z.looseObject({
   product: z.string().min(1),
   countryCode: z.string().length(2),
@@ -24,13 +23,11 @@ export const TransactionRequest = z.looseObject({
 });
 export type TransactionRequest = z.infer<typeof TransactionRequest>;
 
-/** The spec does not show the response: only "a JSON object" is required. */
+/** The provider does not document the answer: only a JSON object is required (docs/UPSTREAM.md#d18-transaction-answer). */
 const TransactionResponseBody = z.record(z.string(), z.unknown());
 
-export interface TransactionClientOptions {
+export interface TransactionClientOptions extends BearerClientOptions {
   gatewayUrl: string;
-  tokens: TokenSource;
-  timeoutMs: number;
   pgwAppId: string;
   pgwClientId: string;
 }
@@ -56,28 +53,12 @@ export interface TransactionClient {
  */
 export function createTransactionClient(options: TransactionClientOptions): TransactionClient {
   const url = joinUrl(options.gatewayUrl, TRANSACTION_PATH);
-  const client = ky.create({
-    timeout: options.timeoutMs,
-    hooks: bearerHooks(options.tokens),
-    // methods: [] disables ordinary retries; the bearer hook's forced retry still applies.
-    retry: { limit: 1, methods: [] },
-    throwHttpErrors: false,
-  });
+  // methods: [] disables ordinary retries; the bearer hook's forced retry still applies.
+  const client = bearerClient(options, { retry: { limit: 1, methods: [] }, throwHttpErrors: false });
+  const headers = { accept: 'application/json', 'x-pgw-app-id': options.pgwAppId, 'x-pgw-client-id': options.pgwClientId };
   return {
     async submit(request) {
-      let response: Response;
-      try {
-        response = await client.post(url, {
-          json: request,
-          headers: {
-            accept: 'application/json',
-            'x-pgw-app-id': options.pgwAppId,
-            'x-pgw-client-id': options.pgwClientId,
-          },
-        });
-      } catch (error) {
-        throw await toUpstreamError(error, 'POST', url);
-      }
+      const response = await callUpstream('POST', url, () => client.post(url, { json: request, headers }));
       const body = await readBody(response);
       if (response.status === 401 || response.status >= 500) {
         throw new UpstreamHttpError('POST', url, response.status, body);

@@ -1,16 +1,14 @@
 // Endpoint 2: start a consumer verification and get the `consumerUrl`.
-import ky from 'ky';
 import { z } from 'zod';
-import { bearerHooks, connectionNeverEstablished, joinUrl, toUpstreamError, type TokenSource } from './http.ts';
+import { bearerClient, type BearerClientOptions, callUpstream, connectionNeverEstablished, joinUrl } from './http.ts';
 import { UpstreamResponseError } from './errors.ts';
+import { text } from '../validation.ts';
 
 export const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 
-const text = (max: number) => z.string().trim().min(1).max(max);
-
 /**
- * The verification request as the proxy sends it (spec: Resources → Verification request; inner
- * fields per DESIGN.md). Checked after the merchant's `enrichStart` hook, so a missing field is reported
+ * The verification request as the proxy sends it (docs/UPSTREAM.md#d7-verification-request-fields).
+ * Checked after the merchant's `enrichStart` hook, so a missing field is reported
  * by name before anything goes upstream.
  */
 export const VerificationRequest = z.object({
@@ -47,10 +45,8 @@ export const VerificationResponse = z.looseObject({
 });
 export type VerificationResponse = z.infer<typeof VerificationResponse>;
 
-export interface VerificationClientOptions {
+export interface VerificationClientOptions extends BearerClientOptions {
   baseUrl: string;
-  tokens: TokenSource;
-  timeoutMs: number;
 }
 
 export interface VerificationClient {
@@ -67,23 +63,12 @@ export interface VerificationClient {
  */
 export function createVerificationClient(options: VerificationClientOptions): VerificationClient {
   const url = joinUrl(options.baseUrl, VERIFICATION_PATH);
-  const client = ky.create({
-    timeout: options.timeoutMs,
-    hooks: bearerHooks(options.tokens),
-    retry: {
-      limit: 1,
-      methods: ['post'],
-      shouldRetry: ({ error }) => connectionNeverEstablished(error),
-    },
+  const client = bearerClient(options, {
+    retry: { limit: 1, methods: ['post'], shouldRetry: ({ error }) => connectionNeverEstablished(error) },
   });
   return {
     async start(request) {
-      let body: unknown;
-      try {
-        body = await client.post(url, { json: request, headers: { accept: 'application/json' } }).json();
-      } catch (error) {
-        throw await toUpstreamError(error, 'POST', url);
-      }
+      const body = await callUpstream('POST', url, () => client.post(url, { json: request, headers: { accept: 'application/json' } }).json());
       const parsed = VerificationResponse.safeParse(body);
       if (!parsed.success) {
         throw new UpstreamResponseError('POST', url, z.prettifyError(parsed.error).replaceAll('\n', '; '));

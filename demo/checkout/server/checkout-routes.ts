@@ -2,7 +2,7 @@
 // link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
 // The page holds no payment credential: only the link reference, which the proxy honours for this
 // shopper's order and amount only, and once.
-import express, { type ErrorRequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { AssetMap } from './assets.ts';
 import { OrderBook } from './orders.ts';
@@ -24,8 +24,9 @@ export const PaymentForm = z.object({
 });
 export type PaymentForm = z.infer<typeof PaymentForm>;
 
-function problem(status: number, title: string, detail: string, errors?: { path: string; message: string }[]) {
-  return { type: 'about:blank', title, status, detail, ...(errors ? { errors } : {}) };
+/** The shop's one way to answer an error: RFC 9457 problem details, `type` about:blank. */
+function sendProblem(res: Response, status: number, title: string, detail: string, errors?: { path: string; message: string }[]): void {
+  res.status(status).type('application/problem+json').send({ type: 'about:blank', title, status, detail, ...(errors ? { errors } : {}) });
 }
 
 /** The shopper's open order lives in a cookie, like a cart: a reload of the checkout keeps the order. */
@@ -80,17 +81,13 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
     if (crossSite(req)) {
-      res.status(403).type('application/problem+json')
-        .send(problem(403, 'Cross-site request refused', 'Payments are accepted only from this shop\'s own checkout page.'));
+      sendProblem(res, 403, 'Cross-site request refused', 'Payments are accepted only from this shop\'s own checkout page.');
       return;
     }
     const parsed = PaymentForm.safeParse(req.body ?? {});
     if (!parsed.success) {
       const errors = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-      res
-        .status(400)
-        .type('application/problem+json')
-        .send(problem(400, 'Invalid payment form', `Invalid field(s): ${errors.map((e) => e.path).join(', ')}`, errors));
+      sendProblem(res, 400, 'Invalid payment form', `Invalid field(s): ${errors.map((e) => e.path).join(', ')}`, errors);
       return;
     }
     const form = parsed.data;
@@ -100,8 +97,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
       return;
     }
     if (form.orderId !== shoppersOrderId(req)) {
-      res.status(403).type('application/problem+json')
-        .send(problem(403, 'Not your order', 'This order belongs to another shopping session.', [{ path: 'orderId', message: 'is not the order of this browser' }]));
+      sendProblem(res, 403, 'Not your order', 'This order belongs to another shopping session.', [{ path: 'orderId', message: 'is not the order of this browser' }]);
       return;
     }
     // Only an open order is charged; a second click or a resubmitted form just shows the outcome.
@@ -154,5 +150,5 @@ export const checkoutErrorHandler: ErrorRequestHandler = (error, _req, res, next
   const status = typeof error?.status === 'number' && error.status >= 400 && error.status < 500 ? error.status : 500;
   const title = status === 500 ? 'Internal error' : 'Bad request';
   const detail = status === 500 ? 'The demo shop hit an unexpected error.' : String(error?.message ?? 'Bad request');
-  res.status(status).type('application/problem+json').send(problem(status, title, detail));
+  sendProblem(res, status, title, detail);
 };

@@ -1,5 +1,5 @@
-// rawBody: the direct path (Content-Length, no encoding) and the express.raw fallback must give the
-// route the same bytes, and the same errors for oversize, and cope with a client that goes away.
+// rawBody: whatever the framing (Content-Length, chunked, gzip) and content type, the route gets the
+// exact bytes; oversize bodies get body-parser's errors, and a client that goes away is survived.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';

@@ -8,14 +8,8 @@ import { after, before, describe, test } from 'node:test';
 import { HTTPError } from 'ky';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import {
-  InvalidClientTokenError,
-  InvalidGrantTokenError,
-  InvalidRequestTokenError,
-  InvalidScopeTokenError,
   TokenError,
-  UnauthorizedClientTokenError,
-  UnknownTokenError,
-  UnsupportedGrantTypeTokenError,
+  type TokenErrorCode,
   UpstreamHttpError,
   UpstreamTimeoutError,
   UpstreamUnreachableError,
@@ -25,6 +19,9 @@ import { createVerificationClient, type VerificationRequest } from '../../../pro
 import { createTransactionClient } from '../../../proxy/upstream/transaction-client.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
 import { SANDBOX_CLIENT } from '../../helpers/proxy-harness.ts';
+
+/** A rejection matcher: a TokenError whose typed code is `code`. */
+const tokenError = (code: TokenErrorCode) => (error: unknown) => error instanceof TokenError && error.code === code;
 
 const REQUEST: VerificationRequest = {
   countryCode: 'US',
@@ -124,7 +121,6 @@ describe('token manager against the sandbox', () => {
   test('reports a wrong secret as invalid_client, naming the variables and never the secret', async () => {
     const secret = 'definitely-wrong-secret';
     const error = await manager({ clientSecret: secret }).getToken().then(() => assert.fail('expected a token error'), (e: unknown) => e);
-    assert.ok(error instanceof InvalidClientTokenError);
     assert.ok(error instanceof TokenError);
     assert.equal(error.code, 'invalid_client');
     assert.match(error.message, /the configured OBV_CLIENT_ID\/OBV_CLIENT_SECRET were rejected/);
@@ -134,15 +130,15 @@ describe('token manager against the sandbox', () => {
   });
 
   test('reports a revoked client as invalid_grant', async () => {
-    await assert.rejects(manager({ clientId: 'revoked_client', clientSecret: 'revoked_secret' }).getToken(), InvalidGrantTokenError);
+    await assert.rejects(manager({ clientId: 'revoked_client', clientSecret: 'revoked_secret' }).getToken(), tokenError('invalid_grant'));
   });
 
   test('reports a client not allowed this service as unauthorized_client', async () => {
-    await assert.rejects(manager({ clientId: 'limited_client', clientSecret: 'limited_secret' }).getToken(), UnauthorizedClientTokenError);
+    await assert.rejects(manager({ clientId: 'limited_client', clientSecret: 'limited_secret' }).getToken(), tokenError('unauthorized_client'));
   });
 
   test('reports a wrong scope as invalid_request', async () => {
-    await assert.rejects(manager({ scope: 'something/else' }).getToken(), InvalidRequestTokenError);
+    await assert.rejects(manager({ scope: 'something/else' }).getToken(), tokenError('invalid_request'));
   });
 
   test('drops a revoked bearer and retries endpoint 2 once with a fresh token', async () => {
@@ -185,23 +181,24 @@ describe('token manager against the sandbox', () => {
 describe('upstream answers the sandbox never gives', () => {
   const logs = captureLogs();
 
-  for (const [code, ErrorClass] of [
-    ['invalid_request', InvalidRequestTokenError],
-    ['invalid_client', InvalidClientTokenError],
-    ['invalid_grant', InvalidGrantTokenError],
-    ['unauthorized_client', UnauthorizedClientTokenError],
-    ['unsupported_grant_type', UnsupportedGrantTypeTokenError],
-    ['invalid_scope', InvalidScopeTokenError],
-    ['temporarily_broken', UnknownTokenError],
+  for (const [code, typed] of [
+    ['invalid_request', 'invalid_request'],
+    ['invalid_client', 'invalid_client'],
+    ['invalid_grant', 'invalid_grant'],
+    ['unauthorized_client', 'unauthorized_client'],
+    ['unsupported_grant_type', 'unsupported_grant_type'],
+    ['invalid_scope', 'invalid_scope'],
+    ['temporarily_broken', 'unknown'],
   ] as const) {
-    test(`types an RFC 6749 ${code} answer as ${ErrorClass.name}`, async (t) => {
+    test(`types an RFC 6749 ${code} answer as a TokenError with code ${typed}`, async (t) => {
       const server = await scriptedServer((_req, res) => {
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: code, error_description: `because ${code}` }));
       });
       t.after(() => server.close());
       const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
       const error = await tokens.getToken().then(() => assert.fail('expected an error'), (e: unknown) => e);
-      assert.ok(error instanceof ErrorClass, `got ${String(error)}`);
+      assert.ok(error instanceof TokenError && error.code === typed, `got ${String(error)}`);
+      assert.equal(error.sentCode, code);
       assert.match((error as Error).message, new RegExp(`provider said: because ${code}`));
       assert.equal(server.requests, 1, 'a 4xx is not retried');
     });
@@ -224,7 +221,7 @@ describe('upstream answers the sandbox never gives', () => {
     assert.equal(server.requests, 4, 'two token requests and two verification requests');
   });
 
-  test('sends the token request as the spec says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
+  test('sends the token request as docs/UPSTREAM.md#endpoint-1-token says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
     let seen: { method?: string; url?: string; authorization?: string; contentType?: string } = {};
     const server = await scriptedServer((req, res) => {
       seen = { method: req.method, url: req.url, authorization: req.headers.authorization, contentType: req.headers['content-type'] };

@@ -1,0 +1,34 @@
+// The two hooks a merchant may give createObvProxy, and what they receive: `enrichStart` completes the
+// upstream request before a verification starts, `onOutcome` hears every stored outcome.
+import type { Request } from 'express';
+import type { VerificationOutcome } from './sessions/types.ts';
+
+/**
+ * Lets the merchant's code complete the upstream request from its own session (consumer details, the
+ * amount in the cart, its user id) before it is validated and sent. Return the request to send.
+ * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards. To
+ * re-verify an account the merchant keeps, set `accountToken` here (the page can never send one).
+ */
+export type EnrichStart = (req: Request, request: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>;
+
+/** The upstream request before validation: any field may still be missing. */
+export type VerificationDraft = {
+  accountToken?: string | undefined;
+  countryCode: string;
+  consumer: Record<string, unknown>;
+  merchant: Record<string, string | undefined>;
+  transaction: Record<string, string | undefined>;
+};
+
+/** What the merchant's `onOutcome` hook receives: the whole outcome, token included (server side only). */
+export interface OutcomeReport {
+  sessionId: string;
+  merchantUserId: string | undefined;
+  merchantTransactionId: string | undefined;
+  amount: string | undefined;
+  currency: string | undefined;
+  outcome: VerificationOutcome;
+}
+
+/** Called once per session when its outcome is stored, whether or not the shopper is still on the page. */
+export type OnOutcome = (report: OutcomeReport) => void | Promise<void>;

@@ -1,0 +1,59 @@
+// Everything after an outcome is stored: the link reference's index, the result to the element's
+// sockets, and the merchant's onOutcome hook. Each step is idempotent, so a provider retry after a
+// failure here runs it again safely: the relay sends at most one result per socket, the link index is
+// a marker, and the hook is marked done only after it returned.
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import type { OnOutcome, OutcomeReport } from '../hooks.ts';
+import { safeError } from '../logger.ts';
+import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
+import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
+import type { ReportedNotification } from './outcome.ts';
+import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
+
+/** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
+export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
+  if (!stored || stored.status !== reported.status) return false;
+  const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
+  return JSON.stringify(provider) === JSON.stringify(reported);
+}
+
+function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
+  const { sessionId, merchantUserId, merchantTransactionId, amount, currency } = record;
+  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome } };
+}
+
+/** Completes the delivery of `record`'s stored outcome; throws (a problem) when the provider should retry. */
+export type CompleteDelivery = (record: SessionRecord) => Promise<void>;
+
+export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
+  const { store, bus, logger } = ctx;
+
+  /** The hook runs under a lease, so overlapping deliveries (retries, several instances) call it once. */
+  async function callOnOutcomeOnce(onOutcome: OnOutcome, record: SessionRecord, outcome: VerificationOutcome, ttlMs: number): Promise<void> {
+    const { sessionId } = record;
+    if ((await store.readMark(markerKey.outcomeHandled(sessionId))) !== undefined) return;
+    const lease = newId();
+    if ((await store.mark(markerKey.outcomeRunning(sessionId), lease, OUTCOME_HOOK_LEASE_MS)) !== lease) {
+      throw problem('outcome-in-progress', 'Another delivery of this outcome is being processed; retry later.');
+    }
+    try {
+      await onOutcome(outcomeReport(record, outcome));
+    } catch (error) {
+      await store.unmark(markerKey.outcomeRunning(sessionId));
+      logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
+      throw problem('outcome-hook-failed', 'The merchant\'s outcome handler failed; retry later.');
+    }
+    await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
+  }
+
+  return async (record) => {
+    const outcome = record.outcome;
+    if (!outcome) return;
+    const ttlMs = sessionMarkerTtlMs(record, ctx.now());
+    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
+    await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
+    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, outcome, ttlMs);
+  };
+}

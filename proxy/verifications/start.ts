@@ -1,0 +1,121 @@
+// Starting a verification: the upstream request built from what the page sent and what only the
+// server may decide (merchant id, product, per-session return and notification URLs, originator IP),
+// completed by the merchant's enrichStart hook, checked, sent to endpoint 2, and the session created.
+import type { Request } from 'express';
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import type { VerificationDraft } from '../hooks.ts';
+import { plainAddress } from '../http/client-address.ts';
+import type { StartVerificationBody } from '../routes/verifications.ts';
+import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
+import type { SessionRecord } from '../sessions/types.ts';
+import { VerificationRequest } from '../upstream/verification-client.ts';
+import { fieldErrors, validationProblem } from '../validation.ts';
+
+// Field errors in the upstream request that the page could fix are named as the page knows them.
+const PAGE_FIELD_NAMES: Record<string, string> = {
+  'merchant.merchantUserId': 'merchantUserId',
+  'merchant.merchantTransactionId': 'merchantTransactionId',
+  'transaction.amount': 'amount',
+  'transaction.currency': 'currency',
+  'transaction.language': 'language',
+  'transaction.dataPassThrough': 'dataPassThrough',
+};
+
+/** Starts one verification for the page's request and returns its new session. */
+export type StartVerification = (req: Request, body: StartVerificationBody) => Promise<SessionRecord>;
+
+export function createVerificationStarter(ctx: ProxyContext): StartVerification {
+  const { config, store, logger } = ctx;
+  const base = config.publicUrl.replace(/\/+$/, '') + config.mountPath;
+  // The provider's notifications may have a listener of their own (notificationPublicUrl).
+  const notificationBase = (config.notificationPublicUrl ?? config.publicUrl).replace(/\/+$/, '') + config.mountPath;
+
+  /**
+   * The accountToken behind an earlier link reference, for a re-verification. Only when the merchant's
+   * server vouches for the user (enrichStart), and only for the user the reference was issued to.
+   */
+  async function tokenToReverify(linkRef: string, merchantUserId: string | undefined): Promise<string> {
+    const refused = (detail: string) => problem('link-ref-refused', detail,
+      { errors: [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }] });
+    if (!ctx.enrichStart || !merchantUserId) {
+      throw refused('Re-verifying by link reference needs the server to name the merchant user (set merchant.merchantUserId in the enrichStart hook).');
+    }
+    const sessionId = await store.readMark(markerKey.linkRef(linkRef));
+    const record = sessionId === undefined ? undefined : await store.get(sessionId);
+    if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId) {
+      logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
+      throw refused('This link reference is unknown, expired or belongs to another user.');
+    }
+    return record.outcome.accountToken;
+  }
+
+  return async (req, body) => {
+    const sessionId = newId();
+    const notificationRef = newId();
+    // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
+    const returnRef = newId();
+    // The return page speaks the consumer's language, like the bank's page: `?lang=` unless it is English.
+    const lang = body.language && !/^en(-|$)/i.test(body.language) ? `?lang=${encodeURIComponent(body.language)}` : '';
+    const returnURL = `${base}/return/${returnRef}${lang}`;
+    const notificationURL = `${notificationBase}/notifications/${notificationRef}`;
+    const draft: VerificationDraft = {
+      countryCode: 'US',
+      consumer: { ...body.consumer },
+      merchant: {
+        merchantId: config.merchantId,
+        // A re-verification by reference takes the user only from the server (enrichStart), never the page.
+        merchantUserId: body.linkRef ? undefined : body.merchantUserId,
+        merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
+        merchantSubId: config.merchantSubId,
+      },
+      transaction: {
+        amount: body.amount,
+        currency: body.currency ?? 'USD',
+        product: config.product,
+        transactionRegion: config.transactionRegion,
+        language: body.language,
+        dataPassThrough: body.dataPassThrough,
+        originatorIp: req.ip ? plainAddress(req.ip) : undefined,
+      },
+    };
+    const enriched = ctx.enrichStart ? await ctx.enrichStart(req, draft) : draft;
+    const userId = enriched.merchant.merchantUserId;
+    const reverified = body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined;
+    const candidate = {
+      ...enriched,
+      ...(reverified ? { accountToken: reverified } : {}),
+      countryCode: 'US',
+      merchant: { ...enriched.merchant, returnURL, notificationURL },
+    };
+    const parsed = VerificationRequest.safeParse(candidate);
+    if (!parsed.success) {
+      const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PAGE_FIELD_NAMES[e.path] ?? e.path }));
+      throw validationProblem('The verification request', errors, 'is incomplete');
+    }
+    const started = await ctx.verifications.start(parsed.data);
+    const now = ctx.now();
+    const { merchant, transaction } = parsed.data;
+    const record: SessionRecord = {
+      sessionId,
+      notificationRef,
+      returnRef,
+      consumerUrl: started.consumerUrl,
+      state: 'pending',
+      createdAt: now,
+      expiresAt: now + config.sessionTtlMs,
+      merchantUserId: merchant.merchantUserId,
+      merchantTransactionId: merchant.merchantTransactionId,
+      amount: transaction.amount,
+      currency: transaction.currency,
+      ...(transaction.language ? { language: transaction.language } : {}),
+      ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
+    };
+    await store.create(record);
+    await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
+    ctx.metrics.starts.inc({ result: 'started' });
+    logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
+    return record;
+  };
+}

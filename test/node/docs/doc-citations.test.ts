@@ -1,0 +1,198 @@
+// The repository explains itself: no comment may send a reader to a document that is not in it (the
+// provider's own description or an old design note), and every link into docs/UPSTREAM.md,
+// docs/ARCHITECTURE.md or docs/CONTRACTS.md must land on a heading that exists, by GitHub's anchor rules.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import ts from 'typescript';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const SOURCE = /\.(ts|tsx|js|mjs|cjs)$/;
+const TEXT = /\.(ts|tsx|js|mjs|cjs|md|json|html|css|sh)$/;
+const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', 'test-results', '.git', 'coverage']);
+
+/** Tracked files (git), or every file outside build output when this is not a git checkout. */
+function repositoryFiles(): string[] {
+  try {
+    // A tracked file deleted in the work tree (a move not yet committed) has nothing to check.
+    return execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((path) => path && existsSync(join(ROOT, path)));
+  } catch {
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        if (entry.isDirectory()) {
+          if (!SKIPPED_FOLDERS.has(entry.name)) walk(join(dir, entry.name));
+        } else {
+          found.push(relative(ROOT, join(dir, entry.name)));
+        }
+      }
+    };
+    walk(ROOT);
+    return found;
+  }
+}
+
+/** Every comment of a JavaScript/TypeScript file, with its line, found through the parser (not a regex). */
+export function commentsOf(fileName: string, text: string): { line: number; text: string }[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false,
+    /\.(js|mjs|cjs)$/.test(fileName) ? ts.ScriptKind.JS : ts.ScriptKind.TS);
+  const seen = new Map<number, string>();
+  const collect = (ranges: ts.CommentRange[] | undefined) => {
+    for (const range of ranges ?? []) seen.set(range.pos, text.slice(range.pos, range.end));
+  };
+  const visit = (node: ts.Node) => {
+    collect(ts.getLeadingCommentRanges(text, node.getFullStart()));
+    collect(ts.getTrailingCommentRanges(text, node.getEnd()));
+    node.forEachChild(visit);
+  };
+  collect(ts.getLeadingCommentRanges(text, 0));
+  visit(source);
+  collect(ts.getLeadingCommentRanges(text, source.endOfFileToken.getFullStart()));
+  return [...seen].map(([pos, comment]) => ({ line: source.getLineAndCharacterOfPosition(pos).line + 1, text: comment }));
+}
+
+/**
+ * Phrases that cite a document outside the repository: the old design note by name, and the provider's
+ * description as "the spec" (`spec:`, `spec's`, `(spec`, `spec table`, its section names).
+ */
+const OUTSIDE_CITATIONS: readonly RegExp[] = [
+  /\bDESIGN(\.md)?\b/,
+  /(?<![\w./-])spec(?![\w-])/i,
+  /shared\/spec/i,
+  /Authentication §/,
+  /Resources →/,
+];
+
+/** The first outside citation in `text`, if any. */
+export function outsideCitation(text: string): string | undefined {
+  for (const pattern of OUTSIDE_CITATIONS) {
+    const match = pattern.exec(text);
+    if (match) return match[0];
+  }
+  return undefined;
+}
+
+/** GitHub's heading anchor: lower case, punctuation dropped (hyphens kept), spaces to hyphens. */
+export function githubSlug(heading: string): string {
+  return heading
+    .trim()
+    .replace(/<[^>]*>/g, '')
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
+    .replace(/ /g, '-');
+}
+
+/** The anchors of a Markdown document, duplicates numbered (`-1`, `-2`) as GitHub does. */
+export function anchorsOf(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  const counts = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const base = githubSlug(heading[1] ?? '');
+    const count = counts.get(base) ?? 0;
+    counts.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
+/** Links into the three documents: `docs/UPSTREAM.md#d3-…`, or `UPSTREAM.md#…` from inside docs/. */
+const DOC_LINK = /(?<![\w/.-])(?:docs\/)?(UPSTREAM|ARCHITECTURE|CONTRACTS)\.md#([\p{L}\p{N}_%-]+)/gu;
+
+const files = repositoryFiles();
+const read = (path: string) => readFileSync(join(ROOT, path), 'utf8');
+const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
+
+describe('the checks themselves', () => {
+  test('an outside citation is recognised in a comment, a citation of docs/ is not', () => {
+    assert.equal(outsideCitation('// Reads the body (DESIGN.md).'), 'DESIGN.md');
+    assert.equal(outsideCitation('/** The token response (spec: Resources → Token response). */'), 'spec');
+    assert.equal(outsideCitation("// one RFC 6749 error of the spec's table"), 'spec');
+    assert.equal(outsideCitation('// fields (spec table); others pass through'), 'spec');
+    assert.equal(outsideCitation('// (docs/UPSTREAM.md#d3-token-errors) and docs/CONTRACTS.md §1'), undefined);
+    assert.equal(outsideCitation('// a specific case, the widget.spec.ts file, respect'), undefined);
+  });
+
+  test('comments are found by the parser, strings and template text are not comments', () => {
+    const found = commentsOf('x.ts', [
+      '// first',
+      'const url = `${a}://host`; /* second */',
+      "const s = '// not a comment';",
+      '/** third */',
+      'export const x = 1;',
+      '// last',
+    ].join('\n'));
+    assert.deepEqual(found.map((c) => [c.line, c.text]), [[1, '// first'], [2, '/* second */'], [4, '/** third */'], [6, '// last']]);
+  });
+
+  test('anchors follow GitHub: punctuation dropped, duplicates numbered', () => {
+    assert.equal(githubSlug('D12 Notification signature'), 'd12-notification-signature');
+    assert.equal(githubSlug('Endpoint 4: interactive transaction'), 'endpoint-4-interactive-transaction');
+    assert.equal(githubSlug("Decisions where the provider's documentation is silent"), 'decisions-where-the-providers-documentation-is-silent');
+    assert.equal(githubSlug('1. Sandbox provider (`sandbox/`) — what the proxy sees'), '1-sandbox-provider-sandbox--what-the-proxy-sees');
+    assert.deepEqual([...anchorsOf('# A\n## B\n```\n# not a heading\n```\n## B\n')], ['a', 'b', 'b-1']);
+  });
+});
+
+describe('comments point only inside the repository', () => {
+  const sources = files.filter((path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'));
+
+  test('there are sources to check', () => {
+    assert.ok(sources.length > 100, `only ${sources.length} source files found`);
+  });
+
+  test('no comment cites the design note or "the spec": they cite docs/UPSTREAM.md or docs/CONTRACTS.md', () => {
+    const offenders = sources.flatMap((path) =>
+      commentsOf(path, read(path)).flatMap(({ line, text }) => {
+        const citation = outsideCitation(text);
+        return citation ? [`${path}:${line}: "${citation}" in ${text.split('\n')[0]?.slice(0, 100)}`] : [];
+      }));
+    assert.deepEqual(offenders, []);
+  });
+
+  test('the README and docs/ cite no document outside the repository either', () => {
+    const docs = files.filter((path) => path === 'README.md' || /^docs\/[^/]+\.md$/.test(path));
+    const offenders = docs.flatMap((path) =>
+      read(path).split('\n').flatMap((line, index) => {
+        const citation = outsideCitation(line);
+        return citation ? [`${path}:${index + 1}: "${citation}"`] : [];
+      }));
+    assert.deepEqual(offenders, []);
+  });
+});
+
+describe('links into docs/ land on a heading', () => {
+  const anchors = new Map(['UPSTREAM', 'ARCHITECTURE', 'CONTRACTS'].map((name) => [name, anchorsOf(read(`docs/${name}.md`))]));
+
+  test('the decisions have numbered, linkable headings', () => {
+    const upstream = anchors.get('UPSTREAM') ?? new Set();
+    assert.ok([...upstream].filter((anchor) => /^d\d+-/.test(anchor)).length >= 10, [...upstream].join(', '));
+  });
+
+  test('every docs/UPSTREAM.md#…, docs/ARCHITECTURE.md#… and docs/CONTRACTS.md#… anchor exists', () => {
+    const texts = files.filter((path) => TEXT.test(path) && path !== THIS_FILE && path !== 'package-lock.json');
+    let links = 0;
+    const broken = texts.flatMap((path) =>
+      [...read(path).matchAll(DOC_LINK)].flatMap((match) => {
+        links += 1;
+        const [, name = '', anchor = ''] = match;
+        return anchors.get(name)?.has(decodeURIComponent(anchor).toLowerCase()) ? [] : [`${path}: ${match[0]}`];
+      }));
+    assert.deepEqual(broken, []);
+    assert.ok(links > 20, `only ${links} links found`);
+  });
+
+  test('in-page links of the three documents exist', () => {
+    const broken = [...anchors].flatMap(([name, own]) =>
+      [...read(`docs/${name}.md`).matchAll(/\]\(#([^)\s]+)\)/g)].flatMap((match) =>
+        own.has(match[1] ?? '') ? [] : [`docs/${name}.md: #${match[1]}`]));
+    assert.deepEqual(broken, []);
+  });
+});

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { ProxyConfig } from './config.ts';
+import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';

@@ -5,11 +5,11 @@ import type { Express, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { createApp, createNotificationApp } from './app.ts';
-import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config.ts';
+import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config/schema.ts';
 import type { ProxyContext } from './context.ts';
 import { createLogger } from './logger.ts';
 import { createOriginPolicy } from './http/origin.ts';
-import { clientAddress, type TrustFunction } from './http/client-address.ts';
+import { createClientAddress } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
@@ -19,9 +19,10 @@ import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
+import { START_RATE_WINDOW_MS } from './config/limits.ts';
 
-export type { ProxyConfig, ProxyConfigInput } from './config.ts';
-export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config.ts';
+export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
+export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
 export type { EnrichStart, OnOutcome, OutcomeReport, VerificationDraft } from './hooks.ts';
 export type { LinkedAccount } from './routes/links.ts';
 export type { Relay } from './relay/relay.ts';
@@ -94,8 +95,6 @@ export interface ObvProxy {
   close(): Promise<void>;
 }
 
-const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore', 'enrichStart', 'onOutcome', 'relay', 'tokenRetry', 'now', 'defaultMetrics'] as const;
-
 /**
  * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
  *
@@ -107,9 +106,8 @@ const DEPENDENCY_KEYS = ['logger', 'sessionStore', 'resultBus', 'rateLimitStore'
  * ```
  */
 export function createObvProxy(options: ObvProxyOptions): ObvProxy {
-  const configInput: Record<string, unknown> = { ...options };
-  for (const key of DEPENDENCY_KEYS) delete configInput[key];
-  const config = parseProxyConfig(configInput as ProxyConfigInput);
+  // The schema is a plain z.object: it drops the dependency keys (and any other unknown key).
+  const config = parseProxyConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
   if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
     throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');
@@ -152,7 +150,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const rateLimitStore = options.rateLimitStore ?? backend?.rateLimitStore;
   const rateLimiter = config.rateLimit > 0
     ? rateLimit({
-      windowMs: 60_000,
+      windowMs: START_RATE_WINDOW_MS,
       limit: config.rateLimit,
       standardHeaders: 'draft-8',
       legacyHeaders: false,
@@ -203,8 +201,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         bus,
         originPolicy: ctx.originPolicy,
         logger,
-        // Read at each upgrade: the router inherits the app's `trust proxy` only once it is mounted.
-        clientAddress: (req) => clientAddress(req, router.get('trust proxy fn') as TrustFunction | undefined),
+        clientAddress: createClientAddress(() => router.get('trust proxy')),
         maxSocketsPerSession: config.maxSocketsPerSession,
         maxSocketsPerClient: config.maxSocketsPerClient,
         maxSockets: config.maxSockets,

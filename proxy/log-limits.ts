@@ -2,9 +2,7 @@
 // warning an attacker can trigger at will is written once per key (and then at most once a minute, with
 // a count of the ones left out), so a flood of bad requests cannot grow the log without bound.
 import type { Logger } from 'pino';
-
-/** Longest attacker-controlled string a log line carries. */
-export const LOGGED_VALUE_MAX = 80;
+import { LOGGED_VALUE_MAX, WARNING_INTERVAL_MS, WARNING_MAX_KEYS } from './config/limits.ts';
 
 /** `value` as a string of at most `max` characters (`…` marks a cut). */
 export function clip(value: unknown, max = LOGGED_VALUE_MAX): string {
@@ -36,8 +34,8 @@ export class WarningLimiter {
     private readonly logger: Logger,
     options: WarningLimiterOptions = {},
   ) {
-    this.#intervalMs = options.intervalMs ?? 60_000;
-    this.#maxKeys = options.maxKeys ?? 1_000;
+    this.#intervalMs = options.intervalMs ?? WARNING_INTERVAL_MS;
+    this.#maxKeys = options.maxKeys ?? WARNING_MAX_KEYS;
     this.#now = options.now ?? Date.now;
   }
 

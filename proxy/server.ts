@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import type { ProxyConfig } from './config.ts';
+import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
 
 export interface ProxyServers {

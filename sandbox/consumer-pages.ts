@@ -13,6 +13,7 @@ import { CONSUMER_CANCELLED, TEST_CONSUMERS } from './sandbox-data.ts';
 import { secretsMatch } from './secrets.ts';
 import type { Verification } from './state.ts';
 import { completeVerification } from './verification-outcome.ts';
+import { CONSUMER_FORM_LIMITS } from './limits.ts';
 
 const SignInForm = z.object({
   t: z.string().max(200).default(''),
@@ -81,7 +82,7 @@ export function consumerRouter(context: ProviderContext): Router {
     sendPage(res, 200, renderSignIn(lookup.verification), lookup.verification.returnURL);
   });
 
-  router.post('/consumer/:verificationId', express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 }), (req, res) => {
+  router.post('/consumer/:verificationId', express.urlencoded({ extended: false, ...CONSUMER_FORM_LIMITS }), (req, res) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     // The token is read on its own, so a valid link with an otherwise odd form re-renders the form
     // instead of claiming the link is not valid.

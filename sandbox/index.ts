@@ -19,6 +19,7 @@ import { createStats } from './stats.ts';
 import { tokenRouter } from './token-endpoint.ts';
 import { transactionRouter } from './transaction-endpoint.ts';
 import { verificationRouter } from './verification-endpoint.ts';
+import { SWEEP_INTERVAL_MS } from './limits.ts';
 
 export type { ProviderOptions } from './options.ts';
 export type { ProviderFaults, TokenFailureKind } from './faults.ts';
@@ -58,8 +59,6 @@ export interface RunningProvider extends Omit<Provider, 'close'> {
   server: Server;
   close(): Promise<void>;
 }
-
-const SWEEP_INTERVAL_MS = 60_000;
 
 /** Builds the sandbox provider's app and state. Throws a TypeError naming a bad option. */
 export function createProvider(options: ProviderOptions = {}): Provider {

@@ -3,8 +3,9 @@
 import type { RequestHandler } from 'express';
 import express from 'express';
 import { HttpProblem } from './problem.ts';
+import { JSON_BODY_LIMIT } from './limits.ts';
 
-const parseJson = express.json({ limit: '32kb', strict: true });
+const parseJson = express.json({ limit: JSON_BODY_LIMIT, strict: true });
 
 /** Requires and parses an `application/json` body. */
 export const requireJsonBody: RequestHandler = (req, res, next) => {

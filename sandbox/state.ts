@@ -3,6 +3,7 @@
 // swept; each table also drops its oldest entries past `maxEntries`.
 import { randomBytes } from 'node:crypto';
 import { BoundedMap } from './bounded-map.ts';
+import { EXPIRED_TOKEN_MEMORY_MS, EXPIRED_VERIFICATION_MEMORY_MS } from './limits.ts';
 import type { BankAccount, VerificationFailure } from './sandbox-data.ts';
 import type { VerificationRequest } from './verification-schema.ts';
 
@@ -51,11 +52,6 @@ export interface RecordedTransaction {
 export function randomId(prefix: string, bytes = 16): string {
   return `${prefix}${randomBytes(bytes).toString('base64url')}`;
 }
-
-/** How long an expired verification is remembered, so its URL answers "expired" rather than "unknown". */
-const EXPIRED_VERIFICATION_MEMORY_MS = 60 * 60 * 1000;
-/** How long an expired bearer token is remembered, so a 401 can say "expired" rather than "unknown". */
-const EXPIRED_TOKEN_MEMORY_MS = 10 * 60 * 1000;
 
 export class ProviderState {
   readonly tokens: BoundedMap<string, IssuedToken>;

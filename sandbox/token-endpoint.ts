@@ -9,6 +9,7 @@ import { methodNotAllowed } from './error-handlers.ts';
 import type { SandboxClient } from './sandbox-data.ts';
 import { SANDBOX_REALM, TOKEN_SCOPE } from './sandbox-data.ts';
 import { secretsMatch } from './secrets.ts';
+import { TOKEN_FORM_LIMITS } from './limits.ts';
 
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
@@ -131,7 +132,7 @@ function applyTokenFault(context: ProviderContext, res: Response, hanging: Set<R
 /** The token endpoint. `hanging` collects responses held open by the timeout fault. */
 export function tokenRouter(context: ProviderContext, hanging: Set<Response>): Router {
   const router = Router();
-  router.post(TOKEN_PATH, express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), (req, res) => {
+  router.post(TOKEN_PATH, express.urlencoded({ extended: false, ...TOKEN_FORM_LIMITS }), (req, res) => {
     context.stats.tokenRequests += 1;
     if (applyTokenFault(context, res, hanging)) return;
     try {

@@ -1,10 +1,9 @@
 // The element's transfer size, as a browser downloads it: gzip of the built bundle, with a hard budget.
 import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
+import { ELEMENT_GZIP_AIM_BYTES, ELEMENT_GZIP_BUDGET_BYTES } from './element-budget.ts';
 
 const file = process.argv[2] ?? 'dist/obv-link-account.js';
-const BUDGET_BYTES = 12 * 1024;
-const TARGET_BYTES = 10 * 1024;
 
 let source: Buffer;
 try {
@@ -15,8 +14,8 @@ try {
 }
 const gzipped = gzipSync(source, { level: 9 }).length;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
-console.log(`${file}: ${source.length} bytes minified, ${gzipped} bytes gzip (${kb(gzipped)}; budget ${kb(BUDGET_BYTES)}, target ${kb(TARGET_BYTES)})`);
-if (gzipped > BUDGET_BYTES) {
-  console.error(`size: over budget by ${gzipped - BUDGET_BYTES} bytes`);
+console.log(`${file}: ${source.length} bytes minified, ${gzipped} bytes gzip (${kb(gzipped)}; budget ${kb(ELEMENT_GZIP_BUDGET_BYTES)}, target ${kb(ELEMENT_GZIP_AIM_BYTES)})`);
+if (gzipped > ELEMENT_GZIP_BUDGET_BYTES) {
+  console.error(`size: over budget by ${gzipped - ELEMENT_GZIP_BUDGET_BYTES} bytes`);
   process.exit(1);
 }

@@ -35,6 +35,8 @@ const proxy = createObvProxy({
   sandbox: true,
   // The bench sends thousands of starts from one address: the per-IP limit would stop it.
   rateLimit: 0,
+  // Every idle socket comes from 127.0.0.1: the per-address cap (default 64) would refuse all but 64.
+  maxSocketsPerClient: 1_000_000,
   logger,
   sessionStore: backend.sessionStore,
   resultBus: backend.resultBus,

@@ -8,12 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { build, loadConfigFromFile, type InlineConfig, type UserConfig } from 'vite';
 import { compressedSize, type CompressedSize } from '../lib/compression.ts';
 import { formatBytes, type SectionResult } from '../lib/report.ts';
+import { ELEMENT_GZIP_AIM_BYTES, ELEMENT_GZIP_BUDGET_BYTES } from '../../scripts/element-budget.ts';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST_FILE = join(ROOT, 'dist/obv-link-account.js');
 const FIXTURE = fileURLToPath(new URL('../fixtures/bare-element.ts', import.meta.url));
-const BUDGET_GZIP = 12 * 1024;
-const AIM_GZIP = 10 * 1024;
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;
@@ -78,8 +77,8 @@ export async function measureElementSize(): Promise<SectionResult> {
         value: formatBytes(element.gzip),
         baseline: `${formatBytes(floor.gzip)} bare Lit element`,
         comparison: own('gzip'),
-        aim: `≤ ${formatBytes(AIM_GZIP)} (budget ${formatBytes(BUDGET_GZIP)})`,
-        met: element.gzip <= AIM_GZIP,
+        aim: `≤ ${formatBytes(ELEMENT_GZIP_AIM_BYTES)} (budget ${formatBytes(ELEMENT_GZIP_BUDGET_BYTES)})`,
+        met: element.gzip <= ELEMENT_GZIP_AIM_BYTES,
       },
       {
         metric: 'element size, brotli',
@@ -89,6 +88,6 @@ export async function measureElementSize(): Promise<SectionResult> {
         aim: '',
       },
     ],
-    data: { element, bareLitElement: floor, budgetGzip: BUDGET_GZIP, aimGzip: AIM_GZIP, withinBudget: element.gzip <= BUDGET_GZIP, rebuilt },
+    data: { element, bareLitElement: floor, budgetGzip: ELEMENT_GZIP_BUDGET_BYTES, aimGzip: ELEMENT_GZIP_AIM_BYTES, withinBudget: element.gzip <= ELEMENT_GZIP_BUDGET_BYTES, rebuilt },
   };
 }

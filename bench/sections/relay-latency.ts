@@ -16,6 +16,8 @@ interface Side {
   pool: IdleSocketPool;
   client: SequentialClient;
   sessions: PreparedSession[];
+  /** Creation index of `sessions[0]`: the notification body names that session's order (`txn-{index}`). */
+  firstIndex: number;
   timings: RelayTiming[];
 }
 
@@ -24,7 +26,7 @@ async function prepareSide(kind: 'obv' | 'bare', idle: number, timed: number): P
   const sessions = await server.prepareSessions(idle + timed);
   const pool = new IdleSocketPool(`relay-${kind}`);
   await pool.add(server.address, sessions.slice(0, idle).map((session) => session.sessionId), 600_000);
-  return { server, pool, client: new SequentialClient(server.address.origin), sessions: sessions.slice(idle), timings: [] };
+  return { server, pool, client: new SequentialClient(server.address.origin), sessions: sessions.slice(idle), firstIndex: idle, timings: [] };
 }
 
 function summarizeSide(side: Side): { sendToReceive: LatencySummary; resultBeforeAnswerShare: number } {
@@ -39,7 +41,7 @@ async function sampleOnce(side: Side, index: number, record: boolean): Promise<v
   const session = side.sessions[index] as PreparedSession;
   const socket = await subscribe(side.server.address, session.sessionId);
   try {
-    const timing = await timeRelay(socket, side.client, side.server.address, session, `msg_relay_${side.server.kind}_${index}`, index);
+    const timing = await timeRelay(socket, side.client, side.server.address, session, `msg_relay_${side.server.kind}_${index}`, side.firstIndex + index);
     if (record) side.timings.push(timing);
   } finally {
     socket.terminate();

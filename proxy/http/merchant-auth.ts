@@ -3,9 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { problem } from '../errors.ts';
-
-/** Window of the failed-key limit. */
-const AUTH_FAILURE_WINDOW_MS = 15 * 60_000;
+import { AUTH_FAILURE_WINDOW_MS } from '../config/limits.ts';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();

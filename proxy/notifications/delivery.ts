@@ -10,12 +10,7 @@ import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
 import type { ReportedNotification } from './outcome.ts';
-
-/**
- * How long one delivery holds the right to call `onOutcome`: a concurrent or retried delivery meanwhile
- * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
- */
-const OUTCOME_HOOK_LEASE_MS = 120_000;
+import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 
 /** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {

@@ -12,9 +12,7 @@ import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { readNotification, type ReportedNotification } from './outcome.ts';
 import { createWebhookVerifier } from './signature.ts';
-
-/** Seen webhook-ids are remembered this long (well past the provider's retry window). */
-const WEBHOOK_ID_TTL_MS = 24 * 3_600_000;
+import { WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 
 export interface NotificationIntake {
   /** 401 unless the Standard Webhooks signature over `payload` is valid. */

@@ -13,9 +13,15 @@ import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, 
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
 import { defaultSocketCap } from './socket-cap.ts';
-
-/** How long a socket closed by the server (a cap, a replacement) may take to answer before it is cut. */
-const CLOSE_GRACE_MS = 1_000;
+import {
+  RELAY_CLOSE_GRACE_MS,
+  RELAY_EXPIRY_RETRY_MS,
+  RELAY_MAX_PAYLOAD_BYTES,
+  RELAY_PING_INTERVAL_MS,
+  RELAY_RECHECK_INTERVAL_MS,
+  RELAY_SHUTDOWN_WAIT_MS,
+  RELAY_SUBSCRIBE_TIMEOUT_MS,
+} from '../config/limits.ts';
 
 export interface RelayOptions {
   /** Upgrade path, e.g. `/obv/ws`. */
@@ -60,14 +66,6 @@ interface Client {
   subscribeTimer?: NodeJS.Timeout;
 }
 
-/** Where a socket's Client is kept, so the shared listeners can find it from `this`. */
-const CLIENT = Symbol('obv-relay-client');
-type ClientSocket = WebSocket & { [CLIENT]: Client };
-
-function clientOf(socket: WebSocket): Client {
-  return (socket as ClientSocket)[CLIENT];
-}
-
 /** Everything this instance holds for one session: its sockets, the bus subscription, the expiry timer. */
 interface LocalSession {
   clients: Set<Client>;
@@ -94,10 +92,10 @@ export interface Relay {
 export function attachRelay(server: Server, options: RelayOptions): Relay {
   const { path, store, bus, originPolicy, logger } = options;
   const now = options.now ?? Date.now;
-  const subscribeTimeoutMs = options.subscribeTimeoutMs ?? 5_000;
-  const expiryRetryMs = options.expiryRetryMs ?? 5_000;
-  const recheckIntervalMs = options.recheckIntervalMs ?? 60_000;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? 1024, clientTracking: false });
+  const subscribeTimeoutMs = options.subscribeTimeoutMs ?? RELAY_SUBSCRIBE_TIMEOUT_MS;
+  const expiryRetryMs = options.expiryRetryMs ?? RELAY_EXPIRY_RETRY_MS;
+  const recheckIntervalMs = options.recheckIntervalMs ?? RELAY_RECHECK_INTERVAL_MS;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? RELAY_MAX_PAYLOAD_BYTES, clientTracking: false });
   const clients = new Set<Client>();
   const sessions = new Map<string, LocalSession>();
   const perAddress = new Map<string, number>();
@@ -105,11 +103,14 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
   const maxPerClient = options.maxSocketsPerClient ?? 64;
   const maxPerSession = options.maxSocketsPerSession ?? 4;
   const addressOf = options.clientAddress ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? '');
+  /** Each socket's Client, so the shared listeners below can find it from `this` (the socket). */
+  const clientOfSocket = new WeakMap<WebSocket, Client>();
+  const clientOf = (socket: WebSocket): Client => clientOfSocket.get(socket) as Client;
 
   /** Closes with `code`, and cuts the socket if the peer does not finish the close handshake soon. */
   function closeSoon(socket: WebSocket, code: number, reason: string): void {
     socket.close(code, reason);
-    setTimeout(() => socket.terminate(), CLOSE_GRACE_MS).unref();
+    setTimeout(() => socket.terminate(), RELAY_CLOSE_GRACE_MS).unref();
   }
 
   function send(client: Client, message: ServerMessage): void {
@@ -144,7 +145,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     });
   }
 
-  // One set of listeners shared by every socket (`this` is the socket; its Client hangs off it), rather
+  // One set of listeners shared by every socket (`this` is the socket, its Client in clientOfSocket), rather
   // than four closures per connection: idle subscribed sockets are what this server holds most of.
   function onSocketError(error: Error): void {
     logger.debug({ err: safeError(error) }, 'WebSocket error');
@@ -171,7 +172,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
 
   function onConnection(socket: WebSocket, address: string): void {
     const client: Client = { socket, address, isAlive: true, terminalSent: false };
-    (socket as ClientSocket)[CLIENT] = client;
+    clientOfSocket.set(socket, client);
     clients.add(client);
     perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     socket.on('error', onSocketError);
@@ -328,7 +329,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
       client.isAlive = false;
       client.socket.ping();
     }
-  }, options.pingIntervalMs ?? 30_000);
+  }, options.pingIntervalMs ?? RELAY_PING_INTERVAL_MS);
   heartbeat.unref();
 
   server.on('upgrade', onUpgrade);
@@ -345,7 +346,7 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
       server.off('upgrade', onUpgrade);
       for (const client of clients) client.socket.close(CLOSE.goingAway, 'server shutting down');
       // Give the close handshakes a moment, then cut what is left so the http server can close.
-      for (let waited = 0; clients.size > 0 && waited < 500; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+      for (let waited = 0; clients.size > 0 && waited < RELAY_SHUTDOWN_WAIT_MS; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
       for (const client of clients) client.socket.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

@@ -11,6 +11,7 @@ import type { VerificationOutcome } from '../sessions/types.ts';
 import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
+import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
 
 const STORED_BODY = JSON.stringify({ status: 'stored' });
 const IGNORED_BODY = JSON.stringify({ status: 'ignored' });
@@ -30,7 +31,7 @@ export function notificationsRouter(ctx: ProxyContext): Router {
   const completeDelivery = createOutcomeDelivery(ctx);
 
   // Raw body: the signature covers the exact bytes.
-  router.post('/notifications/:ref', rawBody(64 * 1024), async (req, res) => {
+  router.post('/notifications/:ref', rawBody(NOTIFICATION_BODY_LIMIT_BYTES), async (req, res) => {
     const payload = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
     const webhookId = req.get('webhook-id') ?? '';
     intake.verifySignature(req, payload);

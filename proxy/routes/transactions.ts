@@ -13,6 +13,7 @@ import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
 import { parseOrThrow, text } from '../validation.ts';
+import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 
 /** CONTRACTS §3; unknown fields pass through to the provider. */
 export const SubmitTransactionBody = z.looseObject({
@@ -50,7 +51,7 @@ function nothingCharged(error: unknown): boolean {
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   const { config, store, logger } = ctx;
-  router.post('/transactions', ...merchantAuth, express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
     const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;

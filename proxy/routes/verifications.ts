@@ -10,6 +10,7 @@ import { startView } from '../sessions/view.ts';
 import { parseOrThrow, text } from '../validation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
+import { START_BODY_LIMIT } from '../config/limits.ts';
 
 /** What a page may send (CONTRACTS §2). Unknown fields are dropped. */
 export const StartVerificationBody = z.object({
@@ -36,7 +37,7 @@ const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 v
 export function verificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const start = createVerificationStarter(ctx);
-  router.post('/verifications', ctx.rateLimiter, express.json({ limit: '16kb' }), async (req, res) => {
+  router.post('/verifications', ctx.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
     if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
     const rawKey = req.get('idempotency-key');

@@ -1,6 +1,7 @@
 // Names of the session store's one-time markers (SessionStore.mark), in one place so no two features
 // can collide on a key, and how long a session-bound marker lives.
 import type { SessionRecord } from './types.ts';
+import { RECORD_GRACE_MS } from '../config/limits.ts';
 
 export const markerKey = {
   /** webhook-id → the session it was first delivered for (de-duplication across sessions). */
@@ -16,9 +17,6 @@ export const markerKey = {
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */
   outcomeRunning: (sessionId: string) => `outcome-running:${sessionId}`,
 } as const;
-
-/** Both backends keep a record this long after it expires (memory `retentionMs`, Redis `graceMs`). */
-export const RECORD_GRACE_MS = 3_600_000;
 
 /** A marker bound to a session lives as long as the session's record. */
 export function sessionMarkerTtlMs(record: Pick<SessionRecord, 'expiresAt'>, now: number): number {

@@ -9,7 +9,7 @@ import express from 'express';
 import type { Browser, Page } from 'playwright-core';
 import { startProvider } from '../../sandbox/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
-import { SANDBOX_DEFAULTS } from '../../proxy/sandbox-defaults.ts';
+import { SANDBOX_DEFAULTS } from '../../proxy/config/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { copyFixture, exec, freePort, pinned, tempApp, type TempApp } from './temp-apps.ts';
 

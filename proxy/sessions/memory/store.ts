@@ -2,11 +2,11 @@
 // "atomic" operations (settle, claim) are atomic for free on Node's single thread.
 import type { SessionRecord, SessionStore, SettleResult, VerificationOutcome } from '../types.ts';
 import { TERMINAL_STATES } from '../types.ts';
-import { RECORD_GRACE_MS } from '../markers.ts';
+import { MEMORY_SWEEP_INTERVAL_MS, RECORD_GRACE_MS } from '../../config/limits.ts';
 
 export interface MemorySessionStoreOptions {
   /** How long a record is kept after it expires, so GET still answers `expired` instead of 404. Default 1 h. */
-  retentionMs?: number;
+  graceMs?: number;
   /** Sweep period. Default 60 s. */
   sweepIntervalMs?: number;
   now?: () => number;
@@ -33,14 +33,14 @@ export class MemorySessionStore implements SessionStore {
   readonly #byRef = new Map<string, string>();
   readonly #idempotency = new Map<string, IdempotencyEntry>();
   readonly #marks = new Map<string, { value: string; expiresAt: number }>();
-  readonly #retentionMs: number;
+  readonly #graceMs: number;
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(options: MemorySessionStoreOptions = {}) {
-    this.#retentionMs = options.retentionMs ?? RECORD_GRACE_MS;
+    this.#graceMs = options.graceMs ?? RECORD_GRACE_MS;
     this.#now = options.now ?? Date.now;
-    this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 60_000);
+    this.#sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
@@ -117,7 +117,7 @@ export class MemorySessionStore implements SessionStore {
   sweep(): void {
     const now = this.#now();
     for (const [id, record] of this.#sessions) {
-      if (record.expiresAt + this.#retentionMs <= now) {
+      if (record.expiresAt + this.#graceMs <= now) {
         this.#sessions.delete(id);
         this.#byRef.delete(record.notificationRef);
       }

@@ -1,8 +1,7 @@
 // Every key and channel the Redis backend uses, in one place, under one configurable prefix so several
 // deployments (or a test run) can share one Redis without seeing each other's data.
 
-/** The default prefix of every key and channel. */
-export const DEFAULT_REDIS_PREFIX = 'obv:';
+import { DEFAULT_REDIS_PREFIX } from '../../config/limits.ts';
 
 export interface RedisKeys {
   readonly prefix: string;

@@ -10,7 +10,7 @@ import {
   waitUntilReady,
   type RedisConnectionOptions,
 } from './connection.ts';
-import { RECORD_GRACE_MS } from '../markers.ts';
+import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
@@ -36,7 +36,6 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
   now?: () => number;
 }
 
-const DEFAULT_GRACE_MS = RECORD_GRACE_MS;
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
 const DEFAULT_PENDING_CLAIM_TTL_MS = 120_000;
 const PENDING = 'pending';
@@ -58,7 +57,7 @@ export class RedisSessionStore implements SessionStore {
   constructor(options: RedisSessionStoreOptions) {
     this.redis = createRedisConnection({ ...options, role: 'commands' });
     this.keys = redisKeys(options.prefix);
-    this.#graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
+    this.#graceMs = options.graceMs ?? RECORD_GRACE_MS;
     this.#idempotencyWaitMs = options.idempotencyWaitMs ?? DEFAULT_IDEMPOTENCY_WAIT_MS;
     this.#pendingClaimTtlMs = options.pendingClaimTtlMs ?? DEFAULT_PENDING_CLAIM_TTL_MS;
     this.#now = options.now ?? Date.now;

@@ -4,7 +4,10 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES } from '../../../proxy/index.ts';
+import { MemoryStore } from 'express-rate-limit';
+import {
+  ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
+} from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
 /** A production configuration (sandbox off): its own secrets, none of the sandbox's published ones. */
@@ -118,6 +121,32 @@ describe('configuration from the environment', () => {
   test('createObvProxy names bad keys of a code configuration', () => {
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'publicUrl');
+  });
+
+  test('createObvProxy takes its dependencies beside the configuration, which keeps none of them', async () => {
+    const config = configFromEnv(VALID_ENV);
+    const sessionStore = new MemorySessionStore();
+    const resultBus = new MemoryResultBus();
+    const dependencies: Required<ObvProxyDependencies> = {
+      logger: createLogger('silent'),
+      sessionStore,
+      resultBus,
+      rateLimitStore: new MemoryStore(),
+      enrichStart: (_req, draft) => draft,
+      onOutcome: () => undefined,
+      relay: { pingIntervalMs: 1_000 },
+      defaultMetrics: false,
+      tokenRetry: { limit: 0 },
+      now: Date.now,
+    };
+    const proxy = createObvProxy({ ...config, ...dependencies });
+    try {
+      assert.deepEqual(proxy.config, config);
+      for (const key of Object.keys(dependencies)) assert.equal(key in proxy.config, false, key);
+    } finally {
+      await proxy.close();
+      await Promise.all([sessionStore.close(), resultBus.close()]);
+    }
   });
 });
 

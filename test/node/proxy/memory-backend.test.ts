@@ -10,7 +10,7 @@ describeResultBusContract('memory', () => new MemoryResultBus());
 
 test('sweeps a record once its retention after expiry has passed', async () => {
   let now = 1_000_000;
-  const store = new MemorySessionStore({ retentionMs: 1_000, now: () => now });
+  const store = new MemorySessionStore({ graceMs: 1_000, now: () => now });
   const record = pendingRecord(500, now);
   await store.create(record);
   now += 1_000;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { describe, test } from 'node:test';
 import { startProvider } from '../../../sandbox/index.ts';
-import { parseProxyConfig } from '../../../proxy/config.ts';
+import { parseProxyConfig } from '../../../proxy/config/schema.ts';
 import { startProxyServers, type ProxyServers } from '../../../proxy/server.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
 import { sandboxProxyConfig, START_BODY } from '../../helpers/proxy-harness.ts';

@@ -4,7 +4,7 @@
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './sessions/redis/keys.ts';
+import { DEFAULT_REDIS_PREFIX } from './limits.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;

@@ -1,0 +1,65 @@
+// The proxy's fixed limits and timings, in one place beside the configuration schema (schema.ts). What
+// an operator may change is a setting there; what is here is a decision of the product, named so a
+// reader finds each figure, and why it is what it is, without searching the routes for literals.
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60 * SECOND_MS;
+const HOUR_MS = 60 * MINUTE_MS;
+
+// ── Request bodies ───────────────────────────────────────────────────────────────────────────────
+/** Largest JSON body of POST /verifications (a start: a few short fields). */
+export const START_BODY_LIMIT = '16kb';
+/** Largest JSON body of POST /transactions (the merchant server's payment request). */
+export const TRANSACTION_BODY_LIMIT = '16kb';
+/** Largest notification body, in bytes: the provider's signed outcome, with room for its extra fields. */
+export const NOTIFICATION_BODY_LIMIT_BYTES = 64 * 1024;
+
+// ── Rate limits ──────────────────────────────────────────────────────────────────────────────────
+/** Window of the per-address start limit (`rateLimit` starts per window). */
+export const START_RATE_WINDOW_MS = MINUTE_MS;
+/** Window of the failed API-key limit (`authFailureLimit` refused keys per window). */
+export const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
+
+// ── Sessions and notifications ───────────────────────────────────────────────────────────────────
+/**
+ * Both session backends keep a record this long after it expires, so a late reload still reads
+ * `expired` or its outcome instead of a 404; markers bound to a session live as long.
+ */
+export const RECORD_GRACE_MS = HOUR_MS;
+/** Seen webhook-ids are remembered this long (well past the provider's retry window). */
+export const WEBHOOK_ID_TTL_MS = 24 * HOUR_MS;
+/**
+ * How long one delivery holds the right to call `onOutcome`: a concurrent or retried delivery meanwhile
+ * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
+ */
+export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
+/** `Retry-After` (seconds) of the 503 answered while the session store (Redis) cannot be reached. */
+export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
+/** How often the in-memory store drops records past their grace. */
+export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
+/** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */
+export const DEFAULT_REDIS_PREFIX = 'obv:';
+
+// ── WebSocket relay (each overridable through `createObvProxy({ relay })` for tests and benchmarks) ─
+/** A socket that has not subscribed by then is closed (4408). */
+export const RELAY_SUBSCRIBE_TIMEOUT_MS = 5 * SECOND_MS;
+/** Heartbeat period; a socket that misses one pong is terminated. */
+export const RELAY_PING_INTERVAL_MS = 30 * SECOND_MS;
+/** How soon an expiry check that could not read the store is tried again. */
+export const RELAY_EXPIRY_RETRY_MS = 5 * SECOND_MS;
+/** How often a waiting session is re-read, in case its published result never reached this instance. */
+export const RELAY_RECHECK_INTERVAL_MS = MINUTE_MS;
+/** Largest client message (the one subscribe message). */
+export const RELAY_MAX_PAYLOAD_BYTES = 1024;
+/** How long a socket closed by the server (a cap, a replacement) may take to answer before it is cut. */
+export const RELAY_CLOSE_GRACE_MS = SECOND_MS;
+/** On close, how long the relay waits for the close handshakes before cutting what is left. */
+export const RELAY_SHUTDOWN_WAIT_MS = 500;
+
+// ── Logs ─────────────────────────────────────────────────────────────────────────────────────────
+/** Longest attacker-controlled string a log line carries. */
+export const LOGGED_VALUE_MAX = 80;
+/** A rate-limited warning is written at most once per key per this period. */
+export const WARNING_INTERVAL_MS = MINUTE_MS;
+/** Distinct warning keys remembered; beyond this every key shares one budget. */
+export const WARNING_MAX_KEYS = 1_000;

@@ -2,6 +2,7 @@
 // error, not as a button that silently does nothing or a request the proxy rejects later. The messages
 // are for the developer (the `obv-error` detail and the console), so they are English only; the
 // shopper sees "Bank linking is not available" in their language.
+import { AMOUNT_MESSAGE, isAmount } from '../contracts/amount.ts';
 
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
@@ -10,9 +11,6 @@ export interface ObvConfig {
   currency?: string | undefined;
   consumerEmail?: string | undefined;
 }
-
-/** Positive decimal with at most two places; no sign, exponent or leading zeros ("49.99", "5", "0.5"; not "0"). */
-const AMOUNT = /^(?!0(\.0+)?$)(0|[1-9]\d{0,11})(\.\d{1,2})?$/;
 
 /** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -30,7 +28,7 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
-  if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be like 49.99 (positive, 2 decimals at most)';
+  if (config.amount != null && !isAmount(config.amount)) return `amount ${AMOUNT_MESSAGE}`;
   // The spec's transactions are in US dollars only.
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import express, { type Request, type Router } from 'express';
 import { z } from 'zod';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import type { ProxyContext } from '../context.ts';
 import { ConflictProblem, IdempotencyKeyReusedProblem, ProblemError, UnsupportedMediaTypeProblem, ValidationProblem } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
@@ -19,7 +20,7 @@ const text = (max: number) => z.string().trim().min(1).max(max);
 export const StartVerificationBody = z.object({
   merchantUserId: text(100).optional(),
   merchantTransactionId: text(100).optional(),
-  amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
+  amount: z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE).optional(),
   currency: z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD').optional(),
   language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US').optional(),
   /** A link reference from an earlier verification of this merchant user, to re-verify that account. */

@@ -2,6 +2,7 @@
 // the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
 // not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything.
 import type { ObvAccount } from './events.ts';
+import { timing } from './settings.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
 export interface StartRequest {
@@ -41,21 +42,6 @@ export class ProxyRequestError extends Error {
     super(message);
   }
 }
-
-/** Delays and limits; tests shorten them. */
-export const timing = {
-  reconnectBaseMs: 500,
-  reconnectMaxMs: 15_000,
-  /** Sockets in a row that end without an outcome (never opened, dropped, or silent) before polling starts. */
-  socketFailuresBeforePolling: 3,
-  /** How long a socket may take to confirm the subscription before it counts as a failed one. */
-  subscribeTimeoutMs: 10_000,
-  /** While polling, how often the socket is tried again (it is faster than the next poll when it works). */
-  socketRetryWhilePollingMs: 30_000,
-  pollIntervalMs: 2_500,
-  /** Polls that fail in a row before the element reports a network error. */
-  pollFailuresBeforeError: 6,
-};
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
@@ -110,11 +96,18 @@ export async function startSession(
     // obv-error and the console, and shows the shopper only "Bank linking is not available".
     throw new ProxyRequestError(kind, await problemMessage(response));
   }
-  const data: unknown = await response.json().catch(() => undefined);
-  if (!isObject(data) || !isString(data.sessionId) || !/^https?:/i.test(text(data.consumerUrl))) {
-    throw new ProxyRequestError('configuration', `No session from ${url.href}`);
-  }
-  return { sessionId: data.sessionId, consumerUrl: text(data.consumerUrl), expiresAt: text(data.expiresAt) };
+  const session = readStartedSession(await response.json().catch(() => undefined));
+  if (!session) throw new ProxyRequestError('configuration', `No session from ${url.href}`);
+  return session;
+}
+
+/**
+ * A started session from outside (the proxy's answer, or what a previous page stored); `undefined` unless it
+ * has an id and an http(s) `consumerUrl` (the element links to it: never a javascript: URL).
+ */
+export function readStartedSession(value: unknown): StartedSession | undefined {
+  if (!isObject(value) || !isString(value.sessionId) || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
+  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt) };
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
@@ -305,7 +298,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
   // The proxy says `expired` itself; this check covers a socket that went quiet without closing.
   const untilExpiry = Date.parse(session.expiresAt) - Date.now();
   // (Sessions live minutes, far below setTimeout's 24-day ceiling.)
-  if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + 1_000);
+  if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
 
   connect();
   return { close: stop, checkNow };

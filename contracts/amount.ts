@@ -9,7 +9,7 @@
 export const AMOUNT_PATTERN = /^(?!0(\.0+)?$)(0|[1-9]\d{0,8})(\.\d{1,2})?$/;
 
 /** What is wrong with an amount that does not match {@link AMOUNT_PATTERN}, after the field's name. */
-export const AMOUNT_MESSAGE = 'must be a positive decimal string such as "49.99" (up to 9 digits, 2 decimals)';
+export const AMOUNT_MESSAGE = 'must be like 49.99 (positive, at most 9 digits and 2 decimals)';
 
 /** Whether `value` is an amount the element may send and the proxy accepts. */
 export function isAmount(value: string): boolean {

@@ -1,8 +1,11 @@
-// Checks of the attributes a merchant writes by hand. A typo must show up as a visible configuration
-// error, not as a button that silently does nothing or a request the proxy rejects later. The messages
-// are for the developer (the `obv-error` detail and the console), so they are English only; the
-// shopper sees "Bank linking is not available" in their language.
+// The attributes a merchant writes by hand: their checks, and the start they make. A typo must show up as
+// a visible configuration error, not as a button that silently does nothing or a request the proxy
+// rejects later. The messages are for the developer (the `obv-error` detail and the console), so they
+// are English only; the shopper sees "Bank linking is not available" in their language.
 import { AMOUNT_MESSAGE, isAmount } from '../contracts/amount.ts';
+import type { FlowTarget } from './link-flow.ts';
+import { pendingKey } from './pending-session.ts';
+import type { StartRequest } from './session-client.ts';
 
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
@@ -10,6 +13,16 @@ export interface ObvConfig {
   amount?: string | undefined;
   currency?: string | undefined;
   consumerEmail?: string | undefined;
+}
+
+/** The attributes a start sends or depends on. */
+export interface ObvAttributes extends ObvConfig {
+  name: string;
+  merchantUserId?: string | undefined;
+  merchantTransactionId?: string | undefined;
+  linkRef?: string | undefined;
+  consumerFirstName?: string | undefined;
+  consumerLastName?: string | undefined;
 }
 
 /** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
@@ -35,4 +48,36 @@ export function findConfigProblem(config: ObvConfig): string | undefined {
   const email = config.consumerEmail?.trim();
   if (email && !EMAIL.test(email)) return 'consumer-email must be an e-mail address';
   return undefined;
+}
+
+/** The start request the attributes make: blank ones are left out (the proxy rejects an empty field but fills a missing one from its hook). */
+export function startRequest(attributes: ObvAttributes, language: string | undefined): StartRequest {
+  const body: StartRequest = {};
+  for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'linkRef'] as const) {
+    if (attributes[key]) body[key] = attributes[key];
+  }
+  if (language) body.language = language;
+  const consumer: Record<string, string> = {};
+  const { consumerFirstName: firstName, consumerLastName: lastName, consumerEmail: email } = attributes;
+  for (const [key, value] of Object.entries({ firstName, lastName, email })) {
+    const trimmed = value?.trim();
+    if (trimmed) consumer[key] = trimmed;
+  }
+  if (Object.keys(consumer).length) body.consumer = consumer;
+  return body;
+}
+
+/** What the flow needs from the element (link-flow.ts); `undefined` while `proxy-url` is unusable. */
+export function flowTarget(attributes: ObvAttributes, language: string | undefined, opener: Window): FlowTarget | undefined {
+  const base = resolveProxyUrl(attributes.proxyUrl);
+  if (!base) return undefined;
+  return {
+    base,
+    storageKey: pendingKey(attributes.name, base),
+    // A reload resumes a pending session only for the same order and amount.
+    purchase: `${attributes.merchantTransactionId} ${attributes.amount}`,
+    language,
+    opener,
+    request: startRequest(attributes, language),
+  };
 }

@@ -3,9 +3,9 @@
 // events on its host. What it shows is one value, `status`; the element renders that and nothing else.
 import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
-import { emit, type ObvAccount, type ObvState } from './events.ts';
+import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
-import { endpoint, ProxyRequestError, startSession, watchSession, type SessionOutcome, type SessionWatch, type StartRequest, type StartedSession, type WatchHandlers } from './session-client.ts';
+import { endpoint, ProxyRequestError, startSession, watchSession, type SessionOutcome, type LinkedAccount, type SessionWatch, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -14,12 +14,6 @@ export interface FlowError {
   message: string;
   /** A wrong attribute: only fixing it helps, so the element offers no action. A proxy's 4xx has none. */
   attribute?: true;
-}
-
-/** A linked account as the element shows it: the account line as shown and as spoken (from the proxy). */
-export interface LinkedAccount {
-  account: ObvAccount;
-  label: [shown: string, spoken: string];
 }
 
 /** Where the flow stands; `kind` is the element's `state`. */
@@ -64,282 +58,254 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
 
 /**
  * One element's linking flow. As a Lit controller it stops listening when the element leaves the page and
- * picks the session up again when it comes back.
+ * picks the session up again when it comes back. Its methods need no `this`: they can be event listeners.
  */
-export class LinkFlow implements ReactiveController, WatchHandlers {
-  #status: FlowStatus = { kind: 'idle', cancelled: false };
-  readonly #host: EventTarget;
-  readonly #target: TargetReader;
-  readonly #changed: StatusListener;
-  /** The bank tab, while the flow holds one. */
-  #tab: Window | null = null;
-  #aborter: AbortController | undefined;
-  #watch: SessionWatch | undefined;
-  /** The session waited on; kept through a network error, so "Try again" resumes it instead of starting over. */
-  #pending: StartedSession | undefined;
-  /** The account linked last: Cancel after a failed "Change" brings it back. */
-  #linked: LinkedAccount | undefined;
-  #blocked = false;
-  #cancelled = false;
-
-  /** `host` receives the `obv-*` events. */
-  constructor(host: EventTarget, target: TargetReader, changed: StatusListener) {
-    this.#host = host;
-    this.#target = target;
-    this.#changed = changed;
-  }
-
-  get status(): FlowStatus {
-    return this.#status;
-  }
-
-  /** Starting, or waiting on the bank. */
-  get #busy(): boolean {
-    return this.#status.kind === 'starting' || this.#status.kind === 'waiting';
-  }
-
+export interface LinkFlow extends ReactiveController {
+  readonly status: FlowStatus;
   /** On a failure, expiry or error screen after "Change": Cancel brings the previous account back. */
-  get canGoBack(): boolean {
-    return !!this.#linked && this.#status.kind !== 'success' && !this.#wrongAttribute;
-  }
-
+  canGoBack(): boolean;
   /** Starts a verification. Call it from a user gesture: the bank tab opens right away. */
-  start(): void {
-    const target = this.#target();
-    if (this.#busy || this.#wrongAttribute || !target) return;
-    this.#stopWatching();
-    this.#forgetPending();
-    this.#tab = openBankTab(target.opener, `${endpoint(target.base, 'connecting')}?lang=${target.language}`);
-    this.#blocked = !this.#tab;
-    const idempotencyKey = randomId();
-    const aborter = (this.#aborter = new AbortController());
-    this.#cancelled = false;
-    this.#set({ kind: 'starting', blocked: this.#blocked });
-    emit(this.#host, 'obv-start', { idempotencyKey });
-    startSession(target.base, target.request, { idempotencyKey, signal: aborter.signal }).then(
-      (session) => {
-        if (aborter === this.#aborter) this.#opened(target.base, session);
-      },
-      (error: Error) => {
-        // A newer attempt or a cancel has taken over; this answer is stale.
-        if (aborter !== this.#aborter || aborter.signal.aborted) return;
-        this.#aborter = undefined;
-        this.#closeTab();
-        this.#fail(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
-      },
-    );
-  }
-
+  start(): void;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
    */
-  cancel(): void {
-    if (!this.#busy && !this.canGoBack) return;
-    const sessionId = this.#pending?.sessionId;
-    const base = this.#target()?.base;
-    // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
-    if (sessionId && base && this.#busy) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
-    this.#abandon();
-    this.#cancelled = true;
-    this.#set(this.#rest());
-    emit(this.#host, 'obv-cancel', sessionId ? { sessionId } : {});
-  }
-
+  cancel(): void;
   /** "Try again": follows the same session again after a network error, else starts a new one. */
-  retry(): void {
-    const pending = this.#pending;
-    if (pending && this.#status.kind === 'error' && this.#status.error.kind === 'network') {
-      this.#set(this.#waiting(pending));
-      this.#watchPending();
-    } else {
-      this.start();
-    }
-  }
-
+  retry(): void;
   /** Forgets everything, the linked account too (the form was reset); a wrong attribute stays on screen. */
-  reset(): void {
-    this.#abandon();
-    this.#linked = undefined;
-    this.#cancelled = false;
-    if (!this.#wrongAttribute) this.#set(this.#rest());
-  }
-
+  reset(): void;
   /** Picks up the session a previous page of this tab started (a reload while the consumer was at the bank). */
-  resume(): void {
-    const target = this.#target();
-    const pending = target && loadPending(target.storageKey, target.purchase);
-    if (!pending) return;
-    this.#pending = pending;
-    this.#set(this.#waiting(pending));
-    this.#watchPending();
-  }
-
+  resume(): void;
   /**
    * Shows the developer's message for a wrong attribute, or `undefined` once the attributes are usable. Only
    * a wrong attribute is cleared here: a proxy's 4xx stays on screen until "Try again".
    */
-  configure(problem: string | undefined): void {
-    const shown = this.#wrongAttribute;
-    if (problem === shown) return;
-    if (problem) {
-      if (this.#busy) {
-        this.#closeTab();
-        this.#stopWatching();
-      }
-      this.#set({ kind: 'error', error: { kind: 'configuration', message: problem, attribute: true } });
-      this.#report('configuration', problem);
-    } else if (shown) {
-      this.#set(this.#rest());
-    }
-  }
-
+  configure(problem: string | undefined): void;
   /** "Go to the bank tab"; when the consumer closed it, the element offers the link instead. */
-  showTab(): void {
-    this.#tab = showBankTab(this.#tab);
-    if (!this.#tab) this.#refreshWaiting();
-  }
-
+  showTab(): void;
   /** The consumer opened the bank's page with the link (the tab was blocked, closed, or lost on a reload). */
-  linkOpened(): void {
-    this.#blocked = false;
-    this.#refreshWaiting();
-    if (this.#pending) this.#announceOpen(this.#pending);
-  }
+  linkOpened(): void;
+  hostConnected(): void;
+  hostDisconnected(): void;
+}
 
-  /** Moved in the page: follow the session again. A start cut off by the move cannot resume. */
-  hostConnected(): void {
-    if (this.#status.kind === 'waiting') this.#watchPending();
-    if (this.#status.kind === 'starting') {
-      this.#closeTab();
-      this.#set(this.#rest());
-    }
-  }
+/**
+ * The flow of the element `host` (it receives the `obv-*` events). A closure, like watchSession: its state
+ * is the variables below.
+ */
+export function createLinkFlow(host: EventTarget, target: TargetReader, changed: StatusListener): LinkFlow {
+  let status: FlowStatus = { kind: 'idle', cancelled: false };
+  /** The bank tab, while the flow holds one. */
+  let tab: Window | null = null;
+  let aborter: AbortController | undefined;
+  let watch: SessionWatch | undefined;
+  /** The session waited on; kept through a network error, so "Try again" resumes it instead of starting over. */
+  let pending: StartedSession | undefined;
+  /** The account linked last: Cancel after a failed "Change" brings it back. */
+  let linked: LinkedAccount | undefined;
+  let blocked = false;
+  let cancelled = false;
 
-  /** Left the page: stop listening, but keep the session to pick up again (see hostConnected). */
-  hostDisconnected(): void {
-    this.#stopWatching();
-  }
-
+  const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
-  get #wrongAttribute(): string | undefined {
-    const status = this.#status;
-    return status.kind === 'error' && status.error.attribute ? status.error.message : undefined;
-  }
+  const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
+  const canGoBack = () => !!linked && status.kind !== 'success' && !wrongAttribute();
 
-  #set(status: FlowStatus): void {
-    const previous = this.#status;
-    this.#status = status;
-    this.#changed(status, previous);
-  }
-
+  const set = (next: FlowStatus) => {
+    const previous = status;
+    status = next;
+    changed(next, previous);
+  };
   /** Where Cancel and a fixed attribute lead: the account linked before, else idle. */
-  #rest(): FlowStatus {
-    return this.#linked ? { kind: 'success', ...this.#linked } : { kind: 'idle', cancelled: this.#cancelled };
-  }
+  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : { kind: 'idle', cancelled });
+  const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked });
+  const refreshWaiting = () => {
+    if (status.kind === 'waiting') set(waiting(status.session));
+  };
+  const announceOpen = ({ sessionId, consumerUrl }: StartedSession) => emit(host, 'obv-open', { sessionId, consumerUrl });
 
-  #waiting(session: StartedSession): FlowStatus {
-    return { kind: 'waiting', session, tab: !!this.#tab, blocked: this.#blocked };
-  }
-
-  #refreshWaiting(): void {
-    if (this.#status.kind === 'waiting') this.#set(this.#waiting(this.#status.session));
-  }
-
-  #opened(base: URL, session: StartedSession): void {
-    this.#aborter = undefined;
-    this.#pending = session;
-    const target = this.#target();
-    if (target) savePending(target.storageKey, session, target.purchase);
-    this.#tab = navigateBankTab(this.#tab, session.consumerUrl);
-    if (!this.#tab) this.#blocked = true;
-    this.#set(this.#waiting(session));
-    if (this.#tab) this.#announceOpen(session);
-    else emit(this.#host, 'obv-error', { kind: 'popup-blocked', message: 'New tab blocked' });
-    this.#watch = watchSession(base, session, this);
-  }
-
-  #announceOpen({ sessionId, consumerUrl }: StartedSession): void {
-    emit(this.#host, 'obv-open', { sessionId, consumerUrl });
-  }
-
-  #watchPending(): void {
-    const base = this.#target()?.base;
-    if (!base || !this.#pending) return;
-    this.#watch?.close();
-    this.#watch = watchSession(base, this.#pending, this);
-  }
-
-  /** @internal From the watch (WatchHandlers): the session ended with an outcome. */
-  outcome(outcome: SessionOutcome): void {
-    this.#finish();
-    if (outcome.status === 'success') {
-      const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
-      const account = { linkRef, accountLabel, fiName, fiAccountType };
-      this.#linked = { account, label: [outcome.displayLabel || accountLabel, outcome.spokenLabel] };
-      this.#set({ kind: 'success', ...this.#linked });
-      emit(this.#host, 'obv-success', { ...account });
-    } else {
-      // The proxy's words for the shopper, else the provider's own.
-      this.#set({ kind: 'failure', message: outcome.text || outcome.message, lang: outcome.lang });
-      emit(this.#host, 'obv-failure', { code: outcome.code, message: outcome.message });
-    }
-  }
-
-  /** @internal From the watch (WatchHandlers): the session expired. */
-  expired(): void {
-    this.#finish();
-    this.#set({ kind: 'expired' });
-    emit(this.#host, 'obv-error', { kind: 'expired', message: 'Session expired' });
-  }
-
-  /** @internal From the watch (WatchHandlers): the proxy stayed out of reach. */
-  networkError(message: string): void {
-    // The session may still finish: #pending stays, so "Try again" resumes it.
-    this.#watch = undefined;
-    this.#fail('network', message);
-  }
-
+  const closeTab = () => {
+    tab = closeBankTab(tab);
+  };
+  const stopWatching = () => {
+    aborter?.abort();
+    aborter = undefined;
+    watch?.close();
+    watch = undefined;
+  };
+  const forgetPending = () => {
+    const page = target();
+    if (page) savePending(page.storageKey);
+    pending = undefined;
+  };
+  /** Lets the session go: no tab, no watch, nothing to resume. */
+  const abandon = () => {
+    closeTab();
+    stopWatching();
+    forgetPending();
+  };
   /** Ends a session that settled: the return page closes the bank's tab itself. */
-  #finish(): void {
-    this.#watch = undefined;
-    this.#tab = null;
-    this.#blocked = false;
-    this.#forgetPending();
-  }
-
-  #fail(kind: FlowError['kind'], message: string): void {
-    this.#set({ kind: 'error', error: { kind, message } });
-    this.#report(kind, message);
-  }
+  const finish = () => {
+    watch = undefined;
+    tab = null;
+    blocked = false;
+    forgetPending();
+  };
 
   /** Tells the page (obv-error) and, for a mistake in the setup, the developer's console. */
-  #report(kind: FlowError['kind'], message: string): void {
+  const report = (kind: ObvErrorKind, message: string) => {
     if (kind === 'configuration') console.warn('obv-link:', message);
-    emit(this.#host, 'obv-error', { kind, message });
-  }
+    emit(host, 'obv-error', { kind, message });
+  };
+  const fail = (kind: FlowError['kind'], message: string) => {
+    set({ kind: 'error', error: { kind, message } });
+    report(kind, message);
+  };
 
-  /** Lets the session go: no tab, no watch, nothing to resume. */
-  #abandon(): void {
-    this.#closeTab();
-    this.#stopWatching();
-    this.#forgetPending();
-  }
+  const handlers = {
+    outcome(outcome: SessionOutcome) {
+      finish();
+      if (outcome.status === 'success') {
+        const { account, label } = outcome;
+        linked = { account, label };
+        set({ kind: 'success', account, label });
+        emit(host, 'obv-success', { ...account });
+      } else {
+        // The proxy's words for the shopper, else the provider's own.
+        set({ kind: 'failure', message: outcome.text || outcome.message, lang: outcome.lang });
+        emit(host, 'obv-failure', { code: outcome.code, message: outcome.message });
+      }
+    },
+    expired() {
+      finish();
+      set({ kind: 'expired' });
+      report('expired', 'Session expired');
+    },
+    networkError(message: string) {
+      // The session may still finish: `pending` stays, so "Try again" resumes it.
+      watch = undefined;
+      fail('network', message);
+    },
+  };
 
-  #closeTab(): void {
-    this.#tab = closeBankTab(this.#tab);
-  }
+  const watchPending = () => {
+    const base = target()?.base;
+    if (!base || !pending) return;
+    watch?.close();
+    watch = watchSession(base, pending, handlers);
+  };
 
-  #stopWatching(): void {
-    this.#aborter?.abort();
-    this.#aborter = undefined;
-    this.#watch?.close();
-    this.#watch = undefined;
-  }
+  const opened = (base: URL, session: StartedSession) => {
+    aborter = undefined;
+    pending = session;
+    const page = target();
+    if (page) savePending(page.storageKey, session, page.purchase);
+    tab = navigateBankTab(tab, session.consumerUrl);
+    if (!tab) blocked = true;
+    set(waiting(session));
+    if (tab) announceOpen(session);
+    else report('popup-blocked', 'New tab blocked');
+    watch = watchSession(base, session, handlers);
+  };
 
-  #forgetPending(): void {
-    const target = this.#target();
-    if (target) savePending(target.storageKey);
-    this.#pending = undefined;
-  }
+  const start = () => {
+    const page = target();
+    if (busy() || wrongAttribute() || !page) return;
+    stopWatching();
+    forgetPending();
+    tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    blocked = !tab;
+    const idempotencyKey = randomId();
+    const attempt = (aborter = new AbortController());
+    cancelled = false;
+    set({ kind: 'starting', blocked });
+    emit(host, 'obv-start', { idempotencyKey });
+    startSession(page.base, page.request, { idempotencyKey, signal: attempt.signal }).then(
+      (session) => {
+        if (attempt === aborter) opened(page.base, session);
+      },
+      (error: Error) => {
+        // A newer attempt or a cancel has taken over; this answer is stale.
+        if (attempt !== aborter || attempt.signal.aborted) return;
+        aborter = undefined;
+        closeTab();
+        fail(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
+      },
+    );
+  };
+
+  return {
+    get status() {
+      return status;
+    },
+    canGoBack,
+    start,
+    cancel() {
+      if (!busy() && !canGoBack()) return;
+      const sessionId = pending?.sessionId;
+      const base = target()?.base;
+      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
+      if (sessionId && base && busy()) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
+      abandon();
+      cancelled = true;
+      set(rest());
+      emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
+    },
+    retry() {
+      if (pending && status.kind === 'error' && status.error.kind === 'network') {
+        set(waiting(pending));
+        watchPending();
+      } else {
+        start();
+      }
+    },
+    reset() {
+      abandon();
+      linked = undefined;
+      cancelled = false;
+      if (!wrongAttribute()) set(rest());
+    },
+    resume() {
+      const page = target();
+      const remembered = page && loadPending(page.storageKey, page.purchase);
+      if (!remembered) return;
+      pending = remembered;
+      set(waiting(remembered));
+      watchPending();
+    },
+    configure(problem) {
+      const shown = wrongAttribute();
+      if (problem === shown) return;
+      if (problem) {
+        if (busy()) {
+          closeTab();
+          stopWatching();
+        }
+        set({ kind: 'error', error: { kind: 'configuration', message: problem, attribute: true } });
+        report('configuration', problem);
+      } else if (shown) {
+        set(rest());
+      }
+    },
+    showTab() {
+      tab = showBankTab(tab);
+      if (!tab) refreshWaiting();
+    },
+    linkOpened() {
+      blocked = false;
+      refreshWaiting();
+      if (pending) announceOpen(pending);
+    },
+    // Moved in the page: follow the session again. A start cut off by the move cannot resume.
+    hostConnected() {
+      if (status.kind === 'waiting') watchPending();
+      if (status.kind === 'starting') {
+        closeTab();
+        set(rest());
+      }
+    },
+    // Left the page: stop listening, but keep the session to pick up again.
+    hostDisconnected: stopWatching,
+  };
 }

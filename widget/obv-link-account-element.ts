@@ -1,9 +1,7 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
-import { findConfigProblem, resolveProxyUrl } from './attributes.ts';
+import { findConfigProblem, flowTarget } from './attributes.ts';
 import { emit, type ObvAccount, type ObvState } from './events.ts';
-import { LinkFlow, type FlowStatus, type FlowTarget } from './link-flow.ts';
-import { pendingKey } from './pending-session.ts';
-import type { StartRequest } from './session-client.ts';
+import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
@@ -119,7 +117,7 @@ export class ObvLinkAccountElement extends LitElement {
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
-  #flow = new LinkFlow(this, () => this.#target(), (status, previous) => this.#changed(status, previous));
+  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
     super();
@@ -235,7 +233,7 @@ export class ObvLinkAccountElement extends LitElement {
     // A wrong attribute, or a proxy that refused the request (4xx). Only the first hides the actions:
     // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
     const misconfigured = state === 'error' && status.error.kind === 'configuration';
-    const blocked = (state === 'starting' || state === 'waiting') && status.blocked;
+    const blocked = 'blocked' in status && status.blocked;
     const titles: Record<ObvState, string> = {
       idle: s.idleTitle,
       starting: s.starting,
@@ -284,13 +282,13 @@ export class ObvLinkAccountElement extends LitElement {
         return cancel;
       case 'waiting':
         return html`${status.tab
-          ? this.#button(s.showTab, () => this.#flow.showTab())
-          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${() => this.#flow.linkOpened()}>${s.openBank}</a>`}${cancel}`;
+          ? this.#button(s.showTab, this.#flow.showTab)
+          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
       case 'success':
         return this.#button(s.change, this.start, 'button', '');
       default:
         // After a failed "Change", Cancel takes the consumer back to the account linked before.
-        return html`${this.#button(s.tryAgain, this.#retry)}${this.#flow.canGoBack ? cancel : nothing}`;
+        return html`${this.#button(s.tryAgain, this.#retry)}${this.#flow.canGoBack() ? cancel : nothing}`;
     }
   }
 
@@ -328,37 +326,9 @@ export class ObvLinkAccountElement extends LitElement {
     return this.disabled || this._formDisabled;
   }
 
-  /** What the flow needs from the attributes; `undefined` while `proxy-url` is unusable. */
-  #target(): FlowTarget | undefined {
-    const base = resolveProxyUrl(this.proxyUrl);
-    if (!base) return undefined;
-    return {
-      base,
-      storageKey: pendingKey(this.name, base),
-      // A reload resumes a pending session only for the same order and amount.
-      purchase: `${this.merchantTransactionId} ${this.amount}`,
-      language: this.#language,
-      // The sandboxed frame in render(), so that the bank's page cannot navigate the checkout (bank-tab.ts).
-      opener: this.renderRoot.querySelector('iframe')?.contentWindow ?? window,
-      request: this.#requestBody(),
-    };
-  }
-
-  #requestBody(): StartRequest {
-    const body: StartRequest = {};
-    for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'linkRef'] as const) {
-      if (this[key]) body[key] = this[key];
-    }
-    const language = this.#language;
-    if (language) body.language = language;
-    // Blank ones are left out: the proxy rejects an empty field but fills a missing one from its hook.
-    const consumer: Record<string, string> = {};
-    for (const [key, value] of Object.entries({ firstName: this.consumerFirstName, lastName: this.consumerLastName, email: this.consumerEmail })) {
-      const trimmed = value?.trim();
-      if (trimmed) consumer[key] = trimmed;
-    }
-    if (Object.keys(consumer).length) body.consumer = consumer;
-    return body;
+  /** The sandboxed frame in render(): the bank tab's opener, so that the bank's page cannot navigate the checkout (bank-tab.ts). */
+  get #opener(): Window {
+    return this.renderRoot.querySelector('iframe')?.contentWindow ?? window;
   }
 
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */

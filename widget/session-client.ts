@@ -25,13 +25,18 @@ export interface StartedSession {
   expiresAt: string;
 }
 
+/** A linked account with the proxy's words for its line (CONTRACTS §2): as shown, and as spoken. */
+export interface LinkedAccount {
+  account: ObvAccount;
+  /** The shown line is the bare `accountLabel` when the proxy sent none; the spoken one is then empty. */
+  label: [shown: string, spoken: string];
+}
+
 /**
- * An outcome with the proxy's shopper-ready words (CONTRACTS §2): the account line as shown and as spoken,
- * or the failure as the shopper reads it and that text's language. Empty when the proxy sent none.
+ * An outcome with the proxy's shopper-ready words: the linked account, or the failure as the shopper reads
+ * it (`text`, empty when the proxy sent none) and that text's language.
  */
-export type SessionOutcome =
-  | ({ status: 'success'; displayLabel: string; spokenLabel: string } & ObvAccount)
-  | { status: 'failure'; code: string; message: string; text: string; lang: string };
+export type SessionOutcome = ({ status: 'success' } & LinkedAccount) | { status: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -114,14 +119,11 @@ export function readStartedSession(value: unknown): StartedSession | undefined {
 export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (!isObject(value)) return undefined;
   if (value.status === 'success' && isString(value.linkRef)) {
+    const accountLabel = text(value.accountLabel);
     return {
       status: 'success',
-      linkRef: value.linkRef,
-      accountLabel: text(value.accountLabel),
-      fiName: text(value.fiName),
-      fiAccountType: text(value.fiAccountType),
-      displayLabel: text(value.displayLabel),
-      spokenLabel: text(value.spokenLabel),
+      account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
+      label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
     };
   }
   if (value.status === 'failure') {

@@ -42,7 +42,7 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
   if (config.amount != null && !isAmount(config.amount)) return `amount ${AMOUNT_MESSAGE}`;
-  // The spec's transactions are in US dollars only.
+  // The upstream service takes US dollars only (docs/UPSTREAM.md).
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.
   const email = config.consumerEmail?.trim();

@@ -13,7 +13,7 @@ export default tseslint.config(
     },
   },
   {
-    // The widget is browser code: it must never reach into the proxy or the sandbox.
+    // The widget is browser code: it must never reach into the proxy or the sandbox (contracts/ it may).
     files: ['widget/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/sandbox/**', 'node:*'] }],
@@ -25,7 +25,13 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: ['**/demo/**', '**/sandbox/**', '**/widget/**'] }] },
   },
   {
+    // The sandbox stays independent: not even the shared contracts (it reads the upstream API on its own).
     files: ['sandbox/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/widget/**'] }] },
+    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/widget/**', '**/contracts/**'] }] },
+  },
+  {
+    // Rules shared by the element and the proxy (browser and Node): they import nothing at all.
+    files: ['contracts/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ['*'] }] },
   },
 );

@@ -1,6 +1,7 @@
 // Builds the element into ONE ES module with Lit inside (merchants add a single <script type="module">).
 // Not Vite's library mode: for ES libraries it keeps whitespace, and this file ships to browsers as is.
 import { defineConfig, type Plugin } from 'vite';
+import { minifyHtmlTemplates } from './scripts/minify-html-templates.ts';
 
 /** Collapses the whitespace of the stylesheet template in *.styles.ts: it would ship as written. */
 function minifyCssTemplates(): Plugin {
@@ -28,7 +29,7 @@ function minifyCssTemplates(): Plugin {
 
 export default defineConfig({
   publicDir: false,
-  plugins: [minifyCssTemplates()],
+  plugins: [minifyCssTemplates(), minifyHtmlTemplates()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -1,6 +1,6 @@
 // The element's attributes (as written in HTML) and its non-string properties, shared by the React and
 // Vue typings so the two cannot drift from the element (docs: README "Attributes").
-import type { ObvStrings } from '../dist/types/obv-link-account.js';
+import type { ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
 export interface ObvLinkAccountAttributes {
   'proxy-url'?: string;

@@ -2,11 +2,11 @@
 // element). React 19 sets a prop as a property when the element has it (`strings`, `disabled`) and
 // listens to `on<event-name>` props with addEventListener, so no wrapper component is needed.
 import type { DetailedHTMLProps, HTMLAttributes } from 'react';
-import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/obv-link-account.js';
+import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/widget/obv-link-account.js';
 import type { ObvLinkAccountAttributes } from './attributes.js';
 
-export { ObvLinkAccountElement, tagName } from '../dist/types/obv-link-account.js';
-export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/obv-link-account.js';
+export { ObvLinkAccountElement, tagName } from '../dist/types/widget/obv-link-account.js';
+export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
 /** `on<event-name>` listener props: `onobv-success={(event) => event.detail.accountLabel}`. */
 export type ObvLinkAccountEventProps = {

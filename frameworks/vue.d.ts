@@ -2,11 +2,11 @@
 // TypeScript"). `import 'obv-link/vue'` once (it also registers the element) and tell the compiler the tag
 // is a custom element (`compilerOptions.isCustomElement`, README "Vue").
 import type { EmitFn, HTMLAttributes, PublicProps } from 'vue';
-import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/obv-link-account.js';
+import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/widget/obv-link-account.js';
 import type { ObvLinkAccountAttributes } from './attributes.js';
 
-export { ObvLinkAccountElement, tagName } from '../dist/types/obv-link-account.js';
-export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/obv-link-account.js';
+export { ObvLinkAccountElement, tagName } from '../dist/types/widget/obv-link-account.js';
+export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
 /** The element's attributes (as written in HTML) and its non-string properties. */
 export type ObvLinkAccountVueProps = ObvLinkAccountAttributes;

@@ -1,7 +1,11 @@
-// Checks of the attributes a merchant writes by hand. A typo must show up as a visible configuration
-// error, not as a button that silently does nothing or a request the proxy rejects later. The messages
-// are for the developer (the `obv-error` detail and the console), so they are English only; the
-// shopper sees "Bank linking is not available" in their language.
+// The attributes a merchant writes by hand: their checks, and the start they make. A typo must show up as
+// a visible configuration error, not as a button that silently does nothing or a request the proxy
+// rejects later. The messages are for the developer (the `obv-error` detail and the console), so they
+// are English only; the shopper sees "Bank linking is not available" in their language.
+import { AMOUNT_MESSAGE, isAmount } from '../contracts/amount.ts';
+import type { FlowTarget } from './link-flow.ts';
+import { pendingKey } from './pending-session.ts';
+import type { StartRequest } from './session-client.ts';
 
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
@@ -11,8 +15,15 @@ export interface ObvConfig {
   consumerEmail?: string | undefined;
 }
 
-/** Positive decimal with at most two places; no sign, exponent or leading zeros ("49.99", "5", "0.5"; not "0"). */
-const AMOUNT = /^(?!0(\.0+)?$)(0|[1-9]\d{0,11})(\.\d{1,2})?$/;
+/** The attributes a start sends or depends on. */
+export interface ObvAttributes extends ObvConfig {
+  name: string;
+  merchantUserId?: string | undefined;
+  merchantTransactionId?: string | undefined;
+  linkRef?: string | undefined;
+  consumerFirstName?: string | undefined;
+  consumerLastName?: string | undefined;
+}
 
 /** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -30,11 +41,43 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
-  if (config.amount != null && !AMOUNT.test(config.amount)) return 'amount must be like 49.99 (positive, 2 decimals at most)';
+  if (config.amount != null && !isAmount(config.amount)) return `amount ${AMOUNT_MESSAGE}`;
   // The provider verifies US accounts only (docs/UPSTREAM.md#d8-amount-and-currency).
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
   // Blank counts as unset: the element then sends no e-mail at all.
   const email = config.consumerEmail?.trim();
   if (email && !EMAIL.test(email)) return 'consumer-email must be an e-mail address';
   return undefined;
+}
+
+/** The start request the attributes make: blank ones are left out (the proxy rejects an empty field but fills a missing one from its hook). */
+export function startRequest(attributes: ObvAttributes, language: string | undefined): StartRequest {
+  const body: StartRequest = {};
+  for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'linkRef'] as const) {
+    if (attributes[key]) body[key] = attributes[key];
+  }
+  if (language) body.language = language;
+  const consumer: Record<string, string> = {};
+  const { consumerFirstName: firstName, consumerLastName: lastName, consumerEmail: email } = attributes;
+  for (const [key, value] of Object.entries({ firstName, lastName, email })) {
+    const trimmed = value?.trim();
+    if (trimmed) consumer[key] = trimmed;
+  }
+  if (Object.keys(consumer).length) body.consumer = consumer;
+  return body;
+}
+
+/** What the flow needs from the element (link-flow.ts); `undefined` while `proxy-url` is unusable. */
+export function flowTarget(attributes: ObvAttributes, language: string | undefined, opener: Window): FlowTarget | undefined {
+  const base = resolveProxyUrl(attributes.proxyUrl);
+  if (!base) return undefined;
+  return {
+    base,
+    storageKey: pendingKey(attributes.name, base),
+    // A reload resumes a pending session only for the same order and amount.
+    purchase: `${attributes.merchantTransactionId} ${attributes.amount}`,
+    language,
+    opener,
+    request: startRequest(attributes, language),
+  };
 }

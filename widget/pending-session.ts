@@ -1,6 +1,6 @@
 // Remembers the session a tab is waiting on, so a reload while the consumer is at the bank resumes it
 // instead of losing the outcome. sessionStorage: per tab, gone when the tab closes.
-import type { StartedSession } from './session-client.ts';
+import { readStartedSession, type StartedSession } from './session-client.ts';
 
 /** One key per element name and proxy, so two elements on a page never pick up each other's session. */
 export function pendingKey(name: string, proxyUrl: URL): string {
@@ -13,10 +13,8 @@ export type Purchase = string;
 /** The remembered session, if it was started for `purchase` (storage can be unavailable, e.g. in a sandboxed frame). */
 export function loadPending(key: string, purchase: Purchase): StartedSession | undefined {
   try {
-    const value = JSON.parse(sessionStorage.getItem(key) ?? 'null') as (Partial<StartedSession> & { for?: unknown }) | null;
-    // The link built from consumerUrl must never become a javascript: URL, whatever was stored.
-    if (typeof value?.sessionId !== 'string' || !/^https?:/i.test(String(value.consumerUrl)) || value.for !== purchase) return undefined;
-    return { sessionId: value.sessionId, consumerUrl: String(value.consumerUrl), expiresAt: String(value.expiresAt ?? '') };
+    const value = JSON.parse(sessionStorage.getItem(key) ?? 'null') as { for?: unknown } | null;
+    return value?.for === purchase ? readStartedSession(value) : undefined;
   } catch {
     return undefined;
   }

@@ -2,6 +2,7 @@
 // the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
 // not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything.
 import type { ObvAccount } from './events.ts';
+import { timing } from './settings.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
 export interface StartRequest {
@@ -24,13 +25,18 @@ export interface StartedSession {
   expiresAt: string;
 }
 
+/** A linked account with the proxy's words for its line (CONTRACTS §2): as shown, and as spoken. */
+export interface LinkedAccount {
+  account: ObvAccount;
+  /** The shown line is the bare `accountLabel` when the proxy sent none; the spoken one is then empty. */
+  label: [shown: string, spoken: string];
+}
+
 /**
- * An outcome with the proxy's shopper-ready words (CONTRACTS §2): the account line as shown and as spoken,
- * or the failure as the shopper reads it and that text's language. Empty when the proxy sent none.
+ * An outcome with the proxy's shopper-ready words: the linked account, or the failure as the shopper reads
+ * it (`text`, empty when the proxy sent none) and that text's language.
  */
-export type SessionOutcome =
-  | ({ status: 'success'; displayLabel: string; spokenLabel: string } & ObvAccount)
-  | { status: 'failure'; code: string; message: string; text: string; lang: string };
+export type SessionOutcome = ({ status: 'success' } & LinkedAccount) | { status: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -41,21 +47,6 @@ export class ProxyRequestError extends Error {
     super(message);
   }
 }
-
-/** Delays and limits; tests shorten them. */
-export const timing = {
-  reconnectBaseMs: 500,
-  reconnectMaxMs: 15_000,
-  /** Sockets in a row that end without an outcome (never opened, dropped, or silent) before polling starts. */
-  socketFailuresBeforePolling: 3,
-  /** How long a socket may take to confirm the subscription before it counts as a failed one. */
-  subscribeTimeoutMs: 10_000,
-  /** While polling, how often the socket is tried again (it is faster than the next poll when it works). */
-  socketRetryWhilePollingMs: 30_000,
-  pollIntervalMs: 2_500,
-  /** Polls that fail in a row before the element reports a network error. */
-  pollFailuresBeforeError: 6,
-};
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
@@ -110,25 +101,29 @@ export async function startSession(
     // obv-error and the console, and shows the shopper only "Bank linking is not available".
     throw new ProxyRequestError(kind, await problemMessage(response));
   }
-  const data: unknown = await response.json().catch(() => undefined);
-  if (!isObject(data) || !isString(data.sessionId) || !/^https?:/i.test(text(data.consumerUrl))) {
-    throw new ProxyRequestError('configuration', `No session from ${url.href}`);
-  }
-  return { sessionId: data.sessionId, consumerUrl: text(data.consumerUrl), expiresAt: text(data.expiresAt) };
+  const session = readStartedSession(await response.json().catch(() => undefined));
+  if (!session) throw new ProxyRequestError('configuration', `No session from ${url.href}`);
+  return session;
+}
+
+/**
+ * A started session from outside (the proxy's answer, or what a previous page stored); `undefined` unless it
+ * has an id and an http(s) `consumerUrl` (the element links to it: never a javascript: URL).
+ */
+export function readStartedSession(value: unknown): StartedSession | undefined {
+  if (!isObject(value) || !isString(value.sessionId) || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
+  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt) };
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
 export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (!isObject(value)) return undefined;
   if (value.status === 'success' && isString(value.linkRef)) {
+    const accountLabel = text(value.accountLabel);
     return {
       status: 'success',
-      linkRef: value.linkRef,
-      accountLabel: text(value.accountLabel),
-      fiName: text(value.fiName),
-      fiAccountType: text(value.fiAccountType),
-      displayLabel: text(value.displayLabel),
-      spokenLabel: text(value.spokenLabel),
+      account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
+      label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
     };
   }
   if (value.status === 'failure') {
@@ -305,7 +300,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
   // The proxy says `expired` itself; this check covers a socket that went quiet without closing.
   const untilExpiry = Date.parse(session.expiresAt) - Date.now();
   // (Sessions live minutes, far below setTimeout's 24-day ceiling.)
-  if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + 1_000);
+  if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
 
   connect();
   return { close: stop, checkNow };

@@ -4,6 +4,7 @@
 // once. The provider's answer is passed through.
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import type { ProxyContext } from '../context.ts';
 import { problem, type ProblemError } from '../errors.ts';
 import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
@@ -21,7 +22,7 @@ export const SubmitTransactionBody = z.looseObject({
   merchantUserId: text(128),
   merchantTransactionId: text(128),
   /** When sent, must equal the amount the account was verified for. */
-  amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
+  amount: z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE).optional(),
   product: text(64).optional(),
   language: text(35).optional(),
   transactionRegion: text(64).optional(),

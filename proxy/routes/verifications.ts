@@ -2,6 +2,7 @@
 // records it), once per Idempotency-Key when the page sends one (verifications/idempotency.ts).
 import express, { type Router } from 'express';
 import { z } from 'zod';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { plainAddress } from '../http/client-address.ts';
@@ -16,7 +17,7 @@ import { START_BODY_LIMIT } from '../config/limits.ts';
 export const StartVerificationBody = z.object({
   merchantUserId: text(100).optional(),
   merchantTransactionId: text(100).optional(),
-  amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as "49.99"').optional(),
+  amount: z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE).optional(),
   currency: z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD').optional(),
   language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US').optional(),
   /** A link reference from an earlier verification of this merchant user, to re-verify that account. */

@@ -1,5 +1,6 @@
 // Endpoint 2: start a consumer verification and get the `consumerUrl`.
 import { z } from 'zod';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import { bearerClient, type BearerClientOptions, callUpstream, connectionNeverEstablished, joinUrl } from './http.ts';
 import { UpstreamResponseError } from './errors.ts';
 import { text } from '../validation.ts';
@@ -28,7 +29,7 @@ export const VerificationRequest = z.object({
     notificationURL: z.url({ protocol: /^https?$/ }),
   }),
   transaction: z.object({
-    amount: z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'amount must be a decimal string such as "49.99"'),
+    amount: z.string().regex(AMOUNT_PATTERN, `amount ${AMOUNT_MESSAGE}`),
     currency: z.string().regex(/^[A-Z]{3}$/, 'currency must be a 3-letter ISO 4217 code'),
     product: text(64),
     transactionRegion: text(64).optional(),

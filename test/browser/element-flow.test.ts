@@ -5,7 +5,7 @@ import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { pendingKey } from '../../widget/pending-session.ts';
-import { timing } from '../../widget/session-client.ts';
+import { timing } from '../../widget/settings.ts';
 import { ACCOUNT, FakeSocket, SESSION, once, useWorld, tick, until } from './helpers.ts';
 
 function part(el: ObvLinkAccountElement, name: string): HTMLElement {

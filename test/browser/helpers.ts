@@ -1,7 +1,7 @@
 // Test doubles for the element's outside world: the proxy's HTTP API (a fetch stub), its WebSocket (a
 // scripted fake socket) and window.open (a fake tab). Each test drives them step by step.
 import sinon from 'sinon';
-import { timing } from '../../widget/session-client.ts';
+import { timing } from '../../widget/settings.ts';
 
 /** Resolves with the next `name` event on `target`. */
 export function once<T = unknown>(target: EventTarget, name: string): Promise<CustomEvent<T>> {

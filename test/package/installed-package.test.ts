@@ -55,7 +55,7 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
     'dist/sandbox/index.js',
     'dist/sandbox/index.d.ts',
     'dist/obv-link-account.js',
-    'dist/types/obv-link-account.d.ts',
+    'dist/types/widget/obv-link-account.d.ts',
     'dist/custom-elements.json',
     'frameworks/react.d.ts',
     'frameworks/vue.d.ts',

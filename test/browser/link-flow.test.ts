@@ -1,0 +1,249 @@
+// The flow without the element: each status it goes through, the events it fires on its host, in order.
+// The proxy, the socket and the tab are the test doubles of helpers.ts.
+import { expect } from '@open-wc/testing';
+import sinon from 'sinon';
+import { createLinkFlow, type FlowStatus, type FlowTarget, type LinkFlow } from '../../widget/link-flow.ts';
+import { pendingKey, savePending } from '../../widget/pending-session.ts';
+import { ACCOUNT, FakeSocket, SESSION, useWorld, until } from './helpers.ts';
+
+const BASE = new URL('/obv', location.href);
+const STORAGE_KEY = pendingKey('linkRef', BASE);
+
+/** A flow on a bare EventTarget, with what it reported: every status and every event, in order. */
+function makeFlow(target: Partial<FlowTarget> = {}) {
+  const host = new EventTarget();
+  const log: string[] = [];
+  const statuses: FlowStatus[] = [];
+  for (const name of ['obv-start', 'obv-open', 'obv-success', 'obv-failure', 'obv-cancel', 'obv-error']) {
+    host.addEventListener(name, (event) => log.push(`${name} ${JSON.stringify((event as CustomEvent).detail)}`));
+  }
+  const flow = createLinkFlow(
+    host,
+    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', opener: window, request: { amount: '49.99' }, ...target }),
+    (status, previous) => {
+      statuses.push(status);
+      log.push(`${previous.kind} → ${status.kind}`);
+    },
+  );
+  return { flow, log, statuses, kinds: () => statuses.map((status) => status.kind) };
+}
+
+/** Starts, and waits until the flow waits on an accepted socket. */
+async function waiting(flow: LinkFlow): Promise<FakeSocket> {
+  flow.start();
+  await until(() => flow.status.kind === 'waiting' && FakeSocket.instances.length > 0, 'the flow to wait on a socket');
+  FakeSocket.last.accept();
+  return FakeSocket.last;
+}
+
+const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT, displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' } };
+const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'LOCKED', message: 'Locked.', text: 'Cuenta bloqueada.', lang: 'es' } };
+
+describe('the link flow (createLinkFlow)', () => {
+  const world = useWorld();
+
+  it('starts idle', () => {
+    expect(makeFlow().flow.status).to.deep.equal({ kind: 'idle', cancelled: false });
+  });
+
+  it('goes idle → starting → waiting → success, each status before its event', async () => {
+    const { flow, log } = makeFlow();
+    const socket = await waiting(flow);
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false });
+    socket.receive(success);
+    expect(flow.status).to.deep.equal({ kind: 'success', account: ACCOUNT, label: ['Checking ••••4321', 'Checking ending in 4321'] });
+    expect(log.map((line) => line.replace(/"idempotencyKey":"[^"]+"/, '"idempotencyKey":"…"'))).to.deep.equal([
+      'idle → starting',
+      'obv-start {"idempotencyKey":"…"}',
+      'starting → waiting',
+      `obv-open {"sessionId":"${SESSION.sessionId}","consumerUrl":"${SESSION.consumerUrl}"}`,
+      'waiting → success',
+      `obv-success ${JSON.stringify(ACCOUNT)}`,
+    ]);
+    expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
+    expect(world().proxy.bodies[0]).to.deep.equal({ amount: '49.99' });
+  });
+
+  it('goes to failure with the shopper’s words and their language', async () => {
+    const { flow, log } = makeFlow();
+    (await waiting(flow)).receive(failure);
+    expect(flow.status).to.deep.equal({ kind: 'failure', message: 'Cuenta bloqueada.', lang: 'es' });
+    expect(log.at(-1)).to.equal('obv-failure {"code":"LOCKED","message":"Locked."}');
+  });
+
+  it('goes to expired when the proxy says the session expired', async () => {
+    const { flow, log } = makeFlow();
+    (await waiting(flow)).receive({ type: 'expired', sessionId: SESSION.sessionId });
+    expect(flow.status).to.deep.equal({ kind: 'expired' });
+    expect(log.at(-1)).to.equal('obv-error {"kind":"expired","message":"Session expired"}');
+  });
+
+  it('waits with no tab and blocked when the browser blocks the tab, until the consumer opens the link', async () => {
+    world().open.returns(null);
+    const { flow, log, kinds } = makeFlow();
+    await waiting(flow);
+    expect(kinds()).to.deep.equal(['starting', 'waiting']);
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: true });
+    expect(log).to.include('obv-error {"kind":"popup-blocked","message":"New tab blocked"}');
+    flow.linkOpened();
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+    expect(log.at(-1)).to.equal(`obv-open {"sessionId":"${SESSION.sessionId}","consumerUrl":"${SESSION.consumerUrl}"}`);
+  });
+
+  it('offers the link (no tab) once the consumer closed the bank tab', async () => {
+    const { flow } = makeFlow();
+    await waiting(flow);
+    world().tab.closed = true;
+    flow.showTab();
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+  });
+
+  it('goes to a configuration error on a proxy 4xx (actions stay) and a network error on a 5xx', async () => {
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 422, body: { title: 'Unprocessable', detail: 'consumer.email is required' } });
+    const refused = makeFlow();
+    refused.flow.start();
+    await until(() => refused.flow.status.kind === 'error', 'the error');
+    expect(refused.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'configuration', message: 'consumer.email is required' } });
+    expect(world().tab.close.calledOnce).to.equal(true);
+
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Unavailable' } });
+    const down = makeFlow();
+    down.flow.start();
+    await until(() => down.flow.status.kind === 'error', 'the error');
+    expect(down.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'network', message: 'Unavailable' } });
+  });
+
+  it('retries a network error of the watch by following the same session again, without a new start', async () => {
+    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new TypeError('Failed to fetch');
+    const { flow, kinds } = makeFlow();
+    flow.start();
+    // Three sockets that never open send the watch to polling; three failed polls end it.
+    for (let dropped = 0; dropped < 3; dropped++) {
+      await until(() => FakeSocket.instances.length > dropped, 'a socket');
+      FakeSocket.last.drop();
+    }
+    await until(() => flow.status.kind === 'error', 'the network error');
+    expect(flow.status).to.deep.include({ kind: 'error' });
+    expect(flow.status.kind === 'error' && flow.status.error.kind).to.equal('network');
+    const posts = world().proxy.requests.filter((request) => request.method === 'POST').length;
+    flow.retry();
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false });
+    expect(world().proxy.requests.filter((request) => request.method === 'POST').length).to.equal(posts);
+    expect(kinds().slice(-2)).to.deep.equal(['error', 'waiting']);
+  });
+
+  it('retries anything else by starting again', async () => {
+    const { flow, kinds } = makeFlow();
+    (await waiting(flow)).receive(failure);
+    flow.retry();
+    expect(kinds().slice(-2)).to.deep.equal(['failure', 'starting']);
+  });
+
+  it('cancels while waiting: tells the proxy, closes the tab and goes idle with the cancelled notice', async () => {
+    const { flow, log } = makeFlow();
+    await waiting(flow);
+    flow.cancel();
+    expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: true });
+    expect(log.at(-1)).to.equal(`obv-cancel {"sessionId":"${SESSION.sessionId}"}`);
+    expect(world().tab.close.calledOnce).to.equal(true);
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith(`/sessions/${SESSION.sessionId}/cancel`)), 'the cancel request');
+  });
+
+  it('cancels a failed change back to the account linked before, and only then', async () => {
+    const { flow } = makeFlow();
+    (await waiting(flow)).receive(success);
+    expect(flow.canGoBack()).to.equal(false);
+    (await waiting(flow)).receive(failure);
+    expect(flow.canGoBack()).to.equal(true);
+    flow.cancel();
+    expect(flow.status).to.deep.include({ kind: 'success', account: ACCOUNT });
+    const before = flow.status;
+    flow.cancel();
+    expect(flow.status, 'nothing to cancel on the success screen').to.equal(before);
+  });
+
+  it('shows a wrong attribute as a configuration error, refuses to start, and goes back once it is fixed', async () => {
+    const warn = sinon.stub(console, 'warn');
+    const { flow, log, kinds } = makeFlow();
+    flow.configure('currency must be USD');
+    expect(flow.status).to.deep.equal({ kind: 'error', error: { kind: 'configuration', message: 'currency must be USD', attribute: true } });
+    expect(log.at(-1)).to.equal('obv-error {"kind":"configuration","message":"currency must be USD"}');
+    expect(warn.calledOnceWith('obv-link:', 'currency must be USD')).to.equal(true);
+    flow.configure('currency must be USD');
+    flow.start();
+    flow.retry();
+    flow.reset();
+    expect(kinds(), 'the same problem again, a start and a reset change nothing').to.deep.equal(['error']);
+    expect(flow.canGoBack()).to.equal(false);
+    flow.configure(undefined);
+    expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: false });
+  });
+
+  it('stops a running flow when an attribute goes wrong', async () => {
+    sinon.stub(console, 'warn');
+    const { flow } = makeFlow();
+    const socket = await waiting(flow);
+    flow.configure('amount must be a positive decimal');
+    expect(flow.status.kind).to.equal('error');
+    expect(socket.readyState).to.equal(3);
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
+  it('resets to idle and forgets the linked account', async () => {
+    const { flow } = makeFlow();
+    (await waiting(flow)).receive(success);
+    flow.reset();
+    expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: false });
+    expect(flow.canGoBack()).to.equal(false);
+  });
+
+  it('resumes a remembered session for the same purchase only', () => {
+    savePending(STORAGE_KEY, SESSION, 'another order');
+    const other = makeFlow();
+    other.flow.resume();
+    expect(other.flow.status.kind).to.equal('idle');
+    savePending(STORAGE_KEY, SESSION, 't-1 49.99');
+    const same = makeFlow();
+    same.flow.resume();
+    expect(same.flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+    expect(FakeSocket.instances).to.have.length(1);
+  });
+
+  it('remembers a started session and forgets it once settled', async () => {
+    const { flow } = makeFlow();
+    const socket = await waiting(flow);
+    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 't-1 49.99' });
+    socket.receive(success);
+    expect(sessionStorage.getItem(STORAGE_KEY)).to.equal(null);
+  });
+
+  it('stops listening when its host leaves the page and follows the session again when it is back', async () => {
+    const { flow } = makeFlow();
+    const socket = await waiting(flow);
+    flow.hostDisconnected();
+    expect(socket.readyState).to.equal(3);
+    flow.hostConnected();
+    expect(flow.status.kind).to.equal('waiting');
+    expect(FakeSocket.instances).to.have.length(2);
+  });
+
+  it('drops a start cut off by leaving the page', () => {
+    world().proxy.routes['POST /obv/verifications'] = () => new Promise(() => undefined);
+    const { flow, kinds } = makeFlow();
+    flow.start();
+    flow.hostDisconnected();
+    flow.hostConnected();
+    expect(kinds()).to.deep.equal(['starting', 'idle']);
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
+  it('does nothing without a usable proxy URL', () => {
+    const host = new EventTarget();
+    const changed = sinon.spy();
+    const flow = createLinkFlow(host, () => undefined, changed);
+    flow.start();
+    flow.resume();
+    expect(changed.called).to.equal(false);
+    expect(world().open.called).to.equal(false);
+  });
+});

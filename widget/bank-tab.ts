@@ -1,0 +1,47 @@
+// The tab the consumer verifies in. It is opened synchronously inside the click (a pop-up blocker lets
+// nothing else through) on the proxy's "Connecting to your bank…" page, and navigated on to the bank once
+// the bank's URL is known. It is opened by the element's sandboxed frame, so the frame is the tab's
+// opener: the bank's page cannot navigate the checkout (reverse tabnabbing), while the checkout,
+// same-origin with the frame, may still bring the tab forward and close it.
+
+/** The tab's name: "Go to the bank tab" finds it with `open('', BANK_TAB)`, which also brings it to the front. */
+export const BANK_TAB = 'obv-bank';
+
+// Plain functions over the tab (`null` for none: blocked, closed, or left to close itself), not a class:
+// the build shortens function names, not method names, and the element's bytes are budgeted.
+
+/** Opens `url` in the bank tab from `opener`; `null` when the browser blocked it. */
+export function openBankTab(opener: Window, url: string): Window | null {
+  return opener.open(url, BANK_TAB);
+}
+
+/** Sends the tab on to `url`; `null` when there is no tab to send (blocked, closed, or out of reach). */
+export function navigateBankTab(tab: Window | null, url: string): Window | null {
+  try {
+    if (tab && !tab.closed) {
+      tab.location.href = url;
+      return tab;
+    }
+  } catch {
+    // No longer reachable from here.
+  }
+  return null;
+}
+
+/** Brings the tab to the front; `null` when the consumer closed it. */
+export function showBankTab(tab: Window | null): Window | null {
+  if (!tab || tab.closed) return null;
+  // tab.focus() is refused: only the tab's opener (the frame) may call it. Naming it is allowed.
+  window.open('', BANK_TAB);
+  return tab;
+}
+
+/** Closes the tab if it is still there; `null`, the tab to hold from then on. */
+export function closeBankTab(tab: Window | null): null {
+  try {
+    tab?.close();
+  } catch {
+    // Already gone.
+  }
+  return null;
+}

@@ -1,0 +1,311 @@
+// The linking flow without its view: it starts a verification, holds the bank tab, follows the session
+// (session-client.ts), remembers it across a reload (pending-session.ts) and fires the element's `obv-*`
+// events on its host. What it shows is one value, `status`; the element renders that and nothing else.
+import type { ReactiveController } from 'lit';
+import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
+import { emit, type ObvErrorKind, type ObvState } from './events.ts';
+import { loadPending, savePending } from './pending-session.ts';
+import { endpoint, ProxyRequestError, startSession, watchSession, type SessionOutcome, type LinkedAccount, type SessionWatch, type StartRequest, type StartedSession } from './session-client.ts';
+
+/** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
+export interface FlowError {
+  kind: 'network' | 'configuration';
+  /** For the developer (the `obv-error` detail and, for configuration, the console). */
+  message: string;
+  /** A wrong attribute: only fixing it helps, so the element offers no action. A proxy's 4xx has none. */
+  attribute?: true;
+}
+
+/** Where the flow stands; `kind` is the element's `state`. */
+export type FlowStatus =
+  | { kind: 'idle'; cancelled: boolean }
+  | { kind: 'starting'; blocked: boolean }
+  /** `tab`: the bank tab is held (else the element offers a link); `blocked`: the browser blocked it. */
+  | { kind: 'waiting'; session: StartedSession; tab: boolean; blocked: boolean }
+  | ({ kind: 'success' } & LinkedAccount)
+  /** `message` in the shopper's words when the proxy had them, in the language `lang`. */
+  | { kind: 'failure'; message: string; lang: string }
+  | { kind: 'expired' }
+  | { kind: 'error'; error: FlowError };
+
+// Guards that every status is one of the element's states.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+true satisfies Same<FlowStatus['kind'], ObvState>;
+
+/** What a start needs from the page, read when it is needed. */
+export interface FlowTarget {
+  /** The proxy's base URL. */
+  base: URL;
+  /** Where a started session is remembered (see pending-session.ts). */
+  storageKey: string;
+  /** The purchase a remembered session belongs to: a reload resumes it only for the same one. */
+  purchase: string;
+  /** The language of the proxy's holding page in the bank tab. */
+  language: string | undefined;
+  /** The window that opens the bank tab (see bank-tab.ts). */
+  opener: Window;
+  request: StartRequest;
+}
+
+/** The page's side of a start, read when it is needed; `undefined` while `proxy-url` is unusable. */
+export type TargetReader = () => FlowTarget | undefined;
+
+/** Called on every new status, before the event that comes with it. */
+export type StatusListener = (status: FlowStatus, previous: FlowStatus) => void;
+
+/** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
+const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+
+/**
+ * One element's linking flow. As a Lit controller it stops listening when the element leaves the page and
+ * picks the session up again when it comes back. Its methods need no `this`: they can be event listeners.
+ */
+export interface LinkFlow extends ReactiveController {
+  readonly status: FlowStatus;
+  /** On a failure, expiry or error screen after "Change": Cancel brings the previous account back. */
+  canGoBack(): boolean;
+  /** Starts a verification. Call it from a user gesture: the bank tab opens right away. */
+  start(): void;
+  /**
+   * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
+   * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
+   */
+  cancel(): void;
+  /** "Try again": follows the same session again after a network error, else starts a new one. */
+  retry(): void;
+  /** Forgets everything, the linked account too (the form was reset); a wrong attribute stays on screen. */
+  reset(): void;
+  /** Picks up the session a previous page of this tab started (a reload while the consumer was at the bank). */
+  resume(): void;
+  /**
+   * Shows the developer's message for a wrong attribute, or `undefined` once the attributes are usable. Only
+   * a wrong attribute is cleared here: a proxy's 4xx stays on screen until "Try again".
+   */
+  configure(problem: string | undefined): void;
+  /** "Go to the bank tab"; when the consumer closed it, the element offers the link instead. */
+  showTab(): void;
+  /** The consumer opened the bank's page with the link (the tab was blocked, closed, or lost on a reload). */
+  linkOpened(): void;
+  hostConnected(): void;
+  hostDisconnected(): void;
+}
+
+/**
+ * The flow of the element `host` (it receives the `obv-*` events). A closure, like watchSession: its state
+ * is the variables below.
+ */
+export function createLinkFlow(host: EventTarget, target: TargetReader, changed: StatusListener): LinkFlow {
+  let status: FlowStatus = { kind: 'idle', cancelled: false };
+  /** The bank tab, while the flow holds one. */
+  let tab: Window | null = null;
+  let aborter: AbortController | undefined;
+  let watch: SessionWatch | undefined;
+  /** The session waited on; kept through a network error, so "Try again" resumes it instead of starting over. */
+  let pending: StartedSession | undefined;
+  /** The account linked last: Cancel after a failed "Change" brings it back. */
+  let linked: LinkedAccount | undefined;
+  let blocked = false;
+  let cancelled = false;
+
+  const busy = () => status.kind === 'starting' || status.kind === 'waiting';
+  /** The wrong attribute's message while one is on screen. */
+  const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
+  const canGoBack = () => !!linked && status.kind !== 'success' && !wrongAttribute();
+
+  const set = (next: FlowStatus) => {
+    const previous = status;
+    status = next;
+    changed(next, previous);
+  };
+  /** Where Cancel and a fixed attribute lead: the account linked before, else idle. */
+  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : { kind: 'idle', cancelled });
+  const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked });
+  const refreshWaiting = () => {
+    if (status.kind === 'waiting') set(waiting(status.session));
+  };
+  const announceOpen = ({ sessionId, consumerUrl }: StartedSession) => emit(host, 'obv-open', { sessionId, consumerUrl });
+
+  const closeTab = () => {
+    tab = closeBankTab(tab);
+  };
+  const stopWatching = () => {
+    aborter?.abort();
+    aborter = undefined;
+    watch?.close();
+    watch = undefined;
+  };
+  const forgetPending = () => {
+    const page = target();
+    if (page) savePending(page.storageKey);
+    pending = undefined;
+  };
+  /** Lets the session go: no tab, no watch, nothing to resume. */
+  const abandon = () => {
+    closeTab();
+    stopWatching();
+    forgetPending();
+  };
+  /** Ends a session that settled: the return page closes the bank's tab itself. */
+  const finish = () => {
+    watch = undefined;
+    tab = null;
+    blocked = false;
+    forgetPending();
+  };
+
+  /** Tells the page (obv-error) and, for a mistake in the setup, the developer's console. */
+  const report = (kind: ObvErrorKind, message: string) => {
+    if (kind === 'configuration') console.warn('obv-link:', message);
+    emit(host, 'obv-error', { kind, message });
+  };
+  const fail = (kind: FlowError['kind'], message: string) => {
+    set({ kind: 'error', error: { kind, message } });
+    report(kind, message);
+  };
+
+  const handlers = {
+    outcome(outcome: SessionOutcome) {
+      finish();
+      if (outcome.status === 'success') {
+        const { account, label } = outcome;
+        linked = { account, label };
+        set({ kind: 'success', account, label });
+        emit(host, 'obv-success', { ...account });
+      } else {
+        // The proxy's words for the shopper, else the provider's own.
+        set({ kind: 'failure', message: outcome.text || outcome.message, lang: outcome.lang });
+        emit(host, 'obv-failure', { code: outcome.code, message: outcome.message });
+      }
+    },
+    expired() {
+      finish();
+      set({ kind: 'expired' });
+      report('expired', 'Session expired');
+    },
+    networkError(message: string) {
+      // The session may still finish: `pending` stays, so "Try again" resumes it.
+      watch = undefined;
+      fail('network', message);
+    },
+  };
+
+  const watchPending = () => {
+    const base = target()?.base;
+    if (!base || !pending) return;
+    watch?.close();
+    watch = watchSession(base, pending, handlers);
+  };
+
+  const opened = (base: URL, session: StartedSession) => {
+    aborter = undefined;
+    pending = session;
+    const page = target();
+    if (page) savePending(page.storageKey, session, page.purchase);
+    tab = navigateBankTab(tab, session.consumerUrl);
+    if (!tab) blocked = true;
+    set(waiting(session));
+    if (tab) announceOpen(session);
+    else report('popup-blocked', 'New tab blocked');
+    watch = watchSession(base, session, handlers);
+  };
+
+  const start = () => {
+    const page = target();
+    if (busy() || wrongAttribute() || !page) return;
+    stopWatching();
+    forgetPending();
+    tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    blocked = !tab;
+    const idempotencyKey = randomId();
+    const attempt = (aborter = new AbortController());
+    cancelled = false;
+    set({ kind: 'starting', blocked });
+    emit(host, 'obv-start', { idempotencyKey });
+    startSession(page.base, page.request, { idempotencyKey, signal: attempt.signal }).then(
+      (session) => {
+        if (attempt === aborter) opened(page.base, session);
+      },
+      (error: Error) => {
+        // A newer attempt or a cancel has taken over; this answer is stale.
+        if (attempt !== aborter || attempt.signal.aborted) return;
+        aborter = undefined;
+        closeTab();
+        fail(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
+      },
+    );
+  };
+
+  return {
+    get status() {
+      return status;
+    },
+    canGoBack,
+    start,
+    cancel() {
+      if (!busy() && !canGoBack()) return;
+      const sessionId = pending?.sessionId;
+      const base = target()?.base;
+      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
+      if (sessionId && base && busy()) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
+      abandon();
+      cancelled = true;
+      set(rest());
+      emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
+    },
+    retry() {
+      if (pending && status.kind === 'error' && status.error.kind === 'network') {
+        set(waiting(pending));
+        watchPending();
+      } else {
+        start();
+      }
+    },
+    reset() {
+      abandon();
+      linked = undefined;
+      cancelled = false;
+      if (!wrongAttribute()) set(rest());
+    },
+    resume() {
+      const page = target();
+      const remembered = page && loadPending(page.storageKey, page.purchase);
+      if (!remembered) return;
+      pending = remembered;
+      set(waiting(remembered));
+      watchPending();
+    },
+    configure(problem) {
+      const shown = wrongAttribute();
+      if (problem === shown) return;
+      if (problem) {
+        if (busy()) {
+          closeTab();
+          stopWatching();
+        }
+        set({ kind: 'error', error: { kind: 'configuration', message: problem, attribute: true } });
+        report('configuration', problem);
+      } else if (shown) {
+        set(rest());
+      }
+    },
+    showTab() {
+      tab = showBankTab(tab);
+      if (!tab) refreshWaiting();
+    },
+    linkOpened() {
+      blocked = false;
+      refreshWaiting();
+      if (pending) announceOpen(pending);
+    },
+    // Moved in the page: follow the session again. A start cut off by the move cannot resume.
+    hostConnected() {
+      if (status.kind === 'waiting') watchPending();
+      if (status.kind === 'starting') {
+        closeTab();
+        set(rest());
+      }
+    },
+    // Left the page: stop listening, but keep the session to pick up again.
+    hostDisconnected: stopWatching,
+  };
+}

@@ -3,7 +3,6 @@
 // delivery (notifications/delivery.ts: link reference, publish, the merchant's onOutcome hook), and
 // only then answer 2xx, so an outcome acknowledged to the provider is never lost: any failure before
 // the 2xx makes the provider retry, and a retry of the same outcome finishes whatever was left undone.
-import type { ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
@@ -12,17 +11,6 @@ import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
 import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
-
-const STORED_BODY = JSON.stringify({ status: 'stored' });
-const IGNORED_BODY = JSON.stringify({ status: 'ignored' });
-
-/**
- * The 200 answer, written directly: the provider only needs the status, and Express's res.json would
- * stringify the body again and hash it for an ETag, which means nothing on the answer to a POST.
- */
-function acknowledge(res: ServerResponse, body: string): void {
-  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
-}
 
 export function notificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
@@ -49,14 +37,14 @@ export function notificationsRouter(ctx: ProxyContext): Router {
       // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx.
       await completeDelivery(record);
       logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
-      acknowledge(res, IGNORED_BODY);
+      res.json({ status: 'ignored' });
       return;
     }
     if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
     await completeDelivery(record);
     logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored }, 'verification outcome stored and published');
-    acknowledge(res, STORED_BODY);
+    res.json({ status: 'stored' });
   });
   return router;
 }

@@ -5,8 +5,7 @@ import type { Store } from 'express-rate-limit';
 import type { ResultBus, SessionStore } from './types.ts';
 import { MemorySessionStore } from './memory/store.ts';
 import { MemoryResultBus } from './memory/bus.ts';
-import { loadOptionalPackage, REDIS_PACKAGES } from './optional-packages.ts';
-import { redisOnDemand } from './redis-on-demand.ts';
+import { createRedisBackend } from './redis/backend.ts';
 
 export interface SessionBackend {
   sessionStore: SessionStore;
@@ -30,11 +29,9 @@ export interface SessionBackendOptions {
  */
 export function createSessionBackend(options: SessionBackendOptions): SessionBackend {
   if (options.redisUrl) {
-    // A missing optional package fails here, synchronously, naming it; the backend itself loads on demand.
-    for (const name of REDIS_PACKAGES) loadOptionalPackage(name);
     // Commands issued before the first connect wait for it; after that, while Redis is down, they fail
     // at once (SessionBackendUnavailableError → 503) instead of queueing. See redis/connection.ts.
-    const redis = redisOnDemand({
+    const redis = createRedisBackend({
       url: options.redisUrl,
       prefix: options.redisPrefix,
       logger: options.logger.child({ component: 'redis' }),

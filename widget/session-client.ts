@@ -157,8 +157,6 @@ export interface WatchHandlers {
 /** A running watch; `close()` stops every socket, timer and channel it holds. */
 export interface SessionWatch {
   close(): void;
-  /** Asks the proxy right away (the consumer came back from the bank, or the session should have expired). */
-  checkNow(): void;
 }
 
 function backoff(attempt: number): number {
@@ -284,6 +282,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     };
   };
 
+  /** Asks the proxy right away (the consumer came back from the bank, or the session should have expired). */
   const checkNow = () => {
     if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
@@ -303,5 +302,5 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
   if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
 
   connect();
-  return { close: stop, checkNow };
+  return { close: stop };
 }

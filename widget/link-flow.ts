@@ -134,23 +134,24 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     watch?.close();
     watch = undefined;
   };
-  const forgetPending = () => {
+  /** Holds `session` as the one waited on and remembers it for a reload; without one, forgets it. */
+  const remember = (session?: StartedSession) => {
+    pending = session;
     const page = target();
-    if (page) savePending(page.storageKey);
-    pending = undefined;
+    if (page) savePending(page.storageKey, session, page.purchase);
   };
   /** Lets the session go: no tab, no watch, nothing to resume. */
   const abandon = () => {
     closeTab();
     stopWatching();
-    forgetPending();
+    remember();
   };
   /** Ends a session that settled: the return page closes the bank's tab itself. */
   const finish = () => {
     watch = undefined;
     tab = null;
     blocked = false;
-    forgetPending();
+    remember();
   };
 
   /** Tells the page (obv-error) and, for a mistake in the setup, the developer's console. */
@@ -158,9 +159,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (kind === 'configuration') console.warn('obv-link:', message);
     emit(host, 'obv-error', { kind, message });
   };
-  const fail = (kind: FlowError['kind'], message: string) => {
-    set({ kind: 'error', error: { kind, message } });
-    report(kind, message);
+  const fail = (error: FlowError) => {
+    set({ kind: 'error', error });
+    report(error.kind, error.message);
   };
 
   const handlers = {
@@ -185,7 +186,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     networkError(message: string) {
       // The session may still finish: `pending` stays, so "Try again" resumes it.
       watch = undefined;
-      fail('network', message);
+      fail({ kind: 'network', message });
     },
   };
 
@@ -198,9 +199,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
 
   const opened = (base: URL, session: StartedSession) => {
     aborter = undefined;
-    pending = session;
-    const page = target();
-    if (page) savePending(page.storageKey, session, page.purchase);
+    remember(session);
     tab = navigateBankTab(tab, session.consumerUrl);
     if (!tab) blocked = true;
     set(waiting(session));
@@ -213,7 +212,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
     stopWatching();
-    forgetPending();
+    remember();
     tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
     blocked = !tab;
     const idempotencyKey = randomId();
@@ -230,7 +229,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
         if (attempt !== aborter || attempt.signal.aborted) return;
         aborter = undefined;
         closeTab();
-        fail(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
+        fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message });
       },
     );
   };
@@ -282,8 +281,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
           closeTab();
           stopWatching();
         }
-        set({ kind: 'error', error: { kind: 'configuration', message: problem, attribute: true } });
-        report('configuration', problem);
+        fail({ kind: 'configuration', message: problem, attribute: true });
       } else if (shown) {
         set(rest());
       }

@@ -170,7 +170,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       if (outcome.status === 'success') {
         const { account, label } = outcome;
         linked = { account, label };
-        set({ kind: 'success', account, label });
+        set(rest());
         emit(host, 'obv-success', { ...account });
       } else {
         // The proxy's words for the shopper, else the provider's own.

@@ -44,12 +44,16 @@ export default defineConfig({
       compress: { passes: 3, pure_getters: true, keep_fargs: false },
       // Also Lit's own `_$AH`-style internals: Lit is bundled whole, so no other copy reads them (the
       // cross-copy markers, `_$lit…$` and `_$cssResult$`, keep their names). And, by name, members of the
-      // element's own internal objects (link-flow.ts, its target and its watch handlers) that nothing outside
-      // the bundle sees: each one is read in the bundle only on those objects, never on a DOM or Lit object,
-      // a wire message, an event detail or the `strings` keys. `builtins: true` because some of them are also
-      // DOM names elsewhere (`configure`, `resume`, `canGoBack`); only the names listed here are shortened.
-      // Not `cancelled`, `expired` or `error` (`strings` keys, or keys of the element's titles by state).
-      mangle: { properties: { regex: /^_[a-z]|^_\$[A-Z][A-Za-z]?$|^(canGoBack|configure|resume|linkOpened|networkError|storageKey|purchase)$/, builtins: true } },
+      // flow's own objects that nothing outside the bundle sees: the LinkFlow methods (link-flow.ts), its
+      // FlowTarget (base, storageKey, purchase, opener, request), its status fields (session, tab) and
+      // linked account (label), and the watch's networkError handler. Each is read in the bundle only on those
+      // objects, never on a DOM or Lit object, a wire message, an event detail or as a `strings` key: check
+      // the built bundle before adding one. `builtins: true` because several are DOM names too (`opener`,
+      // `label`, `configure`...): only the names listed here are shortened, wherever they appear. Not
+      // `cancelled`, `expired`, `error` (`strings` keys, or keys of the element's titles by state),
+      // `outcome`, `lang`, `text` (wire), `kind`, `message` (event details), `account`, `language`, `start`
+      // (the element's own API) or `status`.
+      mangle: { properties: { regex: /^_[a-z]|^_\$[A-Z][A-Za-z]?$|^(canGoBack|configure|resume|linkOpened|networkError|storageKey|purchase|base|request|session|tab|label|opener)$/, builtins: true } },
       format: { comments: false },
     },
     // The map is published beside the bundle but not referenced from it: one comment less in every download.

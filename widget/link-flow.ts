@@ -220,7 +220,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
-    startSession(page.base, page.request, { idempotencyKey, signal: attempt.signal }).then(
+    startSession(page.base, page.request, idempotencyKey, attempt.signal).then(
       (session) => {
         if (attempt === aborter) opened(page.base, session);
       },

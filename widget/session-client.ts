@@ -81,17 +81,13 @@ async function request(url: URL, init: RequestInit): Promise<Response> {
 }
 
 /** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or an AbortError when aborted. */
-export async function startSession(
-  base: URL,
-  body: StartRequest,
-  options: { idempotencyKey: string; signal: AbortSignal },
-): Promise<StartedSession> {
+export async function startSession(base: URL, body: StartRequest, idempotencyKey: string, signal: AbortSignal): Promise<StartedSession> {
   const url = endpoint(base, 'verifications');
   const response = await request(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': options.idempotencyKey },
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
     body: JSON.stringify(body),
-    signal: options.signal,
+    signal,
   });
   const { status } = response;
   if (!response.ok) {

@@ -27,6 +27,26 @@ function minifyCssTemplates(): Plugin {
   };
 }
 
+/**
+ * Members of the element's internal objects, shortened by name in the bundle (≈60 gzip bytes): nothing outside
+ * the bundle sees them, and each is read in the bundle only on those objects, never on a DOM or Lit object,
+ * a wire message, an event detail or as a `strings` key. Terser renames a listed name everywhere it appears
+ * (`builtins: true`, since several are also DOM names), so check the built bundle before adding one. Never:
+ * `start`, `cancel`, `account`, `language` (the element's API), `showTab`, `cancelled`, `expired`, `error`
+ * (`strings` keys, or keys of the element's titles by state), `outcome`, `status`, `lang`, `text` (wire),
+ * `kind`, `message` (event details), `blocked` (tested with `in`), `hostConnected` (Lit).
+ */
+const FLOW_MEMBERS = [
+  // LinkFlow's methods (link-flow.ts) that the element alone calls.
+  'canGoBack', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
+  // The watch's handler of a network error (session-client.ts).
+  'networkError',
+  // FlowTarget: what a start needs from the page.
+  'base', 'storageKey', 'purchase', 'opener', 'request',
+  // FlowStatus's waiting fields and the linked account's label pair.
+  'session', 'tab', 'label',
+];
+
 export default defineConfig({
   publicDir: false,
   plugins: [minifyCssTemplates(), minifyHtmlTemplates()],
@@ -43,17 +63,8 @@ export default defineConfig({
       // trailing parameters may go. Together ≈16 gzip bytes.
       compress: { passes: 3, pure_getters: true, keep_fargs: false },
       // Also Lit's own `_$AH`-style internals: Lit is bundled whole, so no other copy reads them (the
-      // cross-copy markers, `_$lit…$` and `_$cssResult$`, keep their names). And, by name, members of the
-      // flow's own objects that nothing outside the bundle sees: the LinkFlow methods (link-flow.ts), its
-      // FlowTarget (base, storageKey, purchase, opener, request), its status fields (session, tab) and
-      // linked account (label), and the watch's networkError handler. Each is read in the bundle only on those
-      // objects, never on a DOM or Lit object, a wire message, an event detail or as a `strings` key: check
-      // the built bundle before adding one. `builtins: true` because several are DOM names too (`opener`,
-      // `label`, `configure`...): only the names listed here are shortened, wherever they appear. Not
-      // `cancelled`, `expired`, `error` (`strings` keys, or keys of the element's titles by state),
-      // `outcome`, `lang`, `text` (wire), `kind`, `message` (event details), `account`, `language`, `start`
-      // (the element's own API) or `status`.
-      mangle: { properties: { regex: /^_[a-z]|^_\$[A-Z][A-Za-z]?$|^(canGoBack|configure|resume|linkOpened|networkError|storageKey|purchase|base|request|session|tab|label|opener)$/, builtins: true } },
+      // cross-copy markers, `_$lit…$` and `_$cssResult$`, keep their names); and FLOW_MEMBERS above.
+      mangle: { properties: { regex: new RegExp(`^_[a-z]|^_\\$[A-Z][A-Za-z]?$|^(${FLOW_MEMBERS.join('|')})$`), builtins: true } },
       format: { comments: false },
     },
     // The map is published beside the bundle but not referenced from it: one comment less in every download.

@@ -5,7 +5,7 @@ import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
 import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
-import { endpoint, ProxyRequestError, startSession, watchSession, type SessionOutcome, type LinkedAccount, type SessionWatch, type StartRequest, type StartedSession } from './session-client.ts';
+import { endpoint, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -148,7 +148,6 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   };
   /** Ends a session that settled: the return page closes the bank's tab itself. */
   const finish = () => {
-    watch = undefined;
     tab = null;
     blocked = false;
     remember();
@@ -164,37 +163,33 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     report(error.kind, error.message);
   };
 
-  const handlers = {
-    outcome(outcome: SessionOutcome) {
-      finish();
-      if (outcome.status === 'success') {
-        const { account, label } = outcome;
-        linked = { account, label };
-        set(rest());
-        emit(host, 'obv-success', { ...account });
-      } else {
-        // The proxy's words for the shopper, else the provider's own.
-        set({ kind: 'failure', message: outcome.text || outcome.message, lang: outcome.lang });
-        emit(host, 'obv-failure', { code: outcome.code, message: outcome.message });
-      }
-    },
-    expired() {
-      finish();
+  /** How the watch on the session ended. */
+  const ended = (end: WatchEnd) => {
+    watch = undefined;
+    // The session may still finish: `pending` stays, so "Try again" resumes it.
+    if (end.kind === 'network') return fail(end);
+    finish();
+    if (end.kind === 'expired') {
       set({ kind: 'expired' });
       report('expired', 'Session expired');
-    },
-    networkError(message: string) {
-      // The session may still finish: `pending` stays, so "Try again" resumes it.
-      watch = undefined;
-      fail({ kind: 'network', message });
-    },
+    } else if (end.outcome.status === 'success') {
+      const { account, label } = end.outcome;
+      linked = { account, label };
+      set(rest());
+      emit(host, 'obv-success', { ...account });
+    } else {
+      const { code, message, text, lang } = end.outcome;
+      // The proxy's words for the shopper, else the provider's own.
+      set({ kind: 'failure', message: text || message, lang });
+      emit(host, 'obv-failure', { code, message });
+    }
   };
 
   const watchPending = () => {
     const base = target()?.base;
     if (!base || !pending) return;
     watch?.close();
-    watch = watchSession(base, pending, handlers);
+    watch = watchSession(base, pending, ended);
   };
 
   const opened = (base: URL, session: StartedSession) => {
@@ -205,7 +200,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set(waiting(session));
     if (tab) announceOpen(session);
     else report('popup-blocked', 'New tab blocked');
-    watch = watchSession(base, session, handlers);
+    watch = watchSession(base, session, ended);
   };
 
   const start = () => {

@@ -128,13 +128,19 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
   return undefined;
 }
 
-/** What a GET {base}/sessions/:id says; `gone` for an unknown session (404). */
-export type SessionSnapshot = { kind: 'outcome'; outcome: SessionOutcome } | { kind: 'expired' } | { kind: 'pending' } | { kind: 'gone' };
+/** How a session ended: with an outcome, or expired. */
+export type SessionEnd = { kind: 'outcome'; outcome: SessionOutcome } | { kind: 'expired' };
+
+/**
+ * What a GET {base}/sessions/:id says. An unknown session (404) can only be one that ended and was
+ * forgotten: to the consumer, it expired.
+ */
+export type SessionSnapshot = SessionEnd | { kind: 'pending' };
 
 /** GET {base}/sessions/:id. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
 export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
   const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), { cache: 'no-store', signal });
-  if (response.status === 404) return { kind: 'gone' };
+  if (response.status === 404) return { kind: 'expired' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
@@ -143,12 +149,8 @@ export async function fetchSession(base: URL, sessionId: string, signal: AbortSi
   return data.state === 'expired' ? { kind: 'expired' } : { kind: 'pending' };
 }
 
-/** Callbacks of {@link watchSession}; exactly one of `outcome`, `expired` or `networkError` is called, once. */
-export interface WatchHandlers {
-  outcome(outcome: SessionOutcome): void;
-  expired(): void;
-  networkError(message: string): void;
-}
+/** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */
+export type WatchEnd = SessionEnd | { kind: 'network'; message: string };
 
 /** A running watch; `close()` stops every socket, timer and channel it holds. */
 export interface SessionWatch {
@@ -166,7 +168,7 @@ function backoff(attempt: number): number {
  * `timing.socketFailuresBeforePolling` sockets in a row end without an outcome, polling starts and the
  * socket is still tried now and then. Both may deliver the outcome: only the first one counts.
  */
-export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, handlers: WatchHandlers): SessionWatch {
+export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, ended: (end: WatchEnd) => void): SessionWatch {
   const { sessionId } = session;
   let done = false;
   let socket: WebSocket | undefined;
@@ -195,13 +197,11 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     channel.close();
     dropSocket();
   };
-  // The one place an outcome is applied: `done` makes a second delivery (socket and poll racing) a no-op.
-  const settle = (snapshot: SessionSnapshot): boolean => {
+  // The one place a watch ends: `done` makes a second delivery (socket and poll racing) a no-op.
+  const settle = (snapshot: SessionSnapshot | WatchEnd): boolean => {
     if (!done && snapshot.kind !== 'pending') {
       stop();
-      if (snapshot.kind === 'outcome') handlers.outcome(snapshot.outcome);
-      // An unknown session can only be one that ended and was forgotten: to the consumer, it expired.
-      else handlers.expired();
+      ended(snapshot);
     }
     return done;
   };
@@ -214,8 +214,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     } catch (error) {
       if (done) return;
       if (++pollFailures >= timing.pollFailuresBeforeError) {
-        stop();
-        handlers.networkError((error as Error).message);
+        settle({ kind: 'network', message: (error as Error).message });
       } else {
         pollTimer = setTimeout(poll, Math.max(timing.pollIntervalMs, backoff(pollFailures)));
       }
@@ -264,7 +263,8 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
       } else if (message.type === 'expired' && ours) {
         settle({ kind: 'expired' });
       } else if (message.type === 'error' && message.code === 'unknown_session') {
-        settle({ kind: 'gone' });
+        // Unknown: ended and forgotten (see SessionSnapshot).
+        settle({ kind: 'expired' });
       }
     };
     socket.onclose = (event: CloseEvent) => {

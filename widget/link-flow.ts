@@ -172,13 +172,13 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (end.kind === 'expired') {
       set({ kind: 'expired' });
       report('expired', 'Session expired');
-    } else if (end.outcome.status === 'success') {
-      const { account, label } = end.outcome;
+    } else if (end.kind === 'success') {
+      const { account, label } = end;
       linked = { account, label };
       set(rest());
       emit(host, 'obv-success', { ...account });
     } else {
-      const { code, message, text, lang } = end.outcome;
+      const { code, message, text, lang } = end;
       // The proxy's words for the shopper, else the provider's own.
       set({ kind: 'failure', message: text || message, lang });
       emit(host, 'obv-failure', { code, message });

@@ -36,7 +36,7 @@ export interface LinkedAccount {
  * An outcome with the proxy's shopper-ready words: the linked account, or the failure as the shopper reads
  * it (`text`, empty when the proxy sent none) and that text's language.
  */
-export type SessionOutcome = ({ status: 'success' } & LinkedAccount) | { status: 'failure'; code: string; message: string; text: string; lang: string };
+export type SessionOutcome = ({ kind: 'success' } & LinkedAccount) | { kind: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -117,19 +117,19 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (value.status === 'success' && isString(value.linkRef)) {
     const accountLabel = text(value.accountLabel);
     return {
-      status: 'success',
+      kind: 'success',
       account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
       label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
     };
   }
   if (value.status === 'failure') {
-    return { status: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
+    return { kind: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
   }
   return undefined;
 }
 
 /** How a session ended: with an outcome, or expired. */
-export type SessionEnd = { kind: 'outcome'; outcome: SessionOutcome } | { kind: 'expired' };
+export type SessionEnd = SessionOutcome | { kind: 'expired' };
 
 /**
  * What a GET {base}/sessions/:id says. An unknown session (404) can only be one that ended and was
@@ -144,9 +144,7 @@ export async function fetchSession(base: URL, sessionId: string, signal: AbortSi
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
-  const outcome = parseOutcome(data.outcome);
-  if (outcome) return { kind: 'outcome', outcome };
-  return data.state === 'expired' ? { kind: 'expired' } : { kind: 'pending' };
+  return parseOutcome(data.outcome) ?? { kind: data.state === 'expired' ? 'expired' : 'pending' };
 }
 
 /** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */
@@ -259,7 +257,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
         if (message.state === 'expired') settle({ kind: 'expired' });
       } else if (message.type === 'result' && ours) {
         const outcome = parseOutcome(message.outcome);
-        if (outcome) settle({ kind: 'outcome', outcome });
+        if (outcome) settle(outcome);
       } else if (message.type === 'expired' && ours) {
         settle({ kind: 'expired' });
       } else if (message.type === 'error' && message.code === 'unknown_session') {

@@ -5,7 +5,7 @@ import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
 import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
-import { endpoint, ProxyRequestError, startSession, watchSession, type SessionOutcome, type LinkedAccount, type SessionWatch, type StartRequest, type StartedSession } from './session-client.ts';
+import { endpoint, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -134,23 +134,23 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     watch?.close();
     watch = undefined;
   };
-  const forgetPending = () => {
+  /** Holds `session` as the one waited on and remembers it for a reload; without one, forgets it. */
+  const remember = (session?: StartedSession) => {
+    pending = session;
     const page = target();
-    if (page) savePending(page.storageKey);
-    pending = undefined;
+    if (page) savePending(page.storageKey, session, page.purchase);
   };
   /** Lets the session go: no tab, no watch, nothing to resume. */
   const abandon = () => {
     closeTab();
     stopWatching();
-    forgetPending();
+    remember();
   };
   /** Ends a session that settled: the return page closes the bank's tab itself. */
   const finish = () => {
-    watch = undefined;
     tab = null;
     blocked = false;
-    forgetPending();
+    remember();
   };
 
   /** Tells the page (obv-error) and, for a mistake in the setup, the developer's console. */
@@ -158,62 +158,56 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (kind === 'configuration') console.warn('obv-link:', message);
     emit(host, 'obv-error', { kind, message });
   };
-  const fail = (kind: FlowError['kind'], message: string) => {
-    set({ kind: 'error', error: { kind, message } });
-    report(kind, message);
+  const fail = (error: FlowError) => {
+    set({ kind: 'error', error });
+    report(error.kind, error.message);
   };
 
-  const handlers = {
-    outcome(outcome: SessionOutcome) {
-      finish();
-      if (outcome.status === 'success') {
-        const { account, label } = outcome;
-        linked = { account, label };
-        set({ kind: 'success', account, label });
-        emit(host, 'obv-success', { ...account });
-      } else {
-        // The proxy's words for the shopper, else the provider's own.
-        set({ kind: 'failure', message: outcome.text || outcome.message, lang: outcome.lang });
-        emit(host, 'obv-failure', { code: outcome.code, message: outcome.message });
-      }
-    },
-    expired() {
-      finish();
+  /** How the watch on the session ended. */
+  const ended = (end: WatchEnd) => {
+    watch = undefined;
+    // The session may still finish: `pending` stays, so "Try again" resumes it.
+    if (end.kind === 'network') return fail(end);
+    finish();
+    if (end.kind === 'expired') {
       set({ kind: 'expired' });
       report('expired', 'Session expired');
-    },
-    networkError(message: string) {
-      // The session may still finish: `pending` stays, so "Try again" resumes it.
-      watch = undefined;
-      fail('network', message);
-    },
+    } else if (end.kind === 'success') {
+      const { account, label } = end;
+      linked = { account, label };
+      set(rest());
+      emit(host, 'obv-success', { ...account });
+    } else {
+      const { code, message, text, lang } = end;
+      // The proxy's words for the shopper, else the provider's own.
+      set({ kind: 'failure', message: text || message, lang });
+      emit(host, 'obv-failure', { code, message });
+    }
   };
 
   const watchPending = () => {
     const base = target()?.base;
     if (!base || !pending) return;
     watch?.close();
-    watch = watchSession(base, pending, handlers);
+    watch = watchSession(base, pending, ended);
   };
 
   const opened = (base: URL, session: StartedSession) => {
     aborter = undefined;
-    pending = session;
-    const page = target();
-    if (page) savePending(page.storageKey, session, page.purchase);
+    remember(session);
     tab = navigateBankTab(tab, session.consumerUrl);
     if (!tab) blocked = true;
     set(waiting(session));
     if (tab) announceOpen(session);
     else report('popup-blocked', 'New tab blocked');
-    watch = watchSession(base, session, handlers);
+    watch = watchSession(base, session, ended);
   };
 
   const start = () => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
     stopWatching();
-    forgetPending();
+    remember();
     tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
     blocked = !tab;
     const idempotencyKey = randomId();
@@ -221,7 +215,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
-    startSession(page.base, page.request, { idempotencyKey, signal: attempt.signal }).then(
+    startSession(page.base, page.request, idempotencyKey, attempt.signal).then(
       (session) => {
         if (attempt === aborter) opened(page.base, session);
       },
@@ -230,7 +224,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
         if (attempt !== aborter || attempt.signal.aborted) return;
         aborter = undefined;
         closeTab();
-        fail(error instanceof ProxyRequestError ? error.kind : 'network', error.message);
+        fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message });
       },
     );
   };
@@ -282,8 +276,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
           closeTab();
           stopWatching();
         }
-        set({ kind: 'error', error: { kind: 'configuration', message: problem, attribute: true } });
-        report('configuration', problem);
+        fail({ kind: 'configuration', message: problem, attribute: true });
       } else if (shown) {
         set(rest());
       }

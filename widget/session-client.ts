@@ -36,7 +36,7 @@ export interface LinkedAccount {
  * An outcome with the proxy's shopper-ready words: the linked account, or the failure as the shopper reads
  * it (`text`, empty when the proxy sent none) and that text's language.
  */
-export type SessionOutcome = ({ status: 'success' } & LinkedAccount) | { status: 'failure'; code: string; message: string; text: string; lang: string };
+export type SessionOutcome = ({ kind: 'success' } & LinkedAccount) | { kind: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -81,17 +81,13 @@ async function request(url: URL, init: RequestInit): Promise<Response> {
 }
 
 /** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or an AbortError when aborted. */
-export async function startSession(
-  base: URL,
-  body: StartRequest,
-  options: { idempotencyKey: string; signal: AbortSignal },
-): Promise<StartedSession> {
+export async function startSession(base: URL, body: StartRequest, idempotencyKey: string, signal: AbortSignal): Promise<StartedSession> {
   const url = endpoint(base, 'verifications');
   const response = await request(url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': options.idempotencyKey },
+    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
     body: JSON.stringify(body),
-    signal: options.signal,
+    signal,
   });
   const { status } = response;
   if (!response.ok) {
@@ -121,44 +117,42 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (value.status === 'success' && isString(value.linkRef)) {
     const accountLabel = text(value.accountLabel);
     return {
-      status: 'success',
+      kind: 'success',
       account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
       label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
     };
   }
   if (value.status === 'failure') {
-    return { status: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
+    return { kind: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
   }
   return undefined;
 }
 
-/** What a GET {base}/sessions/:id says; `gone` for an unknown session (404). */
-export type SessionSnapshot = { kind: 'outcome'; outcome: SessionOutcome } | { kind: 'expired' } | { kind: 'pending' } | { kind: 'gone' };
+/** How a session ended: with an outcome, or expired. */
+export type SessionEnd = SessionOutcome | { kind: 'expired' };
+
+/**
+ * What a GET {base}/sessions/:id says. An unknown session (404) can only be one that ended and was
+ * forgotten: to the consumer, it expired.
+ */
+export type SessionSnapshot = SessionEnd | { kind: 'pending' };
 
 /** GET {base}/sessions/:id. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
 export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
   const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), { cache: 'no-store', signal });
-  if (response.status === 404) return { kind: 'gone' };
+  if (response.status === 404) return { kind: 'expired' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
-  const outcome = parseOutcome(data.outcome);
-  if (outcome) return { kind: 'outcome', outcome };
-  return data.state === 'expired' ? { kind: 'expired' } : { kind: 'pending' };
+  return parseOutcome(data.outcome) ?? { kind: data.state === 'expired' ? 'expired' : 'pending' };
 }
 
-/** Callbacks of {@link watchSession}; exactly one of `outcome`, `expired` or `networkError` is called, once. */
-export interface WatchHandlers {
-  outcome(outcome: SessionOutcome): void;
-  expired(): void;
-  networkError(message: string): void;
-}
+/** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */
+export type WatchEnd = SessionEnd | { kind: 'network'; message: string };
 
 /** A running watch; `close()` stops every socket, timer and channel it holds. */
 export interface SessionWatch {
   close(): void;
-  /** Asks the proxy right away (the consumer came back from the bank, or the session should have expired). */
-  checkNow(): void;
 }
 
 function backoff(attempt: number): number {
@@ -172,7 +166,7 @@ function backoff(attempt: number): number {
  * `timing.socketFailuresBeforePolling` sockets in a row end without an outcome, polling starts and the
  * socket is still tried now and then. Both may deliver the outcome: only the first one counts.
  */
-export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, handlers: WatchHandlers): SessionWatch {
+export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, ended: (end: WatchEnd) => void): SessionWatch {
   const { sessionId } = session;
   let done = false;
   let socket: WebSocket | undefined;
@@ -201,13 +195,11 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     channel.close();
     dropSocket();
   };
-  // The one place an outcome is applied: `done` makes a second delivery (socket and poll racing) a no-op.
-  const settle = (snapshot: SessionSnapshot): boolean => {
+  // The one place a watch ends: `done` makes a second delivery (socket and poll racing) a no-op.
+  const settle = (snapshot: SessionSnapshot | WatchEnd): boolean => {
     if (!done && snapshot.kind !== 'pending') {
       stop();
-      if (snapshot.kind === 'outcome') handlers.outcome(snapshot.outcome);
-      // An unknown session can only be one that ended and was forgotten: to the consumer, it expired.
-      else handlers.expired();
+      ended(snapshot);
     }
     return done;
   };
@@ -220,8 +212,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     } catch (error) {
       if (done) return;
       if (++pollFailures >= timing.pollFailuresBeforeError) {
-        stop();
-        handlers.networkError((error as Error).message);
+        settle({ kind: 'network', message: (error as Error).message });
       } else {
         pollTimer = setTimeout(poll, Math.max(timing.pollIntervalMs, backoff(pollFailures)));
       }
@@ -266,11 +257,12 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
         if (message.state === 'expired') settle({ kind: 'expired' });
       } else if (message.type === 'result' && ours) {
         const outcome = parseOutcome(message.outcome);
-        if (outcome) settle({ kind: 'outcome', outcome });
+        if (outcome) settle(outcome);
       } else if (message.type === 'expired' && ours) {
         settle({ kind: 'expired' });
       } else if (message.type === 'error' && message.code === 'unknown_session') {
-        settle({ kind: 'gone' });
+        // Unknown: ended and forgotten (see SessionSnapshot).
+        settle({ kind: 'expired' });
       }
     };
     socket.onclose = (event: CloseEvent) => {
@@ -284,6 +276,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     };
   };
 
+  /** Asks the proxy right away (the consumer came back from the bank, or the session should have expired). */
   const checkNow = () => {
     if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
@@ -303,5 +296,5 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
   if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
 
   connect();
-  return { close: stop, checkNow };
+  return { close: stop };
 }

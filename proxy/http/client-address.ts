@@ -38,6 +38,7 @@ export function createClientAddress(trustSetting: () => unknown): (req: Incoming
       trust = compileTrust(setting);
       compiledFor = setting;
     }
-    return plainAddress(proxyAddr(req, trust));
+    // A socket whose peer has already gone has no address (proxy-addr then answers undefined).
+    return plainAddress((proxyAddr(req, trust) as string | undefined) ?? '');
   };
 }

@@ -50,4 +50,15 @@ describe('client address of an upgrade', () => {
     setting = false;
     assert.equal(addressOf(upgrade('127.0.0.1', '6.6.6.6')), '127.0.0.1');
   });
+
+  test('is empty, not a crash, when the peer has already gone (no socket address)', () => {
+    const gone = (forwardedFor?: string) => upgrade(undefined as unknown as string, forwardedFor);
+    // Expected: the walk as proxy-addr makes it, with no peer address to start from.
+    const cases: Array<[unknown, string, string]> = [[false, '', ''], [1, '', '6.6.6.6'], ['loopback', '', '']];
+    for (const [setting, alone, forwarded] of cases) {
+      const addressOf = createClientAddress(() => setting);
+      assert.equal(addressOf(gone()), alone, `trust proxy ${String(setting)}`);
+      assert.equal(addressOf(gone('6.6.6.6')), forwarded, `trust proxy ${String(setting)} with X-Forwarded-For`);
+    }
+  });
 });

@@ -2,6 +2,6 @@
 // by the benchmark's element-size section (which reports the figure against it).
 
 /** Hard limit: `npm run size` fails above it. */
-export const ELEMENT_GZIP_BUDGET_BYTES = 12 * 1024;
+export const ELEMENT_GZIP_BUDGET_BYTES = 14 * 1024;
 /** What we aim for; over it is reported, not failed. */
-export const ELEMENT_GZIP_AIM_BYTES = 10 * 1024;
+export const ELEMENT_GZIP_AIM_BYTES = 12 * 1024;

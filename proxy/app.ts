@@ -8,6 +8,8 @@ import { notFoundHandler, problemHandler } from './http/problem.ts';
 import { linksRouter } from './routes/links.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
 import { notificationsRouter } from './routes/notifications.ts';
+import { openApiDocument } from './openapi/document.ts';
+import { openApiRouter } from './routes/openapi.ts';
 import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
@@ -52,6 +54,7 @@ export function createApp(ctx: ProxyContext): Express {
   app.use(warnOnUntrustedForwarding(ctx));
 
   app.use(readinessRouter(ctx));
+  app.use(openApiRouter(openApiDocument({ serverUrl: ctx.config.publicUrl.replace(/\/+$/, '') + ctx.config.mountPath })));
   // Server-to-server and top-level navigation routes: no CORS. Notifications live on their own
   // listener instead when notificationPublicUrl says so.
   if (!ctx.config.notificationPublicUrl) app.use(notificationsRouter(ctx));

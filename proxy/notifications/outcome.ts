@@ -8,7 +8,15 @@ import { problem, type ProblemError } from '../errors.ts';
 import type { FailureOutcome } from '../sessions/types.ts';
 import { parseOrThrow } from '../validation.ts';
 
-const JsonObject = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' });
+/**
+ * A notification body: any JSON object (the fields below are where readNotification looks; the rest is
+ * kept out of the outcome). Lenient on purpose: see the top of this file.
+ */
+export const NotificationBody = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).meta({
+  description: 'verificationStatus decides (OBV_SUCCESS_STATUSES / OBV_FAILURE_STATUSES); a success carries '
+    + 'accountToken, accountLabel, fiName, fiAccountType inside `account` or at the top level; a failure errorCode/errorMessage '
+    + 'or error.code/error.message; merchant.merchantTransactionId and verificationId must match the session.',
+});
 
 /** The words `verificationStatus` may take (compared case-insensitively), from the configuration. */
 export interface StatusWords {
@@ -56,7 +64,7 @@ const includes = (words: readonly string[], status: string) =>
 
 /** Parses a notification body; 400 when it is not an object, 422 when its status is unknown or a success lacks its token. */
 export function readNotification(body: unknown, words: StatusWords): ReportedNotification {
-  const top = parseOrThrow(JsonObject, body, 'The notification body');
+  const top = parseOrThrow(NotificationBody, body, 'The notification body');
   const account = asObject(top.account);
   const error = asObject(top.error);
   const status = firstText(top.verificationStatus) ?? '';

@@ -2,11 +2,13 @@
 // its API key, turns one back into the verified account (GET /links/:linkRef) or pays with it
 // (POST /transactions). A reference is bound to the user, order and amount it was verified for.
 import express, { type RequestHandler, type Router } from 'express';
+import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -24,6 +26,33 @@ export interface LinkedAccount {
   /** The merchant transaction id this reference paid, once it has. */
   redeemedFor: string | undefined;
 }
+
+const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
+  linkRef: z.string(),
+  accountToken: z.string().meta({ description: 'The payment credential: keep it on your server' }),
+  accountLabel: z.string(),
+  fiName: z.string(),
+  fiAccountType: z.string(),
+  // Absent when the verification was started without them (sandbox mode lets a page leave them out).
+  merchantUserId: z.string().optional(),
+  merchantTransactionId: z.string().optional(),
+  amount: z.string().optional(),
+  currency: z.string().optional(),
+  redeemedFor: z.string().optional().meta({ description: 'The merchantTransactionId this reference paid, once it has' }),
+}));
+
+export const linksOperations: Operation[] = [{
+  method: 'get',
+  path: '/links/:linkRef',
+  operationId: 'getLinkedAccount',
+  summary: 'Read the verified account behind a link reference (your server)',
+  description: 'Present only when OBV_MERCHANT_API_KEY is set.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  pathParams: { linkRef: z.string().meta({ description: 'The link reference the element gave the page' }) },
+  responses: { 200: { description: 'The verified account, token included', content: { 'application/json': LinkedAccountSchema } } },
+  problems: { ...MERCHANT_AUTH_PROBLEMS, 404: 'No verified account has this link reference.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}];
 
 /** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
 export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {

@@ -9,11 +9,46 @@
 // Strict CSP: the script is a separate same-origin file, the style is allowed by its hash.
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
+import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText } from '../pages/consumer-page-text.ts';
+import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+
+const lang = { description: 'The page\'s language: Spanish for `es…`, English otherwise', schema: z.string() };
+const html = (description: string) => ({ description, content: { 'text/html': z.string() } });
+
+export const returnPageOperations: Operation[] = [{
+  method: 'get',
+  path: '/return-page.js',
+  operationId: 'returnPageScript',
+  summary: 'The return page\'s script (a file, so the page\'s CSP needs no inline script)',
+  caller: 'browser',
+  responses: { 200: { description: 'The script', content: { 'text/javascript': z.string() } } },
+  problems: {},
+}, {
+  method: 'get',
+  path: '/connecting',
+  operationId: 'connectingPage',
+  summary: '"Connecting to your bank…": the new tab\'s page before the bank\'s address is known',
+  caller: 'browser',
+  query: { lang },
+  responses: { 200: html('The holding page (strict CSP, no script)') },
+  problems: {},
+}, {
+  method: 'get',
+  path: '/return/:returnRef',
+  operationId: 'returnPage',
+  summary: 'Where the bank sends the consumer back',
+  description: 'Says the bank step is done (or that the link was cancelled), tells the checkout tab over BroadcastChannel and closes itself.',
+  caller: 'browser',
+  pathParams: { returnRef: z.string().meta({ description: 'The session\'s return reference (never its id)' }) },
+  query: { lang },
+  responses: { 200: html('"Bank step complete", or "Bank linking was cancelled"'), 404: html('An unknown reference, to a browser that asks for HTML') },
+  problems: { 404: 'An unknown reference, to a client that does not ask for HTML.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}];
 
 /** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/:id/cancel). */
 export const CANCELLED_CODE = 'CANCELLED';

@@ -4,12 +4,66 @@
 // a `CANCELLED` failure (the first terminal outcome wins, so a bank success arriving later is ignored and
 // the return page says the link was cancelled instead of "Bank step complete").
 import express, { type Router } from 'express';
+import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
-import { sessionView } from '../sessions/view.ts';
+import { sessionView, type SessionView } from '../sessions/view.ts';
+import { COMMON_PROBLEMS, describes, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+
+/** What the browser sees of an outcome (sessions/types.ts `BrowserOutcome`): never the accountToken. */
+const BrowserOutcomeSchema = z.discriminatedUnion('status', [
+  z.object({
+    status: z.literal('success'),
+    linkRef: z.string().regex(ID_PATTERN).meta({ description: 'What the merchant\'s server pays with (POST /transactions)' }),
+    accountLabel: z.string(),
+    fiName: z.string(),
+    fiAccountType: z.string(),
+    displayLabel: z.string().meta({ description: 'The account line as shown, in the verification\'s language' }),
+    spokenLabel: z.string().meta({ description: 'The account line as a screen reader says it' }),
+  }),
+  z.object({
+    status: z.literal('failure'),
+    code: z.string(),
+    message: z.string().meta({ description: 'The provider\'s message (for developers)' }),
+    text: z.string().meta({ description: 'The shopper\'s words for this failure' }),
+    lang: z.string().meta({ description: 'The language `text` is written in' }),
+  }),
+]);
+
+/** A session as the browser sees it (sessions/view.ts). */
+export const SessionViewSchema = describes<SessionView>()(z.object({
+  sessionId: z.string().regex(ID_PATTERN),
+  state: z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']),
+  expiresAt: z.iso.datetime(),
+  outcome: BrowserOutcomeSchema.optional(),
+}));
+
+const sessionId = z.string().regex(ID_PATTERN).meta({ description: 'The id POST /verifications answered' });
+const unknownSession = { 404: 'No session has this id (it may have been swept after expiry).' };
+
+export const sessionsOperations: Operation[] = [{
+  method: 'get',
+  path: '/sessions/:sessionId',
+  operationId: 'getSession',
+  summary: 'Read a session (the element polls it and resumes with it)',
+  caller: 'browser',
+  pathParams: { sessionId },
+  responses: { 200: { description: 'The session', content: { 'application/json': SessionViewSchema } } },
+  problems: { ...unknownSession, 403: 'The page\'s origin is not allowed.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}, {
+  method: 'post',
+  path: '/sessions/:sessionId/cancel',
+  operationId: 'cancelSession',
+  summary: 'Cancel at the checkout: the session settles as the failure CANCELLED',
+  description: 'Already settled (or expired), the answer says what the session ended as.',
+  caller: 'browser',
+  pathParams: { sessionId },
+  responses: { 200: { description: 'The session after the cancel', content: { 'application/json': SessionViewSchema } } },
+  problems: { ...unknownSession, 403: 'The page\'s origin is not allowed.', 429: 'Too many requests from this address.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}];
 
 export function sessionsRouter(ctx: ProxyContext): Router {
   const router = express.Router();

@@ -15,6 +15,7 @@ import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { redeemedOrder, resolveLinkRef } from './links.ts';
 import { parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 /** CONTRACTS §3; unknown fields pass through to the provider. */
 export const SubmitTransactionBody = z.looseObject({
@@ -29,6 +30,40 @@ export const SubmitTransactionBody = z.looseObject({
   dataPassThrough: z.string().max(1024).optional(),
   originatorIp: z.union([z.ipv4(), z.ipv6()]).optional(),
 });
+
+/** The provider's answer, passed through: these fields as the sandbox sends them, and whatever else the provider adds. */
+const ProviderTransactionAnswer = z.looseObject({
+  transactionId: z.string().optional(),
+  transactionStatus: z.string().optional().meta({ description: '`APPROVED` when the payment went through' }),
+  merchantTransactionId: z.string().optional(),
+});
+
+export const transactionsOperations: Operation[] = [{
+  method: 'post',
+  path: '/transactions',
+  operationId: 'submitTransaction',
+  summary: 'Pay with a link reference (your server)',
+  description: 'Endpoint 4 with the stored accountToken, for the user, order and amount the reference was verified for, once. '
+    + 'Present only when OBV_MERCHANT_API_KEY is set. Unknown fields pass through to the provider.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  body: { contentType: 'application/json', schema: SubmitTransactionBody },
+  responses: {
+    '2XX': { description: 'The provider\'s answer, passed through', content: { 'application/json': ProviderTransactionAnswer } },
+    '4XX': { description: 'The provider refused the transaction: its answer, passed through (the reference may be used again)', content: { 'application/json': ProviderTransactionAnswer } },
+  },
+  problems: {
+    ...MERCHANT_AUTH_PROBLEMS,
+    ...JSON_BODY_PROBLEMS,
+    404: 'No verified account has this link reference.',
+    409: 'This link reference has already paid (`link-ref-used`).',
+    422: 'The reference was verified for another user, order or amount (`link-ref-mismatch`).',
+    502: 'The provider could not be used.',
+    504: 'The provider did not answer in time.',
+    ...STORE_PROBLEMS,
+    ...COMMON_PROBLEMS,
+  },
+}];
 
 /** 422: the reference was verified for someone or something else. */
 function mismatch(path: string, detail: string): ProblemError {

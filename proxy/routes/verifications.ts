@@ -9,6 +9,7 @@ import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
 import { parseOrThrow, text } from '../validation.ts';
+import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
@@ -34,6 +35,36 @@ export const StartVerificationBody = z.object({
 export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
 
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
+
+/** The answer to a start (sessions/view.ts `startView`). */
+export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({
+  sessionId: z.string().regex(ID_PATTERN).meta({ description: 'The session\'s capability: only this browser (and the merchant\'s server) knows it' }),
+  consumerUrl: z.url().meta({ description: 'The bank\'s page for the consumer (open it in a new tab)' }),
+  expiresAt: z.iso.datetime(),
+}));
+
+export const verificationsOperations: Operation[] = [{
+  method: 'post',
+  path: '/verifications',
+  operationId: 'startVerification',
+  summary: 'Start a verification (the element)',
+  description: 'What the page may send; the proxy fills and checks the rest (README "What the page sends, what the server fills").',
+  caller: 'browser',
+  headers: { 'Idempotency-Key': { description: 'The same key again answers the first start\'s session (a double click makes one verification)', schema: IdempotencyKey } },
+  body: { contentType: 'application/json', schema: StartVerificationBody },
+  responses: { 201: { description: 'The verification is started', content: { 'application/json': StartedVerification } } },
+  problems: {
+    ...JSON_BODY_PROBLEMS,
+    403: 'The page\'s origin is not allowed.',
+    409: 'A start with this Idempotency-Key keeps failing.',
+    422: 'The provider rejected the request (its field list passed on), or the Idempotency-Key was used with another body.',
+    429: 'Too many starts from this address.',
+    502: 'The provider could not be used.',
+    504: 'The provider did not answer in time.',
+    ...STORE_PROBLEMS,
+    ...COMMON_PROBLEMS,
+  },
+}];
 
 export function verificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();

@@ -68,6 +68,8 @@ export interface RecordedResponse {
   method: string;
   path: string;
   status: number;
+  /** The Content-Type header, if any. */
+  contentType: string;
   body: string;
 }
 
@@ -134,7 +136,8 @@ function recordResponses(app: express.Express, into: RecordedResponse[]): void {
     }) as typeof res.write;
     res.end = ((...args: unknown[]) => {
       if (typeof args[0] !== 'function') keep(args[0]);
-      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, body: Buffer.concat(chunks).toString('utf8') });
+      const contentType = String(res.getHeader('content-type') ?? '');
+      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, contentType, body: Buffer.concat(chunks).toString('utf8') });
       return end(...args);
     }) as typeof res.end;
     next();

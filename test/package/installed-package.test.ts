@@ -57,6 +57,7 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
     'dist/obv-link-account.js',
     'dist/types/widget/obv-link-account.d.ts',
     'dist/custom-elements.json',
+    'dist/openapi.json',
     'frameworks/react.d.ts',
     'frameworks/vue.d.ts',
   ]) {

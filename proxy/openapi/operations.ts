@@ -1,0 +1,22 @@
+// Every route's operations, in the document's order. A new route module exports its `Operation[]` and
+// adds one line here; test/node/proxy/openapi.test.ts fails while a mounted route is missing.
+import type { Operation } from './operation.ts';
+import { linksOperations } from '../routes/links.ts';
+import { notificationsOperations } from '../routes/notifications.ts';
+import { openApiOperations } from '../routes/openapi.ts';
+import { readinessOperations } from '../routes/readiness.ts';
+import { returnPageOperations } from '../routes/return-page.ts';
+import { sessionsOperations } from '../routes/sessions.ts';
+import { transactionsOperations } from '../routes/transactions.ts';
+import { verificationsOperations } from '../routes/verifications.ts';
+
+export const OPERATIONS: readonly Operation[] = [
+  ...verificationsOperations,
+  ...sessionsOperations,
+  ...returnPageOperations,
+  ...notificationsOperations,
+  ...transactionsOperations,
+  ...linksOperations,
+  ...readinessOperations,
+  ...openApiOperations,
+];

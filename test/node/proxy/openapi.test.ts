@@ -1,0 +1,133 @@
+// The OpenAPI document ({mount}/openapi.json, dist/openapi.json) against the code: every mounted route
+// has an entry and every entry a route, and every answer a proxy gave in a run against the sandbox —
+// successes and problems, to the browser, the merchant's server and the provider — matches it.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { openApiDocument } from '../../../proxy/openapi/document.ts';
+import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { mountedRoutes, responseChecker } from '../../helpers/openapi.ts';
+import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+
+const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` };
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+describe('OpenAPI document', () => {
+  let pair: ProxyPair;
+  before(async () => {
+    pair = await startProxyPair();
+  });
+  after(() => pair.close());
+
+  test('every route the proxy mounts has a document entry, and every entry a route', () => {
+    const document = openApiDocument({ serverUrl: '/obv' });
+    const documented = Object.entries(document.paths as Record<string, object>)
+      .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)).sort();
+    assert.deepEqual(mountedRoutes(pair.proxy.router), documented);
+  });
+
+  test('every schema in the document compiles as JSON Schema 2020-12, and each operation is named once', () => {
+    const checker = responseChecker(openApiDocument({ serverUrl: '/obv' }), '/obv');
+    const ids = checker.operationIds();
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
+  test('GET {mount}/openapi.json serves the document, its server being the proxy\'s public URL and mount path', async () => {
+    const response = await fetch(`${pair.baseUrl}/openapi.json`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+    const served = (await response.json()) as { openapi: string; servers: { url: string }[] };
+    assert.equal(served.openapi, '3.1.1');
+    assert.deepEqual(served, openApiDocument({ serverUrl: pair.baseUrl }));
+  });
+
+  test('an answer that drifts from its schema fails the check (a session view carrying the accountToken)', () => {
+    const checker = responseChecker(openApiDocument({ serverUrl: '/obv' }), '/obv');
+    const view = {
+      sessionId: 'AAAAAAAAAAAAAAAAAAAAAA',
+      state: 'succeeded',
+      expiresAt: new Date().toISOString(),
+      outcome: { status: 'success', linkRef: 'BBBBBBBBBBBBBBBBBBBBBB', accountLabel: 'x', fiName: 'y', fiAccountType: 'z', displayLabel: 'x', spokenLabel: 'x' },
+    };
+    const exchange = { method: 'GET', path: `/obv/sessions/${view.sessionId}`, status: 200, contentType: 'application/json; charset=utf-8' };
+    assert.deepEqual(checker.check({ ...exchange, body: JSON.stringify(view) }).errors, []);
+    const leaking = { ...view, outcome: { ...view.outcome, accountToken: 'tok_1' } };
+    assert.notDeepEqual(checker.check({ ...exchange, body: JSON.stringify(leaking) }).errors, []);
+    assert.notDeepEqual(checker.check({ ...exchange, status: 418, body: JSON.stringify(view) }).errors, [], 'an undocumented status');
+    assert.notDeepEqual(checker.check({ ...exchange, contentType: 'text/plain', body: 'x' }).errors, [], 'an undocumented content type');
+  });
+
+  test('every answer of every route in a run against the sandbox matches the document, successes and problems', async () => {
+    const { baseUrl, origin } = pair;
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${baseUrl}${path}`, { method: 'POST', headers: { ...JSON_TYPE, origin, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    const get = (path: string, headers: Record<string, string> = {}) => fetch(`${baseUrl}${path}`, { headers });
+    const statuses = async (...responses: Promise<Response>[]) => Promise.all(responses.map(async (r) => (await r).status));
+
+    // The browser's routes.
+    const linked = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-1' });
+    assert.deepEqual(await statuses(get(`/sessions/${linked.sessionId}`), get('/connecting?lang=es'), get('/return-page.js')), [200, 200, 200]);
+    assert.equal((await completeConsumerStep(linked.consumerUrl, 'good')).status, 303);
+    const failed = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-2' });
+    await completeConsumerStep(failed.consumerUrl, 'notVerified');
+    await pair.provider.notificationsSettled();
+    const cancelled = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-3' });
+    const returnUrl = await pair.returnUrl(linked.sessionId);
+    assert.deepEqual(await statuses(
+      get(`/sessions/${linked.sessionId}`),
+      get(`/sessions/${failed.sessionId}`),
+      post(`/sessions/${cancelled.sessionId}/cancel`, ''),
+      fetch(`${returnUrl}?lang=en`, { headers: { accept: 'text/html' } }),
+    ), [200, 200, 200, 200]);
+    const view = (await (await get(`/sessions/${linked.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const { linkRef } = view.outcome;
+    assert.deepEqual(await statuses(
+      post('/verifications', { ...START_BODY, amount: '-1' }),
+      post('/verifications', 'not json'),
+      post('/verifications', 'x', { 'content-type': 'text/plain' }),
+      post('/verifications', { dataPassThrough: 'x'.repeat(40_000) }),
+      post('/verifications', START_BODY, { origin: 'https://elsewhere.example' }),
+      get('/sessions/AAAAAAAAAAAAAAAAAAAAAA'),
+      post('/sessions/AAAAAAAAAAAAAAAAAAAAAA/cancel', ''),
+      get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'text/html' }),
+      get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'application/json' }),
+    ), [400, 400, 415, 413, 403, 404, 404, 404, 404]);
+    assert.equal((await post('/verifications', START_BODY, { 'idempotency-key': 'openapi-key' })).status, 201);
+    assert.equal((await post('/verifications', { ...START_BODY, amount: '1.00' }, { 'idempotency-key': 'openapi-key' })).status, 422);
+
+    // The provider's route (its own deliveries above are recorded too).
+    assert.equal((await post(`/notifications/${linked.sessionId}`, { verificationStatus: 'SUCCESS' })).status, 401);
+
+    // The merchant server's routes.
+    const payment = { linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: START_BODY.amount };
+    assert.deepEqual(await statuses(
+      get(`/links/${linkRef}`, AUTH),
+      get('/links/AAAAAAAAAAAAAAAAAAAAAA', AUTH),
+      get(`/links/${linkRef}`),
+      post('/transactions', payment),
+      post('/transactions', { ...payment, merchantUserId: '' }, AUTH),
+      post('/transactions', { ...payment, linkRef: 'AAAAAAAAAAAAAAAAAAAAAA' }, AUTH),
+      post('/transactions', { ...payment, amount: '1.00' }, AUTH),
+    ), [200, 404, 401, 401, 400, 404, 422]);
+    assert.equal((await post('/transactions', payment, AUTH)).status, 201);
+    assert.equal((await post('/transactions', payment, AUTH)).status, 409);
+
+    // Operations.
+    assert.deepEqual(await statuses(get('/healthz'), get('/readyz'), get('/openapi.json')), [200, 200, 200]);
+    await pair.proxy.drain();
+    assert.equal((await get('/readyz')).status, 503);
+
+    const checker = responseChecker(openApiDocument({ serverUrl: baseUrl }), pair.proxy.mountPath);
+    const mine = pair.responses.filter((exchange) => exchange.path.startsWith(`${pair.proxy.mountPath}/`));
+    const checked = mine.map((exchange) => ({ exchange, ...checker.check(exchange) }));
+    assert.deepEqual(checked.flatMap((c) => c.errors), []);
+    // Each operation answered at least once, and the problems above were all seen.
+    assert.deepEqual([...new Set(checked.map((c) => c.operationId))].sort(), checker.operationIds().sort());
+    const problems = new Set(checked.filter((c) => c.exchange.contentType.startsWith('application/problem+json')).map((c) => `${c.operationId} ${c.exchange.status}`));
+    for (const expected of ['startVerification 400', 'startVerification 403', 'startVerification 413', 'startVerification 415', 'startVerification 422',
+      'getSession 404', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
+      'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422']) {
+      assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
+    }
+    assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');
+  });
+});

@@ -82,8 +82,9 @@ def pay(order: dict) -> tuple[int, dict]:
 
 PAGE = """<!doctype html>
 <html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}}</style>
+<title>{title}</title><link rel="icon" href="data:,">
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem}}
+button{{font:inherit;padding:.6rem 1.2rem}}</style>
 <h1>{title}</h1>
 {body}
 </html>"""

@@ -18,6 +18,9 @@ const SECRET_KEYS = [
   'clientSecret',
   'webhookSecret',
   'merchantApiKey',
+  'sealingKeys',
+  'sealedAccountToken',
+  'linkToken',
   'secret',
   'password',
 ];

@@ -232,7 +232,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       metrics.addSocketSource(() => relay.connectionCount);
       return relay;
     },
-    createLinkSession: (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
+    createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
     async drain() {
       ctx.lifecycle.draining = true;
       await Promise.all(relays.splice(0).map((relay) => relay.close()));

@@ -18,9 +18,10 @@ import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
   const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
-  const fields = Object.keys(provider);
-  return fields.length === Object.keys(reported).length
-    && fields.every((field) => (provider as Record<string, unknown>)[field] === (reported as Record<string, unknown>)[field]);
+  // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
+  const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
+  const fields = Object.keys(ours!);
+  return fields.length === Object.keys(theirs!).length && fields.every((field) => ours![field] === theirs![field]);
 }
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {

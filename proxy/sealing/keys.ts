@@ -30,6 +30,10 @@ function decodeKey(value: string): Buffer | undefined {
 
 /** An entry's id and key, checked: the id's form, 32 bytes, and enough distinct bytes to be random. */
 function checkedKey(entry: { id: string; key: string | Buffer }, ctx: z.RefinementCtx): SealingKey {
+  if (entry.id === '') {
+    ctx.addIssue({ code: 'custom', message: `each key must be ${KEY_ENTRY}` });
+    return z.NEVER;
+  }
   if (!KEY_ID.test(entry.id)) {
     ctx.addIssue({ code: 'custom', message: `key id "${entry.id.slice(0, 40)}" must be 1-32 letters, digits, "_" or "-"` });
     return z.NEVER;
@@ -46,28 +50,19 @@ function checkedKey(entry: { id: string; key: string | Buffer }, ctx: z.Refineme
   return { id: entry.id, key: Buffer.from(key) };
 }
 
-/** `id:base64`. */
-const KeyText = z.string().trim().transform((entry, ctx) => {
-  const colon = entry.indexOf(':');
-  if (colon < 0) {
-    ctx.addIssue({ code: 'custom', message: `each key must be ${KEY_ENTRY}` });
-    return z.NEVER;
-  }
-  return checkedKey({ id: entry.slice(0, colon), key: entry.slice(colon + 1) }, ctx);
-});
-
-/** `{id, key}` (code use), or `id:base64`. */
-const KeyEntry = z.union([
-  z.object({ id: z.string(), key: z.union([z.instanceof(Buffer), z.string()]) }).transform(checkedKey),
-  KeyText,
-]);
+/** An entry as `id:base64` text (env) or `{id, key}` (code); text is split at its first colon. */
+const KeyEntry = z.preprocess(
+  (entry) => {
+    if (typeof entry !== 'string') return entry;
+    const colon = entry.indexOf(':');
+    return colon < 0 ? { id: '', key: entry } : { id: entry.slice(0, colon).trim(), key: entry.slice(colon + 1).trim() };
+  },
+  z.object({ id: z.string(), key: z.union([z.instanceof(Buffer), z.string()]) }, { error: `each key must be ${KEY_ENTRY}` }).transform(checkedKey),
+);
 
 /** A comma list of `id:base64` entries, or an array of entries; ids unique, at least one key. */
 export const SealingKeyList = z
-  .union([
-    z.array(KeyEntry),
-    z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)).pipe(z.array(KeyText)),
-  ])
+  .preprocess((value) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : value), z.array(KeyEntry))
   .refine((keys) => keys.length > 0, `must name at least one key: ${KEY_ENTRY}`)
   .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, 'key ids must be unique (the id says which key sealed a value)');
 

@@ -9,7 +9,6 @@ import { createObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../sandbox/index.ts';
 import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
-import { createEnrichStart } from './checkout/server/enrich-start.ts';
 import { OrderBook } from './checkout/server/orders.ts';
 import { createTransactionClient } from './checkout/server/transactions.ts';
 
@@ -114,7 +113,6 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       sandbox: true,
       logLevel: options.logLevel ?? 'silent',
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
-      enrichStart: createEnrichStart(orders),
       ...options.proxy,
     });
 

@@ -111,6 +111,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       merchantApiKey,
       // The sandbox speaks plain http on loopback; HTTPS only (docs/UPSTREAM.md#d1-https-only) is for real providers.
       sandbox: true,
+      // The shop behaves as in production: every start comes from the link session its server made.
+      requireLinkSession: true,
       logLevel: options.logLevel ?? 'silent',
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...options.proxy,

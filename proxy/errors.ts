@@ -42,7 +42,6 @@ const KINDS_BY_STATUS = {
   },
   409: {
     conflict: 'Conflict',
-    'link-ref-used': 'Link reference already used',
     'link-token-used': 'Link token already used',
     'notification-mismatch': 'Notification for another verification',
     // The order was paid (or its payment's result is unknown): the body carries the first payment.

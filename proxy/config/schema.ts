@@ -171,6 +171,11 @@ const ConfigFields = z.object({
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
+    /**
+     * Refuse starts from page values (no link token) in sandbox mode too, as production always does: a
+     * staging rehearsal or a demo that behaves like production.
+     */
+    requireLinkSession: Bool.default(false),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -306,6 +311,7 @@ export const ENV_VARIABLES = {
   OBV_PAYMENT_RETENTION: 'paymentRetentionMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
+  OBV_REQUIRE_LINK_SESSION: 'requireLinkSession',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',

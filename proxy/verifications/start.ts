@@ -78,8 +78,9 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
   }
 
   return async (req, body) => {
-    // Outside sandbox mode nothing about the shopper or the purchase comes from the page alone.
-    if (!body.linkToken && !config.sandbox && !ctx.enrichStart) {
+    // Outside sandbox mode (or when asked to behave so) nothing about the shopper or the purchase comes
+    // from the page alone.
+    if (!body.linkToken && (!config.sandbox || config.requireLinkSession) && !ctx.enrichStart) {
       throw problem('link-session-required',
         'Outside sandbox mode a verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
         { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });

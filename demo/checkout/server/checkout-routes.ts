@@ -78,7 +78,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     merchantTransactionId: order.orderId,
     amount: decimalAmount(order.totalCents),
     currency: SHOP.currency,
-    consumer: { ...SHOP.shopper },
+    consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
     language: 'en-US',
   });
 

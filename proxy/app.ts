@@ -6,6 +6,7 @@ import { WarningLimiter } from './log-limits.ts';
 import { cors } from './http/cors.ts';
 import { notFoundHandler, problemHandler } from './http/problem.ts';
 import { linksRouter } from './routes/links.ts';
+import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { openApiDocument } from './openapi/document.ts';
@@ -62,6 +63,7 @@ export function createApp(ctx: ProxyContext): Express {
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
   const auth = apiKey ? merchantAuth(apiKey, ctx.config.authFailureLimit) : undefined;
+  if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
   // Browser-facing JSON routes.

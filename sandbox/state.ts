@@ -45,6 +45,9 @@ export interface RecordedTransaction {
   clientId: string;
   accountToken: string;
   merchantTransactionId: string;
+  /** What the request said it charges, as sent (the spec leaves these fields to the transaction's own documentation). */
+  amount: unknown;
+  currency: unknown;
   createdAt: number;
 }
 

@@ -5,6 +5,7 @@ import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
 import { DEFAULT_REDIS_PREFIX } from './limits.ts';
+import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -158,9 +159,23 @@ const ConfigFields = z.object({
     /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
     authFailureLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(10),
     sessionTtlMs: Duration.default(30 * 60_000),
+    /**
+     * Keys that seal every stored accountToken (AES-256-GCM): `id:base64` entries, the first seals, all
+     * open. Required outside sandbox mode (sandbox mode uses a published key and says so).
+     */
+    sealingKeys: SealingKeyList.optional(),
+    /** How long a link token from POST /link-sessions may start a verification. */
+    linkSessionTtlMs: Duration.default(30 * 60_000),
+    /** How long the proxy remembers an order it paid (one payment per order, GET /transactions/{id}). */
+    paymentRetentionMs: Duration.default(30 * 24 * 3_600_000),
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
+    /**
+     * Refuse starts from page values (no link token) in sandbox mode too, as production always does: a
+     * staging rehearsal or a demo that behaves like production.
+     */
+    requireLinkSession: Bool.default(false),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -251,6 +266,12 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
   if ((PUBLISHED_SANDBOX_VALUES.clientSecrets as readonly string[]).includes(config.clientSecret)) {
     ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: `is a published sandbox secret${hint}` });
   }
+  if (!config.sealingKeys) {
+    ctx.addIssue({ code: 'custom', path: ['sealingKeys'],
+      message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}` });
+  } else if (config.sealingKeys.some(isSandboxSealingKey)) {
+    ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
+  }
   const apiKey = config.merchantApiKey;
   if (apiKey !== undefined && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
     ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
@@ -285,8 +306,12 @@ export const ENV_VARIABLES = {
   OBV_SUCCESS_STATUSES: 'successStatuses',
   OBV_FAILURE_STATUSES: 'failureStatuses',
   OBV_SESSION_TTL: 'sessionTtlMs',
+  OBV_SEALING_KEYS: 'sealingKeys',
+  OBV_LINK_SESSION_TTL: 'linkSessionTtlMs',
+  OBV_PAYMENT_RETENTION: 'paymentRetentionMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
+  OBV_REQUIRE_LINK_SESSION: 'requireLinkSession',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',

@@ -9,6 +9,8 @@ import { safeError } from '../logger.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
+import { openOutcome } from '../sessions/sealed-outcome.ts';
+import { markLinkSessionUsed } from '../link-sessions/link-sessions.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 
@@ -16,7 +18,10 @@ import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
   const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
-  return JSON.stringify(provider) === JSON.stringify(reported);
+  // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
+  const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
+  const fields = Object.keys(ours!);
+  return fields.length === Object.keys(theirs!).length && fields.every((field) => ours![field] === theirs![field]);
 }
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
@@ -52,8 +57,12 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     const outcome = record.outcome;
     if (!outcome) return;
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
-    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
+    if (outcome.status === 'success') {
+      await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
+      // A link token is for one purchase: once an account is linked under it, it starts nothing more.
+      if (record.linkSessionId) await markLinkSessionUsed(ctx, record.linkSessionId, record.sessionId);
+    }
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
-    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, outcome, ttlMs);
+    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };
 }

@@ -41,7 +41,7 @@ export interface Operation {
 }
 
 /** RFC 9457 problem details as the proxy sends them (errors.ts `ProblemBody`). */
-export const ProblemSchema = z.object({
+export const ProblemSchema = z.looseObject({
   type: z.string().regex(/^urn:obv-link:problem:[a-z0-9-]+$/).meta({ description: '`urn:obv-link:problem:{slug}`' }),
   title: z.string(),
   status: z.int().min(400).max(599),
@@ -50,7 +50,7 @@ export const ProblemSchema = z.object({
     path: z.string().meta({ description: 'Dotted path of the field (`consumer.email`), or a header name' }),
     message: z.string(),
   })).min(1).optional().meta({ description: 'Every field at fault' }),
-});
+}).meta({ description: 'RFC 9457 problem details; a kind may add extension members (`payment` on `order-already-paid`)' });
 
 /**
  * Compile time only: `schema`'s output and `T` as JSON carries it are assignable both ways, so a schema

@@ -1,6 +1,7 @@
 // Every route's operations, in the document's order. A new route module exports its `Operation[]` and
 // adds one line here; test/node/proxy/openapi.test.ts fails while a mounted route is missing.
 import type { Operation } from './operation.ts';
+import { linkSessionsOperations } from '../routes/link-sessions.ts';
 import { linksOperations } from '../routes/links.ts';
 import { notificationsOperations } from '../routes/notifications.ts';
 import { openApiOperations } from '../routes/openapi.ts';
@@ -15,6 +16,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...sessionsOperations,
   ...returnPageOperations,
   ...notificationsOperations,
+  ...linkSessionsOperations,
   ...transactionsOperations,
   ...linksOperations,
   ...readinessOperations,

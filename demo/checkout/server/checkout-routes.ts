@@ -1,5 +1,5 @@
-// The demo merchant's own routes: the checkout page, the Pay form's POST (which redeems the element's
-// link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
+// The demo merchant's own routes: the checkout page (with a link session the server makes for the order),
+// the Pay form's POST (which redeems the element's link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
 // The page holds no payment credential: only the link reference, which the proxy honours for this
 // shopper's order and amount only, and once.
 import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
@@ -8,7 +8,7 @@ import type { AssetMap } from './assets.ts';
 import { OrderBook } from './orders.ts';
 import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
 import { securityHeaders } from './security-headers.ts';
-import { decimalAmount } from './orders.ts';
+import { SHOP, decimalAmount, type Order } from './orders.ts';
 import type { TransactionClient } from './transactions.ts';
 
 export interface CheckoutRoutesOptions {
@@ -72,11 +72,22 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
   });
 
-  router.get('/', (req, res) => {
+  /** The link session for `order`: who pays, for what, in which language — all from the shop's records. */
+  const linkTokenFor = (order: Order) => options.proxy.createLinkSession({
+    merchantUserId: order.merchantUserId,
+    merchantTransactionId: order.orderId,
+    amount: decimalAmount(order.totalCents),
+    currency: SHOP.currency,
+    consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
+    language: 'en-US',
+  });
+
+  router.get('/', async (req, res) => {
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    sendHtml(res, 200, checkoutPage(order));
+    // A fresh link session per page view: it lives 30 minutes, and the page (no-store) is never reused.
+    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
@@ -109,6 +120,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
+        currency: SHOP.currency,
         language: 'en-US',
         ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
       });

@@ -98,7 +98,18 @@ describe('OpenAPI document', () => {
     assert.equal((await post(`/notifications/${linked.sessionId}`, { verificationStatus: 'SUCCESS' })).status, 401);
 
     // The merchant server's routes.
-    const payment = { linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: START_BODY.amount };
+    const linkSession = { ...START_BODY, merchantTransactionId: 'order-openapi-4', consumer: START_BODY.consumer };
+    const created = await post('/link-sessions', linkSession, AUTH);
+    assert.equal(created.status, 201);
+    const { linkToken } = (await created.json()) as { linkToken: string };
+    assert.deepEqual(await statuses(
+      post('/link-sessions', { ...linkSession, amount: 'free' }, AUTH),
+      post('/link-sessions', linkSession),
+      post('/verifications', { linkToken }),
+      post('/verifications', { linkToken: `lt_${'A'.repeat(32)}` }),
+      post('/verifications', { linkToken, amount: '1.00' }),
+    ), [400, 401, 201, 404, 400]);
+    const payment = { linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: START_BODY.amount, currency: START_BODY.currency };
     assert.deepEqual(await statuses(
       get(`/links/${linkRef}`, AUTH),
       get('/links/AAAAAAAAAAAAAAAAAAAAAA', AUTH),
@@ -110,6 +121,11 @@ describe('OpenAPI document', () => {
     ), [200, 404, 401, 401, 400, 404, 422]);
     assert.equal((await post('/transactions', payment, AUTH)).status, 201);
     assert.equal((await post('/transactions', payment, AUTH)).status, 409);
+    assert.deepEqual(await statuses(
+      get('/transactions/order-openapi-1', AUTH),
+      get('/transactions/order-never-paid', AUTH),
+      get('/transactions/order-openapi-1'),
+    ), [200, 404, 401]);
 
     // Operations.
     assert.deepEqual(await statuses(get('/healthz'), get('/readyz'), get('/openapi.json')), [200, 200, 200]);
@@ -125,7 +141,8 @@ describe('OpenAPI document', () => {
     const problems = new Set(checked.filter((c) => c.exchange.contentType.startsWith('application/problem+json')).map((c) => `${c.operationId} ${c.exchange.status}`));
     for (const expected of ['startVerification 400', 'startVerification 403', 'startVerification 413', 'startVerification 415', 'startVerification 422',
       'getSession 404', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
-      'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422']) {
+      'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422',
+      'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404']) {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
     }
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');

@@ -1,0 +1,47 @@
+// POST /link-sessions — for the merchant's SERVER only (bearer OBV_MERCHANT_API_KEY): the server says who
+// is paying for what and gets the opaque link token the page passes to the element
+// (link-sessions/link-sessions.ts).
+import express, { type RequestHandler, type Router } from 'express';
+import { z } from 'zod';
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession, LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
+import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { parseOrThrow } from '../validation.ts';
+import { START_BODY_LIMIT } from '../config/limits.ts';
+
+export const linkSessionsOperations: Operation[] = [{
+  method: 'post',
+  path: '/link-sessions',
+  operationId: 'createLinkSession',
+  summary: 'Create a link session for one checkout (your server)',
+  description: 'Who pays for what, said by your server; the page gets only the link token (`<obv-link-account link-token>`). '
+    + 'Present only when OBV_MERCHANT_API_KEY is set. Unknown fields are refused.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  body: { contentType: 'application/json', schema: CreateLinkSessionBody },
+  responses: {
+    201: {
+      description: 'The link session',
+      content: {
+        'application/json': describes<CreatedLinkSession>()(z.object({
+          linkToken: z.string().regex(LINK_TOKEN_PATTERN).meta({ description: 'For the page\'s element; one purchase' }),
+          expiresAt: z.iso.datetime(),
+        })),
+      },
+    },
+  },
+  problems: { ...MERCHANT_AUTH_PROBLEMS, ...JSON_BODY_PROBLEMS, ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}];
+
+export function linkSessionsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
+  const router = express.Router();
+  router.post('/link-sessions', ...merchantAuth, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
+    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
+    const body = parseOrThrow(CreateLinkSessionBody, req.body, 'The request body');
+    const created = await createLinkSession(ctx, body);
+    ctx.logger.info({ merchantTransactionId: body.merchantTransactionId }, 'link session created');
+    res.status(201).set('cache-control', 'no-store').json(created);
+  });
+  return router;
+}

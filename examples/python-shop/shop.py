@@ -143,7 +143,8 @@ class Shop(BaseHTTPRequestHandler):
             return self.page(403, "Forbidden", "<p>Cross-site request refused.</p>")
         status, result = pay(order)
         words = html.escape(str(result.get("transactionStatus") or result.get("detail") or result))
-        self.page(status if status >= 400 else 200, "Payment", f'<p id="result">Payment {words}</p>')
+        paid = f'<p>Order {order["merchantTransactionId"]}, ${order["amount"]}, transaction {html.escape(str(result.get("transactionId")))}</p>'
+        self.page(status if status >= 400 else 200, "Payment", f'<p id="result">Payment {words}</p>' + (paid if status < 300 else ""))
 
     def page(self, status: int, title: str, body: str):
         self.send(status, PAGE.format(title=title, body=body).encode(), "text/html; charset=utf-8")

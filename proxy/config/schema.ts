@@ -4,7 +4,7 @@
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './limits.ts';
+import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
@@ -232,6 +232,13 @@ export const ProxyConfigSchema = ConfigFields
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
+    }
+    // A link reference lives as long as its session's record; an order must be remembered longer, or the
+    // same reference could pay it a second time once the first payment is forgotten.
+    const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
+    if (typeof config.paymentRetentionMs === 'number' && typeof config.sessionTtlMs === 'number' && config.paymentRetentionMs < referenceLifeMs) {
+      ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
+        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
     }
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });

@@ -28,7 +28,7 @@ export const CreateLinkSessionBody = z.strictObject({
     email: z.email('must be an e-mail address').max(254),
   }),
   /** The shopper's language: the bank's page, the return page and the shopper words follow it. */
-  language: LanguageTag.optional(),
+  language: LanguageTag.max(35).optional(),
   dataPassThrough: z.string().max(1000).optional(),
 });
 export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;

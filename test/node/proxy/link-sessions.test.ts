@@ -78,10 +78,10 @@ describe('link sessions', () => {
 
   test('refuses a link session with a missing, invalid or unknown field (400 naming each)', async () => {
     const { amount: _amount, ...noAmount } = checkout();
-    const response = await createLinkSession({ ...noAmount, currency: 'usd', consumer: { firstName: 'Ana', lastName: '', email: 'nope' }, accountToken: 'acct_x' });
+    const response = await createLinkSession({ ...noAmount, currency: 'usd', consumer: { firstName: 'Ana', lastName: '', email: 'nope' }, accountToken: 'acct_x', language: `es-${'a1b2c3d4-'.repeat(5)}x1` });
     assert.equal(response.status, 400);
     const paths = (await problemOf(response)).errors?.map((e) => e.path).sort();
-    assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency']);
+    assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency', 'language']);
   });
 
   test('a start with the link token alone sends the link session\'s values upstream', async () => {

@@ -245,6 +245,33 @@ describe('transactions', () => {
     assert.deepEqual(body.errors.map((e) => e.path).sort(), ['amount', 'currency', 'linkRef', 'merchantTransactionId', 'merchantUserId']);
   });
 
+  test('keeps only the known fields of the provider\'s answer: a replay carries no echoed credential', async (t) => {
+    const gateway = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => { body += String(chunk); });
+      req.on('end', () => {
+        const { accountToken, merchant } = JSON.parse(body) as { accountToken: string; merchant: { merchantTransactionId: string } };
+        res.writeHead(201, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: merchant.merchantTransactionId, accountToken }));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
+    const echoing = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
+    });
+    t.after(() => echoing.close());
+    const linkRef = await verifiedLinkRef();
+    const pay = () => fetch(`${echoing.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `echo-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
+    });
+    assert.equal((await pay()).status, 201);
+    const replay = await pay();
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await replay.json(), { transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: orderOf.get(linkRef) });
+  });
+
   test('has no transactions or links route when OBV_MERCHANT_API_KEY is not set', async (t) => {
     const bare = await startProxy({ providerUrl: pair.provider.url, proxy: { merchantApiKey: undefined } });
     t.after(() => bare.close());
@@ -270,12 +297,14 @@ describe('transactions', () => {
     });
     t.after(() => flaky.close());
     const linkRef = await verifiedLinkRef();
+    // The merchant's server retries the 502 with the same Idempotency-Key, as a client of an idempotent API would.
     const pay = () => fetch(`${flaky.baseUrl}/transactions`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(payment(linkRef)),
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `retry-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
     });
     assert.equal((await pay()).status, 502);
     const again = await pay();
-    assert.equal(again.status, 409);
+    assert.equal(again.status, 409, 'an unknown result is never replayed as a success');
+    assert.equal(again.headers.get('idempotent-replayed'), null);
     assert.equal(((await again.json()) as { payment?: { state?: string } }).payment?.state, 'unknown', 'the order\'s payment is unknown: reconcile');
     assert.equal(charges, 1, 'the gateway saw one charge');
   });

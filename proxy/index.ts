@@ -35,6 +35,8 @@ export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
 export { MemoryResultBus } from './sessions/memory/bus.ts';
+export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './sessions/redis/backend.ts';
+export { serverOptions } from './http/server-options.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
 export interface ObvProxyDependencies {

@@ -9,6 +9,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
+import { serverOptions } from './http/server-options.ts';
+
+export { serverOptions };
 
 export interface ProxyServers {
   proxy: ObvProxy;
@@ -25,14 +28,6 @@ export interface ProxyServers {
    * (1001), the session backend and every connection left. Resolves once all servers are closed.
    */
   shutdown(): Promise<void>;
-}
-
-/** http.Server options for a checkout: a shopper's request is small, so a slow one is an attack. */
-export function serverOptions(config: Pick<ProxyConfig, 'headersTimeoutMs' | 'requestTimeoutMs'>): http.ServerOptions {
-  const requestTimeout = config.requestTimeoutMs;
-  // Node requires headersTimeout ≤ requestTimeout; the check interval bounds how late a time-out fires.
-  const headersTimeout = Math.min(config.headersTimeoutMs, requestTimeout);
-  return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) };
 }
 
 async function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {

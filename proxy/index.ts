@@ -88,6 +88,12 @@ export interface ObvProxy {
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
   /**
+   * The first step of a shutdown: from now on /readyz answers 503 (`{status: "draining"}`) while every
+   * route and WebSocket keeps working, so load balancers stop sending new shoppers before the listener
+   * closes. `drain()` and `close()` do it too.
+   */
+  markDraining(): void;
+  /**
    * Starts a shutdown: /readyz answers 503 (load balancers stop sending new shoppers) and the WebSockets
    * are closed with 1001, "going away" (the element reconnects, to another instance behind a balancer).
    * HTTP routes keep answering, so in-flight requests can finish before `close()`.
@@ -213,6 +219,9 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       relays.push(relay);
       metrics.addSocketSource(() => relay.connectionCount);
       return relay;
+    },
+    markDraining() {
+      ctx.lifecycle.draining = true;
     },
     async drain() {
       ctx.lifecycle.draining = true;

@@ -24,7 +24,8 @@ export interface ProxyServers {
   /** Requests being answered right now on any of the servers. */
   readonly inFlight: number;
   /**
-   * Stops accepting, waits up to `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
+   * Answers /readyz with 503 for `drainWindowMs` while serving on, then stops accepting, waits up to
+   * `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
    * (1001), the session backend and every connection left. Resolves once all servers are closed.
    */
   shutdown(): Promise<void>;
@@ -85,6 +86,13 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   let shuttingDown: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
+    // Readiness first: a balancer that probes /readyz sees 503 and stops sending while this instance
+    // still serves what reaches it; only then does the listener close.
+    proxy.markDraining();
+    if (config.drainWindowMs > 0) {
+      logger.info({ drainWindowMs: config.drainWindowMs }, 'readiness is 503: serving on until load balancers stop sending (OBV_DRAIN_WINDOW)');
+      await new Promise((resolve) => setTimeout(resolve, config.drainWindowMs));
+    }
     // Sockets first (1001: the browsers reconnect elsewhere at once), while HTTP requests still finish.
     const drained = proxy.drain();
     const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));

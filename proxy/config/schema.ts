@@ -194,6 +194,13 @@ const ConfigFields = z.object({
     metricsHost: Text.default('127.0.0.1'),
     /** npm start: how long in-flight requests may take to finish after SIGTERM/SIGINT. */
     shutdownTimeoutMs: Duration.default(10_000),
+    /**
+     * npm start: after SIGTERM/SIGINT, how long /readyz answers 503 while everything else still works, so
+     * load balancers stop sending before the listener closes. 0 closes at once.
+     */
+    drainWindowMs: z.union([z.literal(0), z.literal('0'), Duration], { error: 'must be 0 (close at once) or a duration: 5s, 1500ms, 1m, or a number of seconds' })
+      .transform((value) => Number(value))
+      .default(5_000),
     /** npm start: the address to listen on; unset = every interface. */
     host: Text.optional(),
     logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
@@ -307,6 +314,7 @@ export const ENV_VARIABLES = {
   OBV_METRICS_PORT: 'metricsPort',
   OBV_METRICS_HOST: 'metricsHost',
   OBV_SHUTDOWN_TIMEOUT: 'shutdownTimeoutMs',
+  OBV_DRAIN_WINDOW: 'drainWindowMs',
   OBV_LOG_LEVEL: 'logLevel',
   HOST: 'host',
   PORT: 'port',

@@ -108,6 +108,7 @@ describe('npm scripts end when npm is signalled', () => {
       PORT: String(port),
       HOST: '127.0.0.1',
       OBV_SHUTDOWN_TIMEOUT: '2s',
+      OBV_DRAIN_WINDOW: '1s',
     }, port, /obv-link proxy listening/);
   });
 

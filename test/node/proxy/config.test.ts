@@ -292,7 +292,7 @@ describe('npm start (proxy/cli.ts)', () => {
   });
 
   test('listens on PORT and logs its URL', async () => {
-    const { child, output } = runCli({ ...VALID_ENV, PORT: '0' });
+    const { child, output } = runCli({ ...VALID_ENV, PORT: '0', OBV_DRAIN_WINDOW: '0' });
     try {
       for (let i = 0; i < 200 && !output().stdout.includes('listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('listening')) ?? '{}') as { url?: string };

@@ -5,6 +5,7 @@ import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
+import type { CredentialState } from './upstream/credential-check.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
 import type { VerificationClient } from './upstream/verification-client.ts';
 
@@ -26,5 +27,7 @@ export interface ProxyContext {
   metrics: ProxyMetrics;
   /** `draining` once shutdown began: /readyz then answers 503. */
   lifecycle: { draining: boolean };
+  /** What the last token request said of the client credentials, and a way to ask once more (readiness). */
+  credentials: { state: CredentialState; recheck(): void };
   now: () => number;
 }

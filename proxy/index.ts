@@ -17,6 +17,7 @@ import type { EnrichStart, OnOutcome } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
+import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { START_RATE_WINDOW_MS } from './config/limits.ts';
@@ -30,6 +31,7 @@ export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
 export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
+export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
@@ -88,6 +90,13 @@ export interface ObvProxy {
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
   /**
+   * Asks the provider for a token once (one token request; the token is kept for the first shopper) and
+   * logs one line saying whether OBV_CLIENT_ID / OBV_CLIENT_SECRET were accepted. Until it answers, and
+   * while the credentials are refused, /readyz answers 503; every later token request keeps that current.
+   * `npm start` calls it at boot; call it after `listen` when the proxy is mounted in your app.
+   */
+  checkCredentials(): Promise<CredentialCheck>;
+  /**
    * The first step of a shutdown: from now on /readyz answers 503 (`{status: "draining"}`) while every
    * route and WebSocket keeps working, so load balancers stop sending new shoppers before the listener
    * closes. `drain()` and `close()` do it too.
@@ -128,6 +137,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
   }
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
+  const credentials = new CredentialState(now);
 
   const timeoutMs = config.upstreamTimeoutMs;
   const tokenOptions = {
@@ -143,9 +153,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       try {
         const token = await timeUpstream(metrics.upstreamSeconds, 'token', request);
         metrics.tokenRefreshes.inc({ result: 'ok' });
+        credentials.record();
         return token;
       } catch (error) {
         metrics.tokenRefreshes.inc({ result: 'error' });
+        credentials.record(error);
         throw error;
       }
     },
@@ -189,6 +201,13 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     rateLimiter,
     metrics,
     lifecycle: { draining: false },
+    credentials: {
+      state: credentials,
+      recheck: () => {
+        credentials.started();
+        tokens.getToken().catch(() => undefined); // recorded by observe(); nobody waits on it
+      },
+    },
     now,
   };
   const router = createApp(ctx);
@@ -219,6 +238,14 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       relays.push(relay);
       metrics.addSocketSource(() => relay.connectionCount);
       return relay;
+    },
+    async checkCredentials() {
+      credentials.started();
+      let failure: unknown;
+      await tokens.getToken().catch((error: unknown) => (failure = error));
+      const check = credentials.current;
+      logCredentialCheck(logger, check, failure, config.baseUrl);
+      return check;
     },
     markDraining() {
       ctx.lifecycle.draining = true;

@@ -65,6 +65,9 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   proxy.attachRelay(server);
   await listen(server, config.port, config.host);
   logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
+  // One token request now, so wrong credentials show in /readyz and one log line, not as the first
+  // shopper's 502. Not awaited: the listeners open meanwhile, with /readyz saying "starting".
+  void proxy.checkCredentials();
 
   let notificationServer: http.Server | undefined;
   if (config.notificationPort !== undefined && proxy.notificationRouter) {

@@ -15,6 +15,7 @@ import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
+import { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
 import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
@@ -138,6 +139,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   }
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
   const credentials = new CredentialState(now);
+  const storeOutage = new StoreOutageLog(logger, store, now);
 
   const timeoutMs = config.upstreamTimeoutMs;
   const tokenOptions = {
@@ -201,6 +203,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     rateLimiter,
     metrics,
     lifecycle: { draining: false },
+    storeOutage,
     credentials: {
       state: credentials,
       recheck: () => {
@@ -232,6 +235,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         maxSocketsPerSession: config.maxSocketsPerSession,
         maxSocketsPerClient: config.maxSocketsPerClient,
         maxSockets: config.maxSockets,
+        storeOutage,
         now,
         ...options.relay,
       });
@@ -255,6 +259,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       await Promise.all(relays.splice(0).map((relay) => relay.close()));
     },
     async close() {
+      storeOutage.close();
       await this.drain();
       await backend?.close();
     },

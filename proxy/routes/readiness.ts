@@ -6,6 +6,7 @@ import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 
 /** An id that can never be a session (ids are 22 base64url characters): reading it exercises the store. */
 const PROBE_ID = 'readyz-probe';
@@ -30,7 +31,8 @@ export function readinessRouter(ctx: ProxyContext): Router {
       await ctx.store.get(PROBE_ID);
     } catch (error) {
       ctx.metrics.storeErrors.inc();
-      warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
+      if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
+      else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
       res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable', ...credentialsField });
       return;
     }

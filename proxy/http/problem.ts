@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type FieldError, problem, ProblemError } from '../errors.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
 import { UnsealError } from '../sealing/sealer.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import {
   TokenError,
   UpstreamError,
@@ -72,8 +73,11 @@ export function sendProblem(res: Response, problem: ProblemError): void {
     .send(JSON.stringify(problem.toBody()));
 }
 
-/** Final error handler: logs server-side failures with their operator message, sends problem+json. */
-export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>): ErrorRequestHandler {
+/**
+ * Final error handler: logs server-side failures with their operator message, sends problem+json. A
+ * session store outage goes to `storeOutage` (one line per outage) instead of a line per request.
+ */
+export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>, storeOutage?: StoreOutageLog): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -81,7 +85,9 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     }
     const problem = toProblem(error);
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
-    if (problem.status >= 500 || error instanceof UpstreamError) {
+    if (storeOutage && StoreOutageLog.covers(error)) {
+      storeOutage.refused('requests', error);
+    } else if (problem.status >= 500 || error instanceof UpstreamError) {
       logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
         error instanceof Error ? error.message : 'request failed');
     }

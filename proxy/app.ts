@@ -72,7 +72,7 @@ export function createApp(ctx: ProxyContext): Express {
   app.use(sessionsRouter(ctx));
 
   app.use(notFoundHandler);
-  app.use(problemHandler(ctx.logger, ctx.metrics));
+  app.use(problemHandler(ctx.logger, ctx.metrics, ctx.storeOutage));
   return app;
 }
 
@@ -82,6 +82,6 @@ export function createNotificationApp(ctx: ProxyContext): Express {
   app.use(readinessRouter(ctx));
   app.use(notificationsRouter(ctx));
   app.use(notFoundHandler);
-  app.use(problemHandler(ctx.logger, ctx.metrics));
+  app.use(problemHandler(ctx.logger, ctx.metrics, ctx.storeOutage));
   return app;
 }

@@ -5,7 +5,9 @@ import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
+import type { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
+import type { CredentialState } from './upstream/credential-check.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
 import type { VerificationClient } from './upstream/verification-client.ts';
 
@@ -29,5 +31,9 @@ export interface ProxyContext {
   metrics: ProxyMetrics;
   /** `draining` once shutdown began: /readyz then answers 503. */
   lifecycle: { draining: boolean };
+  /** One log line per session store outage (and one when it is back), instead of one per refusal. */
+  storeOutage: StoreOutageLog;
+  /** What the last token request said of the client credentials, and a way to ask once more (readiness). */
+  credentials: { state: CredentialState; recheck(): void };
   now: () => number;
 }

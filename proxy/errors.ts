@@ -64,7 +64,12 @@ const KINDS_BY_STATUS = {
   500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
-  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
+  503: {
+    'session-store-unavailable': 'Session store unavailable',
+    'outcome-in-progress': 'Outcome being processed',
+    'sealing-key-unavailable': 'Stored credential unavailable',
+  },
   504: { 'upstream-timeout': 'Verification service timed out' },
 } as const;
 

@@ -15,8 +15,10 @@ import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
+import { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
+import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { START_RATE_WINDOW_MS } from './config/limits.ts';
@@ -36,11 +38,14 @@ export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
 export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
+export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
 export { MemoryResultBus } from './sessions/memory/bus.ts';
+export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './sessions/redis/backend.ts';
+export { serverOptions } from './http/server-options.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
 export interface ObvProxyDependencies {
@@ -92,6 +97,19 @@ export interface ObvProxy {
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
   /**
+   * Asks the provider for a token once (one token request; the token is kept for the first shopper) and
+   * logs one line saying whether OBV_CLIENT_ID / OBV_CLIENT_SECRET were accepted. Until it answers, and
+   * while the credentials are refused, /readyz answers 503; every later token request keeps that current.
+   * `npm start` calls it at boot; call it after `listen` when the proxy is mounted in your app.
+   */
+  checkCredentials(): Promise<CredentialCheck>;
+  /**
+   * The first step of a shutdown: from now on /readyz answers 503 (`{status: "draining"}`) while every
+   * route and WebSocket keeps working, so load balancers stop sending new shoppers before the listener
+   * closes. `drain()` and `close()` do it too.
+   */
+  markDraining(): void;
+  /**
    * Starts a shutdown: /readyz answers 503 (load balancers stop sending new shoppers) and the WebSockets
    * are closed with 1001, "going away" (the element reconnects, to another instance behind a balancer).
    * HTTP routes keep answering, so in-flight requests can finish before `close()`.
@@ -139,6 +157,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   }
   const sealer = createSealer(sealingKeys);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
+  const credentials = new CredentialState(now);
+  const storeOutage = new StoreOutageLog(logger, store, now);
 
   const timeoutMs = config.upstreamTimeoutMs;
   const tokenOptions = {
@@ -154,9 +174,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       try {
         const token = await timeUpstream(metrics.upstreamSeconds, 'token', request);
         metrics.tokenRefreshes.inc({ result: 'ok' });
+        credentials.record();
         return token;
       } catch (error) {
         metrics.tokenRefreshes.inc({ result: 'error' });
+        credentials.record(error);
         throw error;
       }
     },
@@ -201,6 +223,14 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     rateLimiter,
     metrics,
     lifecycle: { draining: false },
+    storeOutage,
+    credentials: {
+      state: credentials,
+      recheck: () => {
+        credentials.started();
+        tokens.getToken().catch(() => undefined); // recorded by observe(); nobody waits on it
+      },
+    },
     now,
   };
   const router = createApp(ctx);
@@ -225,6 +255,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         maxSocketsPerSession: config.maxSocketsPerSession,
         maxSocketsPerClient: config.maxSocketsPerClient,
         maxSockets: config.maxSockets,
+        storeOutage,
         now,
         ...options.relay,
       });
@@ -233,11 +264,23 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       return relay;
     },
     createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
+    async checkCredentials() {
+      credentials.started();
+      let failure: unknown;
+      await tokens.getToken().catch((error: unknown) => (failure = error));
+      const check = credentials.current;
+      logCredentialCheck(logger, check, failure, config.baseUrl);
+      return check;
+    },
+    markDraining() {
+      ctx.lifecycle.draining = true;
+    },
     async drain() {
       ctx.lifecycle.draining = true;
       await Promise.all(relays.splice(0).map((relay) => relay.close()));
     },
     async close() {
+      storeOutage.close();
       await this.drain();
       await backend?.close();
     },

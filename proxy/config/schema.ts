@@ -4,10 +4,12 @@
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './limits.ts';
+import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
+import { unknownVariables } from './unknown-variables.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
+const DURATION_FORMS = 'must be a duration greater than zero: 30m, 90s, 1500ms, 2h, or a number of seconds';
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
 /** "30m", "90s", "1500ms", "2h", or a bare number of seconds → milliseconds. Numbers are taken as ms. */
@@ -16,31 +18,28 @@ const Duration = z.union([
   z
     .string()
     .trim()
-    .regex(DURATION, 'must be a duration such as 30m, 90s, 1500ms or a number of seconds')
+    .regex(DURATION, DURATION_FORMS)
     .transform((value) => {
       const [, amount, unit] = DURATION.exec(value) ?? [];
       return Number(amount) * UNIT_MS[(unit ?? 's') as keyof typeof UNIT_MS];
     })
-    .pipe(z.number().int().positive('must be greater than zero')),
-]);
+    .pipe(z.number().int().positive(DURATION_FORMS)),
+], { error: DURATION_FORMS });
 
+/** Exactly `true` or `false`: `1`, `yes` or `TRUE` are refused rather than guessed (they once meant sandbox mode). */
 const Bool = z.union([
   z.boolean(),
-  z
-    .string()
-    .trim()
-    .toLowerCase()
-    .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', '']))
-    .transform((value) => value === 'true' || value === '1' || value === 'yes'),
-]);
+  z.enum(['true', 'false']).transform((value) => value === 'true'),
+], { error: 'must be true or false' });
 
-const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL such as https://shop.example' });
 
 const Origin = z
   .string()
   .trim()
   .pipe(HttpUrl)
-  .refine((value) => new URL(value).origin === value.replace(/\/$/, ''), 'must be an origin (scheme://host[:port]) without a path')
+  // Checks run on a value the URL check refused too (a format issue does not abort): guard the parse.
+  .refine((value) => !URL.canParse(value) || new URL(value).origin === value.replace(/\/$/, ''), 'must be an origin (scheme://host[:port]) without a path')
   .transform((value) => new URL(value).origin);
 
 const OriginList = z.union([
@@ -49,7 +48,7 @@ const OriginList = z.union([
     .string()
     .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
     .pipe(z.array(Origin)),
-]);
+], { error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example' });
 
 const Text = z.string().trim().min(1, 'must not be empty');
 
@@ -106,7 +105,8 @@ const TrustProxy = z.union([
     }),
 ], { error: TRUST_PROXY_MESSAGE });
 
-const Port = z.coerce.number<unknown>({ error: 'must be a port number' }).int().min(0).max(65_535);
+const PORT_FORM = 'must be a port number (0-65535)';
+const Port = z.coerce.number<unknown>({ error: PORT_FORM }).int(PORT_FORM).min(0, PORT_FORM).max(65_535, PORT_FORM);
 const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int().positive('must be greater than zero');
 
 /**
@@ -209,9 +209,16 @@ const ConfigFields = z.object({
     metricsHost: Text.default('127.0.0.1'),
     /** npm start: how long in-flight requests may take to finish after SIGTERM/SIGINT. */
     shutdownTimeoutMs: Duration.default(10_000),
+    /**
+     * npm start: after SIGTERM/SIGINT, how long /readyz answers 503 while everything else still works, so
+     * load balancers stop sending before the listener closes. 0 closes at once.
+     */
+    drainWindowMs: z.union([z.literal(0), z.literal('0'), Duration], { error: 'must be 0 (close at once) or a duration: 5s, 1500ms, 1m, or a number of seconds' })
+      .transform((value) => Number(value))
+      .default(5_000),
     /** npm start: the address to listen on; unset = every interface. */
     host: Text.optional(),
-    logLevel: z.enum(LOG_LEVELS).default('info'),
+    logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     port: Port.default(3000),
 });
 
@@ -227,15 +234,26 @@ export const ProxyConfigSchema = ConfigFields
       }
       if (url.username || url.password) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
     }
-    if (!config.sandbox) productionGuardrails(config, ctx);
+    if (config.sandbox !== true) productionGuardrails(config, ctx);
     if (config.merchantApiKey && (!config.pgwAppId || !config.pgwClientId)) {
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
     }
+    // A link reference lives as long as its session's record; an order must be remembered longer, or the
+    // same reference could pay it a second time once the first payment is forgotten.
+    const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
+    if (typeof config.paymentRetentionMs === 'number' && typeof config.sessionTtlMs === 'number' && config.paymentRetentionMs < referenceLifeMs) {
+      ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
+        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
+    }
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
+  }, {
+    // Also when some fields failed: every problem is reported in one round, not the rest after a fix.
+    // Fields that failed keep their raw input here, so each check guards the type it reads.
+    when: () => true,
   })
   .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl }));
 
@@ -251,7 +269,8 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
       ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the provider allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
     }
   }
-  (config.allowedOrigins ?? []).forEach((origin, index) => {
+  const origins: unknown = config.allowedOrigins;
+  (Array.isArray(origins) ? origins as string[] : []).forEach((origin, index) => {
     if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: ['allowedOrigins', index], message: `${origin} must use https${hint}` });
   });
   const secret = config.webhookSecret;
@@ -266,10 +285,12 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
   if ((PUBLISHED_SANDBOX_VALUES.clientSecrets as readonly string[]).includes(config.clientSecret)) {
     ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: `is a published sandbox secret${hint}` });
   }
-  if (!config.sealingKeys) {
+  // Cross-field checks also run when a field failed, so the keys may be anything the input held.
+  const sealingKeys: unknown = config.sealingKeys;
+  if (sealingKeys === undefined) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'],
       message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}` });
-  } else if (config.sealingKeys.some(isSandboxSealingKey)) {
+  } else if (Array.isArray(sealingKeys) && sealingKeys.some((key) => Buffer.isBuffer(key?.key) && isSandboxSealingKey(key))) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
   const apiKey = config.merchantApiKey;
@@ -327,6 +348,7 @@ export const ENV_VARIABLES = {
   OBV_METRICS_PORT: 'metricsPort',
   OBV_METRICS_HOST: 'metricsHost',
   OBV_SHUTDOWN_TIMEOUT: 'shutdownTimeoutMs',
+  OBV_DRAIN_WINDOW: 'drainWindowMs',
   OBV_LOG_LEVEL: 'logLevel',
   HOST: 'host',
   PORT: 'port',
@@ -342,21 +364,36 @@ export class ConfigError extends Error {
   }
 }
 
-function fail(error: z.ZodError, input: object, name: (key: string) => string): never {
-  throw new ConfigError(
-    error.issues.map((issue) => {
+type ConfigIssue = { setting: string; message: string };
+
+/**
+ * Every problem of one parse, named. The cross-field checks run even over fields that failed; a field
+ * whose own value was refused gets only that message, not a second one about the same value.
+ */
+function issuesOf(error: z.ZodError, prepared: object, input: object, name: (key: string) => string): ConfigIssue[] {
+  const fieldIssues = ConfigFields.safeParse(prepared).error?.issues ?? [];
+  const fieldKeys = new Set(fieldIssues.map((issue) => String(issue.path[0])));
+  const isFieldIssue = (issue: z.core.$ZodIssue) => fieldIssues.some((own) => own.message === issue.message && String(own.path) === String(issue.path));
+  return error.issues
+    .filter((issue) => isFieldIssue(issue) || !fieldKeys.has(String(issue.path[0])))
+    .map((issue) => {
       const key = String(issue.path[0] ?? '(config)');
-      const missing = issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
+      // A missing value fails its type check; a custom check on it (OBV_PGW_APP_ID with an API key) says why it is needed.
+      const missing = issue.code !== 'custom' && issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
       const message = missing ? 'is required' : issue.message;
       return { setting: name(key), message };
-    }),
-  );
+    });
+}
+
+function fail(error: z.ZodError, prepared: object, input: object, name: (key: string) => string): never {
+  throw new ConfigError(issuesOf(error, prepared, input, name));
 }
 
 /** Validates a config object (code use). Throws ConfigError naming each bad key. */
 export function parseProxyConfig(input: ProxyConfigInput): ProxyConfig {
-  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
-  if (!result.success) fail(result.error, input, (key) => key);
+  const prepared = withSandboxDefaults(input);
+  const result = ProxyConfigSchema.safeParse(prepared);
+  if (!result.success) fail(result.error, prepared, input, (key) => key);
   return result.data;
 }
 
@@ -367,7 +404,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     const value = env[name];
     if (value !== undefined && value.trim() !== '') input[key] = value;
   }
-  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
-  if (!result.success) fail(result.error, input, (key) => KEY_TO_ENV.get(key) ?? key);
+  const prepared = withSandboxDefaults(input);
+  const result = ProxyConfigSchema.safeParse(prepared);
+  const unknown = unknownVariables(env, Object.keys(ENV_VARIABLES));
+  const issues = result.success ? [] : issuesOf(result.error, prepared, input, (key) => KEY_TO_ENV.get(key) ?? key);
+  if (unknown.length > 0 || !result.success) throw new ConfigError([...issues, ...unknown]);
   return result.data;
 }

@@ -3,6 +3,8 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { type FieldError, problem, ProblemError } from '../errors.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { UnsealError } from '../sealing/sealer.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import {
   TokenError,
   UpstreamError,
@@ -50,6 +52,11 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof SessionBackendUnavailableError) {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
   }
+  if (error instanceof UnsealError) {
+    // A record this instance cannot open: during a key rotation another instance may have the key, so
+    // the same request may succeed elsewhere; the log names the key id for the operator.
+    return problem('sealing-key-unavailable', 'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).', { cause: error });
+  }
   if (error instanceof TokenError) {
     return problem('upstream-auth', 'The verification service refused this server\'s credentials. The operator has been told (see the server log).');
   }
@@ -66,8 +73,11 @@ export function sendProblem(res: Response, problem: ProblemError): void {
     .send(JSON.stringify(problem.toBody()));
 }
 
-/** Final error handler: logs server-side failures with their operator message, sends problem+json. */
-export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>): ErrorRequestHandler {
+/**
+ * Final error handler: logs server-side failures with their operator message, sends problem+json. A
+ * session store outage goes to `storeOutage` (one line per outage) instead of a line per request.
+ */
+export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>, storeOutage?: StoreOutageLog): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -75,7 +85,9 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     }
     const problem = toProblem(error);
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
-    if (problem.status >= 500 || error instanceof UpstreamError) {
+    if (storeOutage && StoreOutageLog.covers(error)) {
+      storeOutage.refused('requests', error);
+    } else if (problem.status >= 500 || error instanceof UpstreamError) {
       logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
         error instanceof Error ? error.message : 'request failed');
     }

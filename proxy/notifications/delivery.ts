@@ -10,7 +10,6 @@ import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
-import { markLinkSessionUsed } from '../link-sessions/link-sessions.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 
@@ -57,11 +56,7 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     const outcome = record.outcome;
     if (!outcome) return;
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
-    if (outcome.status === 'success') {
-      await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
-      // A link token is for one purchase: once an account is linked under it, it starts nothing more.
-      if (record.linkSessionId) await markLinkSessionUsed(ctx, record.linkSessionId, record.sessionId);
-    }
+    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };

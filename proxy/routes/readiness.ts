@@ -1,11 +1,17 @@
 // GET /healthz — the process answers (liveness). GET /readyz — this instance can take shoppers: the
-// session store answers and no shutdown has begun (a load balancer stops routing to it when draining).
+// session store answers, the provider did not refuse the client credentials at the last token request
+// (no token request per probe: see upstream/credential-check.ts), and no shutdown has begun (a load
+// balancer stops routing to it when draining).
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import type { Operation } from '../openapi/operation.ts';
+
+/** What the last token request said of the client credentials (absent until one was made). */
+const credentials = z.enum(['checking', 'accepted', 'refused', 'unreachable']);
 
 export const readinessOperations: Operation[] = [{
   method: 'get',
@@ -22,13 +28,17 @@ export const readinessOperations: Operation[] = [{
   summary: 'This instance can take shoppers (readiness)',
   caller: 'operations',
   responses: {
-    200: { description: 'The session store answers', content: { 'application/json': z.object({ status: z.literal('ready'), sessionStore: z.literal('ok') }) } },
+    200: {
+      description: 'The session store answers and the provider has not refused the client credentials',
+      content: { 'application/json': z.object({ status: z.literal('ready'), sessionStore: z.literal('ok'), credentials: credentials.optional() }) },
+    },
     503: {
-      description: 'Shutting down, or the session store does not answer',
+      description: 'Shutting down, the session store does not answer, or the credentials are being checked or were refused',
       content: {
         'application/json': z.union([
           z.object({ status: z.literal('draining') }),
-          z.object({ status: z.literal('unavailable'), sessionStore: z.literal('unreachable') }),
+          z.object({ status: z.literal('unavailable'), sessionStore: z.literal('unreachable'), credentials: credentials.optional() }),
+          z.object({ status: z.enum(['starting', 'unavailable']), sessionStore: z.literal('ok'), credentials: z.enum(['checking', 'refused']) }),
         ]),
       },
     },
@@ -51,15 +61,24 @@ export function readinessRouter(ctx: ProxyContext): Router {
       res.status(503).json({ status: 'draining' });
       return;
     }
+    if (ctx.credentials.state.recheckDue) ctx.credentials.recheck();
+    const { status: credentials } = ctx.credentials.state.current;
+    // Reported once something was asked; an unchecked proxy (mounted, never checked) says nothing of them.
+    const credentialsField = credentials === 'unchecked' ? {} : { credentials };
     try {
       await ctx.store.get(PROBE_ID);
     } catch (error) {
       ctx.metrics.storeErrors.inc();
-      warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
-      res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable' });
+      if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
+      else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
+      res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable', ...credentialsField });
       return;
     }
-    res.json({ status: 'ready', sessionStore: 'ok' });
+    if (credentials === 'checking' || credentials === 'refused') {
+      res.status(503).json({ status: credentials === 'checking' ? 'starting' : 'unavailable', sessionStore: 'ok', ...credentialsField });
+      return;
+    }
+    res.json({ status: 'ready', sessionStore: 'ok', ...credentialsField });
   });
   return router;
 }

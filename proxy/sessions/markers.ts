@@ -12,8 +12,6 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /** Link session id (a hash of the link token) → the link session's values, as JSON. */
   linkSession: (id: string) => `link-session:${id}`,
-  /** Link session id → the session that linked an account with it (a link token is for one purchase). */
-  linkSessionUsed: (id: string) => `link-session-used:${id}`,
   /** Merchant transaction id → the claim of the one payment of that order. */
   order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
   /** Order claim → the payment's result, once the provider answered (or could not be reached). */

@@ -72,21 +72,31 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
   });
 
-  /** The link session for `order`: who pays, for what, in which language — all from the shop's records. */
-  const linkTokenFor = (order: Order) => options.proxy.createLinkSession({
-    merchantUserId: order.merchantUserId,
-    merchantTransactionId: order.orderId,
-    amount: decimalAmount(order.totalCents),
-    currency: SHOP.currency,
-    consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
-    language: 'en-US',
-  });
+  /** How long before its expiry a link session is replaced rather than handed to a page again. */
+  const LINK_SESSION_MARGIN_MS = 5 * 60_000;
+
+  /**
+   * The link session for `order`: who pays, for what, in which language — all from the shop's records.
+   * One per order, reused while valid, so a reload resumes a bank step under way.
+   */
+  async function linkTokenFor(order: Order): Promise<string> {
+    if (!order.linkSession || order.linkSession.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+      order.linkSession = await options.proxy.createLinkSession({
+        merchantUserId: order.merchantUserId,
+        merchantTransactionId: order.orderId,
+        amount: decimalAmount(order.totalCents),
+        currency: SHOP.currency,
+        consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
+        language: 'en-US',
+      });
+    }
+    return order.linkSession.linkToken;
+  }
 
   router.get('/', async (req, res) => {
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    // A fresh link session per page view: it lives 30 minutes, and the page (no-store) is never reused.
     sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
   });
 

@@ -58,7 +58,9 @@ export function createApp(ctx: ProxyContext): Express {
   app.use(returnPageRouter(ctx));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
-  const auth = apiKey ? merchantAuth(apiKey, ctx.config.authFailureLimit) : undefined;
+  const auth = apiKey
+    ? merchantAuth({ apiKey, failureLimit: ctx.config.authFailureLimit, store: ctx.authFailureStore, logger: ctx.logger })
+    : undefined;
   if (auth) app.use(linksRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
   // Browser-facing JSON routes.

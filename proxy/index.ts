@@ -46,6 +46,8 @@ export interface ObvProxyDependencies {
   resultBus?: ResultBus;
   /** express-rate-limit store shared across instances; default: the backend's, else in memory. */
   rateLimitStore?: Store;
+  /** express-rate-limit store for the failed API-key counts (a store of its own); default: the backend's, else in memory. */
+  authFailureStore?: Store;
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
   /**
@@ -179,6 +181,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     onOutcome: options.onOutcome,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
+    authFailureStore: options.authFailureStore ?? backend?.authFailureStore,
     metrics,
     lifecycle: { draining: false },
     now,

@@ -132,6 +132,7 @@ describe('configuration from the environment', () => {
       sessionStore,
       resultBus,
       rateLimitStore: new MemoryStore(),
+      authFailureStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
       relay: { pingIntervalMs: 1_000 },

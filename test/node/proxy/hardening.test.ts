@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
+import { START_BODY, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 
@@ -104,21 +104,7 @@ describe('Idempotency-Key bound to the body', () => {
   });
 });
 
-describe('/transactions failed-key limit', () => {
-  test('after the allowed wrong keys every request from that address gets 429, the right key included', async (t) => {
-    const pair = await startProxyPair({ proxy: { authFailureLimit: 3 } });
-    t.after(() => pair.close());
-    const submit = async (key: string) => (await fetch(`${pair.baseUrl}/transactions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ accountToken: 'acct_x', merchantTransactionId: 'tx-1' }),
-    })).status;
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push(await submit(`wrong-key-${i}-padding-padding`));
-    assert.deepEqual(statuses, [401, 401, 401, 429]);
-    assert.equal(await submit(TEST_MERCHANT_API_KEY), 429);
-  });
-});
+// The failed API-key limit has its own file: merchant-auth.test.ts.
 
 describe('log hygiene', () => {
   test('refused origins are logged once per origin, truncated, naming OBV_ALLOWED_ORIGINS', async (t) => {

@@ -1,7 +1,9 @@
 // The single mapping from any error to an application/problem+json response. Routes only throw.
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { type FieldError, problem, ProblemError } from '../errors.ts';
+import { problem, ProblemError } from '../errors.ts';
+import { loggedFieldErrors } from '../upstream/provider-text.ts';
+import { refusedFields } from '../upstream/refused-fields.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
 import {
   TokenError,
@@ -12,18 +14,6 @@ import {
 import { safeError } from '../logger.ts';
 import { pathForLog } from '../sessions/ids.ts';
 import type { ProxyMetrics } from '../metrics.ts';
-
-/** Upstream problem details' field list, if the provider sent one in RFC 9457 style. */
-function upstreamFieldErrors(body: unknown): FieldError[] | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const errors = (body as { errors?: unknown }).errors;
-  if (!Array.isArray(errors)) return undefined;
-  const fields = errors
-    .filter((e): e is { path: unknown; message: unknown } => typeof e === 'object' && e !== null)
-    .map((e) => ({ path: String(e.path ?? ''), message: String(e.message ?? '') }))
-    .slice(0, 20);
-  return fields.length > 0 ? fields : undefined;
-}
 
 /** body-parser's errors carry `type` and `status` (and `limit` when too large). */
 function fromBodyParser(error: unknown): ProblemError | undefined {
@@ -55,7 +45,9 @@ export function toProblem(error: unknown): ProblemError {
   }
   if (error instanceof UpstreamTimeoutError) return problem('upstream-timeout', 'The verification service did not answer in time; try again.');
   if (error instanceof UpstreamHttpError && (error.status === 400 || error.status === 422)) {
-    return problem('upstream-rejected', 'The verification service rejected the request.', { errors: upstreamFieldErrors(error.body) });
+    // The proxy's own words only: the provider's text may echo what it was sent (it goes to the log).
+    const errors = refusedFields(error.body);
+    return problem('upstream-rejected', 'The verification service rejected the request.', errors.length > 0 ? { errors } : {});
   }
   if (error instanceof UpstreamError) return problem('upstream-unavailable', 'The verification service could not be used; try again.');
   return fromBodyParser(error) ?? problem('internal', 'Something went wrong on the server.');
@@ -76,7 +68,9 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     const problem = toProblem(error);
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
     if (problem.status >= 500 || error instanceof UpstreamError) {
-      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
+      const providerErrors = error instanceof UpstreamHttpError ? loggedFieldErrors(error.body) : [];
+      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status,
+        ...(providerErrors.length > 0 ? { providerErrors } : {}) },
         error instanceof Error ? error.message : 'request failed');
     }
     sendProblem(res, problem);

@@ -11,6 +11,7 @@ import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
 import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
+import { scrubProviderText } from '../upstream/provider-text.ts';
 
 export function notificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
@@ -43,7 +44,10 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
     await completeDelivery(record);
-    logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored }, 'verification outcome stored and published');
+    // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
+    const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
+    logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },
+      'verification outcome stored and published');
     res.json({ status: 'stored' });
   });
   return router;

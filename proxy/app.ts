@@ -19,6 +19,11 @@ function subApp(ctx: ProxyContext): Express {
   const app = express();
   app.disable('x-powered-by');
   if (ctx.config.trustProxy !== undefined) app.set('trust proxy', ctx.config.trustProxy);
+  // Every answer (JSON, problem+json, the HTML pages, the script) is read only as the type it says it is.
+  app.use((_req, res, next) => {
+    res.set('x-content-type-options', 'nosniff');
+    next();
+  });
   return app;
 }
 

@@ -54,7 +54,7 @@ export function toProblem(error: unknown): ProblemError {
 }
 
 export function sendProblem(res: Response, problem: ProblemError): void {
-  res.status(problem.status).type('application/problem+json').set('cache-control', 'no-store').set(problem.headers())
+  res.status(problem.status).type('application/problem+json').set({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }).set(problem.headers())
     .send(JSON.stringify(problem.toBody()));
 }
 

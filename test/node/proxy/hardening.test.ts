@@ -190,3 +190,31 @@ describe('metrics', () => {
     assert.equal((await fetch(`${pair.baseUrl}/metrics`)).status, 404);
   });
 });
+
+describe('X-Content-Type-Options', () => {
+  test('every proxy answer says nosniff: JSON, problems, the HTML pages, the script, the notification answer', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${pair.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body });
+    const answers = {
+      start: await post('/verifications', JSON.stringify(START_BODY)),
+      'invalid start': await post('/verifications', '{"amount": 5}'),
+      session: await fetch(`${pair.baseUrl}/sessions/${sessionId}`),
+      'unknown route': await fetch(`${pair.baseUrl}/nothing-here`),
+      'wrong key': await post('/transactions', '{}', { authorization: 'Bearer wrong-key-padding-padding-padding' }),
+      connecting: await fetch(`${pair.baseUrl}/connecting`),
+      'return page': await fetch(await pair.returnUrl(sessionId), { headers: { accept: 'text/html' } }),
+      script: await fetch(`${pair.baseUrl}/return-page.js`),
+      notification: await postNotification(await pair.notificationUrl(sessionId), successPayload()),
+      healthz: await fetch(`${pair.baseUrl}/healthz`),
+    };
+    for (const [name, response] of Object.entries(answers)) {
+      await response.arrayBuffer();
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff', `${name} (${response.status})`);
+    }
+    assert.equal(answers['invalid start'].status, 400);
+    assert.equal(answers['wrong key'].status, 401);
+  });
+});

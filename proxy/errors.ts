@@ -30,7 +30,9 @@ const KINDS_BY_STATUS = {
   // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
   400: { validation: 'Invalid request', 'bad-request': 'Bad request' },
   401: { unauthorized: 'Unauthorized' },
-  403: { forbidden: 'Forbidden' },
+  // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
+  // reference whose bank step the starting browser did not complete (README "Security notes").
+  403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed' },
   404: { 'not-found': 'Not found', 'unknown-link-ref': 'Unknown link reference' },
   409: { conflict: 'Conflict', 'link-ref-used': 'Link reference already used', 'notification-mismatch': 'Notification for another verification' },
   413: { 'payload-too-large': 'Payload too large' },
@@ -48,7 +50,8 @@ const KINDS_BY_STATUS = {
   500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
-  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  // `bank-step-pending`: a success held back until the starting browser comes back; the provider retries.
+  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed', 'bank-step-pending': 'Waiting for the bank step' },
   504: { 'upstream-timeout': 'Verification service timed out' },
 } as const;
 

@@ -20,6 +20,7 @@ import { TokenManager } from './upstream/token-manager.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { START_RATE_WINDOW_MS } from './config/limits.ts';
+import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
@@ -121,6 +122,10 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   if (config.sandbox) {
     logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
   }
+  if (config.bindBankStep && config.allowedOrigins.length > 0) {
+    logger.warn({ allowedOrigins: config.allowedOrigins },
+      'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');
+  }
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
 
   const timeoutMs = config.upstreamTimeoutMs;
@@ -200,7 +205,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     attachRelay(server) {
       const relay = attachRelay(server, {
         path: `${config.mountPath}/ws`,
-        store,
+        store: releasedReader(store, now),
         bus,
         originPolicy: ctx.originPolicy,
         logger,

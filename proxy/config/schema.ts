@@ -207,6 +207,12 @@ const ConfigFields = z.object({
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
+    /**
+     * Bind each bank step to the browser that started it (README "Security notes"): starts only from
+     * pages on publicUrl's origin, successes held back until that browser reaches the return page.
+     * Default: on outside sandbox mode.
+     */
+    bindBankStep: Bool.optional(),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -268,7 +274,7 @@ export const ProxyConfigSchema = ConfigFields
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
   })
-  .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl }));
+  .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl, bindBankStep: config.bindBankStep ?? !config.sandbox }));
 
 type ConfigFields = z.infer<typeof ConfigFields>;
 
@@ -351,6 +357,7 @@ export const ENV_VARIABLES = {
   OBV_SESSION_TTL: 'sessionTtlMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
+  OBV_BIND_BANK_STEP: 'bindBankStep',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',

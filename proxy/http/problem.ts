@@ -67,7 +67,8 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     }
     const problem = toProblem(error);
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
-    if (problem.status >= 500 || error instanceof UpstreamError) {
+    // A success held for the starting browser is an expected wait, not a failure (notifications log it).
+    if ((problem.status >= 500 && problem.slug !== 'bank-step-pending') || error instanceof UpstreamError) {
       const providerErrors = error instanceof UpstreamHttpError ? loggedFieldErrors(error.body) : [];
       logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status,
         ...(providerErrors.length > 0 ? { providerErrors } : {}) },

@@ -7,6 +7,7 @@ import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -35,6 +36,7 @@ export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promis
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
       { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
+  await requireBankStepConfirmed(ctx.store, record, 'linkRef');
   return { record, outcome };
 }
 

@@ -5,6 +5,7 @@
 // the 2xx makes the provider retry, and a retry of the same outcome finishes whatever was left undone.
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
+import { ProblemError } from '../errors.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
 import { rawBody } from '../http/raw-body.ts';
@@ -43,7 +44,12 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     }
     if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
-    await completeDelivery(record);
+    await completeDelivery(record).catch((error: unknown) => {
+      if (error instanceof ProblemError && error.slug === 'bank-step-pending') {
+        logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored, held until the starting browser returns (503: the provider retries)');
+      }
+      throw error;
+    });
     // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
     const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
     logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },

@@ -12,6 +12,8 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /** Link reference → the merchant transaction id it paid (single use). */
   redeemed: (ref: string) => `redeemed:${ref}`,
+  /** Session id → `confirmed` once its starting browser came back through the return page (sessions/bank-step.ts). */
+  bankStepConfirmed: (sessionId: string) => `bank-step:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */

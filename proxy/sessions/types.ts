@@ -92,6 +92,11 @@ export interface SessionRecord {
   verificationId?: string;
   /** `transaction.language` as sent upstream: the language of the words the browser gets (browserOutcome). */
   language?: string;
+  /**
+   * The secret of the starting browser's binding cookie (http/bank-step-cookie.ts), when the bank step is
+   * bound: the session's success is held back until that browser reaches the return page.
+   */
+  browserBinding?: string;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */

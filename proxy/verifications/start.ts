@@ -12,6 +12,8 @@ import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
+import { newBankStepBinding } from '../http/bank-step-cookie.ts';
+import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {
@@ -44,7 +46,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     }
     const sessionId = await store.readMark(markerKey.linkRef(linkRef));
     const record = sessionId === undefined ? undefined : await store.get(sessionId);
-    if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId) {
+    // A reference whose bank step the starting browser never completed backs no account, not even its own user's.
+    if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId || !(await bankStepConfirmed(store, record))) {
       logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
       throw refused('This link reference is unknown, expired or belongs to another user.');
     }
@@ -52,6 +55,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
   }
 
   return async (req, body) => {
+    // First, before any work: a start the binding cookie cannot reach is refused (403).
+    const browserBinding = newBankStepBinding(config, req);
     const sessionId = newId();
     const notificationRef = newId();
     // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
@@ -111,6 +116,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       currency: transaction.currency,
       ...(transaction.language ? { language: transaction.language } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
+      ...(browserBinding ? { browserBinding } : {}),
     };
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));

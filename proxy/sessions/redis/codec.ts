@@ -36,6 +36,7 @@ const SessionBaseSchema = z.looseObject({
   currency: z.string().optional(),
   verificationId: z.string().optional(),
   language: z.string().optional(),
+  browserBinding: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

@@ -27,8 +27,8 @@ const en: ConsumerPageText = {
   unknownTitle: 'Link not recognised',
   unknownMessage: 'This verification is not known here. You can close this tab.',
   otherBrowserTitle: 'Finish in the browser where you started',
-  otherBrowserMessage: 'This bank link was started in another browser or on another device, so for your safety no account was linked here. '
-    + 'If you did not start it, you can close this tab: nothing was paid.',
+  otherBrowserMessage: 'This bank link was started in another browser or on another device, so for your safety no account was linked. '
+    + 'Go back to the checkout where you started and link your account there. If you did not start it, close this tab: nothing was linked or paid.',
 };
 
 const es: ConsumerPageText = {
@@ -43,7 +43,8 @@ const es: ConsumerPageText = {
   unknownMessage: 'Esta verificación no se conoce aquí. Puedes cerrar esta pestaña.',
   otherBrowserTitle: 'Termina en el navegador donde empezaste',
   otherBrowserMessage: 'Esta vinculación bancaria se inició en otro navegador o en otro dispositivo, así que por tu seguridad no se vinculó '
-    + 'ninguna cuenta aquí. Si no la iniciaste tú, puedes cerrar esta pestaña: no se ha pagado nada.',
+    + 'ninguna cuenta. Vuelve a la página de pago donde empezaste y vincula tu cuenta allí. Si no la iniciaste tú, cierra esta pestaña: '
+    + 'no se vinculó ni se pagó nada.',
 };
 
 /** The texts for a language tag or a `?lang=` value ("es", "es-MX"…); anything else gets English. */

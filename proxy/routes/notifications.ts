@@ -36,8 +36,11 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const { stored, record } = await store.settle(session.sessionId, outcome);
     if (!stored && !sameOutcome(record.outcome, reported.outcome)) {
       // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
-      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx.
-      await completeDelivery(record);
+      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx. A success
+      // held for its starting browser is delivered by the return page: this other outcome is ignored all the same.
+      await completeDelivery(record).catch((error: unknown) => {
+        if (!(error instanceof ProblemError && error.slug === 'bank-step-pending')) throw error;
+      });
       logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
       res.json({ status: 'ignored' });
       return;

@@ -12,6 +12,7 @@ import { markerKey } from '../../../proxy/sessions/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
+import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 
 interface Started {
   sessionId: string;
@@ -139,6 +140,17 @@ describe('bank step bound to the starting browser', () => {
     await pair.provider.notificationsSettled();
     assert.ok((await session(pair, started.sessionId)).outcome?.linkRef);
     assert.ok(!pair.responses.some((r) => r.path.includes('/notifications/') && r.status === 503), 'no held delivery');
+  });
+
+  test('a different later notification for a held success is acknowledged and ignored, not retried', async (t) => {
+    const pair = await bindingPair(t);
+    const { started } = await start(pair);
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const late = await postNotification(await pair.notificationUrl(started.sessionId), failurePayload());
+    assert.equal(late.status, 200);
+    assert.deepEqual(await late.json(), { status: 'ignored' });
+    assert.equal((await pair.store.get(started.sessionId))?.outcome?.status, 'success', 'the first outcome stays');
   });
 
   test('another session\'s cookie does not confirm this one', async (t) => {

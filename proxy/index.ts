@@ -120,7 +120,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;
   if (config.sandbox) {
-    logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
+    logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
+      config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
   }
   if (config.bindBankStep && config.allowedOrigins.length > 0) {
     logger.warn({ allowedOrigins: config.allowedOrigins },

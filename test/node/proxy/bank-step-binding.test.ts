@@ -55,7 +55,7 @@ function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: START_BODY.merchantTransactionId, amount: START_BODY.amount }),
+    body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: START_BODY.merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency }),
   });
 }
 

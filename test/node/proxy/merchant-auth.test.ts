@@ -20,7 +20,7 @@ async function linkedPayments(pair: ProxyPair, count: number, tag: string): Prom
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
-    payments.push({ linkRef: session.outcome.linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount });
+    payments.push({ linkRef: session.outcome.linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency });
   }
   return payments;
 }

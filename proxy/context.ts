@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
@@ -28,6 +29,8 @@ export interface ProxyContext {
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;
+  /** Where refused API keys are counted (Redis: across instances); undefined = in memory. */
+  authFailureStore: Store | undefined;
   metrics: ProxyMetrics;
   /** `draining` once shutdown began: /readyz then answers 503. */
   lifecycle: { draining: boolean };

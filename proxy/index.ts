@@ -26,6 +26,7 @@ import { isSandboxSealingKey } from './sealing/keys.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
 import { parseOrThrow } from './validation.ts';
+import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
@@ -57,6 +58,8 @@ export interface ObvProxyDependencies {
   resultBus?: ResultBus;
   /** express-rate-limit store shared across instances; default: the backend's, else in memory. */
   rateLimitStore?: Store;
+  /** express-rate-limit store for the failed API-key counts (a store of its own); default: the backend's, else in memory. */
+  authFailureStore?: Store;
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
   /**
@@ -148,7 +151,12 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;
   if (config.sandbox) {
-    logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
+    logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
+      config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
+  }
+  if (config.bindBankStep && config.allowedOrigins.length > 0) {
+    logger.warn({ allowedOrigins: config.allowedOrigins },
+      'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');
   }
   // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
   const sealingKeys = config.sealingKeys ?? [];
@@ -221,6 +229,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     onOutcome: options.onOutcome,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
+    authFailureStore: options.authFailureStore ?? backend?.authFailureStore,
     metrics,
     lifecycle: { draining: false },
     storeOutage,
@@ -247,7 +256,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     attachRelay(server) {
       const relay = attachRelay(server, {
         path: `${config.mountPath}/ws`,
-        store,
+        store: releasedReader(store, now),
         bus,
         originPolicy: ctx.originPolicy,
         logger,

@@ -27,7 +27,8 @@ import {
 export interface RelayOptions {
   /** Upgrade path, e.g. `/obv/ws`. */
   path: string;
-  store: SessionStore;
+  /** Reads sessions as a browser may see them (index.ts passes sessions/bank-step.ts's releasedReader). */
+  store: Pick<SessionStore, 'get'>;
   bus: ResultBus;
   originPolicy: OriginPolicy;
   logger: Logger;

@@ -11,6 +11,7 @@ import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
+import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -53,7 +54,13 @@ export const linksOperations: Operation[] = [{
   security: 'merchantApiKey',
   pathParams: { linkRef: z.string().meta({ description: 'The link reference the element gave the page' }) },
   responses: { 200: { description: 'The verified account, token included', content: { 'application/json': LinkedAccountSchema } } },
-  problems: { ...MERCHANT_AUTH_PROBLEMS, 404: 'No verified account has this link reference.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+  problems: {
+    ...MERCHANT_AUTH_PROBLEMS,
+    403: 'OBV_BIND_BANK_STEP: the browser that started has not come back from the bank yet (`bank-step-unconfirmed`).',
+    404: 'No verified account has this link reference.',
+    ...STORE_PROBLEMS,
+    ...COMMON_PROBLEMS,
+  },
 }];
 
 /** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
@@ -66,6 +73,7 @@ export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promis
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
       { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
+  await requireBankStepConfirmed(ctx.store, record, 'linkRef');
   return { record, outcome };
 }
 

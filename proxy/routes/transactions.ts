@@ -79,6 +79,7 @@ export const transactionsOperations: Operation[] = [{
   problems: {
     ...MERCHANT_AUTH_PROBLEMS,
     ...JSON_BODY_PROBLEMS,
+    403: 'OBV_BIND_BANK_STEP: the browser that started has not come back from the bank yet (`bank-step-unconfirmed`).',
     404: 'No verified account has this link reference (`unknown-link-ref`).',
     409: 'The order has been paid (`order-already-paid`, with the first `payment`) or is being paid (`payment-in-progress`).',
     422: 'The reference was verified for another user, order, amount or currency (`link-ref-mismatch`), or the Idempotency-Key was used with another body.',

@@ -13,6 +13,7 @@ import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_P
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
+import { setBankStepCookie } from '../http/bank-step-cookie.ts';
 
 /** The page's purchase fields: only sandbox mode (or an enrichStart hook) takes them from the page. */
 const PageValues = {
@@ -72,7 +73,7 @@ export const verificationsOperations: Operation[] = [{
     ...JSON_BODY_PROBLEMS,
     400: 'A field is missing or invalid (`errors` names each one), or page values beside a link token; outside sandbox mode, '
       + 'a start without a link token (`link-session-required`) unless an enrichStart hook is configured.',
-    403: 'The page\'s origin is not allowed.',
+    403: 'The page\'s origin is not allowed, or (OBV_BIND_BANK_STEP) the page is not on OBV_PUBLIC_URL\'s origin (`bank-step-unbindable`).',
     404: 'No link session has this link token (`unknown-link-token`).',
     409: 'The link token already linked an account (`link-token-used`), or a start with this Idempotency-Key keeps failing.',
     410: 'The link token has expired (`link-token-expired`).',
@@ -92,13 +93,16 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
     const rawKey = req.get('idempotency-key');
+    let record;
     if (rawKey === undefined) {
-      res.status(201).json(startView(await start(req, body)));
-      return;
+      record = await start(req, body);
+    } else {
+      const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+      const client = req.ip ? plainAddress(req.ip) : '';
+      record = await startOnce(ctx, client, key, body, () => start(req, body));
     }
-    const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
-    const client = req.ip ? plainAddress(req.ip) : '';
-    res.status(201).json(startView(await startOnce(ctx, client, key, body, () => start(req, body))));
+    setBankStepCookie(res, ctx.config, record, ctx.now());
+    res.status(201).json(startView(record));
   });
 
   return router;

@@ -176,6 +176,7 @@ describe('configuration from the environment', () => {
       sessionStore,
       resultBus,
       rateLimitStore: new MemoryStore(),
+      authFailureStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
       relay: { pingIntervalMs: 1_000 },
@@ -206,10 +207,29 @@ describe('OBV_TRUST_PROXY', () => {
     for (const bad of ['true', '10.0.0.0/33', 'proxy.example', '10.0.0.1/255.0.0.1.5']) {
       const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: bad });
       assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], bad);
-      assert.match(error.message, /hop count .* addresses\/subnets/);
+      assert.match(error.message, /hop count/);
     }
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), trustProxy: true as unknown as number }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy');
+  });
+
+  test('refuses entries that together or alone cover public address space broadly, naming each and the accepted forms', () => {
+    const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1,::/1,8000::/1' });
+    assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY']);
+    for (const entry of ['0.0.0.0/1', '128.0.0.0/1', '::/1', '8000::/1']) assert.match(error.message, new RegExp(`OBV_TRUST_PROXY: ${entry.replace(/\./g, '\\.')} covers`));
+    assert.match(error.message, /accepted: a hop count, or a comma list of addresses, IPv4 subnets of \/8 or narrower/);
+    for (const wide of ['10.0.0.0/7', '10.0.0.0/254.0.0.0', '::ffff:0:0/96', '::ffff:0.0.0.0/100', '::/64', '2001::/16', 'fe80::/9']) {
+      assert.deepEqual(configError({ ...VALID_ENV, OBV_TRUST_PROXY: wide }).issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], wide);
+    }
+    assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), trustProxy: ['0.0.0.0/0'] }),
+      (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy' && /covers public address space/.test(error.message));
+  });
+
+  test('accepts private, unique-local and link-local ranges, narrow public ranges and single addresses', () => {
+    for (const fine of ['10.0.0.0/8', '172.16.0.0/12', '104.16.0.0/13', '10.0.0.0/255.0.0.0', 'fc00::/7', 'fd12:3456::/48', 'fe80::/10',
+      '2001:db8::/32', '::ffff:10.0.0.0/104', '203.0.113.7', 'loopback, uniquelocal']) {
+      assert.ok(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: fine }).trustProxy, fine);
+    }
   });
 });
 
@@ -220,6 +240,25 @@ describe('production guardrails (OBV_SANDBOX unset)', () => {
     assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_CLIENT_ID: 'sandbox_client', OBV_CLIENT_SECRET: 'sandbox_secret' }),
       ['OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_WEBHOOK_SECRET']);
     assert.match(configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET }).message, /published secret/);
+  });
+
+  test('refuses the sandbox\'s webhook key in any spelling that decodes to it (padding dropped or changed)', () => {
+    const encoded = SANDBOX_WEBHOOK_SECRET.slice('whsec_'.length);
+    for (const variant of [encoded.replace(/=+$/, ''), encoded.replace(/==$/, '='), `${encoded.replace(/=+$/, '')}=`]) {
+      assert.notEqual(`whsec_${variant}`, SANDBOX_WEBHOOK_SECRET);
+      const error = configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: `whsec_${variant}` });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_WEBHOOK_SECRET'], variant);
+      assert.match(error.message, /published secret/);
+    }
+  });
+
+  test('refuses webhook keys without entropy: zeros, one repeated byte, a short repeated pattern', () => {
+    for (const bytes of [Buffer.alloc(24), Buffer.alloc(32, 0x41), Buffer.from('abcabcabcabcabcabcabcabcabcabc')]) {
+      const error = configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: `whsec_${bytes.toString('base64')}` });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_WEBHOOK_SECRET']);
+      assert.match(error.message, /must be random bytes/);
+    }
+    assert.ok(configFromEnv({ ...VALID_ENV, OBV_WEBHOOK_SECRET: PRODUCTION_WEBHOOK_SECRET }).webhookSecret);
   });
 
   test('refuses a webhook secret under 24 bytes and an API key under 32 characters', () => {

@@ -148,3 +148,30 @@ describe('OpenAPI document', () => {
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');
   });
 });
+
+describe('OpenAPI document with the bank step bound to the starting browser', () => {
+  test('the binding\'s answers match the document: a start it cannot bind, another browser\'s return page, a held notification', async () => {
+    const pair = await startProxyPair({ proxy: { bindBankStep: true } });
+    try {
+      const start = (headers: Record<string, string>) => fetch(`${pair.baseUrl}/verifications`, {
+        method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body: JSON.stringify(START_BODY),
+      });
+      assert.equal((await start({ 'sec-fetch-site': 'same-site' })).status, 403);
+      const started = await start({ 'sec-fetch-site': 'same-origin' });
+      assert.equal(started.status, 201);
+      const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+      await completeConsumerStep(consumerUrl, 'good');
+      await pair.provider.notificationsSettled();
+      // The return page without the starting browser's cookie: refused, nothing released.
+      assert.equal((await fetch(await pair.returnUrl(sessionId), { headers: { accept: 'text/html' } })).status, 403);
+
+      const checker = responseChecker(openApiDocument({ serverUrl: pair.baseUrl }), pair.proxy.mountPath);
+      const checked = pair.responses.filter((exchange) => exchange.path.startsWith(`${pair.proxy.mountPath}/`)).map((exchange) => ({ exchange, ...checker.check(exchange) }));
+      assert.deepEqual(checked.flatMap((c) => c.errors), []);
+      const seen = new Set(checked.map((c) => `${c.operationId} ${c.exchange.status}`));
+      for (const expected of ['startVerification 403', 'returnPage 403', 'receiveNotification 503']) assert.ok(seen.has(expected), `checked: ${expected}`);
+    } finally {
+      await pair.close();
+    }
+  });
+});

@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from webhooks import InvalidSignature, verify
 
 PROXY_URL = os.environ.get("OBV_PROXY_URL", "http://127.0.0.1:3000/obv")  # the proxy, mount path included
+PAGE_PROXY_URL = os.environ.get("OBV_PAGE_PROXY_URL", PROXY_URL)  # as the browser reaches it (/obv behind your reverse proxy)
 API_KEY = os.environ["OBV_MERCHANT_API_KEY"]
 EVENTS_SECRET = os.environ["OBV_EVENTS_SECRET"]  # one of the proxy's OBV_EVENTS_SECRETS
 ELEMENT_FILE = os.environ.get("OBV_ELEMENT_FILE", "node_modules/obv-link/dist/obv-link-account.js")
@@ -119,7 +120,7 @@ class Shop(BaseHTTPRequestHandler):
         order = orders.get(parts[1]) if len(parts) >= 2 and parts[0] == "orders" else None
         if order and len(parts) == 2:
             body = CHECKOUT.format(order_id=order["merchantTransactionId"], amount=order["amount"],
-                                   proxy_url=html.escape(PROXY_URL), link_token=html.escape(order["linkToken"]))
+                                   proxy_url=html.escape(PAGE_PROXY_URL), link_token=html.escape(order["linkToken"]))
             return self.page(200, "Checkout", body)
         if order and parts[2:] == ["status"]:
             return self.send(200, json.dumps({key: order.get(key) for key in ("status", "account", "events")}).encode(), "application/json")

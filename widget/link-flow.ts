@@ -42,8 +42,8 @@ export interface FlowTarget {
   purchase: string;
   /** The language of the proxy's holding page in the bank tab. */
   language: string | undefined;
-  /** The window that opens the bank tab (see bank-tab.ts). */
-  opener: Window;
+  /** The window that opens the bank tab (see bank-tab.ts); none while the element is not on the page. Asked only to start. */
+  tabOpener: () => Window | undefined;
   request: StartRequest;
 }
 
@@ -206,9 +206,12 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const start = () => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
+    const opener = page.tabOpener();
+    // Opened by the page itself, the bank's tab could navigate the checkout (reverse tabnabbing).
+    if (!opener) return report('configuration', 'start() needs the element on the page');
     stopWatching();
     remember();
-    tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
     blocked = !tab;
     const idempotencyKey = randomId();
     const attempt = (aborter = new AbortController());

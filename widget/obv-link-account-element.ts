@@ -117,7 +117,7 @@ export class ObvLinkAccountElement extends LitElement {
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
-  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, this.#opener), (status, previous) => this.#changed(status, previous));
+  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
     super();
@@ -326,9 +326,13 @@ export class ObvLinkAccountElement extends LitElement {
     return this.disabled || this._formDisabled;
   }
 
-  /** The sandboxed frame in render(): the bank tab's opener, so that the bank's page cannot navigate the checkout (bank-tab.ts). */
-  get #opener(): Window {
-    return this.renderRoot.querySelector('iframe')?.contentWindow ?? window;
+  /**
+   * The sandboxed frame in render(): the bank tab's opener (bank-tab.ts). Before the first render (a start
+   * in the same task that attached the element) there is no frame yet, and one made now would lack the
+   * click's activation: the page opens the tab then, and bank-tab.ts severs the opener. Detached, none.
+   */
+  get #opener(): Window | undefined {
+    return this.isConnected ? (this.renderRoot.querySelector('iframe')?.contentWindow ?? window) : undefined;
   }
 
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */

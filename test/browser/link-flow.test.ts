@@ -19,7 +19,7 @@ function makeFlow(target: Partial<FlowTarget> = {}) {
   }
   const flow = createLinkFlow(
     host,
-    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', opener: window, request: { amount: '49.99' }, ...target }),
+    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', tabOpener: () => window, request: { amount: '49.99' }, ...target }),
     (status, previous) => {
       statuses.push(status);
       log.push(`${previous.kind} → ${status.kind}`);

@@ -5,7 +5,7 @@ import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
 import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
-import { endpoint, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import { endpoint, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -243,7 +243,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const sessionId = pending?.sessionId;
       const base = target()?.base;
       // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
-      if (sessionId && base && busy()) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
+      if (sessionId && base && busy()) postSession(base, 'cancel', sessionId, { keepalive: true }).catch(() => undefined);
       abandon();
       cancelled = true;
       set(rest());

@@ -1,6 +1,7 @@
 // The browser side of docs/CONTRACTS.md §2: start a verification over HTTP, then learn its outcome over
-// the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
-// not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything.
+// the proxy's WebSocket, with polling of POST /sessions/lookup as the fallback for networks where sockets do
+// not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything. The
+// session id goes in request bodies, never in a URL (logs and proxies record URLs whole).
 import type { ObvAccount } from './events.ts';
 import { timing } from './settings.ts';
 
@@ -132,14 +133,25 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
 export type SessionEnd = SessionOutcome | { kind: 'expired' };
 
 /**
- * What a GET {base}/sessions/:id says. An unknown session (404) can only be one that ended and was
+ * What a POST {base}/sessions/lookup says. An unknown session (404) can only be one that ended and was
  * forgotten: to the consumer, it expired.
  */
 export type SessionSnapshot = SessionEnd | { kind: 'pending' };
 
-/** GET {base}/sessions/:id. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
+/** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
+export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<Response> {
+  return request(endpoint(base, `sessions/${action}`), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ sessionId }),
+    cache: 'no-store',
+    ...init,
+  });
+}
+
+/** POST {base}/sessions/lookup. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
 export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
-  const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), { cache: 'no-store', signal });
+  const response = await postSession(base, 'lookup', sessionId, { signal });
   if (response.status === 404) return { kind: 'expired' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);

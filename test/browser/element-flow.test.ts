@@ -236,7 +236,7 @@ describe('<obv-link-account> flow', () => {
 
   it('falls back to polling the session when the WebSocket cannot connect', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return polls < 2
         ? { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } }
@@ -257,7 +257,7 @@ describe('<obv-link-account> flow', () => {
 
   it('falls back to polling when sockets open and are then dropped by a middlebox, and still retries the socket', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     };
@@ -283,7 +283,7 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('counts a socket that opens but never confirms the subscription as failed, and polls after three', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
     });
@@ -301,7 +301,7 @@ describe('<obv-link-account> flow', () => {
   it('applies exactly one outcome when the poll and the socket both deliver it', async () => {
     let answer!: () => void;
     const succeeded = { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
     timing.socketRetryWhilePollingMs = 10;
     const el = await mount();
     const events: string[] = [];
@@ -324,7 +324,7 @@ describe('<obv-link-account> flow', () => {
 
   it('asks the proxy instead of reconnecting when the socket closes normally without an outcome', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'expired', expiresAt: SESSION.expiresAt } };
     };
@@ -371,7 +371,7 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('asks the proxy at once when the return page announces the consumer came back', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' } },
     });
@@ -386,12 +386,12 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('asks the proxy when the page becomes visible again, not while it is hidden, though its socket looks healthy', async () => {
-    const sessionPath = `/obv/sessions/${SESSION.sessionId}`;
-    world().proxy.routes[`GET ${sessionPath}`] = () => ({
+    const sessionPath = '/obv/sessions/lookup';
+    world().proxy.routes[`POST ${sessionPath}`] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
     });
-    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === sessionPath).length;
+    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname === sessionPath).length;
     const el = await mount();
     await startWaiting(el);
     const success = once(el, 'obv-success');
@@ -462,7 +462,7 @@ describe('<obv-link-account> flow', () => {
 
   it('treats a 1001 "going away" close as a reconnect, never as a failure that leads to polling', async () => {
     let polls = 0;
-    world().proxy.routes['GET /obv/sessions/' + SESSION.sessionId] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     };

@@ -114,7 +114,7 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('retries a network error of the watch by following the same session again, without a new start', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new TypeError('Failed to fetch');
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
     const { flow, kinds } = makeFlow();
     flow.start();
     // Three sockets that never open send the watch to polling; three failed polls end it.
@@ -146,7 +146,26 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: true });
     expect(log.at(-1)).to.equal(`obv-cancel {"sessionId":"${SESSION.sessionId}"}`);
     expect(world().tab.close.calledOnce).to.equal(true);
-    await until(() => world().proxy.requests.some((request) => request.url.endsWith(`/sessions/${SESSION.sessionId}/cancel`)), 'the cancel request');
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+  });
+
+  it('never puts the session id in a URL: polling and Cancel send it in a JSON body', async () => {
+    const { flow } = makeFlow();
+    await waiting(flow);
+    // Sockets that never open send the watch to polling.
+    for (let dropped = 0; dropped < 3; dropped++) {
+      await until(() => FakeSocket.instances.length > dropped, 'a socket');
+      FakeSocket.last.drop();
+    }
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/lookup')), 'a poll');
+    flow.cancel();
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+    const { requests, bodies } = world().proxy;
+    await until(() => bodies.length === requests.length, 'the bodies read');
+    expect(requests.filter((request) => request.url.includes(SESSION.sessionId)).map((request) => request.url)).to.deep.equal([]);
+    requests.forEach((request, i) => {
+      if (/\/sessions\/(lookup|cancel)$/.test(request.url)) expect(bodies[i]).to.deep.equal({ sessionId: SESSION.sessionId });
+    });
   });
 
   it('cancels a failed change back to the account linked before, and only then', async () => {

@@ -92,7 +92,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
       async ({ page }) => {
         const bank = await startLinking(page);
         // Polling is running before the consumer finishes (so the outcome is not a lucky reconnect).
-        await page.waitForRequest((request) => request.method() === 'GET' && /\/obv\/sessions\//.test(request.url()), {
+        await page.waitForRequest((request) => request.method() === 'POST' && /\/obv\/sessions\/lookup$/.test(request.url()), {
           timeout: STEP_TIMEOUT_MS,
         });
         // The proxy's return page would also tell the checkout (BroadcastChannel) to look once; take that
@@ -102,7 +102,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
         );
         const polledOutcome = page.waitForResponse(
           async (response) =>
-            /\/obv\/sessions\//.test(response.url()) &&
+            /\/obv\/sessions\/lookup$/.test(response.url()) &&
             ((await response.json().catch(() => undefined)) as { state?: string } | undefined)?.state === 'succeeded',
           { timeout: STEP_TIMEOUT_MS },
         );

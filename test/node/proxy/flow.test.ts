@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
+import { cancelSession, lookupSession } from '../../helpers/session-requests.ts';
 
 describe('verification flow against the sandbox', () => {
   let pair: ProxyPair;
@@ -14,7 +15,7 @@ describe('verification flow against the sandbox', () => {
   after(() => pair.close());
 
   async function getSession(sessionId: string) {
-    const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+    const response = await lookupSession(pair.baseUrl, sessionId);
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
@@ -169,11 +170,31 @@ describe('verification flow against the sandbox', () => {
   });
 
   test('answers 404 problem+json for an unknown session', async () => {
-    const response = await fetch(`${pair.baseUrl}/sessions/AAAAAAAAAAAAAAAAAAAAAA`);
+    const response = await lookupSession(pair.baseUrl, 'AAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(response.status, 404);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     const body = (await response.json()) as Record<string, unknown>;
     assert.equal(body.status, 404);
+  });
+
+  test('reads and cancels a session only with its id in the JSON body, never in the URL', async () => {
+    const { sessionId } = await pair.startVerification();
+    // The former routes, with the id in the path, are gone.
+    assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).status, 404);
+    assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}/cancel`, { method: 'POST' })).status, 404);
+    assert.equal((await lookupSession(pair.baseUrl, sessionId)).status, 200);
+    const missing = await fetch(`${pair.baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(missing.status, 400);
+    const problem = (await missing.json()) as { errors: Array<{ path: string }> };
+    assert.deepEqual(problem.errors.map((error) => error.path), ['sessionId']);
+    const extra = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, amount: '1.00' }) });
+    assert.equal(extra.status, 400);
+    const form = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sessionId=${sessionId}` });
+    assert.equal(form.status, 415);
+    const cancelled = (await (await cancelSession(pair.baseUrl, sessionId)).json()) as { state: string };
+    assert.equal(cancelled.state, 'failed');
+    // The proxy's request log names the routes, not the session.
+    for (const line of pair.logs.lines) assert.ok(!line.includes(sessionId), `log line carries the session id: ${line}`);
   });
 
   test('answers an unknown return link with a page for a browser and problem+json for an API client', async () => {

@@ -6,6 +6,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { failurePayload, postNotification, signNotification, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 describe('notification intake', () => {
   let pair: ProxyPair;
@@ -21,7 +22,7 @@ describe('notification intake', () => {
   }
 
   async function state(sessionId: string) {
-    const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+    const response = await lookupSession(pair.baseUrl, sessionId);
     return (await response.json()) as { state: string; outcome?: Record<string, string> };
   }
 
@@ -213,7 +214,7 @@ describe('notification intake', () => {
     const url = await custom.notificationUrl(sessionId);
     assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'SUCCESS' })).status, 422);
     assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'verified' })).status, 200);
-    assert.equal((await fetch(`${custom.baseUrl}/sessions/${sessionId}`).then((r) => r.json()) as { state: string }).state, 'succeeded');
+    assert.equal((await lookupSession(custom.baseUrl, sessionId).then((r) => r.json()) as { state: string }).state, 'succeeded');
   });
 
   test('answers 400 for a signed body that is not JSON', async () => {

@@ -39,7 +39,7 @@ function minifyCssTemplates(): Plugin {
  */
 const FLOW_MEMBERS = [
   // LinkFlow's methods (link-flow.ts) that the element alone calls.
-  'canGoBack', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
+  'linkedBefore', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
   // FlowTarget: what a start needs from the page.
   'base', 'storageKey', 'purchase', 'tabOpener', 'request',
   // FlowStatus's waiting fields and the linked account's label pair.

@@ -44,6 +44,8 @@ export class ProxyRequestError extends Error {
   constructor(
     readonly kind: 'network' | 'configuration',
     message: string,
+    /** The proxy answered, with a failure of its own or the provider's (5xx): not the shopper's network. */
+    readonly service = false,
   ) {
     super(message);
   }
@@ -96,7 +98,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
     const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
     // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
     // obv-error and the console, and shows the shopper only "Bank linking is not available".
-    throw new ProxyRequestError(kind, await problemMessage(response));
+    throw new ProxyRequestError(kind, await problemMessage(response), status >= 500);
   }
   const session = readStartedSession(await response.json().catch(() => undefined));
   if (!session) throw new ProxyRequestError('configuration', `No session from ${url.href}`);
@@ -136,7 +138,7 @@ export type SessionEnd = SessionOutcome | { kind: 'expired' };
  * What a POST {base}/sessions/lookup says. An unknown session (404) can only be one that ended and was
  * forgotten: to the consumer, it expired.
  */
-export type SessionSnapshot = SessionEnd | { kind: 'pending' };
+export type SessionSnapshot = SessionEnd | { kind: 'pending'; returned?: boolean };
 
 /** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
 export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<Response> {
@@ -156,7 +158,9 @@ export async function fetchSession(base: URL, sessionId: string, signal: AbortSi
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
-  return parseOutcome(data.outcome) ?? { kind: data.state === 'expired' ? 'expired' : 'pending' };
+  if (data.state === 'expired') return { kind: 'expired' };
+  // `returned`: back from the bank, the outcome on its way.
+  return parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' };
 }
 
 /** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */

@@ -106,7 +106,8 @@ describe('<obv-link-account> flow', () => {
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
-    expect((await success).detail).to.deep.equal(ACCOUNT);
+    // Without the proxy's words, the shown and spoken lines are the bare label.
+    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
     await el.updateComplete;
     expect(el.state).to.equal('success');
     expect(el.getAttribute('state')).to.equal('success');
@@ -166,16 +167,23 @@ describe('<obv-link-account> flow', () => {
     expect(world().open.lastCall.args).to.deep.equal(['', 'obv-bank']);
   });
 
-  it('offers the link to the bank page instead when the consumer closed the bank tab', async () => {
+  it('says the bank tab was closed, offers the link and moves focus to it, when the consumer closed the bank tab', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
     const el = await mount();
     await startWaiting(el);
     await el.updateComplete;
     world().tab.closed = true;
+    part(el, 'button').focus();
     part(el, 'button').click();
+    await until(() => !!el.shadowRoot!.querySelector('[part~="link"]'), 'the link');
     await el.updateComplete;
     expect(world().open.calledOnce).to.equal(true);
-    expect((part(el, 'link') as HTMLAnchorElement).href).to.equal(SESSION.consumerUrl);
+    const link = part(el, 'link') as HTMLAnchorElement;
+    expect(link.href).to.equal(SESSION.consumerUrl);
+    expect(link.target, 'the bank tab by name: no second tab').to.equal('obv-bank');
+    expect(statusText(el)).to.contain('The bank tab was closed');
     expect(el.state).to.equal('waiting');
+    expect(el.shadowRoot!.activeElement).to.equal(link);
   });
 
   it('cancels: closes the tab, stops listening, fires obv-cancel and returns to idle', async () => {
@@ -541,7 +549,7 @@ describe('<obv-link-account> with a blocked pop-up', () => {
     expect(el.state).to.equal('waiting');
     const link = part(el, 'link') as HTMLAnchorElement;
     expect(link.href).to.equal(SESSION.consumerUrl);
-    expect(link.target).to.equal('_blank');
+    expect(link.target).to.equal('obv-bank');
     expect(link.rel).to.equal('noopener');
     expect(statusText(el)).to.contain('Your browser blocked the new tab');
     const opened = once(el, 'obv-open');
@@ -591,7 +599,8 @@ describe('<obv-link-account> after a reload', () => {
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
     const success = once<typeof ACCOUNT>(after, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
-    expect((await success).detail).to.deep.equal(ACCOUNT);
+    // Without the proxy's words, the shown and spoken lines are the bare label.
+    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
   });
 
   it('remembers the started session under the element name and proxy', async () => {

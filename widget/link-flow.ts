@@ -233,6 +233,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const wake = () => {
     if (document.hidden) return;
     checkTab();
+    // The tab that just closed may not say so yet when its checkout comes back to the front.
+    setTimeout(checkTab, 500);
     if (lostWatch() && pending) {
       set(waiting(pending));
       watchPending();

@@ -1,7 +1,6 @@
 import { LitElement, html, nothing, type TemplateResult } from 'lit';
 import { findConfigProblem, flowTarget } from './attributes.ts';
 import { emit, type ObvAccount, type ObvState } from './events.ts';
-import { BANK_TAB } from './bank-tab.ts';
 import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
@@ -304,10 +303,9 @@ export class ObvLinkAccountElement extends LitElement {
       case 'starting':
         return cancel;
       case 'waiting':
-        // The link targets the bank tab by name: after a reload it finds the tab still open instead of opening a second one.
         return html`${status.tab
           ? this.#button(s.showTab, this.#flow.showTab)
-          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target=${BANK_TAB} rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
+          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
       case 'success':
         return this.#button(s.change, this.start, 'button', '');
       default: {

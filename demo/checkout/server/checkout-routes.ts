@@ -76,7 +76,8 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    sendHtml(res, 200, checkoutPage(order));
+    // ?lang=es: the element and the bank's pages in Spanish (the demo's own page stays English).
+    sendHtml(res, 200, checkoutPage(order, req.query.lang === 'es' ? 'es' : 'en'));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {

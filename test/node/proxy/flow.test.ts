@@ -70,7 +70,7 @@ describe('verification flow against the sandbox', () => {
     await client.next((message) => message.type === 'subscribed');
     await completeConsumerStep(consumerUrl, 'locked');
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
     assert.equal((await getSession(sessionId)).body.state, 'failed');
   });
 
@@ -82,7 +82,7 @@ describe('verification flow against the sandbox', () => {
       status: 'failure',
       code: 'ACCOUNT_LOCKED',
       message: 'This account is locked. Contact your bank.',
-      text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
+      text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
       lang: 'es',
     });
     const linked = await pair.startVerification({ ...START_BODY, language: 'es' });
@@ -90,8 +90,8 @@ describe('verification flow against the sandbox', () => {
     await pair.provider.notificationsSettled();
     const outcome = (await getSession(linked.sessionId)).body.outcome as Record<string, string>;
     assert.equal(outcome.accountLabel, 'Checking ••••4321', 'the provider’s label itself is passed on unchanged');
-    assert.equal(outcome.displayLabel, 'Corriente ••••4321');
-    assert.equal(outcome.spokenLabel, 'Corriente terminada en 4321');
+    assert.equal(outcome.displayLabel, 'Cuenta corriente ••••4321');
+    assert.equal(outcome.spokenLabel, 'Cuenta corriente terminada en 4321');
   });
 
   test('reports a cancel at the bank as a CONSUMER_CANCELLED failure', async () => {

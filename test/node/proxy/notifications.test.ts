@@ -91,7 +91,7 @@ describe('notification intake', () => {
     assert.equal(later.status, 200);
     assert.deepEqual(await later.json(), { status: 'ignored' });
     const session = await state(sessionId);
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
   });
 
   test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
@@ -158,7 +158,7 @@ describe('notification intake', () => {
     assert.equal((await postNotification(url, payload)).status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'failed');
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 

@@ -80,7 +80,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(a, sessionId);
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
   });
 
   it('answers POST /sessions/lookup with the same outcome on both instances', async () => {

@@ -39,8 +39,8 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @csspart account - The linked account (bank name, label and type).
  * @csspart error - The error or failure message.
  * @csspart button - The main button (link, go to the bank tab, change, try again).
- * @csspart secondary-button - The Cancel button (while starting or waiting, and after a failed "Change").
- * @csspart link - The link to the bank's page, shown when the new tab was blocked or after a reload.
+ * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change".
+ * @csspart link - The link to the bank's page, shown when the new tab was blocked or closed, or after a reload.
  *
  * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
  * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff).
@@ -314,11 +314,14 @@ export class ObvLinkAccountElement extends LitElement {
           : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
           : status.kind === 'error' && status.error.watch ? s.checkNow
           : s.tryAgain;
-        // After a failed "Change", this takes the consumer back to the account linked before, named.
+        // After a failed "Change", this takes the consumer back to the account linked before, named (its
+        // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
+        // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
         const before = this.#flow.linkedBefore();
         const [shown, spoken] = before?.label ?? [];
+        const [lead, tail] = s.keep.split('{account}');
         return html`${this.#button(label, this.#retry)}${before
-          ? html`<button part="secondary-button" aria-label=${s.keep.replace('{account}', spoken || shown!)} ?disabled=${this.#isDisabled} @click=${this.cancel}>${s.keep.replace('{account}', shown!)}</button>`
+          ? this.#button(html`<span>${lead}<span aria-hidden="true">${shown}</span><span class="sr">${spoken || shown}</span>${tail}</span>`, this.cancel, 'secondary-button')
           : nothing}`;
       }
     }

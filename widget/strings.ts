@@ -108,7 +108,7 @@ const es: ObvStrings = {
   lostHint: 'No se ha perdido nada: si terminaste en tu banco, esta página se actualiza sola cuando vuelva la conexión.',
   checkNow: 'Comprobar ahora',
   cancelledTitle: 'Vinculación bancaria cancelada',
-  keep: 'Mantener {account}',
+  keep: 'Usar {account}',
   otherAccount: 'Vincular otra cuenta',
 };
 

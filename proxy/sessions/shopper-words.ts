@@ -33,10 +33,15 @@ const GENERIC_FAILURE: Record<Lang, string> = {
   es: 'Tu banco no pudo vincular esta cuenta. Elige otra forma de pago o inténtalo de nuevo.',
 };
 
-// Spanish names the account itself ("Cuenta corriente"): "terminada en" then agrees with "cuenta".
 const ACCOUNT_TYPES: Record<string, Record<Lang, string>> = {
-  CHECKING: { en: 'Checking', es: 'Cuenta corriente' },
-  SAVINGS: { en: 'Savings', es: 'Cuenta de ahorros' },
+  CHECKING: { en: 'Checking', es: 'Corriente' },
+  SAVINGS: { en: 'Savings', es: 'Ahorros' },
+};
+
+/** Spoken, Spanish names the account itself: "terminada en" then agrees with "cuenta" ("Ahorros terminada en" does not). */
+const SPOKEN_TYPES: Record<string, Partial<Record<Lang, string>>> = {
+  CHECKING: { es: 'Cuenta corriente' },
+  SAVINGS: { es: 'Cuenta de ahorros' },
 };
 
 const ENDING_IN: Record<Lang, string> = { en: 'ending in', es: 'terminada en' };
@@ -59,7 +64,7 @@ export function failureWords(code: string, message: string, language: string | u
 const MASKED_NUMBER = /(?:[•*●]{2,}|[xX]{3,}|…)\s*(\d{2,})/;
 
 /**
- * The account line as shown ("Cuenta corriente ••••4321": the type word in the shopper's language, never twice)
+ * The account line as shown ("Corriente ••••4321": the type word in the shopper's language, never twice)
  * and as spoken ("Cuenta corriente terminada en 4321": a screen reader reads "••••" as "bullet bullet…").
  */
 export function accountWords(accountLabel: string, fiAccountType: string, language: string | undefined): { displayLabel: string; spokenLabel: string } {
@@ -75,7 +80,7 @@ export function accountWords(accountLabel: string, fiAccountType: string, langua
   // Nothing but the type word and the number: said in the language's order ("Cuenta de ahorros terminada en 8765").
   const bare = type && masked && !displayLabel.replace(masked[0], '').replace(typeWord, '').replace(' · ', '').trim();
   const spokenLabel = bare
-    ? `${typeWord} ${ENDING_IN[lang]} ${masked[1]}`
+    ? `${SPOKEN_TYPES[fiAccountType.toUpperCase()]?.[lang] ?? typeWord} ${ENDING_IN[lang]} ${masked[1]}`
     : displayLabel.replace(MASKED_NUMBER, `${ENDING_IN[lang]} $1`).replace(' · ', ', ');
   return { displayLabel, spokenLabel };
 }

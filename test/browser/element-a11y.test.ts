@@ -34,7 +34,7 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
 /** As the proxy words them for a Spanish verification (proxy/sessions/shopper-words.ts). */
-const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Cuenta corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' } };
+const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' } };
 const lockedEs = {
   type: 'result',
   sessionId: SESSION.sessionId,
@@ -181,7 +181,7 @@ describe('<obv-link-account> languages', () => {
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
     expect(el.validationMessage).to.equal('Vincula una cuenta bancaria para continuar.');
     await settle(el, successEs);
-    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Cuenta corriente ••••4321').and.not.contain('Checking');
+    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente ••••4321').and.not.contain('Checking');
   });
 
   it('speaks English for languages it does not know', async () => {
@@ -367,8 +367,13 @@ describe('<obv-link-account> cancels and failures', () => {
     await settle(el, successEs);
     await settle(el, lockedEs);
     const keep = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="secondary-button"]')!;
-    expect(keep.textContent).to.equal('Mantener Cuenta corriente ••••4321');
-    expect(keep.getAttribute('aria-label')).to.equal('Mantener Cuenta corriente terminada en 4321');
+    // Shown with the bullets; named, as a screen reader gets it, with the spoken line instead.
+    const words = (skip: (node: Element) => boolean) =>
+      [...keep.firstElementChild!.childNodes].filter((node) => node.nodeType !== Node.COMMENT_NODE && !(node instanceof Element && skip(node))).map((node) => node.textContent).join('');
+    expect(words((node) => node.classList.contains('sr'))).to.equal('Usar Corriente ••••4321');
+    // Rendered with its space: "Usar Corriente", not "UsarCorriente" (each flex item would lose it).
+    expect(keep.innerText.startsWith('Usar Corriente ••••4321')).to.equal(true);
+    expect(words((node) => node.getAttribute('aria-hidden') === 'true')).to.equal('Usar Cuenta corriente terminada en 4321');
     expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Vincular otra cuenta');
     keep.click();
     await el.updateComplete;
@@ -401,7 +406,7 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
     const account = part(el, 'account');
     const shown = account.querySelector('[aria-hidden="true"]')!;
     const spoken = account.querySelector<HTMLElement>('.sr')!;
-    expect(shown.textContent).to.equal('Cuenta corriente ••••4321');
+    expect(shown.textContent).to.equal('Corriente ••••4321');
     expect(spoken.textContent).to.equal('Cuenta corriente terminada en 4321');
     // Visually hidden, yet in the accessibility tree (not display:none or visibility:hidden).
     const box = spoken.getBoundingClientRect();

@@ -90,7 +90,7 @@ describe('verification flow against the sandbox', () => {
     await pair.provider.notificationsSettled();
     const outcome = (await getSession(linked.sessionId)).body.outcome as Record<string, string>;
     assert.equal(outcome.accountLabel, 'Checking ••••4321', 'the provider’s label itself is passed on unchanged');
-    assert.equal(outcome.displayLabel, 'Cuenta corriente ••••4321');
+    assert.equal(outcome.displayLabel, 'Corriente ••••4321');
     assert.equal(outcome.spokenLabel, 'Cuenta corriente terminada en 4321');
   });
 

@@ -62,7 +62,7 @@ export const returnPageOperations: Operation[] = [{
   problems: { 404: 'An unknown reference, to a client that does not ask for HTML.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
 }];
 
-/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/:id/cancel). */
+/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/cancel). */
 export const CANCELLED_CODE = 'CANCELLED';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'

@@ -1,8 +1,10 @@
-// GET /sessions/:sessionId — the polling fallback and the resume-after-reload path. The session id is
-// the capability: only the browser that started the session (and the merchant's server) knows it.
-// POST /sessions/:sessionId/cancel — the consumer pressed Cancel at the checkout. The session settles as
+// POST /sessions/lookup {sessionId} — the polling fallback and the resume-after-reload path. The session id
+// is the capability: only the browser that started the session (and the merchant's server) knows it.
+// POST /sessions/cancel {sessionId} — the consumer pressed Cancel at the checkout. The session settles as
 // a `CANCELLED` failure (the first terminal outcome wins, so a bank success arriving later is ignored and
 // the return page says the link was cancelled instead of "Bank step complete").
+// The id travels in the body, never in the URL: reverse proxies, CDNs, APM agents and access logs record
+// URLs whole, and the id reads the outcome and can cancel.
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
@@ -12,7 +14,13 @@ import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
 import { sessionView, type SessionView } from '../sessions/view.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
-import { COMMON_PROBLEMS, describes, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { parseOrThrow } from '../validation.ts';
+import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+
+/** What the element sends to read or cancel its session (CONTRACTS §2). */
+export const SessionRequestBody = z.strictObject({
+  sessionId: z.string().regex(ID_PATTERN, 'must be the sessionId the start answered'),
+});
 
 /** What the browser sees of an outcome (sessions/types.ts `BrowserOutcome`): never the accountToken. */
 const BrowserOutcomeSchema = z.discriminatedUnion('status', [
@@ -42,45 +50,58 @@ export const SessionViewSchema = describes<SessionView>()(z.object({
   outcome: BrowserOutcomeSchema.optional(),
 }));
 
-const sessionId = z.string().regex(ID_PATTERN).meta({ description: 'The id POST /verifications answered' });
-const unknownSession = { 404: 'No session has this id (it may have been swept after expiry).' };
+const SESSION_PROBLEMS = {
+  ...JSON_BODY_PROBLEMS,
+  403: 'The page\'s origin is not allowed.',
+  404: 'No session has this id (it may have been swept after expiry).',
+  ...STORE_PROBLEMS,
+  ...COMMON_PROBLEMS,
+};
 
 export const sessionsOperations: Operation[] = [{
-  method: 'get',
-  path: '/sessions/:sessionId',
-  operationId: 'getSession',
+  method: 'post',
+  path: '/sessions/lookup',
+  operationId: 'lookupSession',
   summary: 'Read a session (the element polls it and resumes with it)',
+  description: 'The id travels in the body, never in the URL.',
   caller: 'browser',
-  pathParams: { sessionId },
+  body: { contentType: 'application/json', schema: SessionRequestBody },
   responses: { 200: { description: 'The session', content: { 'application/json': SessionViewSchema } } },
-  problems: { ...unknownSession, 403: 'The page\'s origin is not allowed.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+  problems: SESSION_PROBLEMS,
 }, {
   method: 'post',
-  path: '/sessions/:sessionId/cancel',
+  path: '/sessions/cancel',
   operationId: 'cancelSession',
   summary: 'Cancel at the checkout: the session settles as the failure CANCELLED',
   description: 'Already settled (or expired), the answer says what the session ended as.',
   caller: 'browser',
-  pathParams: { sessionId },
+  body: { contentType: 'application/json', schema: SessionRequestBody },
   responses: { 200: { description: 'The session after the cancel', content: { 'application/json': SessionViewSchema } } },
-  problems: { ...unknownSession, 403: 'The page\'s origin is not allowed.', 429: 'Too many requests from this address.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+  problems: { ...SESSION_PROBLEMS, 429: 'Too many requests from this address.' },
 }];
+
+/** The bodies are one id: a few hundred bytes is plenty. */
+const SESSION_BODY_LIMIT = '1kb';
 
 export function sessionsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
-  const find = async (sessionId: string) => {
-    const record = ID_PATTERN.test(sessionId) ? await ctx.store.get(sessionId) : undefined;
+  const readBody = express.json({ limit: SESSION_BODY_LIMIT });
+  /** The session named by the request's JSON body; 400 naming the field, 404 when there is none. */
+  const find = async (req: express.Request) => {
+    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
+    const { sessionId } = parseOrThrow(SessionRequestBody, req.body, 'The request body');
+    const record = await ctx.store.get(sessionId);
     if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
     return record;
   };
 
-  router.get('/sessions/:sessionId', async (req, res) => {
-    const record = await find(String(req.params.sessionId));
+  router.post('/sessions/lookup', readBody, async (req, res) => {
+    const record = await find(req);
     res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, record, ctx.now())));
   });
 
-  router.post('/sessions/:sessionId/cancel', ctx.rateLimiter, async (req, res) => {
-    const record = await find(String(req.params.sessionId));
+  router.post('/sessions/cancel', ctx.rateLimiter, readBody, async (req, res) => {
+    const record = await find(req);
     const outcome = { status: 'failure', code: CANCELLED_CODE, message: 'Cancelled at the checkout.' } as const;
     const { stored, record: after } = await ctx.store.settle(record.sessionId, outcome);
     if (stored) {

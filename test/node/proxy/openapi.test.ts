@@ -48,7 +48,7 @@ describe('OpenAPI document', () => {
       expiresAt: new Date().toISOString(),
       outcome: { status: 'success', linkRef: 'BBBBBBBBBBBBBBBBBBBBBB', accountLabel: 'x', fiName: 'y', fiAccountType: 'z', displayLabel: 'x', spokenLabel: 'x' },
     };
-    const exchange = { method: 'GET', path: `/obv/sessions/${view.sessionId}`, status: 200, contentType: 'application/json; charset=utf-8' };
+    const exchange = { method: 'POST', path: '/obv/sessions/lookup', status: 200, contentType: 'application/json; charset=utf-8' };
     assert.deepEqual(checker.check({ ...exchange, body: JSON.stringify(view) }).errors, []);
     const leaking = { ...view, outcome: { ...view.outcome, accountToken: 'tok_1' } };
     assert.notDeepEqual(checker.check({ ...exchange, body: JSON.stringify(leaking) }).errors, []);
@@ -61,11 +61,12 @@ describe('OpenAPI document', () => {
     const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${baseUrl}${path}`, { method: 'POST', headers: { ...JSON_TYPE, origin, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
     const get = (path: string, headers: Record<string, string> = {}) => fetch(`${baseUrl}${path}`, { headers });
+    const lookup = (sessionId: string) => post('/sessions/lookup', { sessionId });
     const statuses = async (...responses: Promise<Response>[]) => Promise.all(responses.map(async (r) => (await r).status));
 
     // The browser's routes.
     const linked = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-1' });
-    assert.deepEqual(await statuses(get(`/sessions/${linked.sessionId}`), get('/connecting?lang=es'), get('/return-page.js')), [200, 200, 200]);
+    assert.deepEqual(await statuses(lookup(linked.sessionId), get('/connecting?lang=es'), get('/return-page.js')), [200, 200, 200]);
     assert.equal((await completeConsumerStep(linked.consumerUrl, 'good')).status, 303);
     const failed = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-2' });
     await completeConsumerStep(failed.consumerUrl, 'notVerified');
@@ -73,12 +74,12 @@ describe('OpenAPI document', () => {
     const cancelled = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-3' });
     const returnUrl = await pair.returnUrl(linked.sessionId);
     assert.deepEqual(await statuses(
-      get(`/sessions/${linked.sessionId}`),
-      get(`/sessions/${failed.sessionId}`),
-      post(`/sessions/${cancelled.sessionId}/cancel`, ''),
+      lookup(linked.sessionId),
+      lookup(failed.sessionId),
+      post('/sessions/cancel', { sessionId: cancelled.sessionId }),
       fetch(`${returnUrl}?lang=en`, { headers: { accept: 'text/html' } }),
     ), [200, 200, 200, 200]);
-    const view = (await (await get(`/sessions/${linked.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookup(linked.sessionId)).json()) as { outcome: { linkRef: string } };
     const { linkRef } = view.outcome;
     assert.deepEqual(await statuses(
       post('/verifications', { ...START_BODY, amount: '-1' }),
@@ -86,11 +87,12 @@ describe('OpenAPI document', () => {
       post('/verifications', 'x', { 'content-type': 'text/plain' }),
       post('/verifications', { dataPassThrough: 'x'.repeat(40_000) }),
       post('/verifications', START_BODY, { origin: 'https://elsewhere.example' }),
-      get('/sessions/AAAAAAAAAAAAAAAAAAAAAA'),
-      post('/sessions/AAAAAAAAAAAAAAAAAAAAAA/cancel', ''),
+      lookup('AAAAAAAAAAAAAAAAAAAAAA'),
+      post('/sessions/cancel', { sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' }),
+      post('/sessions/lookup', { sessionId: 'short' }),
       get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'text/html' }),
       get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'application/json' }),
-    ), [400, 400, 415, 413, 403, 404, 404, 404, 404]);
+    ), [400, 400, 415, 413, 403, 404, 404, 400, 404, 404]);
     assert.equal((await post('/verifications', START_BODY, { 'idempotency-key': 'openapi-key' })).status, 201);
     assert.equal((await post('/verifications', { ...START_BODY, amount: '1.00' }, { 'idempotency-key': 'openapi-key' })).status, 422);
 
@@ -140,7 +142,7 @@ describe('OpenAPI document', () => {
     assert.deepEqual([...new Set(checked.map((c) => c.operationId))].sort(), checker.operationIds().sort());
     const problems = new Set(checked.filter((c) => c.exchange.contentType.startsWith('application/problem+json')).map((c) => `${c.operationId} ${c.exchange.status}`));
     for (const expected of ['startVerification 400', 'startVerification 403', 'startVerification 413', 'startVerification 415', 'startVerification 422',
-      'getSession 404', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
+      'lookupSession 404', 'lookupSession 400', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
       'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422',
       'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404']) {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);

@@ -6,12 +6,17 @@ import type { ResultBus, SessionStore } from './types.ts';
 import { MemorySessionStore } from './memory/store.ts';
 import { MemoryResultBus } from './memory/bus.ts';
 import { createRedisBackend } from './redis/backend.ts';
+import type { EventOutbox } from '../events/outbox.ts';
+import { MemoryEventOutbox } from '../events/memory-outbox.ts';
+import { RedisEventOutbox } from '../events/redis-outbox.ts';
 
 export interface SessionBackend {
   sessionStore: SessionStore;
   resultBus: ResultBus;
   /** A store for express-rate-limit, shared across instances; undefined = its in-memory default. */
   rateLimitStore?: Store;
+  /** The merchant events' outbox, beside the sessions (in Redis: on the store's connection). */
+  eventOutbox: EventOutbox;
   /** Closes what this function created. */
   close(): Promise<void>;
 }
@@ -40,6 +45,7 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
       sessionStore: redis.sessionStore,
       resultBus: redis.resultBus,
       rateLimitStore: redis.rateLimitStore('verifications'),
+      eventOutbox: new RedisEventOutbox(redis.sessionStore.redis, redis.sessionStore.keys),
       close: () => redis.close(),
     };
   }
@@ -48,6 +54,7 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
   return {
     sessionStore,
     resultBus,
+    eventOutbox: new MemoryEventOutbox(),
     async close() {
       await Promise.all([sessionStore.close(), resultBus.close()]);
     },

@@ -55,6 +55,8 @@ export const EVENT_ATTEMPT_TIMEOUT_MS = 10 * SECOND_MS;
 export const EVENT_LEASE_MS = 30 * SECOND_MS;
 /** How often each instance looks for due jobs (new events are also sent at once by the instance that recorded them). */
 export const EVENT_POLL_INTERVAL_MS = SECOND_MS;
+/** How often each instance drops events past the retention from the list. */
+export const EVENT_TRIM_INTERVAL_MS = MINUTE_MS;
 /** Deliveries one instance runs at once. */
 export const EVENT_MAX_IN_FLIGHT = 32;
 /**

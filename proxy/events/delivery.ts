@@ -10,6 +10,7 @@ import { safeError } from '../logger.ts';
 import { sessionLogRef } from '../sessions/ids.ts';
 import type { EventOutbox, OutboxJob, StoredEvent } from './outbox.ts';
 import type { EventSigner } from './signing.ts';
+import { EVENT_TRIM_INTERVAL_MS } from '../config/limits.ts';
 
 export interface EventWorkerOptions {
   outbox: EventOutbox;
@@ -157,12 +158,17 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
 
   const poller = setInterval(wake, options.pollIntervalMs);
   poller.unref();
+  const trimmer = setInterval(() => {
+    outbox.trim(now()).catch((error: unknown) => outboxWarnings.warn('trim', { err: safeError(error) }, 'merchant events: could not trim the list'));
+  }, EVENT_TRIM_INTERVAL_MS);
+  trimmer.unref();
   wake();
 
   return {
     wake,
     async close() {
       clearInterval(poller);
+      clearInterval(trimmer);
       shutdown.abort();
       await Promise.allSettled([...inFlight]);
     },

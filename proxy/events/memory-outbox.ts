@@ -104,6 +104,10 @@ export class MemoryEventOutbox implements EventOutbox {
     return { pending, oldestPendingAt };
   }
 
+  async trim(nowMs: number): Promise<void> {
+    this.#sweep(nowMs);
+  }
+
   async close(): Promise<void> {
     this.#events.clear();
     this.#due.clear();

@@ -58,6 +58,8 @@ export interface EventOutbox {
    */
   list(afterId: string | undefined, limit: number, nowMs: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined>;
   backlog(): Promise<OutboxBacklog>;
+  /** Forgets events past the retention that are no longer being delivered (the list's head). */
+  trim(nowMs: number): Promise<void>;
   close(): Promise<void>;
 }
 

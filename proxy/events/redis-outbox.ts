@@ -51,14 +51,25 @@ return 1
 `);
 
 /**
- * KEYS[1] log; ARGV[1] after id or '', ARGV[2] how many, ARGV[3] the event keys' prefix. First drops the
- * log's head entries whose event expired (past the retention), then lists; false for an unknown `after`.
+ * KEYS[1] log; ARGV[1] the event keys' prefix, ARGV[2] how many to look at. Events expire (their hash's
+ * TTL is the retention) oldest first: drops the log's head entries whose event is gone.
  */
-const LIST = script(`
-for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, 99)) do
-  if redis.call('EXISTS', ARGV[3] .. id) == 1 then break end
+const TRIM = script(`
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then break end
   redis.call('ZREM', KEYS[1], id)
 end
+return 1
+`);
+
+/** How many log entries one trim looks at (bounded work per script; the worker trims every minute). */
+const TRIM_BATCH = 1_000;
+
+/**
+ * KEYS[1] log; ARGV[1] after id or '', ARGV[2] how many, ARGV[3] the event keys' prefix. Lists the
+ * events after `after` (false when it is not in the log), skipping any whose hash already expired.
+ */
+const LIST = script(`
 local from = '-inf'
 if ARGV[1] ~= '' then
   local seq = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -145,6 +156,10 @@ export class RedisEventOutbox implements EventOutbox {
       redisCommand(this.redis.zrange(this.keys.merchantEventsPending, 0, 0, 'WITHSCORES')),
     ]);
     return { pending, oldestPendingAt: oldest[1] === undefined ? undefined : Number(oldest[1]) };
+  }
+
+  async trim(): Promise<void> {
+    await runScript(this.redis, TRIM, [this.keys.merchantEventLog], [this.keys.merchantEvent(''), String(TRIM_BATCH)]);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,7 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { EVENT_ID_PATTERN } from '../events/shapes.ts';
+import { EVENT_ID_PATTERN, MerchantEventSchema } from '../events/shapes.ts';
 import { parseOrThrow, validationProblem } from '../validation.ts';
 
 export const EVENT_LIST_MAX = 100;
@@ -16,6 +16,9 @@ export const EventListQuery = z.strictObject({
     .pipe(z.number().min(1, `must be from 1 to ${EVENT_LIST_MAX}`).max(EVENT_LIST_MAX, `must be from 1 to ${EVENT_LIST_MAX}`))
     .default(EVENT_LIST_DEFAULT),
 });
+
+/** The 200 answer (for the OpenAPI document). */
+export const EventListResponse = z.strictObject({ data: z.array(MerchantEventSchema), hasMore: z.boolean() });
 
 /** Mounted only when events are on and the merchant API key is set (`merchantAuth`: its check). */
 export function eventsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {

@@ -12,6 +12,9 @@ import { startProxyPair, TEST_MERCHANT_API_KEY, START_BODY, type ProxyPair } fro
 import { EVENTS_SECRET, ROTATED_EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { failurePayload, postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { signInAtBank } from '../redis/cluster.ts';
+import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
+
+describeOutboxContract('MemoryEventOutbox', () => new MemoryEventOutbox());
 
 /** Fast retries: the schedule's shape, in milliseconds instead of hours. */
 const FAST = { retryDelaysMs: [50, 100, 150, 200, 250, 300], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 };

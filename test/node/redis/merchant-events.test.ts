@@ -11,8 +11,28 @@ import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { postVerification, startInstance, type ProxyInstance } from './cluster.ts';
 import { eventually } from './support.ts';
+import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
+import { RedisEventOutbox } from '../../../proxy/events/redis-outbox.ts';
+import { redisKeys } from '../../../proxy/sessions/redis/keys.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
 
 const skip = redisSkipReason();
+
+describe('RedisEventOutbox', { skip }, () => {
+  let redis: RedisServer;
+  let store: RedisSessionStore;
+  let outboxes = 0;
+  before(async () => {
+    redis = await startRedisServer();
+    store = await openRedisSessionStore({ url: redis.url });
+  });
+  after(async () => {
+    await store?.close();
+    await redis?.close();
+  });
+  // A fresh prefix per test: an empty outbox on the same server.
+  describeOutboxContract('RedisEventOutbox', () => new RedisEventOutbox(store.redis, redisKeys(`outbox-${++outboxes}:`)));
+});
 const API_KEY = 'merchant-events-redis-test-key-0123456789';
 /** A lease longer than an attempt's time-out, so a live instance's attempt is never taken over. */
 const TIMINGS = { retryDelaysMs: [100, 200, 300, 400, 500, 600, 700, 800, 900, 1_000], attemptTimeoutMs: 800, leaseMs: 1_500, pollIntervalMs: 50, sessionCheckDelayMs: 50 };

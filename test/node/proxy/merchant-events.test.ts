@@ -181,6 +181,8 @@ describe('merchant events when the merchant endpoint fails', () => {
       await waitFor(() => pair.logs.find('merchant event delivery failed').length >= 10);
       const pendingText = await (await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending'));
       assert.match(pendingText, /obv_merchant_events_pending 5/);
+      const oldest = await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_oldest_pending_seconds');
+      assert.ok(Number(/obv_merchant_events_oldest_pending_seconds ([\d.e-]+)/.exec(oldest)?.[1]) > 0, oldest);
       await endpoint.up();
       const received = await endpoint.waitForDistinct(5);
       assert.deepEqual(new Set(received.map((event) => event.id)), new Set(emitted.map((event) => event!.id)));

@@ -12,6 +12,7 @@ import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpe
 import { postVerification, startInstance, type ProxyInstance } from './cluster.ts';
 import { eventually } from './support.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
+import { captureLogs } from '../../helpers/log-capture.ts';
 import { RedisEventOutbox } from '../../../proxy/events/redis-outbox.ts';
 import { redisKeys } from '../../../proxy/sessions/redis/keys.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
@@ -149,6 +150,24 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     await endpoint.up();
     const delivered = await endpoint.waitForDistinct(6, 20_000);
     assert.deepEqual(new Set(delivered.map((event) => event.id)), new Set([seen!.id, ...missed.map((event) => event!.id)]));
+    endpoint.deliveries.length = 0;
+  });
+
+  it('while Redis is down the delivery worker says so once, not at every poll, and delivers again once it is back', { timeout: 60_000 }, async () => {
+    endpoint.answer = () => 'ok';
+    const logs = captureLogs('debug');
+    const started = await startInstance({ provider, redisUrl: redis.url, redisPrefix: 'quiet:', logger: logs.logger, extra: eventsOptions(endpoint) });
+    instances.push(started);
+    await started.proxy.events.emit('link.cancelled', order(200));
+    await endpoint.waitForDistinct(1);
+    await redis.stop('SIGKILL');
+    // 20 polls a second for 1.5 s: each one fails to claim.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    assert.equal(logs.find('merchant events: the outbox cannot be read').length, 1);
+    await redis.start();
+    const after = await eventually(() => started.proxy.events.emit('link.cancelled', order(201)).catch(() => undefined), 15_000);
+    const delivered = await endpoint.waitForDistinct(2, 15_000);
+    assert.ok(delivered.some((event) => event.id === after!.id));
   });
 });
 

@@ -9,7 +9,6 @@ import { createObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../sandbox/index.ts';
 import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
-import { createEnrichStart } from './checkout/server/enrich-start.ts';
 import { OrderBook } from './checkout/server/orders.ts';
 import { createTransactionClient } from './checkout/server/transactions.ts';
 
@@ -112,9 +111,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       merchantApiKey,
       // The sandbox speaks plain http on loopback; HTTPS only (docs/UPSTREAM.md#d1-https-only) is for real providers.
       sandbox: true,
+      // The shop behaves as in production: every start comes from the link session its server made.
+      requireLinkSession: true,
       logLevel: options.logLevel ?? 'silent',
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
-      enrichStart: createEnrichStart(orders),
       ...options.proxy,
     });
 

@@ -7,6 +7,7 @@ import { cors } from './http/cors.ts';
 import { notFoundHandler, problemHandler } from './http/problem.ts';
 import { eventsRouter } from './routes/events.ts';
 import { linksRouter } from './routes/links.ts';
+import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { readinessRouter } from './routes/readiness.ts';
@@ -60,6 +61,7 @@ export function createApp(ctx: ProxyContext): Express {
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
   const auth = apiKey ? merchantAuth(apiKey, ctx.config.authFailureLimit) : undefined;
+  if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));
   if (auth && ctx.events.enabled) app.use(eventsRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));

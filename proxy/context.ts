@@ -4,6 +4,7 @@ import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome } from './hooks.ts';
+import type { Sealer } from './sealing/sealer.ts';
 import type { MerchantEvents } from './events/merchant-events.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
@@ -15,6 +16,8 @@ export interface ProxyContext {
   logger: Logger;
   store: SessionStore;
   bus: ResultBus;
+  /** Seals every accountToken before it is stored, opens it where the server needs it. */
+  sealer: Sealer;
   verifications: VerificationClient;
   /** Undefined when OBV_MERCHANT_API_KEY is not set (the route is then absent). */
   transactions: TransactionClient | undefined;

@@ -17,6 +17,8 @@ export interface ProblemBody {
   status: number;
   detail: string;
   errors?: FieldError[];
+  /** RFC 9457 extension members a kind carries (e.g. `payment` on `order-already-paid`). */
+  [extension: string]: unknown;
 }
 
 const PROBLEM_TYPE_PREFIX = 'urn:obv-link:problem:';
@@ -28,11 +30,25 @@ const PROBLEM_TYPE_PREFIX = 'urn:obv-link:problem:';
  */
 const KINDS_BY_STATUS = {
   // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
-  400: { validation: 'Invalid request', 'bad-request': 'Bad request' },
   401: { unauthorized: 'Unauthorized' },
   403: { forbidden: 'Forbidden' },
-  404: { 'not-found': 'Not found', 'unknown-link-ref': 'Unknown link reference' },
-  409: { conflict: 'Conflict', 'link-ref-used': 'Link reference already used', 'notification-mismatch': 'Notification for another verification' },
+  // `link-session-required`: outside sandbox mode a start needs the merchant server's word (a link token).
+  400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
+  404: {
+    'not-found': 'Not found',
+    'unknown-link-ref': 'Unknown link reference',
+    'unknown-link-token': 'Unknown link token',
+    'unknown-payment': 'No payment for this order',
+  },
+  409: {
+    conflict: 'Conflict',
+    'link-token-used': 'Link token already used',
+    'notification-mismatch': 'Notification for another verification',
+    // The order was paid (or its payment's result is unknown): the body carries the first payment.
+    'order-already-paid': 'Order already paid',
+    'payment-in-progress': 'Payment in progress',
+  },
+  410: { 'link-token-expired': 'Link token expired' },
   413: { 'payload-too-large': 'Payload too large' },
   415: { 'unsupported-media-type': 'Unsupported media type' },
   422: {
@@ -48,7 +64,12 @@ const KINDS_BY_STATUS = {
   500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
-  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
+  503: {
+    'session-store-unavailable': 'Session store unavailable',
+    'outcome-in-progress': 'Outcome being processed',
+    'sealing-key-unavailable': 'Stored credential unavailable',
+  },
   504: { 'upstream-timeout': 'Verification service timed out' },
 } as const;
 
@@ -62,6 +83,8 @@ export type ProblemSlug = { [Status in keyof KindsByStatus]: keyof KindsByStatus
  */
 const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
   'session-store-unavailable': { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) },
+  // The order's first payment is still at the provider: its result is readable within moments.
+  'payment-in-progress': { 'retry-after': '1' },
 };
 
 /** slug → status and title, read off the table above. */
@@ -74,6 +97,7 @@ const KINDS = new Map<string, { status: number; title: string }>(
 export class ProblemError extends Error {
   override name = 'ProblemError';
   readonly #headers: Record<string, string>;
+  readonly #extensions: Record<string, unknown>;
 
   constructor(
     readonly status: number,
@@ -82,10 +106,11 @@ export class ProblemError extends Error {
     readonly title: string,
     detail: string,
     readonly errors?: FieldError[],
-    options?: { cause?: unknown; headers?: Record<string, string> },
+    options?: { cause?: unknown; headers?: Record<string, string>; extensions?: Record<string, unknown> },
   ) {
     super(detail, options);
     this.#headers = options?.headers ?? {};
+    this.#extensions = options?.extensions ?? {};
   }
 
   /** Extra response headers this problem needs (e.g. `Retry-After`); none by default. */
@@ -95,6 +120,7 @@ export class ProblemError extends Error {
 
   toBody(): ProblemBody {
     const body: ProblemBody = {
+      ...this.#extensions,
       type: PROBLEM_TYPE_PREFIX + this.slug,
       title: this.title,
       status: this.status,
@@ -111,6 +137,8 @@ export interface ProblemOptions {
   cause?: unknown;
   /** Only for `bad-request`: the 4xx a library reported instead of the kind's 400. */
   status?: number;
+  /** Extension members of the body. */
+  extensions?: Record<string, unknown>;
 }
 
 /** The problem of kind `slug`, with its status and title from the table and the kind's headers. */
@@ -121,5 +149,6 @@ export function problem(slug: ProblemSlug, detail: string, options: ProblemOptio
   return new ProblemError(options.status ?? kind.status, slug, kind.title, detail, options.errors, {
     ...('cause' in options ? { cause: options.cause } : {}),
     ...(headers ? { headers } : {}),
+    ...(options.extensions ? { extensions: options.extensions } : {}),
   });
 }

@@ -25,11 +25,17 @@ import { TokenManager } from './upstream/token-manager.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { START_RATE_WINDOW_MS } from './config/limits.ts';
+import { isSandboxSealingKey } from './sealing/keys.ts';
+import { createSealer } from './sealing/sealer.ts';
+import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
+import { parseOrThrow } from './validation.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
 export type { EnrichStart, OnOutcome, OutcomeReport, VerificationDraft } from './hooks.ts';
 export type { LinkedAccount } from './routes/links.ts';
+export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
+export type { PaymentView } from './payments/orders.ts';
 export type { Relay } from './relay/relay.ts';
 export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
@@ -110,6 +116,13 @@ export interface ObvProxy {
    * HTTP routes keep answering, so in-flight requests can finish before `close()`.
    */
   drain(): Promise<void>;
+  /**
+   * Creates a link session in-process (what POST {mountPath}/link-sessions does for other backends):
+   * the merchant's server names the user, order, amount, currency, consumer and language, and gives the
+   * returned `linkToken` to the page (`<obv-link-account link-token="…">`). Throws a 400 ProblemError
+   * naming each invalid field.
+   */
+  createLinkSession(input: CreateLinkSessionBody): Promise<CreatedLinkSession>;
   /** Closes the relays (1001, "going away"), the session backend it created and its timers. Does not close your server. */
   close(): Promise<void>;
 }
@@ -140,6 +153,12 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   if (config.sandbox) {
     logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
   }
+  // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
+  const sealingKeys = config.sealingKeys ?? [];
+  if (sealingKeys.some(isSandboxSealingKey)) {
+    logger.warn('sandbox mode: stored accountTokens are sealed with the sandbox\'s published key (set OBV_SEALING_KEYS for a key of your own)');
+  }
+  const sealer = createSealer(sealingKeys);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
 
   const timeoutMs = config.upstreamTimeoutMs;
@@ -193,6 +212,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     logger,
     store,
     bus,
+    sealer,
     verifications: { start: (request) => timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)) },
     transactions: transactionClient && {
       submit: (request) => timeUpstream(metrics.upstreamSeconds, 'transaction', () => transactionClient.submit(request)),
@@ -236,6 +256,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       metrics.addSocketSource(() => relay.connectionCount);
       return relay;
     },
+    createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
     async drain() {
       ctx.lifecycle.draining = true;
       await Promise.all(relays.splice(0).map((relay) => relay.close()));

@@ -1,16 +1,26 @@
 // Input checks shared by the routes and the upstream client: the one zod rule for free text, and the
 // one way a failed parse becomes a 400 naming every failing field.
 import { z } from 'zod';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../contracts/amount.ts';
 import { type FieldError, problem } from './errors.ts';
 
 /** Non-empty text after trimming, at most `max` characters. */
 export const text = (max: number) => z.string().trim().min(1).max(max);
 
-/** zod issues → `[{path, message}]`, paths dotted (`consumer.email`), the root named `body`. */
+/** The purchase fields every route checks the same way (CONTRACTS §2, §3). */
+export const Amount = z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE);
+export const CurrencyCode = z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD');
+export const LanguageTag = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US');
+
+/**
+ * zod issues → `[{path, message}]`, paths dotted (`consumer.email`), the root named `body`. A strict
+ * object's unknown keys are named one by one, so the caller sees exactly which field to drop.
+ */
 export function fieldErrors(error: z.ZodError, prefix = ''): FieldError[] {
-  return error.issues.map((issue) => {
-    const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.') || 'body';
-    return { path, message: issue.message };
+  return error.issues.flatMap((issue) => {
+    const at = (...extra: string[]) => [prefix, ...issue.path.map(String), ...extra].filter(Boolean).join('.') || 'body';
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => ({ path: at(key), message: 'is not a field of this request' }));
+    return [{ path: at(), message: issue.message }];
   });
 }
 

@@ -45,6 +45,9 @@ export interface RecordedTransaction {
   clientId: string;
   accountToken: string;
   merchantTransactionId: string;
+  /** What the request said it charges, as sent (docs/UPSTREAM.md lists only the fields the flow relies on). */
+  amount: unknown;
+  currency: unknown;
   createdAt: number;
 }
 

@@ -66,6 +66,8 @@ export function transactionRouter(context: ProviderContext): Router {
       clientId,
       accountToken: request.accountToken,
       merchantTransactionId,
+      amount: request.amount,
+      currency: request.currency,
       createdAt: context.config.now(),
     });
     context.stats.transactions += 1;

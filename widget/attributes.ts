@@ -10,20 +10,36 @@ import type { StartRequest } from './session-client.ts';
 /** The attributes that can make the element unusable. */
 export interface ObvConfig {
   proxyUrl: string;
+  /** The merchant server's link session for this checkout: the proxy then takes the purchase from it alone. */
+  linkToken?: string | undefined;
+  merchantUserId?: string | undefined;
+  merchantTransactionId?: string | undefined;
   amount?: string | undefined;
   currency?: string | undefined;
   consumerEmail?: string | undefined;
+  consumerFirstName?: string | undefined;
+  consumerLastName?: string | undefined;
 }
 
 /** The attributes a start sends or depends on. */
 export interface ObvAttributes extends ObvConfig {
   name: string;
-  merchantUserId?: string | undefined;
-  merchantTransactionId?: string | undefined;
   linkRef?: string | undefined;
-  consumerFirstName?: string | undefined;
-  consumerLastName?: string | undefined;
 }
+
+/** What POST /link-sessions answers as `linkToken`. */
+const LINK_TOKEN = /^lt_[A-Za-z0-9_-]{32}$/;
+
+/** The attributes a link session replaces (the proxy refuses them beside a link token). */
+const PAGE_PURCHASE = {
+  merchantUserId: 'merchant-user-id',
+  merchantTransactionId: 'merchant-transaction-id',
+  amount: 'amount',
+  currency: 'currency',
+  consumerFirstName: 'consumer-first-name',
+  consumerLastName: 'consumer-last-name',
+  consumerEmail: 'consumer-email',
+} as const;
 
 /** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -41,6 +57,11 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
+  if (config.linkToken != null) {
+    if (!LINK_TOKEN.test(config.linkToken)) return 'link-token must be the linkToken your server got from POST /link-sessions';
+    const extra = (Object.keys(PAGE_PURCHASE) as (keyof typeof PAGE_PURCHASE)[]).filter((key) => config[key] != null);
+    if (extra.length) return `link-token is set: remove ${extra.map((key) => PAGE_PURCHASE[key]).join(', ')} (the link session sets them)`;
+  }
   if (config.amount != null && !isAmount(config.amount)) return `amount ${AMOUNT_MESSAGE}`;
   // The provider verifies US accounts only (docs/UPSTREAM.md#d8-amount-and-currency).
   if (config.currency != null && config.currency !== 'USD') return 'currency must be USD';
@@ -52,6 +73,8 @@ export function findConfigProblem(config: ObvConfig): string | undefined {
 
 /** The start request the attributes make: blank ones are left out (the proxy rejects an empty field but fills a missing one from its hook). */
 export function startRequest(attributes: ObvAttributes, language: string | undefined): StartRequest {
+  // The link session is the server's word on the purchase and the shopper's language: nothing else is sent.
+  if (attributes.linkToken) return { linkToken: attributes.linkToken };
   const body: StartRequest = {};
   for (const key of ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'linkRef'] as const) {
     if (attributes[key]) body[key] = attributes[key];
@@ -75,7 +98,7 @@ export function flowTarget(attributes: ObvAttributes, language: string | undefin
     base,
     storageKey: pendingKey(attributes.name, base),
     // A reload resumes a pending session only for the same order and amount.
-    purchase: `${attributes.merchantTransactionId} ${attributes.amount}`,
+    purchase: attributes.linkToken ? `link …${attributes.linkToken.slice(-8)}` : `${attributes.merchantTransactionId} ${attributes.amount}`,
     language,
     opener,
     request: startRequest(attributes, language),

@@ -60,6 +60,7 @@ export class ObvLinkAccountElement extends LitElement {
   // `static properties` instead of decorators: the build cannot then depend on decorator transforms.
   static override properties = {
     proxyUrl: { attribute: 'proxy-url' },
+    linkToken: { attribute: 'link-token' },
     merchantUserId: { attribute: 'merchant-user-id' },
     merchantTransactionId: { attribute: 'merchant-transaction-id' },
     amount: {},
@@ -79,9 +80,15 @@ export class ObvLinkAccountElement extends LitElement {
 
   /** Base URL of the obv-link proxy, absolute or relative to the page. */
   declare proxyUrl: string;
-  /** The merchant's id for the consumer, passed to the proxy. */
+  /**
+   * The link token your server got from `POST {proxy}/link-sessions` for this checkout: the proxy then
+   * takes the user, order, amount, consumer and language from that link session alone. Required outside
+   * the proxy's sandbox mode; the purchase attributes below are for trying the sandbox out.
+   */
+  declare linkToken: string | undefined;
+  /** Sandbox only (use `link-token` in production): the merchant's id for the consumer. */
   declare merchantUserId: string | undefined;
-  /** The merchant's id for this purchase, passed to the proxy. */
+  /** Sandbox only (use `link-token`): the merchant's id for this purchase. */
   declare merchantTransactionId: string | undefined;
   /** Amount as a decimal string with at most two places, e.g. "49.99". */
   declare amount: string | undefined;

@@ -6,6 +6,8 @@ import { timing } from './settings.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
 export interface StartRequest {
+  /** The merchant server's link session; sent alone. */
+  linkToken?: string;
   merchantUserId?: string;
   merchantTransactionId?: string;
   amount?: string;

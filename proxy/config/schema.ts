@@ -4,7 +4,8 @@
 import { isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './limits.ts';
+import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
+import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
@@ -171,9 +172,23 @@ const ConfigFields = z.object({
     /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
     authFailureLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(10),
     sessionTtlMs: Duration.default(30 * 60_000),
+    /**
+     * Keys that seal every stored accountToken (AES-256-GCM): `id:base64` entries, the first seals, all
+     * open. Required outside sandbox mode (sandbox mode uses a published key and says so).
+     */
+    sealingKeys: SealingKeyList.optional(),
+    /** How long a link token from POST /link-sessions may start a verification. */
+    linkSessionTtlMs: Duration.default(30 * 60_000),
+    /** How long the proxy remembers an order it paid (one payment per order, GET /transactions/{id}). */
+    paymentRetentionMs: Duration.default(30 * 24 * 3_600_000),
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
+    /**
+     * Refuse starts from page values (no link token) in sandbox mode too, as production always does: a
+     * staging rehearsal or a demo that behaves like production.
+     */
+    requireLinkSession: Bool.default(false),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -234,6 +249,13 @@ export const ProxyConfigSchema = ConfigFields
     if (config.eventsUrl && !config.eventsSecrets) {
       ctx.addIssue({ code: 'custom', path: ['eventsSecrets'], message: 'is required with an events URL (the events are signed with it)' });
     }
+    // A link reference lives as long as its session's record; an order must be remembered longer, or the
+    // same reference could pay it a second time once the first payment is forgotten.
+    const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
+    if (typeof config.paymentRetentionMs === 'number' && typeof config.sessionTtlMs === 'number' && config.paymentRetentionMs < referenceLifeMs) {
+      ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
+        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
+    }
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
@@ -267,6 +289,12 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
   }
   if ((PUBLISHED_SANDBOX_VALUES.clientSecrets as readonly string[]).includes(config.clientSecret)) {
     ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: `is a published sandbox secret${hint}` });
+  }
+  if (!config.sealingKeys) {
+    ctx.addIssue({ code: 'custom', path: ['sealingKeys'],
+      message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}` });
+  } else if (config.sealingKeys.some(isSandboxSealingKey)) {
+    ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
   const apiKey = config.merchantApiKey;
   if (apiKey !== undefined && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
@@ -325,8 +353,12 @@ export const ENV_VARIABLES = {
   OBV_SUCCESS_STATUSES: 'successStatuses',
   OBV_FAILURE_STATUSES: 'failureStatuses',
   OBV_SESSION_TTL: 'sessionTtlMs',
+  OBV_SEALING_KEYS: 'sealingKeys',
+  OBV_LINK_SESSION_TTL: 'linkSessionTtlMs',
+  OBV_PAYMENT_RETENTION: 'paymentRetentionMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
+  OBV_REQUIRE_LINK_SESSION: 'requireLinkSession',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',

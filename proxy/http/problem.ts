@@ -3,6 +3,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { type FieldError, problem, ProblemError } from '../errors.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { UnsealError } from '../sealing/sealer.ts';
 import {
   TokenError,
   UpstreamError,
@@ -49,6 +50,11 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof SessionBackendUnavailableError) {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
+  }
+  if (error instanceof UnsealError) {
+    // A record this instance cannot open: during a key rotation another instance may have the key, so
+    // the same request may succeed elsewhere; the log names the key id for the operator.
+    return problem('sealing-key-unavailable', 'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).', { cause: error });
   }
   if (error instanceof TokenError) {
     return problem('upstream-auth', 'The verification service refused this server\'s credentials. The operator has been told (see the server log).');

@@ -10,6 +10,7 @@ import { safeError } from '../logger.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
+import { openOutcome } from '../sessions/sealed-outcome.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 
@@ -17,7 +18,10 @@ import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
   const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
-  return JSON.stringify(provider) === JSON.stringify(reported);
+  // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
+  const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
+  const fields = Object.keys(ours!);
+  return fields.length === Object.keys(theirs!).length && fields.every((field) => ours![field] === theirs![field]);
 }
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
@@ -58,6 +62,6 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     // Before the hook: a hook that keeps failing must not hold back the event (the provider's retries
     // run this again, and the event is recorded once).
     await ctx.events.sessionEnded(record);
-    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, outcome, ttlMs);
+    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };
 }

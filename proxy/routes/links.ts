@@ -7,6 +7,8 @@ import { problem } from '../errors.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { openOutcome } from '../sessions/sealed-outcome.ts';
+import { readPayment } from '../payments/orders.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -29,7 +31,7 @@ export interface LinkedAccount {
 export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
   const sessionId = ID_PATTERN.test(linkRef) ? await ctx.store.readMark(markerKey.linkRef(linkRef)) : undefined;
   const record = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
-  const outcome = record?.outcome;
+  const outcome = record && openOutcome(ctx.sealer, record);
   if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
     throw problem('unknown-link-ref',
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
@@ -38,9 +40,11 @@ export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promis
   return { record, outcome };
 }
 
-/** Redemption marker value: the order it paid, a colon, and a nonce unique to the claiming request. */
-export function redeemedOrder(marker: string | undefined): string | undefined {
-  return marker === undefined ? undefined : marker.slice(0, marker.lastIndexOf(':'));
+/** The order this reference paid, once it has (its order's payment was made with it). */
+async function paidOrderOf(ctx: ProxyContext, record: SessionRecord, linkRef: string): Promise<string | undefined> {
+  if (record.merchantTransactionId === undefined) return undefined;
+  const payment = await readPayment(ctx, record.merchantTransactionId);
+  return typeof payment === 'object' && payment.linkRef === linkRef ? payment.merchantTransactionId : undefined;
 }
 
 /** `merchantAuth`: the API-key check shared with /transactions (see merchant-auth.ts). */
@@ -59,7 +63,7 @@ export function linksRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): 
       merchantTransactionId: record.merchantTransactionId,
       amount: record.amount,
       currency: record.currency,
-      redeemedFor: redeemedOrder(await ctx.store.readMark(markerKey.redeemed(linkRef))),
+      redeemedFor: await paidOrderOf(ctx, record, linkRef),
     };
     res.set('cache-control', 'no-store').json(account);
   });

@@ -7,6 +7,7 @@ import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
+import { openOutcome, sealOutcome } from '../sessions/sealed-outcome.ts';
 import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
@@ -31,8 +32,9 @@ export function notificationsRouter(ctx: ProxyContext): Router {
 
     const logRef = sessionLogRef(session.sessionId);
     const outcome: VerificationOutcome = reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId() } : reported.outcome;
-    const { stored, record } = await store.settle(session.sessionId, outcome);
-    if (!stored && !sameOutcome(record.outcome, reported.outcome)) {
+    // The token is sealed before any backend sees it.
+    const { stored, record } = await store.settle(session.sessionId, sealOutcome(ctx.sealer, session.sessionId, outcome));
+    if (!stored && !sameOutcome(openOutcome(ctx.sealer, record), reported.outcome)) {
       // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
       // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx.
       await completeDelivery(record);

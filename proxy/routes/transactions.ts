@@ -1,34 +1,40 @@
-// POST /transactions — for the merchant's SERVER only (bearer OBV_MERCHANT_API_KEY): redeems a link
-// reference for the interactive transaction (endpoint 4). The proxy looks the accountToken up in the
-// stored outcome; the reference pays only for the user, order and amount it was verified for, and only
-// once. The provider's answer is passed through.
-import express, { type RequestHandler, type Router } from 'express';
+// POST /transactions — for the merchant's SERVER only (bearer OBV_MERCHANT_API_KEY): pays an order with a
+// link reference (endpoint 4). The reference pays only for the user, order, amount and currency it was
+// verified for; the order is paid once (payments/orders.ts), whatever reference is offered; the amount
+// and currency sent upstream are the verified ones. The provider's answer is passed through.
+// GET /transactions/:merchantTransactionId — what was paid for an order.
+import { createHash } from 'node:crypto';
+import express, { type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import type { ProxyContext } from '../context.ts';
 import { problem, type ProblemError } from '../errors.ts';
-import { ID_PATTERN, newId, sessionLogRef } from '../sessions/ids.ts';
-import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
+import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
-import type { TransactionClient } from '../upstream/transaction-client.ts';
-import { redeemedOrder, resolveLinkRef } from './links.ts';
-import { parseOrThrow, text } from '../validation.ts';
+import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
+import { resolveLinkRef } from './links.ts';
+import { Amount, CurrencyCode, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
+import { claimOrder, earlierPayment, paymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
+import type { SessionRecord } from '../sessions/types.ts';
 
-/** CONTRACTS §3; unknown fields pass through to the provider. */
-export const SubmitTransactionBody = z.looseObject({
+/** CONTRACTS §3. Strict: a field the proxy does not know is refused, never passed to the provider. */
+export const SubmitTransactionBody = z.strictObject({
   linkRef: z.string().regex(ID_PATTERN, 'must be the link reference the element gave the page'),
   merchantUserId: text(128),
   merchantTransactionId: text(128),
-  /** When sent, must equal the amount the account was verified for. */
-  amount: z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE).optional(),
+  /** What the merchant's server expects to charge: must equal the verified amount and currency. */
+  amount: Amount,
+  currency: CurrencyCode,
   product: text(64).optional(),
   language: text(35).optional(),
   transactionRegion: text(64).optional(),
   dataPassThrough: z.string().max(1024).optional(),
   originatorIp: z.union([z.ipv4(), z.ipv6()]).optional(),
 });
+type SubmitTransactionBody = z.infer<typeof SubmitTransactionBody>;
+
+const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
 
 /** 422: the reference was verified for someone or something else. */
 function mismatch(path: string, detail: string): ProblemError {
@@ -37,10 +43,20 @@ function mismatch(path: string, detail: string): ProblemError {
 
 const sameAmount = (a: string, b: string) => Number(a) === Number(b);
 
+/** The payment must be exactly what the account was verified for. */
+function requireVerifiedPurchase(record: SessionRecord, body: SubmitTransactionBody): void {
+  if (record.merchantUserId !== body.merchantUserId) throw mismatch('merchantUserId', 'This account was verified for another merchant user.');
+  if (record.merchantTransactionId !== body.merchantTransactionId) throw mismatch('merchantTransactionId', 'This account was verified for another order.');
+  if (record.amount === undefined || !sameAmount(body.amount, record.amount)) {
+    throw mismatch('amount', `This account was verified for an amount of ${record.amount ?? '(none)'}.`);
+  }
+  if (body.currency !== (record.currency ?? 'USD')) throw mismatch('currency', `This account was verified for ${record.currency ?? 'USD'}.`);
+}
+
 /**
- * Whether a failed call certainly charged nothing, so the reference may be tried again: no token to call
+ * Whether a failed call certainly charged nothing, so the order may be paid again: no token to call
  * with, a connection never made, or the provider's own refusal (4xx). A 5xx, a reset mid-request or a
- * time-out may have charged: the reference stays used and the merchant reconciles with the provider.
+ * time-out may have charged: the order stays claimed and the merchant reconciles with the provider.
  */
 function nothingCharged(error: unknown): boolean {
   if (error instanceof TokenError) return true;
@@ -48,34 +64,51 @@ function nothingCharged(error: unknown): boolean {
   return error instanceof UpstreamHttpError && error.status < 500;
 }
 
-/** `merchantAuth`: the API-key check shared with /links (see merchant-auth.ts). */
+/** A digest of the request, so a retry with the same Idempotency-Key is recognised as the same request. */
+function requestDigest(body: SubmitTransactionBody): string {
+  const sorted = Object.fromEntries(Object.entries(body).sort(([a], [b]) => a.localeCompare(b)));
+  return createHash('sha256').update(JSON.stringify(sorted)).digest('base64url');
+}
+
+/** The fields of the provider's answer the proxy keeps (the answer is otherwise undocumented, D18). */
+const KEPT_ANSWER_FIELDS = ['transactionId', 'transactionStatus', 'merchantTransactionId'] as const;
+
+function knownFields(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(KEPT_ANSWER_FIELDS.filter((field) => field in body).map((field) => [field, body[field]]));
+}
+
+function answer(res: Response, status: number, body: Record<string, unknown>): void {
+  res.status(status).set('cache-control', 'no-store').json(body);
+}
+
+/** The first answer again, for a retry with the same Idempotency-Key and body. */
+function replay(res: Response, { replay: payment }: Replay): void {
+  res.set('idempotent-replayed', 'true');
+  answer(res, payment.providerStatus ?? 201, payment.providerResponse ?? {});
+}
+
+/** `merchantAuth`: the API-key check shared with /links and /link-sessions (see merchant-auth.ts). */
 export function transactionsRouter(ctx: ProxyContext, client: TransactionClient, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
-  const { config, store, logger } = ctx;
-  router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
-    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
-    const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
-    const { linkRef, merchantTransactionId, merchantUserId, amount, product, language, transactionRegion, dataPassThrough, originatorIp, ...rest } = body;
-    const { record, outcome } = await resolveLinkRef(ctx, linkRef);
-    if (record.merchantUserId !== merchantUserId) throw mismatch('merchantUserId', 'This account was verified for another merchant user.');
-    if (record.merchantTransactionId !== merchantTransactionId) throw mismatch('merchantTransactionId', 'This account was verified for another order.');
-    if (amount !== undefined && record.amount !== undefined && !sameAmount(amount, record.amount)) {
-      throw mismatch('amount', `This account was verified for an amount of ${record.amount}.`);
-    }
-    // Single use, across instances: the first request to claim the reference pays; any other is refused.
-    const claim = `${merchantTransactionId}:${newId()}`;
-    const holder = await store.mark(markerKey.redeemed(linkRef), claim, sessionMarkerTtlMs(record, ctx.now()));
-    if (holder !== claim) {
-      logger.warn({ linkRef: sessionLogRef(linkRef), merchantTransactionId }, 'refused a second payment with one link reference');
-      throw problem('link-ref-used',
-        `This link reference has already paid order ${redeemedOrder(holder)}; link the account again for another payment.`,
-        { errors: [{ path: 'linkRef', message: 'has already been used' }] });
-    }
-    let result;
+  const { config, logger } = ctx;
+
+  /** Endpoint 4 for the claimed order; the order is freed when nothing was charged, recorded otherwise. */
+  async function submit(order: OrderClaim, payment: Omit<PaymentRecord, 'state' | 'paidAt'>, body: SubmitTransactionBody, accountToken: string): Promise<TransactionResult> {
+    const { merchantUserId, merchantTransactionId, product, language, transactionRegion, dataPassThrough, originatorIp } = body;
+    const paid = (state: PaymentRecord['state'], result?: TransactionResult): PaymentRecord => ({
+      ...payment,
+      state,
+      paidAt: new Date(ctx.now()).toISOString(),
+      ...(result ? {
+        providerStatus: result.status,
+        providerResponse: knownFields(result.body),
+        ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
+        ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
+      } : {}),
+    });
+    let result: TransactionResult;
     try {
       result = await client.submit({
-        ...rest,
-        ...(amount !== undefined ? { amount } : {}),
         product: product ?? config.product,
         countryCode: 'US',
         transactionRegion: transactionRegion ?? config.transactionRegion,
@@ -83,16 +116,65 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
         dataPassThrough,
         // The caller is the merchant's server, so its address is not the consumer's: only what it sends.
         originatorIp,
+        // Always what the account was verified for, never a figure from the request.
+        amount: payment.amount,
+        currency: payment.currency,
         merchant: { merchantId: config.merchantId, merchantUserId, merchantTransactionId, merchantSubId: config.merchantSubId },
-        accountToken: outcome.accountToken,
+        accountToken,
       });
     } catch (error) {
-      if (nothingCharged(error)) await store.unmark(markerKey.redeemed(linkRef));
+      if (nothingCharged(error)) await releaseOrder(ctx, order);
+      else await recordPayment(ctx, order, paid('unknown'));
       throw error;
     }
-    if (result.status >= 400 && result.status < 500) await store.unmark(markerKey.redeemed(linkRef));
-    logger.info({ merchantTransactionId, linkRef: sessionLogRef(linkRef), status: result.status }, 'interactive transaction submitted');
-    res.status(result.status).set('cache-control', 'no-store').json(result.body);
+    if (result.status >= 400) await releaseOrder(ctx, order);
+    else await recordPayment(ctx, order, paid('completed', result));
+    return result;
+  }
+
+  router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
+    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
+    const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
+    const rawKey = req.get('idempotency-key');
+    const idempotencyKey = rawKey === undefined ? undefined : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+    const retry = { idempotencyKey, requestDigest: requestDigest(body) };
+    // An order paid before answers with that payment, whatever link reference is offered now.
+    const earlier = await readPayment(ctx, body.merchantTransactionId);
+    if (earlier !== undefined) {
+      replay(res, earlierPayment(body.merchantTransactionId, earlier, retry, ctx));
+      return;
+    }
+    const { record, outcome } = await resolveLinkRef(ctx, body.linkRef);
+    requireVerifiedPurchase(record, body);
+    const claimed = await claimOrder(ctx, body.merchantTransactionId, retry);
+    if ('replay' in claimed) {
+      replay(res, claimed);
+      return;
+    }
+    const payment = {
+      merchantTransactionId: body.merchantTransactionId,
+      amount: record.amount!,
+      currency: record.currency ?? 'USD',
+      accountLabel: outcome.accountLabel,
+      fiName: outcome.fiName,
+      fiAccountType: outcome.fiAccountType,
+      linkRef: body.linkRef,
+      requestDigest: retry.requestDigest,
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    };
+    const result = await submit(claimed, payment, body, outcome.accountToken);
+    logger.info({ merchantTransactionId: body.merchantTransactionId, linkRef: sessionLogRef(body.linkRef), status: result.status }, 'interactive transaction submitted');
+    answer(res, result.status, result.body);
+  });
+
+  router.get('/transactions/:merchantTransactionId', ...merchantAuth, async (req, res) => {
+    const merchantTransactionId = parseOrThrow(text(128), String(req.params.merchantTransactionId), 'The path', 'merchantTransactionId');
+    const payment = await readPayment(ctx, merchantTransactionId);
+    if (payment === undefined) {
+      throw problem('unknown-payment', `No payment of order ${merchantTransactionId} is on record (none was made, it was refused, or it is older than OBV_PAYMENT_RETENTION).`,
+        { errors: [{ path: 'merchantTransactionId', message: 'has no payment' }] });
+    }
+    res.set('cache-control', 'no-store').json(payment === 'in-progress' ? { merchantTransactionId, state: 'pending' } : paymentView(payment));
   });
   return router;
 }

@@ -2,24 +2,24 @@
 // records it), once per Idempotency-Key when the page sends one (verifications/idempotency.ts).
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
-import { parseOrThrow, text } from '../validation.ts';
+import { Amount, CurrencyCode, LanguageTag, parseOrThrow, text } from '../validation.ts';
+import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 
-/** What a page may send (CONTRACTS §2). Unknown fields are dropped. */
-export const StartVerificationBody = z.object({
+/** The page's purchase fields: only sandbox mode (or an enrichStart hook) takes them from the page. */
+const PageValues = {
   merchantUserId: text(100).optional(),
   merchantTransactionId: text(100).optional(),
-  amount: z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE).optional(),
-  currency: z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD').optional(),
-  language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US').optional(),
+  amount: Amount.optional(),
+  currency: CurrencyCode.optional(),
+  language: LanguageTag.optional(),
   /** A link reference from an earlier verification of this merchant user, to re-verify that account. */
   linkRef: z.string().regex(ID_PATTERN, 'must be a link reference from an earlier verification').optional(),
   dataPassThrough: z.string().max(1000).optional(),
@@ -30,6 +30,21 @@ export const StartVerificationBody = z.object({
       email: z.email('must be an e-mail address').max(254).optional(),
     })
     .optional(),
+};
+
+/**
+ * What a page may send (CONTRACTS §2): a link token from the merchant's server, alone, or (sandbox mode,
+ * or behind an enrichStart hook) the page's own values. Unknown fields are dropped.
+ */
+export const StartVerificationBody = z.object({
+  linkToken: z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions').optional(),
+  ...PageValues,
+}).superRefine((body, ctx) => {
+  if (body.linkToken === undefined) return;
+  // The link session is the server's word on the purchase: a page value beside it is a bug, never a hint.
+  for (const key of Object.keys(PageValues) as (keyof typeof PageValues)[]) {
+    if (body[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must not be sent with linkToken: the link session sets it' });
+  }
 });
 export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
 

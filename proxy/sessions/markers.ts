@@ -10,8 +10,14 @@ export const markerKey = {
   returnRef: (ref: string) => `return:${ref}`,
   /** Link reference (what the browser holds) → session id. */
   linkRef: (ref: string) => `link:${ref}`,
-  /** Link reference → the merchant transaction id it paid (single use). */
-  redeemed: (ref: string) => `redeemed:${ref}`,
+  /** Link session id (a hash of the link token) → the link session's values, as JSON. */
+  linkSession: (id: string) => `link-session:${id}`,
+  /** Merchant transaction id → the claim of the one payment of that order. */
+  order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
+  /** Order claim → the payment's result, once the provider answered (or could not be reached). */
+  payment: (claim: string) => `payment:${claim}`,
+  /** Idempotency-Key of a POST /transactions → the body's digest and the order it paid. */
+  paymentIdempotency: (key: string) => `payment-idempotency:${key}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */

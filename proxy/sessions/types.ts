@@ -33,6 +33,23 @@ export type VerificationOutcome =
   | FailureOutcome;
 
 /**
+ * An outcome as the session store keeps it: the success's accountToken sealed (sealed-outcome.ts), so no
+ * backend, memory or Redis, ever holds the credential in the clear.
+ */
+export type StoredOutcome =
+  | {
+      status: 'success';
+      linkRef: string;
+      /** The accountToken, sealed for this session (AES-256-GCM under the configured sealing keys). */
+      sealedAccountToken: string;
+      accountLabel: string;
+      fiName: string;
+      fiAccountType: string;
+      accountToken?: never;
+    }
+  | FailureOutcome;
+
+/**
  * What a browser may see of an outcome: display fields and the link reference, never the token, plus
  * the shopper-ready words in the verification's language (shopper-words.ts): the account line as shown
  * and as spoken, or the failure's text and the language it is written in.
@@ -55,7 +72,7 @@ export type BrowserOutcome =
  * The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus);
  * `language` is the verification's (`transaction.language`).
  */
-export function browserOutcome(outcome: VerificationOutcome, language: string | undefined): BrowserOutcome {
+export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, language: string | undefined): BrowserOutcome {
   if (outcome.status !== 'success') {
     return { status: 'failure', code: outcome.code, message: outcome.message, ...failureWords(outcome.code, outcome.message, language) };
   }
@@ -76,7 +93,7 @@ export interface SessionRecord {
   createdAt: number;
   /** Epoch milliseconds; after this the session reports `expired` unless it already settled. */
   expiresAt: number;
-  outcome?: VerificationOutcome;
+  outcome?: StoredOutcome;
   /**
    * What the verification was started for, as sent upstream: a notification must match it, and a link
    * reference only pays for this user, order and amount.
@@ -89,6 +106,8 @@ export interface SessionRecord {
   verificationId?: string;
   /** `transaction.language` as sent upstream: the language of the words the browser gets (browserOutcome). */
   language?: string;
+  /** The link session this verification was started from (its id, never the link token itself). */
+  linkSessionId?: string;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */
@@ -108,7 +127,7 @@ export interface SessionStore {
   get(sessionId: string): Promise<SessionRecord | undefined>;
   sessionIdForNotificationRef(ref: string): Promise<string | undefined>;
   /** Atomically stores the first terminal outcome; durable before it resolves. */
-  settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult>;
+  settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult>;
   /** Moves `pending` → `returned` (the consumer came back from the bank). No-op in any other state. */
   markReturned(sessionId: string): Promise<SessionRecord | undefined>;
   /**

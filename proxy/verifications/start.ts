@@ -1,6 +1,7 @@
-// Starting a verification: the upstream request built from what the page sent and what only the
-// server may decide (merchant id, product, per-session return and notification URLs, originator IP),
-// completed by the merchant's enrichStart hook, checked, sent to endpoint 2, and the session created.
+// Starting a verification: the upstream request built from the purchase — the merchant server's link
+// session, or (sandbox mode, or completed by the merchant's enrichStart hook) what the page sent — and
+// what only the proxy decides (merchant id, product, per-session return and notification URLs,
+// originator IP), checked, sent to endpoint 2, and the session created.
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
@@ -12,6 +13,8 @@ import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
+import { openOutcome } from '../sessions/sealed-outcome.ts';
+import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {
@@ -44,45 +47,70 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     }
     const sessionId = await store.readMark(markerKey.linkRef(linkRef));
     const record = sessionId === undefined ? undefined : await store.get(sessionId);
-    if (record?.outcome?.status !== 'success' || record.merchantUserId !== merchantUserId) {
+    const outcome = record && openOutcome(ctx.sealer, record);
+    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId) {
       logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
       throw refused('This link reference is unknown, expired or belongs to another user.');
     }
-    return record.outcome.accountToken;
+    return outcome.accountToken;
+  }
+
+  /** The upstream request's purchase fields from a link session: the server's values alone. */
+  function draftFromLinkSession(session: LinkSession): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
+    return {
+      consumer: { ...session.consumer },
+      merchant: { merchantUserId: session.merchantUserId, merchantTransactionId: session.merchantTransactionId },
+      transaction: { amount: session.amount, currency: session.currency, language: session.language, dataPassThrough: session.dataPassThrough },
+    };
+  }
+
+  /** The upstream request's purchase fields from the page (sandbox mode, or for enrichStart to complete). */
+  function draftFromPage(body: StartVerificationBody): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
+    return {
+      consumer: { ...body.consumer },
+      merchant: {
+        // A re-verification by reference takes the user only from the server (enrichStart), never the page.
+        merchantUserId: body.linkRef ? undefined : body.merchantUserId,
+        merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
+      },
+      transaction: { amount: body.amount, currency: body.currency ?? 'USD', language: body.language, dataPassThrough: body.dataPassThrough },
+    };
   }
 
   return async (req, body) => {
+    // Outside sandbox mode (or when asked to behave so) nothing about the shopper or the purchase comes
+    // from the page alone.
+    if (!body.linkToken && (!config.sandbox || config.requireLinkSession) && !ctx.enrichStart) {
+      throw problem('link-session-required',
+        'Outside sandbox mode a verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
+        { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
+    }
+    const linkSession = body.linkToken ? await resolveLinkSession(ctx, body.linkToken) : undefined;
+    const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftFromPage(body);
+    const language = purchase.transaction.language;
     const sessionId = newId();
     const notificationRef = newId();
     // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
     const returnRef = newId();
     // The return page speaks the consumer's language, like the bank's page: `?lang=` unless it is English.
-    const lang = body.language && !/^en(-|$)/i.test(body.language) ? `?lang=${encodeURIComponent(body.language)}` : '';
+    const lang = language && !/^en(-|$)/i.test(language) ? `?lang=${encodeURIComponent(language)}` : '';
     const returnURL = `${base}/return/${returnRef}${lang}`;
     const notificationURL = `${notificationBase}/notifications/${notificationRef}`;
     const draft: VerificationDraft = {
       countryCode: 'US',
-      consumer: { ...body.consumer },
-      merchant: {
-        merchantId: config.merchantId,
-        // A re-verification by reference takes the user only from the server (enrichStart), never the page.
-        merchantUserId: body.linkRef ? undefined : body.merchantUserId,
-        merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
-        merchantSubId: config.merchantSubId,
-      },
+      consumer: purchase.consumer,
+      merchant: { ...purchase.merchant, merchantId: config.merchantId, merchantSubId: config.merchantSubId },
       transaction: {
-        amount: body.amount,
-        currency: body.currency ?? 'USD',
+        ...purchase.transaction,
         product: config.product,
         transactionRegion: config.transactionRegion,
-        language: body.language,
-        dataPassThrough: body.dataPassThrough,
         originatorIp: req.ip ? plainAddress(req.ip) : undefined,
       },
     };
-    const enriched = ctx.enrichStart ? await ctx.enrichStart(req, draft) : draft;
+    // A link session is already the server's word; enrichStart completes only what came from the page.
+    const enriched = ctx.enrichStart && !linkSession ? await ctx.enrichStart(req, draft) : draft;
     const userId = enriched.merchant.merchantUserId;
-    const reverified = body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined;
+    const reverified = !linkSession && body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined;
     const candidate = {
       ...enriched,
       ...(reverified ? { accountToken: reverified } : {}),
@@ -110,6 +138,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       amount: transaction.amount,
       currency: transaction.currency,
       ...(transaction.language ? { language: transaction.language } : {}),
+      ...(linkSession ? { linkSessionId: linkSession.id } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
     };
     // Its end is checked when its time is up (link.expired), scheduled first so no session escapes it.

@@ -9,12 +9,26 @@ import { startProvider, type RunningProvider, type StartProviderOptions } from '
 import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../../proxy/index.ts';
 import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
-import type { ResultBus, SessionStore } from '../../proxy/sessions/types.ts';
+import type { ResultBus, SessionRecord, SessionStore } from '../../proxy/sessions/types.ts';
+import { openOutcome } from '../../proxy/sessions/sealed-outcome.ts';
+import { createSealer } from '../../proxy/sealing/sealer.ts';
 import { captureLogs, type LogCapture } from './log-capture.ts';
 import { SANDBOX_WEBHOOK_SECRET } from './webhooks.ts';
 
 /** The sandbox's documented working client (CONTRACTS §1). */
 export const SANDBOX_CLIENT = { clientId: 'sandbox_client', clientSecret: 'sandbox_secret' } as const;
+
+/**
+ * The accountToken a stored record holds, opened with the proxy's own keys; asserts first that the record
+ * holds it sealed, never in the clear.
+ */
+export function storedAccountToken(proxy: ObvProxy, record: SessionRecord | undefined): string | undefined {
+  if (!record) return undefined;
+  const opened = openOutcome(createSealer(proxy.config.sealingKeys ?? []), record);
+  if (opened?.status !== 'success') return undefined;
+  if (JSON.stringify(record).includes(opened.accountToken)) throw new Error('the stored record holds the accountToken in the clear');
+  return opened.accountToken;
+}
 
 /** A merchant API key for POST /transactions in tests. */
 export const TEST_MERCHANT_API_KEY = 'test-merchant-api-key-0123456789abcdef';
@@ -225,7 +239,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         responses.flatMap((response) => [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!));
       throwOnLeaks([
         ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
-        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef')]),
+        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef'), ...answered('linkToken')]),
       ]);
     },
   };

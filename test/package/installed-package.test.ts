@@ -167,7 +167,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
 
     app.write('server.js', readmeBlock(QUICK_START, 'js'));
-    app.write('public/index.html', readmeBlock(QUICK_START, 'html'));
+    app.write('checkout.html', readmeBlock(QUICK_START, 'html'));
     const port = await freePort();
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(variables)) {
@@ -200,6 +200,10 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.equal(transaction.transactionStatus, 'APPROVED');
     assert.ok(transaction.transactionId);
     await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
+    // As the README says: Pay again (the same form, posted once more) and the order, paid once, answers 409 with that payment.
+    const again = await fetch(`${shop}/pay`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: response.request().postData() ?? '' });
+    assert.equal(again.status, 409);
+    assert.equal(((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId, transaction.transactionId);
     assert.deepEqual(problems, []);
 
     server.process.kill('SIGTERM');

@@ -1,5 +1,5 @@
-// The demo merchant's own routes: the checkout page, the Pay form's POST (which redeems the element's
-// link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
+// The demo merchant's own routes: the checkout page (with a link session the server makes for the order),
+// the Pay form's POST (which redeems the element's link reference server to server) and the result page. Post/Redirect/Get, so a reload never pays twice.
 // The page holds no payment credential: only the link reference, which the proxy honours for this
 // shopper's order and amount only, and once.
 import express, { type ErrorRequestHandler, type Response, type Router } from 'express';
@@ -8,7 +8,7 @@ import type { AssetMap } from './assets.ts';
 import { OrderBook } from './orders.ts';
 import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
 import { securityHeaders } from './security-headers.ts';
-import { decimalAmount } from './orders.ts';
+import { SHOP, decimalAmount, type Order } from './orders.ts';
 import type { TransactionClient } from './transactions.ts';
 
 export interface CheckoutRoutesOptions {
@@ -72,11 +72,32 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
   });
 
-  router.get('/', (req, res) => {
+  /** How long before its expiry a link session is replaced rather than handed to a page again. */
+  const LINK_SESSION_MARGIN_MS = 5 * 60_000;
+
+  /**
+   * The link session for `order`: who pays, for what, in which language — all from the shop's records.
+   * One per order, reused while valid, so a reload resumes a bank step under way.
+   */
+  async function linkTokenFor(order: Order): Promise<string> {
+    if (!order.linkSession || order.linkSession.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+      order.linkSession = await options.proxy.createLinkSession({
+        merchantUserId: order.merchantUserId,
+        merchantTransactionId: order.orderId,
+        amount: decimalAmount(order.totalCents),
+        currency: SHOP.currency,
+        consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
+        language: 'en-US',
+      });
+    }
+    return order.linkSession.linkToken;
+  }
+
+  router.get('/', async (req, res) => {
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    sendHtml(res, 200, checkoutPage(order));
+    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
@@ -109,6 +130,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
+        currency: SHOP.currency,
         language: 'en-US',
         ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
       });

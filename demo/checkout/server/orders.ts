@@ -35,6 +35,11 @@ export interface Order {
   taxCents: number;
   totalCents: number;
   state: 'open' | 'paying' | 'paid' | 'declined';
+  /**
+   * The order's link session, reused while it is valid: a reload of the checkout then carries the same
+   * token, so the element resumes a bank step under way.
+   */
+  linkSession?: { linkToken: string; expiresAt: number };
   payment?: Payment;
   failure?: PaymentFailure;
   createdAt: number;

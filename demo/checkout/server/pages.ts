@@ -1,7 +1,7 @@
 // The demo merchant's HTML: the checkout page and the order result page. No inline scripts or styles
 // (the pages are served under a strict Content-Security-Policy); behaviour lives in /assets/checkout.js.
 import { html, type SafeHtml } from './html.ts';
-import { SHOP, decimalAmount, formatMoney, type Order } from './orders.ts';
+import { SHOP, formatMoney, type Order } from './orders.ts';
 
 const LOCK_ICON = html`<svg class="icon" viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M12 2a5 5 0 0 0-5 5v3H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2v-8a2 2 0 0 0-2-2h-1V7a5 5 0 0 0-5-5Zm-3 5a3 3 0 0 1 6 0v3H9V7Z"/></svg>`;
 const CHECK_ICON = html`<svg viewBox="0 0 24 24" aria-hidden="true" focusable="false"><path fill="currentColor" d="M9.5 16.6 5.4 12.5 4 13.9l5.5 5.5L20 8.9l-1.4-1.4-9.1 9.1Z"/></svg>`;
@@ -79,8 +79,8 @@ function eventsPanel(): SafeHtml {
 </aside>`;
 }
 
-/** The checkout page: payment form with `<obv-link-account>`, order summary and the events panel. */
-export function checkoutPage(order: Order): string {
+/** The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and the events panel. */
+export function checkoutPage(order: Order, linkToken: string): string {
   const total = formatMoney(order.totalCents);
   const body = html`<div class="layout">
 <div class="shop">
@@ -101,10 +101,7 @@ ${masthead()}
           name="linkRef"
           required
           proxy-url="/obv"
-          merchant-user-id="${order.merchantUserId}"
-          merchant-transaction-id="${order.orderId}"
-          amount="${decimalAmount(order.totalCents)}"
-          currency="${SHOP.currency}"
+          link-token="${linkToken}"
           language="en"></obv-link-account>
       </fieldset>
       <button type="submit" class="pay-button" id="pay-button" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>

@@ -1,5 +1,6 @@
 // The merchant server's calls to the proxy (CONTRACTS.md §3), server to server with the merchant API key,
-// which therefore never appears in the page: read the account behind a link reference, and pay with it.
+// which therefore never appears in the page: make the link session a checkout page carries, read the
+// account behind a link reference, and pay with it.
 import { z } from 'zod';
 
 /** The proxy's pass-through of the interactive transaction's 201. */
@@ -10,12 +11,25 @@ export const TransactionResponse = z.object({
 });
 export type TransactionResponse = z.infer<typeof TransactionResponse>;
 
+/** What the shop tells the proxy about one checkout (POST /link-sessions): everything, from its own records. */
+export interface LinkSessionRequest {
+  merchantUserId: string;
+  merchantTransactionId: string;
+  amount: string;
+  currency: string;
+  consumer: { firstName: string; lastName: string; email: string };
+  language?: string;
+}
+
+const CreatedLinkSession = z.object({ linkToken: z.string().min(1), expiresAt: z.string() });
+
 /** What the shop sends to redeem a link reference: the reference and the order it must belong to. */
 export interface TransactionRequest {
   linkRef: string;
   merchantUserId: string;
   merchantTransactionId: string;
   amount: string;
+  currency: string;
   language?: string;
   originatorIp?: string;
 }
@@ -47,6 +61,15 @@ export function createTransactionClient(options: TransactionClientOptions) {
   });
 
   return {
+    /** A link session for one checkout: the link token the page's element carries. Throws when the proxy refuses. */
+    async createLinkSession(request: LinkSessionRequest): Promise<{ linkToken: string; expiresAt: number }> {
+      const response = await call('/link-sessions', { method: 'POST', body: JSON.stringify(request) });
+      const body: unknown = await response.json().catch(() => undefined);
+      const parsed = CreatedLinkSession.safeParse(body);
+      if (response.status !== 201 || !parsed.success) throw new Error(`POST /link-sessions answered ${response.status}: ${JSON.stringify(body)}`);
+      return { linkToken: parsed.data.linkToken, expiresAt: Date.parse(parsed.data.expiresAt) };
+    },
+
     /** The verified account behind a reference, for the receipt; undefined if the proxy does not know it. */
     async linkedAccount(linkRef: string): Promise<LinkedAccount | undefined> {
       try {

@@ -1,6 +1,6 @@
 // SessionStore for one instance: plain Maps, swept on a timer. Everything is synchronous inside, so
 // "atomic" operations (settle, claim) are atomic for free on Node's single thread.
-import type { SessionRecord, SessionStore, SettleResult, VerificationOutcome } from '../types.ts';
+import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../types.ts';
 import { TERMINAL_STATES } from '../types.ts';
 import { MEMORY_SWEEP_INTERVAL_MS, RECORD_GRACE_MS } from '../../config/limits.ts';
 
@@ -59,7 +59,7 @@ export class MemorySessionStore implements SessionStore {
     return this.#byRef.get(ref);
   }
 
-  async settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult> {
+  async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     const record = this.#live(sessionId);
     if (!record) throw new Error('unknown session');
     if (TERMINAL_STATES.has(record.state)) return { stored: false, record: copyRecord(record) };

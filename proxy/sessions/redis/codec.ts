@@ -1,15 +1,16 @@
 // What the Redis backend reads back from Redis is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
-import type { SessionEvent, SessionRecord, SessionState, VerificationOutcome } from '../types.ts';
+import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from '../types.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
 
 const FailureOutcomeSchema = z.object({ status: z.literal('failure'), code: z.string(), message: z.string() });
 const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string() };
 
-export const VerificationOutcomeSchema = z.discriminatedUnion('status', [
-  z.object({ status: z.literal('success'), accountToken: z.string(), ...DisplayFields }),
+/** A stored outcome: the token sealed (strict, so a record holding a token in the clear is refused). */
+export const StoredOutcomeSchema = z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields }),
   FailureOutcomeSchema,
 ]);
 
@@ -36,6 +37,7 @@ const SessionBaseSchema = z.looseObject({
   currency: z.string().optional(),
   verificationId: z.string().optional(),
   language: z.string().optional(),
+  linkSessionId: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [
@@ -69,7 +71,7 @@ export function decodeSession(base: string, state: string, outcome: string | nul
     ...SessionBaseSchema.parse(JSON.parse(base)),
     state: SessionStateSchema.parse(state),
   };
-  if (outcome) record.outcome = VerificationOutcomeSchema.parse(JSON.parse(outcome));
+  if (outcome) record.outcome = StoredOutcomeSchema.parse(JSON.parse(outcome));
   return record;
 }
 
@@ -86,6 +88,6 @@ export function decodeEvent(message: string): SessionEvent | undefined {
 }
 
 /** The terminal state an outcome puts its session in. */
-export function stateForOutcome(outcome: VerificationOutcome): SessionState {
+export function stateForOutcome(outcome: StoredOutcome): SessionState {
   return outcome.status === 'success' ? 'succeeded' : 'failed';
 }

@@ -15,7 +15,7 @@ import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, SETTLE, runScript } from './scripts.ts';
-import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type VerificationOutcome } from '../types.ts';
+import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../types.ts';
 
 export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, 'role'> {
   /** Prefix of every key (default `obv:`). */
@@ -97,7 +97,7 @@ export class RedisSessionStore implements SessionStore {
    * answered 503 and retried by the provider.
    * @throws Error for an unknown session (never created, or its keys expired).
    */
-  async settle(sessionId: string, outcome: VerificationOutcome): Promise<SettleResult> {
+  async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     const reply = await runScript(
       this.redis,
       SETTLE,

@@ -19,6 +19,7 @@ const VALID_ENV = {
   OBV_PUBLIC_URL: 'https://shop.example',
   OBV_WEBHOOK_SECRET: PRODUCTION_WEBHOOK_SECRET,
   OBV_MERCHANT_ID: 'merchant-1',
+  OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
 };
 
 function configError(env: Record<string, string>): ConfigError {

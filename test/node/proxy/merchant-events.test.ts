@@ -52,7 +52,7 @@ describe('merchant events', () => {
     assert.equal(event?.type, 'link.succeeded');
     const stored = await pair.store.get(sessionId);
     assert.equal(stored?.outcome?.status, 'success');
-    const { linkRef, accountToken } = stored!.outcome as { linkRef: string; accountToken: string };
+    const { linkRef, sealedAccountToken } = stored!.outcome as { linkRef: string; sealedAccountToken: string };
     assert.deepEqual(event!.data, {
       merchantUserId: START_BODY.merchantUserId,
       merchantTransactionId: START_BODY.merchantTransactionId,
@@ -64,10 +64,11 @@ describe('merchant events', () => {
       fiAccountType: 'CHECKING',
     });
     assert.match(event!.id, /^evt_[A-Za-z0-9_-]{22}$/);
-    // Nothing secret rides along: no token, no session id.
+    // Nothing secret rides along: no token (the provider's, or sealed), no session id.
     const raw = endpoint.deliveries.at(-1)!.body;
-    assert.equal(raw.includes(accountToken), false);
-    assert.equal(raw.includes(sessionId), false);
+    const accountTokens = [...pair.provider.state.accounts.keys()];
+    assert.ok(accountTokens.length > 0);
+    for (const token of [...accountTokens, sealedAccountToken, sessionId]) assert.equal(raw.includes(token), false, token.slice(0, 6));
   });
 
   test('the provider repeating its notification does not make a second event for the session', async () => {
@@ -153,7 +154,7 @@ describe('merchant events', () => {
   test('GET /events refuses a bad query with a problem naming the field', async () => {
     for (const [query, field] of [
       ['?limit=0', 'query.limit'], ['?limit=101', 'query.limit'], ['?limit=ten', 'query.limit'],
-      ['?after=nope', 'query.after'], [`?after=evt_${'A'.repeat(22)}`, 'query.after'], ['?since=1', 'query'], ['?after=a&after=b', 'query.after'],
+      ['?after=nope', 'query.after'], [`?after=evt_${'A'.repeat(22)}`, 'query.after'], ['?since=1', 'query.since'], ['?after=a&after=b', 'query.after'],
     ] as const) {
       const response = await fetch(`${pair.baseUrl}/events${query}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
       assert.equal(response.status, 400, query);
@@ -232,6 +233,7 @@ describe('merchant events configuration', () => {
   const PRODUCTION = {
     OBV_BASE_URL: 'https://api.provider.example', OBV_CLIENT_ID: 'client-live', OBV_CLIENT_SECRET: 'secret-live-0123456789',
     OBV_PUBLIC_URL: 'https://shop.example', OBV_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, OBV_MERCHANT_ID: 'm-live',
+    OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
   };
   const settings = (env: Record<string, string>) => {
     try {

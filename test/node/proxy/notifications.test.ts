@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { OutcomeReport } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, storedAccountToken, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { failurePayload, postNotification, signNotification, successPayload } from '../../helpers/webhooks.ts';
 
@@ -34,7 +34,7 @@ describe('notification intake', () => {
     assert.equal(session.outcome?.accountToken, undefined, 'the browser never reads the token');
     assert.match(session.outcome?.linkRef ?? '', /^[A-Za-z0-9_-]{22}$/);
     const stored = await pair.store.get(sessionId);
-    assert.equal(stored?.outcome?.status === 'success' && stored.outcome.accountToken, 'acct-1');
+    assert.equal(storedAccountToken(pair.proxy, stored), 'acct-1', 'stored sealed, and opens to the provider\'s token');
   });
 
   test('rejects a notification whose signature does not match', async () => {

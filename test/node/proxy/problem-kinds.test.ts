@@ -9,9 +9,17 @@ import { TokenError, UpstreamHttpError, UpstreamTimeoutError } from '../../../pr
 
 describe('problem kinds', () => {
   test('a kind carries its status, title and urn type; an empty errors list is left out of the body', () => {
-    assert.deepEqual(problem('link-ref-used', 'Already paid.', { errors: [] }).toBody(), {
-      type: 'urn:obv-link:problem:link-ref-used', title: 'Link reference already used', status: 409, detail: 'Already paid.',
+    assert.deepEqual(problem('link-token-used', 'Already used.', { errors: [] }).toBody(), {
+      type: 'urn:obv-link:problem:link-token-used', title: 'Link token already used', status: 409, detail: 'Already used.',
     });
+  });
+
+  test('extension members ride in the body beside the standard ones, which they cannot replace', () => {
+    const paid = problem('order-already-paid', 'Paid once.', { extensions: { payment: { transactionId: 't1' }, status: 200 } });
+    assert.deepEqual(paid.toBody(), {
+      payment: { transactionId: 't1' }, type: 'urn:obv-link:problem:order-already-paid', title: 'Order already paid', status: 409, detail: 'Paid once.',
+    });
+    assert.deepEqual(problem('payment-in-progress', 'Wait.').headers(), { 'retry-after': '1' });
   });
 
   test('the session-store outage says when to retry', () => {

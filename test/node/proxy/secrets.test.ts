@@ -39,7 +39,7 @@ test('leaks no credential into any response or log line during a full flow', asy
   const transaction = await fetch(`${pair.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: 'user-42', merchantTransactionId: 'order-1001' }),
+    body: JSON.stringify({ linkRef, merchantUserId: 'user-42', merchantTransactionId: 'order-1001', amount: '49.99', currency: 'USD' }),
   });
   assert.equal(transaction.status, 201);
   await fetch(`${pair.baseUrl}/transactions`, { method: 'POST', headers: { authorization: 'Bearer nope' } });

@@ -2,9 +2,10 @@
 // holds; the proxy looks the accountToken up itself, and only for the user, order and amount it was
 // verified for, once.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
@@ -17,14 +18,45 @@ describe('transactions', () => {
   });
   after(() => pair.close());
 
-  /** Links an account for `order` (default START_BODY's) and returns the reference the browser got. */
-  async function verifiedLinkRef(order: Partial<typeof START_BODY> = {}): Promise<string> {
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, ...order });
+  /** The order each reference was verified for (an order is paid once, so each test links its own). */
+  const orderOf = new Map<string, string>();
+
+  /** Links an account for a new order (or `order`'s) and returns the reference the browser got. */
+  async function verifiedLinkRef(order: Partial<Record<keyof typeof START_BODY, string>> = {}): Promise<string> {
+    const merchantTransactionId = order.merchantTransactionId ?? `order-${randomUUID()}`;
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, ...order, merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: Record<string, string> };
     assert.equal(session.outcome.accountToken, undefined, 'the browser\'s view of a session carries no accountToken');
+    orderOf.set(session.outcome.linkRef!, merchantTransactionId);
     return session.outcome.linkRef!;
+  }
+
+  /**
+   * A stand-in gateway (endpoint 4) answering with `answer(request body)`, and a second proxy that pays
+   * through it, sharing this pair's sessions; both closed after `t`. Returns a Pay call with an
+   * Idempotency-Key, as a merchant server that retries would send it.
+   */
+  async function proxyWithGateway(t: TestContext, answer: (body: Record<string, unknown>) => { status: number; body: unknown }) {
+    const gateway = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => { text += String(chunk); });
+      req.on('end', () => {
+        const { status, body } = answer(JSON.parse(text) as Record<string, unknown>);
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
+    const proxy = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
+    });
+    t.after(() => proxy.close());
+    return (linkRef: string) => fetch(`${proxy.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
+    });
   }
 
   function submit(body: unknown, authorization?: string) {
@@ -35,8 +67,14 @@ describe('transactions', () => {
     });
   }
 
-  const payment = (linkRef: string, extra: Record<string, string> = {}) =>
-    ({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: START_BODY.merchantTransactionId, amount: START_BODY.amount, ...extra });
+  const payment = (linkRef: string, extra: Record<string, unknown> = {}) => ({
+    linkRef,
+    merchantUserId: START_BODY.merchantUserId,
+    merchantTransactionId: orderOf.get(linkRef) ?? START_BODY.merchantTransactionId,
+    amount: START_BODY.amount,
+    currency: START_BODY.currency,
+    ...extra,
+  });
 
   async function problemOf(response: Response): Promise<{ type: string; errors?: { path: string }[] }> {
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
@@ -49,20 +87,100 @@ describe('transactions', () => {
     assert.equal(response.status, 201);
     const body = (await response.json()) as Record<string, string>;
     assert.equal(body.transactionStatus, 'APPROVED');
-    assert.equal(body.merchantTransactionId, START_BODY.merchantTransactionId);
+    assert.equal(body.merchantTransactionId, orderOf.get(linkRef));
     const stored = pair.provider.state.transactions.get(body.transactionId!);
     assert.ok(stored?.accountToken && pair.provider.state.accounts.has(stored.accountToken));
     assert.notEqual(stored.accountToken, linkRef);
   });
 
-  test('a reference that paid once cannot pay again, not even for the same order', async () => {
+  test('a reference that paid once cannot pay again: 409 with the first payment', async () => {
     const linkRef = await verifiedLinkRef();
-    assert.equal((await submit(payment(linkRef), AUTH)).status, 201);
+    const first = (await (await submit(payment(linkRef), AUTH)).json()) as Record<string, string>;
     const before = pair.provider.stats.transactions;
     const again = await submit(payment(linkRef), AUTH);
     assert.equal(again.status, 409);
-    assert.equal((await problemOf(again)).type, 'urn:obv-link:problem:link-ref-used');
+    const problem = (await problemOf(again)) as { type: string; payment?: Record<string, unknown> };
+    assert.equal(problem.type, 'urn:obv-link:problem:order-already-paid');
+    assert.equal(problem.payment?.transactionId, first.transactionId);
+    assert.equal(problem.payment?.state, 'completed');
     assert.equal(pair.provider.stats.transactions, before);
+  });
+
+  test('an order is paid once, whatever link reference is offered: a second link for the same order gets 409 and the first result', async () => {
+    const order = `order-${randomUUID()}`;
+    const firstRef = await verifiedLinkRef({ merchantTransactionId: order });
+    const secondRef = await verifiedLinkRef({ merchantTransactionId: order });
+    assert.notEqual(firstRef, secondRef);
+    const first = (await (await submit(payment(firstRef), AUTH)).json()) as Record<string, string>;
+    assert.equal(first.transactionStatus, 'APPROVED');
+    const before = pair.provider.stats.transactions;
+    const second = await submit(payment(secondRef), AUTH);
+    assert.equal(second.status, 409);
+    const problem = (await problemOf(second)) as { type: string; errors?: { path: string }[]; payment?: Record<string, unknown> };
+    assert.equal(problem.type, 'urn:obv-link:problem:order-already-paid');
+    assert.deepEqual(problem.errors?.map((e) => e.path), ['merchantTransactionId']);
+    assert.deepEqual(
+      { transactionId: problem.payment?.transactionId, transactionStatus: problem.payment?.transactionStatus, amount: problem.payment?.amount },
+      { transactionId: first.transactionId, transactionStatus: 'APPROVED', amount: START_BODY.amount },
+    );
+    assert.equal(pair.provider.stats.transactions, before, 'the provider was not called again');
+  });
+
+  test('honours an Idempotency-Key: the same key and body answer the first result, the provider is called once', async () => {
+    const linkRef = await verifiedLinkRef();
+    const pay = () => fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${linkRef}` },
+      body: JSON.stringify(payment(linkRef)),
+    });
+    const before = pair.provider.stats.transactions;
+    const first = await pay();
+    const retry = await pay();
+    assert.equal(first.status, 201);
+    assert.equal(retry.status, 201);
+    assert.equal(retry.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await retry.json(), await first.json());
+    assert.equal(pair.provider.stats.transactions, before + 1);
+  });
+
+  test('sends the verified amount and currency upstream, and refuses another currency (422 naming currency)', async () => {
+    const linkRef = await verifiedLinkRef();
+    const euro = await submit(payment(linkRef, { currency: 'EUR' }), AUTH);
+    assert.equal(euro.status, 422);
+    assert.deepEqual((await problemOf(euro)).errors?.map((e) => e.path), ['currency']);
+    const paid = (await (await submit(payment(linkRef), AUTH)).json()) as Record<string, string>;
+    const recorded = pair.provider.state.transactions.get(paid.transactionId!);
+    assert.deepEqual({ amount: recorded?.amount, currency: recorded?.currency }, { amount: START_BODY.amount, currency: 'USD' });
+  });
+
+  test('refuses unknown fields with 400 naming each (nothing passes through to the provider)', async () => {
+    const linkRef = await verifiedLinkRef();
+    const before = pair.provider.stats.transactions;
+    const response = await submit(payment(linkRef, { transaction: { amount: '99999.00' }, accountToken: 'acct_x' }), AUTH);
+    assert.equal(response.status, 400);
+    assert.deepEqual((await problemOf(response)).errors?.map((e) => e.path).sort(), ['accountToken', 'transaction']);
+    assert.equal(pair.provider.stats.transactions, before);
+  });
+
+  test('GET /transactions/{merchantTransactionId} returns what was paid; 404 for an order never paid', async () => {
+    const linkRef = await verifiedLinkRef();
+    const order = orderOf.get(linkRef)!;
+    const read = () => fetch(`${pair.baseUrl}/transactions/${encodeURIComponent(order)}`, { headers: { authorization: AUTH } });
+    const none = await read();
+    assert.equal(none.status, 404);
+    assert.deepEqual((await problemOf(none)).errors?.map((e) => e.path), ['merchantTransactionId']);
+    const paid = (await (await submit(payment(linkRef), AUTH)).json()) as Record<string, string>;
+    const view = (await (await read()).json()) as Record<string, unknown>;
+    assert.equal(view.merchantTransactionId, order);
+    assert.equal(view.state, 'completed');
+    assert.equal(view.transactionId, paid.transactionId);
+    assert.equal(view.transactionStatus, 'APPROVED');
+    assert.equal(view.amount, START_BODY.amount);
+    assert.equal(view.currency, 'USD');
+    assert.equal(view.accountLabel, 'Checking ••••4321');
+    assert.match(String(view.paidAt), /^\d{4}-\d{2}-\d{2}T/);
+    assert.equal(JSON.stringify(view).includes(linkRef), false, 'the view names no link reference');
+    assert.equal((await fetch(`${pair.baseUrl}/transactions/${encodeURIComponent(order)}`)).status, 401);
   });
 
   test('two concurrent payments with one reference: exactly one is charged', async () => {
@@ -109,11 +227,11 @@ describe('transactions', () => {
     assert.equal(account.linkRef, linkRef);
     assert.equal(account.accountLabel, 'Checking ••••4321');
     assert.equal(account.merchantUserId, START_BODY.merchantUserId);
-    assert.equal(account.merchantTransactionId, START_BODY.merchantTransactionId);
+    assert.equal(account.merchantTransactionId, orderOf.get(linkRef));
     assert.equal(account.amount, START_BODY.amount);
     assert.equal(account.redeemedFor, undefined);
     await submit(payment(linkRef), AUTH);
-    assert.equal((await read()).redeemedFor, START_BODY.merchantTransactionId);
+    assert.equal((await read()).redeemedFor, orderOf.get(linkRef));
   });
 
   test('GET /links/:linkRef needs the merchant API key', async () => {
@@ -150,7 +268,20 @@ describe('transactions', () => {
     const response = await submit({ merchantTransactionId: '' }, AUTH);
     assert.equal(response.status, 400);
     const body = (await response.json()) as { errors: { path: string }[] };
-    assert.deepEqual(body.errors.map((e) => e.path).sort(), ['linkRef', 'merchantTransactionId', 'merchantUserId']);
+    assert.deepEqual(body.errors.map((e) => e.path).sort(), ['amount', 'currency', 'linkRef', 'merchantTransactionId', 'merchantUserId']);
+  });
+
+  test('keeps only the known fields of the provider\'s answer: a replay carries no echoed credential', async (t) => {
+    const payThroughGateway = await proxyWithGateway(t, (body) => ({
+      status: 201,
+      body: { transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: (body.merchant as Record<string, unknown>).merchantTransactionId, accountToken: body.accountToken },
+    }));
+    const linkRef = await verifiedLinkRef();
+    const pay = () => payThroughGateway(linkRef);
+    assert.equal((await pay()).status, 201);
+    const replay = await pay();
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await replay.json(), { transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: orderOf.get(linkRef) });
   });
 
   test('has no transactions or links route when OBV_MERCHANT_API_KEY is not set', async (t) => {
@@ -163,27 +294,18 @@ describe('transactions', () => {
 
   test('a 5xx from the gateway may have charged: the reference stays used and is not sent twice', async (t) => {
     let charges = 0;
-    const gateway = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        charges += 1;
-        res.writeHead(502, { 'content-type': 'application/json' }).end('{"error":"upstream hiccup"}');
-      });
+    const payThroughGateway = await proxyWithGateway(t, () => {
+      charges += 1;
+      return { status: 502, body: { error: 'upstream hiccup' } };
     });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
-    const flaky = await startProxy({
-      providerUrl: pair.provider.url,
-      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
-    });
-    t.after(() => flaky.close());
     const linkRef = await verifiedLinkRef();
-    const pay = () => fetch(`${flaky.baseUrl}/transactions`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(payment(linkRef)),
-    });
+    // The merchant's server retries the 502 with the same Idempotency-Key, as a client of an idempotent API would.
+    const pay = () => payThroughGateway(linkRef);
     assert.equal((await pay()).status, 502);
     const again = await pay();
-    assert.equal(again.status, 409);
+    assert.equal(again.status, 409, 'an unknown result is never replayed as a success');
+    assert.equal(again.headers.get('idempotent-replayed'), null);
+    assert.equal(((await again.json()) as { payment?: { state?: string } }).payment?.state, 'unknown', 'the order\'s payment is unknown: reconcile');
     assert.equal(charges, 1, 'the gateway saw one charge');
   });
 });

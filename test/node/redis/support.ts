@@ -1,12 +1,12 @@
 // Shared bits of the Redis tests: records, bounded waiting, a raw client for inspecting keys.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { browserOutcome, type FailureOutcome, type SessionRecord, type VerificationOutcome } from '../../../proxy/sessions/types.ts';
+import { browserOutcome, type FailureOutcome, type SessionRecord, type StoredOutcome } from '../../../proxy/sessions/types.ts';
 
-export const SUCCESS: VerificationOutcome = {
+export const SUCCESS: StoredOutcome = {
   status: 'success',
   linkRef: 'link-ref-0123456789abcdef',
-  accountToken: 'tok_123',
+  sealedAccountToken: 'obv1.k1.c2VhbGVkLXRva18xMjM',
   accountLabel: 'Checking ••••4321',
   fiName: 'Sandbox Federal Bank',
   fiAccountType: 'CHECKING',

@@ -1,0 +1,80 @@
+// Link sessions: the merchant's server says, server to server, who is paying for what (user, order,
+// amount, consumer, language), and gets an opaque, short-lived link token for the page. A start made with
+// the token uses these values alone (verifications/start.ts). The token is for one purchase: it starts
+// verifications (a retry after a failure, a "Change" of account) until its order is paid, then nothing
+// more. Only a hash of the token is stored, so nothing read out of the store (a Redis dump, a key
+// listing) can start a verification.
+import { createHash, randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import { RECORD_GRACE_MS } from '../config/limits.ts';
+import { markerKey } from '../sessions/markers.ts';
+import { readPayment } from '../payments/orders.ts';
+import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
+
+/** `lt_` and 32 base64url characters: 192 random bits. */
+export const LINK_TOKEN_PATTERN = /^lt_[A-Za-z0-9_-]{32}$/;
+
+/** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
+export const CreateLinkSessionBody = z.strictObject({
+  merchantUserId: text(100),
+  merchantTransactionId: text(100),
+  amount: Amount,
+  currency: CurrencyCode,
+  consumer: z.strictObject({
+    firstName: text(100),
+    lastName: text(100),
+    email: z.email('must be an e-mail address').max(254),
+  }),
+  /** The shopper's language: the bank's page, the return page and the shopper words follow it. */
+  language: LanguageTag.max(35).optional(),
+  dataPassThrough: z.string().max(1000).optional(),
+});
+export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;
+
+/** A link session as stored, and as a start reads it back (parsed: another instance wrote it). */
+const StoredLinkSession = CreateLinkSessionBody.extend({ createdAt: z.number(), expiresAt: z.number() });
+export type LinkSession = z.infer<typeof StoredLinkSession>;
+
+/** What POST /link-sessions answers. */
+export interface CreatedLinkSession {
+  linkToken: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+/** The id a link session is stored and referred to under: a hash of its token, never the token. */
+export function linkSessionId(linkToken: string): string {
+  return createHash('sha256').update(linkToken).digest('base64url');
+}
+
+export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
+  const linkToken = `lt_${randomBytes(24).toString('base64url')}`;
+  const now = ctx.now();
+  const session: LinkSession = { ...input, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
+  // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
+  await ctx.store.mark(markerKey.linkSession(linkSessionId(linkToken)), JSON.stringify(session), ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
+  return { linkToken, expiresAt: new Date(session.expiresAt).toISOString() };
+}
+
+const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used', detail: string, message: string) =>
+  problem(slug, detail, { errors: [{ path: 'linkToken', message }] });
+
+/** The link session a start may use: 404 unknown, 410 expired, 409 its order is paid (or being paid). */
+export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): Promise<{ id: string; session: LinkSession }> {
+  const id = linkSessionId(linkToken);
+  const stored = await ctx.store.readMark(markerKey.linkSession(id));
+  const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(JSON.parse(stored));
+  if (!parsed?.success) {
+    throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
+  }
+  const session = parsed.data;
+  if (session.expiresAt <= ctx.now()) {
+    throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
+  }
+  if ((await readPayment(ctx, session.merchantTransactionId)) !== undefined) {
+    throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
+  }
+  return { id, session };
+}

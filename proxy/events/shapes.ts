@@ -32,8 +32,8 @@ export const EVENT_DATA = {
   'link.failed': z.strictObject({ ...Order, code: z.string(), message: z.string() }),
   'link.cancelled': z.strictObject({ ...Order }),
   'link.expired': z.strictObject({ ...Order, expiredAt: z.iso.datetime() }),
-  'payment.succeeded': z.strictObject({ ...Order, transactionId: z.string(), transactionStatus: z.string() }),
-  'payment.failed': z.strictObject({ ...Order, code: z.string(), message: z.string() }),
+  'payment.succeeded': z.strictObject({ ...Order, linkRef: z.string().optional(), transactionId: z.string(), transactionStatus: z.string() }),
+  'payment.failed': z.strictObject({ ...Order, linkRef: z.string().optional(), code: z.string(), message: z.string() }),
   'reauthorization.required': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, code: z.string() }),
   'saved_account.removed': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay }),
 } as const;

@@ -246,6 +246,10 @@ export const ProxyConfigSchema = ConfigFields
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
     }
+    if (config.eventsUrl && URL.canParse(config.eventsUrl) && (new URL(config.eventsUrl).username || new URL(config.eventsUrl).password)) {
+      // fetch refuses such a URL; the signature is what proves an event is the proxy's.
+      ctx.addIssue({ code: 'custom', path: ['eventsUrl'], message: 'must not contain user:password@ (your endpoint checks the signature instead)' });
+    }
     if (config.eventsUrl && !config.eventsSecrets) {
       ctx.addIssue({ code: 'custom', path: ['eventsSecrets'], message: 'is required with an events URL (the events are signed with it)' });
     }

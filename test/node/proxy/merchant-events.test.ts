@@ -249,6 +249,8 @@ describe('merchant events configuration', () => {
     assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events' }), ['OBV_EVENTS_SECRETS: is required']);
     const config = configFromEnv({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events', OBV_EVENTS_SECRETS: `whsec_${Buffer.alloc(32, 1).toString('base64')}, whsec_${Buffer.alloc(32, 2).toString('base64')}` });
     assert.equal(config.eventsSecrets?.length, 2);
+    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://user:pass@shop.example/events', OBV_EVENTS_SECRETS: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }),
+      ['OBV_EVENTS_URL: must not contain user:password@ (your endpoint checks the signature instead)']);
   });
 
   test('outside sandbox mode the events URL is https and each secret long, unpublished and not the provider\'s', () => {

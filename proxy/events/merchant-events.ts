@@ -51,6 +51,7 @@ export interface MerchantEvents {
   sessionEnded(record: SessionRecord): Promise<void>;
   /** Events after `afterId`, oldest first; undefined for an unknown `afterId`. */
   list(afterId: string | undefined, limit: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined>;
+  /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
   close(): Promise<void>;
 }
 
@@ -148,9 +149,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
       await outbox.scheduleSessionCheck(record.sessionId, record.expiresAt + sessionCheckDelayMs);
     },
     list: (afterId, limit) => outbox.list(afterId, limit, now()),
-    async close() {
-      await worker.close();
-      await outbox.close();
-    },
+    // The outbox is the backend's (or the caller's): whoever made it closes it.
+    close: () => worker.close(),
   };
 }

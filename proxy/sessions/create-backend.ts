@@ -51,12 +51,13 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
   }
   const sessionStore = new MemorySessionStore();
   const resultBus = new MemoryResultBus();
+  const eventOutbox = new MemoryEventOutbox();
   return {
     sessionStore,
     resultBus,
-    eventOutbox: new MemoryEventOutbox(),
+    eventOutbox,
     async close() {
-      await Promise.all([sessionStore.close(), resultBus.close()]);
+      await Promise.all([sessionStore.close(), resultBus.close(), eventOutbox.close()]);
     },
   };
 }

@@ -125,6 +125,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       createCheckoutRoutes({
         assets,
         orders,
+        pageOrigins: [publicUrl, ...proxy.config.allowedOrigins],
         // The key the proxy actually holds (a test may override it).
         proxy: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
       }),

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../metrics.ts';
 import { CANCELLED_CODE } from '../routes/return-page.ts';
+import { releasedRecord } from '../sessions/bank-step.ts';
 import type { SessionRecord, SessionStore } from '../sessions/types.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
@@ -111,8 +112,14 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     return event;
   }
 
+  /**
+   * The session's end as the merchant may hear it: a success held for the bank step (sessions/bank-step.ts)
+   * has not ended yet. It is told when the starting browser confirms it (the return page delivers it), or
+   * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
+   * backed by someone else's bank step.
+   */
   async function sessionEnded(record: SessionRecord): Promise<void> {
-    const end = sessionEndEvent(record);
+    const end = sessionEndEvent(await releasedRecord(store, record, now()));
     if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${record.sessionId}` });
   }
 
@@ -133,7 +140,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     async checkSession(sessionId) {
       const record = await store.get(sessionId);
       if (!record) return 'done';
-      if (!sessionEndEvent(record)) return now() + sessionCheckDelayMs;
+      if (!sessionEndEvent(await releasedRecord(store, record, now()))) return now() + sessionCheckDelayMs;
       // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
       // outcome was stored): same id, so nothing new when it was not.
       await sessionEnded(record);

@@ -13,6 +13,7 @@ import { browserOutcome, type SessionRecord, type VerificationOutcome } from '..
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
+import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 /** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
@@ -56,6 +57,11 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
   return async (record) => {
     const outcome = record.outcome;
     if (!outcome) return;
+    if (outcome.status === 'success' && !(await bankStepConfirmed(store, record))) {
+      // Stored, but held back until the starting browser reaches the return page, which then delivers it;
+      // the 503 keeps the provider retrying, so a delivery step that fails there is finished on a retry.
+      throw problem('bank-step-pending', 'The outcome is stored; it is released when the consumer returns in the browser that started.');
+    }
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });

@@ -17,6 +17,8 @@ export interface SessionBackend {
   rateLimitStore?: Store;
   /** The merchant events' outbox, beside the sessions (in Redis: on the store's connection). */
   eventOutbox: EventOutbox;
+  /** The failed API-key counts (merchant-auth.ts), shared across instances; undefined = in memory. */
+  authFailureStore?: Store;
   /** Closes what this function created. */
   close(): Promise<void>;
 }
@@ -46,6 +48,7 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
       resultBus: redis.resultBus,
       rateLimitStore: redis.rateLimitStore('verifications'),
       eventOutbox: new RedisEventOutbox(redis.sessionStore.redis, redis.sessionStore.keys),
+      authFailureStore: redis.rateLimitStore('auth-failures'),
       close: () => redis.close(),
     };
   }

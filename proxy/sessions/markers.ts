@@ -18,6 +18,8 @@ export const markerKey = {
   payment: (claim: string) => `payment:${claim}`,
   /** Idempotency-Key of a POST /transactions → the body's digest and the order it paid. */
   paymentIdempotency: (key: string) => `payment-idempotency:${key}`,
+  /** Session id → `confirmed` once its starting browser came back through the return page (sessions/bank-step.ts). */
+  bankStepConfirmed: (sessionId: string) => `bank-step:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */

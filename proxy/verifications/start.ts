@@ -15,6 +15,8 @@ import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
+import { newBankStepBinding } from '../http/bank-step-cookie.ts';
+import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {
@@ -48,7 +50,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     const sessionId = await store.readMark(markerKey.linkRef(linkRef));
     const record = sessionId === undefined ? undefined : await store.get(sessionId);
     const outcome = record && openOutcome(ctx.sealer, record);
-    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId) {
+    // A reference whose bank step the starting browser never completed backs no account, not even its own user's.
+    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId || !(await bankStepConfirmed(store, record))) {
       logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
       throw refused('This link reference is unknown, expired or belongs to another user.');
     }
@@ -78,6 +81,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
   }
 
   return async (req, body) => {
+    // First, before any work: a start the binding cookie cannot reach is refused (403).
+    const browserBinding = newBankStepBinding(config, req);
     // Outside sandbox mode (or when asked to behave so) nothing about the shopper or the purchase comes
     // from the page alone.
     if (!body.linkToken && (!config.sandbox || config.requireLinkSession) && !ctx.enrichStart) {
@@ -140,6 +145,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       ...(transaction.language ? { language: transaction.language } : {}),
       ...(linkSession ? { linkSessionId: linkSession.id } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
+      ...(browserBinding ? { browserBinding } : {}),
     };
     // Its end is checked when its time is up (link.expired), scheduled first so no session escapes it.
     await ctx.events.sessionStarted(record);

@@ -134,7 +134,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       redisUrl: redis.url,
       logDir,
       script: 'test/helpers/events-proxy-child.ts',
-      env: { OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, OBV_TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
+      env: { OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
     }));
   /** Marker (the session's merchantTransactionId) → its stored outcome, once known; every started session has an entry. */
   const expected = new Map<string, { status: string; linkRef?: string } | undefined>();
@@ -386,7 +386,10 @@ function outcomeBody(kind: 'success' | 'failure', marker: string, which: string)
     merchant: { merchantId: 'merchant-chaos', merchantUserId: 'u', merchantTransactionId: marker },
     transaction: { amount: '10.00', currency: 'USD', product: 'ACH' },
   };
-  if (kind === 'failure') return { ...base, verificationStatus: 'FAILURE', account: {}, errorCode: 'ACCOUNT_NOT_VERIFIED', errorMessage: `Not verified (${marker} ${which})` };
+  // The marker rides in the code: the browser gets a failure's code but never the provider's message.
+  if (kind === 'failure') {
+    return { ...base, verificationStatus: 'FAILURE', account: {}, errorCode: `NOT_VERIFIED.${marker}.${which}`, errorMessage: `Not verified (${marker} ${which})` };
+  }
   return {
     ...base,
     verificationStatus: 'SUCCESS',

@@ -23,7 +23,7 @@ export interface InstanceSettings {
   env?: Record<string, string>;
   /**
    * The entry point; default proxy/cli.ts. test/helpers/events-proxy-child.ts is the same `npm start`
-   * with short merchant-event timings (OBV_TEST_EVENT_TIMINGS).
+   * with short merchant-event timings (TEST_EVENT_TIMINGS).
    */
   script?: string;
 }

@@ -15,6 +15,8 @@ export interface CheckoutRoutesOptions {
   assets: AssetMap;
   proxy: TransactionClient;
   orders?: OrderBook;
+  /** The origins the shop is served under (its CSP names the page's own WebSocket origin). */
+  pageOrigins: readonly string[];
 }
 
 /** What the Pay form posts: the order and the element's link reference (its form value). */
@@ -64,7 +66,7 @@ function sendHtml(res: express.Response, status: number, body: string): void {
 export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   const orders = options.orders ?? new OrderBook();
   const router = express.Router();
-  router.use(securityHeaders);
+  router.use(securityHeaders(options.pageOrigins));
 
   router.get('/assets/{*path}', (req, res, next) => {
     const asset = options.assets.get(req.path.slice('/assets/'.length));

@@ -38,6 +38,7 @@ const SessionBaseSchema = z.looseObject({
   verificationId: z.string().optional(),
   language: z.string().optional(),
   linkSessionId: z.string().optional(),
+  browserBinding: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

@@ -114,6 +114,40 @@ describe('merchant events', () => {
     }
   });
 
+  test('a success held for the bank step is told only once the starting browser confirms it, and as link.expired if it never does', async () => {
+    const boundEndpoint = await startMerchantEndpoint();
+    const bound = await eventsPair(boundEndpoint, { bindBankStep: true, sessionTtlMs: 1_500 });
+    try {
+      const start = async () => {
+        const response = await fetch(`${bound.baseUrl}/verifications`, {
+          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify(START_BODY),
+        });
+        assert.equal(response.status, 201);
+        const { sessionId } = (await response.json()) as { sessionId: string };
+        return { sessionId, cookie: (response.headers.get('set-cookie') ?? '').split(';')[0]! };
+      };
+      const abandoned = await start();
+      const confirmed = await start();
+      // The bank step finished in another browser (or the shopper never came back): the success is held.
+      for (const { sessionId } of [abandoned, confirmed]) {
+        assert.equal((await postNotification(await bound.notificationUrl(sessionId), successPayload())).status, 503);
+      }
+      const back = await fetch(await bound.returnUrl(confirmed.sessionId), { headers: { cookie: confirmed.cookie, accept: 'text/html' } });
+      assert.equal(back.status, 200);
+      const events = await boundEndpoint.waitForDistinct(2);
+      const stored = await bound.store.get(confirmed.sessionId);
+      assert.deepEqual(events.map((event) => [event.type, event.data.linkRef]).sort(), [
+        ['link.expired', undefined],
+        ['link.succeeded', (stored!.outcome as { linkRef: string }).linkRef],
+      ]);
+      const abandonedRecord = await bound.store.get(abandoned.sessionId);
+      assert.ok(!boundEndpoint.deliveries.some((d) => d.body.includes((abandonedRecord!.outcome as { linkRef: string }).linkRef)));
+    } finally {
+      await bound.close();
+      await boundEndpoint.close();
+    }
+  });
+
   test('every signature verifies with the standardwebhooks library under each rotated secret; a tampered body does not', async () => {
     if (endpoint.deliveries.length === 0) await pair.proxy.events.emit('link.cancelled', order());
     const delivery = endpoint.deliveries.find((d) => d.event)!;
@@ -187,6 +221,8 @@ describe('merchant events when the merchant endpoint fails', () => {
       await endpoint.up();
       const received = await endpoint.waitForDistinct(5);
       assert.deepEqual(new Set(received.map((event) => event.id)), new Set(emitted.map((event) => event!.id)));
+      // The merchant has them; the proxy settles each once the 204 is back.
+      await waitFor(async () => /obv_merchant_events_pending 0/.test(await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending')));
 
       const failures = pair.logs.find('merchant event delivery failed');
       // One line per failed attempt, each naming its event, step and reason; never twice the same step.
@@ -199,7 +235,6 @@ describe('merchant events when the merchant endpoint fails', () => {
       const metrics = await pair.proxy.metrics.registry.metrics();
       assert.match(metrics, new RegExp(`obv_merchant_event_attempts_failed_total\\{reason="network"\\} ${failures.length}\\b`));
       assert.match(metrics, /obv_merchant_events_sent_total\{type="payment.succeeded"\} 5/);
-      await waitFor(async () => /obv_merchant_events_pending 0/.test(await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending')));
     } finally {
       await pair.close();
       await endpoint.close();
@@ -232,7 +267,7 @@ describe('merchant events when the merchant endpoint fails', () => {
 describe('merchant events configuration', () => {
   const PRODUCTION = {
     OBV_BASE_URL: 'https://api.provider.example', OBV_CLIENT_ID: 'client-live', OBV_CLIENT_SECRET: 'secret-live-0123456789',
-    OBV_PUBLIC_URL: 'https://shop.example', OBV_WEBHOOK_SECRET: `whsec_${Buffer.alloc(32, 7).toString('base64')}`, OBV_MERCHANT_ID: 'm-live',
+    OBV_PUBLIC_URL: 'https://shop.example', OBV_WEBHOOK_SECRET: 'whsec_3q2+7w8X0f9mS1c4QeV7aB2nL5tY8uK1pZ6rD3gH0jE=', OBV_MERCHANT_ID: 'm-live',
     OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
   };
   const settings = (env: Record<string, string>) => {
@@ -246,10 +281,10 @@ describe('merchant events configuration', () => {
 
   test('events are off without a URL, and a URL needs secrets', () => {
     assert.deepEqual(settings(PRODUCTION), []);
-    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events' }), ['OBV_EVENTS_SECRETS: is required']);
-    const config = configFromEnv({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events', OBV_EVENTS_SECRETS: `whsec_${Buffer.alloc(32, 1).toString('base64')}, whsec_${Buffer.alloc(32, 2).toString('base64')}` });
+    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events' }), ['OBV_EVENTS_SECRETS: is required with an events URL (the events are signed with it)']);
+    const config = configFromEnv({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events', OBV_EVENTS_SECRETS: 'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=, whsec_N1FwWmM0bkt2UjhzVDJ5TGg2RG0wQnhKM2ZHNXdBOXU=' });
     assert.equal(config.eventsSecrets?.length, 2);
-    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://user:pass@shop.example/events', OBV_EVENTS_SECRETS: `whsec_${Buffer.alloc(32, 1).toString('base64')}` }),
+    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://user:pass@shop.example/events', OBV_EVENTS_SECRETS: 'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=' }),
       ['OBV_EVENTS_URL: must not contain user:password@ (your endpoint checks the signature instead)']);
   });
 

@@ -61,10 +61,11 @@ describe('toProblem', () => {
     });
   }
 
-  test('an oversize body names the limit; upstream field errors are passed on', () => {
+  test('an oversize body names the limit; upstream field errors name only fields the proxy sent, in its own words', () => {
     assert.equal(toProblem(Object.assign(new Error('x'), { type: 'entity.too.large', limit: 65_536 })).message,
       'The request body exceeds the limit of 65536 bytes.');
-    assert.deepEqual(toProblem(new UpstreamHttpError('POST', 'u', 400, { errors: [{ path: 'amount', message: 'bad' }] })).errors,
-      [{ path: 'amount', message: 'bad' }]);
+    const echoed = { errors: [{ path: 'transaction.amount', message: 'bad amount for acct_0123456789abcdef' }, { path: 'acct_0123456789abcdef', message: 'x' }] };
+    assert.deepEqual(toProblem(new UpstreamHttpError('POST', 'u', 400, echoed)).errors,
+      [{ path: 'transaction.amount', message: 'was refused by the verification service' }]);
   });
 });

@@ -81,7 +81,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
       redisUrl: redis.url,
       logDir: 'test-results/merchant-events',
       script: 'test/helpers/events-proxy-child.ts',
-      env: { OBV_EVENTS_URL: endpoint.url, OBV_EVENTS_SECRETS: EVENTS_SECRET, OBV_REDIS_PREFIX: 'kill:', OBV_SESSION_TTL: '3s', OBV_TEST_EVENT_TIMINGS: JSON.stringify(TIMINGS) },
+      env: { OBV_EVENTS_URL: endpoint.url, OBV_EVENTS_SECRETS: EVENTS_SECRET, OBV_REDIS_PREFIX: 'kill:', OBV_SESSION_TTL: '3s', TEST_EVENT_TIMINGS: JSON.stringify(TIMINGS) },
     });
     await a.start();
     try {

@@ -79,27 +79,32 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
 
   /**
    * The link session for `order`: who pays, for what, in which language — all from the shop's records.
-   * One per order, reused while valid, so a reload resumes a bank step under way.
+   * One per order and language, reused while valid, so a reload resumes a bank step under way.
    */
-  async function linkTokenFor(order: Order): Promise<string> {
-    if (!order.linkSession || order.linkSession.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
-      order.linkSession = await options.proxy.createLinkSession({
+  async function linkTokenFor(order: Order, language: 'en' | 'es'): Promise<string> {
+    const current = order.linkSession;
+    if (!current || current.language !== language || current.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+      const created = await options.proxy.createLinkSession({
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
         currency: SHOP.currency,
         consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
-        language: 'en-US',
+        language: language === 'es' ? 'es-US' : 'en-US',
       });
+      order.linkSession = { ...created, language };
+      return created.linkToken;
     }
-    return order.linkSession.linkToken;
+    return current.linkToken;
   }
 
   router.get('/', async (req, res) => {
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' ? current : orders.open();
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
+    // ?lang=es: the element and the bank's pages in Spanish (the demo's own page stays English).
+    const language = req.query.lang === 'es' ? 'es' : 'en';
+    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, language), language));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {

@@ -13,6 +13,7 @@ import { EVENTS_SECRET, ROTATED_EVENTS_SECRET, startMerchantEndpoint, type Merch
 import { failurePayload, postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { signInAtBank } from '../redis/cluster.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
+import { cancelSession } from '../../helpers/session-requests.ts';
 
 describeOutboxContract('MemoryEventOutbox', () => new MemoryEventOutbox());
 
@@ -87,7 +88,7 @@ describe('merchant events', () => {
     const failed = await pair.startVerification();
     assert.equal((await postNotification(await pair.notificationUrl(failed.sessionId), failurePayload('ACCOUNT_NOT_VERIFIED', 'Not verified.'))).status, 200);
     const cancelled = await pair.startVerification();
-    const cancel = await fetch(`${pair.baseUrl}/sessions/${cancelled.sessionId}/cancel`, { method: 'POST', headers: { origin: pair.origin } });
+    const cancel = await cancelSession(pair.baseUrl, cancelled.sessionId, { origin: pair.origin });
     assert.equal(cancel.status, 200);
     const events = (await endpoint.waitForDistinct(seen + 2)).slice(seen);
     const byType = new Map(events.map((event) => [event.type, event]));

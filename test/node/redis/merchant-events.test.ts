@@ -13,6 +13,7 @@ import { postVerification, startInstance, type ProxyInstance } from './cluster.t
 import { eventually } from './support.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
+import { cancelSession } from '../../helpers/session-requests.ts';
 import { RedisEventOutbox } from '../../../proxy/events/redis-outbox.ts';
 import { redisKeys } from '../../../proxy/sessions/redis/keys.ts';
 import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
@@ -92,7 +93,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
       };
       const cancelled = await start();
       const expiring = await start();
-      const cancel = await fetch(`${a.url}/obv/sessions/${cancelled.sessionId}/cancel`, { method: 'POST', headers: { origin: a.url } });
+      const cancel = await cancelSession(`${a.url}/obv`, cancelled.sessionId, { origin: a.url });
       assert.equal(cancel.status, 200);
       // A's attempt reached the merchant, which has not answered yet: then A dies (no goodbye).
       const hung = await eventually(() => endpoint.deliveries.find((d) => d.event?.type === 'link.cancelled'));

@@ -149,6 +149,52 @@ describe('merchant events', () => {
     }
   });
 
+  test('a payment is told as payment.succeeded once per order, even when its request is retried; a refused one as payment.failed', async () => {
+    const merchantTransactionId = `order-events-${Date.now()}`;
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId });
+    await signInAtBank(consumerUrl);
+    await pair.provider.notificationsSettled();
+    const { linkRef } = (await pair.store.get(sessionId))!.outcome as { linkRef: string };
+    const pay = () => fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}`, 'idempotency-key': `pay-${merchantTransactionId}` },
+      body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency }),
+    });
+    const paid = (await (await pay()).json()) as { transactionId: string };
+    assert.equal((await pay()).headers.get('idempotent-replayed'), 'true');
+    /** The distinct events of `type` for `order` the merchant received (waiting up to 10 s for the first). */
+    const told = async (type: string, order: string) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const found = endpoint.events.filter((event) => event.type === type && event.data.merchantTransactionId === order);
+        if (found.length > 0 || Date.now() > deadline) return [...new Map(found.map((event) => [event.id, event])).values()];
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    };
+    const succeeded = await told('payment.succeeded', merchantTransactionId);
+    assert.equal(succeeded.length, 1, 'one event for the order, whatever the retries');
+    assert.deepEqual(succeeded[0]!.data, {
+      merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency,
+      linkRef, transactionId: paid.transactionId, transactionStatus: 'APPROVED',
+    });
+
+    const refusedOrder = `order-refused-${Date.now()}`;
+    const second = await pair.startVerification({ ...START_BODY, merchantTransactionId: refusedOrder });
+    await signInAtBank(second.consumerUrl);
+    await pair.provider.notificationsSettled();
+    const refusedRef = ((await pair.store.get(second.sessionId))!.outcome as { linkRef: string }).linkRef;
+    pair.provider.state.accounts.clear();
+    const refused = await fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      body: JSON.stringify({ linkRef: refusedRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: refusedOrder, amount: START_BODY.amount, currency: START_BODY.currency }),
+    });
+    assert.equal(refused.status, 422);
+    const [failed] = await told('payment.failed', refusedOrder);
+    assert.equal(failed?.data.code, 'PAYMENT_REFUSED');
+    assert.equal(JSON.stringify(failed?.data).includes('accountToken'), false);
+  });
+
   test('every signature verifies with the standardwebhooks library under each rotated secret; a tampered body does not', async () => {
     if (endpoint.deliveries.length === 0) await pair.proxy.events.emit('link.cancelled', order());
     const delivery = endpoint.deliveries.find((d) => d.event)!;

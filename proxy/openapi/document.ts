@@ -3,7 +3,7 @@
 // schemas as the routes parse them (their input), response schemas as the routes answer (their output).
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { OPERATIONS } from './operations.ts';
+import { OPERATIONS, WEBHOOKS } from './operations.ts';
 import { type Caller, type Operation, ProblemSchema, type ResponseSpec } from './operation.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -95,9 +95,11 @@ export interface OpenApiDocumentOptions {
   /** Where the routes are: `{publicUrl}{mountPath}`, or the mount path alone (relative to the document). */
   serverUrl: string;
   operations?: readonly Operation[];
+  /** Requests the proxy makes to the merchant's server. */
+  webhooks?: readonly Operation[];
 }
 
-export function openApiDocument({ serverUrl, operations = OPERATIONS }: OpenApiDocumentOptions): JsonSchema {
+export function openApiDocument({ serverUrl, operations = OPERATIONS, webhooks = WEBHOOKS }: OpenApiDocumentOptions): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const operation of operations) (paths[openApiPath(operation.path)] ??= {})[operation.method] = operationObject(operation);
   return {
@@ -113,6 +115,7 @@ export function openApiDocument({ serverUrl, operations = OPERATIONS }: OpenApiD
     servers: [{ url: serverUrl }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
+    webhooks: Object.fromEntries(webhooks.map((webhook) => [webhook.operationId, { [webhook.method]: operationObject(webhook) }])),
     components: {
       schemas: { Problem: jsonSchema(ProblemSchema, 'output') },
       securitySchemes: {

@@ -1,6 +1,7 @@
 // Every route's operations, in the document's order. A new route module exports its `Operation[]` and
 // adds one line here; test/node/proxy/openapi.test.ts fails while a mounted route is missing.
 import type { Operation } from './operation.ts';
+import { eventsOperations, eventWebhooks } from '../routes/events.ts';
 import { linkSessionsOperations } from '../routes/link-sessions.ts';
 import { linksOperations } from '../routes/links.ts';
 import { notificationsOperations } from '../routes/notifications.ts';
@@ -19,6 +20,10 @@ export const OPERATIONS: readonly Operation[] = [
   ...linkSessionsOperations,
   ...transactionsOperations,
   ...linksOperations,
+  ...eventsOperations,
   ...readinessOperations,
   ...openApiOperations,
 ];
+
+/** What the proxy sends to the merchant's server (the document's `webhooks`). */
+export const WEBHOOKS: readonly Operation[] = [...eventWebhooks];

@@ -34,6 +34,8 @@ interface Route {
 
 export interface ResponseChecker {
   check(exchange: Exchange): CheckedExchange;
+  /** Why a JSON body the proxy sent to the merchant (the document's webhook `name`) does not match (empty when it does). */
+  checkWebhook(name: string, body: string): string[];
   /** Every operationId in the document. */
   operationIds(): string[];
 }
@@ -66,6 +68,12 @@ export function responseChecker(document: Json, mountPath: string): ResponseChec
 
   return {
     operationIds: () => routes.map((route) => String(route.operation.operationId)),
+    checkWebhook(name, body) {
+      const webhook = (document.webhooks as Record<string, { post: { requestBody: { content: Record<string, { schema: Json }> } } }>)[name];
+      if (!webhook) return [`no webhook ${name} in the document`];
+      const validate = validator(webhook.post.requestBody.content['application/json']!.schema);
+      return validate(JSON.parse(body)) ? [] : (validate.errors ?? []).map((error) => `${name}: ${error.instancePath || '/'} ${error.message ?? ''}`);
+    },
     check(exchange) {
       const path = exchange.path.split('?')[0]!;
       const route = routes.find((candidate) => candidate.method === exchange.method && candidate.pattern.test(path));

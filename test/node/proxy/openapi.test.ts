@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { openApiDocument } from '../../../proxy/openapi/document.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { mountedRoutes, responseChecker } from '../../helpers/openapi.ts';
 import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
@@ -13,10 +14,16 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 
 describe('OpenAPI document', () => {
   let pair: ProxyPair;
+  let merchant: MerchantEndpoint;
   before(async () => {
-    pair = await startProxyPair();
+    // Every optional route on: the merchant API key (the harness sets it) and merchant events.
+    merchant = await startMerchantEndpoint();
+    pair = await startProxyPair({ proxy: { eventsUrl: merchant.url, eventsSecrets: [EVENTS_SECRET] } });
   });
-  after(() => pair.close());
+  after(async () => {
+    await pair.close();
+    await merchant.close();
+  });
 
   test('every route the proxy mounts has a document entry, and every entry a route', () => {
     const document = openApiDocument({ serverUrl: '/obv' });
@@ -129,6 +136,19 @@ describe('OpenAPI document', () => {
       get('/transactions/order-openapi-1'),
     ), [200, 404, 401]);
 
+    const events = (await (await get('/events?limit=100', AUTH)).json()) as { data: { id: string }[] };
+    assert.ok(events.data.length >= 3, 'link.succeeded, link.failed, link.cancelled at least');
+    assert.deepEqual(await statuses(
+      get(`/events?after=${events.data[0]!.id}&limit=1`, AUTH),
+      get('/events?limit=0', AUTH),
+      get(`/events?after=evt_${'A'.repeat(22)}`, AUTH),
+      get('/events'),
+    ), [200, 400, 400, 401]);
+    // What the merchant's endpoint received matches the document's webhook.
+    await merchant.waitForDistinct(events.data.length);
+    const document = openApiDocument({ serverUrl: baseUrl });
+    assert.deepEqual(merchant.deliveries.flatMap((delivery) => responseChecker(document, '/obv').checkWebhook('merchantEvent', delivery.body)), []);
+
     // Operations.
     assert.deepEqual(await statuses(get('/healthz'), get('/readyz'), get('/openapi.json')), [200, 200, 200]);
     await pair.proxy.drain();
@@ -144,7 +164,8 @@ describe('OpenAPI document', () => {
     for (const expected of ['startVerification 400', 'startVerification 403', 'startVerification 413', 'startVerification 415', 'startVerification 422',
       'lookupSession 404', 'lookupSession 400', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
       'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422',
-      'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404']) {
+      'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404',
+      'listEvents 400', 'listEvents 401']) {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
     }
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');

@@ -3,9 +3,6 @@
 // it with the README's "Any backend" variables, and `python3 shop.py` in that folder. In Chromium the
 // shopper links with user_good; the shop learns link.succeeded from the proxy's signed event (the page
 // has no way to tell it), pays server to server and shows APPROVED.
-//
-// Outside `npm test` (not *.test.ts) until the merchant events (issue 21, items 1-2) are on this branch:
-// it needs the proxy to send them. Run it with `node --import tsx --test test/package/python-shop.e2e.ts`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,6 +109,14 @@ describe('the Python shop beside the packed proxy', () => {
       await page.locator('#result').getByText('Payment APPROVED').waitFor();
       await page.getByText(/^Order order-[0-9a-f]{16}, \$49\.99, transaction \S+$/).waitFor();
       await saveScreenshot(page, 'python-shop-paid-320').catch(() => undefined);
+      // The payment's own event follows, signed like the first (bounded wait).
+      const deadline = Date.now() + STEP_TIMEOUT_MS;
+      let events: string[] = [];
+      while (!events.some((line) => line.endsWith(' payment.succeeded')) && Date.now() < deadline) {
+        events = ((await (await fetch(`${orderUrl}/status`)).json()) as { events: string[] }).events;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.ok(events.some((line) => line.endsWith(' payment.succeeded')), `events: ${events.join(', ')}`);
       assert.deepEqual(problems, []);
       assert.doesNotMatch(shop.child.output(), /refused an event/);
     } finally {

@@ -59,6 +59,8 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
     'dist/types/widget/obv-link-account.d.ts',
     'dist/custom-elements.json',
     'dist/openapi.json',
+    'examples/python-shop/shop.py',
+    'examples/python-shop/webhooks.py',
     'frameworks/react.d.ts',
     'frameworks/vue.d.ts',
   ]) {

@@ -4,7 +4,7 @@
 // shopper links with user_good; the shop learns link.succeeded from the proxy's signed event (the page
 // has no way to tell it), pays server to server and shows APPROVED.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,7 +17,7 @@ const ANY_BACKEND = '### Any backend';
 
 /** `NAME=value` pairs of the README line that runs `command`. */
 function readmeVariables(command: string): Record<string, string> {
-  const line = readmeBlock(ANY_BACKEND, 'sh').split('\n').find((candidate) => candidate.includes(command));
+  const line = readmeBlock(ANY_BACKEND, 'sh').split('\n').find((candidate) => candidate.includes(command) && candidate.includes('='));
   assert.ok(line, `the README's "Any backend" block runs ${command}`);
   return Object.fromEntries([...line.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
 }
@@ -70,13 +70,15 @@ describe('the Python shop beside the packed proxy', () => {
       { cwd: app.dir, env: cleanEnv({ ...proxyEnv, HOST: '127.0.0.1', OBV_LOG_LEVEL: 'warn' }) });
     children.push(proxy);
     await waitForHttp(`http://127.0.0.1:${proxyPort}/obv/healthz`, proxy);
-    // Run from the app's folder, as the README says: the shop serves the element from its node_modules.
+    // As the README says: the example copied out of the installed package, run from the app's folder (the
+    // shop serves the element from its node_modules).
+    cpSync(path.join(app.dir, 'node_modules/obv-link/examples/python-shop'), path.join(app.dir, 'python-shop'), { recursive: true });
     shop = await startPythonShop({
       OBV_PROXY_URL: shopEnv.OBV_PROXY_URL!,
       OBV_MERCHANT_API_KEY: shopEnv.OBV_MERCHANT_API_KEY!,
       OBV_EVENTS_SECRET: shopEnv.OBV_EVENTS_SECRET!,
       PORT: String(shopPort),
-    }, app.dir);
+    }, { cwd: app.dir, script: 'python-shop/shop.py' });
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
-import type { EnrichStart, OnOutcome } from './hooks.ts';
+import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
@@ -23,6 +23,8 @@ export interface ProxyContext {
   enrichStart: EnrichStart | undefined;
   /** The merchant's hook, called once per session with the stored outcome (token included). */
   onOutcome: OnOutcome | undefined;
+  /** The merchant's hook, called once when a shopper removes a saved account. */
+  onSavedAccountRemoved?: OnSavedAccountRemoved | undefined;
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;

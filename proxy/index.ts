@@ -13,7 +13,7 @@ import { createClientAddress } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
-import type { EnrichStart, OnOutcome } from './hooks.ts';
+import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
@@ -27,7 +27,9 @@ import { parseOrThrow } from './validation.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
-export type { EnrichStart, OnOutcome, OutcomeReport, VerificationDraft } from './hooks.ts';
+export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
+export type { SavedAccount } from './accounts/saved-account.ts';
+export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './routes/links.ts';
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
 export type { PaymentView } from './payments/orders.ts';
@@ -60,6 +62,11 @@ export interface ObvProxyDependencies {
    * answered 500 and the provider's retry calls it again.
    */
   onOutcome?: OnOutcome;
+  /**
+   * Called once when a shopper removes a saved account at checkout (after confirming), with its stable
+   * `accountId`: delete it from your records. If it throws, the removal is refused and it stays offered.
+   */
+  onSavedAccountRemoved?: OnSavedAccountRemoved;
   /** Relay tuning (tests, benchmarks). */
   relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number; recheckIntervalMs?: number };
   /** Also collect prom-client's process metrics (CPU, memory, event loop) in `metrics`. Default true. */
@@ -197,6 +204,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     },
     enrichStart: options.enrichStart,
     onOutcome: options.onOutcome,
+    onSavedAccountRemoved: options.onSavedAccountRemoved,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
     metrics,

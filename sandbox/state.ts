@@ -38,6 +38,8 @@ export interface LinkedAccount {
   username: string;
   account: BankAccount;
   linkedAt: number;
+  /** Marked by the `markAccountStale` test control: endpoint 4 refuses the token until a re-verification. */
+  stale?: boolean;
 }
 
 export interface RecordedTransaction {
@@ -45,7 +47,7 @@ export interface RecordedTransaction {
   clientId: string;
   accountToken: string;
   merchantTransactionId: string;
-  /** What the request said it charges, as sent (the spec leaves these fields to the transaction's own documentation). */
+  /** What the request said it charges, as sent (the provider's description leaves these fields to the transaction's own documentation). */
   amount: unknown;
   currency: unknown;
   createdAt: number;

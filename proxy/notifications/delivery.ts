@@ -14,10 +14,10 @@ import { markLinkSessionUsed } from '../link-sessions/link-sessions.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 
-/** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
+/** The same outcome as the provider reports it (the link reference and saved account are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
-  const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
+  const { linkRef: _ours, savedAccount: _saved, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown };
   // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
   const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
   const fields = Object.keys(ours!);
@@ -26,7 +26,7 @@ export function sameOutcome(stored: VerificationOutcome | undefined, reported: R
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
   const { sessionId, merchantUserId, merchantTransactionId, amount, currency } = record;
-  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome } };
+  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome }, ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
 }
 
 /** Completes the delivery of `record`'s stored outcome; throws (a problem) when the provider should retry. */
@@ -60,7 +60,8 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     if (outcome.status === 'success') {
       await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
       // A link token is for one purchase: once an account is linked under it, it starts nothing more.
-      if (record.linkSessionId) await markLinkSessionUsed(ctx, record.linkSessionId, record.sessionId);
+      // (A saved account chosen without a bank step does not: the shopper may still choose another.)
+      if (record.linkSessionId && !record.savedAccountId) await markLinkSessionUsed(ctx, record.linkSessionId, record.sessionId);
     }
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);

@@ -9,6 +9,7 @@ import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
+import type { SavedAccount } from '../accounts/saved-account.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -25,6 +26,10 @@ export interface LinkedAccount {
   currency: string | undefined;
   /** The merchant transaction id this reference paid, once it has. */
   redeemedFor: string | undefined;
+  /** The account saved for the user by this link (consent or re-authorization): store it for the next purchase. */
+  savedAccount?: SavedAccount;
+  /** The stable id of the saved account this reference was made from (the shopper chose it, no bank step). */
+  savedAccountId?: string;
 }
 
 /** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
@@ -64,6 +69,8 @@ export function linksRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): 
       amount: record.amount,
       currency: record.currency,
       redeemedFor: await paidOrderOf(ctx, record, linkRef),
+      ...(outcome.savedAccount ? { savedAccount: outcome.savedAccount } : {}),
+      ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
     };
     res.set('cache-control', 'no-store').json(account);
   });

@@ -17,6 +17,7 @@ import { Amount, CurrencyCode, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
+import { reauthorizationCode, reauthorizationRequired } from '../accounts/reauthorization.ts';
 
 /** CONTRACTS §3. Strict: a field the proxy does not know is refused, never passed to the provider. */
 export const SubmitTransactionBody = z.strictObject({
@@ -156,6 +157,12 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     };
     const result = await submit(claimed, payment, body, outcome.accountToken);
+    // A stale account (nothing was charged, the order is free again): the shopper must reconnect it.
+    const stale = result.status >= 400 ? reauthorizationCode(result.body, config.reauthorizationCodes) : undefined;
+    if (stale) {
+      logger.info({ merchantTransactionId: body.merchantTransactionId, providerCode: stale }, 'transaction refused: the account needs re-authorization');
+      throw reauthorizationRequired(record, outcome, stale);
+    }
     logger.info({ merchantTransactionId: body.merchantTransactionId, linkRef: sessionLogRef(body.linkRef), status: result.status }, 'interactive transaction submitted');
     answer(res, result.status, result.body);
   });

@@ -14,6 +14,8 @@ export const markerKey = {
   linkSession: (id: string) => `link-session:${id}`,
   /** Link session id → the session that linked an account with it (a link token is for one purchase). */
   linkSessionUsed: (id: string) => `link-session-used:${id}`,
+  /** Link session id and an offered account's browser id → `removed` once the shopper removed it there. */
+  savedAccountRemoved: (linkSessionId: string, offeredId: string) => `saved-account-removed:${linkSessionId}:${offeredId}`,
   /** Merchant transaction id → the claim of the one payment of that order. */
   order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
   /** Order claim → the payment's result, once the provider answered (or could not be reached). */

@@ -135,6 +135,7 @@ describe('configuration from the environment', () => {
       rateLimitStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
+      onSavedAccountRemoved: () => undefined,
       relay: { pingIntervalMs: 1_000 },
       defaultMetrics: false,
       tokenRetry: { limit: 0 },

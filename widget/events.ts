@@ -1,7 +1,7 @@
 // The element's events, typed once: listeners get a typed `detail` through GlobalEventHandlersEventMap.
 
-/** Where the element stands in the linking flow. */
-export type ObvState = 'idle' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
+/** Where the element stands in the linking flow (`saved`: the returning shopper's saved accounts are listed). */
+export type ObvState = 'idle' | 'saved' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
 
 /**
  * The linked account as the page may see it: display fields and `linkRef`, an opaque reference only the

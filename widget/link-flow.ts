@@ -5,6 +5,7 @@ import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
 import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
+import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { endpoint, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
@@ -19,6 +20,8 @@ export interface FlowError {
 /** Where the flow stands; `kind` is the element's `state`. */
 export type FlowStatus =
   | { kind: 'idle'; cancelled: boolean }
+  /** A returning shopper's saved accounts (saved-accounts.ts). */
+  | SavedStatus
   | { kind: 'starting'; blocked: boolean }
   /** `tab`: the bank tab is held (else the element offers a link); `blocked`: the browser blocked it. */
   | { kind: 'waiting'; session: StartedSession; tab: boolean; blocked: boolean }
@@ -64,8 +67,10 @@ export interface LinkFlow extends ReactiveController {
   readonly status: FlowStatus;
   /** On a failure, expiry or error screen after "Change": Cancel brings the previous account back. */
   canGoBack(): boolean;
-  /** Starts a verification. Call it from a user gesture: the bank tab opens right away. */
-  start(): void;
+  /** Starts a verification (`save`: the shopper ticked the consent box). Call it from a user gesture: the bank tab opens right away. */
+  start(save?: boolean): void;
+  /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
+  readonly saved: SavedAccounts;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -110,15 +115,15 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
   const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
-  const canGoBack = () => !!linked && status.kind !== 'success' && !wrongAttribute();
+  const canGoBack = () => (!!linked || !!saved.status()) && status.kind !== 'success' && status.kind !== 'saved' && !wrongAttribute();
 
   const set = (next: FlowStatus) => {
     const previous = status;
     status = next;
     changed(next, previous);
   };
-  /** Where Cancel and a fixed attribute lead: the account linked before, else idle. */
-  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : { kind: 'idle', cancelled });
+  /** Where Cancel and a fixed attribute lead: the account linked before, else the saved accounts, else idle. */
+  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : saved.status() ?? { kind: 'idle', cancelled });
   const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked });
   const refreshWaiting = () => {
     if (status.kind === 'waiting') set(waiting(status.session));
@@ -162,6 +167,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
+  const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
+    if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
+  }, (error) => fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message }));
 
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
@@ -203,7 +211,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     watch = watchSession(base, session, ended);
   };
 
-  const start = () => {
+  const start = (save?: boolean) => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
     stopWatching();
@@ -215,7 +223,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
-    startSession(page.base, page.request, idempotencyKey, attempt.signal).then(
+    const consent = save && saved.offer?.saving?.version;
+    startSession(page.base, consent ? { ...page.request, consent } : page.request, idempotencyKey, attempt.signal).then(
       (session) => {
         if (attempt === aborter) opened(page.base, session);
       },
@@ -235,6 +244,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     },
     canGoBack,
     start,
+    saved,
     cancel() {
       if (!busy() && !canGoBack()) return;
       const sessionId = pending?.sessionId;
@@ -270,6 +280,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     },
     configure(problem) {
       const shown = wrongAttribute();
+      const page = !problem && target();
+      // A usable link token: what it offers a returning shopper (once per token).
+      if (page) saved.load(page.base, page.request.linkToken);
       if (problem === shown) return;
       if (problem) {
         if (busy()) {

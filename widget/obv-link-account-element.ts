@@ -5,6 +5,7 @@ import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
+import { consentBox, reconnectTitle, savedList } from './saved-view.ts';
 
 // Icon outlines on a 24×24 grid, stroked by the stylesheet.
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
@@ -137,18 +138,18 @@ export class ObvLinkAccountElement extends LitElement {
     this.addController(this.#flow);
   }
 
-  /** Where the flow stands: idle, starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
+  /** Where the flow stands: idle, saved (a returning shopper's saved accounts), starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
   get state(): ObvState {
     return this.#flow.status.kind;
   }
 
   /**
-   * The linked account the element shows, in the `success` state only. While a "Change" is under way, or
+   * The linked account the element shows, in the `success` state (or the saved account chosen, once ready, in `saved`). While a "Change" is under way, or
    * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
    */
   get account(): ObvAccount | undefined {
     const status = this.#flow.status;
-    return status.kind === 'success' ? status.account : undefined;
+    return status.kind === 'success' ? status.account : status.kind === 'saved' ? status.ready?.account : undefined;
   }
 
   /** The link reference of {@link account} (the form value), or an empty string. */
@@ -186,7 +187,8 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    if (!this.#isDisabled) this.#flow.start();
+    // The consent box, when the link session offers saving: ticked means "save the account I link now".
+    if (!this.#isDisabled) this.#flow.start(this.renderRoot.querySelector<HTMLInputElement>('#consent')?.checked);
   }
 
   /**
@@ -230,6 +232,8 @@ export class ObvLinkAccountElement extends LitElement {
     } else {
       this.#internals.setValidity({});
     }
+    // A Remove asks for confirmation in its place: focus moves to the confirmation.
+    this.renderRoot.querySelector<HTMLElement>('#rm+button')?.focus();
   }
 
   override render(): TemplateResult {
@@ -241,8 +245,11 @@ export class ObvLinkAccountElement extends LitElement {
     // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
     const misconfigured = state === 'error' && status.error.kind === 'configuration';
     const blocked = 'blocked' in status && status.blocked;
-    const titles: Record<ObvState, string> = {
-      idle: s.idleTitle,
+    const offer = this.#flow.saved.offer;
+    const reconnect = state === 'idle' && offer?.reconnect;
+    const titles: Record<ObvState, unknown> = {
+      idle: reconnect ? reconnectTitle(offer.words, reconnect) : s.idleTitle,
+      saved: offer?.words.title,
       starting: s.starting,
       waiting: blocked ? s.blockedTitle : s.waitingTitle,
       success: s.successTitle,
@@ -251,11 +258,11 @@ export class ObvLinkAccountElement extends LitElement {
       error: misconfigured ? s.configurationTitle : s.networkTitle,
     };
     // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
-    const hint = state === 'idle' ? (status.cancelled ? s.cancelled : s.idleHint) : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
+    const hint = state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint) : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
     // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
     const error = state === 'failure' ? status.message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
     // A spinner only while something is under way: a blocked pop-up waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || blocked ? BANK_ICON : '';
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked ? BANK_ICON : '';
     // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
     return html`
       <div part="base" class="card ${failed ? 'danger' : state}">
@@ -284,7 +291,9 @@ export class ObvLinkAccountElement extends LitElement {
     const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
     switch (status.kind) {
       case 'idle':
-        return this.#button(html`<slot name="label">${s.linkAccount}</slot>`, this.start);
+        return html`${consentBox(this.#flow.saved.offer?.saving, this.#isDisabled)}${this.#button(this.#flow.saved.offer?.reconnect ? this.#flow.saved.offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}`;
+      case 'saved':
+        return savedList(status, this.#flow.saved, this.start, this.#isDisabled);
       case 'starting':
         return cancel;
       case 'waiting':

@@ -149,6 +149,46 @@ export const styles = unsafeCSS(`
   .actions :hover {
     filter: brightness(0.94);
   }
+  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width. */
+  .list,
+  .consent {
+    flex-basis: 100%;
+  }
+  .row {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: 0.5rem;
+    margin-bottom: 0.5rem;
+    padding: 0.25rem 0.25rem 0.25rem 0.75rem;
+    border: 1px solid var(--_border);
+    border-radius: calc(var(--_radius) - 4px);
+  }
+  label {
+    flex: 1 1 8rem;
+    display: flex;
+    gap: 0.5rem;
+    align-items: center;
+    min-height: 2.75rem;
+    cursor: pointer;
+  }
+  .row button {
+    flex: none;
+  }
+  .row p {
+    flex-basis: 100%;
+    margin: 0;
+  }
+  .consent p {
+    font-size: 0.8125rem;
+  }
+  input {
+    flex: none;
+    width: 1.25rem;
+    height: 1.25rem;
+    margin: 0;
+    accent-color: var(--_accent);
+  }
   :focus-visible {
     outline: 2px solid var(--_accent);
     outline-offset: 2px;

@@ -6,8 +6,10 @@ import { timing } from './settings.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
 export interface StartRequest {
-  /** The merchant server's link session; sent alone. */
+  /** The merchant server's link session; sent alone (with `consent` when the shopper ticked "save"). */
   linkToken?: string;
+  /** The version of the consent words the shopper accepted (saved-accounts.ts). */
+  consent?: string;
   merchantUserId?: string;
   merchantTransactionId?: string;
   amount?: string;

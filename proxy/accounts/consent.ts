@@ -11,20 +11,20 @@ export interface ConsentWords {
   version: string;
   /** The language the words are written in (the link session's, English or Spanish). */
   lang: 'en' | 'es';
-  /** The checkbox's label. */
-  label: string;
+  /** The checkbox's label. (Not `label`: the element's build shortens that name.) */
+  checkbox: string;
   /** The debit authorization in plain words: what may be debited, that it can be removed, and how. */
   text: string;
 }
 
 const WORDS: Record<'en' | 'es', Omit<ConsentWords, 'version' | 'lang'>> = {
   en: {
-    label: 'Save this account for my next purchases',
+    checkbox: 'Save this account for my next purchases',
     text: 'You authorize this store to debit this bank account for the total of each future purchase you confirm at its checkout. '
       + 'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout.',
   },
   es: {
-    label: 'Guardar esta cuenta para mis próximas compras',
+    checkbox: 'Guardar esta cuenta para mis próximas compras',
     text: 'Autorizas a esta tienda a cargar en esta cuenta bancaria el total de cada compra futura que confirmes en su página de pago. '
       + 'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar.',
   },
@@ -44,7 +44,7 @@ export interface ConsentRecord {
   version: string;
   lang: 'en' | 'es';
   /** The checkbox's label and the authorization, exactly as shown. */
-  label: string;
+  checkbox: string;
   text: string;
   /** ISO 8601. */
   acceptedAt: string;

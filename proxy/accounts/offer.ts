@@ -9,6 +9,7 @@ import { newId } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { accountWords } from '../sessions/shopper-words.ts';
 import { consentWords, type ConsentWords } from './consent.ts';
+import { offerWords, type OfferWords } from './offer-words.ts';
 import { openSavedAccount, refusalReason } from './saved-account.ts';
 
 /** At most this many saved accounts per link session: a list to choose from, not a store. */
@@ -85,6 +86,8 @@ export interface OfferedAccountView {
 /** What the element is offered for a link session (POST /saved-accounts/offer, CONTRACTS §2). */
 export interface OfferView {
   accounts: OfferedAccountView[];
+  /** The element's words for the list and for Reconnect, in the link session's language. */
+  words: OfferWords;
   /** Present when the link session allows saving: the consent box's words. */
   saving?: ConsentWords;
   /** Present when the link session re-authorizes a saved account: the account to say "Reconnect" to. */
@@ -110,7 +113,8 @@ export async function stillOffered(ctx: ProxyContext, linkSessionId: string, ses
 
 export async function offerView(ctx: ProxyContext, linkSessionId: string, session: SessionForOffer): Promise<OfferView> {
   const { language, reauthorize } = session;
-  const offer: OfferView = { accounts: (await stillOffered(ctx, linkSessionId, session)).map((account) => view(account, language)) };
+  const accounts = (await stillOffered(ctx, linkSessionId, session)).map((account) => view(account, language));
+  const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language);
   if (reauthorize) {
     const { id: _browserId, ...reconnect } = view(reauthorize, language);

@@ -36,7 +36,7 @@ export interface SavedAccountDisplay {
 const ConsentRecordSchema = z.strictObject({
   version: z.string(),
   lang: z.enum(['en', 'es']),
-  label: z.string(),
+  checkbox: z.string(),
   text: z.string(),
   acceptedAt: z.string(),
   ip: z.string(),

@@ -26,7 +26,7 @@ export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession,
     consent: {
       version: words.version,
       lang: words.lang,
-      label: words.label,
+      checkbox: words.checkbox,
       text: words.text,
       acceptedAt: new Date(ctx.now()).toISOString(),
       ip: req.ip ? plainAddress(req.ip) : '',

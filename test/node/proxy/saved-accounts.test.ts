@@ -93,8 +93,10 @@ describe('saved accounts', () => {
     assert.equal(offer.saving?.version, CONSENT_VERSION);
     assert.equal(offer.saving?.lang, 'es');
     assert.match(offer.saving?.text ?? '', /Eliminar/);
+    assert.equal((offer as unknown as { words: { remove: string } }).words.remove, 'Eliminar');
     const plain = await offerOf((await linkSession()).linkToken);
-    assert.deepEqual(plain, { accounts: [] });
+    assert.deepEqual(Object.keys(plain).sort(), ['accounts', 'words']);
+    assert.deepEqual(plain.accounts, []);
   });
 
   test('a consented success gives the server a sealed saved account and the consent record (GET /links and onOutcome); the browser sees neither', async () => {
@@ -106,7 +108,7 @@ describe('saved accounts', () => {
     assert.equal(saved.consent?.version, CONSENT_VERSION);
     assert.equal(saved.consent?.userAgent, 'SavedAccountTest/1.0');
     assert.equal(saved.consent?.ip, '127.0.0.1');
-    assert.match(saved.consent?.label ?? '', /Save this account/);
+    assert.match(saved.consent?.checkbox ?? '', /Save this account/);
     assert.match(saved.consent?.text ?? '', /debit this bank account/);
     const accountToken = [...pair.provider.state.accounts.values()].at(-1)!.accountToken;
     assert.ok(!saved.sealed.includes(accountToken), 'the token is not readable in the sealed string');

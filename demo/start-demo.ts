@@ -11,6 +11,7 @@ import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
 import { OrderBook } from './checkout/server/orders.ts';
 import { createTransactionClient } from './checkout/server/transactions.ts';
+import { SavedAccountBook } from './checkout/server/saved-accounts.ts';
 
 /** The sandbox's documented client and webhook secret (docs/CONTRACTS.md §1). */
 export const SANDBOX_CREDENTIALS = {
@@ -40,6 +41,8 @@ export interface RunningDemo {
   url: string;
   /** The sandbox provider (its faults and state are reachable for tests). */
   provider: RunningProvider;
+  /** The shop's saved accounts, by shopper (its in-memory "database"). */
+  savedAccounts: SavedAccountBook;
   server: Server;
   close(): Promise<void>;
 }
@@ -94,6 +97,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     // Generated per run: the merchant server is the only holder, the page never sees it.
     const merchantApiKey = randomBytes(24).toString('base64url');
     const orders = new OrderBook();
+    const savedAccounts = new SavedAccountBook();
     const proxy = createObvProxy({
       baseUrl: provider.url,
       gatewayUrl: provider.url,
@@ -112,10 +116,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       // The sandbox speaks plain http on loopback; HTTPS only (docs/UPSTREAM.md#d1-https-only) is for real providers.
       sandbox: true,
       logLevel: options.logLevel ?? 'silent',
+      // The shopper removed a saved account at checkout: the shop deletes its copy.
+      onSavedAccountRemoved: (removal) => savedAccounts.remove(removal.merchantUserId, removal.accountId),
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...options.proxy,
     });
 
+    const running = provider;
     const app = express();
     app.disable('x-powered-by');
     app.use(proxy.mountPath, proxy.router);
@@ -123,6 +130,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       createCheckoutRoutes({
         assets,
         orders,
+        savedAccounts,
+        markAccountsStale: () => void running.markAccountStale(),
         // The key the proxy actually holds (a test may override it).
         proxy: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
       }),
@@ -131,10 +140,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     proxy.attachRelay(server);
     server.on('request', app);
 
-    const running = provider;
     return {
       url: `${publicUrl}/`,
       provider: running,
+      savedAccounts,
       server,
       async close() {
         await proxy.close();

@@ -43,7 +43,8 @@ async function whenElementReady(): Promise<void> {
 function updatePayButton(): void {
   // Pay needs a linked account the element shows as linked (it keeps the previous account while the
   // consumer tries to change it) and a valid form (the element is form-associated and `required`).
-  const account = element.state === 'success' ? element.account : undefined;
+  // (`account` is set in the success state, and in `saved` once the chosen saved account is ready.)
+  const account = element.account;
   const ready = account !== undefined && form.checkValidity();
   payButton.disabled = !ready;
   payHint.textContent = ready ? `Paying from ${account.accountLabel} at ${account.fiName}.` : 'Link a bank account to continue.';

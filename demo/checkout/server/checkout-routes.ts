@@ -10,11 +10,17 @@ import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
 import { securityHeaders } from './security-headers.ts';
 import { SHOP, decimalAmount, type Order } from './orders.ts';
 import type { TransactionClient } from './transactions.ts';
+import { SavedAccountBook } from './saved-accounts.ts';
+import { randomBytes } from 'node:crypto';
 
 export interface CheckoutRoutesOptions {
   assets: AssetMap;
   proxy: TransactionClient;
   orders?: OrderBook;
+  /** The shop's saved accounts (its "database"); the proxy's onSavedAccountRemoved should remove from it too. */
+  savedAccounts?: SavedAccountBook;
+  /** Sandbox only: the provider's test control that makes every linked account stale (the "Reconnect" path). */
+  markAccountsStale?: () => void;
 }
 
 /** What the Pay form posts: the order and the element's link reference (its form value). */
@@ -40,6 +46,17 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
+/** The shopper this browser is (a long-lived cookie): their saved accounts follow them from order to order. */
+export const SHOPPER_COOKIE = 'nr_shopper';
+
+/** The shopper's merchant user id, from their cookie; a first visit gets a new one. */
+function shopperOf(req: express.Request, res: express.Response): string {
+  let id = cookieValue(req.headers.cookie, SHOPPER_COOKIE) ?? '';
+  if (!/^[A-Za-z0-9_-]{16}$/.test(id)) id = randomBytes(12).toString('base64url');
+  res.cookie(SHOPPER_COOKIE, id, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
+  return `shopper-${id}`;
+}
+
 /** The order this browser is shopping for (its cookie); a request can act on no other order. */
 export function shoppersOrderId(req: express.Request): string | undefined {
   return cookieValue(req.headers.cookie, ORDER_COOKIE);
@@ -63,6 +80,7 @@ function sendHtml(res: express.Response, status: number, body: string): void {
 /** Builds the merchant's router: mount it at `/` next to the proxy's `/obv`. */
 export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   const orders = options.orders ?? new OrderBook();
+  const saved = options.savedAccounts ?? new SavedAccountBook();
   const router = express.Router();
   router.use(securityHeaders);
 
@@ -72,19 +90,31 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
   });
 
-  /** The link session for `order`: who pays, for what, in which language — all from the shop's records. */
-  const linkTokenFor = (order: Order) => options.proxy.createLinkSession({
-    merchantUserId: order.merchantUserId,
-    merchantTransactionId: order.orderId,
-    amount: decimalAmount(order.totalCents),
-    currency: SHOP.currency,
-    consumer: { ...SHOP.shopper },
-    language: 'en-US',
-  });
+  /**
+   * The link session for `order`: who pays, for what, in which language — all from the shop's records —
+   * and the shopper's saved accounts (or the one the bank wants reconnected), with saving allowed.
+   */
+  const linkTokenFor = (order: Order) => {
+    const accounts = saved.list(order.merchantUserId);
+    const reconnect = accounts.find((account) => account.accountId === order.reconnect);
+    const { firstName, lastName, email } = SHOP.shopper;
+    return options.proxy.createLinkSession({
+      merchantUserId: order.merchantUserId,
+      merchantTransactionId: order.orderId,
+      amount: decimalAmount(order.totalCents),
+      currency: SHOP.currency,
+      consumer: { firstName, lastName, email },
+      language: `${order.language}-US`,
+      ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
+    });
+  };
 
   router.get('/', async (req, res) => {
+    const shopper = shopperOf(req, res);
+    const language = req.query.lang === 'es' ? 'es' : req.query.lang === 'en' ? 'en' : undefined;
     const current = orders.get(shoppersOrderId(req) ?? '');
-    const order = current?.state === 'open' ? current : orders.open();
+    const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper, language);
+    if (language) order.language = language;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
     // A fresh link session per page view: it lives 30 minutes, and the page (no-store) is never reused.
     sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
@@ -121,12 +151,14 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
         currency: SHOP.currency,
-        language: 'en-US',
+        language: `${order.language}-US`,
         ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
       });
       if (result.ok) {
         // The receipt's account comes from the verified outcome on the server, not from the page.
         const account = await options.proxy.linkedAccount(form.linkRef);
+        // The shopper ticked "save" (or reconnected it): keep it for the next purchase.
+        if (account?.savedAccount) saved.save(order.merchantUserId, account.savedAccount);
         order.state = 'paid';
         order.payment = {
           transactionId: result.response.transactionId,
@@ -135,12 +167,28 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
           fiName: account?.fiName,
           paidAt: Date.now(),
         };
+      } else if (result.reconnect) {
+        // The bank wants the shopper to sign in again: back to the checkout, which offers "Reconnect".
+        order.state = 'open';
+        order.reconnect = result.reconnect;
+        res.redirect(303, '/');
+        return;
       } else {
         order.state = 'declined';
         order.failure = { title: result.title, detail: result.detail };
       }
     }
     res.redirect(303, `/orders/${encodeURIComponent(order.orderId)}`);
+  });
+
+  // The sandbox's test control, for trying the "Reconnect" path by hand (the demo runs the sandbox).
+  router.post('/sandbox/stale-accounts', (req, res) => {
+    if (crossSite(req) || !options.markAccountsStale) {
+      sendProblem(res, 403, 'Refused', 'Only the demo\'s own page can use the sandbox control.');
+      return;
+    }
+    options.markAccountsStale();
+    res.redirect(303, '/');
   });
 
   router.get('/orders/:orderId', (req, res) => {

@@ -1,6 +1,7 @@
 // 8. The returning shopper: in Debian's Chromium on the demo checkout, a shopper with two saved accounts
 // clicks the other one; timed from the click to the element showing it chosen with the form value ready
-// (its link reference from POST /saved-accounts/use, `obv-success`, the element rendered, next frame).
+// (its link reference from POST /saved-accounts/use, `obv-success`, the element's update done: the form
+// value set). The radio shows as checked in the first frame after the click.
 // Beside it, from the same run, the first-time bank flow's last step alone (shopper-latency.ts: the
 // bank's redirect → the element showing the linked account), which a returning shopper skips entirely.
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -43,7 +44,9 @@ async function clickOther(page: Page): Promise<number> {
     const timing = window as unknown as { obvClickAt: number; obvReady: Promise<number> };
     document.addEventListener('click', () => (timing.obvClickAt = performance.now()), { capture: true, once: true });
     timing.obvReady = new Promise((resolve) => {
-      el.addEventListener('obv-success', () => void el.updateComplete.then(() => requestAnimationFrame(() => resolve(performance.now()))), { once: true });
+      // Ready: the element has rendered the choice and set its form value (in its update). The radio itself
+      // shows as chosen in the first frame after the click, long before.
+      el.addEventListener('obv-success', () => void el.updateComplete.then(() => resolve(performance.now())), { once: true });
     });
   });
   await page.locator('obv-link-account').getByRole('radio', { checked: false }).click();

@@ -6,6 +6,7 @@ import { problem } from '../errors.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { CompleteDelivery } from '../notifications/delivery.ts';
 import { safeError } from '../logger.ts';
+import { RECORD_GRACE_MS } from '../config/limits.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { sealOutcome } from '../sessions/sealed-outcome.ts';
@@ -97,7 +98,8 @@ export async function removeSavedAccount(ctx: ProxyContext, { id, session }: Off
   };
   const claim = newId();
   // Two removals at once (a double click): one of them tells the merchant.
-  if ((await ctx.store.mark(key, claim, ctx.config.linkSessionTtlMs)) !== claim) return removal;
+  // As long as the link session's own record (its lifetime and the grace after it).
+  if ((await ctx.store.mark(key, claim, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS)) !== claim) return removal;
   try {
     await ctx.onSavedAccountRemoved?.(removal);
   } catch (error) {

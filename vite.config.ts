@@ -74,7 +74,17 @@ export default defineConfig({
       preserveEntrySignatures: 'exports-only',
       // Terser is slow by design (it is what buys the bytes); no need to report it on every build.
       checks: { bundlerTimings: false },
-      output: { format: 'es', entryFileNames: 'obv-link-account.js', codeSplitting: false },
+      output: {
+        format: 'es',
+        entryFileNames: 'obv-link-account.js',
+        codeSplitting: false,
+        // Server renderers (Next.js, Nuxt, plain Node) import the element without a DOM: when the module
+        // loads, Lit's base class extends HTMLElement and lit-html asks `document` for a tree walker. The
+        // bundle binds both names itself: to the browser's objects, or on a server to stand-ins (what Lit's
+        // own Node build uses; nothing renders there), leaving the server's globals alone. The entry
+        // registers the tag only where customElements exists.
+        intro: 'const HTMLElement = globalThis.HTMLElement ?? class {}, document = globalThis.document ?? { createTreeWalker() {} };',
+      },
     },
   },
 });

@@ -4,6 +4,9 @@ import type { ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
 export interface ObvLinkAccountAttributes {
   'proxy-url'?: string;
+  /** The link token your server got from POST {proxy-url}/link-sessions for this checkout (production). */
+  'link-token'?: string;
+  /** Sandbox mode only, like the purchase and consumer attributes below: a link session sets them. */
   'merchant-user-id'?: string;
   'merchant-transaction-id'?: string;
   amount?: string;

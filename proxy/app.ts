@@ -21,6 +21,11 @@ function subApp(ctx: ProxyContext): Express {
   const app = express();
   app.disable('x-powered-by');
   if (ctx.config.trustProxy !== undefined) app.set('trust proxy', ctx.config.trustProxy);
+  // Every answer (JSON, problem+json, the HTML pages, the script) is read only as the type it says it is.
+  app.use((_req, res, next) => {
+    res.set('x-content-type-options', 'nosniff');
+    next();
+  });
   return app;
 }
 
@@ -60,7 +65,9 @@ export function createApp(ctx: ProxyContext): Express {
   app.use(returnPageRouter(ctx));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
-  const auth = apiKey ? merchantAuth(apiKey, ctx.config.authFailureLimit) : undefined;
+  const auth = apiKey
+    ? merchantAuth({ apiKey, failureLimit: ctx.config.authFailureLimit, store: ctx.authFailureStore, logger: ctx.logger })
+    : undefined;
   if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
@@ -71,7 +78,7 @@ export function createApp(ctx: ProxyContext): Express {
   app.use(sessionsRouter(ctx));
 
   app.use(notFoundHandler);
-  app.use(problemHandler(ctx.logger, ctx.metrics));
+  app.use(problemHandler(ctx.logger, ctx.metrics, ctx.storeOutage));
   return app;
 }
 
@@ -81,6 +88,6 @@ export function createNotificationApp(ctx: ProxyContext): Express {
   app.use(readinessRouter(ctx));
   app.use(notificationsRouter(ctx));
   app.use(notFoundHandler);
-  app.use(problemHandler(ctx.logger, ctx.metrics));
+  app.use(problemHandler(ctx.logger, ctx.metrics, ctx.storeOutage));
   return app;
 }

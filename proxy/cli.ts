@@ -1,6 +1,6 @@
 // `npm start`: configuration from the environment, then the servers of proxy/server.ts. SIGTERM/SIGINT
-// drain them (in-flight requests finish, sockets get 1001) and the process exits 0 within
-// OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
+// drain them (/readyz 503 for OBV_DRAIN_WINDOW, then in-flight requests finish, sockets get 1001) and the
+// process exits 0 within OBV_DRAIN_WINDOW + OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
 import { ConfigError, configFromEnv, createLogger } from './index.ts';
 import { safeError } from './logger.ts';
 import { startProxyServers } from './server.ts';
@@ -16,7 +16,7 @@ try {
   throw error;
 }
 const logger = createLogger(config.logLevel);
-const shutdownTimeoutMs = config.shutdownTimeoutMs;
+const shutdownTimeoutMs = config.drainWindowMs + config.shutdownTimeoutMs;
 
 let running;
 try {
@@ -32,7 +32,7 @@ function shutdown(signal: NodeJS.Signals): void {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'shutting down: draining requests and sockets');
-  // The bound: the drain itself waits at most shutdownTimeoutMs; this covers anything that hangs after.
+  // The bound: the window and the drain wait at most shutdownTimeoutMs together; this covers anything that hangs after.
   setTimeout(() => {
     logger.warn('shutdown did not finish in time; exiting');
     process.exit(0);

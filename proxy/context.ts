@@ -1,11 +1,14 @@
 import type { RequestHandler } from 'express';
+import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
+import type { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
+import type { CredentialState } from './upstream/credential-check.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
 import type { VerificationClient } from './upstream/verification-client.ts';
 
@@ -28,8 +31,14 @@ export interface ProxyContext {
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;
+  /** Where refused API keys are counted (Redis: across instances); undefined = in memory. */
+  authFailureStore: Store | undefined;
   metrics: ProxyMetrics;
   /** `draining` once shutdown began: /readyz then answers 503. */
   lifecycle: { draining: boolean };
+  /** One log line per session store outage (and one when it is back), instead of one per refusal. */
+  storeOutage: StoreOutageLog;
+  /** What the last token request said of the client credentials, and a way to ask once more (readiness). */
+  credentials: { state: CredentialState; recheck(): void };
   now: () => number;
 }

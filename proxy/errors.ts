@@ -31,7 +31,9 @@ const PROBLEM_TYPE_PREFIX = 'urn:obv-link:problem:';
 const KINDS_BY_STATUS = {
   // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
   401: { unauthorized: 'Unauthorized' },
-  403: { forbidden: 'Forbidden' },
+  // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
+  // reference whose bank step the starting browser did not complete (README "Security notes").
+  403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed' },
   // `link-session-required`: outside sandbox mode a start needs the merchant server's word (a link token).
   400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
   404: {
@@ -43,7 +45,6 @@ const KINDS_BY_STATUS = {
   },
   409: {
     conflict: 'Conflict',
-    'link-ref-used': 'Link reference already used',
     'link-token-used': 'Link token already used',
     'notification-mismatch': 'Notification for another verification',
     // The order was paid (or its payment's result is unknown): the body carries the first payment.
@@ -70,7 +71,14 @@ const KINDS_BY_STATUS = {
   500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed', 'removal-hook-failed': 'Removal not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
-  503: { 'session-store-unavailable': 'Session store unavailable', 'outcome-in-progress': 'Outcome being processed' },
+  // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
+  // `bank-step-pending`: a success held back until the starting browser comes back; the provider retries.
+  503: {
+    'session-store-unavailable': 'Session store unavailable',
+    'outcome-in-progress': 'Outcome being processed',
+    'sealing-key-unavailable': 'Stored credential unavailable',
+    'bank-step-pending': 'Waiting for the bank step',
+  },
   504: { 'upstream-timeout': 'Verification service timed out' },
 } as const;
 

@@ -15,8 +15,10 @@ import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
+import { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
+import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { START_RATE_WINDOW_MS } from './config/limits.ts';
@@ -24,6 +26,7 @@ import { isSandboxSealingKey } from './sealing/keys.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
 import { parseOrThrow } from './validation.ts';
+import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
@@ -38,11 +41,14 @@ export type * from './sessions/types.ts';
 export { createLogger } from './logger.ts';
 export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
+export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
 export { MemoryResultBus } from './sessions/memory/bus.ts';
+export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './sessions/redis/backend.ts';
+export { serverOptions } from './http/server-options.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
 export interface ObvProxyDependencies {
@@ -54,6 +60,8 @@ export interface ObvProxyDependencies {
   resultBus?: ResultBus;
   /** express-rate-limit store shared across instances; default: the backend's, else in memory. */
   rateLimitStore?: Store;
+  /** express-rate-limit store for the failed API-key counts (a store of its own); default: the backend's, else in memory. */
+  authFailureStore?: Store;
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
   /**
@@ -99,6 +107,19 @@ export interface ObvProxy {
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
   /**
+   * Asks the provider for a token once (one token request; the token is kept for the first shopper) and
+   * logs one line saying whether OBV_CLIENT_ID / OBV_CLIENT_SECRET were accepted. Until it answers, and
+   * while the credentials are refused, /readyz answers 503; every later token request keeps that current.
+   * `npm start` calls it at boot; call it after `listen` when the proxy is mounted in your app.
+   */
+  checkCredentials(): Promise<CredentialCheck>;
+  /**
+   * The first step of a shutdown: from now on /readyz answers 503 (`{status: "draining"}`) while every
+   * route and WebSocket keeps working, so load balancers stop sending new shoppers before the listener
+   * closes. `drain()` and `close()` do it too.
+   */
+  markDraining(): void;
+  /**
    * Starts a shutdown: /readyz answers 503 (load balancers stop sending new shoppers) and the WebSockets
    * are closed with 1001, "going away" (the element reconnects, to another instance behind a balancer).
    * HTTP routes keep answering, so in-flight requests can finish before `close()`.
@@ -137,7 +158,12 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;
   if (config.sandbox) {
-    logger.warn('sandbox mode (OBV_SANDBOX=true): plain http and the sandbox\'s published credentials are accepted; never use it in production');
+    logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
+      config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
+  }
+  if (config.bindBankStep && config.allowedOrigins.length > 0) {
+    logger.warn({ allowedOrigins: config.allowedOrigins },
+      'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');
   }
   // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
   const sealingKeys = config.sealingKeys ?? [];
@@ -146,6 +172,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   }
   const sealer = createSealer(sealingKeys);
   const metrics = createMetrics({ defaultMetrics: options.defaultMetrics });
+  const credentials = new CredentialState(now);
+  const storeOutage = new StoreOutageLog(logger, store, now);
 
   const timeoutMs = config.upstreamTimeoutMs;
   const tokenOptions = {
@@ -161,9 +189,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       try {
         const token = await timeUpstream(metrics.upstreamSeconds, 'token', request);
         metrics.tokenRefreshes.inc({ result: 'ok' });
+        credentials.record();
         return token;
       } catch (error) {
         metrics.tokenRefreshes.inc({ result: 'error' });
+        credentials.record(error);
         throw error;
       }
     },
@@ -207,8 +237,17 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     onSavedAccountRemoved: options.onSavedAccountRemoved,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
+    authFailureStore: options.authFailureStore ?? backend?.authFailureStore,
     metrics,
     lifecycle: { draining: false },
+    storeOutage,
+    credentials: {
+      state: credentials,
+      recheck: () => {
+        credentials.started();
+        tokens.getToken().catch(() => undefined); // recorded by observe(); nobody waits on it
+      },
+    },
     now,
   };
   const router = createApp(ctx);
@@ -225,7 +264,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     attachRelay(server) {
       const relay = attachRelay(server, {
         path: `${config.mountPath}/ws`,
-        store,
+        store: releasedReader(store, now),
         bus,
         originPolicy: ctx.originPolicy,
         logger,
@@ -233,6 +272,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         maxSocketsPerSession: config.maxSocketsPerSession,
         maxSocketsPerClient: config.maxSocketsPerClient,
         maxSockets: config.maxSockets,
+        storeOutage,
         now,
         ...options.relay,
       });
@@ -241,11 +281,23 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       return relay;
     },
     createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
+    async checkCredentials() {
+      credentials.started();
+      let failure: unknown;
+      await tokens.getToken().catch((error: unknown) => (failure = error));
+      const check = credentials.current;
+      logCredentialCheck(logger, check, failure, config.baseUrl);
+      return check;
+    },
+    markDraining() {
+      ctx.lifecycle.draining = true;
+    },
     async drain() {
       ctx.lifecycle.draining = true;
       await Promise.all(relays.splice(0).map((relay) => relay.close()));
     },
     async close() {
+      storeOutage.close();
       await this.drain();
       await backend?.close();
     },

@@ -4,7 +4,7 @@
 // Redaction is a walk over each line's object (formatters.log), not pino's `redact` paths: those are the
 // same keys at the same depths (test/node/proxy/log-redaction.test.ts compares the two line by line), but
 // measured on the notification route's info line `redact` took 40–120 µs a line against 2–3 µs for the
-// walk (2026-11-23), on every notification: the README "Performance" figure "server CPU per notification"
+// walk (2026-11-23), on every notification: the docs/PERFORMANCE.md figure "server CPU per notification"
 // depends on it. When `redact` no longer shows in that figure, delete the walk and the child/setBindings
 // wrapper below and pass `redact: { paths: REDACT_PATHS, censor: '[redacted]' }` (it covers children).
 import pino, { type Logger, type LoggerOptions } from 'pino';

@@ -9,6 +9,9 @@ import express, { type Express, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
+import { serverOptions } from './http/server-options.ts';
+
+export { serverOptions };
 
 export interface ProxyServers {
   proxy: ObvProxy;
@@ -21,18 +24,11 @@ export interface ProxyServers {
   /** Requests being answered right now on any of the servers. */
   readonly inFlight: number;
   /**
-   * Stops accepting, waits up to `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
+   * Answers /readyz with 503 for `drainWindowMs` while serving on, then stops accepting, waits up to
+   * `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
    * (1001), the session backend and every connection left. Resolves once all servers are closed.
    */
   shutdown(): Promise<void>;
-}
-
-/** http.Server options for a checkout: a shopper's request is small, so a slow one is an attack. */
-export function serverOptions(config: Pick<ProxyConfig, 'headersTimeoutMs' | 'requestTimeoutMs'>): http.ServerOptions {
-  const requestTimeout = config.requestTimeoutMs;
-  // Node requires headersTimeout ≤ requestTimeout; the check interval bounds how late a time-out fires.
-  const headersTimeout = Math.min(config.headersTimeoutMs, requestTimeout);
-  return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.min(1_000, headersTimeout) };
 }
 
 async function listen(server: http.Server, port: number, host: string | undefined): Promise<void> {
@@ -69,6 +65,9 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   proxy.attachRelay(server);
   await listen(server, config.port, config.host);
   logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
+  // One token request now, so wrong credentials show in /readyz and one log line, not as the first
+  // shopper's 502. Not awaited: the listeners open meanwhile, with /readyz saying "starting".
+  void proxy.checkCredentials();
 
   let notificationServer: http.Server | undefined;
   if (config.notificationPort !== undefined && proxy.notificationRouter) {
@@ -90,6 +89,13 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   let shuttingDown: Promise<void> | undefined;
 
   async function shutdown(): Promise<void> {
+    // Readiness first: a balancer that probes /readyz sees 503 and stops sending while this instance
+    // still serves what reaches it; only then does the listener close.
+    proxy.markDraining();
+    if (config.drainWindowMs > 0) {
+      logger.info({ drainWindowMs: config.drainWindowMs }, 'readiness is 503: serving on until load balancers stop sending (OBV_DRAIN_WINDOW)');
+      await new Promise((resolve) => setTimeout(resolve, config.drainWindowMs));
+    }
     // Sockets first (1001: the browsers reconnect elsewhere at once), while HTTP requests still finish.
     const drained = proxy.drain();
     const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));

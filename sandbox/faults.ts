@@ -13,6 +13,8 @@ export interface ProviderFaults {
   duplicateNotifications: number;
   /** The next `count` token requests answer 503 (`5xx`) or never answer (`timeout`). */
   tokenFailures: { count: number; kind: TokenFailureKind };
+  /** Wait this long before answering each transaction request (endpoint 4), as a slow gateway does. */
+  transactionDelayMs: number;
 }
 
 /** Fresh fault controls, all off unless `initial` turns some on. */
@@ -22,6 +24,7 @@ export function createFaults(initial: Partial<ProviderFaults> = {}): ProviderFau
     notificationDelayMs: initial.notificationDelayMs ?? 0,
     duplicateNotifications: initial.duplicateNotifications ?? 0,
     tokenFailures: { count: initial.tokenFailures?.count ?? 0, kind: initial.tokenFailures?.kind ?? '5xx' },
+    transactionDelayMs: initial.transactionDelayMs ?? 0,
   };
 }
 

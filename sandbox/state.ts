@@ -47,7 +47,7 @@ export interface RecordedTransaction {
   clientId: string;
   accountToken: string;
   merchantTransactionId: string;
-  /** What the request said it charges, as sent (the provider's description leaves these fields to the transaction's own documentation). */
+  /** What the request said it charges, as sent (docs/UPSTREAM.md lists only the fields the flow relies on). */
   amount: unknown;
   currency: unknown;
   createdAt: number;

@@ -52,7 +52,9 @@ function checkGatewayHeaders(req: Request): void {
 
 export function transactionRouter(context: ProviderContext): Router {
   const router = Router();
-  router.post(TRANSACTION_PATH, requireBearer(context), requireJsonBody, (req, res) => {
+  router.post(TRANSACTION_PATH, requireBearer(context), requireJsonBody, async (req, res) => {
+    const { transactionDelayMs } = context.faults;
+    if (transactionDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, transactionDelayMs));
     checkGatewayHeaders(req);
     const clientId = res.locals.clientId as string;
     const request = parseOrThrow(InteractiveTransactionRequest, req.body);

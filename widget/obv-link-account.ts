@@ -1,4 +1,5 @@
-// The bundle entry: registers <obv-link-account>. Importing it twice (two bundles on one page) is harmless.
+// The bundle entry: registers <obv-link-account> in a browser. Importing it twice (two bundles on one page) is
+// harmless, and so is importing it on a server, where it registers nothing.
 import { ObvLinkAccountElement } from './obv-link-account-element.ts';
 
 export { ObvLinkAccountElement };
@@ -8,7 +9,8 @@ export type { ObvStrings } from './strings.ts';
 /** The element's tag name. */
 export const tagName = 'obv-link-account';
 
-if (!customElements.get('obv-link-account')) customElements.define('obv-link-account', ObvLinkAccountElement);
+// No customElements on a server (server rendering imports this too): nothing to register there.
+if (globalThis.customElements && !customElements.get('obv-link-account')) customElements.define('obv-link-account', ObvLinkAccountElement);
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -9,11 +9,10 @@ import { createLogger, createObvProxy } from '../../proxy/index.ts';
 import { createSessionBackend } from '../../proxy/sessions/create-backend.ts';
 import { newId } from '../../proxy/sessions/ids.ts';
 import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
-import { WEBHOOK_SECRET } from '../lib/notifications.ts';
+import { BENCH_MOUNT_PATH as MOUNT_PATH, benchProxyOptions } from '../lib/obv-proxy-options.ts';
 import { serveRpc } from '../lib/rpc.ts';
 import type { PreparedSession, ServerAddress } from '../lib/servers.ts';
 
-const MOUNT_PATH = '/obv';
 const SESSION_TTL_MS = 3_600_000;
 
 const logger = createLogger((process.env.BENCH_LOG_LEVEL ?? 'info') as Parameters<typeof createLogger>[0]);
@@ -25,18 +24,7 @@ await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 const proxy = createObvProxy({
-  baseUrl: process.env.BENCH_UPSTREAM_URL ?? 'http://127.0.0.1:9',
-  clientId: 'sandbox_client',
-  clientSecret: 'sandbox_secret',
-  publicUrl: origin,
-  mountPath: MOUNT_PATH,
-  webhookSecret: WEBHOOK_SECRET,
-  merchantId: 'bench-merchant',
-  sandbox: true,
-  // The bench sends thousands of starts from one address: the per-IP limit would stop it.
-  rateLimit: 0,
-  // Every idle socket comes from 127.0.0.1: the per-address cap (default 64) would refuse all but 64.
-  maxSocketsPerClient: 1_000_000,
+  ...benchProxyOptions(origin, process.env.BENCH_UPSTREAM_URL),
   logger,
   sessionStore: backend.sessionStore,
   resultBus: backend.resultBus,

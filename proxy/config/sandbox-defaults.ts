@@ -15,13 +15,10 @@ export const SANDBOX_DEFAULTS = {
   sealingKeys: [SANDBOX_SEALING_KEY] as SealingKey[],
 } as const;
 
-const TRUE_VALUES = new Set([true, 'true', '1', 'yes']);
-
-/** `input` with the sandbox defaults under any unset key, when its `sandbox` setting is on. */
+/** `input` with the sandbox defaults under any unset key, when its `sandbox` setting is exactly on. */
 export function withSandboxDefaults<T extends object>(input: T): T {
   const sandbox = (input as { sandbox?: unknown }).sandbox;
-  const flag = typeof sandbox === 'string' ? sandbox.trim().toLowerCase() : sandbox;
-  if (!TRUE_VALUES.has(flag as string | boolean)) return input;
+  if (sandbox !== true && sandbox !== 'true') return input;
   const filled: Record<string, unknown> = { ...(input as Record<string, unknown>) };
   for (const [key, value] of Object.entries(SANDBOX_DEFAULTS)) filled[key] ??= value;
   return filled as T;

@@ -1,13 +1,15 @@
 // The proxy's configuration: one zod schema over a camelCase object, used both by code
 // (`createObvProxy({...})`) and by the CLI (environment variables mapped onto it), so both paths get
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
-import { isIP, isIPv4 } from 'node:net';
+import { BlockList, isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX } from './limits.ts';
+import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
+import { unknownVariables } from './unknown-variables.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
+const DURATION_FORMS = 'must be a duration greater than zero: 30m, 90s, 1500ms, 2h, or a number of seconds';
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
 /** "30m", "90s", "1500ms", "2h", or a bare number of seconds → milliseconds. Numbers are taken as ms. */
@@ -16,31 +18,28 @@ const Duration = z.union([
   z
     .string()
     .trim()
-    .regex(DURATION, 'must be a duration such as 30m, 90s, 1500ms or a number of seconds')
+    .regex(DURATION, DURATION_FORMS)
     .transform((value) => {
       const [, amount, unit] = DURATION.exec(value) ?? [];
       return Number(amount) * UNIT_MS[(unit ?? 's') as keyof typeof UNIT_MS];
     })
-    .pipe(z.number().int().positive('must be greater than zero')),
-]);
+    .pipe(z.number().int().positive(DURATION_FORMS)),
+], { error: DURATION_FORMS });
 
+/** Exactly `true` or `false`: `1`, `yes` or `TRUE` are refused rather than guessed (they once meant sandbox mode). */
 const Bool = z.union([
   z.boolean(),
-  z
-    .string()
-    .trim()
-    .toLowerCase()
-    .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', '']))
-    .transform((value) => value === 'true' || value === '1' || value === 'yes'),
-]);
+  z.enum(['true', 'false']).transform((value) => value === 'true'),
+], { error: 'must be true or false' });
 
-const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL such as https://shop.example' });
 
 const Origin = z
   .string()
   .trim()
   .pipe(HttpUrl)
-  .refine((value) => new URL(value).origin === value.replace(/\/$/, ''), 'must be an origin (scheme://host[:port]) without a path')
+  // Checks run on a value the URL check refused too (a format issue does not abort): guard the parse.
+  .refine((value) => !URL.canParse(value) || new URL(value).origin === value.replace(/\/$/, ''), 'must be an origin (scheme://host[:port]) without a path')
   .transform((value) => new URL(value).origin);
 
 const OriginList = z.union([
@@ -49,7 +48,7 @@ const OriginList = z.union([
     .string()
     .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
     .pipe(z.array(Origin)),
-]);
+], { error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example' });
 
 const Text = z.string().trim().min(1, 'must not be empty');
 
@@ -62,51 +61,98 @@ const StatusWords = z.union([
 /** Named subnets proxy-addr (Express's `trust proxy`) knows. */
 const NAMED_SUBNETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
-/** An address, `address/prefix`, `address/netmask` or a named subnet, as Express's `trust proxy` takes them. */
-function isTrustedProxyEntry(entry: string): boolean {
-  if (NAMED_SUBNETS.has(entry)) return true;
+/** The prefix length a dotted IPv4 netmask stands for; undefined when its one-bits are not contiguous. */
+function netmaskPrefix(mask: string): number | undefined {
+  const bits = mask.split('.').map((octet) => Number(octet).toString(2).padStart(8, '0')).join('');
+  return /^1*0*$/.test(bits) ? bits.indexOf('0') === -1 ? 32 : bits.indexOf('0') : undefined;
+}
+
+/**
+ * How wide a trusted range may be (README "Security notes"). A trusted range is one whose clients may
+ * choose their address with X-Forwarded-For, so none may cover public address space broadly:
+ * - IPv4: /8 or narrower (no range wider than /8 lies inside a private one);
+ * - IPv6: /32 or narrower, unless it lies inside fc00::/7 (unique local) or fe80::/10 (link-local);
+ * - IPv4-mapped IPv6 (::ffff:a.b.c.d/n, which also matches IPv4 clients): judged as IPv4 /(n − 96).
+ */
+export const TRUST_PROXY_WIDEST = { ipv4: 8, ipv6: 32 } as const;
+/** A one-range BlockList, for "is this address inside". */
+function ipv6Range(network: string, prefix: number): BlockList {
+  const list = new BlockList();
+  list.addSubnet(network, prefix, 'ipv6');
+  return list;
+}
+/** IPv6 ranges that are not public: a range inside one of them may be as wide as the range itself. */
+const LOCAL_IPV6 = [{ range: ipv6Range('fc00::', 7), prefix: 7 }, { range: ipv6Range('fe80::', 10), prefix: 10 }];
+const MAPPED_IPV4 = ipv6Range('::ffff:0:0', 96);
+
+/** Why a range is too wide to trust, if it is. */
+function tooWide(address: string, family: 4 | 6, prefix: number): string | undefined {
+  const wide = (widest: string) => `${address}/${prefix} covers public address space broadly (wider than ${widest})`;
+  if (family === 4) return prefix < TRUST_PROXY_WIDEST.ipv4 ? wide(`/${TRUST_PROXY_WIDEST.ipv4}`) : undefined;
+  if (prefix <= 96 && ipv6Range(address, prefix).check('::ffff:0:0', 'ipv6')) return `${address}/${prefix} covers every IPv4 address (as ::ffff:0:0/96)`;
+  if (MAPPED_IPV4.check(address, 'ipv6')) return prefix - 96 < TRUST_PROXY_WIDEST.ipv4 ? wide(`/${96 + TRUST_PROXY_WIDEST.ipv4}, IPv4 /${TRUST_PROXY_WIDEST.ipv4}`) : undefined;
+  if (prefix >= TRUST_PROXY_WIDEST.ipv6) return undefined;
+  const local = LOCAL_IPV6.some((inside) => prefix >= inside.prefix && inside.range.check(address, 'ipv6'));
+  return local ? undefined : wide(`/${TRUST_PROXY_WIDEST.ipv6} outside fc00::/7 and fe80::/10`);
+}
+
+/**
+ * Why an entry is not an address, `address/prefix`, `address/netmask` or a named subnet (the forms
+ * Express's `trust proxy` takes) or is too wide to trust; undefined when it is fine.
+ */
+function trustedProxyEntryProblem(entry: string): string | undefined {
+  if (NAMED_SUBNETS.has(entry)) return undefined;
   const [address = '', range, ...extra] = entry.split('/');
   const family = isIP(address);
-  if (family === 0 || extra.length > 0) return false;
-  if (range === undefined) return true;
-  if (/^\d{1,3}$/.test(range)) return Number(range) <= (family === 4 ? 32 : 128);
-  return family === 4 && isIPv4(range);
+  const malformed = `${entry} is not an address, address/prefix, IPv4 address/netmask or loopback, linklocal, uniquelocal`;
+  if (family === 0 || extra.length > 0) return malformed;
+  if (range === undefined) return undefined;
+  let prefix: number | undefined;
+  if (/^\d{1,3}$/.test(range)) prefix = Number(range) <= (family === 4 ? 32 : 128) ? Number(range) : undefined;
+  else if (family === 4 && isIPv4(range)) prefix = netmaskPrefix(range);
+  return prefix === undefined ? malformed : tooWide(address, family as 4 | 6, prefix);
 }
 
 const TRUST_PROXY_MESSAGE = 'must be a hop count (1 = one load balancer) or a comma list of proxy addresses/subnets '
   + '(e.g. 10.0.0.0/8, loopback); `true` would let any client choose its own address with X-Forwarded-For';
+/** The accepted forms, for a refused entry (README "Security notes" says why). */
+const TRUST_PROXY_FORMS = 'accepted: a hop count, or a comma list of addresses, IPv4 subnets of /8 or narrower, IPv6 subnets of /32 '
+  + 'or narrower (wider only inside fc00::/7 or fe80::/10), loopback, linklocal, uniquelocal';
 
-const TrustProxyList = z
-  .array(z.string().trim().min(1))
-  .min(1)
-  .refine((entries) => entries.every(isTrustedProxyEntry), TRUST_PROXY_MESSAGE);
+/** Adds one issue per refused entry, naming it and the accepted forms. */
+function checkTrustedProxyEntries(entries: readonly string[], ctx: z.RefinementCtx): void {
+  for (const entry of entries) {
+    const why = trustedProxyEntryProblem(entry);
+    if (why) ctx.addIssue({ code: 'custom', message: `${why}; ${TRUST_PROXY_FORMS}` });
+  }
+}
 
 /**
  * Express `trust proxy`, restricted to the forms that cannot be spoofed by the client: a hop count or
  * the addresses/subnets of the proxies in front (never `true`, which trusts any X-Forwarded-For).
  * `false`/`0` trusts nothing (the socket's address is the client's).
  */
-const TrustProxy = z.union([
-  z.literal(false),
-  z.number().int().nonnegative(),
-  TrustProxyList,
-  z
-    .string()
-    .trim()
-    .min(1)
-    .transform((value, ctx): false | number | string[] => {
-      if (value === 'false') return false;
-      if (/^\d+$/.test(value)) return Number(value);
-      const entries = value.split(',').map((item) => item.trim()).filter(Boolean);
-      if (value === 'true' || !entries.every(isTrustedProxyEntry)) {
-        ctx.addIssue({ code: 'custom', message: TRUST_PROXY_MESSAGE });
-        return z.NEVER;
-      }
-      return entries;
-    }),
-], { error: TRUST_PROXY_MESSAGE });
+const TrustProxy = z
+  .union([z.literal(false), z.number().int().nonnegative(), z.array(z.string().trim().min(1)).min(1), z.string().trim().min(1)],
+    { error: TRUST_PROXY_MESSAGE })
+  // One transform after a permissive union, so a refused entry is reported by itself (a union would
+  // answer only its own message when every branch fails).
+  .transform((value, ctx): false | number | string[] => {
+    if (value === false || typeof value === 'number') return value;
+    if (value === 'false') return false;
+    if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
+    if (value === 'true') {
+      ctx.addIssue({ code: 'custom', message: TRUST_PROXY_MESSAGE });
+      return z.NEVER;
+    }
+    const entries = typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : value;
+    const before = ctx.issues.length;
+    checkTrustedProxyEntries(entries, ctx);
+    return ctx.issues.length > before ? z.NEVER : entries;
+  });
 
-const Port = z.coerce.number<unknown>({ error: 'must be a port number' }).int().min(0).max(65_535);
+const PORT_FORM = 'must be a port number (0-65535)';
+const Port = z.coerce.number<unknown>({ error: PORT_FORM }).int(PORT_FORM).min(0, PORT_FORM).max(65_535, PORT_FORM);
 const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int().positive('must be greater than zero');
 
 /**
@@ -173,6 +219,17 @@ const ConfigFields = z.object({
     upstreamTimeoutMs: Duration.default(10_000),
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
+    /**
+     * Refuse starts from page values (no link token) in sandbox mode too, as production always does: a
+     * staging rehearsal or a demo that behaves like production.
+     */
+    requireLinkSession: Bool.default(false),
+    /**
+     * Bind each bank step to the browser that started it (README "Security notes"): starts only from
+     * pages on publicUrl's origin, successes held back until that browser reaches the return page.
+     * Default: on outside sandbox mode.
+     */
+    bindBankStep: Bool.optional(),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -206,9 +263,16 @@ const ConfigFields = z.object({
     metricsHost: Text.default('127.0.0.1'),
     /** npm start: how long in-flight requests may take to finish after SIGTERM/SIGINT. */
     shutdownTimeoutMs: Duration.default(10_000),
+    /**
+     * npm start: after SIGTERM/SIGINT, how long /readyz answers 503 while everything else still works, so
+     * load balancers stop sending before the listener closes. 0 closes at once.
+     */
+    drainWindowMs: z.union([z.literal(0), z.literal('0'), Duration], { error: 'must be 0 (close at once) or a duration: 5s, 1500ms, 1m, or a number of seconds' })
+      .transform((value) => Number(value))
+      .default(5_000),
     /** npm start: the address to listen on; unset = every interface. */
     host: Text.optional(),
-    logLevel: z.enum(LOG_LEVELS).default('info'),
+    logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     port: Port.default(3000),
 });
 
@@ -224,21 +288,54 @@ export const ProxyConfigSchema = ConfigFields
       }
       if (url.username || url.password) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
     }
-    if (!config.sandbox) productionGuardrails(config, ctx);
+    if (config.sandbox !== true) productionGuardrails(config, ctx);
     if (config.merchantApiKey && (!config.pgwAppId || !config.pgwClientId)) {
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
     }
+    // A link reference lives as long as its session's record; an order must be remembered longer, or the
+    // same reference could pay it a second time once the first payment is forgotten.
+    const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
+    if (typeof config.paymentRetentionMs === 'number' && typeof config.sessionTtlMs === 'number' && config.paymentRetentionMs < referenceLifeMs) {
+      ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
+        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
+    }
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
+  }, {
+    // Also when some fields failed: every problem is reported in one round, not the rest after a fix.
+    // Fields that failed keep their raw input here, so each check guards the type it reads.
+    when: () => true,
   })
-  .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl }));
+  .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl, bindBankStep: config.bindBankStep ?? !config.sandbox }));
 
 type ConfigFields = z.infer<typeof ConfigFields>;
 
-/** Sandbox mode off: no published sandbox values, no short secrets, https everywhere. */
+/** The key a `whsec_` secret stands for, decoded as the signature check decodes it (lenient base64). */
+function webhookKey(secret: string): Buffer {
+  return Buffer.from(secret.slice('whsec_'.length), 'base64');
+}
+
+/** Fewest distinct byte values a random key of MIN_WEBHOOK_KEY_BYTES has, with room to spare (it has ~23). */
+const MIN_DISTINCT_KEY_BYTES = 12;
+
+/**
+ * Why a webhook secret is unfit for production, if it is: the comparison is on the decoded key, so the
+ * sandbox's key with its padding dropped or changed is still the sandbox's key; a short key or one with
+ * few distinct bytes (all zeros, one repeated byte, a short pattern) is guessable.
+ */
+function webhookKeyProblem(secret: string): string | undefined {
+  if (!secret.startsWith('whsec_')) return undefined;
+  const key = webhookKey(secret);
+  if (PUBLISHED_SANDBOX_VALUES.webhookSecrets.some((published) => webhookKey(published).equals(key))) return 'is the sandbox\'s published secret';
+  if (key.length < MIN_WEBHOOK_KEY_BYTES) return `must decode to at least ${MIN_WEBHOOK_KEY_BYTES} bytes`;
+  if (new Set(key).size < MIN_DISTINCT_KEY_BYTES) return `must be random bytes (this key has only ${new Set(key).size} distinct byte values; e.g. whsec_$(openssl rand -base64 32))`;
+  return undefined;
+}
+
+/** Sandbox mode off: no published sandbox values, no short or patterned secrets, https everywhere. */
 function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void {
   const hint = ' (outside sandbox mode; OBV_SANDBOX=true is for the local sandbox only)';
   for (const key of ['baseUrl', 'gatewayUrl', 'publicUrl', 'notificationPublicUrl'] as const) {
@@ -248,25 +345,24 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
       ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the provider allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
     }
   }
-  (config.allowedOrigins ?? []).forEach((origin, index) => {
+  const origins: unknown = config.allowedOrigins;
+  (Array.isArray(origins) ? origins as string[] : []).forEach((origin, index) => {
     if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: ['allowedOrigins', index], message: `${origin} must use https${hint}` });
   });
-  const secret = config.webhookSecret;
-  if ((PUBLISHED_SANDBOX_VALUES.webhookSecrets as readonly string[]).includes(secret)) {
-    ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `is the sandbox's published secret${hint}` });
-  } else if (secret?.startsWith('whsec_') && Buffer.from(secret.slice(6), 'base64').length < MIN_WEBHOOK_KEY_BYTES) {
-    ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `must decode to at least ${MIN_WEBHOOK_KEY_BYTES} bytes${hint}` });
-  }
+  const webhookProblem = config.webhookSecret ? webhookKeyProblem(config.webhookSecret) : undefined;
+  if (webhookProblem) ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `${webhookProblem}${hint}` });
   if ((PUBLISHED_SANDBOX_VALUES.clientIds as readonly string[]).includes(config.clientId)) {
     ctx.addIssue({ code: 'custom', path: ['clientId'], message: `is a published sandbox client${hint}` });
   }
   if ((PUBLISHED_SANDBOX_VALUES.clientSecrets as readonly string[]).includes(config.clientSecret)) {
     ctx.addIssue({ code: 'custom', path: ['clientSecret'], message: `is a published sandbox secret${hint}` });
   }
-  if (!config.sealingKeys) {
+  // Cross-field checks also run when a field failed, so the keys may be anything the input held.
+  const sealingKeys: unknown = config.sealingKeys;
+  if (sealingKeys === undefined) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'],
       message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}` });
-  } else if (config.sealingKeys.some(isSandboxSealingKey)) {
+  } else if (Array.isArray(sealingKeys) && sealingKeys.some((key) => Buffer.isBuffer(key?.key) && isSandboxSealingKey(key))) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
   const apiKey = config.merchantApiKey;
@@ -309,6 +405,8 @@ export const ENV_VARIABLES = {
   OBV_PAYMENT_RETENTION: 'paymentRetentionMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
+  OBV_REQUIRE_LINK_SESSION: 'requireLinkSession',
+  OBV_BIND_BANK_STEP: 'bindBankStep',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_RATE_LIMIT: 'rateLimit',
@@ -324,6 +422,7 @@ export const ENV_VARIABLES = {
   OBV_METRICS_PORT: 'metricsPort',
   OBV_METRICS_HOST: 'metricsHost',
   OBV_SHUTDOWN_TIMEOUT: 'shutdownTimeoutMs',
+  OBV_DRAIN_WINDOW: 'drainWindowMs',
   OBV_LOG_LEVEL: 'logLevel',
   HOST: 'host',
   PORT: 'port',
@@ -339,21 +438,36 @@ export class ConfigError extends Error {
   }
 }
 
-function fail(error: z.ZodError, input: object, name: (key: string) => string): never {
-  throw new ConfigError(
-    error.issues.map((issue) => {
+type ConfigIssue = { setting: string; message: string };
+
+/**
+ * Every problem of one parse, named. The cross-field checks run even over fields that failed; a field
+ * whose own value was refused gets only that message, not a second one about the same value.
+ */
+function issuesOf(error: z.ZodError, prepared: object, input: object, name: (key: string) => string): ConfigIssue[] {
+  const fieldIssues = ConfigFields.safeParse(prepared).error?.issues ?? [];
+  const fieldKeys = new Set(fieldIssues.map((issue) => String(issue.path[0])));
+  const isFieldIssue = (issue: z.core.$ZodIssue) => fieldIssues.some((own) => own.message === issue.message && String(own.path) === String(issue.path));
+  return error.issues
+    .filter((issue) => isFieldIssue(issue) || !fieldKeys.has(String(issue.path[0])))
+    .map((issue) => {
       const key = String(issue.path[0] ?? '(config)');
-      const missing = issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
+      // A missing value fails its type check; a custom check on it (OBV_PGW_APP_ID with an API key) says why it is needed.
+      const missing = issue.code !== 'custom' && issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
       const message = missing ? 'is required' : issue.message;
       return { setting: name(key), message };
-    }),
-  );
+    });
+}
+
+function fail(error: z.ZodError, prepared: object, input: object, name: (key: string) => string): never {
+  throw new ConfigError(issuesOf(error, prepared, input, name));
 }
 
 /** Validates a config object (code use). Throws ConfigError naming each bad key. */
 export function parseProxyConfig(input: ProxyConfigInput): ProxyConfig {
-  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
-  if (!result.success) fail(result.error, input, (key) => key);
+  const prepared = withSandboxDefaults(input);
+  const result = ProxyConfigSchema.safeParse(prepared);
+  if (!result.success) fail(result.error, prepared, input, (key) => key);
   return result.data;
 }
 
@@ -364,7 +478,10 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ProxyConfig
     const value = env[name];
     if (value !== undefined && value.trim() !== '') input[key] = value;
   }
-  const result = ProxyConfigSchema.safeParse(withSandboxDefaults(input));
-  if (!result.success) fail(result.error, input, (key) => KEY_TO_ENV.get(key) ?? key);
+  const prepared = withSandboxDefaults(input);
+  const result = ProxyConfigSchema.safeParse(prepared);
+  const unknown = unknownVariables(env, Object.keys(ENV_VARIABLES));
+  const issues = result.success ? [] : issuesOf(result.error, prepared, input, (key) => KEY_TO_ENV.get(key) ?? key);
+  if (unknown.length > 0 || !result.success) throw new ConfigError([...issues, ...unknown]);
   return result.data;
 }

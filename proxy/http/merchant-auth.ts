@@ -1,8 +1,10 @@
 // The merchant server's key (OBV_MERCHANT_API_KEY) on the server-only routes: /transactions and /links.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { RequestHandler } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import type { Request, RequestHandler } from 'express';
+import { rateLimit, type Store } from 'express-rate-limit';
+import type { Logger } from 'pino';
 import { problem } from '../errors.ts';
+import { clip, WarningLimiter } from '../log-limits.ts';
 import { AUTH_FAILURE_WINDOW_MS } from '../config/limits.ts';
 
 function digest(value: string): Buffer {
@@ -10,37 +12,56 @@ function digest(value: string): Buffer {
 }
 
 /** Bearer check in constant time (hashing first makes the lengths equal, so length does not leak). */
-function requireApiKey(apiKey: string): RequestHandler {
-  const expected = digest(apiKey);
-  return (req, _res, next) => {
-    const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
-    if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) {
-      next(problem('unauthorized', `${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`));
-      return;
-    }
-    next();
+function hasApiKey(req: Request, expected: Buffer): boolean {
+  const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
+  return !!match?.[1] && timingSafeEqual(digest(match[1]), expected);
+}
+
+export interface MerchantAuthOptions {
+  apiKey: string;
+  /** Refused keys per client address per window before they are answered 429; 0 = no limit. */
+  failureLimit: number;
+  /** Where the refusals are counted (Redis: shared by every instance); default in memory. */
+  store?: Store;
+  logger: Logger;
+}
+
+/**
+ * Counts refused keys per client address; past the limit, a wrong key from that address is answered
+ * 429 instead of 401. Only wrong keys reach it, so it can never refuse or count the merchant's own
+ * requests, however many run at once and however slow the provider is, nor can ten wrong keys from a
+ * shared address (a NAT, a balancer) stop the merchant's payments. It does not stop guessing (a locked
+ * address still learns a right guess): the key's length does (schema.ts); this slows and reports it.
+ */
+function failedKeyLimit(options: MerchantAuthOptions): RequestHandler {
+  const { failureLimit, store, logger } = options;
+  const refuse: RequestHandler = (req, _res, next) => next(
+    problem('unauthorized', `${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`),
+  );
+  if (failureLimit === 0) return refuse;
+  const warnings = new WarningLimiter(logger);
+  const counter = rateLimit({
+    windowMs: AUTH_FAILURE_WINDOW_MS,
+    limit: failureLimit,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    ...(store ? { store } : {}),
+    handler: (req, _res, next) => {
+      warnings.once(`locked:${req.ip ?? ''}`, { address: clip(req.ip ?? '') }, 'an address passed the failed API-key limit: its wrong keys are answered 429 (the right key still passes)');
+      next(problem('rate-limited', 'Too many failed API-key attempts from this address; try again later.'));
+    },
+  });
+  return (req, res, next) => {
+    void counter(req, res, (error?: unknown) => (error === undefined ? refuse(req, res, next) : next(error)));
   };
 }
 
 /**
- * Counts only refused keys (401s) per client address; past `limit` in the window every request from
- * that address is answered 429, the right key included, so the limit cannot be used as an oracle.
- * Per instance (in memory): with several instances each allows `limit`.
+ * The guard of every server-only route, built once so /transactions and /links share one failed-key
+ * budget. The key is checked first: a request with the right key passes without touching the limit.
  */
-function limitFailedKeys(limit: number): RequestHandler {
-  if (limit === 0) return (_req, _res, next) => next();
-  return rateLimit({
-    windowMs: AUTH_FAILURE_WINDOW_MS,
-    limit,
-    skipSuccessfulRequests: true,
-    requestWasSuccessful: (_req, res) => res.statusCode !== 401,
-    standardHeaders: 'draft-8',
-    legacyHeaders: false,
-    handler: (_req, _res, next) => next(problem('rate-limited', 'Too many failed API-key attempts from this address; try again later.')),
-  });
-}
-
-/** The guard of every server-only route, built once so /transactions and /links share one failed-key budget. */
-export function merchantAuth(apiKey: string, failureLimit: number): RequestHandler[] {
-  return [limitFailedKeys(failureLimit), requireApiKey(apiKey)];
+export function merchantAuth(options: MerchantAuthOptions): RequestHandler[] {
+  const expected = digest(options.apiKey);
+  const onWrongKey = failedKeyLimit(options);
+  return [(req, res, next) => (hasApiKey(req, expected) ? next() : onWrongKey(req, res, next))];
 }

@@ -1,8 +1,12 @@
 // The single mapping from any error to an application/problem+json response. Routes only throw.
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { type FieldError, problem, ProblemError } from '../errors.ts';
+import { problem, ProblemError } from '../errors.ts';
+import { loggedFieldErrors } from '../upstream/provider-text.ts';
+import { refusedFields } from '../upstream/refused-fields.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { UnsealError } from '../sealing/sealer.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import {
   TokenError,
   UpstreamError,
@@ -12,18 +16,6 @@ import {
 import { safeError } from '../logger.ts';
 import { pathForLog } from '../sessions/ids.ts';
 import type { ProxyMetrics } from '../metrics.ts';
-
-/** Upstream problem details' field list, if the provider sent one in RFC 9457 style. */
-function upstreamFieldErrors(body: unknown): FieldError[] | undefined {
-  if (typeof body !== 'object' || body === null) return undefined;
-  const errors = (body as { errors?: unknown }).errors;
-  if (!Array.isArray(errors)) return undefined;
-  const fields = errors
-    .filter((e): e is { path: unknown; message: unknown } => typeof e === 'object' && e !== null)
-    .map((e) => ({ path: String(e.path ?? ''), message: String(e.message ?? '') }))
-    .slice(0, 20);
-  return fields.length > 0 ? fields : undefined;
-}
 
 /** body-parser's errors carry `type` and `status` (and `limit` when too large). */
 function fromBodyParser(error: unknown): ProblemError | undefined {
@@ -50,24 +42,34 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof SessionBackendUnavailableError) {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
   }
+  if (error instanceof UnsealError) {
+    // A record this instance cannot open: during a key rotation another instance may have the key, so
+    // the same request may succeed elsewhere; the log names the key id for the operator.
+    return problem('sealing-key-unavailable', 'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).', { cause: error });
+  }
   if (error instanceof TokenError) {
     return problem('upstream-auth', 'The verification service refused this server\'s credentials. The operator has been told (see the server log).');
   }
   if (error instanceof UpstreamTimeoutError) return problem('upstream-timeout', 'The verification service did not answer in time; try again.');
   if (error instanceof UpstreamHttpError && (error.status === 400 || error.status === 422)) {
-    return problem('upstream-rejected', 'The verification service rejected the request.', { errors: upstreamFieldErrors(error.body) });
+    // The proxy's own words only: the provider's text may echo what it was sent (it goes to the log).
+    const errors = refusedFields(error.body);
+    return problem('upstream-rejected', 'The verification service rejected the request.', errors.length > 0 ? { errors } : {});
   }
   if (error instanceof UpstreamError) return problem('upstream-unavailable', 'The verification service could not be used; try again.');
   return fromBodyParser(error) ?? problem('internal', 'Something went wrong on the server.');
 }
 
 export function sendProblem(res: Response, problem: ProblemError): void {
-  res.status(problem.status).type('application/problem+json').set('cache-control', 'no-store').set(problem.headers())
+  res.status(problem.status).type('application/problem+json').set({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }).set(problem.headers())
     .send(JSON.stringify(problem.toBody()));
 }
 
-/** Final error handler: logs server-side failures with their operator message, sends problem+json. */
-export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>): ErrorRequestHandler {
+/**
+ * Final error handler: logs server-side failures with their operator message, sends problem+json. A
+ * session store outage goes to `storeOutage` (one line per outage) instead of a line per request.
+ */
+export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>, storeOutage?: StoreOutageLog): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -75,8 +77,13 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     }
     const problem = toProblem(error);
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
-    if (problem.status >= 500 || error instanceof UpstreamError) {
-      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status },
+    if (storeOutage && StoreOutageLog.covers(error)) {
+      storeOutage.refused('requests', error);
+      // A success held for the starting browser is an expected wait, not a failure (notifications log it).
+    } else if ((problem.status >= 500 && problem.slug !== 'bank-step-pending') || error instanceof UpstreamError) {
+      const providerErrors = error instanceof UpstreamHttpError ? loggedFieldErrors(error.body) : [];
+      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status,
+        ...(providerErrors.length > 0 ? { providerErrors } : {}) },
         error instanceof Error ? error.message : 'request failed');
     }
     sendProblem(res, problem);

@@ -1,14 +1,16 @@
 // Link sessions: the merchant's server says, server to server, who is paying for what (user, order,
 // amount, consumer, language), and gets an opaque, short-lived link token for the page. A start made with
-// the token uses these values alone (verifications/start.ts). The token is for one purchase: once an
-// account is linked under it, it starts nothing more. Only a hash of the token is stored, so nothing
-// read out of the store (a Redis dump, a key listing) can start a verification.
+// the token uses these values alone (verifications/start.ts). The token is for one purchase: it starts
+// verifications (a retry after a failure, a "Change" of account) until its order is paid, then nothing
+// more. Only a hash of the token is stored, so nothing read out of the store (a Redis dump, a key
+// listing) can start a verification.
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 import { markerKey } from '../sessions/markers.ts';
+import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
 import { openOfferedAccounts, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
 
@@ -27,7 +29,7 @@ export const CreateLinkSessionBody = z.strictObject({
     email: z.email('must be an e-mail address').max(254),
   }),
   /** The shopper's language: the bank's page, the return page and the shopper words follow it. */
-  language: LanguageTag.optional(),
+  language: LanguageTag.max(35).optional(),
   dataPassThrough: z.string().max(1000).optional(),
   /** Returning shoppers (accounts/offer.ts): saved accounts to offer, saving allowed, an account to re-authorize. */
   ...SavedAccountFields,
@@ -65,7 +67,7 @@ export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSess
 const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used', detail: string, message: string) =>
   problem(slug, detail, { errors: [{ path: 'linkToken', message }] });
 
-/** The link session a start may use: 404 unknown, 410 expired, 409 already linked an account. */
+/** The link session a start may use: 404 unknown, 410 expired, 409 its order is paid (or being paid). */
 export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): Promise<{ id: string; session: LinkSession }> {
   const id = linkSessionId(linkToken);
   const stored = await ctx.store.readMark(markerKey.linkSession(id));
@@ -77,13 +79,8 @@ export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): 
   if (session.expiresAt <= ctx.now()) {
     throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
   }
-  if ((await ctx.store.readMark(markerKey.linkSessionUsed(id))) !== undefined) {
-    throw refused('link-token-used', 'An account was already linked with this link token; it is for one purchase.', 'has already been used');
+  if ((await readPayment(ctx, session.merchantTransactionId)) !== undefined) {
+    throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
   }
   return { id, session };
-}
-
-/** Records that the link session `id` linked an account (in session `sessionId`): it starts nothing more. */
-export async function markLinkSessionUsed(ctx: ProxyContext, id: string, sessionId: string): Promise<void> {
-  await ctx.store.mark(markerKey.linkSessionUsed(id), sessionId, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
 }

@@ -10,9 +10,9 @@ import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
-import { markLinkSessionUsed } from '../link-sessions/link-sessions.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
+import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 /** The same outcome as the provider reports it (the link reference and saved account are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
@@ -56,13 +56,13 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
   return async (record) => {
     const outcome = record.outcome;
     if (!outcome) return;
-    const ttlMs = sessionMarkerTtlMs(record, ctx.now());
-    if (outcome.status === 'success') {
-      await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
-      // A link token is for one purchase: once an account is linked under it, it starts nothing more.
-      // (A saved account chosen without a bank step does not: the shopper may still choose another.)
-      if (record.linkSessionId && !record.savedAccountId) await markLinkSessionUsed(ctx, record.linkSessionId, record.sessionId);
+    if (outcome.status === 'success' && !(await bankStepConfirmed(store, record))) {
+      // Stored, but held back until the starting browser reaches the return page, which then delivers it;
+      // the 503 keeps the provider retrying, so a delivery step that fails there is finished on a retry.
+      throw problem('bank-step-pending', 'The outcome is stored; it is released when the consumer returns in the browser that started.');
     }
+    const ttlMs = sessionMarkerTtlMs(record, ctx.now());
+    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };

@@ -2,10 +2,10 @@
 // as the `standardwebhooks` package's `Webhook.verify`, but with node:crypto's native HMAC-SHA256 and a
 // key decoded once. The package hashes in pure JavaScript (fast-sha256) and re-encodes every string
 // it compares: about a twentieth of the server's CPU per notification, several times node:crypto's.
-// Kept hand-rolled because a figure the README reports depends on it: "notification intake" (req/s and
-// server CPU per notification, README "Performance"). test/node/proxy/webhook-signature.test.ts checks
+// Kept hand-rolled because a figure the benchmark reports depends on it: "notification intake" (req/s and
+// server CPU per notification, docs/PERFORMANCE.md). test/node/proxy/webhook-signature.test.ts checks
 // it against the package case by case. Delete it for `new Webhook(secret).verify` when the package hashes
-// with node:crypto, or when that README row is dropped.
+// with node:crypto, or when that row is dropped.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** Timestamps further than this from our clock are refused (replay window), as the package does. */

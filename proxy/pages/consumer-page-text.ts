@@ -12,6 +12,8 @@ export interface ConsumerPageText {
   cancelledMessage: string;
   unknownTitle: string;
   unknownMessage: string;
+  otherBrowserTitle: string;
+  otherBrowserMessage: string;
 }
 
 const en: ConsumerPageText = {
@@ -24,6 +26,9 @@ const en: ConsumerPageText = {
   cancelledMessage: 'You cancelled this at the checkout, so no account was linked. You can close this tab.',
   unknownTitle: 'Link not recognised',
   unknownMessage: 'This verification is not known here. You can close this tab.',
+  otherBrowserTitle: 'Finish in the browser where you started',
+  otherBrowserMessage: 'This bank link was started in another browser or on another device, so for your safety no account was linked. '
+    + 'Go back to the checkout where you started and link your account there. If you did not start it, close this tab: nothing was linked or paid.',
 };
 
 const es: ConsumerPageText = {
@@ -36,6 +41,10 @@ const es: ConsumerPageText = {
   cancelledMessage: 'La cancelaste en la página de pago, así que no se vinculó ninguna cuenta. Puedes cerrar esta pestaña.',
   unknownTitle: 'Enlace no reconocido',
   unknownMessage: 'Esta verificación no se conoce aquí. Puedes cerrar esta pestaña.',
+  otherBrowserTitle: 'Termina en el navegador donde empezaste',
+  otherBrowserMessage: 'Esta vinculación bancaria se inició en otro navegador o en otro dispositivo, así que por tu seguridad no se vinculó '
+    + 'ninguna cuenta. Vuelve a la página de pago donde empezaste y vincula tu cuenta allí. Si no la iniciaste tú, cierra esta pestaña: '
+    + 'no se vinculó ni se pagó nada.',
 };
 
 /** The texts for a language tag or a `?lang=` value ("es", "es-MX"…); anything else gets English. */

@@ -14,7 +14,11 @@ export const PaymentRecord = z.object({
   merchantTransactionId: z.string(),
   /** `completed`: the provider answered 2xx. `unknown`: the call may have charged (5xx, time-out, cut). */
   state: z.enum(['completed', 'unknown']),
-  /** The provider's HTTP status and body, replayed to a retry with the same Idempotency-Key. */
+  /**
+   * The provider's HTTP status and the known fields of its body (transactionId, transactionStatus,
+   * merchantTransactionId: nothing else is kept, so no echoed credential is stored), replayed to a retry
+   * with the same Idempotency-Key.
+   */
   providerStatus: z.number().optional(),
   providerResponse: z.record(z.string(), z.unknown()).optional(),
   transactionId: z.string().optional(),
@@ -74,14 +78,17 @@ export function earlierPayment(merchantTransactionId: string, payment: PaymentRe
     throw problem('payment-in-progress', `Order ${merchantTransactionId} is being paid by another request; read its result with GET /transactions/{merchantTransactionId}.`,
       { errors: [{ path: 'merchantTransactionId', message: 'is being paid' }] });
   }
-  if (retry.idempotencyKey !== undefined && payment.idempotencyKey === retry.idempotencyKey && payment.requestDigest === retry.requestDigest) {
+  // Only a payment the provider answered is replayed; one whose result is unknown (5xx, time-out) is a
+  // 409 however it is retried: answering 201 would tell the merchant it was paid.
+  if (payment.state === 'completed' && retry.idempotencyKey !== undefined && payment.idempotencyKey === retry.idempotencyKey
+    && payment.requestDigest === retry.requestDigest) {
     return { replay: payment };
   }
   ctx.logger.warn({ merchantTransactionId }, 'refused a second payment of an order');
   throw problem('order-already-paid',
     payment.state === 'unknown'
       ? `Order ${merchantTransactionId} has a payment whose result is unknown (the provider may have charged): reconcile with the provider before trying again.`
-      : `Order ${merchantTransactionId} has already been paid; an order is paid once.`,
+      : `Order ${merchantTransactionId} already has a payment (transactionStatus ${payment.transactionStatus ?? 'not given'}); an order is paid once.`,
     { errors: [{ path: 'merchantTransactionId', message: 'has already been paid' }], extensions: { payment: paymentView(payment) } });
 }
 

@@ -13,6 +13,7 @@ import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, 
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
 import { defaultSocketCap } from './socket-cap.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import {
   RELAY_CLOSE_GRACE_MS,
   RELAY_EXPIRY_RETRY_MS,
@@ -26,7 +27,8 @@ import {
 export interface RelayOptions {
   /** Upgrade path, e.g. `/obv/ws`. */
   path: string;
-  store: SessionStore;
+  /** Reads sessions as a browser may see them (index.ts passes sessions/bank-step.ts's releasedReader). */
+  store: Pick<SessionStore, 'get'>;
   bus: ResultBus;
   originPolicy: OriginPolicy;
   logger: Logger;
@@ -51,6 +53,8 @@ export interface RelayOptions {
   maxSocketsPerClient?: number;
   /** Sockets on this relay; more are closed with 1013. Default: defaultSocketCap() (≤ 10,000). */
   maxSockets?: number;
+  /** Takes the failures caused by a session store outage, logged once per outage; default: logged one by one. */
+  storeOutage?: StoreOutageLog;
   now?: () => number;
 }
 
@@ -161,7 +165,8 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
     // Only the first message matters; anything after the subscription is ignored.
     if (client.sessionId !== undefined) return;
     void onSubscribe(client, data, isBinary).catch((error: unknown) => {
-      logger.error({ err: safeError(error) }, 'WebSocket subscription failed');
+      if (options.storeOutage && StoreOutageLog.covers(error)) options.storeOutage.refused('subscriptions', error);
+      else logger.error({ err: safeError(error) }, 'WebSocket subscription failed');
       client.socket.close(1011, 'internal error');
     });
   }
@@ -294,7 +299,8 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
           return;
         }
         // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
-        logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
+        if (options.storeOutage && StoreOutageLog.covers(error)) options.storeOutage.refused('expiryChecks', error);
+        else logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
         armExpiry(sessionId, now() + expiryRetryMs);
       });
     }, wait);

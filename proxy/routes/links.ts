@@ -10,6 +10,7 @@ import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
+import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
@@ -42,6 +43,7 @@ export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promis
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
       { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
+  await requireBankStepConfirmed(ctx.store, record, 'linkRef');
   return { record, outcome };
 }
 

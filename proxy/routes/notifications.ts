@@ -5,6 +5,7 @@
 // the 2xx makes the provider retry, and a retry of the same outcome finishes whatever was left undone.
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
+import { ProblemError } from '../errors.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome, sealOutcome } from '../sessions/sealed-outcome.ts';
@@ -13,6 +14,7 @@ import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
 import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
 import { savedAccountFor } from '../accounts/saving.ts';
+import { scrubProviderText } from '../upstream/provider-text.ts';
 
 export function notificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
@@ -40,16 +42,27 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const { stored, record } = await store.settle(session.sessionId, sealOutcome(ctx.sealer, session.sessionId, outcome));
     if (!stored && !sameOutcome(openOutcome(ctx.sealer, record), reported.outcome)) {
       // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
-      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx.
-      await completeDelivery(record);
+      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx. A success
+      // held for its starting browser is delivered by the return page: this other outcome is ignored all the same.
+      await completeDelivery(record).catch((error: unknown) => {
+        if (!(error instanceof ProblemError && error.slug === 'bank-step-pending')) throw error;
+      });
       logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
       res.json({ status: 'ignored' });
       return;
     }
     if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
-    await completeDelivery(record);
-    logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored }, 'verification outcome stored and published');
+    await completeDelivery(record).catch((error: unknown) => {
+      if (error instanceof ProblemError && error.slug === 'bank-step-pending') {
+        logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored, held until the starting browser returns (503: the provider retries)');
+      }
+      throw error;
+    });
+    // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
+    const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
+    logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },
+      'verification outcome stored and published');
     res.json({ status: 'stored' });
   });
   return router;

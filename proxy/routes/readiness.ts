@@ -1,9 +1,12 @@
 // GET /healthz — the process answers (liveness). GET /readyz — this instance can take shoppers: the
-// session store answers and no shutdown has begun (a load balancer stops routing to it when draining).
+// session store answers, the provider did not refuse the client credentials at the last token request
+// (no token request per probe: see upstream/credential-check.ts), and no shutdown has begun (a load
+// balancer stops routing to it when draining).
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 
 /** An id that can never be a session (ids are 22 base64url characters): reading it exercises the store. */
 const PROBE_ID = 'readyz-probe';
@@ -20,15 +23,24 @@ export function readinessRouter(ctx: ProxyContext): Router {
       res.status(503).json({ status: 'draining' });
       return;
     }
+    if (ctx.credentials.state.recheckDue) ctx.credentials.recheck();
+    const { status: credentials } = ctx.credentials.state.current;
+    // Reported once something was asked; an unchecked proxy (mounted, never checked) says nothing of them.
+    const credentialsField = credentials === 'unchecked' ? {} : { credentials };
     try {
       await ctx.store.get(PROBE_ID);
     } catch (error) {
       ctx.metrics.storeErrors.inc();
-      warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
-      res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable' });
+      if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
+      else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
+      res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable', ...credentialsField });
       return;
     }
-    res.json({ status: 'ready', sessionStore: 'ok' });
+    if (credentials === 'checking' || credentials === 'refused') {
+      res.status(503).json({ status: credentials === 'checking' ? 'starting' : 'unavailable', sessionStore: 'ok', ...credentialsField });
+      return;
+    }
+    res.json({ status: 'ready', sessionStore: 'ok', ...credentialsField });
   });
   return router;
 }

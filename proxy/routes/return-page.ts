@@ -5,13 +5,21 @@
 // the session's return reference, never its id (the provider sees this URL, and the id reads the
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
 // that *a* verification came back — no id, so other same-origin pages learn nothing they could use —
-// and tries to close itself. Each waiting element then re-reads its own session.
+// and tries to close itself. Each waiting element then re-reads its own session. A session whose bank
+// step is bound (sessions/bank-step.ts) is confirmed here only for the browser holding its binding
+// cookie; any other browser gets "finish where you started" and nothing is released.
 // Strict CSP: the script is a separate same-origin file, the style is allowed by its hash.
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
+import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
+import { carriesBankStepCookie } from '../http/bank-step-cookie.ts';
+import { confirmBankStep } from '../sessions/bank-step.ts';
+import type { SessionRecord } from '../sessions/types.ts';
+import { createOutcomeDelivery } from '../notifications/delivery.ts';
+import { WarningLimiter } from '../log-limits.ts';
+import { safeError } from '../logger.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText } from '../pages/consumer-page-text.ts';
 
@@ -51,6 +59,23 @@ ${returned ? '<script src="../return-page.js" defer></script>' : ''}</head>
 
 export function returnPageRouter(ctx: ProxyContext): Router {
   const router = express.Router();
+  const completeDelivery = createOutcomeDelivery(ctx);
+  const warnings = new WarningLimiter(ctx.logger);
+
+  /**
+   * The starting browser is back: confirm its bank step and deliver a success stored meanwhile (the
+   * notification may have come first). A delivery step that fails here (the onOutcome hook) is logged
+   * and finished by the provider's retry, which the held notification's 503 keeps coming.
+   */
+  async function releaseBankStep(record: SessionRecord): Promise<void> {
+    await confirmBankStep(ctx.store, record, ctx.now());
+    const current = await ctx.store.get(record.sessionId);
+    if (!current?.outcome) return;
+    await completeDelivery(current).catch((error: unknown) => {
+      ctx.logger.warn({ err: safeError(error), session: sessionLogRef(record.sessionId) },
+        'the confirmed outcome could not be delivered from the return page; the provider\'s retry delivers it');
+    });
+  }
 
   router.get('/return-page.js', (_req, res) => {
     res.type('text/javascript').set({ 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(SCRIPT);
@@ -80,6 +105,13 @@ export function returnPageRouter(ctx: ProxyContext): Router {
       res.status(200).type('html').send(page(text.lang, text.cancelledTitle, text.cancelledMessage));
       return;
     }
+    if (before.browserBinding && !carriesBankStepCookie(req, before)) {
+      // Not the browser that started: nothing is confirmed, and the page does not tell the checkout.
+      warnings.warn('other-browser', { session: sessionLogRef(before.sessionId) }, 'the bank step came back in a browser that did not start it; the account is not released');
+      res.status(403).type('html').send(page(text.lang, text.otherBrowserTitle, text.otherBrowserMessage));
+      return;
+    }
+    if (before.browserBinding) await releaseBankStep(before);
     const after = await ctx.store.markReturned(before.sessionId);
     if (before.state === 'pending' && after?.state === 'returned') {
       await ctx.bus.publish({ type: 'state', sessionId: before.sessionId, state: 'returned' });

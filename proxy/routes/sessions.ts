@@ -10,6 +10,7 @@ import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
 import { sessionView } from '../sessions/view.ts';
+import { releasedRecord } from '../sessions/bank-step.ts';
 
 export function sessionsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
@@ -21,7 +22,7 @@ export function sessionsRouter(ctx: ProxyContext): Router {
 
   router.get('/sessions/:sessionId', async (req, res) => {
     const record = await find(String(req.params.sessionId));
-    res.set('cache-control', 'no-store').json(sessionView(record));
+    res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, record, ctx.now())));
   });
 
   router.post('/sessions/:sessionId/cancel', ctx.rateLimiter, async (req, res) => {
@@ -33,7 +34,7 @@ export function sessionsRouter(ctx: ProxyContext): Router {
       ctx.logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
     }
     // Already settled (or expired): the answer says what the session ended as.
-    res.set('cache-control', 'no-store').json(sessionView(after));
+    res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, after, ctx.now())));
   });
   return router;
 }

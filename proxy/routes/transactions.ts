@@ -71,6 +71,13 @@ function requestDigest(body: SubmitTransactionBody): string {
   return createHash('sha256').update(JSON.stringify(sorted)).digest('base64url');
 }
 
+/** The fields of the provider's answer the proxy keeps (the answer is otherwise undocumented, D18). */
+const KEPT_ANSWER_FIELDS = ['transactionId', 'transactionStatus', 'merchantTransactionId'] as const;
+
+function knownFields(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(KEPT_ANSWER_FIELDS.filter((field) => field in body).map((field) => [field, body[field]]));
+}
+
 function answer(res: Response, status: number, body: Record<string, unknown>): void {
   res.status(status).set('cache-control', 'no-store').json(body);
 }
@@ -95,7 +102,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       paidAt: new Date(ctx.now()).toISOString(),
       ...(result ? {
         providerStatus: result.status,
-        providerResponse: result.body,
+        providerResponse: knownFields(result.body),
         ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
         ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
       } : {}),

@@ -12,6 +12,7 @@ import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
+import { setBankStepCookie } from '../http/bank-step-cookie.ts';
 
 /** The page's purchase fields: only sandbox mode (or an enrichStart hook) takes them from the page. */
 const PageValues = {
@@ -62,13 +63,16 @@ export function verificationsRouter(ctx: ProxyContext): Router {
     if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
     const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
     const rawKey = req.get('idempotency-key');
+    let record;
     if (rawKey === undefined) {
-      res.status(201).json(startView(await start(req, body)));
-      return;
+      record = await start(req, body);
+    } else {
+      const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+      const client = req.ip ? plainAddress(req.ip) : '';
+      record = await startOnce(ctx, client, key, body, () => start(req, body));
     }
-    const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
-    const client = req.ip ? plainAddress(req.ip) : '';
-    res.status(201).json(startView(await startOnce(ctx, client, key, body, () => start(req, body))));
+    setBankStepCookie(res, ctx.config, record, ctx.now());
+    res.status(201).json(startView(record));
   });
 
   return router;

@@ -19,8 +19,19 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 const KEY_ENTRY = 'id:base64 (an id of letters, digits, "_" or "-", a colon, then 32 random bytes in base64: '
   + 'node -e "console.log(\'k1:\' + require(\'crypto\').randomBytes(32).toString(\'base64\'))")';
 
-/** Fewer distinct byte values than this in 32 bytes is no random key (a typo, zeros, a repeated byte). */
-const MIN_DISTINCT_BYTES = 12;
+/**
+ * Fewer distinct byte values than this in 32 bytes is no random key (zeros, a repeated byte, a short
+ * pattern): 32 random bytes have about 30 distinct values, and fewer than 20 with a chance below 1e-9.
+ */
+const MIN_DISTINCT_BYTES = 20;
+
+/** Keys a person typed or counted out rather than drew: every byte printable text, or a counting sequence. */
+function looksMadeUp(key: Buffer): boolean {
+  const printable = key.every((byte) => byte >= 0x20 && byte < 0x7f);
+  const step = (key[1]! - key[0]! + 256) % 256;
+  const counting = key.every((byte, index) => index === 0 || (byte - key[index - 1]! + 256) % 256 === step);
+  return printable || counting;
+}
 
 function decodeKey(value: string): Buffer | undefined {
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(value)) return undefined;
@@ -43,7 +54,7 @@ function checkedKey(entry: { id: string; key: string | Buffer }, ctx: z.Refineme
     ctx.addIssue({ code: 'custom', message: `key ${entry.id} must be ${SEALING_KEY_BYTES} bytes in base64; each key is ${KEY_ENTRY}` });
     return z.NEVER;
   }
-  if (new Set(key).size < MIN_DISTINCT_BYTES) {
+  if (new Set(key).size < MIN_DISTINCT_BYTES || looksMadeUp(key)) {
     ctx.addIssue({ code: 'custom', message: `key ${entry.id} is not random (too few distinct bytes): generate one with ${KEY_ENTRY}` });
     return z.NEVER;
   }

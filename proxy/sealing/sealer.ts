@@ -13,9 +13,9 @@ export type UnsealFailure = 'malformed' | 'unknown-key' | 'tampered';
 
 export class UnsealError extends Error {
   override name = 'UnsealError';
-  constructor(readonly reason: UnsealFailure) {
-    super(reason === 'unknown-key' ? 'sealed under a key this proxy does not have'
-      : reason === 'tampered' ? 'the sealed value was altered, or sealed for another context'
+  constructor(readonly reason: UnsealFailure, readonly keyId?: string) {
+    super(reason === 'unknown-key' ? `sealed under key "${keyId}", which is not in OBV_SEALING_KEYS`
+      : reason === 'tampered' ? `the sealed value (key "${keyId}") was altered, sealed for another context, or the key with this id has changed`
         : 'not a sealed value');
   }
 }
@@ -48,7 +48,7 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
         throw new UnsealError('malformed');
       }
       const key = byId.get(keyId);
-      if (!key) throw new UnsealError('unknown-key');
+      if (!key) throw new UnsealError('unknown-key', keyId);
       const body = Buffer.from(encoded, 'base64url');
       if (body.length < IV_BYTES + TAG_BYTES) throw new UnsealError('malformed');
       try {
@@ -57,7 +57,7 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
         decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
         return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
       } catch {
-        throw new UnsealError('tampered');
+        throw new UnsealError('tampered', keyId);
       }
     },
   };

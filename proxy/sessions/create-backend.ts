@@ -12,6 +12,8 @@ export interface SessionBackend {
   resultBus: ResultBus;
   /** A store for express-rate-limit, shared across instances; undefined = its in-memory default. */
   rateLimitStore?: Store;
+  /** The failed API-key counts (merchant-auth.ts), shared across instances; undefined = in memory. */
+  authFailureStore?: Store;
   /** Closes what this function created. */
   close(): Promise<void>;
 }
@@ -40,6 +42,7 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
       sessionStore: redis.sessionStore,
       resultBus: redis.resultBus,
       rateLimitStore: redis.rateLimitStore('verifications'),
+      authFailureStore: redis.rateLimitStore('auth-failures'),
       close: () => redis.close(),
     };
   }

@@ -12,8 +12,6 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /** Link session id (a hash of the link token) → the link session's values, as JSON. */
   linkSession: (id: string) => `link-session:${id}`,
-  /** Link session id → the session that linked an account with it (a link token is for one purchase). */
-  linkSessionUsed: (id: string) => `link-session-used:${id}`,
   /** Link session id and an offered account's browser id → `removed` once the shopper removed it there. */
   savedAccountRemoved: (linkSessionId: string, offeredId: string) => `saved-account-removed:${linkSessionId}:${offeredId}`,
   /** Merchant transaction id → the claim of the one payment of that order. */
@@ -22,6 +20,8 @@ export const markerKey = {
   payment: (claim: string) => `payment:${claim}`,
   /** Idempotency-Key of a POST /transactions → the body's digest and the order it paid. */
   paymentIdempotency: (key: string) => `payment-idempotency:${key}`,
+  /** Session id → `confirmed` once its starting browser came back through the return page (sessions/bank-step.ts). */
+  bankStepConfirmed: (sessionId: string) => `bank-step:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */

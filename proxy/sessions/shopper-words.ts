@@ -1,10 +1,8 @@
 // The shopper-ready words of an outcome, in the verification's language (English or Spanish): the proxy
 // knows the language, so the element only renders them (each word in the element's bundle costs every
-// merchant's shoppers bytes). Known failure codes are translated; any other failure shows the
-// provider's own text, marked with the language the provider writes in.
-
-/** The provider's messages are English (its `errorMessage` does not follow `transaction.language`). */
-export const PROVIDER_LANGUAGE = 'en';
+// merchant's shoppers bytes). Known failure codes are translated; any other failure gets the proxy's
+// general words. The provider's own message never reaches the browser (it may echo what it was sent,
+// upstream/provider-text.ts): it stays on the server (the log, onOutcome).
 
 type Lang = 'en' | 'es';
 
@@ -27,7 +25,7 @@ const FAILURES: Record<string, Record<Lang, string>> = {
   },
 };
 
-/** Said when an unknown failure comes without any text of its own. */
+/** Said for a failure whose code the proxy has no words for. */
 const GENERIC_FAILURE: Record<Lang, string> = {
   en: 'Your bank couldn’t link this account. Choose another way to pay, or try again.',
   es: 'Tu banco no pudo vincular esta cuenta. Elige otra forma de pago o inténtalo de nuevo.',
@@ -46,12 +44,18 @@ export function shopperLanguage(language: string | undefined): Lang {
 }
 
 /** The failure as the shopper reads it, and the language of that text. */
-export function failureWords(code: string, message: string, language: string | undefined): { text: string; lang: string } {
+export function failureWords(code: string, language: string | undefined): { text: string; lang: string } {
   const lang = shopperLanguage(language);
-  const known = FAILURES[code.toUpperCase()];
-  if (known) return { text: known[lang], lang };
-  if (message) return { text: message, lang: PROVIDER_LANGUAGE };
-  return { text: GENERIC_FAILURE[lang], lang };
+  return { text: (FAILURES[code.toUpperCase()] ?? GENERIC_FAILURE)[lang], lang };
+}
+
+/** A failure code the browser may see: the provider's when it is shaped like a code, else this one. */
+export const UNKNOWN_FAILURE_CODE = 'VERIFICATION_FAILED';
+const FAILURE_CODE = /^[A-Za-z][A-Za-z0-9_.-]{0,63}$/;
+
+/** The provider's code if it is code-shaped (a word, not a sentence that could echo a value). */
+export function browserFailureCode(code: string): string {
+  return FAILURE_CODE.test(code) ? code : UNKNOWN_FAILURE_CODE;
 }
 
 /** A run of mask characters followed by the digits it leaves visible: "••••4321", "****4321", "xxxx 4321", "…4321". */

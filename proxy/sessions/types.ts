@@ -2,7 +2,7 @@
 // them: in memory (one instance, the default) and Redis (several instances, OBV_REDIS_URL). Routes and
 // the relay only ever talk to these interfaces, so both backends must behave identically.
 
-import { accountWords, failureWords } from './shopper-words.ts';
+import { accountWords, browserFailureCode, failureWords } from './shopper-words.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import type { ConsentRecord } from '../accounts/consent.ts';
 
@@ -11,7 +11,7 @@ export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'ex
 
 export const TERMINAL_STATES: ReadonlySet<SessionState> = new Set(['succeeded', 'failed', 'expired']);
 
-/** A failed verification, as the provider reported it (the browser may see it whole). */
+/** A failed verification, as the provider reported it (the browser sees the code and the proxy's words only). */
 export interface FailureOutcome {
   status: 'failure';
   code: string;
@@ -79,7 +79,10 @@ export type BrowserOutcome =
  */
 export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, language: string | undefined): BrowserOutcome {
   if (outcome.status !== 'success') {
-    return { status: 'failure', code: outcome.code, message: outcome.message, ...failureWords(outcome.code, outcome.message, language) };
+    // The proxy's words only (English in `message`, the shopper's language in `text`): the provider's
+    // message stays on the server.
+    const code = browserFailureCode(outcome.code);
+    return { status: 'failure', code, message: failureWords(code, 'en').text, ...failureWords(code, language) };
   }
   const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
   return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) };
@@ -113,6 +116,11 @@ export interface SessionRecord {
   language?: string;
   /** The link session this verification was started from (its id, never the link token itself). */
   linkSessionId?: string;
+  /**
+   * The secret of the starting browser's binding cookie (http/bank-step-cookie.ts), when the bank step is
+   * bound: the session's success is held back until that browser reaches the return page.
+   */
+  browserBinding?: string;
   /** A success here is saved for the merchant user: the saved account's id, and the shopper's consent or a re-authorization. */
   saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { bearerClient, type BearerClientOptions, callUpstream, joinUrl, readBody } from './http.ts';
 import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
+import { withoutSecrets } from './provider-text.ts';
 
 export const TRANSACTION_PATH = '/transaction/v4/interactive';
 
@@ -59,7 +60,8 @@ export function createTransactionClient(options: TransactionClientOptions): Tran
   return {
     async submit(request) {
       const response = await callUpstream('POST', url, () => client.post(url, { json: request, headers }));
-      const body = await readBody(response);
+      // The provider's answer goes to the merchant's server, which may show it to the shopper: never with the token.
+      const body = withoutSecrets(await readBody(response), [request.accountToken]);
       if (response.status === 401 || response.status >= 500) {
         throw new UpstreamHttpError('POST', url, response.status, body);
       }

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import { bearerClient, type BearerClientOptions, callUpstream, connectionNeverEstablished, joinUrl } from './http.ts';
-import { UpstreamResponseError } from './errors.ts';
+import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
+import { withoutSecrets } from './provider-text.ts';
 import { text } from '../validation.ts';
 
 export const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
@@ -69,7 +70,12 @@ export function createVerificationClient(options: VerificationClientOptions): Ve
   });
   return {
     async start(request) {
-      const body = await callUpstream('POST', url, () => client.post(url, { json: request, headers: { accept: 'application/json' } }).json());
+      const body = await callUpstream('POST', url, () => client.post(url, { json: request, headers: { accept: 'application/json' } }).json())
+        .catch((error: unknown) => {
+          // A refusal of a re-verification may echo the accountToken it was sent: it leaves here without it.
+          if (!(error instanceof UpstreamHttpError) || !request.accountToken) throw error;
+          throw new UpstreamHttpError(error.method, error.url, error.status, withoutSecrets(error.body, [request.accountToken]));
+        });
       const parsed = VerificationResponse.safeParse(body);
       if (!parsed.success) {
         throw new UpstreamResponseError('POST', url, z.prettifyError(parsed.error).replaceAll('\n', '; '));

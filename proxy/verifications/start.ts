@@ -16,6 +16,8 @@ import { fieldErrors, validationProblem } from '../validation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
+import { newBankStepBinding } from '../http/bank-step-cookie.ts';
+import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {
@@ -49,7 +51,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     const sessionId = await store.readMark(markerKey.linkRef(linkRef));
     const record = sessionId === undefined ? undefined : await store.get(sessionId);
     const outcome = record && openOutcome(ctx.sealer, record);
-    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId) {
+    // A reference whose bank step the starting browser never completed backs no account, not even its own user's.
+    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId || !(await bankStepConfirmed(store, record))) {
       logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
       throw refused('This link reference is unknown, expired or belongs to another user.');
     }
@@ -79,8 +82,11 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
   }
 
   return async (req, body) => {
-    // Outside sandbox mode nothing about the shopper or the purchase comes from the page alone.
-    if (!body.linkToken && !config.sandbox && !ctx.enrichStart) {
+    // First, before any work: a start the binding cookie cannot reach is refused (403).
+    const browserBinding = newBankStepBinding(config, req);
+    // Outside sandbox mode (or when asked to behave so) nothing about the shopper or the purchase comes
+    // from the page alone.
+    if (!body.linkToken && (!config.sandbox || config.requireLinkSession) && !ctx.enrichStart) {
       throw problem('link-session-required',
         'Outside sandbox mode a verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
         { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
@@ -145,6 +151,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       ...(linkSession ? { linkSessionId: linkSession.id } : {}),
       ...(saving ? { saving } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
+      ...(browserBinding ? { browserBinding } : {}),
     };
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));

@@ -293,7 +293,10 @@ function outcomeBody(kind: 'success' | 'failure', marker: string, which: string)
     merchant: { merchantId: 'merchant-chaos', merchantUserId: 'u', merchantTransactionId: marker },
     transaction: { amount: '10.00', currency: 'USD', product: 'ACH' },
   };
-  if (kind === 'failure') return { ...base, verificationStatus: 'FAILURE', account: {}, errorCode: 'ACCOUNT_NOT_VERIFIED', errorMessage: `Not verified (${marker} ${which})` };
+  // The marker rides in the code: the browser gets a failure's code but never the provider's message.
+  if (kind === 'failure') {
+    return { ...base, verificationStatus: 'FAILURE', account: {}, errorCode: `NOT_VERIFIED.${marker}.${which}`, errorMessage: `Not verified (${marker} ${which})` };
+  }
   return {
     ...base,
     verificationStatus: 'SUCCESS',

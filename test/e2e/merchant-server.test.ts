@@ -19,11 +19,11 @@ async function postForm(url: string, fields: Record<string, string>, headers: Re
 }
 
 /** What the element sends to start linking, from the checkout's own origin, in the shopper's browser. */
-function startVerification(demo: RunningDemo, cookie: string, body: Record<string, string>): Promise<Response> {
+function startVerification(demo: RunningDemo, cookie: string, body: Record<string, unknown>): Promise<Response> {
   return fetch(new URL('obv/verifications', demo.url), {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: new URL(demo.url).origin, cookie },
-    body: JSON.stringify({ currency: 'USD', ...body }),
+    body: JSON.stringify(body),
   });
 }
 
@@ -39,14 +39,16 @@ async function expectFieldProblem(response: Response, status: number, paths: str
 }
 
 /** A new shopper's checkout: its page, its order and the order cookie its browser would send back. */
-async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string; cookie: string }> {
+async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string; cookie: string; linkToken: string }> {
   const response = await fetch(demo.url);
   const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
   const html = await response.text();
   const orderId = /name="orderId" value="(NR-[0-9A-F]+)"/.exec(html)?.[1];
   assert.ok(orderId, 'the checkout carries its order id');
   assert.equal(cookie, `nr_order=${orderId}`, 'the order is the browser’s through its cookie');
-  return { html, orderId, cookie };
+  const linkToken = /link-token="(lt_[A-Za-z0-9_-]+)"/.exec(html)?.[1];
+  assert.ok(linkToken, 'the element carries the link session the shop made for the order');
+  return { html, orderId, cookie, linkToken };
 }
 
 describe('demo merchant server', () => {
@@ -76,13 +78,13 @@ describe('demo merchant server', () => {
     assert.doesNotMatch(html, /accountToken|account-token/);
   });
 
-  it('opens a new order per shopper, priced in the element’s amount attribute', async () => {
+  it('opens a new order per shopper, with a link session of its own: the page carries its token and no purchase values', async () => {
     const first = await openOrder(demo);
     const second = await openOrder(demo);
     assert.notEqual(first.orderId, second.orderId, 'a visit without the order cookie is a new shopper');
-    assert.match(first.html, new RegExp(`merchant-transaction-id="${first.orderId}"`));
+    assert.notEqual(first.linkToken, second.linkToken);
+    assert.doesNotMatch(first.html, /merchant-user-id=|merchant-transaction-id=|\samount=|consumer-email=/);
     // 2 × $18.50 + $32.00 = $69.00, plus 8.875 % tax ($6.12) = $75.12.
-    assert.match(first.html, /amount="75\.12"/);
     assert.match(first.html, /Pay \$75\.12/);
   });
 
@@ -96,29 +98,33 @@ describe('demo merchant server', () => {
     assert.match(again, new RegExp(`name="orderId" value="${first}"`));
   });
 
-  it('starts a verification with the order’s own amount and shopper, whatever the page claims', async () => {
-    const { orderId, cookie } = await openOrder(demo);
-    const response = await startVerification(demo, cookie, { merchantUserId: 'someone-else', merchantTransactionId: orderId, amount: '0.01' });
+  it('starts a verification with the order’s own amount and shopper from the link token alone; page values beside it are refused', async () => {
+    const { orderId, cookie, linkToken } = await openOrder(demo);
+    const claimed = await startVerification(demo, cookie, { linkToken, merchantUserId: 'someone-else', amount: '0.01' });
+    await expectFieldProblem(claimed, 400, ['merchantUserId', 'amount']);
+    const response = await startVerification(demo, cookie, { linkToken });
     assert.equal(response.status, 201);
     const verifications = [...demo.provider.state.verifications.values()];
-    const upstream = verifications.find((v) => v.request.merchant.merchantTransactionId === orderId)?.request;
-    assert.ok(upstream, 'the provider received the verification');
-    assert.equal(upstream.transaction.amount, '75.12');
-    assert.equal(upstream.merchant.merchantUserId, 'shopper-1815');
-    assert.equal(upstream.consumer.email, 'ada@example.com');
+    const upstream = verifications.filter((v) => v.request.merchant.merchantTransactionId === orderId).map((v) => v.request);
+    assert.equal(upstream.length, 1, 'the provider received the one verification');
+    assert.equal(upstream[0]!.transaction.amount, '75.12');
+    assert.equal(upstream[0]!.merchant.merchantUserId, 'shopper-1815');
+    assert.equal(upstream[0]!.consumer.email, 'ada@example.com');
   });
 
-  it('refuses to start a verification for an order the shop never opened', async () => {
+  it('refuses a start from page values alone, as in production: the shop\'s link session is required', async () => {
     const { cookie } = await openOrder(demo);
-    const response = await startVerification(demo, cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12' });
-    await expectFieldProblem(response, 422, ['merchantTransactionId']);
+    const response = await startVerification(demo, cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12', currency: 'USD' });
+    await expectFieldProblem(response, 400, ['linkToken']);
+    const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === 'NR-000000000000');
+    assert.deepEqual(upstream, [], 'nothing was sent upstream');
   });
 
-  it('refuses to start a verification for another shopper’s order', async () => {
+  it('refuses a start that names another shopper’s order beside a link token', async () => {
     const mine = await openOrder(demo);
     const theirs = await openOrder(demo);
-    const response = await startVerification(demo, mine.cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: theirs.orderId, amount: '75.12' });
-    await expectFieldProblem(response, 422, ['merchantTransactionId']);
+    const response = await startVerification(demo, mine.cookie, { linkToken: mine.linkToken, merchantTransactionId: theirs.orderId });
+    await expectFieldProblem(response, 400, ['merchantTransactionId']);
     const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === theirs.orderId);
     assert.deepEqual(upstream, [], 'nothing was sent upstream for the other order');
   });

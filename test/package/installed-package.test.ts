@@ -6,13 +6,14 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, type FrameworkName } from './frameworks.ts';
+import { relativeLinks, snippetImports } from './markdown-code.ts';
 import { cleanEnv, exec, freePort, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
 
 const QUICK_START = '### Quick start against the sandbox';
@@ -72,6 +73,26 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
   assert.ok(manifest.optionalDependencies?.ioredis);
 });
 
+test('the tarball carries the licence, the changelog, the security policy, and every file its documents link to', async () => {
+  const files = (await exec('tar', ['-tzf', tarball], packDir)).split('\n').filter(Boolean).map((file) => file.replace(/^package\//, ''));
+  for (const expected of ['LICENSE', 'CHANGELOG.md', 'SECURITY.md', 'docs/GOING-TO-PRODUCTION.md']) assert.ok(files.includes(expected), `the tarball has ${expected}`);
+  const licence = await exec('tar', ['-xzOf', tarball, 'package/LICENSE'], packDir);
+  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as { license?: string };
+  assert.equal(manifest.license, 'MIT');
+  assert.match(licence, /^MIT License/, 'the LICENSE file is the MIT licence package.json names');
+  const documents = files.filter((file) => file.endsWith('.md'));
+  assert.ok(documents.includes('README.md') && documents.length >= 5, documents.join(', '));
+  const broken: string[] = [];
+  for (const document of documents) {
+    const text = await exec('tar', ['-xzOf', tarball, `package/${document}`], packDir);
+    for (const link of relativeLinks(text)) {
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(document), link));
+      if (!files.includes(target)) broken.push(`${document} → ${link}`);
+    }
+  }
+  assert.deepEqual(broken, [], 'links that would be broken in the installed package');
+});
+
 test('the content-hashed element build matches its SRI value, and the README snippet shows both', async () => {
   const cdn = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/dist/cdn/manifest.json'], packDir)) as { file: string; integrity: string };
   const hashed = await execBuffer('tar', ['-xzOf', tarball, `package/dist/cdn/${cdn.file}`], packDir);
@@ -102,6 +123,53 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false);
     assert.equal(existsSync(path.join(app.dir, 'node_modules/tsx')), false);
     assert.equal(existsSync(path.join(app.dir, 'node_modules/typescript')), false);
+  });
+
+  test('imports every entry of the package in plain Node, as a server renderer does: no DOM needed, nothing registered, no global set', async () => {
+    const manifest = JSON.parse(readFileSync(path.join(app.dir, 'node_modules/obv-link/package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const entries = Object.keys(manifest.exports).map((key) => key.replace(/^\./, 'obv-link'));
+    assert.ok(entries.includes('obv-link/react') && entries.includes('obv-link/element'), entries.join(', '));
+    const script = `
+      const results = {};
+      for (const entry of ${JSON.stringify(entries)}) {
+        try {
+          const module = await import(entry, entry.endsWith('.json') ? { with: { type: 'json' } } : undefined);
+          results[entry] = Object.keys(module).length > 0 ? 'ok' : 'no exports';
+        } catch (error) {
+          results[entry] = String(error);
+        }
+      }
+      results.globals = ['HTMLElement', 'document', 'customElements', 'window'].filter((name) => name in globalThis).join(',') || 'none';
+      console.log(JSON.stringify(results));`;
+    const output = await exec(process.execPath, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv());
+    const results = JSON.parse(output.trim().split('\n').at(-1) ?? '{}') as Record<string, string>;
+    for (const entry of entries) assert.equal(results[entry], 'ok', `import '${entry}' in Node`);
+    assert.equal(results.globals, 'none', 'importing defines no browser global on the server');
+  });
+
+  test("every import in the README's and the production guide's code blocks resolves against the package, with the names it imports", async () => {
+    const documents = ['README.md', 'docs/GOING-TO-PRODUCTION.md'];
+    const imports = documents.flatMap((file) => snippetImports(readFileSync(path.join(ROOT, file), 'utf8'), file));
+    assert.ok(imports.filter((found) => found.specifier.startsWith('obv-link')).length >= 6, 'the snippets import the package');
+    // What a snippet's reader installs beside obv-link (the README says so where they are used).
+    const theirOwn = new Set(['express', 'react', 'vue', '@vitejs/plugin-vue']);
+    const problems: string[] = [];
+    for (const found of imports) {
+      const { specifier, names, where } = found;
+      if (specifier.startsWith('node:') || theirOwn.has(specifier)) continue;
+      if (!specifier.startsWith('obv-link')) {
+        problems.push(`${where}: ${specifier} is not something a merchant's app can import`);
+        continue;
+      }
+      const script = `const module = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(${JSON.stringify(names)}.filter((name) => !(name in module))));`;
+      try {
+        const missing = JSON.parse((await exec(process.execPath, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv())).trim().split('\n').at(-1) ?? '[]') as string[];
+        if (missing.length > 0) problems.push(`${where}: ${specifier} does not export ${missing.join(', ')}`);
+      } catch (error) {
+        problems.push(`${where}: ${specifier} does not resolve: ${String(error).split('\n').slice(0, 3).join(' ')}`);
+      }
+    }
+    assert.deepEqual(problems, []);
   });
 
   test('npx obv-link-proxy refuses bad config naming each variable, and boots from env', async () => {
@@ -167,7 +235,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
 
     app.write('server.js', readmeBlock(QUICK_START, 'js'));
-    app.write('public/index.html', readmeBlock(QUICK_START, 'html'));
+    app.write('checkout.html', readmeBlock(QUICK_START, 'html'));
     const port = await freePort();
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(variables)) {
@@ -200,6 +268,10 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.equal(transaction.transactionStatus, 'APPROVED');
     assert.ok(transaction.transactionId);
     await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
+    // As the README says: Pay again (the same form, posted once more) and the order, paid once, answers 409 with that payment.
+    const again = await fetch(`${shop}/pay`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: response.request().postData() ?? '' });
+    assert.equal(again.status, 409);
+    assert.equal(((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId, transaction.transactionId);
     assert.deepEqual(problems, []);
 
     server.process.kill('SIGTERM');

@@ -21,6 +21,8 @@ export interface CheckoutRoutesOptions {
   savedAccounts?: SavedAccountBook;
   /** Sandbox only: the provider's test control that makes every linked account stale (the "Reconnect" path). */
   markAccountsStale?: () => void;
+  /** The origins the shop is served under (its CSP names the page's own WebSocket origin). */
+  pageOrigins: readonly string[];
 }
 
 /** What the Pay form posts: the order and the element's link reference (its form value). */
@@ -82,7 +84,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   const orders = options.orders ?? new OrderBook();
   const saved = options.savedAccounts ?? new SavedAccountBook();
   const router = express.Router();
-  router.use(securityHeaders);
+  router.use(securityHeaders(options.pageOrigins));
 
   router.get('/assets/{*path}', (req, res, next) => {
     const asset = options.assets.get(req.path.slice('/assets/'.length));
@@ -90,33 +92,42 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.type(asset.contentType).setHeader('Cache-Control', 'no-cache').send(asset.body);
   });
 
+  /** How long before its expiry a link session is replaced rather than handed to a page again. */
+  const LINK_SESSION_MARGIN_MS = 5 * 60_000;
+
   /**
    * The link session for `order`: who pays, for what, in which language — all from the shop's records —
-   * and the shopper's saved accounts (or the one the bank wants reconnected), with saving allowed.
+   * and the shopper's saved accounts (or the one the bank wants reconnected), with saving allowed. One per
+   * order, reused while valid, so a reload resumes a bank step under way; a language change or a
+   * reconnect drops it (order.linkSession = undefined) for a new one.
    */
-  const linkTokenFor = (order: Order) => {
-    const accounts = saved.list(order.merchantUserId);
-    const reconnect = accounts.find((account) => account.accountId === order.reconnect);
-    const { firstName, lastName, email } = SHOP.shopper;
-    return options.proxy.createLinkSession({
-      merchantUserId: order.merchantUserId,
-      merchantTransactionId: order.orderId,
-      amount: decimalAmount(order.totalCents),
-      currency: SHOP.currency,
-      consumer: { firstName, lastName, email },
-      language: `${order.language}-US`,
-      ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
-    });
-  };
+  async function linkTokenFor(order: Order): Promise<string> {
+    if (!order.linkSession || order.linkSession.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+      const accounts = saved.list(order.merchantUserId);
+      const reconnect = accounts.find((account) => account.accountId === order.reconnect);
+      order.linkSession = await options.proxy.createLinkSession({
+        merchantUserId: order.merchantUserId,
+        merchantTransactionId: order.orderId,
+        amount: decimalAmount(order.totalCents),
+        currency: SHOP.currency,
+        consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
+        language: `${order.language}-US`,
+        ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
+      });
+    }
+    return order.linkSession.linkToken;
+  }
 
   router.get('/', async (req, res) => {
     const shopper = shopperOf(req, res);
     const language = req.query.lang === 'es' ? 'es' : req.query.lang === 'en' ? 'en' : undefined;
     const current = orders.get(shoppersOrderId(req) ?? '');
     const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper, language);
-    if (language) order.language = language;
+    if (language && language !== order.language) {
+      order.language = language;
+      order.linkSession = undefined;
+    }
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    // A fresh link session per page view: it lives 30 minutes, and the page (no-store) is never reused.
     sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
   });
 
@@ -171,6 +182,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         // The bank wants the shopper to sign in again: back to the checkout, which offers "Reconnect".
         order.state = 'open';
         order.reconnect = result.reconnect;
+        order.linkSession = undefined;
         res.redirect(303, '/');
         return;
       } else {

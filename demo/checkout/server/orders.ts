@@ -39,6 +39,11 @@ export interface Order {
   language: 'en' | 'es';
   /** Set when the bank asked the shopper to reconnect this saved account (`reauthorization-required`). */
   reconnect?: string;
+  /**
+   * The order's link session, reused while it is valid: a reload of the checkout then carries the same
+   * token, so the element resumes a bank step under way.
+   */
+  linkSession?: { linkToken: string; expiresAt: number };
   payment?: Payment;
   failure?: PaymentFailure;
   createdAt: number;

@@ -80,12 +80,12 @@ export function createTransactionClient(options: TransactionClientOptions) {
 
   return {
     /** A link session for one checkout: the link token the page's element carries. Throws when the proxy refuses. */
-    async createLinkSession(request: LinkSessionRequest): Promise<string> {
+    async createLinkSession(request: LinkSessionRequest): Promise<{ linkToken: string; expiresAt: number }> {
       const response = await call('/link-sessions', { method: 'POST', body: JSON.stringify(request) });
       const body: unknown = await response.json().catch(() => undefined);
       const parsed = CreatedLinkSession.safeParse(body);
       if (response.status !== 201 || !parsed.success) throw new Error(`POST /link-sessions answered ${response.status}: ${JSON.stringify(body)}`);
-      return parsed.data.linkToken;
+      return { linkToken: parsed.data.linkToken, expiresAt: Date.parse(parsed.data.expiresAt) };
     },
 
     /** The verified account behind a reference, for the receipt; undefined if the proxy does not know it. */

@@ -39,6 +39,7 @@ const SessionBaseSchema = z.looseObject({
   verificationId: z.string().optional(),
   language: z.string().optional(),
   linkSessionId: z.string().optional(),
+  browserBinding: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

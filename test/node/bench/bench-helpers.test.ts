@@ -9,6 +9,8 @@ import { parseOptions } from '../../../bench/lib/options.ts';
 import { markdownTable } from '../../../bench/lib/report.ts';
 import { percentile, summarize } from '../../../bench/lib/stats.ts';
 import { reachableSteps } from '../../../bench/sections/socket-memory.ts';
+import { benchProxyOptions } from '../../../bench/lib/obv-proxy-options.ts';
+import { parseProxyConfig } from '../../../proxy/index.ts';
 
 describe('bench statistics', () => {
   it('takes percentiles by nearest rank, so p99 is an observed sample', () => {
@@ -112,5 +114,15 @@ describe('bench compression', () => {
     assert.equal(size.raw, code.length);
     assert.ok(size.gzip < size.raw / 10);
     assert.ok(size.brotli < size.raw / 10);
+  });
+});
+
+describe('the proxy the bench measures', () => {
+  it('admits every socket a full run holds at once (the relay and memory sections at full size)', () => {
+    const { sizes } = parseOptions([], {});
+    const config = parseProxyConfig(benchProxyOptions('http://127.0.0.1:1'));
+    const mostSockets = Math.max(sizes.idleSockets + sizes.warmup + sizes.relaySamples, ...sizes.memorySockets);
+    assert.ok((config.maxSockets ?? 0) >= mostSockets, `OBV_WS_MAX_TOTAL ${config.maxSockets} < ${mostSockets}`);
+    assert.ok(config.maxSocketsPerClient >= mostSockets, `OBV_WS_MAX_PER_CLIENT ${config.maxSocketsPerClient} < ${mostSockets}`);
   });
 });

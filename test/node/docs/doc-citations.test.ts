@@ -157,8 +157,8 @@ describe('comments point only inside the repository', () => {
     assert.deepEqual(offenders, []);
   });
 
-  test('the README and docs/ cite no document outside the repository either', () => {
-    const docs = files.filter((path) => path === 'README.md' || /^docs\/[^/]+\.md$/.test(path));
+  test('the README, CONTRIBUTING.md and docs/ cite no document outside the repository either', () => {
+    const docs = files.filter((path) => path === 'README.md' || path === 'CONTRIBUTING.md' || /^docs\/[^/]+\.md$/.test(path));
     const offenders = docs.flatMap((path) =>
       read(path).split('\n').flatMap((line, index) => {
         const citation = outsideCitation(line);

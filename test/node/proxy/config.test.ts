@@ -74,8 +74,8 @@ describe('configuration from the environment', () => {
   test('names every missing variable', () => {
     const error = configError({});
     assert.deepEqual(error.issues.map((issue) => issue.setting).sort(),
-      ['OBV_BASE_URL', 'OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_MERCHANT_ID', 'OBV_PUBLIC_URL', 'OBV_WEBHOOK_SECRET']);
-    assert.ok(error.issues.every((issue) => issue.message === 'is required'));
+      ['OBV_BASE_URL', 'OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_MERCHANT_ID', 'OBV_PUBLIC_URL', 'OBV_SEALING_KEYS', 'OBV_WEBHOOK_SECRET']);
+    assert.ok(error.issues.every((issue) => issue.message.startsWith('is required')), error.message);
     assert.match(error.message, /OBV_CLIENT_SECRET: is required/);
   });
 
@@ -91,6 +91,49 @@ describe('configuration from the environment', () => {
     const settings = error.issues.map((issue) => issue.setting).sort();
     assert.deepEqual(settings, ['OBV_ALLOWED_ORIGINS', 'OBV_LOG_LEVEL', 'OBV_RATE_LIMIT', 'OBV_SESSION_TTL', 'OBV_WEBHOOK_SECRET']);
     assert.match(error.message, /OBV_WEBHOOK_SECRET: must be a Standard Webhooks secret/);
+  });
+
+  test('reports every problem in one round: a missing variable, an http URL and a malformed value together', () => {
+    const error = configError({ OBV_PUBLIC_URL: 'http://shop.example', OBV_SESSION_TTL: 'half an hour', OBV_ALLOWED_ORIGINS: 'https://a.example/path' });
+    const messages = error.issues.map((issue) => `${issue.setting}: ${issue.message}`);
+    assert.ok(messages.includes('OBV_BASE_URL: is required'), messages.join('\n'));
+    assert.ok(messages.some((line) => line.startsWith('OBV_PUBLIC_URL: must use https')), messages.join('\n'));
+    assert.ok(messages.some((line) => line.startsWith('OBV_SESSION_TTL: ')), messages.join('\n'));
+    assert.ok(messages.some((line) => line.startsWith('OBV_ALLOWED_ORIGINS: must be an origin')), messages.join('\n'));
+    assert.equal(new Set(error.issues.map((issue) => issue.setting)).size, error.issues.length, 'one message per variable');
+  });
+
+  test('says which forms a duration, a boolean, a port and a log level accept', () => {
+    const error = configError({ ...VALID_ENV, OBV_SESSION_TTL: '30 minutes', OBV_UPSTREAM_TIMEOUT: '0', OBV_SANDBOX: 'maybe', PORT: 'eighty', OBV_LOG_LEVEL: 'loud' });
+    const message = (setting: string) => error.issues.find((issue) => issue.setting === setting)?.message ?? '';
+    assert.match(message('OBV_SESSION_TTL'), /30m, 90s, 1500ms, 2h, or a number of seconds/);
+    assert.match(message('OBV_UPSTREAM_TIMEOUT'), /greater than zero: 30m/);
+    assert.equal(message('OBV_SANDBOX'), 'must be true or false');
+    assert.match(message('PORT'), /port number \(0-65535\)/);
+    assert.match(message('OBV_LOG_LEVEL'), /one of fatal, error, warn, info, debug, trace, silent/);
+  });
+
+  test('accepts exactly true or false for OBV_SANDBOX: 1, yes and TRUE are refused, not taken as sandbox mode', () => {
+    const sandboxEnv = { OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_PUBLIC_URL: 'http://127.0.0.1:3000' };
+    assert.equal(configFromEnv({ ...sandboxEnv, OBV_SANDBOX: 'true' }).sandbox, true);
+    assert.equal(configFromEnv({ ...VALID_ENV, OBV_SANDBOX: 'false' }).sandbox, false);
+    for (const value of ['1', 'yes', 'TRUE', 'on']) {
+      const error = configError({ ...sandboxEnv, OBV_SANDBOX: value });
+      const sandbox = error.issues.find((issue) => issue.setting === 'OBV_SANDBOX');
+      assert.equal(sandbox?.message, 'must be true or false', value);
+      // Nor are the sandbox credentials filled in as if it were on.
+      assert.ok(error.issues.some((issue) => issue.setting === 'OBV_CLIENT_ID' && issue.message === 'is required'), value);
+    }
+  });
+
+  test('names an unknown OBV_* variable, with the real name it is closest to', () => {
+    const error = configError({ ...VALID_ENV, OBV_CLIENTID: 'client', OBV_SESION_TTL: '5m', OBV_SOMETHING_ELSE: 'x', NOT_OURS: 'y' });
+    const messages = error.issues.map((issue) => `${issue.setting}: ${issue.message}`);
+    assert.deepEqual(messages, [
+      'OBV_CLIENTID: is not a variable obv-link reads (did you mean OBV_CLIENT_ID?)',
+      'OBV_SESION_TTL: is not a variable obv-link reads (did you mean OBV_SESSION_TTL?)',
+      'OBV_SOMETHING_ELSE: is not a variable obv-link reads',
+    ]);
   });
 
   test('refuses plain-http upstream and public URLs outside sandbox mode', () => {
@@ -133,6 +176,7 @@ describe('configuration from the environment', () => {
       sessionStore,
       resultBus,
       rateLimitStore: new MemoryStore(),
+      authFailureStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
       onSavedAccountRemoved: () => undefined,
@@ -164,10 +208,29 @@ describe('OBV_TRUST_PROXY', () => {
     for (const bad of ['true', '10.0.0.0/33', 'proxy.example', '10.0.0.1/255.0.0.1.5']) {
       const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: bad });
       assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], bad);
-      assert.match(error.message, /hop count .* addresses\/subnets/);
+      assert.match(error.message, /hop count/);
     }
     assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), trustProxy: true as unknown as number }),
       (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy');
+  });
+
+  test('refuses entries that together or alone cover public address space broadly, naming each and the accepted forms', () => {
+    const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1,::/1,8000::/1' });
+    assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY']);
+    for (const entry of ['0.0.0.0/1', '128.0.0.0/1', '::/1', '8000::/1']) assert.match(error.message, new RegExp(`OBV_TRUST_PROXY: ${entry.replace(/\./g, '\\.')} covers`));
+    assert.match(error.message, /accepted: a hop count, or a comma list of addresses, IPv4 subnets of \/8 or narrower/);
+    for (const wide of ['10.0.0.0/7', '10.0.0.0/254.0.0.0', '::ffff:0:0/96', '::ffff:0.0.0.0/100', '::/64', '2001::/16', 'fe80::/9']) {
+      assert.deepEqual(configError({ ...VALID_ENV, OBV_TRUST_PROXY: wide }).issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], wide);
+    }
+    assert.throws(() => createObvProxy({ ...configFromEnv(VALID_ENV), trustProxy: ['0.0.0.0/0'] }),
+      (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy' && /covers public address space/.test(error.message));
+  });
+
+  test('accepts private, unique-local and link-local ranges, narrow public ranges and single addresses', () => {
+    for (const fine of ['10.0.0.0/8', '172.16.0.0/12', '104.16.0.0/13', '10.0.0.0/255.0.0.0', 'fc00::/7', 'fd12:3456::/48', 'fe80::/10',
+      '2001:db8::/32', '::ffff:10.0.0.0/104', '203.0.113.7', 'loopback, uniquelocal']) {
+      assert.ok(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: fine }).trustProxy, fine);
+    }
   });
 });
 
@@ -178,6 +241,25 @@ describe('production guardrails (OBV_SANDBOX unset)', () => {
     assert.deepEqual(settingsOf({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_CLIENT_ID: 'sandbox_client', OBV_CLIENT_SECRET: 'sandbox_secret' }),
       ['OBV_CLIENT_ID', 'OBV_CLIENT_SECRET', 'OBV_WEBHOOK_SECRET']);
     assert.match(configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET }).message, /published secret/);
+  });
+
+  test('refuses the sandbox\'s webhook key in any spelling that decodes to it (padding dropped or changed)', () => {
+    const encoded = SANDBOX_WEBHOOK_SECRET.slice('whsec_'.length);
+    for (const variant of [encoded.replace(/=+$/, ''), encoded.replace(/==$/, '='), `${encoded.replace(/=+$/, '')}=`]) {
+      assert.notEqual(`whsec_${variant}`, SANDBOX_WEBHOOK_SECRET);
+      const error = configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: `whsec_${variant}` });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_WEBHOOK_SECRET'], variant);
+      assert.match(error.message, /published secret/);
+    }
+  });
+
+  test('refuses webhook keys without entropy: zeros, one repeated byte, a short repeated pattern', () => {
+    for (const bytes of [Buffer.alloc(24), Buffer.alloc(32, 0x41), Buffer.from('abcabcabcabcabcabcabcabcabcabc')]) {
+      const error = configError({ ...VALID_ENV, OBV_WEBHOOK_SECRET: `whsec_${bytes.toString('base64')}` });
+      assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_WEBHOOK_SECRET']);
+      assert.match(error.message, /must be random bytes/);
+    }
+    assert.ok(configFromEnv({ ...VALID_ENV, OBV_WEBHOOK_SECRET: PRODUCTION_WEBHOOK_SECRET }).webhookSecret);
   });
 
   test('refuses a webhook secret under 24 bytes and an API key under 32 characters', () => {
@@ -251,7 +333,7 @@ describe('npm start (proxy/cli.ts)', () => {
   });
 
   test('listens on PORT and logs its URL', async () => {
-    const { child, output } = runCli({ ...VALID_ENV, PORT: '0' });
+    const { child, output } = runCli({ ...VALID_ENV, PORT: '0', OBV_DRAIN_WINDOW: '0' });
     try {
       for (let i = 0; i < 200 && !output().stdout.includes('listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
       const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('listening')) ?? '{}') as { url?: string };

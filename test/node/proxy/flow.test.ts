@@ -62,14 +62,14 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual(session.body.outcome, outcome);
   });
 
-  test('delivers a failure with the bank\'s code and message', async () => {
+  test('delivers a failure with the bank\'s code in the proxy\'s words (the bank\'s message stays on the server)', async () => {
     const { sessionId, consumerUrl } = await pair.startVerification();
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     client.send({ type: 'subscribe', sessionId });
     await client.next((message) => message.type === 'subscribed');
     await completeConsumerStep(consumerUrl, 'locked');
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
     assert.equal((await getSession(sessionId)).body.state, 'failed');
   });
 
@@ -80,7 +80,7 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual((await getSession(locked.sessionId)).body.outcome, {
       status: 'failure',
       code: 'ACCOUNT_LOCKED',
-      message: 'This account is locked. Contact your bank.',
+      message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.',
       text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
       lang: 'es',
     });

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
+import { START_BODY, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 
@@ -104,21 +104,7 @@ describe('Idempotency-Key bound to the body', () => {
   });
 });
 
-describe('/transactions failed-key limit', () => {
-  test('after the allowed wrong keys every request from that address gets 429, the right key included', async (t) => {
-    const pair = await startProxyPair({ proxy: { authFailureLimit: 3 } });
-    t.after(() => pair.close());
-    const submit = async (key: string) => (await fetch(`${pair.baseUrl}/transactions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify({ accountToken: 'acct_x', merchantTransactionId: 'tx-1' }),
-    })).status;
-    const statuses = [];
-    for (let i = 0; i < 4; i++) statuses.push(await submit(`wrong-key-${i}-padding-padding`));
-    assert.deepEqual(statuses, [401, 401, 401, 429]);
-    assert.equal(await submit(TEST_MERCHANT_API_KEY), 429);
-  });
-});
+// The failed API-key limit has its own file: merchant-auth.test.ts.
 
 describe('log hygiene', () => {
   test('refused origins are logged once per origin, truncated, naming OBV_ALLOWED_ORIGINS', async (t) => {
@@ -202,5 +188,33 @@ describe('metrics', () => {
     assert.match(text, /obv_upstream_request_duration_seconds_count\{endpoint="verification",result="ok"\} 1/);
     assert.match(text, /obv_token_refreshes_total\{result="ok"\} 1/);
     assert.equal((await fetch(`${pair.baseUrl}/metrics`)).status, 404);
+  });
+});
+
+describe('X-Content-Type-Options', () => {
+  test('every proxy answer says nosniff: JSON, problems, the HTML pages, the script, the notification answer', async (t) => {
+    const pair = await startProxyPair();
+    t.after(() => pair.close());
+    const { sessionId } = await pair.startVerification();
+    const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+      fetch(`${pair.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body });
+    const answers = {
+      start: await post('/verifications', JSON.stringify(START_BODY)),
+      'invalid start': await post('/verifications', '{"amount": 5}'),
+      session: await fetch(`${pair.baseUrl}/sessions/${sessionId}`),
+      'unknown route': await fetch(`${pair.baseUrl}/nothing-here`),
+      'wrong key': await post('/transactions', '{}', { authorization: 'Bearer wrong-key-padding-padding-padding' }),
+      connecting: await fetch(`${pair.baseUrl}/connecting`),
+      'return page': await fetch(await pair.returnUrl(sessionId), { headers: { accept: 'text/html' } }),
+      script: await fetch(`${pair.baseUrl}/return-page.js`),
+      notification: await postNotification(await pair.notificationUrl(sessionId), successPayload()),
+      healthz: await fetch(`${pair.baseUrl}/healthz`),
+    };
+    for (const [name, response] of Object.entries(answers)) {
+      await response.arrayBuffer();
+      assert.equal(response.headers.get('x-content-type-options'), 'nosniff', `${name} (${response.status})`);
+    }
+    assert.equal(answers['invalid start'].status, 400);
+    assert.equal(answers['wrong key'].status, 401);
   });
 });

@@ -78,10 +78,10 @@ describe('link sessions', () => {
 
   test('refuses a link session with a missing, invalid or unknown field (400 naming each)', async () => {
     const { amount: _amount, ...noAmount } = checkout();
-    const response = await createLinkSession({ ...noAmount, currency: 'usd', consumer: { firstName: 'Ana', lastName: '', email: 'nope' }, accountToken: 'acct_x' });
+    const response = await createLinkSession({ ...noAmount, currency: 'usd', consumer: { firstName: 'Ana', lastName: '', email: 'nope' }, accountToken: 'acct_x', language: `es-${'a1b2c3d4-'.repeat(5)}x1` });
     assert.equal(response.status, 400);
     const paths = (await problemOf(response)).errors?.map((e) => e.path).sort();
-    assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency']);
+    assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency', 'language']);
   });
 
   test('a start with the link token alone sends the link session\'s values upstream', async () => {
@@ -111,7 +111,7 @@ describe('link sessions', () => {
     assert.equal(pair.provider.stats.verificationRequests, before);
   });
 
-  test('refuses an unknown (404), expired (410) or used (409) link token, naming linkToken, without calling the provider', async () => {
+  test('refuses an unknown (404), expired (410) or used (409: its order is paid) link token, naming linkToken, without calling the provider', async () => {
     clock = Date.now();
     const before = pair.provider.stats.verificationRequests;
     const unknown = await start({ linkToken: `lt_${'A'.repeat(32)}` });
@@ -126,15 +126,25 @@ describe('link sessions', () => {
     assert.equal(pair.provider.stats.verificationRequests, before);
 
     clock = Date.now();
-    const { linkToken: once } = await newLinkSession();
-    const first = (await (await start({ linkToken: once })).json()) as { consumerUrl: string };
+    const { linkToken: once, purchase } = await newLinkSession();
+    const first = (await (await start({ linkToken: once })).json()) as { sessionId: string; consumerUrl: string };
     await completeConsumerStep(first.consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const afterLink = pair.provider.stats.verificationRequests;
+    // Linked but not paid: the shopper may still "Change" the account with the same token.
+    const change = (await (await start({ linkToken: once })).json()) as { consumerUrl: string };
+    assert.ok(change.consumerUrl, 'a second start before payment (Change) is allowed');
+    const view = (await (await fetch(`${pair.baseUrl}/sessions/${first.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const paid = await fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: AUTH },
+      body: JSON.stringify({ linkRef: view.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD' }),
+    });
+    assert.equal(paid.status, 201);
+    const afterPayment = pair.provider.stats.verificationRequests;
     const reused = await start({ linkToken: once });
     assert.equal(reused.status, 409);
     assert.equal((await problemOf(reused)).type, 'urn:obv-link:problem:link-token-used');
-    assert.equal(pair.provider.stats.verificationRequests, afterLink);
+    assert.equal(pair.provider.stats.verificationRequests, afterPayment);
   });
 
   test('a link token survives a failed bank step: the shopper may try again until an account is linked', async () => {

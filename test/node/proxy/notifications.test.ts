@@ -90,7 +90,7 @@ describe('notification intake', () => {
     assert.equal(later.status, 200);
     assert.deepEqual(await later.json(), { status: 'ignored' });
     const session = await state(sessionId);
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
   });
 
   test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
@@ -138,7 +138,7 @@ describe('notification intake', () => {
     assert.ok(linkRef);
     const b = await sessionWithNotificationUrl();
     await postNotification(b.url, { verificationStatus: 'FAILURE', error: { code: 'E1', message: 'nope' } });
-    assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'nope', text: 'nope', lang: 'en' });
+    assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'Your bank couldn’t link this account. Choose another way to pay, or try again.', text: 'Your bank couldn’t link this account. Choose another way to pay, or try again.', lang: 'en' });
   });
 
   test('answers 422 naming account.accountToken when a success carries no token, and logs it at error', async () => {
@@ -157,7 +157,7 @@ describe('notification intake', () => {
     assert.equal((await postNotification(url, payload)).status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'failed');
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 

@@ -9,9 +9,17 @@ import { TokenError, UpstreamHttpError, UpstreamTimeoutError } from '../../../pr
 
 describe('problem kinds', () => {
   test('a kind carries its status, title and urn type; an empty errors list is left out of the body', () => {
-    assert.deepEqual(problem('link-ref-used', 'Already paid.', { errors: [] }).toBody(), {
-      type: 'urn:obv-link:problem:link-ref-used', title: 'Link reference already used', status: 409, detail: 'Already paid.',
+    assert.deepEqual(problem('link-token-used', 'Already used.', { errors: [] }).toBody(), {
+      type: 'urn:obv-link:problem:link-token-used', title: 'Link token already used', status: 409, detail: 'Already used.',
     });
+  });
+
+  test('extension members ride in the body beside the standard ones, which they cannot replace', () => {
+    const paid = problem('order-already-paid', 'Paid once.', { extensions: { payment: { transactionId: 't1' }, status: 200 } });
+    assert.deepEqual(paid.toBody(), {
+      payment: { transactionId: 't1' }, type: 'urn:obv-link:problem:order-already-paid', title: 'Order already paid', status: 409, detail: 'Paid once.',
+    });
+    assert.deepEqual(problem('payment-in-progress', 'Wait.').headers(), { 'retry-after': '1' });
   });
 
   test('the session-store outage says when to retry', () => {
@@ -53,10 +61,11 @@ describe('toProblem', () => {
     });
   }
 
-  test('an oversize body names the limit; upstream field errors are passed on', () => {
+  test('an oversize body names the limit; upstream field errors name only fields the proxy sent, in its own words', () => {
     assert.equal(toProblem(Object.assign(new Error('x'), { type: 'entity.too.large', limit: 65_536 })).message,
       'The request body exceeds the limit of 65536 bytes.');
-    assert.deepEqual(toProblem(new UpstreamHttpError('POST', 'u', 400, { errors: [{ path: 'amount', message: 'bad' }] })).errors,
-      [{ path: 'amount', message: 'bad' }]);
+    const echoed = { errors: [{ path: 'transaction.amount', message: 'bad amount for acct_0123456789abcdef' }, { path: 'acct_0123456789abcdef', message: 'x' }] };
+    assert.deepEqual(toProblem(new UpstreamHttpError('POST', 'u', 400, echoed)).errors,
+      [{ path: 'transaction.amount', message: 'was refused by the verification service' }]);
   });
 });

@@ -56,6 +56,28 @@ describe('sealed values', () => {
   });
 });
 
+describe('a record sealed under a key this instance lacks', () => {
+  test('answers 503 sealing-key-unavailable (another instance may have the key), never a 500, and logs the key id', async (t) => {
+    const { startProxyPair, TEST_MERCHANT_API_KEY } = await import('../../helpers/proxy-harness.ts');
+    const { completeConsumerStep } = await import('../../helpers/consumer.ts');
+    const rotated = { id: 'new', key: randomBytes(32) };
+    const pair = await startProxyPair({ proxy: { sealingKeys: [rotated] } });
+    t.after(() => pair.close());
+    const { sessionId, consumerUrl } = await pair.startVerification();
+    await completeConsumerStep(consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const { outcome } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    // An instance still on the old keys shares the store (a rolling deploy done in the wrong order).
+    const { startProxy } = await import('../../helpers/proxy-harness.ts');
+    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { sessionStore: pair.store, resultBus: pair.bus, sealingKeys: [key('old')] } });
+    t.after(() => stale.close());
+    const read = await fetch(`${stale.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+    assert.equal(read.status, 503);
+    assert.equal(((await read.json()) as { type: string }).type, 'urn:obv-link:problem:sealing-key-unavailable');
+    assert.ok(stale.logs.lines.some((line) => line.includes('key \\"new\\"') || line.includes('key "new"')), 'the log names the missing key id');
+  });
+});
+
 describe('OBV_SEALING_KEYS', () => {
   const production = {
     OBV_BASE_URL: 'https://api.provider.example',
@@ -82,6 +104,12 @@ describe('OBV_SEALING_KEYS', () => {
     assert.ok(config.sealingKeys?.[0]?.key.equals(a) && config.sealingKeys[1]?.key.equals(b));
   });
 
+  test('a payment retention shorter than a link reference lives is refused (the order could be paid twice)', () => {
+    const env = { ...production, OBV_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}` };
+    assert.equal(configFromEnv(env).paymentRetentionMs, 720 * 3_600_000);
+    assert.throws(() => configFromEnv({ ...env, OBV_PAYMENT_RETENTION: '30' }), /OBV_PAYMENT_RETENTION: must be at least the session lifetime/);
+  });
+
   test('are required outside sandbox mode, and the sandbox\'s published key is refused there', () => {
     assert.match(issuesOf(production).join(), /is required/);
     assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: `mine:${SANDBOX_SEALING_KEY.key.toString('base64')}` }).join(), /sandbox's published key/);
@@ -104,6 +132,9 @@ describe('OBV_SEALING_KEYS', () => {
     for (const [name, value] of Object.entries(cases)) {
       const messages = issuesOf({ ...production, OBV_SEALING_KEYS: value });
       assert.ok(messages.length > 0, `${name} is refused`);
+    }
+    for (const madeUp of [Buffer.from(Array.from({ length: 32 }, (_, i) => i)), Buffer.from('correct horse battery staple 123')]) {
+      assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: `k1:${madeUp.toString('base64')}` }).join(), /not random/, madeUp.toString('hex'));
     }
     assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: cases.zeros }).join(), /not random/);
     assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: cases.short }).join(), /id:base64/);

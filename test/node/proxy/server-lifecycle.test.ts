@@ -74,7 +74,7 @@ describe('npm start servers', () => {
     let entered: () => void = () => undefined;
     const inHook = new Promise<void>((resolve) => (entered = resolve));
     const logs = captureLogs('debug');
-    const config = parseProxyConfig({ ...sandboxProxyConfig(provider.url, 'http://127.0.0.1:1'), port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000 });
+    const config = parseProxyConfig({ ...sandboxProxyConfig(provider.url, 'http://127.0.0.1:1'), port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, drainWindowMs: 0 });
     let slow = false;
     const servers = await startProxyServers(config, {
       logger: logs.logger,
@@ -108,6 +108,84 @@ describe('npm start servers', () => {
   });
 });
 
+describe('the credentials, checked once at boot', () => {
+  /** Polls until `check` holds (bounded). */
+  async function until(check: () => boolean, what: string): Promise<void> {
+    for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.ok(check(), what);
+  }
+
+  test('wrong ones: one token request, one log line naming the variables, and /readyz 503 without asking again per probe', async (t) => {
+    const provider = await startProvider({ port: 0 });
+    t.after(() => provider.close());
+    const { servers, logs, base } = await startServers({ clientSecret: 'not-the-sandbox-secret', drainWindowMs: 0 }, provider.url);
+    t.after(() => servers.shutdown());
+    await until(() => logs.find('credentials refused').length > 0, 'the refusal is logged');
+    const [line] = logs.find('credentials refused');
+    assert.match(String(line?.msg), /OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)/);
+    assert.equal(line?.level, 50, 'at error');
+    for (let probe = 0; probe < 5; probe++) {
+      const ready = await fetch(`${base}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.deepEqual(await ready.json(), { status: 'unavailable', sessionStore: 'ok', credentials: 'refused' });
+    }
+    assert.equal(provider.stats.tokenRequests, 1, 'one token request, none per probe');
+    assert.equal(logs.records().filter((record) => String(record.msg).startsWith('credentials ')).length, 1, 'one log line');
+    assert.equal((await fetch(`${base}/healthz`)).status, 200, 'alive all the same');
+  });
+
+  test('right ones: ready, and the first shopper reuses the token the check obtained', async (t) => {
+    const provider = await startProvider({ port: 0 });
+    t.after(() => provider.close());
+    const { servers, logs, base } = await startServers({ drainWindowMs: 0 }, provider.url);
+    t.after(() => servers.shutdown());
+    await until(() => logs.find('credentials accepted').length > 0, 'the acceptance is logged');
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok', credentials: 'accepted' });
+    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) });
+    assert.equal(start.status, 201);
+    assert.equal(provider.stats.tokenRequests, 1);
+  });
+
+  test('an unreachable provider leaves the instance ready, saying the credentials are not checked yet', async (t) => {
+    const { servers, logs, base } = await startServers({ drainWindowMs: 0, upstreamTimeoutMs: 500 });
+    t.after(() => servers.shutdown());
+    await until(() => logs.find('credentials not checked').length > 0, 'the failed check is logged');
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok', credentials: 'unreachable' });
+  });
+});
+
+describe('the drain window', () => {
+  test('answers /readyz 503 for the window while serving on (health, starts, open sockets), then closes the listener', async (t) => {
+    const provider = await startProvider({ port: 0 });
+    t.after(() => provider.close());
+    const { servers, base } = await startServers({ drainWindowMs: 1_500 }, provider.url);
+    t.after(() => servers.shutdown());
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
+    const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+
+    const began = Date.now();
+    const stopped = servers.shutdown();
+    const ready = await fetch(`${base}/readyz`);
+    assert.equal(ready.status, 503, 'not ready as soon as the shutdown begins');
+    assert.deepEqual(await ready.json(), { status: 'draining' });
+    assert.equal((await fetch(`${base}/healthz`)).status, 200, 'still alive');
+    assert.equal((await fetch(`${base}/verifications`, startBody)).status, 201, 'a shopper the balancer still sends is served');
+    const closedEarly = await Promise.race([socket.closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 300))]);
+    assert.equal(closedEarly, false, 'open WebSockets stay open during the window');
+
+    await stopped;
+    assert.ok(Date.now() - began >= 1_400, `the listener stayed open for the window (${Date.now() - began} ms)`);
+    assert.equal((await socket.closed).code, 1001);
+    await assert.rejects(fetch(`${base}/healthz`), 'the listener is closed after the window');
+  });
+});
+
 describe('npm start (proxy/cli.ts) process', () => {
   function runCli(env: Record<string, string>) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
@@ -133,6 +211,7 @@ describe('npm start (proxy/cli.ts) process', () => {
       HOST: '127.0.0.1',
       PORT: '0',
       OBV_SHUTDOWN_TIMEOUT: '3s',
+      OBV_DRAIN_WINDOW: '0',
     };
     const { child, stdout } = runCli(env);
     try {

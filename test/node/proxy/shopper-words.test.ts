@@ -1,31 +1,33 @@
 // The words the browser gets with an outcome (proxy/sessions/shopper-words.ts): known failure codes in
-// the shopper's language, the provider's own text marked as its language, the account line as shown and
-// as a screen reader should say it.
+// the shopper's language, the proxy's general words for any other (never the provider's text), the account
+// line as shown and as a screen reader should say it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { accountWords, failureWords } from '../../../proxy/sessions/shopper-words.ts';
+import { accountWords, browserFailureCode, failureWords } from '../../../proxy/sessions/shopper-words.ts';
 
 describe('shopper words', () => {
   test('translates the known failure codes into English and Spanish', () => {
     for (const code of ['ACCOUNT_NOT_VERIFIED', 'ACCOUNT_LOCKED', 'CONSUMER_CANCELLED', 'CANCELLED']) {
-      const en = failureWords(code, 'provider text', 'en-US');
-      const es = failureWords(code, 'provider text', 'es');
+      const en = failureWords(code, 'en-US');
+      const es = failureWords(code, 'es');
       assert.equal(en.lang, 'en');
       assert.equal(es.lang, 'es');
-      assert.notEqual(en.text, 'provider text', code);
       assert.notEqual(es.text, en.text, code);
     }
-    assert.match(failureWords('ACCOUNT_LOCKED', 'This account is locked.', 'es-MX').text, /bloqueada/);
+    assert.match(failureWords('ACCOUNT_LOCKED', 'es-MX').text, /bloqueada/);
   });
 
-  test('shows an unknown code’s provider text marked as English, even to a Spanish shopper', () => {
-    assert.deepEqual(failureWords('BANK_DOWN', 'The bank is unavailable.', 'es'), { text: 'The bank is unavailable.', lang: 'en' });
-  });
-
-  test('says something in the shopper’s language when an unknown failure has no text', () => {
-    const { text, lang } = failureWords('BANK_DOWN', '', 'es');
+  test('says the proxy’s general words in the shopper’s language for an unknown code', () => {
+    const { text, lang } = failureWords('BANK_DOWN', 'es');
     assert.equal(lang, 'es');
     assert.match(text, /banco/);
+  });
+
+  test('passes a code-shaped provider code, and replaces one that is a sentence or could carry a value', () => {
+    assert.equal(browserFailureCode('ACCOUNT_LOCKED'), 'ACCOUNT_LOCKED');
+    assert.equal(browserFailureCode('bank.down-2'), 'bank.down-2');
+    assert.equal(browserFailureCode('token acct_123 refused'), 'VERIFICATION_FAILED');
+    assert.equal(browserFailureCode('x'.repeat(65)), 'VERIFICATION_FAILED');
   });
 
   test('swaps the label’s English type word for the shopper’s and never repeats it', () => {

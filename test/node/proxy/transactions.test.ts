@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
@@ -31,6 +31,32 @@ describe('transactions', () => {
     assert.equal(session.outcome.accountToken, undefined, 'the browser\'s view of a session carries no accountToken');
     orderOf.set(session.outcome.linkRef!, merchantTransactionId);
     return session.outcome.linkRef!;
+  }
+
+  /**
+   * A stand-in gateway (endpoint 4) answering with `answer(request body)`, and a second proxy that pays
+   * through it, sharing this pair's sessions; both closed after `t`. Returns a Pay call with an
+   * Idempotency-Key, as a merchant server that retries would send it.
+   */
+  async function proxyWithGateway(t: TestContext, answer: (body: Record<string, unknown>) => { status: number; body: unknown }) {
+    const gateway = createServer((req, res) => {
+      let text = '';
+      req.on('data', (chunk: Buffer) => { text += String(chunk); });
+      req.on('end', () => {
+        const { status, body } = answer(JSON.parse(text) as Record<string, unknown>);
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      });
+    });
+    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
+    const proxy = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
+    });
+    t.after(() => proxy.close());
+    return (linkRef: string) => fetch(`${proxy.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
+    });
   }
 
   function submit(body: unknown, authorization?: string) {
@@ -245,6 +271,19 @@ describe('transactions', () => {
     assert.deepEqual(body.errors.map((e) => e.path).sort(), ['amount', 'currency', 'linkRef', 'merchantTransactionId', 'merchantUserId']);
   });
 
+  test('keeps only the known fields of the provider\'s answer: a replay carries no echoed credential', async (t) => {
+    const payThroughGateway = await proxyWithGateway(t, (body) => ({
+      status: 201,
+      body: { transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: (body.merchant as Record<string, unknown>).merchantTransactionId, accountToken: body.accountToken },
+    }));
+    const linkRef = await verifiedLinkRef();
+    const pay = () => payThroughGateway(linkRef);
+    assert.equal((await pay()).status, 201);
+    const replay = await pay();
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await replay.json(), { transactionId: 'txn_echo', transactionStatus: 'APPROVED', merchantTransactionId: orderOf.get(linkRef) });
+  });
+
   test('has no transactions or links route when OBV_MERCHANT_API_KEY is not set', async (t) => {
     const bare = await startProxy({ providerUrl: pair.provider.url, proxy: { merchantApiKey: undefined } });
     t.after(() => bare.close());
@@ -255,27 +294,17 @@ describe('transactions', () => {
 
   test('a 5xx from the gateway may have charged: the reference stays used and is not sent twice', async (t) => {
     let charges = 0;
-    const gateway = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        charges += 1;
-        res.writeHead(502, { 'content-type': 'application/json' }).end('{"error":"upstream hiccup"}');
-      });
+    const payThroughGateway = await proxyWithGateway(t, () => {
+      charges += 1;
+      return { status: 502, body: { error: 'upstream hiccup' } };
     });
-    await new Promise<void>((resolve) => gateway.listen(0, '127.0.0.1', resolve));
-    t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
-    const flaky = await startProxy({
-      providerUrl: pair.provider.url,
-      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
-    });
-    t.after(() => flaky.close());
     const linkRef = await verifiedLinkRef();
-    const pay = () => fetch(`${flaky.baseUrl}/transactions`, {
-      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(payment(linkRef)),
-    });
+    // The merchant's server retries the 502 with the same Idempotency-Key, as a client of an idempotent API would.
+    const pay = () => payThroughGateway(linkRef);
     assert.equal((await pay()).status, 502);
     const again = await pay();
-    assert.equal(again.status, 409);
+    assert.equal(again.status, 409, 'an unknown result is never replayed as a success');
+    assert.equal(again.headers.get('idempotent-replayed'), null);
     assert.equal(((await again.json()) as { payment?: { state?: string } }).payment?.state, 'unknown', 'the order\'s payment is unknown: reconcile');
     assert.equal(charges, 1, 'the gateway saw one charge');
   });

@@ -1,6 +1,6 @@
 // The project's chaos run, small enough for CI: 200 sessions on three `npm start` instances sharing a
 // real redis-server, with duplicate and conflicting deliveries, dropped sockets, an instance killed and
-// Redis restarted. `npm run chaos -- --sessions 10000` is the full run (README, "Reliability").
+// Redis restarted. `npm run chaos -- --sessions 10000` is the full run (CONTRIBUTING.md, "Chaos run").
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatReport, hasViolations, runChaos } from '../../chaos/chaos.ts';

@@ -79,7 +79,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(a, sessionId);
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
   });
 
   it('answers GET /sessions/:id with the same outcome on both instances', async () => {
@@ -89,7 +89,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       const view = await readSession(b, sessionId);
       return view.body.state === 'failed' ? view : undefined;
     });
-    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.', text: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', text: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', lang: 'en' });
     assert.deepEqual((await readSession(a, sessionId)).body, fromB.body);
   });
 

@@ -1,4 +1,4 @@
-// The README's "Project layout" table names every source folder a newcomer meets (each top-level folder,
+// CONTRIBUTING.md's "Project layout" table names every source folder a newcomer meets (each top-level folder,
 // each folder of the proxy and of its session backends), and only folders that exist.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -18,10 +18,10 @@ function trackedFolders(): Set<string> {
   return folders;
 }
 
-/** The first cell of each row of the README's Project layout table. */
+/** The first cell of each row of CONTRIBUTING.md's Project layout table. */
 function layoutRows(): string[] {
-  const readme = readFileSync(new URL('README.md', root), 'utf8');
-  const section = readme.slice(readme.indexOf('## Project layout'), readme.indexOf('\n## ', readme.indexOf('## Project layout') + 1));
+  const guide = readFileSync(new URL('CONTRIBUTING.md', root), 'utf8');
+  const section = guide.slice(guide.indexOf('## Project layout'), guide.indexOf('\n## ', guide.indexOf('## Project layout') + 1));
   return [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1] as string);
 }
 
@@ -34,18 +34,18 @@ function expectedFolders(folders: Set<string>): string[] {
   }).sort();
 }
 
-describe('README project layout', () => {
+describe('CONTRIBUTING.md project layout', () => {
   const folders = trackedFolders();
   const rows = layoutRows();
 
   test('names every top-level folder, every proxy folder and each session backend', () => {
     const missing = expectedFolders(folders).filter((folder) => !rows.includes(folder));
-    assert.deepEqual(missing, [], `add a row to README "Project layout" for: ${missing.join(', ')}`);
+    assert.deepEqual(missing, [], `add a row to CONTRIBUTING.md "Project layout" for: ${missing.join(', ')}`);
   });
 
   test('names only folders that exist', () => {
     assert.ok(rows.length > 0, 'the Project layout table was not found');
     const stale = rows.filter((row) => !folders.has(row));
-    assert.deepEqual(stale, [], `README "Project layout" names folders that do not exist: ${stale.join(', ')}`);
+    assert.deepEqual(stale, [], `CONTRIBUTING.md "Project layout" names folders that do not exist: ${stale.join(', ')}`);
   });
 });

@@ -167,9 +167,14 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
+  /** The error on screen came from a saved-account choice: "Try again" chooses again. */
+  let choiceFailed = false;
   const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
     if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
-  }, (error) => fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message }));
+  }, (error) => {
+    choiceFailed = true;
+    fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message });
+  });
 
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
@@ -223,6 +228,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
+    choiceFailed = false;
     const consent = save && saved.offer?.saving?.version;
     startSession(page.base, consent ? { ...page.request, consent } : page.request, idempotencyKey, attempt.signal).then(
       (session) => {
@@ -257,7 +263,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
     },
     retry() {
-      if (pending && status.kind === 'error' && status.error.kind === 'network') {
+      if (choiceFailed) {
+        choiceFailed = false;
+        set(rest());
+        saved.retry();
+      } else if (pending && status.kind === 'error' && status.error.kind === 'network') {
         set(waiting(pending));
         watchPending();
       } else {

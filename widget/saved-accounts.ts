@@ -40,7 +40,10 @@ export interface SavedAccounts {
   status(): SavedStatus | undefined;
   /** Loads the offer once per link token (none if the proxy cannot say: the bank button stays). */
   load(base: URL, linkToken: string | undefined): void;
+  /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
   choose(id: string): void;
+  /** Chooses the chosen account again (or the first): "Try again" after a choice failed. */
+  retry(): void;
   /** Asks to confirm removing `id` (none: the shopper kept it). */
   askRemove(id?: string): void;
   remove(id: string): void;
@@ -107,6 +110,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       }, () => undefined);
     },
     choose,
+    retry: () => offer?.accounts[0] && choose(offer.accounts.some((account) => account.id === chosen) ? chosen : offer.accounts[0].id),
     askRemove: (id) => show(status(id)),
     remove(id) {
       post('remove', id).then(() => {

@@ -18,13 +18,16 @@ export const consentBox = (saving: Words | undefined, disabled: boolean) =>
 export const reconnectTitle = (words: Words, { fiName, displayLabel, spokenLabel }: OfferedAccount) =>
   html`<span lang=${words.lang}>${words.reconnect}</span> ${fiName} ${line(displayLabel.split(' ').pop()!, spokenLabel)}`;
 
-/** The list as a radio group (arrows move the choice, which uses the account at once), then "Use another account". */
+/**
+ * The list as a radio group (arrows move the choice, which uses the account at once; a click, not a
+ * change, so the chosen radio clicked again after a failure tries again), then "Use another account".
+ */
 export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother: () => void, disabled: boolean): TemplateResult {
   const { words: w, saving } = saved.offer!;
   const button = (label: string, click: () => void, extra?: string) =>
     html`<button part="secondary-button" aria-label=${extra ?? nothing} ?disabled=${disabled} @click=${click}>${label}</button>`;
   const row = ({ id, fiName, displayLabel, spokenLabel }: OfferedAccount) => html`<div class="row">
-    <label><input type="radio" name="saved" .checked=${id === status.chosen} ?disabled=${disabled} @change=${() => saved.choose(id)}><span>${fiName} · ${line(displayLabel, spokenLabel)}</span></label>
+    <label><input type="radio" name="saved" .checked=${id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(id)}><span>${fiName} · ${line(displayLabel, spokenLabel)}</span></label>
     ${status.removing === id
       ? html`<p id="rm">${w.removeConfirm}</p>${button(w.remove, () => saved.remove(id))}${button(w.keep, () => saved.askRemove())}`
       : button(w.remove, () => saved.askRemove(id), `${w.remove} ${fiName} ${spokenLabel}`)}

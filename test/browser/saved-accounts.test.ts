@@ -60,12 +60,21 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
   });
 
-  it('a choice the proxy refuses shows an error; Cancel brings the list back', async () => {
-    scripted({ accounts: ACCOUNTS, words: WORDS }, () => ({ status: 404, body: { title: 'Unknown saved account', status: 404 } }));
+  it('a failed choice shows an error; "Try again" chooses again, and Cancel brings the list back', async () => {
+    let failing = true;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
     const el = await mount();
     await until(() => el.state === 'error', 'the error');
     el.cancel();
     await until(() => el.state === 'saved', 'back to the list');
+    expect(el.value).to.equal('');
+    radios(el)[0]!.click();
+    await until(() => el.state === 'error', 'the error again (the chosen radio clicked again tries again)');
+    failing = false;
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by "Try again"');
+    expect(el.state).to.equal('saved');
+    expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
   });
 
   it('Remove asks first; confirmed, the account leaves the list, and without accounts the bank button is back', async () => {

@@ -173,7 +173,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
   }, (error) => {
     choiceFailed = true;
-    fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message });
+    fail({ kind: 'network', message: error.message });
   });
 
   /** How the watch on the session ended. */

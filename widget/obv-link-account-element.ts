@@ -288,10 +288,11 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   #actions(s: ObvStrings, status: FlowStatus): TemplateResult {
+    const offer = this.#flow.saved.offer;
     const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
     switch (status.kind) {
       case 'idle':
-        return html`${consentBox(this.#flow.saved.offer?.saving, this.#isDisabled)}${this.#button(this.#flow.saved.offer?.reconnect ? this.#flow.saved.offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}`;
+        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(offer?.reconnect ? offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}`;
       case 'saved':
         return savedList(status, this.#flow.saved, this.start, this.#isDisabled);
       case 'starting':

@@ -175,6 +175,10 @@ export const styles = unsafeCSS(`
   .row button {
     flex: none;
   }
+  /* "Checking ••••4321" stays on one line: the masked number never stands alone. */
+  .row [aria-hidden] {
+    white-space: nowrap;
+  }
   .row p {
     flex-basis: 100%;
     margin: 0;

@@ -51,7 +51,7 @@ export interface SavedAccounts {
 
 /**
  * `showing` says whether the flow shows the list; `show` puts a new list (or, given none, the flow's
- * rest) in place of the list or the idle screen; `failed` shows an error. The choice outlives a
+ * rest) in place of the list or the idle screen; `failed` shows an error (always a connection problem). The choice outlives a
  * "Use another account" that the shopper cancels.
  */
 export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void, failed: (error: Error) => void): SavedAccounts {
@@ -69,7 +69,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       body: JSON.stringify({ linkToken, savedAccountId }),
     }).catch(() => undefined);
     // Shown as a connection problem whatever it was: "Try again", or Cancel back to the list.
-    if (!response?.ok) throw new ProxyRequestError('network', `saved-accounts/${action}: ${response?.status ?? 'unreachable'}`);
+    if (!response?.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response?.status}`);
     return response.status === 204 ? undefined : (response.json() as Promise<unknown>);
   };
 

@@ -51,12 +51,16 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 /** The shopper this browser is (a long-lived cookie): their saved accounts follow them from order to order. */
 export const SHOPPER_COOKIE = 'nr_shopper';
 
-/** The shopper's merchant user id, from their cookie; a first visit gets a new one. */
-function shopperOf(req: express.Request, res: express.Response): string {
-  let id = cookieValue(req.headers.cookie, SHOPPER_COOKIE) ?? '';
-  if (!/^[A-Za-z0-9_-]{16}$/.test(id)) id = randomBytes(12).toString('base64url');
-  res.cookie(SHOPPER_COOKIE, id, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
-  return `shopper-${id}`;
+const SHOPPER_ID = /^shopper-([A-Za-z0-9_-]{16})$/;
+
+/**
+ * The shopper's merchant user id: from their cookie, else the shopper of the open order their order
+ * cookie names, else (a first visit) a new one.
+ */
+function shopperOf(req: express.Request, order: Order | undefined): string {
+  const id = cookieValue(req.headers.cookie, SHOPPER_COOKIE) ?? '';
+  if (SHOPPER_ID.test(`shopper-${id}`)) return `shopper-${id}`;
+  return order && SHOPPER_ID.test(order.merchantUserId) ? order.merchantUserId : `shopper-${randomBytes(12).toString('base64url')}`;
 }
 
 /** The order this browser is shopping for (its cookie); a request can act on no other order. */
@@ -119,15 +123,16 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   }
 
   router.get('/', async (req, res) => {
-    const shopper = shopperOf(req, res);
     const language = req.query.lang === 'es' ? 'es' : req.query.lang === 'en' ? 'en' : undefined;
     const current = orders.get(shoppersOrderId(req) ?? '');
+    const shopper = shopperOf(req, current);
     const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper, language);
     if (language && language !== order.language) {
       order.language = language;
       order.linkSession = undefined;
     }
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
+    res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
     sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
   });
 

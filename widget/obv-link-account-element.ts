@@ -37,8 +37,8 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @csspart status - The live region with the title, hint, account and error.
  * @csspart account - The linked account (bank name, label and type).
  * @csspart error - The error or failure message.
- * @csspart button - The main button (link, go to the bank tab, change, try again).
- * @csspart secondary-button - The Cancel button (while starting or waiting, and after a failed "Change").
+ * @csspart button - The main button (link, go to the bank tab, change, try again, use another account).
+ * @csspart secondary-button - The Cancel button (while starting or waiting, and after a failed "Change"); Remove and Keep beside a saved account.
  * @csspart link - The link to the bank's page, shown when the new tab was blocked or after a reload.
  *
  * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).

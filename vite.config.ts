@@ -34,13 +34,14 @@ function minifyCssTemplates(): Plugin {
  * (`builtins: true`, since several are also DOM names), so check the built bundle before adding one. Never:
  * `start`, `cancel`, `account`, `language` (the element's API), `showTab`, `cancelled`, `expired`, `error`
  * (`strings` keys, or keys of the element's titles by state), `outcome`, `status`, `lang`, `text` (wire),
- * `kind`, `message` (event details), `blocked` (tested with `in`), `hostConnected` (Lit).
+ * `kind`, `message` (event details), `blocked` (tested with `in`), `hostConnected` (Lit), `opener` (the bank
+ * tab's, severed in bank-tab.ts).
  */
 const FLOW_MEMBERS = [
   // LinkFlow's methods (link-flow.ts) that the element alone calls.
-  'canGoBack', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
+  'linkedBefore', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
   // FlowTarget: what a start needs from the page.
-  'base', 'storageKey', 'purchase', 'opener', 'request',
+  'base', 'storageKey', 'purchase', 'tabOpener', 'request',
   // FlowStatus's waiting fields and the linked account's label pair.
   'session', 'tab', 'label',
 ];

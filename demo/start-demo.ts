@@ -9,9 +9,12 @@ import { createObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../sandbox/index.ts';
 import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
-import { OrderBook } from './checkout/server/orders.ts';
+import { OrderBook, SHOP } from './checkout/server/orders.ts';
 import { createTransactionClient } from './checkout/server/transactions.ts';
 import { SavedAccountBook } from './checkout/server/saved-accounts.ts';
+
+/** The demo shop's merchant id at the provider. */
+const MERCHANT_ID = 'northwind-roasters';
 
 /** The sandbox's documented client and webhook secret (docs/CONTRACTS.md §1). */
 export const SANDBOX_CREDENTIALS = {
@@ -93,7 +96,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   try {
     // After listen, so a busy port is reported at once rather than after the build.
     const assets = await loadAssets();
-    provider = await startProvider({ ...options.provider, port: 0, host: '127.0.0.1' });
+    // The bank page names the shop, as a provider names the merchant it has on file.
+    provider = await startProvider({ merchantNames: { [MERCHANT_ID]: SHOP.name }, ...options.provider, port: 0, host: '127.0.0.1' });
     // Generated per run: the merchant server is the only holder, the page never sees it.
     const merchantApiKey = randomBytes(24).toString('base64url');
     const orders = new OrderBook();
@@ -106,7 +110,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       webhookSecret: SANDBOX_CREDENTIALS.webhookSecret,
       pgwAppId: SANDBOX_CREDENTIALS.pgwAppId,
       pgwClientId: SANDBOX_CREDENTIALS.clientId,
-      merchantId: 'northwind-roasters',
+      merchantId: MERCHANT_ID,
       publicUrl,
       // The proxy allows its public origin only (never "whatever Host the request names"); the demo
       // page may also be opened as localhost.

@@ -11,6 +11,15 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
+/** "$75.12" in English, "75,12 US$" in Spanish: money as the shopper reads it (the code as is if Intl does not know it). */
+export function formatMoney(amount: string, currency: string, lang: string): string {
+  try {
+    return new Intl.NumberFormat(lang, { style: 'currency', currency }).format(Number(amount));
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}
+
 function layout(text: BankPageText, title: string, content: string): string {
   return `<!doctype html>
 <html lang="${text.lang}">
@@ -37,6 +46,8 @@ ${content}
 export interface SignInPageModel {
   verificationId: string;
   consumerToken: string;
+  /** The merchant's name on file, if the sandbox has one. */
+  merchantName?: string | undefined;
   amount: string;
   currency: string;
   /** The verification's `transaction.language`. */
@@ -59,7 +70,7 @@ export function signInPage(model: SignInPageModel): string {
     text,
     text.signInTitle,
     `<h1>${text.signInHeading(SANDBOX_BANK_NAME)}</h1>
-<p class="lead">${text.signInLead(`${escapeHtml(model.amount)} ${escapeHtml(model.currency)}`)}</p>
+<p class="lead">${text.signInLead(escapeHtml(formatMoney(model.amount, model.currency, text.lang)), model.merchantName ? escapeHtml(model.merchantName) : undefined)}</p>
 <form method="post" action="${encodeURIComponent(model.verificationId)}">
 <input type="hidden" name="t" value="${escapeHtml(model.consumerToken)}">
 ${error}<div class="field">

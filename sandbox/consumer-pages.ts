@@ -79,7 +79,7 @@ export function consumerRouter(context: ProviderContext): Router {
   router.get('/consumer/:verificationId', (req, res) => {
     const lookup = lookUp(context, req.params.verificationId, req.query.t);
     if (answeredUnusable(res, lookup)) return;
-    sendPage(res, 200, renderSignIn(lookup.verification), lookup.verification.returnURL);
+    sendPage(res, 200, renderSignIn(lookup.verification, context.config.merchantNames), lookup.verification.returnURL);
   });
 
   router.post('/consumer/:verificationId', express.urlencoded({ extended: false, ...CONSUMER_FORM_LIMITS }), (req, res) => {
@@ -91,14 +91,14 @@ export function consumerRouter(context: ProviderContext): Router {
     const { verification } = lookup;
     const form = SignInForm.safeParse(body);
     if (!form.success) {
-      sendPage(res, 400, renderSignIn(verification, '', true), verification.returnURL);
+      sendPage(res, 400, renderSignIn(verification, context.config.merchantNames, '', true), verification.returnURL);
       return;
     }
     const { action, username, password } = form.data;
     const outcome = action === 'cancel' ? ({ kind: 'failure', failure: CONSUMER_CANCELLED } as const) : outcomeFor(username.trim(), password);
     if (!outcome) {
       // 422, not 401: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2), which a form has not.
-      sendPage(res, 422, renderSignIn(verification, username, true), verification.returnURL);
+      sendPage(res, 422, renderSignIn(verification, context.config.merchantNames, username, true), verification.returnURL);
       return;
     }
     completeVerification(context, verification, outcome, username.trim());
@@ -114,11 +114,12 @@ export function consumerRouter(context: ProviderContext): Router {
   return router;
 }
 
-function renderSignIn(verification: Verification, username?: string, incorrect?: boolean): string {
+function renderSignIn(verification: Verification, merchantNames: Readonly<Record<string, string>>, username?: string, incorrect?: boolean): string {
   const { amount, currency, language } = verification.request.transaction;
   return signInPage({
     verificationId: verification.verificationId,
     consumerToken: verification.consumerToken,
+    merchantName: Object.hasOwn(merchantNames, verification.request.merchant.merchantId) ? merchantNames[verification.request.merchant.merchantId] : undefined,
     amount,
     currency,
     language,

@@ -35,8 +35,9 @@ input:focus-visible, button:focus-visible, .error:focus { outline: 3px solid var
 input[aria-invalid="true"] { border-color: var(--bank-error); }
 .error { margin: 0 0 16px; padding: 10px 12px; border-radius: 8px; background: #fdecec; color: var(--bank-error);
   border: 1px solid #f3b6b6; font-weight: 600; }
-.actions { display: flex; gap: 12px; margin-top: 8px; }
-/* One line each: "Iniciar sesión" and "Cancelar" fit side by side on a 375 px phone. */
+/* Side by side while they fit, stacked (one width) on a 320 px phone in Spanish. */
+.actions { display: flex; flex-wrap: wrap; gap: 12px; margin-top: 8px; }
+.actions button { flex: 1 1 auto; }
 button { white-space: nowrap; font: inherit; font-weight: 600; padding: 10px 14px; border-radius: 8px; cursor: pointer; border: 1px solid var(--bank-brand); }
 .primary { background: var(--bank-brand); color: #fff; flex: 1; }
 .primary:hover { background: var(--bank-brand-dark); }

@@ -5,7 +5,8 @@ export interface BankPageText {
   lang: 'en' | 'es';
   signInTitle: string;
   signInHeading: (bank: string) => string;
-  signInLead: (amount: string) => string;
+  /** `merchant`: the merchant's name on file, if any. */
+  signInLead: (amount: string, merchant?: string) => string;
   username: string;
   password: string;
   signIn: string;
@@ -30,7 +31,7 @@ const en: BankPageText = {
   lang: 'en',
   signInTitle: 'Sign in',
   signInHeading: (bank) => `Sign in to ${bank}`,
-  signInLead: (amount) => `A merchant asks to verify your bank account for a payment of ${amount}. Sign in to link your account.`,
+  signInLead: (amount, merchant) => `${merchant ?? 'A merchant'} asks to verify your bank account for a payment of ${amount}. Sign in to link your account.`,
   username: 'Username',
   password: 'Password',
   signIn: 'Sign in',
@@ -53,7 +54,7 @@ const es: BankPageText = {
   lang: 'es',
   signInTitle: 'Iniciar sesión',
   signInHeading: (bank) => `Inicia sesión en ${bank}`,
-  signInLead: (amount) => `Un comercio pide verificar tu cuenta bancaria para un pago de ${amount}. Inicia sesión para vincular tu cuenta.`,
+  signInLead: (amount, merchant) => `${merchant ?? 'Un comercio'} pide verificar tu cuenta bancaria para un pago de ${amount}. Inicia sesión para vincular tu cuenta.`,
   username: 'Usuario',
   password: 'Contraseña',
   signIn: 'Iniciar sesión',

@@ -26,6 +26,8 @@ export interface ProviderOptions {
   faults?: Partial<ProviderFaults>;
   /** Registered clients. Default: the documented sandbox clients. */
   clients?: readonly SandboxClient[];
+  /** Display names by `merchant.merchantId`, as a provider keeps them on file: the bank page names the merchant. */
+  merchantNames?: Readonly<Record<string, string>>;
   /** Upper bound of each in-memory table (tokens, verifications, accounts, transactions). Default 10 000. */
   maxEntries?: number;
   /** Structured logger; silent by default. */
@@ -36,6 +38,7 @@ export interface ProviderOptions {
 
 /** Options with every default applied. */
 export interface ProviderConfig {
+  merchantNames: Readonly<Record<string, string>>;
   tokenTtlSeconds: number;
   consumerUrlTtlSeconds: number;
   webhookSecret: string;
@@ -78,6 +81,7 @@ export function resolveOptions(options: ProviderOptions): ProviderConfig {
     throw new TypeError('provider option notificationRetryDelaysMs must hold non-negative numbers');
   }
   return {
+    merchantNames: { ...options.merchantNames },
     tokenTtlSeconds: Math.ceil(requirePositive('tokenTtlSeconds', options.tokenTtlSeconds ?? 3600)),
     consumerUrlTtlSeconds: requirePositive('consumerUrlTtlSeconds', options.consumerUrlTtlSeconds ?? 900),
     webhookSecret: options.webhookSecret ?? DEFAULT_WEBHOOK_SECRET,

@@ -91,7 +91,7 @@ export function startRequest(attributes: ObvAttributes, language: string | undef
 }
 
 /** What the flow needs from the element (link-flow.ts); `undefined` while `proxy-url` is unusable. */
-export function flowTarget(attributes: ObvAttributes, language: string | undefined, opener: Window): FlowTarget | undefined {
+export function flowTarget(attributes: ObvAttributes, language: string | undefined, tabOpener: () => Window | undefined): FlowTarget | undefined {
   const base = resolveProxyUrl(attributes.proxyUrl);
   if (!base) return undefined;
   return {
@@ -100,7 +100,7 @@ export function flowTarget(attributes: ObvAttributes, language: string | undefin
     // A reload resumes a pending session only for the same order and amount.
     purchase: attributes.linkToken ? `link …${attributes.linkToken.slice(-8)}` : `${attributes.merchantTransactionId} ${attributes.amount}`,
     language,
-    opener,
+    tabOpener,
     request: startRequest(attributes, language),
   };
 }

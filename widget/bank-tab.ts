@@ -2,7 +2,8 @@
 // nothing else through) on the proxy's "Connecting to your bank…" page, and navigated on to the bank once
 // the bank's URL is known. It is opened by the element's sandboxed frame, so the frame is the tab's
 // opener: the bank's page cannot navigate the checkout (reverse tabnabbing), while the checkout,
-// same-origin with the frame, may still bring the tab forward and close it.
+// same-origin with the frame, may still bring the tab forward and close it. Never with the checkout as
+// its opener: see openBankTab.
 
 /** The tab's name: "Go to the bank tab" finds it with `open('', BANK_TAB)`, which also brings it to the front. */
 export const BANK_TAB = 'obv-bank';
@@ -12,7 +13,12 @@ export const BANK_TAB = 'obv-bank';
 
 /** Opens `url` in the bank tab from `opener`; `null` when the browser blocked it. */
 export function openBankTab(opener: Window, url: string): Window | null {
-  return opener.open(url, BANK_TAB);
+  const tab = opener.open(url, BANK_TAB);
+  // Opened by the page itself (the frame did not exist yet), the tab loses its opener at once: the bank's
+  // page then has nothing to navigate. Still at its initial about:blank, same-origin with us, the tab
+  // accepts this. Not done for the frame's tabs: Chromium would then refuse to bring them forward or close them.
+  if (tab && opener === window) tab.opener = null;
+  return tab;
 }
 
 /** Sends the tab on to `url`; `null` when there is no tab to send (blocked, closed, or out of reach). */

@@ -19,7 +19,8 @@ export type ObvErrorKind = 'network' | 'configuration' | 'popup-blocked' | 'expi
 export interface ObvEventDetails {
   'obv-start': { idempotencyKey: string };
   'obv-open': { sessionId: string; consumerUrl: string };
-  'obv-success': ObvAccount;
+  /** The account, with its line as shown (`displayLabel`) and as a screen reader should say it (`spokenLabel`). */
+  'obv-success': ObvAccount & { displayLabel: string; spokenLabel: string };
   'obv-failure': { code: string; message: string };
   'obv-cancel': { sessionId?: string };
   'obv-error': { kind: ObvErrorKind; message: string };

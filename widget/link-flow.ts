@@ -6,7 +6,8 @@ import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-
 import { emit, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
-import { endpoint, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import { timing } from './settings.ts';
+import { endpoint, fetchSession, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -15,6 +16,10 @@ export interface FlowError {
   message: string;
   /** A wrong attribute: only fixing it helps, so the element offers no action. A proxy's 4xx has none. */
   attribute?: true;
+  /** The proxy or the provider failed (5xx, or no answer in time), not the shopper's network. */
+  service?: true;
+  /** The watch on a started session lost the proxy: nothing is lost, it resumes by itself. */
+  watch?: true;
 }
 
 /** Where the flow stands; `kind` is the element's `state`. */
@@ -23,11 +28,17 @@ export type FlowStatus =
   /** A returning shopper's saved accounts (saved-accounts.ts). */
   | SavedStatus
   | { kind: 'starting'; blocked: boolean }
-  /** `tab`: the bank tab is held (else the element offers a link); `blocked`: the browser blocked it. */
-  | { kind: 'waiting'; session: StartedSession; tab: boolean; blocked: boolean }
+  /**
+   * `tab`: the bank tab is held (else the element offers a link); `blocked`: the browser blocked it;
+   * `closed`: the shopper closed it before finishing.
+   */
+  | { kind: 'waiting'; session: StartedSession; tab: boolean; blocked: boolean; closed: boolean }
   | ({ kind: 'success' } & LinkedAccount)
-  /** `message` in the shopper's words when the proxy had them, in the language `lang`. */
-  | { kind: 'failure'; message: string; lang: string }
+  /**
+   * `message` in the shopper's words when the proxy had them, in the language `lang`; `code` the
+   * provider's (a cancel at the bank is no failure to the shopper, a locked account needs another one).
+   */
+  | { kind: 'failure'; message: string; lang: string; code: string }
   | { kind: 'expired' }
   | { kind: 'error'; error: FlowError };
 
@@ -45,8 +56,8 @@ export interface FlowTarget {
   purchase: string;
   /** The language of the proxy's holding page in the bank tab. */
   language: string | undefined;
-  /** The window that opens the bank tab (see bank-tab.ts). */
-  opener: Window;
+  /** The window that opens the bank tab (see bank-tab.ts); none while the element is not on the page. Asked only to start. */
+  tabOpener: () => Window | undefined;
   request: StartRequest;
 }
 
@@ -65,8 +76,8 @@ const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.ra
  */
 export interface LinkFlow extends ReactiveController {
   readonly status: FlowStatus;
-  /** On a failure, expiry or error screen after "Change": Cancel brings the previous account back. */
-  canGoBack(): boolean;
+  /** On a failure, expiry or error screen after "Change": the account "Keep …" brings back, else none. */
+  linkedBefore(): LinkedAccount | undefined;
   /** Starts a verification (`save`: the shopper ticked the consent box). Call it from a user gesture: the bank tab opens right away. */
   start(save?: boolean): void;
   /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
@@ -87,7 +98,7 @@ export interface LinkFlow extends ReactiveController {
    * a wrong attribute is cleared here: a proxy's 4xx stays on screen until "Try again".
    */
   configure(problem: string | undefined): void;
-  /** "Go to the bank tab"; when the consumer closed it, the element offers the link instead. */
+  /** "Go to the bank tab"; when the consumer closed it, the element says so and offers the link instead. */
   showTab(): void;
   /** The consumer opened the bank's page with the link (the tab was blocked, closed, or lost on a reload). */
   linkOpened(): void;
@@ -104,6 +115,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   /** The bank tab, while the flow holds one. */
   let tab: Window | null = null;
   let aborter: AbortController | undefined;
+  /** Ends the page listeners (visibility, online) when the element leaves the page. */
+  let listening: AbortController | undefined;
   let watch: SessionWatch | undefined;
   /** The session waited on; kept through a network error, so "Try again" resumes it instead of starting over. */
   let pending: StartedSession | undefined;
@@ -111,11 +124,14 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   let linked: LinkedAccount | undefined;
   let blocked = false;
   let cancelled = false;
+  let closed = false;
 
   const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
   const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
   const canGoBack = () => (!!linked || !!saved.status()) && status.kind !== 'success' && status.kind !== 'saved' && !wrongAttribute();
+  /** Waiting with the watch lost: it picks up again by itself (back online, or back on the page). */
+  const lostWatch = () => status.kind === 'error' && !!status.error.watch;
 
   const set = (next: FlowStatus) => {
     const previous = status;
@@ -124,7 +140,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   };
   /** Where Cancel and a fixed attribute lead: the account linked before, else the saved accounts, else idle. */
   const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : saved.status() ?? { kind: 'idle', cancelled });
-  const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked });
+  const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked, closed });
   const refreshWaiting = () => {
     if (status.kind === 'waiting') set(waiting(status.session));
   };
@@ -154,7 +170,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   /** Ends a session that settled: the return page closes the bank's tab itself. */
   const finish = () => {
     tab = null;
-    blocked = false;
+    blocked = closed = false;
     remember();
   };
 
@@ -179,8 +195,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
     watch = undefined;
-    // The session may still finish: `pending` stays, so "Try again" resumes it.
-    if (end.kind === 'network') return fail(end);
+    // The session may still finish: `pending` stays, and the watch resumes by itself (see wake).
+    if (end.kind === 'network') return fail({ ...end, watch: true });
+    // Expired, the bank's page can no longer finish: its tab goes too, before the shopper signs in for nothing.
+    if (end.kind === 'expired') closeTab();
     finish();
     if (end.kind === 'expired') {
       set({ kind: 'expired' });
@@ -189,11 +207,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const { account, label } = end;
       linked = { account, label };
       set(rest());
-      emit(host, 'obv-success', { ...account });
+      emit(host, 'obv-success', { ...account, displayLabel: label[0], spokenLabel: label[1] || label[0] });
     } else {
       const { code, message, text, lang } = end;
       // The proxy's words for the shopper, else the provider's own.
-      set({ kind: 'failure', message: text || message, lang });
+      set({ kind: 'failure', message: text || message, lang, code });
       emit(host, 'obv-failure', { code, message });
     }
   };
@@ -203,6 +221,37 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (!base || !pending) return;
     watch?.close();
     watch = watchSession(base, pending, ended);
+  };
+
+  /**
+   * The bank tab is gone though the session is not done: said only once the proxy confirms the session is
+   * still waiting (the return page closes the tab itself just after the bank step), then the link offered.
+   */
+  const checkTab = () => {
+    const session = pending;
+    const base = target()?.base;
+    if (status.kind !== 'waiting' || !tab?.closed || !session || !base) return;
+    tab = null;
+    fetchSession(base, session.sessionId, new AbortController().signal).then(
+      (snapshot) => snapshot.kind === 'pending' && !snapshot.returned,
+      () => true,
+    ).then((gone) => {
+      if (gone && pending === session && status.kind === 'waiting') {
+        closed = true;
+        refreshWaiting();
+      }
+    });
+  };
+  /** The page is visible or online again: look at the tab, and pick up a lost watch. */
+  const wake = () => {
+    if (document.hidden) return;
+    checkTab();
+    // The tab that just closed may not say so yet when its checkout comes back to the front.
+    setTimeout(checkTab, 500);
+    if (lostWatch() && pending) {
+      set(waiting(pending));
+      watchPending();
+    }
   };
 
   const opened = (base: URL, session: StartedSession) => {
@@ -219,27 +268,43 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const start = (save?: boolean) => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
+    const opener = page.tabOpener();
+    // Opened by the page itself, the bank's tab could navigate the checkout (reverse tabnabbing).
+    if (!opener) return report('configuration', 'start() needs the element on the page');
     stopWatching();
     remember();
-    tab = openBankTab(page.opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
     blocked = !tab;
     const idempotencyKey = randomId();
     const attempt = (aborter = new AbortController());
-    cancelled = false;
+    cancelled = closed = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
     choiceFailed = false;
+    // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      attempt.abort();
+    }, timing.startTimeoutMs);
     const consent = save && saved.offer?.saving?.version;
     startSession(page.base, consent ? { ...page.request, consent } : page.request, idempotencyKey, attempt.signal).then(
       (session) => {
+        clearTimeout(timer);
         if (attempt === aborter) opened(page.base, session);
       },
       (error: Error) => {
+        clearTimeout(timer);
         // A newer attempt or a cancel has taken over; this answer is stale.
-        if (attempt !== aborter || attempt.signal.aborted) return;
+        if (attempt !== aborter || (attempt.signal.aborted && !timedOut)) return;
         aborter = undefined;
         closeTab();
-        fail({ kind: error instanceof ProxyRequestError ? error.kind : 'network', message: error.message });
+        const refused = error instanceof ProxyRequestError ? error : undefined;
+        fail({
+          kind: refused?.kind === 'configuration' ? 'configuration' : 'network',
+          message: timedOut ? `No answer from ${endpoint(page.base, 'verifications').href} within ${timing.startTimeoutMs} ms` : error.message,
+          ...(timedOut || refused?.service ? { service: true } : {}),
+        });
       },
     );
   };
@@ -248,7 +313,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     get status() {
       return status;
     },
-    canGoBack,
+    // After a failed "Use another account", "Keep …" brings back the saved account chosen before.
+    linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
     saved,
     cancel() {
@@ -256,7 +322,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const sessionId = pending?.sessionId;
       const base = target()?.base;
       // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
-      if (sessionId && base && busy()) fetch(endpoint(base, `sessions/${sessionId}/cancel`), { method: 'POST', keepalive: true }).catch(() => undefined);
+      if (sessionId && base && busy()) postSession(base, 'cancel', sessionId, { keepalive: true }).catch(() => undefined);
       abandon();
       cancelled = true;
       set(rest());
@@ -267,7 +333,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
         choiceFailed = false;
         set(rest());
         saved.retry();
-      } else if (pending && status.kind === 'error' && status.error.kind === 'network') {
+      } else if (pending && lostWatch()) {
         set(waiting(pending));
         watchPending();
       } else {
@@ -305,16 +371,19 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       }
     },
     showTab() {
-      tab = showBankTab(tab);
-      if (!tab) refreshWaiting();
+      if (tab?.closed) checkTab();
+      else tab = showBankTab(tab);
     },
     linkOpened() {
-      blocked = false;
+      blocked = closed = false;
       refreshWaiting();
       if (pending) announceOpen(pending);
     },
     // Moved in the page: follow the session again. A start cut off by the move cannot resume.
     hostConnected() {
+      listening = new AbortController();
+      document.addEventListener('visibilitychange', wake, listening);
+      addEventListener('online', wake, listening);
       if (status.kind === 'waiting') watchPending();
       if (status.kind === 'starting') {
         closeTab();
@@ -322,6 +391,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       }
     },
     // Left the page: stop listening, but keep the session to pick up again.
-    hostDisconnected: stopWatching,
+    hostDisconnected() {
+      listening?.abort();
+      stopWatching();
+    },
   };
 }

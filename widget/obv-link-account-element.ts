@@ -10,6 +10,8 @@ import { consentBox, reconnectTitle, savedList } from './saved-view.ts';
 // Icon outlines on a 24×24 grid, stroked by the stylesheet.
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
 const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
+/** The failure codes of a cancel: at the bank (the provider's) and at the checkout (the proxy's). */
+const CANCEL_CODES = /^(CONSUMER_)?CANCELLED$/;
 const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
 
 /**
@@ -22,7 +24,7 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  *
  * @fires {CustomEvent<{idempotencyKey: string}>} obv-start - A verification is being started (one key per attempt).
  * @fires {CustomEvent<{sessionId: string, consumerUrl: string}>} obv-open - The bank's page was opened for the consumer.
- * @fires {CustomEvent<ObvAccount>} obv-success - An account was linked: `detail` is `{linkRef, accountLabel, fiName, fiAccountType}`.
+ * @fires {CustomEvent<ObvAccount & {displayLabel: string, spokenLabel: string}>} obv-success - An account was linked: `detail` is `{linkRef, accountLabel, fiName, fiAccountType, displayLabel, spokenLabel}` (`spokenLabel` for a live region: "Checking ending in 4321", not bullets).
  * @fires {CustomEvent<{code: string, message: string}>} obv-failure - The bank or the consumer ended the verification without an account.
  * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
  * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
@@ -38,8 +40,8 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @csspart account - The linked account (bank name, label and type).
  * @csspart error - The error or failure message.
  * @csspart button - The main button (link, go to the bank tab, change, try again, use another account).
- * @csspart secondary-button - The Cancel button (while starting or waiting, and after a failed "Change"); Remove and Keep beside a saved account.
- * @csspart link - The link to the bank's page, shown when the new tab was blocked or after a reload.
+ * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change"; Remove and Keep beside a saved account.
+ * @csspart link - The link to the bank's page, shown when the new tab was blocked or closed, or after a reload.
  *
  * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
  * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff).
@@ -76,6 +78,7 @@ export class ObvLinkAccountElement extends LitElement {
     disabled: { type: Boolean, reflect: true },
     strings: { attribute: false },
     _hush: { state: true },
+    _quiet: { state: true },
     _formDisabled: { state: true },
   };
 
@@ -122,10 +125,12 @@ export class ObvLinkAccountElement extends LitElement {
 
   /** Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
   private declare _hush: boolean;
+  /** The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
+  private declare _quiet: boolean;
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
-  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, this.#opener), (status, previous) => this.#changed(status, previous));
+  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
     super();
@@ -134,6 +139,7 @@ export class ObvLinkAccountElement extends LitElement {
     this.required = false;
     this.disabled = false;
     this._formDisabled = false;
+    this._quiet = false;
     this.#internals = this.attachInternals();
     this.addController(this.#flow);
   }
@@ -240,48 +246,64 @@ export class ObvLinkAccountElement extends LitElement {
     const s = this.#s;
     const status = this.#flow.status;
     const state = status.kind;
-    const failed = state === 'failure' || state === 'expired' || state === 'error';
+    const error = state === 'error' ? status.error : undefined;
+    const failure = state === 'failure' ? status : undefined;
+    // A cancel, at the bank or here, is the shopper's choice: said as plainly as the checkout's own Cancel, not in red.
+    const cancelled = !!failure && CANCEL_CODES.test(failure.code);
+    // A lost watch is no failure either: it picks up again by itself, and nothing is lost.
+    const failed = (!!failure && !cancelled) || state === 'expired' || (!!error && !error.watch);
     // A wrong attribute, or a proxy that refused the request (4xx). Only the first hides the actions:
     // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
-    const misconfigured = state === 'error' && status.error.kind === 'configuration';
+    const misconfigured = error?.kind === 'configuration';
     const blocked = 'blocked' in status && status.blocked;
+    const closed = state === 'waiting' && status.closed;
     const offer = this.#flow.saved.offer;
     const reconnect = state === 'idle' && offer?.reconnect;
     const titles: Record<ObvState, unknown> = {
       idle: reconnect ? reconnectTitle(offer.words, reconnect) : s.idleTitle,
       saved: offer?.words.title,
       starting: s.starting,
-      waiting: blocked ? s.blockedTitle : s.waitingTitle,
+      waiting: closed ? s.closedTitle : blocked ? s.blockedTitle : s.waitingTitle,
       success: s.successTitle,
-      failure: s.failureTitle,
+      failure: cancelled ? s.cancelledTitle : s.failureTitle,
       expired: s.expiredTitle,
-      error: misconfigured ? s.configurationTitle : s.networkTitle,
+      error: misconfigured ? s.configurationTitle : error?.watch ? s.lostTitle : error?.service ? s.serviceTitle : s.networkTitle,
     };
     // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
-    const hint = state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint) : state === 'waiting' ? (blocked ? s.blockedHint : s.waitingHint) : '';
+    const hint =
+      state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint)
+      : state === 'waiting' ? (closed ? s.closedHint : blocked ? s.blockedHint : s.waitingHint)
+      : error?.watch ? s.lostHint
+      : cancelled ? failure.message
+      : '';
     // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
-    const error = state === 'failure' ? status.message : misconfigured ? s.configurationHint : state === 'expired' ? s.expiredHint : failed ? s.networkHint : '';
-    // A spinner only while something is under way: a blocked pop-up waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked ? BANK_ICON : '';
+    const problem =
+      failure ? (cancelled ? '' : failure.message)
+      : misconfigured ? s.configurationHint
+      : state === 'expired' ? s.expiredHint
+      : failed ? (error?.service ? s.serviceHint : s.networkHint)
+      : '';
+    // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked || closed || cancelled ? BANK_ICON : '';
     // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
     return html`
-      <div part="base" class="card ${failed ? 'danger' : state}">
+      <div part="base" class="card ${failed ? 'danger' : state}" lang=${this.#lang}>
         <div part="icon" class="icon" aria-hidden="true">
           ${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}
         </div>
         <div class="body">
-          <div part="status" id="s" role="status" aria-live="polite">
+          <div part="status" id="s" role="status" aria-live=${this._quiet ? 'off' : 'polite'} tabindex=${this._quiet ? -1 : nothing} @blur=${this.#speak}>
             ${this._hush
               ? nothing
               : html`
                   <p class="title">${titles[state]}</p>
-                  ${hint ? html`<p>${hint}</p>` : nothing}
+                  ${hint ? html`<p lang=${(cancelled && failure.lang) || nothing}>${hint}</p>` : nothing}
                   ${state === 'success' ? this.#renderAccount(status.account, status.label) : nothing}
-                  ${error ? html`<p part="error" class="error" lang=${(state === 'failure' && status.lang) || nothing}>${error}</p>` : nothing}
+                  ${problem ? html`<p part="error" class="error" lang=${failure?.lang || nothing}>${problem}</p>` : nothing}
                 `}
           </div>
         </div>
-        ${state === 'error' && status.error.attribute ? nothing : html`<div class="actions">${this.#actions(s, status)}</div>`}
+        ${error?.attribute ? nothing : html`<div class="actions">${this.#actions(s, status)}</div>`}
         <iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>
       </div>
     `;
@@ -303,16 +325,29 @@ export class ObvLinkAccountElement extends LitElement {
           : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
       case 'success':
         return this.#button(s.change, this.start, 'button', '');
-      default:
-        // After a failed "Change", Cancel takes the consumer back to the account linked before.
-        return html`${this.#button(s.tryAgain, this.#retry)}${this.#flow.canGoBack() ? cancel : nothing}`;
+      default: {
+        const code = status.kind === 'failure' ? status.code : '';
+        const label = CANCEL_CODES.test(code) ? s.linkAccount
+          : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
+          : status.kind === 'error' && status.error.watch ? s.checkNow
+          : s.tryAgain;
+        // After a failed "Change", this takes the consumer back to the account linked before, named (its
+        // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
+        // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
+        const before = this.#flow.linkedBefore();
+        const [shown, spoken] = before?.label ?? [];
+        const [lead, tail] = s.keep.split('{account}');
+        return html`${this.#button(label, this.#retry)}${before
+          ? this.#button(html`<span>${lead}<span aria-hidden="true">${shown}</span><span class="sr">${spoken || shown}</span>${tail}</span>`, this.cancel, 'secondary-button')
+          : nothing}`;
+      }
     }
   }
 
   /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
   #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
-    // Described by the status: back from the bank tab, focus lands here and the outcome is read with it.
-    return html`<button part=${part} class=${kind} aria-describedby="s" ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
+    // Not described by the status: the live region says it once; a description would say it again with the button.
+    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
   #renderAccount(account: ObvAccount, [shown, spoken]: [string, string]): TemplateResult {
@@ -335,6 +370,12 @@ export class ObvLinkAccountElement extends LitElement {
     return this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined);
   }
 
+  /** The language of the element's own words, marked on it: a Spanish element on an English page is read in Spanish. */
+  get #lang(): string {
+    const language = this.#language ?? '';
+    return /^es(-|$)/i.test(language) ? language : 'en';
+  }
+
   get #s(): ObvStrings {
     return stringsFor(this.#language, this.strings);
   }
@@ -343,18 +384,40 @@ export class ObvLinkAccountElement extends LitElement {
     return this.disabled || this._formDisabled;
   }
 
-  /** The sandboxed frame in render(): the bank tab's opener, so that the bank's page cannot navigate the checkout (bank-tab.ts). */
-  get #opener(): Window {
-    return this.renderRoot.querySelector('iframe')?.contentWindow ?? window;
+  /**
+   * The sandboxed frame in render(): the bank tab's opener (bank-tab.ts). Before the first render (a start
+   * in the same task that attached the element) there is no frame yet, and one made now would lack the
+   * click's activation: the page opens the tab then, and bank-tab.ts severs the opener. Detached, none.
+   */
+  get #opener(): Window | undefined {
+    return this.isConnected ? (this.renderRoot.querySelector('iframe')?.contentWindow ?? window) : undefined;
+  }
+
+  /** The status lost focus: from now on its changes are announced again. */
+  #speak(): void {
+    this._quiet = false;
   }
 
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */
   #changed(status: FlowStatus, previous: FlowStatus): void {
     this.requestUpdate();
-    if (status.kind === previous.kind) return;
     // Re-rendering replaces the focused button; if focus was in here, bring it back to the new main control.
     // :focus-within rather than document.activeElement, which is only this when no other shadow root wraps us.
     const hadFocus = this.matches(':focus-within');
+    const newState = status.kind !== previous.kind;
+    // After success the main control is "Change", where one more Enter would drop the account just linked:
+    // focus goes to the status instead, which reads itself (quietly for the live region).
+    const toStatus = hadFocus && newState && status.kind === 'success';
+    if (toStatus) this._quiet = true;
+    if (hadFocus) {
+      void this.updateComplete.then(() => {
+        const root = this.renderRoot;
+        if (toStatus) return root.querySelector<HTMLElement>('#s')?.focus();
+        // A new screen, or the focused control is gone (a closed tab swaps its button for the link).
+        if (newState || !this.matches(':focus-within')) root.querySelector<HTMLElement>('[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
+      });
+    }
+    if (!newState) return;
     // A screen reader ignores a live region that changes in a hidden tab: say it again once the tab is back.
     if (document.hidden) {
       document.addEventListener('visibilitychange', () => {
@@ -363,10 +426,5 @@ export class ObvLinkAccountElement extends LitElement {
       }, { once: true });
     }
     emit(this, 'obv-state-change', { state: status.kind, previous: previous.kind });
-    if (hadFocus) {
-      void this.updateComplete.then(() => {
-        if (document.activeElement === document.body || this.matches(':focus-within')) this.focus();
-      });
-    }
   }
 }

@@ -113,6 +113,7 @@ export const styles = unsafeCSS(`
   .sr {
     position: absolute;
     width: 1px;
+    height: 1px;
     overflow: hidden;
     clip-path: inset(50%);
   }

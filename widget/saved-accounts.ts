@@ -84,7 +84,8 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       if (chosen !== id || linked?.kind !== 'success') return;
       ready = linked;
       show(status());
-      emit(host, 'obv-success', { ...linked.account });
+      const [displayLabel, spokenLabel] = linked.label;
+      emit(host, 'obv-success', { ...linked.account, displayLabel, spokenLabel: spokenLabel || displayLabel });
     }, (error: Error) => {
       if (chosen === id && showing()) failed(error);
     });

@@ -32,5 +32,5 @@ export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother:
       ? html`<p id="rm">${w.removeConfirm}</p>${button(w.remove, () => saved.remove(id))}${button(w.keep, () => saved.askRemove())}`
       : button(w.remove, () => saved.askRemove(id), `${w.remove} ${fiName} ${spokenLabel}`)}
   </div>`;
-  return html`<div role="radiogroup" aria-label=${w.title} class="list" lang=${w.lang}>${status.accounts.map(row)}</div>${consentBox(saving, disabled)}<button part="button" lang=${w.lang} aria-describedby="s" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
+  return html`<div role="radiogroup" aria-label=${w.title} class="list" lang=${w.lang}>${status.accounts.map(row)}</div>${consentBox(saving, disabled)}<button part="button" lang=${w.lang} ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
 }

@@ -1,6 +1,7 @@
 // The browser side of docs/CONTRACTS.md §2: start a verification over HTTP, then learn its outcome over
-// the proxy's WebSocket, with polling of GET /sessions/:id as the fallback for networks where sockets do
-// not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything.
+// the proxy's WebSocket, with polling of POST /sessions/lookup as the fallback for networks where sockets do
+// not work (blocked, or accepted and then dropped by a middlebox). Nothing here renders anything. The
+// session id goes in request bodies, never in a URL (logs and proxies record URLs whole).
 import type { ObvAccount } from './events.ts';
 import { timing } from './settings.ts';
 
@@ -47,6 +48,8 @@ export class ProxyRequestError extends Error {
   constructor(
     readonly kind: 'network' | 'configuration',
     message: string,
+    /** The proxy answered, with a failure of its own or the provider's (5xx): not the shopper's network. */
+    readonly service = false,
   ) {
     super(message);
   }
@@ -99,7 +102,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
     const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
     // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
     // obv-error and the console, and shows the shopper only "Bank linking is not available".
-    throw new ProxyRequestError(kind, await problemMessage(response));
+    throw new ProxyRequestError(kind, await problemMessage(response), status >= 500);
   }
   const session = readStartedSession(await response.json().catch(() => undefined));
   if (!session) throw new ProxyRequestError('configuration', `No session from ${url.href}`);
@@ -136,19 +139,32 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
 export type SessionEnd = SessionOutcome | { kind: 'expired' };
 
 /**
- * What a GET {base}/sessions/:id says. An unknown session (404) can only be one that ended and was
+ * What a POST {base}/sessions/lookup says. An unknown session (404) can only be one that ended and was
  * forgotten: to the consumer, it expired.
  */
-export type SessionSnapshot = SessionEnd | { kind: 'pending' };
+export type SessionSnapshot = SessionEnd | { kind: 'pending'; returned?: boolean };
 
-/** GET {base}/sessions/:id. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
+/** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
+export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<Response> {
+  return request(endpoint(base, `sessions/${action}`), {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ sessionId }),
+    cache: 'no-store',
+    ...init,
+  });
+}
+
+/** POST {base}/sessions/lookup. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
 export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
-  const response = await request(endpoint(base, `sessions/${encodeURIComponent(sessionId)}`), { cache: 'no-store', signal });
+  const response = await postSession(base, 'lookup', sessionId, { signal });
   if (response.status === 404) return { kind: 'expired' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
   const data: unknown = await response.json().catch(() => undefined);
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
-  return parseOutcome(data.outcome) ?? { kind: data.state === 'expired' ? 'expired' : 'pending' };
+  if (data.state === 'expired') return { kind: 'expired' };
+  // `returned`: back from the bank, the outcome on its way.
+  return parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' };
 }
 
 /** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */

@@ -11,6 +11,8 @@ export const timing = {
   /** While polling, how often the socket is tried again (it is faster than the next poll when it works). */
   socketRetryWhilePollingMs: 30_000,
   pollIntervalMs: 2_500,
+  /** How long a start may take before the element gives up and blames the service (the proxy waits on the provider). */
+  startTimeoutMs: 20_000,
   /** Polls that fail in a row before the element reports a network error. */
   pollFailuresBeforeError: 6,
   /** How long after the session's `expiresAt` the element asks the proxy, should no socket have said so. */

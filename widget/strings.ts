@@ -26,6 +26,18 @@ export interface ObvStrings {
   configurationHint: string;
   valueMissing: string;
   cancelled: string;
+  closedTitle: string;
+  closedHint: string;
+  serviceTitle: string;
+  serviceHint: string;
+  lostTitle: string;
+  lostHint: string;
+  checkNow: string;
+  cancelledTitle: string;
+  /** The button back to the account linked before a failed "Change"; `{account}` is that account's line. */
+  keep: string;
+  /** Instead of "Try again" when the same account cannot work (locked, not verifiable). */
+  otherAccount: string;
 }
 
 const en: ObvStrings = {
@@ -52,6 +64,16 @@ const en: ObvStrings = {
   configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
+  closedTitle: 'The bank tab was closed',
+  closedHint: 'Open your bank’s page again to finish, or cancel.',
+  serviceTitle: 'Bank linking is not responding',
+  serviceHint: 'The problem is on our side, not your connection. Please try again in a moment.',
+  lostTitle: 'Waiting for the connection',
+  lostHint: 'Nothing is lost: if you finished at your bank, this page updates by itself when the connection is back.',
+  checkNow: 'Check now',
+  cancelledTitle: 'Bank linking cancelled',
+  keep: 'Keep {account}',
+  otherAccount: 'Link another account',
 };
 
 const es: ObvStrings = {
@@ -78,6 +100,16 @@ const es: ObvStrings = {
   configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
+  closedTitle: 'Se cerró la pestaña del banco',
+  closedHint: 'Vuelve a abrir la página de tu banco para terminar, o cancela.',
+  serviceTitle: 'La vinculación bancaria no responde',
+  serviceHint: 'El problema es nuestro, no de tu conexión. Inténtalo de nuevo en un momento.',
+  lostTitle: 'Esperando la conexión',
+  lostHint: 'No se ha perdido nada: si terminaste en tu banco, esta página se actualiza sola cuando vuelva la conexión.',
+  checkNow: 'Comprobar ahora',
+  cancelledTitle: 'Vinculación bancaria cancelada',
+  keep: 'Usar {account}',
+  otherAccount: 'Vincular otra cuenta',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

@@ -206,7 +206,8 @@ const ConfigFields = z.object({
     reauthorizationCodes: StatusWords.default(['REAUTHORIZATION_REQUIRED']),
     /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
     authFailureLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(10),
-    sessionTtlMs: Duration.default(30 * 60_000),
+    /** As long as the sandbox bank's link (15 min): the checkout never waits on a link that can no longer finish. */
+    sessionTtlMs: Duration.default(15 * 60_000),
     /**
      * Keys that seal every stored accountToken (AES-256-GCM): `id:base64` entries, the first seals, all
      * open. Required outside sandbox mode (sandbox mode uses a published key and says so).

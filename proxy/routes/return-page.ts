@@ -23,7 +23,7 @@ import { safeError } from '../logger.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText } from '../pages/consumer-page-text.ts';
 
-/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/:id/cancel). */
+/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/cancel). */
 export const CANCELLED_CODE = 'CANCELLED';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'

@@ -12,8 +12,8 @@ const FAILURES: Record<string, Record<Lang, string>> = {
     es: 'Tu banco no pudo verificar esta cuenta. Prueba con otra cuenta o elige otra forma de pago.',
   },
   ACCOUNT_LOCKED: {
-    en: 'This account is locked at your bank. Contact your bank, or choose another way to pay.',
-    es: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
+    en: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+    es: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
   },
   CONSUMER_CANCELLED: {
     en: 'You cancelled at your bank, so no account was linked.',
@@ -34,6 +34,12 @@ const GENERIC_FAILURE: Record<Lang, string> = {
 const ACCOUNT_TYPES: Record<string, Record<Lang, string>> = {
   CHECKING: { en: 'Checking', es: 'Corriente' },
   SAVINGS: { en: 'Savings', es: 'Ahorros' },
+};
+
+/** Spoken, Spanish names the account itself: "terminada en" then agrees with "cuenta" ("Ahorros terminada en" does not). */
+const SPOKEN_TYPES: Record<string, Partial<Record<Lang, string>>> = {
+  CHECKING: { es: 'Cuenta corriente' },
+  SAVINGS: { es: 'Cuenta de ahorros' },
 };
 
 const ENDING_IN: Record<Lang, string> = { en: 'ending in', es: 'terminada en' };
@@ -63,7 +69,7 @@ const MASKED_NUMBER = /(?:[•*●]{2,}|[xX]{3,}|…)\s*(\d{2,})/;
 
 /**
  * The account line as shown ("Corriente ••••4321": the type word in the shopper's language, never twice)
- * and as spoken ("Corriente terminada en 4321": a screen reader reads "••••" as "bullet bullet…").
+ * and as spoken ("Cuenta corriente terminada en 4321": a screen reader reads "••••" as "bullet bullet…").
  */
 export function accountWords(accountLabel: string, fiAccountType: string, language: string | undefined): { displayLabel: string; spokenLabel: string } {
   const lang = shopperLanguage(language);
@@ -74,6 +80,11 @@ export function accountWords(accountLabel: string, fiAccountType: string, langua
   const englishWord = type ? new RegExp(`\\b${type.en}\\b`, 'i') : undefined;
   if (englishWord?.test(accountLabel)) displayLabel = accountLabel.replace(englishWord, typeWord);
   else if (typeWord && !accountLabel.toLowerCase().includes(typeWord.toLowerCase())) displayLabel = [accountLabel, typeWord].filter(Boolean).join(' · ');
-  const spokenLabel = displayLabel.replace(MASKED_NUMBER, `${ENDING_IN[lang]} $1`).replace(' · ', ', ');
+  const masked = MASKED_NUMBER.exec(displayLabel);
+  // Nothing but the type word and the number: said in the language's order ("Cuenta de ahorros terminada en 8765").
+  const bare = type && masked && !displayLabel.replace(masked[0], '').replace(typeWord, '').replace(' · ', '').trim();
+  const spokenLabel = bare
+    ? `${SPOKEN_TYPES[fiAccountType.toUpperCase()]?.[lang] ?? typeWord} ${ENDING_IN[lang]} ${masked[1]}`
+    : displayLabel.replace(MASKED_NUMBER, `${ENDING_IN[lang]} $1`).replace(' · ', ', ');
   return { displayLabel, spokenLabel };
 }

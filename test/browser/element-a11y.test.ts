@@ -34,11 +34,11 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
 /** As the proxy words them for a Spanish verification (proxy/sessions/shopper-words.ts). */
-const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' } };
+const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' } };
 const lockedEs = {
   type: 'result',
   sessionId: SESSION.sessionId,
-  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
 };
 const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
@@ -169,7 +169,8 @@ describe('<obv-link-account> languages', () => {
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular cuenta bancaria');
     await settle(el, failure);
     expect(text(el)).to.contain('No pudimos vincular tu cuenta');
-    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Intentar de nuevo');
+    // An account the bank cannot verify will not verify on a second try: the button says what to do instead.
+    expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Vincular otra cuenta');
     expect(world().proxy.bodies[0]).to.deep.include({ language: 'es' });
   });
 
@@ -303,21 +304,81 @@ describe('<obv-link-account> back from the bank tab', () => {
     expect(changes).to.equal(0);
   });
 
-  for (const [outcome, label, words] of [[success, 'Change', 'Bank account linked'], [failure, 'Try again', 'We couldn’t link your account']] as const) {
-    it(`describes the outcome on the focused “${label}” button`, async () => {
-      const el = await mount();
-      const socket = await waiting(el);
-      el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
-      socket.receive(outcome);
-      await el.updateComplete;
-      await el.updateComplete;
-      const focused = el.shadowRoot!.activeElement as HTMLElement;
-      expect(focused.textContent).to.contain(label);
-      const description = el.shadowRoot!.getElementById(focused.getAttribute('aria-describedby') ?? '');
-      expect(description === status(el), 'described by the status region').to.equal(true);
-      expect(description?.textContent).to.contain(words);
-    });
-  }
+  it('after success, moves focus to the status (which reads itself once), not to “Change”', async () => {
+    const el = await mount();
+    const socket = await waiting(el);
+    el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
+    socket.receive(success);
+    await until(() => el.shadowRoot!.activeElement === status(el), 'focus on the status');
+    expect(status(el).getAttribute('aria-live'), 'quiet while focused: heard once').to.equal('off');
+    expect(text(el)).to.contain('Bank account linked');
+    status(el).blur();
+    await el.updateComplete;
+    expect(status(el).getAttribute('aria-live')).to.equal('polite');
+  });
+
+  it('after a failure, moves focus to the main button, which the status does not describe (no repetition)', async () => {
+    const el = await mount();
+    const socket = await waiting(el);
+    el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
+    socket.receive(failure);
+    await until(() => el.state === 'failure' && (el.shadowRoot!.activeElement as HTMLElement | null)?.getAttribute('part') === 'button', 'focus on the main button');
+    expect(status(el).getAttribute('aria-live')).to.equal('polite');
+    expect([...el.shadowRoot!.querySelectorAll('[aria-describedby]')]).to.deep.equal([]);
+  });
+});
+
+describe('<obv-link-account> its own language', () => {
+  useWorld();
+
+  it('marks its Spanish words as Spanish on an English page', async () => {
+    const wrapper = await fixture<HTMLDivElement>(html`<div lang="en"><obv-link-account language="es"></obv-link-account></div>`);
+    const el = wrapper.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
+    expect(el.shadowRoot!.querySelector('.title')!.closest('[lang]')?.getAttribute('lang')).to.equal('es');
+    el.setAttribute('language', 'en-US');
+    await el.updateComplete;
+    expect(el.shadowRoot!.querySelector('.title')!.closest('[lang]')?.getAttribute('lang')).to.equal('en');
+  });
+});
+
+describe('<obv-link-account> cancels and failures', () => {
+  useWorld();
+
+  const cancelledAtBank = {
+    type: 'result',
+    sessionId: SESSION.sessionId,
+    outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank, so no account was linked.', lang: 'en' },
+  };
+
+  it('shows a cancel at the bank as neutrally as a cancel at the checkout: no red, no error', async () => {
+    const el = await mount();
+    await settle(el, cancelledAtBank);
+    expect(el.state).to.equal('failure');
+    expect(text(el)).to.contain('Bank linking cancelled');
+    expect(text(el)).to.contain('You cancelled at your bank');
+    expect(el.shadowRoot!.querySelector('.danger, [part~="error"]')).to.equal(null);
+    expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Link your bank account');
+  });
+
+  it('names the account the secondary button keeps after a failed “Change”', async () => {
+    const el = await mount({ language: 'es' });
+    await settle(el, successEs);
+    await settle(el, lockedEs);
+    const keep = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="secondary-button"]')!;
+    // Shown with the bullets; named, as a screen reader gets it, with the spoken line instead.
+    const words = (skip: (node: Element) => boolean) =>
+      [...keep.firstElementChild!.childNodes].filter((node) => node.nodeType !== Node.COMMENT_NODE && !(node instanceof Element && skip(node))).map((node) => node.textContent).join('');
+    expect(words((node) => node.classList.contains('sr'))).to.equal('Usar Corriente ••••4321');
+    // Rendered with its space: "Usar Corriente", not "UsarCorriente" (each flex item would lose it).
+    expect(keep.innerText.startsWith('Usar Corriente ••••4321')).to.equal(true);
+    expect(words((node) => node.getAttribute('aria-hidden') === 'true')).to.equal('Usar Cuenta corriente terminada en 4321');
+    expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Vincular otra cuenta');
+    keep.click();
+    await el.updateComplete;
+    expect(el.state).to.equal('success');
+  });
 });
 
 describe('<obv-link-account> Cancel after a failed Change', () => {
@@ -346,7 +407,7 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
     const shown = account.querySelector('[aria-hidden="true"]')!;
     const spoken = account.querySelector<HTMLElement>('.sr')!;
     expect(shown.textContent).to.equal('Corriente ••••4321');
-    expect(spoken.textContent).to.equal('Corriente terminada en 4321');
+    expect(spoken.textContent).to.equal('Cuenta corriente terminada en 4321');
     // Visually hidden, yet in the accessibility tree (not display:none or visibility:hidden).
     const box = spoken.getBoundingClientRect();
     expect(box.width <= 1, 'one pixel wide at most').to.equal(true);

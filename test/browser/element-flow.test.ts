@@ -106,7 +106,8 @@ describe('<obv-link-account> flow', () => {
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
-    expect((await success).detail).to.deep.equal(ACCOUNT);
+    // Without the proxy's words, the shown and spoken lines are the bare label.
+    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
     await el.updateComplete;
     expect(el.state).to.equal('success');
     expect(el.getAttribute('state')).to.equal('success');
@@ -166,16 +167,22 @@ describe('<obv-link-account> flow', () => {
     expect(world().open.lastCall.args).to.deep.equal(['', 'obv-bank']);
   });
 
-  it('offers the link to the bank page instead when the consumer closed the bank tab', async () => {
+  it('says the bank tab was closed, offers the link and moves focus to it, when the consumer closed the bank tab', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
     const el = await mount();
     await startWaiting(el);
     await el.updateComplete;
     world().tab.closed = true;
+    part(el, 'button').focus();
     part(el, 'button').click();
+    await until(() => !!el.shadowRoot!.querySelector('[part~="link"]'), 'the link');
     await el.updateComplete;
     expect(world().open.calledOnce).to.equal(true);
-    expect((part(el, 'link') as HTMLAnchorElement).href).to.equal(SESSION.consumerUrl);
+    const link = part(el, 'link') as HTMLAnchorElement;
+    expect(link.href).to.equal(SESSION.consumerUrl);
+    expect(statusText(el)).to.contain('The bank tab was closed');
     expect(el.state).to.equal('waiting');
+    expect(el.shadowRoot!.activeElement).to.equal(link);
   });
 
   it('cancels: closes the tab, stops listening, fires obv-cancel and returns to idle', async () => {
@@ -236,7 +243,7 @@ describe('<obv-link-account> flow', () => {
 
   it('falls back to polling the session when the WebSocket cannot connect', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return polls < 2
         ? { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } }
@@ -257,7 +264,7 @@ describe('<obv-link-account> flow', () => {
 
   it('falls back to polling when sockets open and are then dropped by a middlebox, and still retries the socket', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     };
@@ -283,7 +290,7 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('counts a socket that opens but never confirms the subscription as failed, and polls after three', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
     });
@@ -301,7 +308,7 @@ describe('<obv-link-account> flow', () => {
   it('applies exactly one outcome when the poll and the socket both deliver it', async () => {
     let answer!: () => void;
     const succeeded = { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
     timing.socketRetryWhilePollingMs = 10;
     const el = await mount();
     const events: string[] = [];
@@ -324,7 +331,7 @@ describe('<obv-link-account> flow', () => {
 
   it('asks the proxy instead of reconnecting when the socket closes normally without an outcome', async () => {
     let polls = 0;
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'expired', expiresAt: SESSION.expiresAt } };
     };
@@ -371,7 +378,7 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('asks the proxy at once when the return page announces the consumer came back', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => ({
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' } },
     });
@@ -386,12 +393,12 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('asks the proxy when the page becomes visible again, not while it is hidden, though its socket looks healthy', async () => {
-    const sessionPath = `/obv/sessions/${SESSION.sessionId}`;
-    world().proxy.routes[`GET ${sessionPath}`] = () => ({
+    const sessionPath = '/obv/sessions/lookup';
+    world().proxy.routes[`POST ${sessionPath}`] = () => ({
       status: 200,
       body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
     });
-    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'GET' && new URL(r.url).pathname === sessionPath).length;
+    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname === sessionPath).length;
     const el = await mount();
     await startWaiting(el);
     const success = once(el, 'obv-success');
@@ -462,7 +469,7 @@ describe('<obv-link-account> flow', () => {
 
   it('treats a 1001 "going away" close as a reconnect, never as a failure that leads to polling', async () => {
     let polls = 0;
-    world().proxy.routes['GET /obv/sessions/' + SESSION.sessionId] = () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => {
       polls += 1;
       return { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     };
@@ -591,7 +598,8 @@ describe('<obv-link-account> after a reload', () => {
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
     const success = once<typeof ACCOUNT>(after, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
-    expect((await success).detail).to.deep.equal(ACCOUNT);
+    // Without the proxy's words, the shown and spoken lines are the bare label.
+    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
   });
 
   it('remembers the started session under the element name and proxy', async () => {

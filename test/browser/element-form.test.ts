@@ -218,7 +218,7 @@ describe('<obv-link-account> value while changing the linked account', () => {
 describe('<obv-link-account> with the keyboard', () => {
   const world = useWorld();
 
-  it('starts with Enter, moves focus to the bank-tab button, and returns focus to the main control after the outcome', async () => {
+  it('starts with Enter, moves focus to the bank-tab button, and to the status after success (Change one Tab away)', async () => {
     const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
     await sendKeys({ press: 'Tab' });
     expect(focusedPart(el)).to.equal('button');
@@ -236,7 +236,10 @@ describe('<obv-link-account> with the keyboard', () => {
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await until(() => el.state === 'success', 'success');
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus back on the main control');
+    // On the status, which reads the outcome: not on "Change", where one more Enter would drop the account.
+    await until(() => focusedPart(el) === 'status', 'focus on the status');
+    await sendKeys({ press: 'Tab' });
+    expect(focusedPart(el)).to.equal('button');
     expect(el.shadowRoot!.activeElement!.textContent).to.contain('Change');
   });
 
@@ -254,7 +257,8 @@ describe('<obv-link-account> with the keyboard', () => {
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus back on the main control');
+    await until(() => focusedPart(el) === 'status', 'focus on the status');
+    await sendKeys({ press: 'Tab' });
     expect(el.shadowRoot!.activeElement!.textContent).to.contain('Change');
   });
 

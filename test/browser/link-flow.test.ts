@@ -4,6 +4,7 @@ import { expect } from '@open-wc/testing';
 import sinon from 'sinon';
 import { createLinkFlow, type FlowStatus, type FlowTarget, type LinkFlow } from '../../widget/link-flow.ts';
 import { pendingKey, savePending } from '../../widget/pending-session.ts';
+import { timing } from '../../widget/settings.ts';
 import { ACCOUNT, FakeSocket, SESSION, useWorld, until } from './helpers.ts';
 
 const BASE = new URL('/obv', location.href);
@@ -19,7 +20,7 @@ function makeFlow(target: Partial<FlowTarget> = {}) {
   }
   const flow = createLinkFlow(
     host,
-    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', opener: window, request: { amount: '49.99' }, ...target }),
+    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', tabOpener: () => window, request: { amount: '49.99' }, ...target }),
     (status, previous) => {
       statuses.push(status);
       log.push(`${previous.kind} → ${status.kind}`);
@@ -49,7 +50,7 @@ describe('the link flow (createLinkFlow)', () => {
   it('goes idle → starting → waiting → success, each status before its event', async () => {
     const { flow, log } = makeFlow();
     const socket = await waiting(flow);
-    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false });
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false, closed: false });
     socket.receive(success);
     expect(flow.status).to.deep.equal({ kind: 'success', account: ACCOUNT, label: ['Checking ••••4321', 'Checking ending in 4321'] });
     expect(log.map((line) => line.replace(/"idempotencyKey":"[^"]+"/, '"idempotencyKey":"…"'))).to.deep.equal([
@@ -58,7 +59,7 @@ describe('the link flow (createLinkFlow)', () => {
       'starting → waiting',
       `obv-open {"sessionId":"${SESSION.sessionId}","consumerUrl":"${SESSION.consumerUrl}"}`,
       'waiting → success',
-      `obv-success ${JSON.stringify(ACCOUNT)}`,
+      `obv-success ${JSON.stringify({ ...ACCOUNT, displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' })}`,
     ]);
     expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
     expect(world().proxy.bodies[0]).to.deep.equal({ amount: '49.99' });
@@ -67,7 +68,7 @@ describe('the link flow (createLinkFlow)', () => {
   it('goes to failure with the shopper’s words and their language', async () => {
     const { flow, log } = makeFlow();
     (await waiting(flow)).receive(failure);
-    expect(flow.status).to.deep.equal({ kind: 'failure', message: 'Cuenta bloqueada.', lang: 'es' });
+    expect(flow.status).to.deep.equal({ kind: 'failure', message: 'Cuenta bloqueada.', lang: 'es', code: 'LOCKED' });
     expect(log.at(-1)).to.equal('obv-failure {"code":"LOCKED","message":"Locked."}');
   });
 
@@ -83,22 +84,37 @@ describe('the link flow (createLinkFlow)', () => {
     const { flow, log, kinds } = makeFlow();
     await waiting(flow);
     expect(kinds()).to.deep.equal(['starting', 'waiting']);
-    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: true });
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: true, closed: false });
     expect(log).to.include('obv-error {"kind":"popup-blocked","message":"New tab blocked"}');
     flow.linkOpened();
-    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
     expect(log.at(-1)).to.equal(`obv-open {"sessionId":"${SESSION.sessionId}","consumerUrl":"${SESSION.consumerUrl}"}`);
   });
 
-  it('offers the link (no tab) once the consumer closed the bank tab', async () => {
+  it('says the bank tab was closed and offers the link, once the proxy confirms the session still waits', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
     const { flow } = makeFlow();
     await waiting(flow);
     world().tab.closed = true;
     flow.showTab();
-    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+    await until(() => flow.status.kind === 'waiting' && flow.status.closed, 'the closed tab');
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: true });
+    flow.linkOpened();
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
   });
 
-  it('goes to a configuration error on a proxy 4xx (actions stay) and a network error on a 5xx', async () => {
+  it('does not call a tab closed by the return page a closed tab: the session came back from the bank', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt } });
+    const { flow, statuses } = makeFlow();
+    await waiting(flow);
+    world().tab.closed = true;
+    flow.showTab();
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/lookup')), 'the lookup');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(statuses.some((status) => status.kind === 'waiting' && status.closed)).to.equal(false);
+  });
+
+  it('goes to a configuration error on a proxy 4xx (actions stay) and a service error on a 5xx', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => ({ status: 422, body: { title: 'Unprocessable', detail: 'consumer.email is required' } });
     const refused = makeFlow();
     refused.flow.start();
@@ -110,11 +126,11 @@ describe('the link flow (createLinkFlow)', () => {
     const down = makeFlow();
     down.flow.start();
     await until(() => down.flow.status.kind === 'error', 'the error');
-    expect(down.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'network', message: 'Unavailable' } });
+    expect(down.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'network', message: 'Unavailable', service: true } });
   });
 
   it('retries a network error of the watch by following the same session again, without a new start', async () => {
-    world().proxy.routes[`GET /obv/sessions/${SESSION.sessionId}`] = () => new TypeError('Failed to fetch');
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
     const { flow, kinds } = makeFlow();
     flow.start();
     // Three sockets that never open send the watch to polling; three failed polls end it.
@@ -127,9 +143,37 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status.kind === 'error' && flow.status.error.kind).to.equal('network');
     const posts = world().proxy.requests.filter((request) => request.method === 'POST').length;
     flow.retry();
-    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false });
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false, closed: false });
     expect(world().proxy.requests.filter((request) => request.method === 'POST').length).to.equal(posts);
     expect(kinds().slice(-2)).to.deep.equal(['error', 'waiting']);
+  });
+
+  it('gives up a start the proxy does not answer in time, as the service’s failure', async () => {
+    Object.assign(timing, { startTimeoutMs: 50 });
+    world().proxy.routes['POST /obv/verifications'] = (request) => new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(new DOMException('Aborted', 'AbortError'))));
+    const { flow } = makeFlow();
+    flow.start();
+    await until(() => flow.status.kind === 'error', 'the time-out');
+    expect(flow.status.kind === 'error' && flow.status.error).to.deep.include({ kind: 'network', service: true });
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
+  it('follows the session again by itself once the browser is back online', async () => {
+    let down = true;
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    const { flow, kinds } = makeFlow();
+    flow.hostConnected();
+    flow.start();
+    for (let dropped = 0; dropped < 3; dropped++) {
+      await until(() => FakeSocket.instances.length > dropped, 'a socket');
+      FakeSocket.last.drop();
+    }
+    await until(() => flow.status.kind === 'error', 'the lost watch');
+    expect(flow.status.kind === 'error' && flow.status.error.watch).to.equal(true);
+    down = false;
+    window.dispatchEvent(new Event('online'));
+    expect(kinds().slice(-2)).to.deep.equal(['error', 'waiting']);
+    flow.hostDisconnected();
   });
 
   it('retries anything else by starting again', async () => {
@@ -146,15 +190,34 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: true });
     expect(log.at(-1)).to.equal(`obv-cancel {"sessionId":"${SESSION.sessionId}"}`);
     expect(world().tab.close.calledOnce).to.equal(true);
-    await until(() => world().proxy.requests.some((request) => request.url.endsWith(`/sessions/${SESSION.sessionId}/cancel`)), 'the cancel request');
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+  });
+
+  it('never puts the session id in a URL: polling and Cancel send it in a JSON body', async () => {
+    const { flow } = makeFlow();
+    await waiting(flow);
+    // Sockets that never open send the watch to polling.
+    for (let dropped = 0; dropped < 3; dropped++) {
+      await until(() => FakeSocket.instances.length > dropped, 'a socket');
+      FakeSocket.last.drop();
+    }
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/lookup')), 'a poll');
+    flow.cancel();
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+    const { requests, bodies } = world().proxy;
+    await until(() => bodies.length === requests.length, 'the bodies read');
+    expect(requests.filter((request) => request.url.includes(SESSION.sessionId)).map((request) => request.url)).to.deep.equal([]);
+    requests.forEach((request, i) => {
+      if (/\/sessions\/(lookup|cancel)$/.test(request.url)) expect(bodies[i]).to.deep.equal({ sessionId: SESSION.sessionId });
+    });
   });
 
   it('cancels a failed change back to the account linked before, and only then', async () => {
     const { flow } = makeFlow();
     (await waiting(flow)).receive(success);
-    expect(flow.canGoBack()).to.equal(false);
+    expect(!!flow.linkedBefore()).to.equal(false);
     (await waiting(flow)).receive(failure);
-    expect(flow.canGoBack()).to.equal(true);
+    expect(!!flow.linkedBefore()).to.equal(true);
     flow.cancel();
     expect(flow.status).to.deep.include({ kind: 'success', account: ACCOUNT });
     const before = flow.status;
@@ -174,7 +237,7 @@ describe('the link flow (createLinkFlow)', () => {
     flow.retry();
     flow.reset();
     expect(kinds(), 'the same problem again, a start and a reset change nothing').to.deep.equal(['error']);
-    expect(flow.canGoBack()).to.equal(false);
+    expect(!!flow.linkedBefore()).to.equal(false);
     flow.configure(undefined);
     expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: false });
   });
@@ -194,7 +257,7 @@ describe('the link flow (createLinkFlow)', () => {
     (await waiting(flow)).receive(success);
     flow.reset();
     expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: false });
-    expect(flow.canGoBack()).to.equal(false);
+    expect(!!flow.linkedBefore()).to.equal(false);
   });
 
   it('resumes a remembered session for the same purchase only', () => {
@@ -205,7 +268,7 @@ describe('the link flow (createLinkFlow)', () => {
     savePending(STORAGE_KEY, SESSION, 't-1 49.99');
     const same = makeFlow();
     same.flow.resume();
-    expect(same.flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false });
+    expect(same.flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
     expect(FakeSocket.instances).to.have.length(1);
   });
 

@@ -14,11 +14,13 @@ const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verificati
 const WORDS = {
   en: {
     success: { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },
-    locked: { text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' },
+    locked: { text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' },
+    cancelled: { text: 'You cancelled at your bank, so no account was linked.', lang: 'en' },
   },
   es: {
-    success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' },
-    locked: { text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.', lang: 'es' },
+    success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' },
+    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
+    cancelled: { text: 'Cancelaste en tu banco, así que no se vinculó ninguna cuenta.', lang: 'es' },
   },
 };
 export type Lang = keyof typeof WORDS;
@@ -36,6 +38,12 @@ export interface Scenario {
   proxyRefuses?: boolean;
   /** The proxy never answers the start: the element stays `starting`. */
   proxyHangs?: boolean;
+  /** The proxy answers the start with a 503: its own (or the provider's) failure, not the shopper's network. */
+  proxyFails?: boolean;
+  /** Once waiting, the shopper closes the bank tab and presses "Go to the bank tab". */
+  closeTab?: boolean;
+  /** Sockets and polls never reach the proxy: the watch is lost (and resumes by itself later). */
+  watchLost?: boolean;
   /** The states to reach in turn, each after a click on the main button; none = the first screen. */
   steps?: string[];
   /** The state of the picture when there are no steps. */
@@ -44,6 +52,8 @@ export interface Scenario {
 
 const send = (ws: WebSocketRoute, message: object) => ws.send(JSON.stringify({ sessionId: SESSION.sessionId, ...message }));
 const success: SocketReply = (ws, lang) => send(ws, { type: 'result', outcome: { status: 'success', ...ACCOUNT, ...WORDS[lang].success } });
+const cancelledAtBank: SocketReply = (ws, lang) =>
+  send(ws, { type: 'result', outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'The consumer cancelled.', ...WORDS[lang].cancelled } });
 const locked: SocketReply = (ws, lang) =>
   send(ws, { type: 'result', outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', ...WORDS[lang].locked } });
 
@@ -61,6 +71,11 @@ export const SCENARIOS: Scenario[] = [
   { name: 'network-error', proxyDown: true, steps: ['error'] },
   { name: 'configuration-error', attributes: 'amount="ten"', state: 'error' },
   { name: 'proxy-refused', proxyRefuses: true, steps: ['error'] },
+  // Recovery (issue 23): a closed bank tab, a cancel at the bank, a failing service, a lost connection.
+  { name: 'bank-tab-closed', closeTab: true, steps: ['waiting'] },
+  { name: 'cancelled-at-bank', socket: cancelledAtBank, steps: ['failure'] },
+  { name: 'service-error', proxyFails: true, steps: ['error'] },
+  { name: 'connection-lost', watchLost: true, steps: ['error'] },
 ];
 
 function pageHtml(scenario: Scenario, lang: Lang, width: number): string {
@@ -81,14 +96,20 @@ async function route(context: BrowserContext, page: Page, bundle: string, scenar
     if (url.pathname === '/obv/verifications') {
       if (scenario.proxyHangs) return; // never answered: the element stays `starting`
       if (scenario.proxyDown) return request.abort('connectionrefused');
+      if (scenario.proxyFails) return request.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Service Unavailable', status: 503 }) });
       if (scenario.proxyRefuses) return request.fulfill({ status: 400, contentType: 'application/problem+json', body: JSON.stringify(REFUSAL) });
       return request.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify(SESSION) });
+    }
+    if (url.pathname === '/obv/sessions/lookup') {
+      if (scenario.watchLost) return request.abort('connectionrefused');
+      return request.fulfill({ contentType: 'application/json', body: JSON.stringify({ ...SESSION, state: 'pending' }) });
     }
     return request.fulfill({ status: 404, body: '' });
   });
   await context.route('http://bank.test/**', (request) => request.fulfill({ contentType: 'text/html', body: '<title>Bank</title><h1>Sign in to your bank</h1>' }));
   let subscriptions = 0;
   await page.routeWebSocket(`ws://merchant.test/obv/ws`, (ws) => {
+    if (scenario.watchLost) return void ws.close({ code: 1011 });
     ws.onMessage(() => {
       send(ws, { type: 'subscribed', state: 'pending' });
       scenario.socket?.(ws, lang, subscriptions++);
@@ -104,8 +125,8 @@ async function route(context: BrowserContext, page: Page, bundle: string, scenar
   }
 }
 
-const stateIs = (page: Page, state: string) =>
-  page.waitForFunction((wanted) => document.querySelector('obv-link-account')?.getAttribute('state') === wanted, state, { timeout: 15_000 });
+const stateIs = (page: Page, state: string, timeout = 15_000) =>
+  page.waitForFunction((wanted) => document.querySelector('obv-link-account')?.getAttribute('state') === wanted, state, { timeout });
 
 /** Opens the scenario in a new context and brings the element to its state; close the context after. */
 export async function showScenario(
@@ -128,7 +149,18 @@ export async function showScenario(
   await element.locator('[part~="status"]').waitFor();
   for (const state of scenario.steps ?? []) {
     await element.locator('[part~="button"]').click();
-    await stateIs(page, state);
+    // A lost watch needs three sockets and six polls to give up (timing in widget/settings.ts): up to a minute.
+    await stateIs(page, state, scenario.watchLost ? 90_000 : undefined);
+  }
+  if (scenario.closeTab) {
+    // The bank tab the element opened (Playwright may learn of it a moment after the state changed).
+    if (context.pages().length < 2) await context.waitForEvent('page', { timeout: 15_000 });
+    await Promise.all(context.pages().filter((other) => other !== page).map((other) => other.close()));
+    // The checkout's handle says `closed` a moment after the tab is gone (another process): a click before
+    // that would only bring the tab forward.
+    await page.waitForTimeout(500);
+    await element.locator('[part~="button"]').click();
+    await element.locator('[part~="link"]').waitFor();
   }
   await stateIs(page, scenario.state ?? scenario.steps!.at(-1)!);
   // Not the tab the element opened: the checkout is the page in the picture, with no button under the

@@ -15,6 +15,7 @@ import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';
 import { ProxyProcess, type ChaosInstance } from './cluster.ts';
+import { lookupSession } from '../helpers/session-requests.ts';
 
 export interface ChaosOptions {
   sessions: number;
@@ -270,7 +271,7 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
     const stored = await retrying(async () => {
       const instance = pick();
       if (!instance) return undefined;
-      const response = await fetch(`${instance.url}/obv/sessions/${sessionId}`, { headers: { origin: instance.url } });
+      const response = await lookupSession(`${instance.url}/obv`, sessionId, { origin: instance.url });
       if (response.status !== 200) {
         await response.body?.cancel();
         return undefined;

@@ -7,35 +7,46 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
-import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, saveScreenshot, signInAtBank, startTestDemo, waitForState } from './harness.ts';
+import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, elementStatus, saveScreenshot, signInAtBank, startTestDemo, waitForState } from './harness.ts';
 
 const visibility = (page: Page) => page.evaluate(() => document.visibilityState);
 
+/** Short enough that the expiry test waits seconds, long enough for a loaded machine to start a session. */
+const SHORT_SESSION_TTL_MS = 5_000;
+
+/** The `part` of the control focused inside the element. */
+const focusedPart = (page: Page) => page.evaluate(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') ?? null);
+
 describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, () => {
   let demo: RunningDemo;
+  /** Sessions that expire in seconds: the bank tab must close with them. */
+  let shortLivedDemo: RunningDemo;
   let chromium: HeadfulChromium;
   const opened: Page[] = [];
 
   before(async () => {
-    [demo, chromium] = await Promise.all([startTestDemo(), launchHeadfulChromium()]);
+    [demo, shortLivedDemo, chromium] = await Promise.all([startTestDemo(), startTestDemo({ sessionTtlMs: SHORT_SESSION_TTL_MS }), launchHeadfulChromium()]);
     chromium.context.setDefaultTimeout(STEP_TIMEOUT_MS);
   });
   after(async () => {
     await chromium?.close();
-    await demo?.close();
+    await Promise.all([demo?.close(), shortLivedDemo?.close()]);
   });
 
   /** A checkout in a new tab of the real browser; its tabs are closed after the test. */
-  async function openCheckout(): Promise<Page> {
+  async function openCheckout(on: RunningDemo = demo): Promise<Page> {
     const page = await chromium.context.newPage();
     opened.push(page);
-    await page.goto(demo.url);
+    await page.goto(on.url);
     await waitForState(page, 'idle');
     return page;
   }
 
   async function closeAll(): Promise<void> {
-    for (const page of chromium.context.pages()) if (opened.includes(page) || !page.url().startsWith('about:')) await page.close().catch(() => undefined);
+    for (const page of chromium.context.pages()) {
+      // Bounded: a checkout the bank tab managed to navigate (a failing tabnabbing test) can hang its close.
+      if (opened.includes(page) || !page.url().startsWith('about:')) await Promise.race([page.close().catch(() => undefined), page.waitForTimeout(3_000).catch(() => undefined)]);
+    }
     opened.length = 0;
   }
 
@@ -97,6 +108,159 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await page.waitForTimeout(300);
       assert.equal(page.url(), checkoutUrl);
       assert.equal(await page.evaluate(() => location.hash), '');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  /**
+   * Runs `setUp` in a click handler of a button added to the checkout (a merchant's own "Pay by bank"
+   * button), and returns whether a tab opened and what the opener-navigation attempts from it did.
+   */
+  async function tabnabFromStartIn(page: Page, setUp: () => void): Promise<{ tab: Page | undefined; attempts: string[] }> {
+    await page.evaluate(`(() => {
+      const button = document.createElement('button');
+      button.id = 'merchant-pay-by-bank';
+      button.textContent = 'Pay by bank';
+      button.addEventListener('click', ${setUp.toString()});
+      document.body.prepend(button);
+    })()`);
+    // The start answers only after the attempts below: the tab stays on the proxy's holding page meanwhile.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route('**/obv/verifications', async (route) => {
+      await held;
+      await route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{"title":"Service Unavailable","status":503}' }).catch(() => undefined);
+    });
+    const tabPromise = chromium.context.waitForEvent('page', { timeout: 3_000 }).catch(() => undefined);
+    await page.locator('#merchant-pay-by-bank').click();
+    const tab = await tabPromise;
+    if (!tab) {
+      release();
+      return { tab, attempts: [] };
+    }
+    opened.push(tab);
+    await tab.waitForLoadState('domcontentloaded');
+    const attempts = await tab.evaluate(() => {
+      const opener = window.opener as Window | null;
+      if (!opener) return ['no opener'];
+      const results: string[] = [];
+      for (const target of [opener, opener.top, opener.parent]) {
+        try {
+          target!.location.href = 'about:blank#tabnabbed';
+          results.push('navigated');
+        } catch {
+          results.push('refused');
+        }
+      }
+      return results;
+    });
+    release();
+    return { tab, attempts };
+  }
+
+  async function assertCheckoutNotNavigated(page: Page, checkoutUrl: string, attempts: string[]): Promise<void> {
+    assert.ok(!attempts.includes('navigated'), attempts.join(', '));
+    await page.waitForTimeout(300);
+    assert.equal(page.url(), checkoutUrl);
+    assert.equal(await page.evaluate(() => location.hash), '');
+  }
+
+  it('does not let the bank tab navigate the checkout when start() runs in the same task as creating the element', async () => {
+    const page = await openCheckout();
+    try {
+      const checkoutUrl = page.url();
+      const { tab, attempts } = await tabnabFromStartIn(page, () => {
+        const element = document.createElement('obv-link-account') as HTMLElement & { start(): void };
+        for (const [name, value] of [['proxy-url', '/obv'], ['merchant-user-id', 'u-nab'], ['merchant-transaction-id', 'order-nab'], ['amount', '5.00'], ['currency', 'USD']]) element.setAttribute(name!, value!);
+        document.body.append(element);
+        element.start();
+      });
+      assert.ok(tab, 'a bank tab opened inside the click');
+      assert.deepEqual(attempts, ['no opener']);
+      await assertCheckoutNotNavigated(page, checkoutUrl, attempts);
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('does not let a bank tab navigate the checkout when start() is called on a detached element', async () => {
+    const page = await openCheckout();
+    try {
+      const checkoutUrl = page.url();
+      await page.evaluate(() => {
+        const errors: string[] = [];
+        Object.assign(window, { detachedErrors: errors });
+      });
+      const { attempts } = await tabnabFromStartIn(page, () => {
+        const element = document.createElement('obv-link-account') as HTMLElement & { start(): void };
+        for (const [name, value] of [['proxy-url', '/obv'], ['merchant-user-id', 'u-nab'], ['merchant-transaction-id', 'order-nab2'], ['amount', '5.00'], ['currency', 'USD']]) element.setAttribute(name!, value!);
+        // Attached once, then detached: the element has a shadow root but is not on the page.
+        document.body.append(element);
+        element.remove();
+        element.addEventListener('obv-error', (event) => ((window as unknown as { detachedErrors: string[] }).detachedErrors).push((event as CustomEvent<{ kind: string }>).detail.kind));
+        element.start();
+      });
+      await assertCheckoutNotNavigated(page, checkoutUrl, attempts);
+      // Refused, and said so to the developer.
+      assert.deepEqual(await page.evaluate(() => (window as unknown as { detachedErrors: string[] }).detachedErrors), ['configuration']);
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('says so when the shopper closed the bank tab, moves focus to “Open your bank’s page”, and that link finishes the flow', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      await waitForState(page, 'waiting');
+      // The shopper closes the bank tab without finishing; the checkout comes back to the front.
+      await tab.close();
+      await page.bringToFront();
+      await element(page).getByText('The bank tab was closed').waitFor();
+      assert.match(await elementStatus(page), /Open your bank’s page again to finish, or cancel/);
+      await page.waitForFunction(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') === 'link');
+      await saveScreenshot(page, 'bank-tab-closed-en');
+      const again = chromium.context.waitForEvent('page');
+      await page.keyboard.press('Enter');
+      const bank = await again;
+      opened.push(bank);
+      await signInAtBank(bank, 'user_good');
+      await waitForState(page, 'success');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('says so when “Go to the bank tab” finds the tab closed', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      await page.bringToFront();
+      await page.waitForFunction(() => document.visibilityState === 'visible');
+      // Closed from the bank tab's own script: the checkout stays in front and sees no visibility change.
+      await tab.evaluate(() => window.close());
+      await tab.waitForEvent('close');
+      await element(page).getByRole('button', { name: 'Go to the bank tab' }).click();
+      await element(page).getByText('The bank tab was closed').waitFor();
+      assert.equal(await focusedPart(page), 'link');
+      assert.equal(chromium.context.pages().filter((p) => p.url().includes('/consumer/')).length, 0, 'no blank or second bank tab');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('closes the bank tab when the session expires: the shopper cannot sign in for nothing', async () => {
+    const page = await openCheckout(shortLivedDemo);
+    try {
+      const tab = await startLinking(page);
+      await tab.getByLabel('Username').waitFor();
+      const closed = tab.waitForEvent('close', { timeout: SHORT_SESSION_TTL_MS + STEP_TIMEOUT_MS });
+      await waitForState(page, 'expired').catch(() => undefined);
+      await closed;
+      await waitForState(page, 'expired');
     } finally {
       await closeAll();
     }

@@ -1,5 +1,5 @@
 // The demo checkout end to end in Chromium: the consumer links an account at the sandbox bank in a new
-// tab and pays; a bank that cannot verify, then "Try again"; a cancel at the bank.
+// tab and pays; a bank that cannot verify, then "Link another account"; a cancel at the bank.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
@@ -60,6 +60,10 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       await bankClosed;
       await page.locator('#pay-button:enabled').waitFor();
       assert.match(await elementStatus(page), /Checking ••••4321/);
+      // The pay hint is a live region: it shows the bullets and is read with the spoken line instead.
+      const hint = page.locator('#pay-hint');
+      assert.match((await hint.innerText()).replace(/\s+/g, ' '), /Paying from Checking ••••4321/);
+      assert.match(await hint.evaluate((node) => [...node.childNodes].filter((child) => !(child instanceof Element && child.getAttribute('aria-hidden') === 'true')).map((child) => child.textContent).join('')), /^Paying from Checking ending in 4321 at /);
 
       // The side panel lists the events with the link reference masked.
       assert.deepEqual(
@@ -107,7 +111,7 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
     });
   });
 
-  it('shows why user_bad could not be linked, and "Try again" links user_good and pays', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('shows why user_bad could not be linked, and "Link another account" links user_good and pays', { timeout: TEST_TIMEOUT_MS }, async () => {
     await withShopper(browser, demo, 'failure-then-try-again', async ({ page }) => {
       const bank = await startLinking(page);
       await signInAtBank(bank, 'user_bad', 'anything');
@@ -116,7 +120,8 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       assert.equal(await payButton(page).isDisabled(), true);
       assert.ok((await loggedEvents(page)).includes('obv-failure'));
 
-      const bankAgain = await openBankTab(page, element(page).getByRole('button', { name: 'Try again' }));
+      // The same account would fail again: the button offers another one.
+      const bankAgain = await openBankTab(page, element(page).getByRole('button', { name: 'Link another account' }));
       await signInAtBank(bankAgain, 'user_good', 'pass_good');
       await waitForState(page, 'success');
       await pay(page);
@@ -130,6 +135,9 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       await cancelAtBank(bank);
       await waitForState(page, 'failure');
       assert.match(await elementStatus(page), /You cancelled at your bank, so no account was linked\./);
+      // Said as neutrally as a cancel at the checkout: no failure title, no error in red.
+      assert.match(await elementStatus(page), /^Bank linking cancelled/);
+      assert.equal(await element(page).locator('[part~="error"]').count(), 0);
       assert.equal(await payButton(page).isDisabled(), true);
       const failure = (await page.locator('#event-log > li[data-event="obv-failure"] .event-detail').textContent()) ?? '';
       assert.match(failure, /CONSUMER_CANCELLED/);

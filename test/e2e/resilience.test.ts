@@ -92,7 +92,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
       async ({ page }) => {
         const bank = await startLinking(page);
         // Polling is running before the consumer finishes (so the outcome is not a lucky reconnect).
-        await page.waitForRequest((request) => request.method() === 'GET' && /\/obv\/sessions\//.test(request.url()), {
+        await page.waitForRequest((request) => request.method() === 'POST' && /\/obv\/sessions\/lookup$/.test(request.url()), {
           timeout: STEP_TIMEOUT_MS,
         });
         // The proxy's return page would also tell the checkout (BroadcastChannel) to look once; take that
@@ -102,7 +102,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
         );
         const polledOutcome = page.waitForResponse(
           async (response) =>
-            /\/obv\/sessions\//.test(response.url()) &&
+            /\/obv\/sessions\/lookup$/.test(response.url()) &&
             ((await response.json().catch(() => undefined)) as { state?: string } | undefined)?.state === 'succeeded',
           { timeout: STEP_TIMEOUT_MS },
         );
@@ -132,16 +132,22 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
     await withShopper(browser, shortLivedDemo, 'session-expired', async ({ page }) => {
       const bank = await startLinking(page);
       assert.ok(!bank.isClosed());
+      const consumerUrl = bank.url();
+      const bankClosed = bank.waitForEvent('close', { timeout: SHORT_SESSION_TTL_MS + STEP_TIMEOUT_MS });
       await page.locator('obv-link-account[state="expired"]').waitFor({ timeout: SHORT_SESSION_TTL_MS + STEP_TIMEOUT_MS });
+      // Expired, the session closes its bank tab.
+      await bankClosed;
       assert.match(await elementStatus(page), /The bank session expired/);
       const expiredError = (await page.locator('#event-log > li[data-event="obv-error"] .event-detail').textContent()) ?? '';
       assert.match(expiredError, /"kind": "expired"/);
       assert.equal(await page.locator('#pay-button').isDisabled(), true);
       await element(page).getByRole('button', { name: 'Try again' }).waitFor();
 
-      // The consumer finally signs in: the bank's late outcome must not revive the expired session.
+      // The consumer finds the bank's page again (history) and signs in: the late outcome must not revive the session.
       const delivered = shortLivedDemo.provider.stats.notificationsDelivered;
-      await signInAtBank(bank, 'user_good', 'pass_good');
+      const again = await page.context().newPage();
+      await again.goto(consumerUrl);
+      await signInAtBank(again, 'user_good', 'pass_good');
       await eventually(() => shortLivedDemo.provider.stats.notificationsDelivered > delivered);
       await shortLivedDemo.provider.notificationsSettled();
       assert.equal(await element(page).getAttribute('state'), 'expired');

@@ -40,6 +40,18 @@ async function whenElementReady(): Promise<void> {
   await element.updateComplete;
 }
 
+/** The linked account's line as a screen reader should say it ("Checking ending in 4321"), from obv-success. */
+let spokenLabel = '';
+element.addEventListener('obv-success', (event) => (spokenLabel = event.detail.spokenLabel));
+
+/** The account line shown with its bullets, and read without them (the hint is a live region). */
+function accountLine(shown: string): Node[] {
+  const visible = Object.assign(document.createElement('span'), { textContent: shown });
+  visible.setAttribute('aria-hidden', 'true');
+  const spoken = Object.assign(document.createElement('span'), { className: 'visually-hidden', textContent: spokenLabel || shown });
+  return [visible, spoken];
+}
+
 function updatePayButton(): void {
   // Pay needs a linked account the element shows as linked (it keeps the previous account while the
   // consumer tries to change it) and a valid form (the element is form-associated and `required`).
@@ -47,7 +59,8 @@ function updatePayButton(): void {
   const account = element.account;
   const ready = account !== undefined && form.checkValidity();
   payButton.disabled = !ready;
-  payHint.textContent = ready ? `Paying from ${account.accountLabel} at ${account.fiName}.` : 'Link a bank account to continue.';
+  if (ready) payHint.replaceChildren('Paying from ', ...accountLine(account.accountLabel), ` at ${account.fiName}.`);
+  else payHint.textContent = 'Link a bank account to continue.';
 }
 
 for (const name of ELEMENT_EVENTS) {

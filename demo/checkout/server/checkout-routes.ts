@@ -102,38 +102,39 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   /**
    * The link session for `order`: who pays, for what, in which language — all from the shop's records —
    * and the shopper's saved accounts (or the one the bank wants reconnected), with saving allowed. One per
-   * order, reused while valid, so a reload resumes a bank step under way; a language change or a
-   * reconnect drops it (order.linkSession = undefined) for a new one.
+   * order and language, reused while valid, so a reload resumes a bank step under way; a reconnect drops
+   * it (order.linkSession = undefined) for a new one.
    */
-  async function linkTokenFor(order: Order): Promise<string> {
-    if (!order.linkSession || order.linkSession.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+  async function linkTokenFor(order: Order, language: 'en' | 'es'): Promise<string> {
+    const current = order.linkSession;
+    if (!current || current.language !== language || current.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
       const accounts = saved.list(order.merchantUserId);
       const reconnect = accounts.find((account) => account.accountId === order.reconnect);
-      order.linkSession = await options.proxy.createLinkSession({
+      const created = await options.proxy.createLinkSession({
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
         currency: SHOP.currency,
         consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
-        language: `${order.language}-US`,
+        language: language === 'es' ? 'es-US' : 'en-US',
         ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
       });
+      order.linkSession = { ...created, language };
+      return created.linkToken;
     }
-    return order.linkSession.linkToken;
+    return current.linkToken;
   }
 
   router.get('/', async (req, res) => {
-    const language = req.query.lang === 'es' ? 'es' : req.query.lang === 'en' ? 'en' : undefined;
     const current = orders.get(shoppersOrderId(req) ?? '');
     const shopper = shopperOf(req, current);
-    const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper, language);
-    if (language && language !== order.language) {
-      order.language = language;
-      order.linkSession = undefined;
-    }
+    const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper);
+    // ?lang=es: the element and the bank's pages in Spanish (the demo's own page stays English). The order
+    // keeps it, so the checkout a Pay sends back to (a reconnect) speaks it too.
+    if (req.query.lang === 'es' || req.query.lang === 'en') order.language = req.query.lang;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
     res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
-    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order)));
+    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, order.language), order.language));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {

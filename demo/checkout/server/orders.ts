@@ -43,7 +43,7 @@ export interface Order {
    * The order's link session, reused while it is valid: a reload of the checkout then carries the same
    * token, so the element resumes a bank step under way.
    */
-  linkSession?: { linkToken: string; expiresAt: number };
+  linkSession?: { linkToken: string; expiresAt: number; language: 'en' | 'es' };
   payment?: Payment;
   failure?: PaymentFailure;
   createdAt: number;

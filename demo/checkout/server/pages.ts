@@ -83,8 +83,18 @@ function eventsPanel(): SafeHtml {
 </aside>`;
 }
 
+/** The languages the element speaks, for the demo's switch (the rest of the demo page stays English). */
+export type DemoLanguage = 'en' | 'es';
+
+/** Links that reload the checkout with the element (and the bank's pages) in the other language. */
+function languageSwitch(language: DemoLanguage): SafeHtml {
+  const link = (lang: DemoLanguage, name: string) =>
+    html`<a href="/?lang=${lang}" lang="${lang}" hreflang="${lang}"${lang === language ? html` aria-current="true"` : ''}>${name}</a>`;
+  return html`<nav class="language-switch" aria-label="Language of the bank linking">${link('en', 'English')}${link('es', 'Español')}</nav>`;
+}
+
 /** The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and the events panel. */
-export function checkoutPage(order: Order, linkToken: string): string {
+export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en'): string {
   const total = formatMoney(order.totalCents);
   const body = html`<div class="layout">
 <div class="shop">
@@ -100,13 +110,14 @@ ${masthead()}
       </fieldset>
       <fieldset class="card">
         <legend>Payment</legend>
+        ${languageSwitch(language)}
         <obv-link-account
           id="obv"
           name="linkRef"
           required
           proxy-url="/obv"
           link-token="${linkToken}"
-          language="${order.language}"></obv-link-account>
+          language="${language}"></obv-link-account>
       </fieldset>
       <button type="submit" class="pay-button" id="pay-button" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>
       <p class="pay-hint" id="pay-hint" aria-live="polite">Link a bank account to continue.</p>

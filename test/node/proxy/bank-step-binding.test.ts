@@ -13,6 +13,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 interface Started {
   sessionId: string;
@@ -49,7 +50,7 @@ async function signInAndReturn(started: Started, cookie?: string): Promise<Respo
 }
 
 const session = async (proxy: Pick<RunningProxy, 'baseUrl'>, sessionId: string) =>
-  (await (await fetch(`${proxy.baseUrl}/sessions/${sessionId}`)).json()) as { state: string; outcome?: { linkRef?: string } };
+  (await (await lookupSession(proxy.baseUrl, sessionId)).json()) as { state: string; outcome?: { linkRef?: string } };
 
 function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {

@@ -37,7 +37,7 @@ describe('configuration from the environment', () => {
     const config = configFromEnv(VALID_ENV);
     assert.equal(config.gatewayUrl, VALID_ENV.OBV_BASE_URL);
     assert.equal(config.mountPath, '/obv');
-    assert.equal(config.sessionTtlMs, 30 * 60_000);
+    assert.equal(config.sessionTtlMs, 15 * 60_000);
     assert.equal(config.tokenScope, 'obv/token-request');
     assert.equal(config.rateLimit, 30);
     assert.equal(config.sandbox, false);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { cancelSession } from '../../helpers/session-requests.ts';
 
 describe('consumer pages of the proxy', () => {
   let pair: ProxyPair;
@@ -12,7 +13,7 @@ describe('consumer pages of the proxy', () => {
   });
   after(() => pair.close());
 
-  const cancel = (sessionId: string) => fetch(`${pair.baseUrl}/sessions/${sessionId}/cancel`, { method: 'POST', headers: { origin: pair.origin } });
+  const cancel = (sessionId: string) => cancelSession(pair.baseUrl, sessionId, { origin: pair.origin });
 
   test('the holding page says "Connecting to your bank…" in English or Spanish, under a strict CSP without scripts', async () => {
     for (const [lang, title] of [['en-US', 'Connecting to your bank…'], ['es-MX', 'Conectando con tu banco…'], ['', 'Connecting to your bank…']] as const) {

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
+import { cancelSession, lookupSession } from '../../helpers/session-requests.ts';
 
 describe('verification flow against the sandbox', () => {
   let pair: ProxyPair;
@@ -14,7 +15,7 @@ describe('verification flow against the sandbox', () => {
   after(() => pair.close());
 
   async function getSession(sessionId: string) {
-    const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+    const response = await lookupSession(pair.baseUrl, sessionId);
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
@@ -69,7 +70,7 @@ describe('verification flow against the sandbox', () => {
     await client.next((message) => message.type === 'subscribed');
     await completeConsumerStep(consumerUrl, 'locked');
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
     assert.equal((await getSession(sessionId)).body.state, 'failed');
   });
 
@@ -80,8 +81,8 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual((await getSession(locked.sessionId)).body.outcome, {
       status: 'failure',
       code: 'ACCOUNT_LOCKED',
-      message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.',
-      text: 'Esta cuenta está bloqueada en tu banco. Contacta con tu banco o elige otra forma de pago.',
+      message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
       lang: 'es',
     });
     const linked = await pair.startVerification({ ...START_BODY, language: 'es' });
@@ -90,7 +91,7 @@ describe('verification flow against the sandbox', () => {
     const outcome = (await getSession(linked.sessionId)).body.outcome as Record<string, string>;
     assert.equal(outcome.accountLabel, 'Checking ••••4321', 'the provider’s label itself is passed on unchanged');
     assert.equal(outcome.displayLabel, 'Corriente ••••4321');
-    assert.equal(outcome.spokenLabel, 'Corriente terminada en 4321');
+    assert.equal(outcome.spokenLabel, 'Cuenta corriente terminada en 4321');
   });
 
   test('reports a cancel at the bank as a CONSUMER_CANCELLED failure', async () => {
@@ -169,11 +170,31 @@ describe('verification flow against the sandbox', () => {
   });
 
   test('answers 404 problem+json for an unknown session', async () => {
-    const response = await fetch(`${pair.baseUrl}/sessions/AAAAAAAAAAAAAAAAAAAAAA`);
+    const response = await lookupSession(pair.baseUrl, 'AAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(response.status, 404);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     const body = (await response.json()) as Record<string, unknown>;
     assert.equal(body.status, 404);
+  });
+
+  test('reads and cancels a session only with its id in the JSON body, never in the URL', async () => {
+    const { sessionId } = await pair.startVerification();
+    // The former routes, with the id in the path, are gone.
+    assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).status, 404);
+    assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}/cancel`, { method: 'POST' })).status, 404);
+    assert.equal((await lookupSession(pair.baseUrl, sessionId)).status, 200);
+    const missing = await fetch(`${pair.baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    assert.equal(missing.status, 400);
+    const problem = (await missing.json()) as { errors: Array<{ path: string }> };
+    assert.deepEqual(problem.errors.map((error) => error.path), ['sessionId']);
+    const extra = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, amount: '1.00' }) });
+    assert.equal(extra.status, 400);
+    const form = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sessionId=${sessionId}` });
+    assert.equal(form.status, 415);
+    const cancelled = (await (await cancelSession(pair.baseUrl, sessionId)).json()) as { state: string };
+    assert.equal(cancelled.state, 'failed');
+    // The proxy's request log names the routes, not the session.
+    for (const line of pair.logs.lines) assert.ok(!line.includes(sessionId), `log line carries the session id: ${line}`);
   });
 
   test('answers an unknown return link with a page for a browser and problem+json for an API client', async () => {

@@ -111,7 +111,7 @@ describe('hostile input', () => {
     const paths = () => [
       '/verifications', '/verifications', '/verifications', `/verifications?${pick(JUNK_IDS)}=1`,
       `/notifications/${validRef}`, `/notifications/${validRef}`, `/notifications/${pick(JUNK_IDS)}`,
-      '/transactions', '/transactions', `/sessions/${pick(JUNK_IDS)}`, `/return/${pick(JUNK_IDS)}`, '/return-page.js',
+      '/transactions', '/transactions', '/sessions/lookup', '/sessions/cancel', `/sessions/${pick(JUNK_IDS)}`, `/return/${pick(JUNK_IDS)}`, '/return-page.js',
       '/healthz', '/ws', `/${pick(JUNK_IDS)}`, '/sessions/', '/sessions/%2e%2e',
     ];
     const origins = [undefined, undefined, undefined, pair.origin, 'https://shop.example', pick(HOSTILE_ORIGINS)];

@@ -10,6 +10,7 @@ import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.t
 import { START_BODY, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 async function start(base: string, body: unknown, headers: Record<string, string>) {
   const response = await fetch(`${base}/verifications`, {
@@ -201,7 +202,7 @@ describe('X-Content-Type-Options', () => {
     const answers = {
       start: await post('/verifications', JSON.stringify(START_BODY)),
       'invalid start': await post('/verifications', '{"amount": 5}'),
-      session: await fetch(`${pair.baseUrl}/sessions/${sessionId}`),
+      session: await lookupSession(pair.baseUrl, sessionId),
       'unknown route': await fetch(`${pair.baseUrl}/nothing-here`),
       'wrong key': await post('/transactions', '{}', { authorization: 'Bearer wrong-key-padding-padding-padding' }),
       connecting: await fetch(`${pair.baseUrl}/connecting`),

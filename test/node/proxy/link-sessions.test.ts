@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
 
@@ -133,7 +134,7 @@ describe('link sessions', () => {
     // Linked but not paid: the shopper may still "Change" the account with the same token.
     const change = (await (await start({ linkToken: once })).json()) as { consumerUrl: string };
     assert.ok(change.consumerUrl, 'a second start before payment (Change) is allowed');
-    const view = (await (await fetch(`${pair.baseUrl}/sessions/${first.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookupSession(pair.baseUrl, first.sessionId)).json()) as { outcome: { linkRef: string } };
     const paid = await fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: AUTH },
@@ -162,7 +163,7 @@ describe('link sessions', () => {
     const { sessionId, consumerUrl } = (await (await start({ linkToken })).json()) as { sessionId: string; consumerUrl: string };
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     const pay = (extra: Record<string, string> = {}) => fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: AUTH },

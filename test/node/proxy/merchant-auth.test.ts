@@ -7,6 +7,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const PROVIDER_LATENCY_MS = 300;
 const LIMIT = 3;
@@ -19,7 +20,7 @@ async function linkedPayments(pair: ProxyPair, count: number, tag: string): Prom
     const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     payments.push({ linkRef: session.outcome.linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency });
   }
   return payments;

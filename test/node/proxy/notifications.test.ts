@@ -6,6 +6,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, storedAccountToken, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { failurePayload, postNotification, signNotification, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 describe('notification intake', () => {
   let pair: ProxyPair;
@@ -21,7 +22,7 @@ describe('notification intake', () => {
   }
 
   async function state(sessionId: string) {
-    const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+    const response = await lookupSession(pair.baseUrl, sessionId);
     return (await response.json()) as { state: string; outcome?: Record<string, string> };
   }
 
@@ -90,7 +91,7 @@ describe('notification intake', () => {
     assert.equal(later.status, 200);
     assert.deepEqual(await later.json(), { status: 'ignored' });
     const session = await state(sessionId);
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
   });
 
   test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
@@ -157,7 +158,7 @@ describe('notification intake', () => {
     assert.equal((await postNotification(url, payload)).status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'failed');
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 
@@ -213,7 +214,7 @@ describe('notification intake', () => {
     const url = await custom.notificationUrl(sessionId);
     assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'SUCCESS' })).status, 422);
     assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'verified' })).status, 200);
-    assert.equal((await fetch(`${custom.baseUrl}/sessions/${sessionId}`).then((r) => r.json()) as { state: string }).state, 'succeeded');
+    assert.equal((await lookupSession(custom.baseUrl, sessionId).then((r) => r.json()) as { state: string }).state, 'succeeded');
   });
 
   test('answers 400 for a signed body that is not JSON', async () => {

@@ -12,6 +12,7 @@ import { VERIFICATION_PATH } from '../../../proxy/upstream/verification-client.t
 import { scrubProviderText } from '../../../proxy/upstream/provider-text.ts';
 import { START_BODY, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const ECHOED_TOKEN = 'acct_EchoedBack0123456789abcdef';
 
@@ -80,7 +81,7 @@ describe('provider text', () => {
     const url = await pair.notificationUrl(sessionId);
     const echoed = failurePayload('ACCOUNT_NOT_VERIFIED', `Account ${ECHOED_TOKEN} could not be verified`);
     assert.equal((await postNotification(url, echoed)).status, 200);
-    const session = await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).text();
+    const session = await (await lookupSession(pair.baseUrl, sessionId)).text();
     assert.ok(!session.includes(ECHOED_TOKEN) && !session.includes('could not be verified'), session);
     assert.match(session, /"code":"ACCOUNT_NOT_VERIFIED"/);
     assert.ok(!pair.logs.lines.join('\n').includes(ECHOED_TOKEN));

@@ -10,6 +10,7 @@ import { SUCCESS } from '../../helpers/session-backend-contract.ts';
 import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 describe('relay handshake', () => {
   let pair: ProxyPair;
@@ -147,13 +148,13 @@ describe('relay expiry and heartbeat', () => {
     assert.equal((await client.next()).state, 'pending');
     assert.deepEqual(await client.next(), { type: 'expired', sessionId });
     assert.equal((await client.closed).code, 1000);
-    const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
+    const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { state: string };
     assert.equal(session.state, 'expired');
 
     const late = await postNotification(await pair.notificationUrl(sessionId), successPayload());
     assert.equal(late.status, 200);
     assert.deepEqual(await late.json(), { status: 'ignored' });
-    const after = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string; outcome?: unknown };
+    const after = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { state: string; outcome?: unknown };
     assert.equal(after.state, 'expired');
     assert.equal(after.outcome, undefined);
   });
@@ -161,7 +162,7 @@ describe('relay expiry and heartbeat', () => {
   test('tells a socket subscribing after expiry at once', async () => {
     const { sessionId } = await pair.startVerification();
     for (let i = 0; i < 100; i++) {
-      const { state } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
+      const { state } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { state: string };
       if (state === 'expired') break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }

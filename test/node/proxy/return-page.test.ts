@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type ConsoleMessage } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../../scripts/chromium.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 declare global {
   interface Window {
@@ -54,7 +55,7 @@ describe('return page in Chromium', () => {
       // Every same-origin page hears the channel: the message names no session.
       assert.deepEqual(await checkout.evaluate(() => window.obvMessages), [{ type: 'obv-returned' }]);
       assert.deepEqual(consoleErrors, []);
-      const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { state: string };
+      const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { state: string };
       assert.equal(session.state, 'returned');
     } finally {
       await context.close();

@@ -6,6 +6,7 @@ import { describe, test } from 'node:test';
 import { ConfigError, configFromEnv } from '../../../proxy/index.ts';
 import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/sealing/keys.ts';
 import { createSealer, UnsealError } from '../../../proxy/sealing/sealer.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 
@@ -66,7 +67,7 @@ describe('a record sealed under a key this instance lacks', () => {
     const { sessionId, consumerUrl } = await pair.startVerification();
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const { outcome } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     // An instance still on the old keys shares the store (a rolling deploy done in the wrong order).
     const { startProxy } = await import('../../helpers/proxy-harness.ts');
     const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { sessionStore: pair.store, resultBus: pair.bus, sealingKeys: [key('old')] } });

@@ -7,6 +7,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { SANDBOX_CLIENT, startProxy, startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { postNotification, SANDBOX_WEBHOOK_SECRET, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 test('leaks no credential into any response or log line during a full flow', async (t) => {
   const pair = await startProxyPair();
@@ -27,14 +28,14 @@ test('leaks no credential into any response or log line during a full flow', asy
   const accountToken = [...pair.provider.state.accounts.keys()][0]!;
   assert.ok(accountToken);
   await fetch(await pair.returnUrl(sessionId));
-  await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+  await lookupSession(pair.baseUrl, sessionId);
 
   // A second session that fails, a token revoked mid-way, a forged notification, a transaction.
   for (const token of pair.provider.state.tokens.keys()) pair.provider.revokeToken(token);
   const other = await pair.startVerification();
   await completeConsumerStep(other.consumerUrl, 'notVerified');
   await pair.provider.notificationsSettled();
-  await fetch(`${pair.baseUrl}/sessions/${other.sessionId}`);
+  await lookupSession(pair.baseUrl, other.sessionId);
   await postNotification(await pair.notificationUrl(other.sessionId), successPayload(), { secret: 'whsec_Zm9yZ2VkLXNlY3JldC1mb3JnZWQtc2VjcmV0' });
   const transaction = await fetch(`${pair.baseUrl}/transactions`, {
     method: 'POST',
@@ -76,7 +77,7 @@ test('leaks no credential into any response or log line during a full flow', asy
   for (const line of logLines) assert.ok(!line.includes(linkRef), `log line carries a whole link reference: ${line}`);
   // The browser-facing routes and the WebSocket never carry the token; the page got the reference instead.
   assert.deepEqual(responses.filter((response) => response.body.includes(accountToken)).map((r) => `${r.method} ${r.path}`), []);
-  assert.ok(responses.some((response) => response.path === `/obv/sessions/${sessionId}` && response.body.includes(linkRef)));
+  assert.ok(responses.some((response) => response.path === '/obv/sessions/lookup' && response.body.includes(linkRef)));
   for (const message of wsMessages) assert.ok(!message.text.includes(accountToken), 'a WebSocket message carries the accountToken');
   assert.ok(wsMessages.some((message) => message.text.includes(linkRef)));
   assert.ok(wsMessages.every((message) => message.sessionId === sessionId));
@@ -99,7 +100,7 @@ test('fails the harness scan when an accountToken the proxy answered with was al
   const pair = await startProxyPair();
   const { sessionId } = await pair.startVerification();
   await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-must-not-be-logged'));
-  const { outcome } = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+  const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
   // Only the merchant server's API-key route answers with a token.
   await fetch(`${pair.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
   pair.logs.logger.info('outcome acct-must-not-be-logged');

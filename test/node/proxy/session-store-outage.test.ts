@@ -8,6 +8,7 @@ import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { signNotification, successPayload } from '../../helpers/webhooks.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 /** `store` whose every call (but close) rejects with `failure()` while that returns an error. */
 function failingWhile(store: SessionStore, failure: () => Error | undefined): SessionStore {
@@ -76,7 +77,7 @@ describe('session store unavailable', () => {
         body: JSON.stringify({}),
       });
       await expect503(start, 'POST /verifications');
-      await expect503(await fetch(`${pair.baseUrl}/sessions/${sessionId}`), 'GET /sessions');
+      await expect503(await lookupSession(pair.baseUrl, sessionId), 'POST /sessions/lookup');
       await expect503(await fetch(returnUrl), 'GET /return');
     } finally {
       failure = undefined;
@@ -90,7 +91,7 @@ describe('session store unavailable', () => {
     const { sessionId } = await pair.startVerification();
     failure = new Error('a bug in the store');
     try {
-      const response = await fetch(`${pair.baseUrl}/sessions/${sessionId}`);
+      const response = await lookupSession(pair.baseUrl, sessionId);
       assert.equal(response.status, 500);
       assert.equal(response.headers.get('retry-after'), null);
       assert.equal(((await response.json()) as { type: string }).type, 'urn:obv-link:problem:internal');

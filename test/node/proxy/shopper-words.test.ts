@@ -31,13 +31,15 @@ describe('shopper words', () => {
   });
 
   test('swaps the label’s English type word for the shopper’s and never repeats it', () => {
-    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'es'), { displayLabel: 'Corriente ••••4321', spokenLabel: 'Corriente terminada en 4321' });
+    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'es'), { displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' });
     assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'en'), { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' });
     assert.deepEqual(accountWords('Savings ****9876', 'savings', undefined), { displayLabel: 'Savings ****9876', spokenLabel: 'Savings ending in 9876' });
   });
 
   test('adds the type word to a label without one, and keeps an unknown type as the provider wrote it', () => {
-    assert.deepEqual(accountWords('••••4321', 'SAVINGS', 'es'), { displayLabel: '••••4321 · Ahorros', spokenLabel: 'terminada en 4321, Ahorros' });
+    // Spanish that agrees: "Cuenta de ahorros terminada en…", not "Ahorros terminada en…".
+    assert.deepEqual(accountWords('••••4321', 'SAVINGS', 'es'), { displayLabel: '••••4321 · Ahorros', spokenLabel: 'Cuenta de ahorros terminada en 4321' });
+    assert.deepEqual(accountWords('Savings ••••8765', 'SAVINGS', 'es'), { displayLabel: 'Ahorros ••••8765', spokenLabel: 'Cuenta de ahorros terminada en 8765' });
     assert.deepEqual(accountWords('Money Market ••••1111', 'MONEY_MARKET', 'en'), { displayLabel: 'Money Market ••••1111 · MONEY_MARKET', spokenLabel: 'Money Market ending in 1111, MONEY_MARKET' });
     assert.deepEqual(accountWords('My account', '', 'en'), { displayLabel: 'My account', spokenLabel: 'My account' });
   });

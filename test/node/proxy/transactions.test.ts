@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
 
@@ -27,7 +28,7 @@ describe('transactions', () => {
     const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, ...order, merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const session = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: Record<string, string> };
+    const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: Record<string, string> };
     assert.equal(session.outcome.accountToken, undefined, 'the browser\'s view of a session carries no accountToken');
     orderOf.set(session.outcome.linkRef!, merchantTransactionId);
     return session.outcome.linkRef!;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { START_BODY, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 interface Problem {
   type: string;
@@ -146,7 +147,7 @@ describe('starting verifications', () => {
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://evil.example');
     assert.match(JSON.stringify(body), /OBV_ALLOWED_ORIGINS/);
     assert.equal(pair.provider.stats.verificationRequests, before);
-    const session = await fetch(`${pair.baseUrl}/sessions/abcdefghijklmnopqrstuv`, { headers: { origin: 'https://evil.example' } });
+    const session = await lookupSession(pair.baseUrl, 'abcdefghijklmnopqrstuv', { origin: 'https://evil.example' });
     assert.equal(session.status, 403);
   });
 
@@ -262,7 +263,7 @@ describe('re-verifying an account the merchant user linked before', () => {
     const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, amount }, { 'x-test-user': user });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const view = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     return view.outcome.linkRef;
   }
 

@@ -9,6 +9,7 @@ import { WebSocket } from 'ws';
 import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../sandbox/index.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyOptions } from '../../../proxy/index.ts';
 import { eventually } from './support.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 export interface ProxyInstance {
   url: string;
@@ -140,9 +141,9 @@ export async function subscribe(instance: ProxyInstance, sessionId: string): Pro
   return browser;
 }
 
-/** GET /sessions/:id on `instance`. */
+/** POST /sessions/lookup on `instance`. */
 export async function readSession(instance: ProxyInstance, sessionId: string): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${instance.url}/obv/sessions/${sessionId}`, { headers: { origin: instance.url } });
+  const response = await lookupSession(`${instance.url}/obv`, sessionId, { origin: instance.url });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 

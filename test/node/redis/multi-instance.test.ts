@@ -20,6 +20,7 @@ import {
   type ProxyInstance,
 } from './cluster.ts';
 import { eventually } from './support.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const skip = redisSkipReason();
 
@@ -79,10 +80,10 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(a, sessionId);
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', text: 'This account is locked at your bank. Contact your bank, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
   });
 
-  it('answers GET /sessions/:id with the same outcome on both instances', async () => {
+  it('answers POST /sessions/lookup with the same outcome on both instances', async () => {
     const { sessionId, consumerUrl } = await startVerification(a);
     await signInAtBank(consumerUrl, 'user_bad', 'anything');
     const fromB = await eventually(async () => {
@@ -179,7 +180,7 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       // and nothing was acknowledged.
       await eventually(() => (provider.stats.notificationAttempts >= attemptsBefore + 2 ? true : undefined));
       assert.equal(provider.stats.notificationsDelivered, deliveredBefore);
-      const during = await fetch(`${a.url}/obv/sessions/${sessionId}`);
+      const during = await lookupSession(`${a.url}/obv`, sessionId);
       assert.equal(during.status, 503, `GET during the outage answered ${during.status}`);
       assert.equal(during.headers.get('retry-after'), '5');
       assert.equal(((await during.json()) as { type: string }).type, 'urn:obv-link:problem:session-store-unavailable');

@@ -11,6 +11,7 @@ import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpe
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
 import { eventually, randomId } from './support.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const skip = redisSkipReason();
 
@@ -40,7 +41,7 @@ async function trafficRound(instance: ProxyInstance, sessionId: string, notifica
   const drain = (response: Response) => response.body?.cancel();
   await Promise.all([
     postVerification(instance, { 'idempotency-key': `outage-${randomId()}` }).then(drain),
-    fetch(`${instance.url}/obv/sessions/${sessionId}`).then(drain),
+    lookupSession(`${instance.url}/obv`, sessionId).then(drain),
     fetch(`${instance.url}/obv/readyz`).then(drain),
     postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }).then(drain),
     subscribeOnce(instance, sessionId),

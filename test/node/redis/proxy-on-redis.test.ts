@@ -10,6 +10,7 @@ import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpe
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
 import { eventually, inspector, randomId } from './support.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const skip = redisSkipReason();
 
@@ -81,7 +82,7 @@ describe('a proxy on Redis', { skip }, () => {
     await redis.stop('SIGKILL');
     try {
       await assertStoreUnavailable(await postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }), 'the notification');
-      await assertStoreUnavailable(await fetch(`${instance.url}/obv/sessions/${sessionId}`), 'GET /sessions');
+      await assertStoreUnavailable(await lookupSession(`${instance.url}/obv`, sessionId), 'POST /sessions/lookup');
       await assertStoreUnavailable(await fetch(returnURL), 'the return page');
       // Refused by the Redis-backed rate limiter before anything reaches the provider.
       const startsBefore = provider.stats.verificationRequests;
@@ -131,7 +132,7 @@ describe('a proxy whose Redis is unreachable from the start', { skip }, () => {
     const startsBefore = provider.stats.verificationRequests;
     await assertStoreUnavailable(await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }), 'POST /verifications');
     assert.equal(provider.stats.verificationRequests, startsBefore, 'nothing was started upstream');
-    await assertStoreUnavailable(await fetch(`${instance.url}/obv/sessions/${randomId()}`), 'GET /sessions');
+    await assertStoreUnavailable(await lookupSession(`${instance.url}/obv`, randomId()), 'POST /sessions/lookup');
     const notification = await postNotification(`${instance.url}/obv/notifications/${randomId()}`, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET });
     await assertStoreUnavailable(notification, 'the notification');
     assert.equal(errorLines(logs).length, 0, 'no error line per refused request');

@@ -8,6 +8,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { inspector } from './support.ts';
+import { lookupSession } from '../../helpers/session-requests.ts';
 
 const skip = redisSkipReason();
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
@@ -68,7 +69,7 @@ describe('credentials at rest on Redis', { skip }, () => {
       const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
       await completeConsumerStep(consumerUrl, 'good');
       await pair.provider.notificationsSettled();
-      const view = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+      const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
       const paid = await fetch(`${pair.baseUrl}/transactions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${order}` },

@@ -45,3 +45,8 @@ declare global {
 export function emit<K extends ObvEventName>(target: EventTarget, name: K, detail: ObvEventDetails[K]): void {
   target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
 }
+
+/** `obv-success` for a linked account (session-client.ts's LinkedAccount): its fields and its line as shown and spoken. */
+export function emitSuccess(target: EventTarget, { account, label: [displayLabel, spokenLabel] }: { account: ObvAccount; label: [string, string] }): void {
+  emit(target, 'obv-success', { ...account, displayLabel, spokenLabel: spokenLabel || displayLabel });
+}

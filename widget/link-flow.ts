@@ -3,7 +3,7 @@
 // events on its host. What it shows is one value, `status`; the element renders that and nothing else.
 import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
-import { emit, type ObvErrorKind, type ObvState } from './events.ts';
+import { emit, emitSuccess, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
@@ -183,14 +183,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
-  /** The error on screen came from a saved-account choice: "Try again" chooses again. */
-  let choiceFailed = false;
+  // A saved-account choice that failed: "Try again" links another account; Cancel there, then a click on the account, tries it again.
   const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
     if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
-  }, (error) => {
-    choiceFailed = true;
-    fail({ kind: 'network', message: error.message });
-  });
+  }, (error) => fail({ kind: 'network', message: error.message }));
 
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
@@ -207,7 +203,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const { account, label } = end;
       linked = { account, label };
       set(rest());
-      emit(host, 'obv-success', { ...account, displayLabel: label[0], spokenLabel: label[1] || label[0] });
+      emitSuccess(host, end);
     } else {
       const { code, message, text, lang } = end;
       // The proxy's words for the shopper, else the provider's own.
@@ -280,7 +276,6 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = closed = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
-    choiceFailed = false;
     // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -329,11 +324,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
     },
     retry() {
-      if (choiceFailed) {
-        choiceFailed = false;
-        set(rest());
-        saved.retry();
-      } else if (pending && lostWatch()) {
+      if (pending && lostWatch()) {
         set(waiting(pending));
         watchPending();
       } else {

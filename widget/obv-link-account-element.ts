@@ -5,7 +5,7 @@ import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
-import { consentBox, reconnectTitle, savedList } from './saved-view.ts';
+import { consentBox, line, savedList } from './saved-view.ts';
 
 // Icon outlines on a 24×24 grid, stroked by the stylesheet.
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
@@ -238,8 +238,6 @@ export class ObvLinkAccountElement extends LitElement {
     } else {
       this.#internals.setValidity({});
     }
-    // A Remove asks for confirmation in its place: focus moves to the confirmation.
-    this.renderRoot.querySelector<HTMLElement>('#rm+button')?.focus();
   }
 
   override render(): TemplateResult {
@@ -260,7 +258,8 @@ export class ObvLinkAccountElement extends LitElement {
     const offer = this.#flow.saved.offer;
     const reconnect = state === 'idle' && offer?.reconnect;
     const titles: Record<ObvState, unknown> = {
-      idle: reconnect ? reconnectTitle(offer.words, reconnect) : s.idleTitle,
+      // "Reconnect Sandbox Federal Bank ••••4321", in the proxy's words, spoken without the bullets.
+      idle: reconnect ? line(reconnect.displayLabel, reconnect.spokenLabel) : s.idleTitle,
       saved: offer?.words.title,
       starting: s.starting,
       waiting: closed ? s.closedTitle : blocked ? s.blockedTitle : s.waitingTitle,

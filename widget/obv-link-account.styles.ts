@@ -160,18 +160,14 @@ export const styles = unsafeCSS(`
     flex-wrap: wrap;
     align-items: center;
     gap: 0.5rem;
-    margin-bottom: 0.5rem;
-    padding: 0.25rem 0.25rem 0.25rem 0.75rem;
-    border: 1px solid var(--_border);
-    border-radius: calc(var(--_radius) - 4px);
   }
+  /* The radio's (and the checkbox's) label is the 44 px target. */
   label {
     flex: 1 1 8rem;
     display: flex;
     gap: 0.5rem;
     align-items: center;
     min-height: 2.75rem;
-    cursor: pointer;
   }
   .row button {
     flex: none;
@@ -182,17 +178,6 @@ export const styles = unsafeCSS(`
   }
   .row p {
     flex-basis: 100%;
-    margin: 0;
-  }
-  .consent p {
-    font-size: 0.8125rem;
-  }
-  input {
-    flex: none;
-    width: 1.25rem;
-    height: 1.25rem;
-    margin: 0;
-    accent-color: var(--_accent);
   }
   :focus-visible {
     outline: 2px solid var(--_accent);

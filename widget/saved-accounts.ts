@@ -2,8 +2,8 @@
 // token — the shopper's saved accounts under ids of this link session, the words to show them with, the
 // consent words when saving is allowed, an account to reconnect — and the shopper's choices: use one (a
 // link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
-import { emit } from './events.ts';
-import { endpoint, parseOutcome, ProxyRequestError, type LinkedAccount } from './session-client.ts';
+import { emitSuccess } from './events.ts';
+import { parseOutcome, postJson, ProxyRequestError, type LinkedAccount } from './session-client.ts';
 
 /** An offered account: the proxy's id for it in this link session, the bank, the line as shown and as spoken. */
 export interface OfferedAccount {
@@ -30,7 +30,6 @@ export interface SavedStatus {
   accounts: OfferedAccount[];
   chosen: string;
   ready?: LinkedAccount | undefined;
-  removing?: string | undefined;
 }
 
 /** The flow's side of the saved accounts. */
@@ -42,10 +41,6 @@ export interface SavedAccounts {
   load(base: URL, linkToken: string | undefined): void;
   /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
   choose(id: string): void;
-  /** Chooses the chosen account again (or the first): "Try again" after a choice failed. */
-  retry(): void;
-  /** Asks to confirm removing `id` (none: the shopper kept it). */
-  askRemove(id?: string): void;
   remove(id: string): void;
 }
 
@@ -60,17 +55,13 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   let base: URL;
   let chosen = '';
   let ready: LinkedAccount | undefined;
-  const status = (removing?: string): SavedStatus | undefined => (offer?.accounts[0] ? { kind: 'saved', accounts: offer.accounts, chosen, ready, removing } : undefined);
+  const status = (): SavedStatus | undefined => (offer?.accounts[0] ? { kind: 'saved', accounts: offer.accounts, chosen, ready } : undefined);
   /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
   const post = async (action: string, savedAccountId?: string) => {
-    const response = await fetch(endpoint(base, `saved-accounts/${action}`), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ linkToken, savedAccountId }),
-    }).catch(() => undefined);
+    const response = await postJson(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
     // Shown as a connection problem whatever it was: "Try again", or Cancel back to the list.
-    if (!response?.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response?.status}`);
-    return response.status === 204 ? undefined : (response.json() as Promise<unknown>);
+    if (!response.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response.status}`);
+    return response.json().catch(() => undefined) as Promise<unknown>;
   };
 
   const choose = (id: string) => {
@@ -84,8 +75,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       if (chosen !== id || linked?.kind !== 'success') return;
       ready = linked;
       show(status());
-      const [displayLabel, spokenLabel] = linked.label;
-      emit(host, 'obv-success', { ...linked.account, displayLabel, spokenLabel: spokenLabel || displayLabel });
+      emitSuccess(host, linked);
     }, (error: Error) => {
       if (chosen === id && showing()) failed(error);
     });
@@ -111,8 +101,6 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       }, () => undefined);
     },
     choose,
-    retry: () => offer?.accounts[0] && choose(offer.accounts.some((account) => account.id === chosen) ? chosen : offer.accounts[0].id),
-    askRemove: (id) => show(status(id)),
     remove(id) {
       post('remove', id).then(() => {
         offer = { ...offer!, accounts: offer!.accounts.filter((account) => account.id !== id) };

@@ -90,7 +90,10 @@ export interface OfferView {
   words: OfferWords;
   /** Present when the link session allows saving: the consent box's words. */
   saving?: ConsentWords;
-  /** Present when the link session re-authorizes a saved account: the account to say "Reconnect" to. */
+  /**
+   * Present when the link session re-authorizes a saved account: the account to reconnect, its
+   * `displayLabel`/`spokenLabel` the whole title ("Reconnect Sandbox Federal Bank ••••4321").
+   */
   reconnect?: Omit<OfferedAccountView, 'id'>;
 }
 
@@ -117,8 +120,11 @@ export async function offerView(ctx: ProxyContext, linkSessionId: string, sessio
   const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language);
   if (reauthorize) {
-    const { id: _browserId, ...reconnect } = view(reauthorize, language);
-    offer.reconnect = reconnect;
+    // The element's title as is: "Reconnect Sandbox Federal Bank ••••4321" (the masked number alone after
+    // the bank's name), and how a screen reader says it ("…, Checking ending in 4321").
+    const { id: _browserId, displayLabel, spokenLabel, ...reconnect } = view(reauthorize, language);
+    const { reconnect: verb } = offer.words;
+    offer.reconnect = { ...reconnect, displayLabel: `${verb} ${reconnect.fiName} ${displayLabel.split(' ').pop()}`, spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}` };
   }
   return offer;
 }

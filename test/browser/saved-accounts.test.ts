@@ -6,7 +6,8 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { until, useWorld } from './helpers.ts';
+import sinon from 'sinon';
+import { tick, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
 const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', remove: 'Remove', removeConfirm: 'Remove this account?', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
@@ -60,7 +61,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
   });
 
-  it('a failed choice shows an error; "Try again" chooses again, and Cancel brings the list back', async () => {
+  it('a failed choice shows an error; Cancel brings the list back, and a click on the chosen account tries again', async () => {
     let failing = true;
     scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
     const el = await mount();
@@ -68,24 +69,23 @@ describe('<obv-link-account> for a returning shopper', () => {
     el.cancel();
     await until(() => el.state === 'saved', 'back to the list');
     expect(el.value).to.equal('');
-    radios(el)[0]!.click();
-    await until(() => el.state === 'error', 'the error again (the chosen radio clicked again tries again)');
     failing = false;
-    q(el, '[part~="button"]')!.click();
-    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by "Try again"');
-    expect(el.state).to.equal('saved');
+    radios(el)[0]!.click();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
   });
 
-  it('Remove asks first; confirmed, the account leaves the list, and without accounts the bank button is back', async () => {
+  it('Remove asks first (the browser\'s confirmation); confirmed, the account leaves the list, and without accounts the bank button is back', async () => {
     scripted({ accounts: [ACCOUNTS[0]], words: WORDS });
     const el = await mount();
     await until(() => el.value !== '', 'a chosen account');
+    const confirm = sinon.stub(window, 'confirm').returns(false);
     q(el, '.row button')!.click();
-    await until(() => !!q(el, '#rm'), 'the confirmation');
+    expect(confirm.calledOnceWith('Remove this account?')).to.equal(true);
+    await tick(20);
     expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
-    expect(el.shadowRoot!.activeElement?.textContent).to.equal('Remove');
-    q(el, '#rm + button')!.click();
+    confirm.returns(true);
+    q(el, '.row button')!.click();
     await until(() => el.state === 'idle', 'the bank button');
     expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, savedAccountId: ACCOUNTS[0]!.id });
     expect(el.value).to.equal('');
@@ -107,12 +107,12 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, consent: 'v-7' });
   });
 
-  it('says "Reconnect" with the bank and the masked number, spoken in words', async () => {
-    scripted({ accounts: [], words: WORDS, reconnect: offered('x'.repeat(22), '4321') });
+  it('says the proxy\'s "Reconnect …" title, spoken in words, with a Reconnect button', async () => {
+    scripted({ accounts: [], words: WORDS, reconnect: { ...offered('x'.repeat(22), '4321'), displayLabel: 'Reconnect Sandbox Federal Bank ••••4321', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321' } });
     const el = await mount();
     await until(() => (q(el, '.title')?.textContent ?? '').includes('Reconnect'), 'the reconnect title');
-    expect(q(el, '.title [aria-hidden]')!.textContent).to.equal('••••4321');
-    expect(q(el, '.title .sr')!.textContent).to.equal('Checking ending in 4321');
+    expect(q(el, '.title [aria-hidden]')!.textContent).to.equal('Reconnect Sandbox Federal Bank ••••4321');
+    expect(q(el, '.title .sr')!.textContent).to.equal('Reconnect Sandbox Federal Bank, Checking ending in 4321');
     expect(q(el, '[part~="button"]')!.textContent).to.equal('Reconnect');
   });
 

@@ -28,6 +28,10 @@ function checkout(extra: Record<string, unknown> = {}) {
   };
 }
 
+/** What the element reads of a session (POST /sessions/lookup: the id in the body, never in a URL). */
+const lookup = (baseUrl: string, sessionId: string) =>
+  fetch(`${baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) });
+
 interface Problem { type: string; errors?: { path: string; message: string }[]; account?: Record<string, string> }
 interface Offer { accounts: { id: string; fiName: string; displayLabel: string; spokenLabel: string }[]; saving?: { version: string; label: string; text: string; lang: string }; reconnect?: { fiName: string; displayLabel: string } }
 
@@ -77,7 +81,7 @@ describe('saved accounts', () => {
     const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
     await completeConsumerStep(consumerUrl, who);
     await pair.provider.notificationsSettled();
-    const view = (await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookup(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
     return { saved: linked.savedAccount, linkRef: view.outcome.linkRef, sessionId, purchase };
   }
@@ -114,7 +118,7 @@ describe('saved accounts', () => {
     assert.ok(!saved.sealed.includes(accountToken), 'the token is not readable in the sealed string');
     const report = reports.find((r) => r.sessionId === sessionId);
     assert.equal(report?.outcome.status === 'success' && report.outcome.savedAccount?.accountId, saved.accountId);
-    const browser = await (await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).text();
+    const browser = await (await lookup(pair.baseUrl, sessionId)).text();
     assert.ok(!browser.includes(saved.sealed) && !browser.includes(accountToken) && !browser.includes(saved.accountId), browser);
     assert.ok(browser.includes(linkRef));
   });
@@ -124,7 +128,7 @@ describe('saved accounts', () => {
     const started = (await (await post('/verifications', { linkToken })).json()) as { sessionId: string; consumerUrl: string };
     await completeConsumerStep(started.consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const view = (await (await fetch(`${pair.baseUrl}/sessions/${started.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
     const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as Record<string, unknown>;
     assert.equal(linked.savedAccount, undefined);
 
@@ -254,14 +258,15 @@ describe('saved accounts', () => {
     const again = await linkSession({ reauthorize: saved.sealed, merchantTransactionId: purchase.merchantTransactionId });
     const offer = await offerOf(again.linkToken);
     assert.equal(offer.reconnect?.fiName, 'Sandbox Federal Bank');
-    assert.equal(offer.reconnect?.displayLabel, 'Checking ••••4321');
+    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank ••••4321');
+    assert.equal((offer.reconnect as { spokenLabel?: string }).spokenLabel, 'Reconnect Sandbox Federal Bank, Checking ending in 4321');
     assert.ok(!JSON.stringify(offer).includes(saved.sealed));
     const started = (await (await post('/verifications', { linkToken: again.linkToken })).json()) as { sessionId: string; consumerUrl: string };
     const request = pair.provider.state.verifications.get(new URL(started.consumerUrl).pathname.split('/').pop()!)?.request;
     assert.equal(request?.accountToken, accountToken, 'the verification request carries the saved token');
     await completeConsumerStep(started.consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const view = (await (await fetch(`${pair.baseUrl}/sessions/${started.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
     const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
     assert.equal(linked.savedAccount.accountId, saved.accountId, 'the same saved account, renewed');
     assert.equal(linked.savedAccount.reauthorized, true);
@@ -279,7 +284,7 @@ describe('saved accounts', () => {
     await completeConsumerStep(started.consumerUrl, 'good');
     await other.provider.notificationsSettled();
     other.provider.markAccountStale();
-    const view = (await (await fetch(`${other.baseUrl}/sessions/${started.sessionId}`)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookup(other.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
     const paid = await fetch(`${other.baseUrl}/transactions`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH },
       body: JSON.stringify({ linkRef: view.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD' }),

@@ -5,6 +5,7 @@ import type { ProxyContext } from './context.ts';
 import { WarningLimiter } from './log-limits.ts';
 import { cors } from './http/cors.ts';
 import { notFoundHandler, problemHandler } from './http/problem.ts';
+import { eventsRouter } from './routes/events.ts';
 import { linksRouter } from './routes/links.ts';
 import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
@@ -70,6 +71,7 @@ export function createApp(ctx: ProxyContext): Express {
     : undefined;
   if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));
+  if (auth && ctx.events.enabled) app.use(eventsRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
   // Browser-facing JSON routes.
   app.use(['/verifications', '/sessions', '/saved-accounts'], cors(ctx.originPolicy));

@@ -6,6 +6,7 @@ import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
+import type { MerchantEvents } from './events/merchant-events.ts';
 import type { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import type { CredentialState } from './upstream/credential-check.ts';
@@ -28,6 +29,11 @@ export interface ProxyContext {
   onOutcome: OnOutcome | undefined;
   /** The merchant's hook, called once when a shopper removes a saved account. */
   onSavedAccountRemoved?: OnSavedAccountRemoved | undefined;
+  /**
+   * Signed events to the merchant's server (OBV_EVENTS_URL): `ctx.events.emit(type, data)`. Always
+   * present; does nothing when events are off.
+   */
+  events: MerchantEvents;
   originPolicy: OriginPolicy;
   /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
   rateLimiter: RequestHandler;

@@ -15,6 +15,11 @@ import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
+import { RedisSessionStore } from './sessions/redis/store.ts';
+import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
+import type { EventOutbox } from './events/outbox.ts';
+import { MemoryEventOutbox } from './events/memory-outbox.ts';
+import { RedisEventOutbox } from './events/redis-outbox.ts';
 import { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
@@ -47,6 +52,11 @@ export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
 export { MemoryResultBus } from './sessions/memory/bus.ts';
+export type { MerchantEvent, EventType, EventData } from './events/shapes.ts';
+export { EVENT_TYPES, MerchantEventSchema } from './events/shapes.ts';
+export type { MerchantEvents, EmitOptions, EventTimings } from './events/merchant-events.ts';
+export type { EventOutbox } from './events/outbox.ts';
+export { MemoryEventOutbox } from './events/memory-outbox.ts';
 export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './sessions/redis/backend.ts';
 export { serverOptions } from './http/server-options.ts';
 
@@ -75,6 +85,13 @@ export interface ObvProxyDependencies {
    * `accountId`: delete it from your records. If it throws, the removal is refused and it stays offered.
    */
   onSavedAccountRemoved?: OnSavedAccountRemoved;
+  /**
+   * Where merchant events wait and stay listed; default: the session backend's (memory, or Redis with
+   * redisUrl). With your own `sessionStore`: a Redis outbox on it when it is a RedisSessionStore, else memory.
+   */
+  eventOutbox?: EventOutbox;
+  /** Merchant event delivery timings (tests: a short retry schedule instead of a day). */
+  eventTimings?: EventTimings;
   /** Relay tuning (tests, benchmarks). */
   relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number; recheckIntervalMs?: number };
   /** Also collect prom-client's process metrics (CPU, memory, event loop) in `metrics`. Default true. */
@@ -104,6 +121,8 @@ export interface ObvProxy {
   notificationRouter: Express | undefined;
   /** This proxy's Prometheus registry (prom-client). */
   metrics: ProxyMetrics;
+  /** Merchant events: `events.emit(type, data)` records and sends one (nothing when OBV_EVENTS_URL is unset). */
+  events: MerchantEvents;
   /** Serves `metrics` in the Prometheus text format: mount it where only your monitoring reaches it. */
   metricsHandler: RequestHandler;
   /**
@@ -157,6 +176,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const store = options.sessionStore ?? backend!.sessionStore;
   const bus = options.resultBus ?? backend!.resultBus;
   const now = options.now ?? Date.now;
+  const eventOutbox = options.eventOutbox ?? backend?.eventOutbox
+    ?? (store instanceof RedisSessionStore ? new RedisEventOutbox(store.redis, store.keys) : new MemoryEventOutbox());
   if (config.sandbox) {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
       config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
@@ -222,6 +243,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const transactionClient = config.merchantApiKey && config.pgwAppId && config.pgwClientId
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
+  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
   const ctx: ProxyContext = {
     config,
     logger,
@@ -235,6 +257,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     enrichStart: options.enrichStart,
     onOutcome: options.onOutcome,
     onSavedAccountRemoved: options.onSavedAccountRemoved,
+    events,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
     authFailureStore: options.authFailureStore ?? backend?.authFailureStore,
@@ -260,6 +283,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     config,
     mountPath: config.mountPath,
     metrics,
+    events,
     metricsHandler: metricsHandler(metrics.registry),
     attachRelay(server) {
       const relay = attachRelay(server, {
@@ -299,6 +323,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     async close() {
       storeOutage.close();
       await this.drain();
+      await events.close();
       await backend?.close();
     },
   };

@@ -4,6 +4,7 @@
 // (loopback by default). Nothing here is mounted on the public router.
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { OutboxBacklog } from './events/outbox.ts';
 
 export interface ProxyMetrics {
   registry: Registry;
@@ -21,6 +22,14 @@ export interface ProxyMetrics {
   storeErrors: Counter;
   /** Adds a source of open WebSockets (one per attached relay). */
   addSocketSource(count: () => number): void;
+  /** Merchant events delivered (answered 2xx), by type. */
+  eventsSent: Counter<'type'>;
+  /** Failed delivery attempts, by reason (`status`: a non-2xx answer, `timeout`, `network`). */
+  eventAttemptsFailed: Counter<'reason'>;
+  /** Merchant events given up after their last attempt, by type. */
+  eventsFailed: Counter<'type'>;
+  /** Where the pending-events gauges read from (the outbox; in Redis mode every instance reports the shared figure). */
+  addEventBacklogSource(read: () => Promise<OutboxBacklog>): void;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): ProxyMetrics {
@@ -34,6 +43,33 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
     registers,
     collect() {
       this.set(sources.reduce((sum, count) => sum + count(), 0));
+    },
+  });
+  let readBacklog: (() => Promise<OutboxBacklog>) | undefined;
+  let backlog: Promise<OutboxBacklog | undefined> | undefined;
+  // Both gauges come from one read per scrape; a read that fails (Redis down) leaves the last values.
+  const currentBacklog = () => {
+    backlog ??= (readBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => {
+      setImmediate(() => (backlog = undefined));
+    });
+    return backlog;
+  };
+  new Gauge({
+    name: 'obv_merchant_events_pending',
+    help: 'Merchant events recorded and not yet delivered (nor given up).',
+    registers,
+    async collect() {
+      const read = await currentBacklog();
+      if (read) this.set(read.pending);
+    },
+  });
+  new Gauge({
+    name: 'obv_merchant_events_oldest_pending_seconds',
+    help: 'Age of the oldest undelivered merchant event (0 when none).',
+    registers,
+    async collect() {
+      const read = await currentBacklog();
+      if (read) this.set(read.oldestPendingAt === undefined ? 0 : Math.max(0, (Date.now() - read.oldestPendingAt) / 1000));
     },
   });
   return {
@@ -54,6 +90,14 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
     storeErrors: new Counter({ name: 'obv_session_store_errors_total', help: 'Session store calls that failed (backend unreachable).', registers }),
     addSocketSource(count) {
       sources.push(count);
+    },
+    eventsSent: new Counter({ name: 'obv_merchant_events_sent_total', help: 'Merchant events delivered (answered 2xx), by type.', labelNames: ['type'], registers }),
+    eventAttemptsFailed: new Counter({
+      name: 'obv_merchant_event_attempts_failed_total', help: 'Failed merchant event delivery attempts, by reason.', labelNames: ['reason'], registers,
+    }),
+    eventsFailed: new Counter({ name: 'obv_merchant_events_failed_total', help: 'Merchant events given up after their last attempt, by type.', labelNames: ['type'], registers }),
+    addEventBacklogSource(read) {
+      readBacklog = read;
     },
   };
 }

@@ -107,6 +107,13 @@ export async function removeSavedAccount(ctx: ProxyContext, { id, session }: Off
     ctx.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
     throw problem('removal-hook-failed', 'The merchant\'s server could not record the removal; try again.');
   }
+  const { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId } = removal;
+  try {
+    await ctx.events.emit('saved_account.removed', { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId }, { once: key });
+  } catch (error) {
+    // The hook has heard it; the event list is the second channel, logged when it cannot be written.
+    ctx.logger.error({ err: safeError(error), merchantTransactionId }, 'the saved_account.removed event could not be recorded');
+  }
   ctx.logger.info({ merchantTransactionId: session.merchantTransactionId }, 'saved account removed by the shopper');
   return removal;
 }

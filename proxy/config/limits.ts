@@ -40,6 +40,31 @@ export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
 /** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */
 export const DEFAULT_REDIS_PREFIX = 'obv:';
 
+// ── Merchant events (proxy/events/) ─────────────────────────────────────────────────────────────
+/** How long events stay listed in GET /events (the issue asks for at least 7 days). */
+export const EVENT_RETENTION_MS = 7 * 24 * HOUR_MS;
+/**
+ * Waits between delivery attempts: the first is at once, then these (Standard Webhooks' schedule), about
+ * 27.5 hours in all, so an endpoint down for a day still gets every event; after the last the event is
+ * marked failed (it stays listed).
+ */
+export const EVENT_RETRY_DELAYS_MS: readonly number[] = [5 * SECOND_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 2 * HOUR_MS, 5 * HOUR_MS, 10 * HOUR_MS, 10 * HOUR_MS];
+/** One delivery attempt gets this long to be answered; no answer counts as a failure and is retried. */
+export const EVENT_ATTEMPT_TIMEOUT_MS = 10 * SECOND_MS;
+/** A claimed job is this instance's for this long (longer than an attempt); a killed instance's job comes back then. */
+export const EVENT_LEASE_MS = 30 * SECOND_MS;
+/** How often each instance looks for due jobs (new events are also sent at once by the instance that recorded them). */
+export const EVENT_POLL_INTERVAL_MS = SECOND_MS;
+/** How often each instance drops events past the retention from the list. */
+export const EVENT_TRIM_INTERVAL_MS = MINUTE_MS;
+/** Deliveries one instance runs at once. */
+export const EVENT_MAX_IN_FLIGHT = 32;
+/**
+ * A session's end is checked this long after it expires (to emit `link.expired`): a margin for instances
+ * whose clocks differ a little, so a success stored just before the expiry on another instance wins.
+ */
+export const SESSION_CHECK_DELAY_MS = 5 * SECOND_MS;
+
 // ── WebSocket relay (each overridable through `createObvProxy({ relay })` for tests and benchmarks) ─
 /** A socket that has not subscribed by then is closed (4408). */
 export const RELAY_SUBSCRIBE_TIMEOUT_MS = 5 * SECOND_MS;

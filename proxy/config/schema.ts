@@ -58,6 +58,15 @@ const StatusWords = z.union([
   z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
 ]).pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"')).min(1, 'must name at least one status'));
 
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
+const WEBHOOK_SECRET_MESSAGE = 'must be a Standard Webhooks secret: whsec_ followed by base64';
+
+/** Secrets that sign merchant events: an array, or a comma list (during a rotation every one signs). */
+const WebhookSecretList = z.union([
+  z.array(Text),
+  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+]).pipe(z.array(z.string().regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE)).min(1, 'must list at least one secret'));
+
 /** Named subnets proxy-addr (Express's `trust proxy`) knows. */
 const NAMED_SUBNETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
 
@@ -189,7 +198,7 @@ const ConfigFields = z.object({
       .regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be a path such as /obv (no trailing slash), or empty')
       .default('/obv'),
     /** Standard Webhooks secret (`whsec_…`) shared with the provider. */
-    webhookSecret: Text.regex(/^whsec_[A-Za-z0-9+/=]+$/, 'must be a Standard Webhooks secret: whsec_ followed by base64'),
+    webhookSecret: Text.regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE),
     allowedOrigins: OriginList.default([]),
     merchantId: Text,
     merchantSubId: Text.optional(),
@@ -199,6 +208,10 @@ const ConfigFields = z.object({
     pgwClientId: Text.optional(),
     /** Bearer key the merchant's server uses for POST /transactions; the route is off without it. */
     merchantApiKey: z.string().trim().min(24, 'must be at least 24 characters').optional(),
+    /** Where merchant events are POSTed (signed, retried); events are off without it. */
+    eventsUrl: HttpUrl.optional(),
+    /** `whsec_` secrets signing merchant events (comma list); during a rotation every one signs. */
+    eventsSecrets: WebhookSecretList.optional(),
     /** `verificationStatus` values that mean success / failure (case-insensitive); anything else is refused. */
     successStatuses: StatusWords.default(['SUCCESS']),
     failureStatuses: StatusWords.default(['FAILURE']),
@@ -295,6 +308,13 @@ export const ProxyConfigSchema = ConfigFields
         if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
       }
     }
+    if (config.eventsUrl && URL.canParse(config.eventsUrl) && (new URL(config.eventsUrl).username || new URL(config.eventsUrl).password)) {
+      // fetch refuses such a URL; the signature is what proves an event is the proxy's.
+      ctx.addIssue({ code: 'custom', path: ['eventsUrl'], message: 'must not contain user:password@ (your endpoint checks the signature instead)' });
+    }
+    if (config.eventsUrl && !config.eventsSecrets) {
+      ctx.addIssue({ code: 'custom', path: ['eventsSecrets'], message: 'is required with an events URL (the events are signed with it)' });
+    }
     // A link reference lives as long as its session's record; an order must be remembered longer, or the
     // same reference could pay it a second time once the first payment is forgotten.
     const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
@@ -352,6 +372,7 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
   });
   const webhookProblem = config.webhookSecret ? webhookKeyProblem(config.webhookSecret) : undefined;
   if (webhookProblem) ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `${webhookProblem}${hint}` });
+  eventsGuardrails(config, ctx, hint);
   if ((PUBLISHED_SANDBOX_VALUES.clientIds as readonly string[]).includes(config.clientId)) {
     ctx.addIssue({ code: 'custom', path: ['clientId'], message: `is a published sandbox client${hint}` });
   }
@@ -371,6 +392,26 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
     ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
       message: `must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
   }
+}
+
+/**
+ * The events URL over https; each events secret long, unpublished, and not the provider's webhook secret
+ * (whoever holds that one could then sign provider notifications, and the provider merchant events).
+ */
+function eventsGuardrails(config: ConfigFields, ctx: z.RefinementCtx, hint: string): void {
+  const url = config.eventsUrl;
+  if (url && URL.canParse(url) && new URL(url).protocol !== 'https:') {
+    ctx.addIssue({ code: 'custom', path: ['eventsUrl'], message: `must use https (events carry order details)${hint}` });
+  }
+  (config.eventsSecrets ?? []).forEach((secret, index) => {
+    const path = ['eventsSecrets', index];
+    const keyProblem = webhookKeyProblem(secret);
+    if (keyProblem) {
+      ctx.addIssue({ code: 'custom', path, message: `${keyProblem}${hint}` });
+    } else if (config.webhookSecret?.startsWith('whsec_') && webhookKey(secret).equals(webhookKey(config.webhookSecret))) {
+      ctx.addIssue({ code: 'custom', path, message: `must differ from OBV_WEBHOOK_SECRET (the provider's secret must not sign merchant events)${hint}` });
+    }
+  });
 }
 
 /** What `createObvProxy` accepts (before defaults). */
@@ -397,6 +438,8 @@ export const ENV_VARIABLES = {
   OBV_PGW_APP_ID: 'pgwAppId',
   OBV_PGW_CLIENT_ID: 'pgwClientId',
   OBV_MERCHANT_API_KEY: 'merchantApiKey',
+  OBV_EVENTS_URL: 'eventsUrl',
+  OBV_EVENTS_SECRETS: 'eventsSecrets',
   OBV_SUCCESS_STATUSES: 'successStatuses',
   OBV_FAILURE_STATUSES: 'failureStatuses',
   OBV_REAUTHORIZATION_CODES: 'reauthorizationCodes',

@@ -1,7 +1,8 @@
 // Everything after an outcome is stored: the link reference's index, the result to the element's
-// sockets, and the merchant's onOutcome hook. Each step is idempotent, so a provider retry after a
-// failure here runs it again safely: the relay sends at most one result per socket, the link index is
-// a marker, and the hook is marked done only after it returned.
+// sockets, the session's merchant event and the merchant's onOutcome hook. Each step is idempotent, so a
+// provider retry after a failure here runs it again safely: the relay sends at most one result per
+// socket, the link index is a marker, the event's id is the session's (recorded once), and the hook is
+// marked done only after it returned.
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import type { OnOutcome, OutcomeReport } from '../hooks.ts';
@@ -64,6 +65,9 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
+    // Before the hook: a hook that keeps failing must not hold back the event (the provider's retries
+    // run this again, and the event is recorded once).
+    await ctx.events.sessionEnded(record);
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };
 }

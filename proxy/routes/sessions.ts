@@ -2,7 +2,8 @@
 // is the capability: only the browser that started the session (and the merchant's server) knows it.
 // POST /sessions/cancel {sessionId} — the consumer pressed Cancel at the checkout. The session settles as
 // a `CANCELLED` failure (the first terminal outcome wins, so a bank success arriving later is ignored and
-// the return page says the link was cancelled instead of "Bank step complete").
+// the return page says the link was cancelled instead of "Bank step complete"), and the merchant hears
+// `link.cancelled` (or whichever event the session ended with, for a session that ended before).
 // The id travels in the body, never in the URL: reverse proxies, CDNs, APM agents and access logs record
 // URLs whole, and the id reads the outcome and can cancel.
 import express, { type Router } from 'express';
@@ -49,6 +50,8 @@ export function sessionsRouter(ctx: ProxyContext): Router {
       await ctx.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
       ctx.logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
     }
+    // Also when this call did not store it: a cancel retried after a failed emit records it now (once per session).
+    await ctx.events.sessionEnded(after);
     // Already settled (or expired): the answer says what the session ended as.
     res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, after, ctx.now())));
   });

@@ -18,6 +18,8 @@ import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { reauthorizationCode, reauthorizationRequired } from '../accounts/reauthorization.ts';
+import type { EventData } from '../events/shapes.ts';
+import { safeError } from '../logger.ts';
 
 /** CONTRACTS §3. Strict: a field the proxy does not know is refused, never passed to the provider. */
 export const SubmitTransactionBody = z.strictObject({
@@ -124,14 +126,48 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
         accountToken,
       });
     } catch (error) {
-      if (nothingCharged(error)) await releaseOrder(ctx, order);
-      else await recordPayment(ctx, order, paid('unknown'));
+      if (nothingCharged(error)) {
+        await releaseOrder(ctx, order);
+        await tell('payment.failed', { ...orderOf(payment, merchantUserId), code: 'PAYMENT_NOT_SENT',
+          message: 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
+      } else {
+        // May have charged: no event until the merchant reconciles (GET /transactions/{id} says `unknown`).
+        await recordPayment(ctx, order, paid('unknown'));
+      }
       throw error;
     }
-    if (result.status >= 400) await releaseOrder(ctx, order);
-    else await recordPayment(ctx, order, paid('completed', result));
+    if (result.status >= 400) {
+      await releaseOrder(ctx, order);
+      await tell('payment.failed', { ...orderOf(payment, merchantUserId), code: 'PAYMENT_REFUSED',
+        message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.` });
+    } else {
+      const record = paid('completed', result);
+      await recordPayment(ctx, order, record);
+      await tellPaid(record, merchantUserId);
+    }
     return result;
   }
+
+  /** The order fields every payment event carries. */
+  const orderOf = (payment: Pick<PaymentRecord, 'merchantTransactionId' | 'amount' | 'currency' | 'linkRef'>, merchantUserId: string) =>
+    ({ merchantUserId, merchantTransactionId: payment.merchantTransactionId, amount: payment.amount, currency: payment.currency, linkRef: payment.linkRef });
+
+  /**
+   * Records a payment event. The payment stands whatever happens here: an outbox that cannot be written
+   * is logged, and `payment.succeeded` (one per order, by its `once` key) is recorded again by a retry
+   * of the same request, which replays the payment.
+   */
+  async function tell<Type extends 'payment.succeeded' | 'payment.failed' | 'reauthorization.required'>(type: Type, data: EventData<Type>, once?: string): Promise<void> {
+    try {
+      await ctx.events.emit(type, data, once ? { once } : undefined);
+    } catch (error) {
+      logger.error({ err: safeError(error), merchantTransactionId: data.merchantTransactionId, type }, 'the merchant event could not be recorded');
+    }
+  }
+
+  const tellPaid = (payment: PaymentRecord, merchantUserId: string) => tell('payment.succeeded',
+    { ...orderOf(payment, merchantUserId), transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' },
+    `payment:${payment.merchantTransactionId}`);
 
   router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
@@ -142,13 +178,16 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     // An order paid before answers with that payment, whatever link reference is offered now.
     const earlier = await readPayment(ctx, body.merchantTransactionId);
     if (earlier !== undefined) {
-      replay(res, earlierPayment(body.merchantTransactionId, earlier, retry, ctx));
+      const replayed = earlierPayment(body.merchantTransactionId, earlier, retry, ctx);
+      await tellPaid(replayed.replay, body.merchantUserId);
+      replay(res, replayed);
       return;
     }
     const { record, outcome } = await resolveLinkRef(ctx, body.linkRef);
     requireVerifiedPurchase(record, body);
     const claimed = await claimOrder(ctx, body.merchantTransactionId, retry);
     if ('replay' in claimed) {
+      await tellPaid(claimed.replay, body.merchantUserId);
       replay(res, claimed);
       return;
     }
@@ -168,7 +207,11 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     const stale = result.status >= 400 ? reauthorizationCode(result.body, config.reauthorizationCodes) : undefined;
     if (stale) {
       logger.info({ merchantTransactionId: body.merchantTransactionId, providerCode: stale }, 'transaction refused: the account needs re-authorization');
-      throw reauthorizationRequired(record, outcome, stale);
+      const problem = reauthorizationRequired(record, outcome, stale);
+      const { accountId } = (problem.toBody().account ?? {}) as { accountId?: string };
+      const { accountLabel, fiName, fiAccountType } = outcome;
+      await tell('reauthorization.required', { merchantUserId: body.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: body.merchantTransactionId, ...(accountId ? { accountId } : {}) });
+      throw problem;
     }
     logger.info({ merchantTransactionId: body.merchantTransactionId, linkRef: sessionLogRef(body.linkRef), status: result.status }, 'interactive transaction submitted');
     answer(res, result.status, result.body);

@@ -6,12 +6,17 @@ import type { ResultBus, SessionStore } from './types.ts';
 import { MemorySessionStore } from './memory/store.ts';
 import { MemoryResultBus } from './memory/bus.ts';
 import { createRedisBackend } from './redis/backend.ts';
+import type { EventOutbox } from '../events/outbox.ts';
+import { MemoryEventOutbox } from '../events/memory-outbox.ts';
+import { RedisEventOutbox } from '../events/redis-outbox.ts';
 
 export interface SessionBackend {
   sessionStore: SessionStore;
   resultBus: ResultBus;
   /** A store for express-rate-limit, shared across instances; undefined = its in-memory default. */
   rateLimitStore?: Store;
+  /** The merchant events' outbox, beside the sessions (in Redis: on the store's connection). */
+  eventOutbox: EventOutbox;
   /** The failed API-key counts (merchant-auth.ts), shared across instances; undefined = in memory. */
   authFailureStore?: Store;
   /** Closes what this function created. */
@@ -42,17 +47,20 @@ export function createSessionBackend(options: SessionBackendOptions): SessionBac
       sessionStore: redis.sessionStore,
       resultBus: redis.resultBus,
       rateLimitStore: redis.rateLimitStore('verifications'),
+      eventOutbox: new RedisEventOutbox(redis.sessionStore.redis, redis.sessionStore.keys),
       authFailureStore: redis.rateLimitStore('auth-failures'),
       close: () => redis.close(),
     };
   }
   const sessionStore = new MemorySessionStore();
   const resultBus = new MemoryResultBus();
+  const eventOutbox = new MemoryEventOutbox();
   return {
     sessionStore,
     resultBus,
+    eventOutbox,
     async close() {
-      await Promise.all([sessionStore.close(), resultBus.close()]);
+      await Promise.all([sessionStore.close(), resultBus.close(), eventOutbox.close()]);
     },
   };
 }

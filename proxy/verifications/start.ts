@@ -153,6 +153,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
       ...(browserBinding ? { browserBinding } : {}),
     };
+    // Its end is checked when its time is up (link.expired), scheduled first so no session escapes it.
+    await ctx.events.sessionStarted(record);
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
     ctx.metrics.starts.inc({ result: 'started' });

@@ -2,7 +2,9 @@
 // redis-server, while deliveries are duplicated, contradicted and sent to whichever instance, browsers'
 // sockets drop, one instance is killed (SIGKILL, then restarted) and Redis is killed and restarted.
 // Every session's browser must end with exactly one result, the session's own, equal to what the
-// proxy reports for that session.
+// proxy reports for that session. Merchant events ride along: the instances send them to a merchant
+// endpoint that fails, drops and delays deliveries (merchant-events.ts); every started session's
+// terminal event must arrive, with one effect per event id, and match the session's stored outcome.
 //
 // The provider's notifications are signed here with the sandbox webhook secret (as the sandbox would)
 // rather than driven through the bank page: the run is about delivery, and this keeps 10,000 sessions
@@ -15,6 +17,7 @@ import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';
 import { ProxyProcess, type ChaosInstance } from './cluster.ts';
+import { CHAOS_EVENTS_SECRET, startChaosMerchant, type ChaosEvent, type ChaosMerchant } from './merchant-events.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 
 export interface ChaosOptions {
@@ -42,6 +45,18 @@ export interface ChaosReport {
   /** Sessions not run because the time limit was reached. */
   notRun: number;
   durationMs: number;
+  merchantEvents: {
+    /** Distinct event ids whose effect the merchant applied. */
+    delivered: number;
+    /** Deliveries of an id already applied (redeliveries the merchant de-duplicated). */
+    duplicated: number;
+    /** Started sessions whose terminal event never arrived. */
+    missing: number;
+    /** Sessions with more than one terminal event id (two effects for one session). */
+    extra: number;
+    /** Terminal events that contradict the session's stored outcome, or failed their signature. */
+    wrong: number;
+  };
   /** What the chaos did, when (ms from the start). */
   events: string[];
   /** Up to 20 examples of violations, for the operator. */
@@ -53,11 +68,17 @@ export function formatReport(report: ChaosReport): string {
   let line = `${report.sessions} sessions, ${report.exactlyOnce} exactly-once, ${report.lost} lost, ${report.duplicated} duplicated, ${report.crossSession} cross-session`;
   if (report.wrongOutcome) line += `, ${report.wrongOutcome} wrong-outcome`;
   if (report.notRun) line += ` (${report.notRun} not run: time limit)`;
+  const events = report.merchantEvents;
+  line += `; merchant events: ${events.delivered} delivered, ${events.duplicated} duplicated (same id), ${events.missing} missing`;
+  if (events.extra) line += `, ${events.extra} extra`;
+  if (events.wrong) line += `, ${events.wrong} wrong`;
   return line;
 }
 
 export function hasViolations(report: ChaosReport): boolean {
+  const events = report.merchantEvents;
   return report.lost + report.duplicated + report.crossSession + report.wrongOutcome + report.notRun > 0
+    || events.missing + events.extra + events.wrong > 0
     || report.exactlyOnce !== report.sessions;
 }
 
@@ -68,6 +89,17 @@ const DELIVERY_WINDOW_MS = 60_000;
 /** A start answered later than this is retried under a new idempotency key. */
 const START_TIMEOUT_MS = 5_000;
 const PROBABILITY = { duplicate: 0.25, conflicting: 0.1, socketDrop: 0.15, failure: 0.3 };
+/** Merchant events' timings in the instances: the real schedule's shape, in seconds instead of hours. */
+const EVENT_TIMINGS = {
+  retryDelaysMs: [200, 400, 800, 1_600, ...Array.from({ length: 40 }, () => 2_000)],
+  // Generous for a loaded 2-core machine (a busy run answers slowly); the merchant still delays some
+  // answers past it (merchant-events.ts), so time-outs are exercised.
+  attemptTimeoutMs: 2_500,
+  leaseMs: 6_000,
+  pollIntervalMs: 100,
+};
+/** How long, after the last session, the run waits for the terminal events still being retried. */
+const EVENTS_WAIT_MS = 60_000;
 
 type Verdict = 'exactlyOnce' | 'lost' | 'duplicated' | 'crossSession' | 'wrongOutcome';
 
@@ -96,8 +128,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const provider = await startProvider();
   const oracle = await openRedisSessionStore({ url: redis.url });
   oracle.redis.on('error', () => undefined);
+  const merchant = await startChaosMerchant(seededRandom((options.seed ?? 13) + 1));
   const instances = Array.from({ length: Math.max(2, options.instances) }, (_, i) =>
-    new ProxyProcess(`instance-${i + 1}`, { providerUrl: provider.url, redisUrl: redis.url, logDir }));
+    new ProxyProcess(`instance-${i + 1}`, {
+      providerUrl: provider.url,
+      redisUrl: redis.url,
+      logDir,
+      script: 'test/helpers/events-proxy-child.ts',
+      env: { OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
+    }));
+  /** Marker (the session's merchantTransactionId) → its stored outcome, once known; every started session has an entry. */
+  const expected = new Map<string, { status: string; linkRef?: string } | undefined>();
   const chaosTimers: NodeJS.Timeout[] = [];
   try {
     await Promise.all(instances.map((instance) => instance.start()));
@@ -138,33 +179,83 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     const worker = async () => {
       while (next < options.sessions && Date.now() - started < timeLimitMs) {
         const index = next++;
-        const verdict = await runSession(index, { pick, oracle, random, onSessionStarted, example: (line) => examples.length < 20 && examples.push(line) });
+        const verdict = await runSession(index, { pick, oracle, random, onSessionStarted, expected, example: (line) => examples.length < 20 && examples.push(line) });
         counts[verdict]++;
         finished++;
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
     note(`${finished} sessions finished`);
+    const merchantEvents = await checkMerchantEvents(merchant, expected, (line) => examples.length < 20 && examples.push(line));
+    note(`merchant events checked: ${merchantEvents.delivered} delivered`);
     return {
       sessions: options.sessions,
       ...counts,
       notRun: options.sessions - finished,
       durationMs: Date.now() - started,
+      merchantEvents,
       events,
       examples,
     };
   } finally {
     for (const timer of chaosTimers) clearTimeout(timer);
     await Promise.all(instances.map((instance) => instance.kill()));
+    await merchant.close();
     oracle.redis.disconnect();
     await provider.close();
     await redis.close();
   }
 }
 
+/**
+ * Waits (bounded) until every started session's terminal event had its effect at the merchant, then
+ * counts: one effect per session, of the type and link reference the session's stored outcome says.
+ */
+async function checkMerchantEvents(
+  merchant: ChaosMerchant,
+  expected: Map<string, { status: string; linkRef?: string } | undefined>,
+  example: (line: string) => void,
+): Promise<ChaosReport['merchantEvents']> {
+  const bySession = () => {
+    const ids = new Map<string, ChaosEvent[]>();
+    for (const event of merchant.effects.values()) {
+      const marker = String(event.data.merchantTransactionId);
+      ids.set(marker, [...(ids.get(marker) ?? []), event]);
+    }
+    return ids;
+  };
+  const deadline = Date.now() + EVENTS_WAIT_MS;
+  while (Date.now() < deadline && [...expected.keys()].some((marker) => !bySession().has(marker))) await sleep(250);
+  const sessions = bySession();
+  let missing = 0;
+  let extra = 0;
+  let wrong = merchant.unverified;
+  for (const [marker, outcome] of expected) {
+    const received = sessions.get(marker) ?? [];
+    if (received.length === 0) {
+      missing++;
+      example(`${marker}: no merchant event`);
+      continue;
+    }
+    if (received.length > 1) {
+      extra++;
+      example(`${marker}: ${received.length} terminal events (${received.map((event) => event.type).join(', ')})`);
+    }
+    const [event] = received;
+    if (!outcome) continue;
+    const type = outcome.status === 'success' ? 'link.succeeded' : 'link.failed';
+    if (event!.type !== type || (outcome.linkRef !== undefined && event!.data.linkRef !== outcome.linkRef)) {
+      wrong++;
+      example(`${marker}: merchant event ${event!.type} but the session stored ${outcome.status}`);
+    }
+  }
+  return { delivered: merchant.effects.size, duplicated: merchant.duplicates, missing, extra, wrong };
+}
+
 interface SessionContext {
   pick(avoid?: ChaosInstance): ChaosInstance | undefined;
   oracle: RedisSessionStore;
+  expected: Map<string, { status: string; linkRef?: string } | undefined>;
   random: () => number;
   onSessionStarted(): void;
   example(line: string): void;
@@ -226,6 +317,7 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
     return 'lost';
   }
   const { sessionId } = session;
+  ctx.expected.set(marker, undefined);
   const ref = await retrying(async () => (await ctx.oracle.get(sessionId))?.notificationRef, DELIVERY_WINDOW_MS);
   if (!ref) {
     ctx.example(`session ${index}: notification reference unreadable`);
@@ -282,6 +374,7 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
       ctx.example(`session ${index}: the socket's result differs from the stored outcome`);
       return 'wrongOutcome';
     }
+    ctx.expected.set(marker, stored.outcome as { status: string; linkRef?: string });
     return 'exactlyOnce';
   } finally {
     browser.close();

@@ -19,6 +19,13 @@ export interface InstanceSettings {
   providerUrl: string;
   redisUrl: string;
   logDir: string;
+  /** More environment (merchant events' OBV_EVENTS_URL, …); wins over the defaults below. */
+  env?: Record<string, string>;
+  /**
+   * The entry point; default proxy/cli.ts. test/helpers/events-proxy-child.ts is the same `npm start`
+   * with short merchant-event timings (TEST_EVENT_TIMINGS).
+   */
+  script?: string;
 }
 
 const READY_TIMEOUT_MS = 20_000;
@@ -52,7 +59,7 @@ export class ProxyProcess implements ChaosInstance {
     this.url = `http://127.0.0.1:${port}`;
     mkdirSync(this.settings.logDir, { recursive: true });
     const log = createWriteStream(join(this.settings.logDir, `${this.name}.${++this.#starts}.log`));
-    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', this.settings.script ?? 'proxy/cli.ts'], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         ...process.env,
@@ -67,6 +74,7 @@ export class ProxyProcess implements ChaosInstance {
         OBV_REDIS_URL: this.settings.redisUrl,
         OBV_RATE_LIMIT: '0',
         OBV_LOG_LEVEL: 'warn',
+        ...this.settings.env,
       },
     });
     child.stdout?.pipe(log);

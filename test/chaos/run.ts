@@ -1,5 +1,6 @@
 // `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S]`: see chaos.ts. Prints
-// `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session` and exits 1 on any violation.
+// `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session; merchant events: D delivered,
+// R duplicated (same id), M missing` and exits 1 on any violation.
 import { parseArgs } from 'node:util';
 import { formatReport, hasViolations, runChaos } from './chaos.ts';
 

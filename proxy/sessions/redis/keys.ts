@@ -17,6 +17,16 @@ export interface RedisKeys {
   rateLimit(limiterName: string): string;
   /** The one pub/sub channel carrying every session event. */
   readonly eventsChannel: string;
+  /** Merchant events (proxy/events/redis-outbox.ts): one hash per event (`event`, `seq`, `attempts`, `status`). */
+  merchantEvent(eventId: string): string;
+  /** Sorted set: event id → its sequence number, the order `GET /events` lists. */
+  readonly merchantEventLog: string;
+  /** Counter: the last sequence number given. */
+  readonly merchantEventSeq: string;
+  /** Sorted set: outbox job → when it is due (or when its lease ends). */
+  readonly merchantEventJobs: string;
+  /** Sorted set: undelivered event id → when it was recorded (the backlog metrics). */
+  readonly merchantEventsPending: string;
 }
 
 /** Key names under `prefix` (default `obv:`). */
@@ -29,5 +39,10 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     mark: (key) => `${prefix}mark:${key}`,
     rateLimit: (limiterName) => `${prefix}rl:${limiterName}:`,
     eventsChannel: `${prefix}events`,
+    merchantEvent: (eventId) => `${prefix}evt:${eventId}`,
+    merchantEventLog: `${prefix}evt-log`,
+    merchantEventSeq: `${prefix}evt-seq`,
+    merchantEventJobs: `${prefix}evt-jobs`,
+    merchantEventsPending: `${prefix}evt-pending`,
   };
 }

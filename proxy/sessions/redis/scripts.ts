@@ -10,7 +10,7 @@ export interface RedisScript {
   readonly sha: string;
 }
 
-function script(source: string): RedisScript {
+export function script(source: string): RedisScript {
   return { source, sha: createHash('sha1').update(source).digest('hex') };
 }
 

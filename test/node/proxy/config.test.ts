@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { MemoryStore } from 'express-rate-limit';
 import {
-  ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
+  ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryEventOutbox, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
 } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
@@ -186,6 +186,8 @@ describe('configuration from the environment', () => {
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
       onSavedAccountRemoved: () => undefined,
+      eventOutbox: new MemoryEventOutbox(),
+      eventTimings: { retryDelaysMs: [10] },
       relay: { pingIntervalMs: 1_000 },
       defaultMetrics: false,
       tokenRetry: { limit: 0 },

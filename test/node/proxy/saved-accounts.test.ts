@@ -12,6 +12,7 @@ import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../hel
 import type { OutcomeReport, SavedAccount, SavedAccountRemoval } from '../../../proxy/index.ts';
 import { createSealer } from '../../../proxy/sealing/sealer.ts';
 import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
 const USER = 'user-4410';
@@ -293,5 +294,53 @@ describe('saved accounts', () => {
     const body = (await paid.json()) as { type?: string; errorCode?: string };
     assert.notEqual(body.type, 'urn:obv-link:problem:reauthorization-required');
     assert.equal(body.errorCode, 'REAUTHORIZATION_REQUIRED');
+  });
+});
+
+describe('saved accounts in merchant events', () => {
+  test('link.succeeded carries the saved account and consent (or the chosen account\'s id); removal and a stale account are events too', async (t) => {
+    const endpoint = await startMerchantEndpoint();
+    const pair = await startProxyPair({ proxy: { eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET], eventTimings: { retryDelaysMs: [50], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 } } });
+    t.after(async () => {
+      await pair.close();
+      await endpoint.close();
+    });
+    const call = (path: string, body: unknown, auth = false) => fetch(`${pair.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin, ...(auth ? { authorization: AUTH } : {}) },
+      body: JSON.stringify(body),
+    });
+    const events = async () => ((await (await fetch(`${pair.baseUrl}/events?limit=100`, { headers: { authorization: AUTH } })).json()) as { data: { type: string; data: Record<string, unknown> }[] }).data;
+
+    const first = checkout({ allowSaving: true });
+    const { linkToken } = (await (await call('/link-sessions', first, true)).json()) as { linkToken: string };
+    const { sessionId, consumerUrl } = (await (await call('/verifications', { linkToken, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    await lookup(pair.baseUrl, sessionId);
+    const linked = (await events()).find((e) => e.type === 'link.succeeded' && e.data.merchantTransactionId === first.merchantTransactionId);
+    const saved = linked?.data.savedAccount as SavedAccount | undefined;
+    assert.match(saved?.sealed ?? '', /^obv1\./);
+    assert.equal(saved?.consent?.version, CONSENT_VERSION);
+
+    const next = checkout({ savedAccounts: [saved!.sealed] });
+    const again = (await (await call('/link-sessions', next, true)).json()) as { linkToken: string };
+    const [offered] = ((await (await call('/saved-accounts/offer', { linkToken: again.linkToken })).json()) as Offer).accounts;
+    const { linkRef } = (await (await call('/saved-accounts/use', { linkToken: again.linkToken, savedAccountId: offered!.id })).json()) as { linkRef: string };
+    const chosen = (await events()).find((e) => e.type === 'link.succeeded' && e.data.linkRef === linkRef);
+    assert.equal(chosen?.data.savedAccountId, saved!.accountId);
+    assert.equal(chosen?.data.savedAccount, undefined);
+
+    pair.provider.markAccountStale();
+    const paid = await call('/transactions', { linkRef, merchantUserId: USER, merchantTransactionId: next.merchantTransactionId, amount: next.amount, currency: 'USD' }, true);
+    assert.equal(paid.status, 422);
+    const stale = (await events()).find((e) => e.type === 'reauthorization.required');
+    assert.deepEqual([stale?.data.accountId, stale?.data.code, stale?.data.merchantTransactionId], [saved!.accountId, 'REAUTHORIZATION_REQUIRED', next.merchantTransactionId]);
+
+    assert.equal((await call('/saved-accounts/remove', { linkToken: again.linkToken, savedAccountId: offered!.id })).status, 204);
+    const removed = (await events()).filter((e) => e.type === 'saved_account.removed');
+    assert.equal(removed.length, 1);
+    assert.deepEqual([removed[0]!.data.accountId, removed[0]!.data.merchantUserId], [saved!.accountId, USER]);
+    assert.ok(!JSON.stringify(removed[0]).includes(saved!.sealed), 'the removal event names the account, not its seal');
   });
 });

@@ -41,6 +41,8 @@ export async function startInstance(options: {
   redisPrefix?: string;
   /** Where the instance logs; default nowhere. */
   logger?: Logger;
+  /** Any other options (merchant events' URL, secrets and timings, …). */
+  extra?: Partial<ObvProxyOptions>;
 }): Promise<ProxyInstance> {
   const app = express();
   const server = createServer(app);
@@ -63,6 +65,7 @@ export async function startInstance(options: {
     ...(options.rateLimit === undefined ? {} : { rateLimit: options.rateLimit }),
     ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
+    ...options.extra,
     ...options.backend,
   });
   app.use(proxy.mountPath, proxy.router);

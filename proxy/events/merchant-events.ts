@@ -1,0 +1,162 @@
+// What the rest of the proxy sees of merchant events: `emit(type, data)` for any event, the session's
+// end (`sessionEnded`: the one link.* event of a session, under an id derived from the session so every
+// emitter, retry and instance agree on it), the expiry check scheduled when a session starts, and the
+// list for GET /events. With events off (no OBV_EVENTS_URL) every method does nothing.
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { ProxyMetrics } from '../metrics.ts';
+import { CANCELLED_CODE } from '../routes/return-page.ts';
+import { releasedRecord } from '../sessions/bank-step.ts';
+import type { SessionRecord, SessionStore } from '../sessions/types.ts';
+import { startEventWorker, type EventWorker } from './delivery.ts';
+import { eventIdFor, randomEventId } from './ids.ts';
+import type { EventOutbox } from './outbox.ts';
+import { buildEvent, type EventData, type EventType, type MerchantEvent } from './shapes.ts';
+import { createEventSigner } from './signing.ts';
+import {
+  EVENT_ATTEMPT_TIMEOUT_MS,
+  EVENT_LEASE_MS,
+  EVENT_MAX_IN_FLIGHT,
+  EVENT_POLL_INTERVAL_MS,
+  EVENT_RETRY_DELAYS_MS,
+  SESSION_CHECK_DELAY_MS,
+} from '../config/limits.ts';
+
+/** Timings of the delivery worker; tests shorten them (no test waits a day). */
+export interface EventTimings {
+  /** Waits between attempts (after the first, second, … failure); default EVENT_RETRY_DELAYS_MS. */
+  retryDelaysMs?: readonly number[];
+  attemptTimeoutMs?: number;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  /** How long after a session's expiry its end is checked. */
+  sessionCheckDelayMs?: number;
+}
+
+export interface EmitOptions {
+  /**
+   * What makes this event happen once (`payment:{merchantTransactionId}`): the id is derived from it, so
+   * emitting again (a retry, another instance) records nothing new. Default: a random id.
+   */
+  once?: string;
+}
+
+export interface MerchantEvents {
+  /** False when OBV_EVENTS_URL is not set. */
+  readonly enabled: boolean;
+  /** Records the event and queues its delivery; the event, or undefined when events are off or `once` already emitted. */
+  emit<Type extends EventType>(type: Type, data: EventData<Type>, options?: EmitOptions): Promise<MerchantEvent<Type> | undefined>;
+  /** A session started: its end is checked when its time is up (link.expired if it has no outcome then). */
+  sessionStarted(record: SessionRecord): Promise<void>;
+  /** The session's link.* event, if it has ended (outcome stored, or expired); once per session. */
+  sessionEnded(record: SessionRecord): Promise<void>;
+  /** Events after `afterId`, oldest first; undefined for an unknown `afterId`. */
+  list(afterId: string | undefined, limit: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined>;
+  /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
+  close(): Promise<void>;
+}
+
+export interface MerchantEventsOptions {
+  config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
+  outbox: EventOutbox;
+  store: SessionStore;
+  logger: Logger;
+  metrics: ProxyMetrics;
+  now: () => number;
+  timings?: EventTimings;
+}
+
+/** The order fields of a session, as events carry them (unset ones left out). */
+function orderOf(record: SessionRecord) {
+  const { merchantUserId, merchantTransactionId, amount, currency } = record;
+  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency }).filter(([, value]) => value !== undefined));
+}
+
+/** The link.* event a session ended with; undefined while it has not ended. */
+function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
+  const order = orderOf(record);
+  const outcome = record.outcome;
+  if (outcome?.status === 'success') {
+    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount } = outcome;
+    const saved = { ...(savedAccount ? { savedAccount } : {}), ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
+    return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType, ...saved } };
+  }
+  if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };
+  if (outcome) return { type: 'link.failed', data: { ...order, code: outcome.code, message: outcome.message } };
+  if (record.state === 'expired') return { type: 'link.expired', data: { ...order, expiredAt: new Date(record.expiresAt).toISOString() } };
+  return undefined;
+}
+
+const OFF: MerchantEvents = {
+  enabled: false,
+  emit: async () => undefined,
+  sessionStarted: async () => undefined,
+  sessionEnded: async () => undefined,
+  list: async () => undefined,
+  close: async () => undefined,
+};
+
+export function createMerchantEvents(options: MerchantEventsOptions): MerchantEvents {
+  const { config, outbox, store, now } = options;
+  if (!config.eventsUrl || !config.eventsSecrets?.length) return OFF;
+  const timings = options.timings ?? {};
+  const sessionCheckDelayMs = timings.sessionCheckDelayMs ?? SESSION_CHECK_DELAY_MS;
+  const logger = options.logger.child({ component: 'merchant-events' });
+  options.metrics.addEventBacklogSource(() => outbox.backlog());
+
+  async function emit<Type extends EventType>(type: Type, data: EventData<Type>, emitOptions: EmitOptions = {}): Promise<MerchantEvent<Type> | undefined> {
+    const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
+    if (!(await outbox.append(event, now()))) return undefined;
+    logger.info({ event: event.id, type }, 'merchant event recorded');
+    worker.wake();
+    return event;
+  }
+
+  /**
+   * The session's end as the merchant may hear it: a success held for the bank step (sessions/bank-step.ts)
+   * has not ended yet. It is told when the starting browser confirms it (the return page delivers it), or
+   * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
+   * backed by someone else's bank step.
+   */
+  async function sessionEnded(record: SessionRecord): Promise<void> {
+    const end = sessionEndEvent(await releasedRecord(store, record, now()));
+    if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${record.sessionId}` });
+  }
+
+  // `emit` (above) wakes this worker; it is only ever called after this line ran (the worker's own jobs
+  // start on a later tick, once a claim has answered).
+  const worker: EventWorker = startEventWorker({
+    outbox,
+    url: config.eventsUrl,
+    sign: createEventSigner(config.eventsSecrets),
+    logger,
+    metrics: options.metrics,
+    now,
+    retryDelaysMs: timings.retryDelaysMs ?? EVENT_RETRY_DELAYS_MS,
+    attemptTimeoutMs: timings.attemptTimeoutMs ?? EVENT_ATTEMPT_TIMEOUT_MS,
+    leaseMs: timings.leaseMs ?? EVENT_LEASE_MS,
+    pollIntervalMs: timings.pollIntervalMs ?? EVENT_POLL_INTERVAL_MS,
+    maxInFlight: EVENT_MAX_IN_FLIGHT,
+    async checkSession(sessionId) {
+      const record = await store.get(sessionId);
+      if (!record) return 'done';
+      if (!sessionEndEvent(await releasedRecord(store, record, now()))) return now() + sessionCheckDelayMs;
+      // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
+      // outcome was stored): same id, so nothing new when it was not.
+      await sessionEnded(record);
+      return 'done';
+    },
+  });
+
+  return {
+    enabled: true,
+    emit,
+    sessionEnded,
+    async sessionStarted(record) {
+      await outbox.scheduleSessionCheck(record.sessionId, record.expiresAt + sessionCheckDelayMs);
+    },
+    list: (afterId, limit) => outbox.list(afterId, limit, now()),
+    // The outbox is the backend's (or the caller's): whoever made it closes it.
+    close: () => worker.close(),
+  };
+}

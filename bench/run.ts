@@ -18,6 +18,7 @@ import { measureSocketMemory } from './sections/socket-memory.ts';
 import { measureStartOverhead } from './sections/start-overhead.ts';
 import { measureShopperLatency } from './sections/shopper-latency.ts';
 import { measureTokenCoalescing } from './sections/token-coalescing.ts';
+import { measureReturningShopper } from './sections/returning-shopper.ts';
 
 type Section = (options: BenchOptions) => Promise<SectionResult>;
 
@@ -29,6 +30,7 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
   memory: measureSocketMemory,
   tokens: measureTokenCoalescing,
   shopper: measureShopperLatency,
+  returning: measureReturningShopper,
 };
 
 async function main(): Promise<number> {

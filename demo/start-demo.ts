@@ -11,6 +11,7 @@ import { loadAssets } from './checkout/server/assets.ts';
 import { checkoutErrorHandler, createCheckoutRoutes } from './checkout/server/checkout-routes.ts';
 import { OrderBook, SHOP } from './checkout/server/orders.ts';
 import { createTransactionClient } from './checkout/server/transactions.ts';
+import { SavedAccountBook } from './checkout/server/saved-accounts.ts';
 
 /** The demo shop's merchant id at the provider. */
 const MERCHANT_ID = 'northwind-roasters';
@@ -43,6 +44,8 @@ export interface RunningDemo {
   url: string;
   /** The sandbox provider (its faults and state are reachable for tests). */
   provider: RunningProvider;
+  /** The shop's saved accounts, by shopper (its in-memory "database"). */
+  savedAccounts: SavedAccountBook;
   server: Server;
   close(): Promise<void>;
 }
@@ -98,6 +101,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     // Generated per run: the merchant server is the only holder, the page never sees it.
     const merchantApiKey = randomBytes(24).toString('base64url');
     const orders = new OrderBook();
+    const savedAccounts = new SavedAccountBook();
     const proxy = createObvProxy({
       baseUrl: provider.url,
       gatewayUrl: provider.url,
@@ -118,10 +122,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       // The shop behaves as in production: every start comes from the link session its server made.
       requireLinkSession: true,
       logLevel: options.logLevel ?? 'silent',
+      // The shopper removed a saved account at checkout: the shop deletes its copy.
+      onSavedAccountRemoved: (removal) => savedAccounts.remove(removal.merchantUserId, removal.accountId),
       ...(options.sessionTtlMs ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...options.proxy,
     });
 
+    const running = provider;
     const app = express();
     app.disable('x-powered-by');
     app.use(proxy.mountPath, proxy.router);
@@ -129,6 +136,8 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       createCheckoutRoutes({
         assets,
         orders,
+        savedAccounts,
+        markAccountsStale: () => void running.markAccountStale(),
         pageOrigins: [publicUrl, ...proxy.config.allowedOrigins],
         // The key the proxy actually holds (a test may override it).
         proxy: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
@@ -138,10 +147,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     proxy.attachRelay(server);
     server.on('request', app);
 
-    const running = provider;
     return {
       url: `${publicUrl}/`,
       provider: running,
+      savedAccounts,
       server,
       async close() {
         await proxy.close();

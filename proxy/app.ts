@@ -17,6 +17,7 @@ import { returnPageRouter } from './routes/return-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
 import { transactionsRouter } from './routes/transactions.ts';
 import { verificationsRouter } from './routes/verifications.ts';
+import { savedAccountsRouter } from './routes/saved-accounts.ts';
 
 /** A bare sub-app with the proxy's `trust proxy`, if it has one. */
 function subApp(ctx: ProxyContext): Express {
@@ -76,8 +77,9 @@ export function createApp(ctx: ProxyContext): Express {
   if (auth && ctx.events.enabled) app.use(eventsRouter(ctx, auth));
   if (ctx.transactions && auth) app.use(transactionsRouter(ctx, ctx.transactions, auth));
   // Browser-facing JSON routes.
-  app.use(['/verifications', '/sessions'], cors(ctx.originPolicy));
+  app.use(['/verifications', '/sessions', '/saved-accounts'], cors(ctx.originPolicy));
   app.use(verificationsRouter(ctx));
+  app.use(savedAccountsRouter(ctx));
   app.use(sessionsRouter(ctx));
 
   app.use(notFoundHandler);

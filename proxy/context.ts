@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
-import type { EnrichStart, OnOutcome } from './hooks.ts';
+import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
 import type { MerchantEvents } from './events/merchant-events.ts';
 import type { StoreOutageLog } from './sessions/outage-log.ts';
@@ -27,6 +27,8 @@ export interface ProxyContext {
   enrichStart: EnrichStart | undefined;
   /** The merchant's hook, called once per session with the stored outcome (token included). */
   onOutcome: OnOutcome | undefined;
+  /** The merchant's hook, called once when a shopper removes a saved account. */
+  onSavedAccountRemoved?: OnSavedAccountRemoved | undefined;
   /**
    * Signed events to the merchant's server (OBV_EVENTS_URL): `ctx.events.emit(type, data)`. Always
    * present; does nothing when events are off.

@@ -41,6 +41,7 @@ const KINDS_BY_STATUS = {
     'unknown-link-ref': 'Unknown link reference',
     'unknown-link-token': 'Unknown link token',
     'unknown-payment': 'No payment for this order',
+    'unknown-saved-account': 'Unknown saved account',
   },
   409: {
     conflict: 'Conflict',
@@ -58,12 +59,16 @@ const KINDS_BY_STATUS = {
     'idempotency-key-reused': 'Idempotency-Key reused',
     'link-ref-refused': 'Cannot re-verify this account',
     'link-ref-mismatch': 'Link reference not valid for this payment',
+    // A saved account passed back in a link session that does not open for its user (accounts/offer.ts).
+    'saved-account-refused': 'Saved account refused',
+    // Endpoint 4 answered one of OBV_REAUTHORIZATION_CODES: the shopper must reconnect the account (D20).
+    'reauthorization-required': 'Re-authorization required',
     // A signed notification the proxy will not store (unknown status word, a success without a token).
     'unusable-notification': 'Notification not accepted',
     'upstream-rejected': 'Verification request rejected',
   },
   429: { 'rate-limited': 'Too many requests' },
-  500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed' },
+  500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed', 'removal-hook-failed': 'Removal not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
   // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).

@@ -1,7 +1,9 @@
-// The two hooks a merchant may give createObvProxy, and what they receive: `enrichStart` completes the
-// upstream request before a verification starts, `onOutcome` hears every stored outcome.
+// The hooks a merchant may give createObvProxy, and what they receive: `enrichStart` completes the
+// upstream request before a verification starts, `onOutcome` hears every stored outcome,
+// `onSavedAccountRemoved` hears a shopper remove a saved account at checkout.
 import type { Request } from 'express';
 import type { VerificationOutcome } from './sessions/types.ts';
+import type { SavedAccountRemoval } from './accounts/choice.ts';
 
 /**
  * Lets the merchant's code complete the upstream request from its own session (consumer details, the
@@ -27,8 +29,18 @@ export interface OutcomeReport {
   merchantTransactionId: string | undefined;
   amount: string | undefined;
   currency: string | undefined;
+  /** The outcome; a success's `savedAccount` is the account saved for the user (store it). */
   outcome: VerificationOutcome;
+  /** Set when the shopper chose a saved account (no bank step): its stable id. */
+  savedAccountId?: string;
 }
 
 /** Called once per session when its outcome is stored, whether or not the shopper is still on the page. */
 export type OnOutcome = (report: OutcomeReport) => void | Promise<void>;
+
+/**
+ * Called once when a shopper removes a saved account in the element (after confirming): delete it from
+ * your records. If it throws, the removal is refused (500) and the account stays offered.
+ */
+export type OnSavedAccountRemoved = (removal: SavedAccountRemoval) => void | Promise<void>;
+export type { SavedAccountRemoval };

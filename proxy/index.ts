@@ -13,7 +13,7 @@ import { createClientAddress } from './http/client-address.ts';
 import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
-import type { EnrichStart, OnOutcome } from './hooks.ts';
+import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createSessionBackend } from './sessions/create-backend.ts';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
@@ -35,7 +35,9 @@ import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
-export type { EnrichStart, OnOutcome, OutcomeReport, VerificationDraft } from './hooks.ts';
+export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
+export type { SavedAccount } from './accounts/saved-account.ts';
+export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './routes/links.ts';
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
 export type { PaymentView } from './payments/orders.ts';
@@ -78,6 +80,11 @@ export interface ObvProxyDependencies {
    * answered 500 and the provider's retry calls it again.
    */
   onOutcome?: OnOutcome;
+  /**
+   * Called once when a shopper removes a saved account at checkout (after confirming), with its stable
+   * `accountId`: delete it from your records. If it throws, the removal is refused and it stays offered.
+   */
+  onSavedAccountRemoved?: OnSavedAccountRemoved;
   /**
    * Where merchant events wait and stay listed; default: the session backend's (memory, or Redis with
    * redisUrl). With your own `sessionStore`: a Redis outbox on it when it is a RedisSessionStore, else memory.
@@ -249,6 +256,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     },
     enrichStart: options.enrichStart,
     onOutcome: options.onOutcome,
+    onSavedAccountRemoved: options.onSavedAccountRemoved,
     events,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,

@@ -28,7 +28,7 @@ export type { ProviderLogger } from './logger.ts';
 export { DEFAULT_WEBHOOK_SECRET, SANDBOX_CLIENTS, TEST_CONSUMERS, TOKEN_SCOPE } from './sandbox-data.ts';
 export { TOKEN_PATH } from './token-endpoint.ts';
 export { VERIFICATION_PATH } from './verification-endpoint.ts';
-export { TRANSACTION_PATH } from './transaction-endpoint.ts';
+export { REAUTHORIZATION_REQUIRED, TRANSACTION_PATH } from './transaction-endpoint.ts';
 
 /** A sandbox provider built but not listening: mount `app` at the root or under any path. */
 export interface Provider {
@@ -46,6 +46,12 @@ export interface Provider {
   revokeToken(token: string): void;
   /** Expires every bearer token issued so far. */
   expireTokens(): void;
+  /**
+   * Test control: marks a linked account stale (true when the token is known). Endpoint 4 then answers
+   * 422 `errorCode: REAUTHORIZATION_REQUIRED` until a verification carrying the token re-authorizes it.
+   * Without a token, marks every linked account stale.
+   */
+  markAccountStale(accountToken?: string): boolean;
   /** Resolves when every queued notification was delivered or abandoned. */
   notificationsSettled(): Promise<void>;
   /** Stops timers and retries and ends requests held open by the timeout fault. */
@@ -103,6 +109,11 @@ export function createProvider(options: ProviderOptions = {}): Provider {
     expireTokens() {
       const past = config.now() - 1;
       for (const issued of state.tokens.values()) issued.expiresAt = Math.min(issued.expiresAt, past);
+    },
+    markAccountStale(accountToken) {
+      const accounts = accountToken === undefined ? [...state.accounts.values()] : [state.accounts.get(accountToken)].filter((a) => a !== undefined);
+      for (const account of accounts) account.stale = true;
+      return accounts.length > 0;
     },
     notificationsSettled: () => notifier.settled(),
     close() {

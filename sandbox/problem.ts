@@ -29,12 +29,14 @@ export class HttpProblem extends Error {
   readonly title: string;
   readonly errors: ProblemField[] | undefined;
   readonly headers: Record<string, string>;
+  /** A machine-readable reason beside the status (e.g. `REAUTHORIZATION_REQUIRED` on endpoint 4). */
+  readonly errorCode: string | undefined;
 
   constructor(
     kind: ProblemStatus,
     detail: string,
     /** `status`: a library's own 4xx, sent instead of `kind` under `kind`'s title. */
-    extra: { errors?: ProblemField[]; headers?: Record<string, string>; status?: number } = {},
+    extra: { errors?: ProblemField[]; headers?: Record<string, string>; status?: number; errorCode?: string } = {},
   ) {
     super(detail);
     this.name = 'HttpProblem';
@@ -42,6 +44,7 @@ export class HttpProblem extends Error {
     this.title = PROBLEM_TITLES[kind];
     this.errors = extra.errors;
     this.headers = extra.headers ?? {};
+    this.errorCode = extra.errorCode;
   }
 }
 
@@ -53,6 +56,7 @@ export function sendProblem(res: Response, problem: HttpProblem): void {
       title: problem.title,
       status: problem.status,
       detail: problem.message,
+      ...(problem.errorCode ? { errorCode: problem.errorCode } : {}),
       ...(problem.errors ? { errors: problem.errors } : {}),
     }),
   );

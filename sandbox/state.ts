@@ -38,6 +38,8 @@ export interface LinkedAccount {
   username: string;
   account: BankAccount;
   linkedAt: number;
+  /** Marked by the `markAccountStale` test control: endpoint 4 refuses the token until a re-verification. */
+  stale?: boolean;
 }
 
 export interface RecordedTransaction {

@@ -14,6 +14,9 @@ import { randomId } from './state.ts';
 
 export const TRANSACTION_PATH = '/transaction/v4/interactive';
 
+/** Endpoint 4's errorCode for a stale account: a verification carrying its accountToken re-authorizes it. */
+export const REAUTHORIZATION_REQUIRED = 'REAUTHORIZATION_REQUIRED';
+
 const optionalText = z.string().max(1000).optional();
 
 /** The fields the provider lists; any other field (it does not show the rest) is allowed through. */
@@ -59,6 +62,13 @@ export function transactionRouter(context: ProviderContext): Router {
     if (!linked || linked.clientId !== clientId) {
       throw new HttpProblem(422, 'The accountToken was not issued by this service to this client.', {
         errors: [{ path: 'accountToken', message: 'unknown accountToken' }],
+      });
+    }
+    if (linked.stale) {
+      // The sandbox's reading of a stale account (docs/UPSTREAM.md D20): a 422 with its own errorCode.
+      throw new HttpProblem(422, 'The account holder must sign in at the bank again before this account can be debited.', {
+        errorCode: REAUTHORIZATION_REQUIRED,
+        errors: [{ path: 'accountToken', message: 'the account needs re-authorization' }],
       });
     }
     const transactionId = randomId('txn_');

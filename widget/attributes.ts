@@ -30,16 +30,11 @@ export interface ObvAttributes extends ObvConfig {
 /** What POST /link-sessions answers as `linkToken`. */
 const LINK_TOKEN = /^lt_[A-Za-z0-9_-]{32}$/;
 
-/** The attributes a link session replaces (the proxy refuses them beside a link token). */
-const PAGE_PURCHASE = {
-  merchantUserId: 'merchant-user-id',
-  merchantTransactionId: 'merchant-transaction-id',
-  amount: 'amount',
-  currency: 'currency',
-  consumerFirstName: 'consumer-first-name',
-  consumerLastName: 'consumer-last-name',
-  consumerEmail: 'consumer-email',
-} as const;
+/** The attributes a link session replaces (the proxy refuses them beside a link token), as properties. */
+const PAGE_PURCHASE = ['merchantUserId', 'merchantTransactionId', 'amount', 'currency', 'consumerFirstName', 'consumerLastName', 'consumerEmail'] as const;
+
+/** `merchantUserId` → `merchant-user-id`: the attribute a merchant wrote. */
+const attributeName = (property: string) => property.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
 
 /** Only catches what is clearly not an address ("ana", "ana@shop"); the proxy checks the rest. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -58,9 +53,9 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 export function findConfigProblem(config: ObvConfig): string | undefined {
   if (!resolveProxyUrl(config.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
   if (config.linkToken != null) {
-    if (!LINK_TOKEN.test(config.linkToken)) return 'link-token must be the linkToken your server got from POST /link-sessions';
-    const extra = (Object.keys(PAGE_PURCHASE) as (keyof typeof PAGE_PURCHASE)[]).filter((key) => config[key] != null);
-    if (extra.length) return `link-token is set: remove ${extra.map((key) => PAGE_PURCHASE[key]).join(', ')} (the link session sets them)`;
+    if (!LINK_TOKEN.test(config.linkToken)) return 'link-token must be a linkToken from POST /link-sessions';
+    const extra = PAGE_PURCHASE.filter((key) => config[key] != null);
+    if (extra.length) return `link-token is set: remove ${extra.map(attributeName).join(', ')} (the link session sets them)`;
   }
   if (config.amount != null && !isAmount(config.amount)) return `amount ${AMOUNT_MESSAGE}`;
   // The provider verifies US accounts only (docs/UPSTREAM.md#d8-amount-and-currency).

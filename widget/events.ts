@@ -1,7 +1,7 @@
 // The element's events, typed once: listeners get a typed `detail` through GlobalEventHandlersEventMap.
 
-/** Where the element stands in the linking flow. */
-export type ObvState = 'idle' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
+/** Where the element stands in the linking flow (`saved`: the returning shopper's saved accounts are listed). */
+export type ObvState = 'idle' | 'saved' | 'starting' | 'waiting' | 'success' | 'failure' | 'expired' | 'error';
 
 /**
  * The linked account as the page may see it: display fields and `linkRef`, an opaque reference only the
@@ -44,4 +44,9 @@ declare global {
 /** Dispatches an `obv-*` event that bubbles and crosses shadow roots, so a page can listen on `document`. */
 export function emit<K extends ObvEventName>(target: EventTarget, name: K, detail: ObvEventDetails[K]): void {
   target.dispatchEvent(new CustomEvent(name, { detail, bubbles: true, composed: true }));
+}
+
+/** `obv-success` for a linked account (session-client.ts's LinkedAccount): its fields and its line as shown and spoken. */
+export function emitSuccess(target: EventTarget, { account, label: [displayLabel, spokenLabel] }: { account: ObvAccount; label: [string, string] }): void {
+  emit(target, 'obv-success', { ...account, displayLabel, spokenLabel: spokenLabel || displayLabel });
 }

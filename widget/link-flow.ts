@@ -3,8 +3,9 @@
 // events on its host. What it shows is one value, `status`; the element renders that and nothing else.
 import type { ReactiveController } from 'lit';
 import { closeBankTab, navigateBankTab, openBankTab, showBankTab } from './bank-tab.ts';
-import { emit, type ObvErrorKind, type ObvState } from './events.ts';
+import { emit, emitSuccess, type ObvErrorKind, type ObvState } from './events.ts';
 import { loadPending, savePending } from './pending-session.ts';
+import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
 import { endpoint, fetchSession, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 
@@ -24,6 +25,8 @@ export interface FlowError {
 /** Where the flow stands; `kind` is the element's `state`. */
 export type FlowStatus =
   | { kind: 'idle'; cancelled: boolean }
+  /** A returning shopper's saved accounts (saved-accounts.ts). */
+  | SavedStatus
   | { kind: 'starting'; blocked: boolean }
   /**
    * `tab`: the bank tab is held (else the element offers a link); `blocked`: the browser blocked it;
@@ -75,8 +78,10 @@ export interface LinkFlow extends ReactiveController {
   readonly status: FlowStatus;
   /** On a failure, expiry or error screen after "Change": the account "Keep …" brings back, else none. */
   linkedBefore(): LinkedAccount | undefined;
-  /** Starts a verification. Call it from a user gesture: the bank tab opens right away. */
-  start(): void;
+  /** Starts a verification (`save`: the shopper ticked the consent box). Call it from a user gesture: the bank tab opens right away. */
+  start(save?: boolean): void;
+  /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
+  readonly saved: SavedAccounts;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -124,7 +129,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
   const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
-  const canGoBack = () => !!linked && status.kind !== 'success' && !wrongAttribute();
+  const canGoBack = () => (!!linked || !!saved.status()) && status.kind !== 'success' && status.kind !== 'saved' && !wrongAttribute();
   /** Waiting with the watch lost: it picks up again by itself (back online, or back on the page). */
   const lostWatch = () => status.kind === 'error' && !!status.error.watch;
 
@@ -133,8 +138,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     status = next;
     changed(next, previous);
   };
-  /** Where Cancel and a fixed attribute lead: the account linked before, else idle. */
-  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : { kind: 'idle', cancelled });
+  /** Where Cancel and a fixed attribute lead: the account linked before, else the saved accounts, else idle. */
+  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : saved.status() ?? { kind: 'idle', cancelled });
   const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked, closed });
   const refreshWaiting = () => {
     if (status.kind === 'waiting') set(waiting(status.session));
@@ -178,6 +183,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
+  // A saved-account choice that failed: "Try again" links another account; Cancel there, then a click on the account, tries it again.
+  const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
+    if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
+  }, (error) => fail({ kind: 'network', message: error.message }));
 
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
@@ -194,7 +203,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const { account, label } = end;
       linked = { account, label };
       set(rest());
-      emit(host, 'obv-success', { ...account, displayLabel: label[0], spokenLabel: label[1] || label[0] });
+      emitSuccess(host, end);
     } else {
       const { code, message, text, lang } = end;
       // The proxy's words for the shopper, else the provider's own.
@@ -252,7 +261,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     watch = watchSession(base, session, ended);
   };
 
-  const start = () => {
+  const start = (save?: boolean) => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
     const opener = page.tabOpener();
@@ -273,7 +282,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       timedOut = true;
       attempt.abort();
     }, timing.startTimeoutMs);
-    startSession(page.base, page.request, idempotencyKey, attempt.signal).then(
+    const consent = save && saved.offer?.saving?.version;
+    startSession(page.base, consent ? { ...page.request, consent } : page.request, idempotencyKey, attempt.signal).then(
       (session) => {
         clearTimeout(timer);
         if (attempt === aborter) opened(page.base, session);
@@ -298,8 +308,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     get status() {
       return status;
     },
-    linkedBefore: () => (canGoBack() ? linked : undefined),
+    // After a failed "Use another account", "Keep …" brings back the saved account chosen before.
+    linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
+    saved,
     cancel() {
       if (!busy() && !canGoBack()) return;
       const sessionId = pending?.sessionId;
@@ -335,6 +347,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     },
     configure(problem) {
       const shown = wrongAttribute();
+      const page = !problem && target();
+      // A usable link token: what it offers a returning shopper (once per token).
+      if (page) saved.load(page.base, page.request.linkToken);
       if (problem === shown) return;
       if (problem) {
         if (busy()) {

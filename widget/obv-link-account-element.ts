@@ -5,6 +5,7 @@ import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
+import { consentBox, line, savedList } from './saved-view.ts';
 
 // Icon outlines on a 24×24 grid, stroked by the stylesheet.
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
@@ -38,8 +39,8 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @csspart status - The live region with the title, hint, account and error.
  * @csspart account - The linked account (bank name, label and type).
  * @csspart error - The error or failure message.
- * @csspart button - The main button (link, go to the bank tab, change, try again).
- * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change".
+ * @csspart button - The main button (link, go to the bank tab, change, try again, use another account).
+ * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change"; Remove and Keep beside a saved account.
  * @csspart link - The link to the bank's page, shown when the new tab was blocked or closed, or after a reload.
  *
  * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
@@ -143,18 +144,18 @@ export class ObvLinkAccountElement extends LitElement {
     this.addController(this.#flow);
   }
 
-  /** Where the flow stands: idle, starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
+  /** Where the flow stands: idle, saved (a returning shopper's saved accounts), starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
   get state(): ObvState {
     return this.#flow.status.kind;
   }
 
   /**
-   * The linked account the element shows, in the `success` state only. While a "Change" is under way, or
+   * The linked account the element shows, in the `success` state (or the saved account chosen, once ready, in `saved`). While a "Change" is under way, or
    * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
    */
   get account(): ObvAccount | undefined {
     const status = this.#flow.status;
-    return status.kind === 'success' ? status.account : undefined;
+    return status.kind === 'success' ? status.account : status.kind === 'saved' ? status.ready?.account : undefined;
   }
 
   /** The link reference of {@link account} (the form value), or an empty string. */
@@ -192,7 +193,8 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    if (!this.#isDisabled) this.#flow.start();
+    // The consent box, when the link session offers saving: ticked means "save the account I link now".
+    if (!this.#isDisabled) this.#flow.start(this.renderRoot.querySelector<HTMLInputElement>('#consent')?.checked);
   }
 
   /**
@@ -253,8 +255,12 @@ export class ObvLinkAccountElement extends LitElement {
     const misconfigured = error?.kind === 'configuration';
     const blocked = 'blocked' in status && status.blocked;
     const closed = state === 'waiting' && status.closed;
-    const titles: Record<ObvState, string> = {
-      idle: s.idleTitle,
+    const offer = this.#flow.saved.offer;
+    const reconnect = state === 'idle' && offer?.reconnect;
+    const titles: Record<ObvState, unknown> = {
+      // "Reconnect Sandbox Federal Bank ••••4321", in the proxy's words, spoken without the bullets.
+      idle: reconnect ? line(reconnect.displayLabel, reconnect.spokenLabel) : s.idleTitle,
+      saved: offer?.words.title,
       starting: s.starting,
       waiting: closed ? s.closedTitle : blocked ? s.blockedTitle : s.waitingTitle,
       success: s.successTitle,
@@ -264,7 +270,7 @@ export class ObvLinkAccountElement extends LitElement {
     };
     // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
     const hint =
-      state === 'idle' ? (status.cancelled ? s.cancelled : s.idleHint)
+      state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint)
       : state === 'waiting' ? (closed ? s.closedHint : blocked ? s.blockedHint : s.waitingHint)
       : error?.watch ? s.lostHint
       : cancelled ? failure.message
@@ -277,7 +283,7 @@ export class ObvLinkAccountElement extends LitElement {
       : failed ? (error?.service ? s.serviceHint : s.networkHint)
       : '';
     // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || blocked || closed || cancelled ? BANK_ICON : '';
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked || closed || cancelled ? BANK_ICON : '';
     // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
     return html`
       <div part="base" class="card ${failed ? 'danger' : state}" lang=${this.#lang}>
@@ -303,10 +309,13 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   #actions(s: ObvStrings, status: FlowStatus): TemplateResult {
+    const offer = this.#flow.saved.offer;
     const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
     switch (status.kind) {
       case 'idle':
-        return this.#button(html`<slot name="label">${s.linkAccount}</slot>`, this.start);
+        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(offer?.reconnect ? offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}`;
+      case 'saved':
+        return savedList(status, this.#flow.saved, this.start, this.#isDisabled);
       case 'starting':
         return cancel;
       case 'waiting':

@@ -150,6 +150,35 @@ export const styles = unsafeCSS(`
   .actions :hover {
     filter: brightness(0.94);
   }
+  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width. */
+  .list,
+  .consent {
+    flex-basis: 100%;
+  }
+  .row {
+    display: flex;
+    flex-wrap: wrap;
+    align-items: center;
+    gap: 0.5rem;
+  }
+  /* The radio's (and the checkbox's) label is the 44 px target. */
+  label {
+    flex: 1 1 8rem;
+    display: flex;
+    gap: 0.5rem;
+    align-items: center;
+    min-height: 2.75rem;
+  }
+  .row button {
+    flex: none;
+  }
+  /* "Checking ••••4321" stays on one line: the masked number never stands alone. */
+  .row [aria-hidden] {
+    white-space: nowrap;
+  }
+  .row p {
+    flex-basis: 100%;
+  }
   :focus-visible {
     outline: 2px solid var(--_accent);
     outline-offset: 2px;

@@ -7,8 +7,10 @@ import { timing } from './settings.ts';
 
 /** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
 export interface StartRequest {
-  /** The merchant server's link session; sent alone. */
+  /** The merchant server's link session; sent alone (with `consent` when the shopper ticked "save"). */
   linkToken?: string;
+  /** The version of the consent words the shopper accepted (saved-accounts.ts). */
+  consent?: string;
   merchantUserId?: string;
   merchantTransactionId?: string;
   amount?: string;
@@ -144,10 +146,15 @@ export type SessionSnapshot = SessionEnd | { kind: 'pending'; returned?: boolean
 
 /** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
 export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<Response> {
-  return request(endpoint(base, `sessions/${action}`), {
+  return postJson(base, `sessions/${action}`, { sessionId }, init);
+}
+
+/** POST {base}/{path} with a JSON body (the saved-account routes too); rejects only when the proxy cannot be reached. */
+export function postJson(base: URL, path: string, body: object, init?: RequestInit): Promise<Response> {
+  return request(endpoint(base, path), {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ sessionId }),
+    body: JSON.stringify(body),
     cache: 'no-store',
     ...init,
   });

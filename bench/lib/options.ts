@@ -1,7 +1,7 @@
 // What a run measures and how big: the full sizes by default, small ones with BENCH_QUICK=1, and a
 // `--only relay,size` filter for the sections.
 
-export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper'] as const;
+export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper', 'returning'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface BenchSizes {
@@ -25,6 +25,9 @@ export interface BenchSizes {
   /** Timed link flows in Chromium (bank redirect → element shows the outcome), after untimed ones. */
   shopperSamples: number;
   shopperWarmup: number;
+  /** Timed clicks on a saved account (returning shopper), and the first-time bank flows timed beside them. */
+  returningSamples: number;
+  returningBankSamples: number;
   /** Upper bound on the whole run; it aborts past this. */
   runTimeoutMs: number;
 }
@@ -41,6 +44,8 @@ const FULL: BenchSizes = {
   coldStarts: 100,
   shopperSamples: 200,
   shopperWarmup: 5,
+  returningSamples: 300,
+  returningBankSamples: 30,
   runTimeoutMs: 25 * 60_000,
 };
 
@@ -56,6 +61,8 @@ const QUICK: BenchSizes = {
   coldStarts: 100,
   shopperSamples: 20,
   shopperWarmup: 2,
+  returningSamples: 40,
+  returningBankSamples: 5,
   runTimeoutMs: 5 * 60_000,
 };
 

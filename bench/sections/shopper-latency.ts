@@ -40,7 +40,7 @@ function recordSocketResults(): void {
  * The sandbox provider sends its notifications with the global fetch of this process; wrapping it is
  * the least intrusive way to know when one leaves (a benchmark-only hook, removed afterwards).
  */
-function watchNotifications(): { sentAt: number[]; restore(): void } {
+export function watchNotifications(): { sentAt: number[]; restore(): void } {
   const original = globalThis.fetch;
   const sentAt: number[] = [];
   globalThis.fetch = (input, init) => {
@@ -50,7 +50,7 @@ function watchNotifications(): { sentAt: number[]; restore(): void } {
   return { sentAt, restore: () => (globalThis.fetch = original) };
 }
 
-async function sampleOnce(browser: Browser, demo: RunningDemo, notifications: { sentAt: number[] }): Promise<Sample> {
+export async function sampleOnce(browser: Browser, demo: RunningDemo, notifications: { sentAt: number[] }): Promise<Sample> {
   const context = await browser.newContext();
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   await context.addInitScript(recordSocketResults);

@@ -215,6 +215,8 @@ const ConfigFields = z.object({
     /** `verificationStatus` values that mean success / failure (case-insensitive); anything else is refused. */
     successStatuses: StatusWords.default(['SUCCESS']),
     failureStatuses: StatusWords.default(['FAILURE']),
+    /** Endpoint 4 error codes that mean "the shopper must re-authorize this account" (docs/UPSTREAM.md D25). */
+    reauthorizationCodes: StatusWords.default(['REAUTHORIZATION_REQUIRED']),
     /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
     authFailureLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(10),
     /** As long as the sandbox bank's link (15 min): the checkout never waits on a link that can no longer finish. */
@@ -440,6 +442,7 @@ export const ENV_VARIABLES = {
   OBV_EVENTS_SECRETS: 'eventsSecrets',
   OBV_SUCCESS_STATUSES: 'successStatuses',
   OBV_FAILURE_STATUSES: 'failureStatuses',
+  OBV_REAUTHORIZATION_CODES: 'reauthorizationCodes',
   OBV_SESSION_TTL: 'sessionTtlMs',
   OBV_SEALING_KEYS: 'sealingKeys',
   OBV_LINK_SESSION_TTL: 'linkSessionTtlMs',

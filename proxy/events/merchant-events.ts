@@ -77,9 +77,9 @@ function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: 
   const order = orderOf(record);
   const outcome = record.outcome;
   if (outcome?.status === 'success') {
-    const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
-    // The saved-accounts issue adds `savedAccount` and `consent` here.
-    return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType } };
+    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount } = outcome;
+    const saved = { ...(savedAccount ? { savedAccount } : {}), ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
+    return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType, ...saved } };
   }
   if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };
   if (outcome) return { type: 'link.failed', data: { ...order, code: outcome.code, message: outcome.message } };

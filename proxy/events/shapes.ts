@@ -2,6 +2,7 @@
 // data. Strict schemas: `emit` parses every event with them, so a field that is not listed here (an
 // accountToken, a session id) can never ride along. docs/CONTRACTS.md §5 is the same table in prose.
 import { z } from 'zod';
+import { SavedAccountSchema } from '../accounts/saved-account.ts';
 
 /** `evt_` + 22 base64url characters (128+ bits). */
 export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{22}$/;
@@ -22,10 +23,17 @@ const AccountDisplay = {
 };
 
 /**
- * `link.succeeded` data. The saved-accounts issue extends this object with `savedAccount` (the sealed
- * string the merchant stores) and `consent`: the one place a sealed value may appear in an event.
+ * `link.succeeded` data, with `savedAccount` when the shopper saved the account (or re-authorized it): the
+ * sealed string the merchant stores, with its consent record — the one place a sealed value may appear
+ * in an event — and `savedAccountId` when the shopper chose a saved account (no bank step).
  */
-export const LinkSucceededData = z.strictObject({ ...Order, linkRef: z.string(), ...AccountDisplay });
+export const LinkSucceededData = z.strictObject({
+  ...Order,
+  linkRef: z.string(),
+  ...AccountDisplay,
+  savedAccount: SavedAccountSchema.optional(),
+  savedAccountId: z.string().optional(),
+});
 
 export const EVENT_DATA = {
   'link.succeeded': LinkSucceededData,
@@ -34,8 +42,8 @@ export const EVENT_DATA = {
   'link.expired': z.strictObject({ ...Order, expiredAt: z.iso.datetime() }),
   'payment.succeeded': z.strictObject({ ...Order, linkRef: z.string().optional(), transactionId: z.string(), transactionStatus: z.string() }),
   'payment.failed': z.strictObject({ ...Order, linkRef: z.string().optional(), code: z.string(), message: z.string() }),
-  'reauthorization.required': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, code: z.string() }),
-  'saved_account.removed': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay }),
+  'reauthorization.required': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, code: z.string(), accountId: z.string().optional(), merchantTransactionId: z.string() }),
+  'saved_account.removed': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, accountId: z.string(), merchantTransactionId: z.string() }),
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA;

@@ -12,6 +12,7 @@ import { RECORD_GRACE_MS } from '../config/limits.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
+import { openOfferedAccounts, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
 
 /** `lt_` and 32 base64url characters: 192 random bits. */
 export const LINK_TOKEN_PATTERN = /^lt_[A-Za-z0-9_-]{32}$/;
@@ -30,11 +31,13 @@ export const CreateLinkSessionBody = z.strictObject({
   /** The shopper's language: the bank's page, the return page and the shopper words follow it. */
   language: LanguageTag.max(35).optional(),
   dataPassThrough: z.string().max(1000).optional(),
+  /** Returning shoppers (accounts/offer.ts): saved accounts to offer, saving allowed, an account to re-authorize. */
+  ...SavedAccountFields,
 });
 export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;
 
 /** A link session as stored, and as a start reads it back (parsed: another instance wrote it). */
-const StoredLinkSession = CreateLinkSessionBody.extend({ createdAt: z.number(), expiresAt: z.number() });
+const StoredLinkSession = CreateLinkSessionBody.extend({ ...StoredSavedAccountFields, createdAt: z.number(), expiresAt: z.number() });
 export type LinkSession = z.infer<typeof StoredLinkSession>;
 
 /** What POST /link-sessions answers. */
@@ -51,8 +54,11 @@ export function linkSessionId(linkToken: string): string {
 
 export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
   const linkToken = `lt_${randomBytes(24).toString('base64url')}`;
+  const { savedAccounts, reauthorize, ...purchase } = input;
+  // Opened now, so a saved account that is not this user's is refused to the server, never offered.
+  const offered = openOfferedAccounts(ctx, input.merchantUserId, { savedAccounts, reauthorize });
   const now = ctx.now();
-  const session: LinkSession = { ...input, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
+  const session: LinkSession = { ...purchase, ...offered, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
   // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
   await ctx.store.mark(markerKey.linkSession(linkSessionId(linkToken)), JSON.stringify(session), ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
   return { linkToken, expiresAt: new Date(session.expiresAt).toISOString() };

@@ -15,10 +15,10 @@ import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
-/** The same outcome as the provider reports it (the link reference is ours, so it is left out). */
+/** The same outcome as the provider reports it (the link reference and saved account are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
-  const { linkRef: _ours, ...provider } = stored as VerificationOutcome & { linkRef?: string };
+  const { linkRef: _ours, savedAccount: _saved, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown };
   // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
   const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
   const fields = Object.keys(ours!);
@@ -27,7 +27,7 @@ export function sameOutcome(stored: VerificationOutcome | undefined, reported: R
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
   const { sessionId, merchantUserId, merchantTransactionId, amount, currency } = record;
-  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome } };
+  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome }, ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
 }
 
 /** Completes the delivery of `record`'s stored outcome; throws (a problem) when the provider should retry. */

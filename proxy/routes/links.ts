@@ -11,6 +11,7 @@ import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
+import type { SavedAccount } from '../accounts/saved-account.ts';
 import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
@@ -28,6 +29,10 @@ export interface LinkedAccount {
   currency: string | undefined;
   /** The merchant transaction id this reference paid, once it has. */
   redeemedFor: string | undefined;
+  /** The account saved for the user by this link (consent or re-authorization): store it for the next purchase. */
+  savedAccount?: SavedAccount;
+  /** The stable id of the saved account this reference was made from (the shopper chose it, no bank step). */
+  savedAccountId?: string;
 }
 
 const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
@@ -101,6 +106,8 @@ export function linksRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): 
       amount: record.amount,
       currency: record.currency,
       redeemedFor: await paidOrderOf(ctx, record, linkRef),
+      ...(outcome.savedAccount ? { savedAccount: outcome.savedAccount } : {}),
+      ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
     };
     res.set('cache-control', 'no-store').json(account);
   });

@@ -14,6 +14,7 @@ import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
 import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
 import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
+import { savedAccountFor } from '../accounts/saving.ts';
 import { scrubProviderText } from '../upstream/provider-text.ts';
 import type { Operation } from '../openapi/operation.ts';
 import { NotificationBody } from '../notifications/outcome.ts';
@@ -72,7 +73,10 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     await intake.bindWebhookId(webhookId, session);
 
     const logRef = sessionLogRef(session.sessionId);
-    const outcome: VerificationOutcome = reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId() } : reported.outcome;
+    const saved = reported.outcome.status === 'success' ? savedAccountFor(ctx, session, reported.outcome) : undefined;
+    const outcome: VerificationOutcome = reported.outcome.status === 'success'
+      ? { ...reported.outcome, linkRef: newId(), ...(saved ? { savedAccount: saved } : {}) }
+      : reported.outcome;
     // The token is sealed before any backend sees it.
     const { stored, record } = await store.settle(session.sessionId, sealOutcome(ctx.sealer, session.sessionId, outcome));
     if (!stored && !sameOutcome(openOutcome(ctx.sealer, record), reported.outcome)) {

@@ -17,6 +17,7 @@ import { Amount, CurrencyCode, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
+import { reauthorizationCode, reauthorizationRequired } from '../accounts/reauthorization.ts';
 import type { EventData } from '../events/shapes.ts';
 import { safeError } from '../logger.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
@@ -225,7 +226,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
    * is logged, and `payment.succeeded` (one per order, by its `once` key) is recorded again by a retry
    * of the same request, which replays the payment.
    */
-  async function tell<Type extends 'payment.succeeded' | 'payment.failed'>(type: Type, data: EventData<Type>, once?: string): Promise<void> {
+  async function tell<Type extends 'payment.succeeded' | 'payment.failed' | 'reauthorization.required'>(type: Type, data: EventData<Type>, once?: string): Promise<void> {
     try {
       await ctx.events.emit(type, data, once ? { once } : undefined);
     } catch (error) {
@@ -271,6 +272,16 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
     };
     const result = await submit(claimed, payment, body, outcome.accountToken);
+    // A stale account (nothing was charged, the order is free again): the shopper must reconnect it.
+    const stale = result.status >= 400 ? reauthorizationCode(result.body, config.reauthorizationCodes) : undefined;
+    if (stale) {
+      logger.info({ merchantTransactionId: body.merchantTransactionId, providerCode: stale }, 'transaction refused: the account needs re-authorization');
+      const problem = reauthorizationRequired(record, outcome, stale);
+      const { accountId } = (problem.toBody().account ?? {}) as { accountId?: string };
+      const { accountLabel, fiName, fiAccountType } = outcome;
+      await tell('reauthorization.required', { merchantUserId: body.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: body.merchantTransactionId, ...(accountId ? { accountId } : {}) });
+      throw problem;
+    }
     logger.info({ merchantTransactionId: body.merchantTransactionId, linkRef: sessionLogRef(body.linkRef), status: result.status }, 'interactive transaction submitted');
     answer(res, result.status, result.body);
   });

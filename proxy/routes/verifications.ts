@@ -40,9 +40,14 @@ const PageValues = {
  */
 export const StartVerificationBody = z.object({
   linkToken: z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions').optional(),
+  /** The shopper ticked "save this account": the version of the consent words the element showed. */
+  consent: z.string().regex(/^[\w.-]{1,40}$/, 'must be the version of the consent words shown').optional(),
   ...PageValues,
 }).superRefine((body, ctx) => {
-  if (body.linkToken === undefined) return;
+  if (body.linkToken === undefined) {
+    if (body.consent !== undefined) ctx.addIssue({ code: 'custom', path: ['consent'], message: 'is only accepted with a linkToken (saving is the link session\'s choice)' });
+    return;
+  }
   // The link session is the server's word on the purchase: a page value beside it is a bug, never a hint.
   for (const key of Object.keys(PageValues) as (keyof typeof PageValues)[]) {
     if (body[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must not be sent with linkToken: the link session sets it' });

@@ -12,6 +12,8 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /** Link session id (a hash of the link token) → the link session's values, as JSON. */
   linkSession: (id: string) => `link-session:${id}`,
+  /** Link session id and an offered account's browser id → `removed` once the shopper removed it there. */
+  savedAccountRemoved: (linkSessionId: string, offeredId: string) => `saved-account-removed:${linkSessionId}:${offeredId}`,
   /** Merchant transaction id → the claim of the one payment of that order. */
   order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
   /** Order claim → the payment's result, once the provider answered (or could not be reached). */

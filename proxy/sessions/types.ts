@@ -3,6 +3,8 @@
 // the relay only ever talk to these interfaces, so both backends must behave identically.
 
 import { accountWords, browserFailureCode, failureWords } from './shopper-words.ts';
+import type { SavedAccount } from '../accounts/saved-account.ts';
+import type { ConsentRecord } from '../accounts/consent.ts';
 
 /** Where a verification session stands. `succeeded`, `failed` and `expired` are terminal. */
 export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'expired';
@@ -29,6 +31,8 @@ export type VerificationOutcome =
       accountLabel: string;
       fiName: string;
       fiAccountType: string;
+      /** The account saved for the merchant user (the shopper consented, or re-authorized it): for the merchant's server only. */
+      savedAccount?: SavedAccount;
     }
   | FailureOutcome;
 
@@ -45,6 +49,7 @@ export type StoredOutcome =
       accountLabel: string;
       fiName: string;
       fiAccountType: string;
+      savedAccount?: SavedAccount;
       accountToken?: never;
     }
   | FailureOutcome;
@@ -116,6 +121,10 @@ export interface SessionRecord {
    * bound: the session's success is held back until that browser reaches the return page.
    */
   browserBinding?: string;
+  /** A success here is saved for the merchant user: the saved account's id, and the shopper's consent or a re-authorization. */
+  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true };
+  /** Set when the shopper chose a saved account (no bank step): its stable id. */
+  savedAccountId?: string;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */

@@ -15,6 +15,7 @@ import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
+import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
 import { newBankStepBinding } from '../http/bank-step-cookie.ts';
 import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
@@ -92,6 +93,9 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     }
     const linkSession = body.linkToken ? await resolveLinkSession(ctx, body.linkToken) : undefined;
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftFromPage(body);
+    // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
+    const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent);
+    const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session);
     const language = purchase.transaction.language;
     const sessionId = newId();
     const notificationRef = newId();
@@ -115,7 +119,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     // A link session is already the server's word; enrichStart completes only what came from the page.
     const enriched = ctx.enrichStart && !linkSession ? await ctx.enrichStart(req, draft) : draft;
     const userId = enriched.merchant.merchantUserId;
-    const reverified = !linkSession && body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined;
+    const reverified = reauthorizing
+      || (!linkSession && body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined);
     const candidate = {
       ...enriched,
       ...(reverified ? { accountToken: reverified } : {}),
@@ -144,6 +149,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       currency: transaction.currency,
       ...(transaction.language ? { language: transaction.language } : {}),
       ...(linkSession ? { linkSessionId: linkSession.id } : {}),
+      ...(saving ? { saving } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
       ...(browserBinding ? { browserBinding } : {}),
     };

@@ -40,7 +40,7 @@ describe('<obv-link-account link-token>', () => {
     try {
       const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token="sk_live_123"></obv-link-account>`);
       expect(el.state).to.equal('error');
-      expect(warn.calledWithMatch('obv-link:', sinon.match(/link-token must be the linkToken/))).to.equal(true);
+      expect(warn.calledWithMatch('obv-link:', sinon.match(/link-token must be a linkToken/))).to.equal(true);
       expect(world().proxy.requests).to.have.length(0);
     } finally {
       warn.restore();

@@ -94,6 +94,17 @@ export function describeSessionStoreContract(name: string, makeStore: () => Prom
       assert.deepEqual(after?.outcome, SUCCESS);
     }));
 
+    test('keeps a success\'s saved account and the record\'s saving fields (returning shoppers)', () => withStore(async (store) => {
+      const consent = { version: 'v1', lang: 'en' as const, checkbox: 'Save', text: 'You authorize…', acceptedAt: '2026-11-24T00:00:00.000Z', ip: '127.0.0.1', userAgent: 'UA' };
+      const record = { ...pendingRecord(), saving: { accountId: 'sa_1', consent }, savedAccountId: 'sa_0' };
+      const saved: StoredOutcome = { ...(SUCCESS as Extract<StoredOutcome, { status: 'success' }>), savedAccount: { sealed: 'obv1.k1.c2F2ZWQ', accountId: 'sa_1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING', linkedAt: '2026-11-24T00:00:00.000Z', consent } };
+      await store.create(record);
+      await store.settle(record.sessionId, saved);
+      const after = await store.get(record.sessionId);
+      assert.deepEqual(after?.outcome, saved);
+      assert.deepEqual([after?.saving, after?.savedAccountId], [record.saving, 'sa_0']);
+    }));
+
     test('makes concurrent claims of one idempotency key wait for the first start', () => withStore(async (store) => {
       const key = newId();
       assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });

@@ -55,7 +55,8 @@ function accountLine(shown: string): Node[] {
 function updatePayButton(): void {
   // Pay needs a linked account the element shows as linked (it keeps the previous account while the
   // consumer tries to change it) and a valid form (the element is form-associated and `required`).
-  const account = element.state === 'success' ? element.account : undefined;
+  // (`account` is set in the success state, and in `saved` once the chosen saved account is ready.)
+  const account = element.account;
   const ready = account !== undefined && form.checkValidity();
   payButton.disabled = !ready;
   if (ready) payHint.replaceChildren('Paying from ', ...accountLine(account.accountLabel), ` at ${account.fiName}.`);

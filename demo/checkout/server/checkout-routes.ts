@@ -10,11 +10,17 @@ import { checkoutPage, notFoundPage, resultPage } from './pages.ts';
 import { securityHeaders } from './security-headers.ts';
 import { SHOP, decimalAmount, type Order } from './orders.ts';
 import type { TransactionClient } from './transactions.ts';
+import { SavedAccountBook } from './saved-accounts.ts';
+import { randomBytes } from 'node:crypto';
 
 export interface CheckoutRoutesOptions {
   assets: AssetMap;
   proxy: TransactionClient;
   orders?: OrderBook;
+  /** The shop's saved accounts (its "database"); the proxy's onSavedAccountRemoved should remove from it too. */
+  savedAccounts?: SavedAccountBook;
+  /** Sandbox only: the provider's test control that makes every linked account stale (the "Reconnect" path). */
+  markAccountsStale?: () => void;
   /** The origins the shop is served under (its CSP names the page's own WebSocket origin). */
   pageOrigins: readonly string[];
 }
@@ -42,6 +48,21 @@ function cookieValue(header: string | undefined, name: string): string | undefin
   return undefined;
 }
 
+/** The shopper this browser is (a long-lived cookie): their saved accounts follow them from order to order. */
+export const SHOPPER_COOKIE = 'nr_shopper';
+
+const SHOPPER_ID = /^shopper-([A-Za-z0-9_-]{16})$/;
+
+/**
+ * The shopper's merchant user id: from their cookie, else the shopper of the open order their order
+ * cookie names, else (a first visit) a new one.
+ */
+function shopperOf(req: express.Request, order: Order | undefined): string {
+  const id = cookieValue(req.headers.cookie, SHOPPER_COOKIE) ?? '';
+  if (SHOPPER_ID.test(`shopper-${id}`)) return `shopper-${id}`;
+  return order && SHOPPER_ID.test(order.merchantUserId) ? order.merchantUserId : `shopper-${randomBytes(12).toString('base64url')}`;
+}
+
 /** The order this browser is shopping for (its cookie); a request can act on no other order. */
 export function shoppersOrderId(req: express.Request): string | undefined {
   return cookieValue(req.headers.cookie, ORDER_COOKIE);
@@ -65,6 +86,7 @@ function sendHtml(res: express.Response, status: number, body: string): void {
 /** Builds the merchant's router: mount it at `/` next to the proxy's `/obv`. */
 export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   const orders = options.orders ?? new OrderBook();
+  const saved = options.savedAccounts ?? new SavedAccountBook();
   const router = express.Router();
   router.use(securityHeaders(options.pageOrigins));
 
@@ -78,12 +100,16 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   const LINK_SESSION_MARGIN_MS = 5 * 60_000;
 
   /**
-   * The link session for `order`: who pays, for what, in which language — all from the shop's records.
-   * One per order and language, reused while valid, so a reload resumes a bank step under way.
+   * The link session for `order`: who pays, for what, in which language — all from the shop's records —
+   * and the shopper's saved accounts (or the one the bank wants reconnected), with saving allowed. One per
+   * order and language, reused while valid, so a reload resumes a bank step under way; a reconnect drops
+   * it (order.linkSession = undefined) for a new one.
    */
   async function linkTokenFor(order: Order, language: 'en' | 'es'): Promise<string> {
     const current = order.linkSession;
     if (!current || current.language !== language || current.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
+      const accounts = saved.list(order.merchantUserId);
+      const reconnect = accounts.find((account) => account.accountId === order.reconnect);
       const created = await options.proxy.createLinkSession({
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
@@ -91,6 +117,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         currency: SHOP.currency,
         consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
         language: language === 'es' ? 'es-US' : 'en-US',
+        ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
       });
       order.linkSession = { ...created, language };
       return created.linkToken;
@@ -100,11 +127,14 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
 
   router.get('/', async (req, res) => {
     const current = orders.get(shoppersOrderId(req) ?? '');
-    const order = current?.state === 'open' ? current : orders.open();
+    const shopper = shopperOf(req, current);
+    const order = current?.state === 'open' && current.merchantUserId === shopper ? current : orders.open(shopper);
+    // ?lang=es: the element and the bank's pages in Spanish (the demo's own page stays English). The order
+    // keeps it, so the checkout a Pay sends back to (a reconnect) speaks it too.
+    if (req.query.lang === 'es' || req.query.lang === 'en') order.language = req.query.lang;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    // ?lang=es: the element and the bank's pages in Spanish (the demo's own page stays English).
-    const language = req.query.lang === 'es' ? 'es' : 'en';
-    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, language), language));
+    res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
+    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, order.language), order.language));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
@@ -138,12 +168,14 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         merchantTransactionId: order.orderId,
         amount: decimalAmount(order.totalCents),
         currency: SHOP.currency,
-        language: 'en-US',
+        language: `${order.language}-US`,
         ...(req.ip ? { originatorIp: req.ip.replace(/^::ffff:/, '') } : {}),
       });
       if (result.ok) {
         // The receipt's account comes from the verified outcome on the server, not from the page.
         const account = await options.proxy.linkedAccount(form.linkRef);
+        // The shopper ticked "save" (or reconnected it): keep it for the next purchase.
+        if (account?.savedAccount) saved.save(order.merchantUserId, account.savedAccount);
         order.state = 'paid';
         order.payment = {
           transactionId: result.response.transactionId,
@@ -152,12 +184,29 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
           fiName: account?.fiName,
           paidAt: Date.now(),
         };
+      } else if (result.reconnect) {
+        // The bank wants the shopper to sign in again: back to the checkout, which offers "Reconnect".
+        order.state = 'open';
+        order.reconnect = result.reconnect;
+        order.linkSession = undefined;
+        res.redirect(303, '/');
+        return;
       } else {
         order.state = 'declined';
         order.failure = { title: result.title, detail: result.detail };
       }
     }
     res.redirect(303, `/orders/${encodeURIComponent(order.orderId)}`);
+  });
+
+  // The sandbox's test control, for trying the "Reconnect" path by hand (the demo runs the sandbox).
+  router.post('/sandbox/stale-accounts', (req, res) => {
+    if (crossSite(req) || !options.markAccountsStale) {
+      sendProblem(res, 403, 'Refused', 'Only the demo\'s own page can use the sandbox control.');
+      return;
+    }
+    options.markAccountsStale();
+    res.redirect(303, '/');
   });
 
   router.get('/orders/:orderId', (req, res) => {

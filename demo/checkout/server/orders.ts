@@ -35,6 +35,10 @@ export interface Order {
   taxCents: number;
   totalCents: number;
   state: 'open' | 'paying' | 'paid' | 'declined';
+  /** The checkout's language: `es` for a Spanish checkout (`/?lang=es`), else English. */
+  language: 'en' | 'es';
+  /** Set when the bank asked the shopper to reconnect this saved account (`reauthorization-required`). */
+  reconnect?: string;
   /**
    * The order's link session, reused while it is valid: a reload of the checkout then carries the same
    * token, so the element resumes a bank step under way.
@@ -96,13 +100,14 @@ export class OrderBook {
     this.#maxOrders = options.maxOrders ?? 1000;
   }
 
-  /** Opens a new order for the standard basket. */
-  open(): Order {
+  /** Opens a new order for the standard basket, for the shopper `merchantUserId` (their cookie). */
+  open(merchantUserId: string = SHOP.shopper.merchantUserId, language: Order['language'] = 'en'): Order {
     const subtotalCents = BASKET.reduce((sum, item) => sum + item.quantity * item.unitPriceCents, 0);
     const taxCents = Math.round((subtotalCents * SHOP.taxRatePerMillion) / 1_000_000);
     const order: Order = {
       orderId: `NR-${randomBytes(6).toString('hex').toUpperCase()}`,
-      merchantUserId: SHOP.shopper.merchantUserId,
+      merchantUserId,
+      language,
       items: BASKET,
       subtotalCents,
       taxCents,

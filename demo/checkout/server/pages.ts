@@ -75,6 +75,10 @@ function eventsPanel(): SafeHtml {
       <div><dt><code>user_locked</code></dt><dd>account locked</dd></div>
       <div><dt>Cancel</dt><dd>consumer cancels at the bank</dd></div>
     </dl>
+    <form method="post" action="/sandbox/stale-accounts" class="sandbox-control">
+      <button type="submit" class="events-clear">Make linked accounts stale</button>
+      <p>The next payment with a saved account then asks the shopper to reconnect it.</p>
+    </form>
   </footer>
 </aside>`;
 }

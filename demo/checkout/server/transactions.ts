@@ -19,6 +19,10 @@ export interface LinkSessionRequest {
   currency: string;
   consumer: { firstName: string; lastName: string; email: string };
   language?: string;
+  /** Returning shoppers: their saved accounts (sealed strings), saving allowed, an account to re-authorize. */
+  savedAccounts?: string[];
+  allowSaving?: boolean;
+  reauthorize?: string;
 }
 
 const CreatedLinkSession = z.object({ linkToken: z.string().min(1), expiresAt: z.string() });
@@ -36,10 +40,24 @@ export interface TransactionRequest {
 
 export type TransactionResult =
   | { ok: true; response: TransactionResponse }
-  | { ok: false; title: string; detail: string };
+  /** `reconnect`: the proxy said `reauthorization-required` for this saved account id. */
+  | { ok: false; title: string; detail: string; reconnect?: string };
 
-/** The display fields of a verified account, as the proxy's GET /links/:ref returns them to the server. */
-export const LinkedAccount = z.object({ accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string() });
+const SavedAccount = z.object({
+  sealed: z.string(),
+  accountId: z.string(),
+  accountLabel: z.string(),
+  fiName: z.string(),
+  fiAccountType: z.string(),
+  linkedAt: z.string(),
+  consent: z.record(z.string(), z.unknown()).optional(),
+});
+
+/**
+ * The display fields of a verified account, as the proxy's GET /links/:ref returns them to the server,
+ * and the saved account when the shopper asked to save it (or re-authorized it).
+ */
+export const LinkedAccount = z.object({ accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string(), savedAccount: SavedAccount.optional() });
 export type LinkedAccount = z.infer<typeof LinkedAccount>;
 
 export interface TransactionClientOptions {
@@ -49,7 +67,7 @@ export interface TransactionClientOptions {
   timeoutMs?: number;
 }
 
-const Problem = z.object({ title: z.string().optional(), detail: z.string().optional() });
+const Problem = z.object({ type: z.string().optional(), title: z.string().optional(), detail: z.string().optional(), account: z.object({ accountId: z.string().optional() }).optional() });
 
 /** The shop's client of the proxy's server-only routes. Neither call throws. */
 export function createTransactionClient(options: TransactionClientOptions) {
@@ -96,7 +114,9 @@ export function createTransactionClient(options: TransactionClientOptions) {
         return { ok: false, title: 'Unexpected response', detail: 'The payment service answered with an unexpected body.' };
       }
       const problem = Problem.safeParse(body);
+      const reconnect = problem.success && problem.data.type === 'urn:obv-link:problem:reauthorization-required' ? problem.data.account?.accountId : undefined;
       return {
+        ...(reconnect ? { reconnect } : {}),
         ok: false,
         title: (problem.success && problem.data.title) || `Declined (${response.status})`,
         detail: (problem.success && problem.data.detail) || 'The payment was declined.',

@@ -1,6 +1,7 @@
 // What the Redis backend reads back from Redis is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
+import { SavedAccountSchema } from '../../accounts/saved-account.ts';
 import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from '../types.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
@@ -10,7 +11,7 @@ const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z
 
 /** A stored outcome: the token sealed (strict, so a record holding a token in the clear is refused). */
 export const StoredOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields }),
+  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: SavedAccountSchema.optional() }),
   FailureOutcomeSchema,
 ]);
 

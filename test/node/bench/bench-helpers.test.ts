@@ -31,7 +31,7 @@ describe('bench options', () => {
   it('runs every section at full size by default', () => {
     const options = parseOptions([], {});
     assert.equal(options.quick, false);
-    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper']);
+    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper', 'returning']);
     assert.equal(options.sizes.idleSockets, 10_000);
     assert.deepEqual(options.sizes.memorySockets, [10_000, 20_000]);
   });

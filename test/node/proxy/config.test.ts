@@ -55,6 +55,12 @@ describe('configuration from the environment', () => {
     }
   });
 
+  test('reads the endpoint 4 codes that mean re-authorization (default REAUTHORIZATION_REQUIRED) and refuses a malformed one', () => {
+    assert.deepEqual(configFromEnv(VALID_ENV).reauthorizationCodes, ['REAUTHORIZATION_REQUIRED']);
+    assert.deepEqual(configFromEnv({ ...VALID_ENV, OBV_REAUTHORIZATION_CODES: 'ITEM_LOGIN_REQUIRED, ACCOUNT_STALE' }).reauthorizationCodes, ['ITEM_LOGIN_REQUIRED', 'ACCOUNT_STALE']);
+    assert.deepEqual(configError({ ...VALID_ENV, OBV_REAUTHORIZATION_CODES: 'login required!' }).issues.map((issue) => issue.setting), ['OBV_REAUTHORIZATION_CODES']);
+  });
+
   test('reads durations, lists and booleans', () => {
     const config = configFromEnv({
       ...VALID_ENV,
@@ -179,6 +185,7 @@ describe('configuration from the environment', () => {
       authFailureStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
+      onSavedAccountRemoved: () => undefined,
       eventOutbox: new MemoryEventOutbox(),
       eventTimings: { retryDelaysMs: [10] },
       relay: { pingIntervalMs: 1_000 },

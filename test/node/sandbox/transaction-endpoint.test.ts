@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { RunningProvider } from '../../../sandbox/index.ts';
-import { TRANSACTION_PATH, accessToken, postJson, readProblem, startTestProvider, startVerification, startWebhookReceiver, submitConsumerForm } from './helpers.ts';
+import { TRANSACTION_PATH, accessToken, postJson, readProblem, startTestProvider, startVerification, startWebhookReceiver, submitConsumerForm, verificationBody } from './helpers.ts';
 
 const GATEWAY_HEADERS = { 'x-pgw-app-id': 'sandbox-app', 'x-pgw-client-id': 'sandbox_client' };
 
@@ -37,6 +37,26 @@ describe('interactive transaction (endpoint 4)', () => {
     assert.equal(body.transactionStatus, 'APPROVED');
     assert.equal(body.merchantTransactionId, 'order-1001');
     assert.equal(provider.stats.transactions, 1);
+  });
+
+  test('a stale account (the markAccountStale control) is refused with errorCode REAUTHORIZATION_REQUIRED until a verification carrying its token re-links it', async (t) => {
+    const receiver = await startWebhookReceiver(t);
+    const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url });
+    const accountToken = await linkAccount(provider, receiver);
+    assert.equal(provider.markAccountStale('acct_unknown'), false);
+    assert.equal(provider.markAccountStale(accountToken), true);
+    const pay = async () => postJson(`${provider.url}${TRANSACTION_PATH}`, await accessToken(provider), transactionBody(accountToken), GATEWAY_HEADERS);
+    const refused = await pay();
+    assert.equal(refused.status, 422);
+    const body = (await refused.json()) as { errorCode?: string; errors?: Array<{ path: string }> };
+    assert.equal(body.errorCode, 'REAUTHORIZATION_REQUIRED');
+    assert.deepEqual(body.errors?.map((error) => error.path), ['accountToken']);
+    assert.equal(provider.stats.transactions, 0);
+    // Re-authorization: a verification that carries the token, completed at the bank.
+    const { consumerUrl } = await startVerification(provider, verificationBody({}, { accountToken }));
+    assert.equal((await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' })).status, 303);
+    await provider.notificationsSettled();
+    assert.equal((await pay()).status, 201);
   });
 
   test('refuses (422 naming accountToken) an accountToken it never issued', async (t) => {

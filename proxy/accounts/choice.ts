@@ -1,0 +1,119 @@
+// What the shopper does with an offered saved account in the element: choose it (the form gets a link
+// reference for this order at once: no bank step, no upstream verification), or remove it (it is no
+// longer offered in this link session, and the merchant's server hears of it to delete its copy).
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import type { LinkSession } from '../link-sessions/link-sessions.ts';
+import type { CompleteDelivery } from '../notifications/delivery.ts';
+import { safeError } from '../logger.ts';
+import { RECORD_GRACE_MS } from '../config/limits.ts';
+import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { markerKey } from '../sessions/markers.ts';
+import { sealOutcome } from '../sessions/sealed-outcome.ts';
+import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
+import type { OfferedAccount } from './offer.ts';
+import { stillOffered } from './offer.ts';
+import { openSavedAccount, refusalReason, type SavedAccountDisplay } from './saved-account.ts';
+
+/** The link session an offered account is chosen or removed in: its id and values. */
+export interface OfferingSession {
+  id: string;
+  session: LinkSession;
+}
+
+/** The offered account the browser names by its id in this link session; 404 when there is none (or it was removed). */
+export async function findOffered(ctx: ProxyContext, { id, session }: OfferingSession, offeredId: string): Promise<OfferedAccount> {
+  const offered = (await stillOffered(ctx, id, session)).find((account) => account.id === offeredId);
+  if (!offered) {
+    throw problem('unknown-saved-account', 'This link session offers no saved account with this id (or the shopper removed it).',
+      { errors: [{ path: 'savedAccountId', message: 'is not a saved account offered in this link session' }] });
+  }
+  return offered;
+}
+
+/**
+ * Pays with a saved account: a session for this order, settled as a success at once with the saved
+ * token and a new link reference, delivered like any outcome (link index, `onOutcome`). `/transactions`
+ * then pays it as it pays a bank link.
+ */
+export async function chooseSavedAccount(ctx: ProxyContext, deliver: CompleteDelivery, { id, session }: OfferingSession, offered: OfferedAccount): Promise<BrowserOutcome> {
+  let accountToken: string;
+  try {
+    ({ accountToken } = openSavedAccount(ctx.sealer, offered.sealed, session.merchantUserId));
+  } catch (error) {
+    // It opened when the link session was made: only a sealing key dropped since then gets here.
+    throw problem('saved-account-refused', `This saved account ${refusalReason(error)}.`, { errors: [{ path: 'savedAccountId', message: 'cannot be opened' }] });
+  }
+  const now = ctx.now();
+  const sessionId = newId();
+  const record: SessionRecord = {
+    sessionId,
+    notificationRef: newId(),
+    consumerUrl: '',
+    state: 'pending',
+    createdAt: now,
+    expiresAt: now + ctx.config.sessionTtlMs,
+    merchantUserId: session.merchantUserId,
+    merchantTransactionId: session.merchantTransactionId,
+    amount: session.amount,
+    currency: session.currency,
+    ...(session.language ? { language: session.language } : {}),
+    linkSessionId: id,
+    savedAccountId: offered.accountId,
+  };
+  await ctx.store.create(record);
+  const { accountLabel, fiName, fiAccountType } = offered;
+  const { record: settled } = await ctx.store.settle(sessionId, sealOutcome(ctx.sealer, sessionId, { status: 'success', linkRef: newId(), accountToken, accountLabel, fiName, fiAccountType }));
+  await deliver(settled);
+  ctx.metrics.starts.inc({ result: 'saved-account' });
+  ctx.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
+  return browserOutcome(settled.outcome!, session.language);
+}
+
+/** What the merchant's server hears when a shopper removes a saved account (`onSavedAccountRemoved`, and merchant events). */
+export interface SavedAccountRemoval extends SavedAccountDisplay {
+  merchantUserId: string;
+  /** The saved account's stable id: delete your record of it. */
+  accountId: string;
+  /** The sealed string as your server passed it in the link session. */
+  sealed: string;
+  /** The order whose checkout it was removed from. */
+  merchantTransactionId: string;
+  /** ISO 8601. */
+  removedAt: string;
+}
+
+/** Removes `offered` from the link session; the merchant's hook runs once per removal (a retry after its failure runs it again). */
+export async function removeSavedAccount(ctx: ProxyContext, { id, session }: OfferingSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
+  const key = markerKey.savedAccountRemoved(id, offered.id);
+  const removal: SavedAccountRemoval = {
+    merchantUserId: session.merchantUserId,
+    accountId: offered.accountId,
+    sealed: offered.sealed,
+    accountLabel: offered.accountLabel,
+    fiName: offered.fiName,
+    fiAccountType: offered.fiAccountType,
+    merchantTransactionId: session.merchantTransactionId,
+    removedAt: new Date(ctx.now()).toISOString(),
+  };
+  const claim = newId();
+  // Two removals at once (a double click): one of them tells the merchant.
+  // As long as the link session's own record (its lifetime and the grace after it).
+  if ((await ctx.store.mark(key, claim, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS)) !== claim) return removal;
+  try {
+    await ctx.onSavedAccountRemoved?.(removal);
+  } catch (error) {
+    await ctx.store.unmark(key);
+    ctx.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
+    throw problem('removal-hook-failed', 'The merchant\'s server could not record the removal; try again.');
+  }
+  const { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId } = removal;
+  try {
+    await ctx.events.emit('saved_account.removed', { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId }, { once: key });
+  } catch (error) {
+    // The hook has heard it; the event list is the second channel, logged when it cannot be written.
+    ctx.logger.error({ err: safeError(error), merchantTransactionId }, 'the saved_account.removed event could not be recorded');
+  }
+  ctx.logger.info({ merchantTransactionId: session.merchantTransactionId }, 'saved account removed by the shopper');
+  return removal;
+}

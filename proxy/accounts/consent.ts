@@ -1,0 +1,53 @@
+// The words a shopper agrees to when saving an account (the debit authorization), in English and
+// Spanish, and the record of that agreement the merchant's server receives. The element shows the
+// words the proxy sends it (never words of its own), so the record holds exactly what was on screen.
+import { shopperLanguage } from '../sessions/shopper-words.ts';
+
+/** Bump when any of the words change: a record names the version its shopper saw. */
+export const CONSENT_VERSION = '2026-11-24';
+
+/** The consent box's label and the authorization beside it, as the element shows them. */
+export interface ConsentWords {
+  version: string;
+  /** The language the words are written in (the link session's, English or Spanish). */
+  lang: 'en' | 'es';
+  /** The checkbox's label. (Not `label`: the element's build shortens that name.) */
+  checkbox: string;
+  /** The debit authorization in plain words: what may be debited, that it can be removed, and how. */
+  text: string;
+}
+
+const WORDS: Record<'en' | 'es', Omit<ConsentWords, 'version' | 'lang'>> = {
+  en: {
+    checkbox: 'Save this account for my next purchases',
+    text: 'You authorize this store to debit this bank account for the total of each future purchase you confirm at its checkout. '
+      + 'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout.',
+  },
+  es: {
+    checkbox: 'Guardar esta cuenta para mis próximas compras',
+    text: 'Autorizas a esta tienda a cargar en esta cuenta bancaria el total de cada compra futura que confirmes en su página de pago. '
+      + 'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar.',
+  },
+};
+
+/** The consent words in the shopper's language (English unless it is Spanish). */
+export function consentWords(language: string | undefined): ConsentWords {
+  const lang = shopperLanguage(language);
+  return { version: CONSENT_VERSION, lang, ...WORDS[lang] };
+}
+
+/**
+ * The record of a shopper's consent to save an account: the exact words shown and their version, when,
+ * and from where (the IP address and user agent of the request that started the linking).
+ */
+export interface ConsentRecord {
+  version: string;
+  lang: 'en' | 'es';
+  /** The checkbox's label and the authorization, exactly as shown. */
+  checkbox: string;
+  text: string;
+  /** ISO 8601. */
+  acceptedAt: string;
+  ip: string;
+  userAgent: string;
+}

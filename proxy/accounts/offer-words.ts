@@ -1,0 +1,45 @@
+// The element's words for a returning shopper (the saved-account list, Remove and its confirmation,
+// Reconnect), in the link session's language, English or Spanish. Sent with the offer rather than built
+// into the element, like the outcome words (sessions/shopper-words.ts): every word in the element's
+// bundle costs every merchant's shoppers bytes, and only returning shoppers need these.
+import { shopperLanguage } from '../sessions/shopper-words.ts';
+
+export interface OfferWords {
+  /** The language the words are written in. */
+  lang: 'en' | 'es';
+  /** The list's title (and the radio group's name). */
+  title: string;
+  useAnother: string;
+  remove: string;
+  removeConfirm: string;
+  keep: string;
+  /** "Reconnect" before the bank's name and the account's masked number; the button says it alone. */
+  reconnect: string;
+  reconnectHint: string;
+}
+
+const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
+  en: {
+    title: 'Pay with a saved account',
+    useAnother: 'Use another account',
+    remove: 'Remove',
+    removeConfirm: 'Remove this account from your saved accounts?',
+    keep: 'Keep',
+    reconnect: 'Reconnect',
+    reconnectHint: 'Your bank asks you to sign in again before this account can be used.',
+  },
+  es: {
+    title: 'Paga con una cuenta guardada',
+    useAnother: 'Usar otra cuenta',
+    remove: 'Eliminar',
+    removeConfirm: '¿Eliminar esta cuenta de tus cuentas guardadas?',
+    keep: 'Conservar',
+    reconnect: 'Reconectar',
+    reconnectHint: 'Tu banco te pide que inicies sesión de nuevo para usar esta cuenta.',
+  },
+};
+
+export function offerWords(language: string | undefined): OfferWords {
+  const lang = shopperLanguage(language);
+  return { lang, ...WORDS[lang] };
+}

@@ -1,0 +1,130 @@
+// Saved accounts in a link session: the merchant's server passes the user's sealed saved accounts (and
+// may ask to re-authorize one); the proxy opens each one for that user when the link session is made
+// and refuses, naming its index, any it cannot open. The browser then sees only an opaque id per
+// offered account (fresh for this link session) and its display fields: never a sealed string or token.
+import { z } from 'zod';
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import { newId } from '../sessions/ids.ts';
+import { markerKey } from '../sessions/markers.ts';
+import { accountWords } from '../sessions/shopper-words.ts';
+import { consentWords, type ConsentWords } from './consent.ts';
+import { offerWords, type OfferWords } from './offer-words.ts';
+import { openSavedAccount, refusalReason } from './saved-account.ts';
+
+/** At most this many saved accounts per link session: a list to choose from, not a store. */
+export const MAX_SAVED_ACCOUNTS = 10;
+
+/** A sealed saved account as the merchant's server passes it back. */
+const SealedString = z.string().min(1).max(4096);
+
+/** The link session fields of saved accounts (CreateLinkSessionBody, CONTRACTS §3). */
+export const SavedAccountFields = {
+  /** The user's saved accounts (`sealed` strings from earlier successes), offered first in this order. */
+  savedAccounts: z.array(SealedString).max(MAX_SAVED_ACCOUNTS, `must list at most ${MAX_SAVED_ACCOUNTS} saved accounts`).optional(),
+  /** Offer the shopper an (unchecked) choice to save the account they link now. */
+  allowSaving: z.boolean().optional(),
+  /** A stale saved account to re-authorize: the element offers "Reconnect …" and the bank step carries its token. */
+  reauthorize: SealedString.optional(),
+};
+
+/** An offered account as the link session keeps it: the browser's id for it, its seal and its display fields. */
+export const OfferedAccount = z.object({
+  id: z.string(),
+  sealed: z.string(),
+  accountId: z.string(),
+  accountLabel: z.string(),
+  fiName: z.string(),
+  fiAccountType: z.string(),
+});
+export type OfferedAccount = z.infer<typeof OfferedAccount>;
+
+/** The saved-account part of a stored link session. */
+export const StoredSavedAccountFields = {
+  savedAccounts: z.array(OfferedAccount).optional(),
+  allowSaving: z.boolean().optional(),
+  reauthorize: OfferedAccount.optional(),
+};
+
+/**
+ * Opens every saved account of a new link session for `merchantUserId`; a 422 naming each one that does
+ * not open (another user's, altered, under an unknown key), so none is ever offered.
+ */
+export function openOfferedAccounts(ctx: ProxyContext, merchantUserId: string, input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined }) {
+  const errors: { path: string; message: string }[] = [];
+  const open = (sealed: string, path: string): OfferedAccount | undefined => {
+    try {
+      const { accountId, accountLabel, fiName, fiAccountType } = openSavedAccount(ctx.sealer, sealed, merchantUserId);
+      return { id: newId(), sealed, accountId, accountLabel, fiName, fiAccountType };
+    } catch (error) {
+      errors.push({ path, message: refusalReason(error) });
+      return undefined;
+    }
+  };
+  const savedAccounts = input.savedAccounts?.map((sealed, index) => open(sealed, `savedAccounts.${index}`));
+  const reauthorize = input.reauthorize === undefined ? undefined : open(input.reauthorize, 'reauthorize');
+  if (errors.length > 0) {
+    ctx.logger.warn({ refused: errors.map((e) => e.path) }, 'refused saved accounts in a link session');
+    throw problem('saved-account-refused', `These saved accounts cannot be used for user ${merchantUserId}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+  }
+  return {
+    ...(savedAccounts?.length ? { savedAccounts: savedAccounts as OfferedAccount[] } : {}),
+    ...(reauthorize ? { reauthorize } : {}),
+  };
+}
+
+/** An offered account as the browser sees it: its id in this link session and what to show. */
+export interface OfferedAccountView {
+  id: string;
+  accountLabel: string;
+  fiName: string;
+  fiAccountType: string;
+  displayLabel: string;
+  spokenLabel: string;
+}
+
+/** What the element is offered for a link session (POST /saved-accounts/offer, CONTRACTS §2). */
+export interface OfferView {
+  accounts: OfferedAccountView[];
+  /** The element's words for the list and for Reconnect, in the link session's language. */
+  words: OfferWords;
+  /** Present when the link session allows saving: the consent box's words. */
+  saving?: ConsentWords;
+  /**
+   * Present when the link session re-authorizes a saved account: the account to reconnect, its
+   * `displayLabel`/`spokenLabel` the whole title ("Reconnect Sandbox Federal Bank ••••4321").
+   */
+  reconnect?: Omit<OfferedAccountView, 'id'>;
+}
+
+interface SessionForOffer {
+  language?: string | undefined;
+  savedAccounts?: OfferedAccount[] | undefined;
+  allowSaving?: boolean | undefined;
+  reauthorize?: OfferedAccount | undefined;
+}
+
+const view = ({ id, accountLabel, fiName, fiAccountType }: OfferedAccount, language: string | undefined): OfferedAccountView =>
+  ({ id, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) });
+
+/** The offered accounts of link session `linkSessionId` that the shopper has not removed. */
+export async function stillOffered(ctx: ProxyContext, linkSessionId: string, session: SessionForOffer): Promise<OfferedAccount[]> {
+  const accounts = session.savedAccounts ?? [];
+  const removed = await Promise.all(accounts.map((a) => ctx.store.readMark(markerKey.savedAccountRemoved(linkSessionId, a.id))));
+  return accounts.filter((_, index) => removed[index] === undefined);
+}
+
+export async function offerView(ctx: ProxyContext, linkSessionId: string, session: SessionForOffer): Promise<OfferView> {
+  const { language, reauthorize } = session;
+  const accounts = (await stillOffered(ctx, linkSessionId, session)).map((account) => view(account, language));
+  const offer: OfferView = { accounts, words: offerWords(language) };
+  if (session.allowSaving) offer.saving = consentWords(language);
+  if (reauthorize) {
+    // The element's title as is: "Reconnect Sandbox Federal Bank ••••4321" (the masked number alone after
+    // the bank's name), and how a screen reader says it ("…, Checking ending in 4321").
+    const { id: _browserId, displayLabel, spokenLabel, ...reconnect } = view(reauthorize, language);
+    const { reconnect: verb } = offer.words;
+    offer.reconnect = { ...reconnect, displayLabel: `${verb} ${reconnect.fiName} ${displayLabel.split(' ').pop()}`, spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}` };
+  }
+  return offer;
+}

@@ -1,0 +1,125 @@
+// The element's flow for a returning shopper, with a scripted proxy: the saved accounts listed first with
+// the first one used at once (form value and obv-success), another choice replacing it, "Use another
+// account" starting the bank flow and Cancel coming back to the list, a failed choice showing an error
+// with Cancel back to the list, removal with a confirmation (the last one gone: the bank button), the
+// consent box's version sent only when ticked, and Reconnect.
+import { expect, fixture, html } from '@open-wc/testing';
+import '../../widget/obv-link-account.ts';
+import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
+import sinon from 'sinon';
+import { tick, until, useWorld } from './helpers.ts';
+
+const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
+const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', remove: 'Remove', removeConfirm: 'Remove this account?', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
+const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
+const offered = (id: string, last4: string) => ({ id, fiName: 'Sandbox Federal Bank', accountLabel: `Checking ••••${last4}`, fiAccountType: 'CHECKING', displayLabel: `Checking ••••${last4}`, spokenLabel: `Checking ending in ${last4}` });
+const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-0000000000000', '9876')];
+
+const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) => el.shadowRoot!.querySelector<T>(selector);
+const radios = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]')];
+
+describe('<obv-link-account> for a returning shopper', () => {
+  const world = useWorld();
+
+  function scripted(offer: object, use: (id: string) => { status: number; body?: unknown } = (id) => ({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, id.includes('one') ? '4321' : '9876') } })) {
+    const { proxy } = world();
+    proxy.routes['POST /obv/saved-accounts/offer'] = () => ({ status: 200, body: offer });
+    proxy.routes['POST /obv/saved-accounts/use'] = async (request) => use(((await request.json()) as { savedAccountId: string }).savedAccountId);
+    proxy.routes['POST /obv/saved-accounts/remove'] = () => ({ status: 204 });
+  }
+  const mount = () => fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef"></obv-link-account>`);
+
+  it('lists the saved accounts, uses the first at once (form value, obv-success), and another choice replaces it', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const successes: string[] = [];
+    const heard = (event: CustomEvent<{ linkRef: string }>) => successes.push(event.detail.linkRef);
+    document.addEventListener('obv-success', heard);
+    try {
+      const el = await mount();
+      await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
+      expect(el.state).to.equal('saved');
+      expect(radios(el).map((r) => r.checked)).to.deep.equal([true, false]);
+      expect(el.account?.accountLabel).to.equal('Checking ••••4321');
+      radios(el)[1]!.click();
+      await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the second account to be ready');
+      expect(successes).to.deep.equal([`ref-${ACCOUNTS[0]!.id}`, `ref-${ACCOUNTS[1]!.id}`]);
+      expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
+    } finally {
+      document.removeEventListener('obv-success', heard);
+    }
+  });
+
+  it('"Use another account" starts the bank flow; Cancel comes back to the list with the chosen account', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    expect(el.value).to.equal('');
+    el.cancel();
+    await until(() => el.state === 'saved', 'back to the list');
+    expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+  });
+
+  it('a failed choice shows an error; Cancel brings the list back, and a click on the chosen account tries again', async () => {
+    let failing = true;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
+    const el = await mount();
+    await until(() => el.state === 'error', 'the error');
+    el.cancel();
+    await until(() => el.state === 'saved', 'back to the list');
+    expect(el.value).to.equal('');
+    failing = false;
+    radios(el)[0]!.click();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
+    expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
+  });
+
+  it('Remove asks first (the browser\'s confirmation); confirmed, the account leaves the list, and without accounts the bank button is back', async () => {
+    scripted({ accounts: [ACCOUNTS[0]], words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    const confirm = sinon.stub(window, 'confirm').returns(false);
+    q(el, '.row button')!.click();
+    expect(confirm.calledOnceWith('Remove this account?')).to.equal(true);
+    await tick(20);
+    expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
+    confirm.returns(true);
+    q(el, '.row button')!.click();
+    await until(() => el.state === 'idle', 'the bank button');
+    expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, savedAccountId: ACCOUNTS[0]!.id });
+    expect(el.value).to.equal('');
+  });
+
+  it('sends the consent words\' version with the start only when the box is ticked', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(false);
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN });
+    el.cancel();
+    await until(() => el.state === 'idle', 'idle');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow again');
+    expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, consent: 'v-7' });
+  });
+
+  it('says the proxy\'s "Reconnect …" title, spoken in words, with a Reconnect button', async () => {
+    scripted({ accounts: [], words: WORDS, reconnect: { ...offered('x'.repeat(22), '4321'), displayLabel: 'Reconnect Sandbox Federal Bank ••••4321', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321' } });
+    const el = await mount();
+    await until(() => (q(el, '.title')?.textContent ?? '').includes('Reconnect'), 'the reconnect title');
+    expect(q(el, '.title [aria-hidden]')!.textContent).to.equal('Reconnect Sandbox Federal Bank ••••4321');
+    expect(q(el, '.title .sr')!.textContent).to.equal('Reconnect Sandbox Federal Bank, Checking ending in 4321');
+    expect(q(el, '[part~="button"]')!.textContent).to.equal('Reconnect');
+  });
+
+  it('without an offer (the proxy cannot say) the element offers the bank as before', async () => {
+    const el = await mount();
+    await until(() => world().proxy.requests.length > 0, 'the offer request');
+    expect(el.state).to.equal('idle');
+    expect(q(el, '[part~="button"]')!.textContent).to.contain('Link your bank account');
+  });
+});

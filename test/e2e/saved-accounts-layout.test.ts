@@ -1,0 +1,162 @@
+// The element's returning-shopper states in Chromium, in English and Spanish, at 320, 375 and 1280 px:
+// the saved-account list (with the consent box for another account), the consent box beside the bank
+// button, and Reconnect (Remove asks with the browser's own confirmation dialog). Nothing overflows, every button is at least
+// 44 px, axe (WCAG 2.2 AA) finds nothing, and the radios behave as a radio group with spoken names.
+// The proxy is mocked with Playwright routes, with the proxy's own words (proxy/accounts/).
+// Saves test-results/saved-<state>-<lang>-<width>.png for people to look at.
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { build } from 'vite';
+import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+import { consentWords } from '../../proxy/accounts/consent.ts';
+import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { accountWords } from '../../proxy/sessions/shopper-words.ts';
+
+const SHOT_DIR = 'test-results';
+const ORIGIN = 'http://merchant.test';
+const LINK_TOKEN = `lt_${'a'.repeat(32)}`;
+type Lang = 'en' | 'es';
+
+const account = (id: string, accountLabel: string, fiAccountType: string, lang: Lang) =>
+  ({ id: `${id}${'0'.repeat(22 - id.length)}`, fiName: 'Sandbox Federal Bank', accountLabel, fiAccountType, ...accountWords(accountLabel, fiAccountType, lang) });
+
+interface Scenario {
+  name: string;
+  state: 'saved' | 'idle';
+  offer: (lang: Lang) => Record<string, unknown>;
+}
+
+const accounts = (lang: Lang) => [account('acc1', 'Checking ••••4321', 'CHECKING', lang), account('acc2', 'Savings ••••9876', 'SAVINGS', lang)];
+const reconnect = (lang: Lang) => {
+  const [first] = accounts(lang);
+  const verb = offerWords(lang).reconnect;
+  return { ...first, displayLabel: `${verb} Sandbox Federal Bank ••••4321`, spokenLabel: `${verb} Sandbox Federal Bank, ${first!.spokenLabel}` };
+};
+
+const SCENARIOS: Scenario[] = [
+  { name: 'list', state: 'saved', offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
+  { name: 'consent', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), saving: consentWords(lang) }) },
+  { name: 'reconnect', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), reconnect: reconnect(lang) }) },
+];
+
+async function showScenario(browser: Browser, bundle: string, scenario: Scenario, lang: Lang, width: number): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width, height: 720 }, deviceScaleFactor: width < 600 ? 2 : 1 });
+  const page = await context.newPage();
+  const frame = width < 600 ? '#frame{padding:16px}' : '#frame{width:34rem;margin:0 auto;padding:32px}';
+  await page.route(`${ORIGIN}/**`, async (request) => {
+    const url = new URL(request.request().url());
+    if (url.pathname === '/') {
+      return request.fulfill({ contentType: 'text/html', body: `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
+<title>Checkout</title><style>body{margin:0;background:#f4f6f9;font-family:system-ui}${frame}</style><script type="module" src="/obv-link-account.js"></script></head>
+<body><div id="frame"><obv-link-account proxy-url="/obv" link-token="${LINK_TOKEN}"></obv-link-account></div></body></html>` });
+    }
+    if (url.pathname === '/obv-link-account.js') return request.fulfill({ contentType: 'text/javascript', body: bundle });
+    if (url.pathname === '/obv/saved-accounts/offer') return request.fulfill({ contentType: 'application/json', body: JSON.stringify(scenario.offer(lang)) });
+    if (url.pathname === '/obv/saved-accounts/use') {
+      const { savedAccountId } = request.request().postDataJSON() as { savedAccountId: string };
+      const chosen = accounts(lang).find((a) => a.id === savedAccountId)!;
+      const { id: _id, ...display } = chosen;
+      return request.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ status: 'success', linkRef: `ref_${savedAccountId}`, ...display }) });
+    }
+    return request.fulfill({ status: 404, body: '' });
+  });
+  await page.goto(`${ORIGIN}/`);
+  await page.waitForFunction((state) => document.querySelector('obv-link-account')?.getAttribute('state') === state, scenario.state);
+  if (scenario.state === 'saved') await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
+  else await page.locator('obv-link-account').locator('.consent, .title span').first().waitFor();
+  await page.mouse.move(0, 0);
+  return { context, page };
+}
+
+async function measure(page: Page) {
+  return page.locator('obv-link-account').evaluate((host) => {
+    const root = host.shadowRoot!;
+    const card = root.querySelector<HTMLElement>('[part~="base"]')!;
+    const controls = [...root.querySelectorAll<HTMLElement>('button, a, label')].map((control) => {
+      const box = control.getBoundingClientRect();
+      return { label: control.textContent!.trim().slice(0, 40), width: box.width, height: box.height };
+    });
+    return { controls, overflows: card.scrollWidth > card.clientWidth + 1 || host.getBoundingClientRect().right > document.documentElement.clientWidth };
+  });
+}
+
+describe('the element’s saved-account states in Chromium', { timeout: 600_000 }, () => {
+  let browser: Browser;
+  let bundle: string;
+  let buildDir: string;
+  let axeSource: string;
+
+  before(async () => {
+    buildDir = mkdtempSync(join(tmpdir(), 'obv-saved-layout-'));
+    await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: buildDir, emptyOutDir: true, sourcemap: false } });
+    bundle = readFileSync(join(buildDir, 'obv-link-account.js'), 'utf8');
+    axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+    mkdirSync(SHOT_DIR, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
+  });
+
+  it('holds at 320, 375 and 1280 px in English and Spanish, axe-clean, and saves the pictures', async () => {
+    const problems: string[] = [];
+    const cases = (['en', 'es'] as Lang[]).flatMap((lang) => [1280, 375, 320].flatMap((width) => SCENARIOS.map((scenario) => ({ lang, width, scenario }))));
+    const check = async ({ lang, width, scenario }: (typeof cases)[number]) => {
+      const where = `${scenario.name} ${lang} ${width}px`;
+      const { context, page } = await showScenario(browser, bundle, scenario, lang, width);
+      try {
+        const { controls, overflows } = await measure(page);
+        if (overflows) problems.push(`${where}: the card overflows`);
+        for (const control of controls) {
+          if (control.height < 44 || control.width < 44) problems.push(`${where}: “${control.label}” is ${control.width}×${control.height} px, under 44 px`);
+        }
+        await page.addScriptTag({ content: axeSource });
+        const violations = await page.evaluate(async () => {
+          const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
+          const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+          const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
+          return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+        });
+        for (const violation of violations) problems.push(`${where}: axe ${violation}`);
+        await page.locator('#frame').screenshot({ path: `${SHOT_DIR}/saved-${scenario.name}-${lang}-${width}.png`, animations: 'disabled' });
+      } finally {
+        await context.close();
+      }
+    };
+    const queue = [...cases];
+    await Promise.all([0, 1, 2].map(async () => {
+      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
+    }));
+    assert.deepEqual(problems.sort(), []);
+  });
+
+  it('is a radio group: spoken names, one preselected, arrows choose the next account and the form value follows', async () => {
+    const { context, page } = await showScenario(browser, bundle, SCENARIOS[0]!, 'en', 375);
+    try {
+      const host = page.locator('obv-link-account');
+      const group = host.getByRole('radiogroup', { name: 'Pay with a saved account' });
+      const radios = group.getByRole('radio');
+      assert.equal(await radios.count(), 2);
+      const first = group.getByRole('radio', { name: 'Sandbox Federal Bank · Checking ending in 4321' });
+      assert.equal(await first.isChecked(), true);
+      const value = () => page.evaluate(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value);
+      assert.equal(await value(), `ref_${'acc1'.padEnd(22, '0')}`);
+      await first.focus();
+      await page.keyboard.press('ArrowDown');
+      await page.waitForFunction((ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref, `ref_${'acc2'.padEnd(22, '0')}`);
+      assert.equal(await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(), true);
+      assert.equal(await host.getByRole('button', { name: 'Remove Sandbox Federal Bank Checking ending in 4321' }).count(), 1);
+      const consent = host.getByRole('checkbox', { name: 'Save this account for my next purchases' });
+      assert.equal(await consent.isChecked(), false, 'the consent box starts unchecked');
+      assert.match(await host.locator('#ct').innerText(), /debit this bank account/);
+    } finally {
+      await context.close();
+    }
+  });
+});

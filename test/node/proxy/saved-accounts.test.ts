@@ -1,0 +1,346 @@
+// Returning shoppers, proxy side: a consented success gives the merchant's server a saved account
+// (sealed, bound to the user) and the consent record; passed back in a link session it is offered to the
+// element under an opaque id, chosen with no bank step and no upstream verification, removed with the
+// merchant's hook told; another user's, altered or unknown-key saved accounts are refused naming their
+// index; a stale account (sandbox control) makes /transactions answer reauthorization-required, and a
+// link session that re-authorizes it sends its token upstream and returns a fresh saved account.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import type { OutcomeReport, SavedAccount, SavedAccountRemoval } from '../../../proxy/index.ts';
+import { createSealer } from '../../../proxy/sealing/sealer.ts';
+import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
+
+const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
+const USER = 'user-4410';
+
+function checkout(extra: Record<string, unknown> = {}) {
+  return {
+    merchantUserId: USER,
+    merchantTransactionId: `order-${randomUUID()}`,
+    amount: '42.50',
+    currency: 'USD',
+    consumer: { firstName: 'Ana', lastName: 'López', email: 'ana@example.com' },
+    language: 'en-US',
+    ...extra,
+  };
+}
+
+/** What the element reads of a session (POST /sessions/lookup: the id in the body, never in a URL). */
+const lookup = (baseUrl: string, sessionId: string) =>
+  fetch(`${baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) });
+
+interface Problem { type: string; errors?: { path: string; message: string }[]; account?: Record<string, string> }
+interface Offer { accounts: { id: string; fiName: string; displayLabel: string; spokenLabel: string }[]; saving?: { version: string; label: string; text: string; lang: string }; reconnect?: { fiName: string; displayLabel: string } }
+
+describe('saved accounts', () => {
+  let pair: ProxyPair;
+  const reports: OutcomeReport[] = [];
+  const removals: SavedAccountRemoval[] = [];
+  let failRemoval = false;
+  before(async () => {
+    pair = await startProxyPair({
+      proxy: {
+        onOutcome: (report) => void reports.push(report),
+        onSavedAccountRemoved: (removal) => {
+          if (failRemoval) throw new Error('database down');
+          removals.push(removal);
+        },
+      },
+    });
+  });
+  after(() => pair.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${pair.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: pair.origin, 'user-agent': 'SavedAccountTest/1.0', ...headers },
+    body: JSON.stringify(body),
+  });
+  const server = (path: string, body: unknown) => post(path, body, { authorization: AUTH });
+
+  async function linkSession(extra: Record<string, unknown> = {}) {
+    const purchase = checkout(extra);
+    const response = await server('/link-sessions', purchase);
+    assert.equal(response.status, 201, await response.clone().text());
+    return { ...((await response.json()) as { linkToken: string }), purchase };
+  }
+
+  const offerOf = async (linkToken: string) => {
+    const response = await post('/saved-accounts/offer', { linkToken });
+    assert.equal(response.status, 200);
+    return (await response.json()) as Offer;
+  };
+
+  /** A first purchase through the bank with the consent box ticked: the saved account the server gets. */
+  async function linkAndSave(who: 'good' | 'savings' = 'good'): Promise<{ saved: SavedAccount; linkRef: string; sessionId: string; purchase: ReturnType<typeof checkout> }> {
+    const { linkToken, purchase } = await linkSession({ allowSaving: true });
+    const started = await post('/verifications', { linkToken, consent: CONSENT_VERSION });
+    assert.equal(started.status, 201, await started.clone().text());
+    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(consumerUrl, who);
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
+    const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
+    return { saved: linked.savedAccount, linkRef: view.outcome.linkRef, sessionId, purchase };
+  }
+
+  const pay = (linkRef: string, purchase: ReturnType<typeof checkout>) => server('/transactions', {
+    linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD',
+  });
+
+  test('the offer of a link session that allows saving carries the consent words and their version, and no accounts', async () => {
+    const { linkToken } = await linkSession({ allowSaving: true, language: 'es-MX' });
+    const offer = await offerOf(linkToken);
+    assert.deepEqual(offer.accounts, []);
+    assert.equal(offer.saving?.version, CONSENT_VERSION);
+    assert.equal(offer.saving?.lang, 'es');
+    assert.match(offer.saving?.text ?? '', /Eliminar/);
+    assert.equal((offer as unknown as { words: { remove: string } }).words.remove, 'Eliminar');
+    const plain = await offerOf((await linkSession()).linkToken);
+    assert.deepEqual(Object.keys(plain).sort(), ['accounts', 'words']);
+    assert.deepEqual(plain.accounts, []);
+  });
+
+  test('a consented success gives the server a sealed saved account and the consent record (GET /links and onOutcome); the browser sees neither', async () => {
+    const { saved, sessionId, linkRef } = await linkAndSave();
+    assert.match(saved.sealed, /^obv1\.sandbox\./);
+    assert.match(saved.accountId, /^sa_/);
+    assert.equal(saved.fiName, 'Sandbox Federal Bank');
+    assert.ok(Date.parse(saved.linkedAt) > 0);
+    assert.equal(saved.consent?.version, CONSENT_VERSION);
+    assert.equal(saved.consent?.userAgent, 'SavedAccountTest/1.0');
+    assert.equal(saved.consent?.ip, '127.0.0.1');
+    assert.match(saved.consent?.checkbox ?? '', /Save this account/);
+    assert.match(saved.consent?.text ?? '', /debit this bank account/);
+    const accountToken = [...pair.provider.state.accounts.values()].at(-1)!.accountToken;
+    assert.ok(!saved.sealed.includes(accountToken), 'the token is not readable in the sealed string');
+    const report = reports.find((r) => r.sessionId === sessionId);
+    assert.equal(report?.outcome.status === 'success' && report.outcome.savedAccount?.accountId, saved.accountId);
+    const browser = await (await lookup(pair.baseUrl, sessionId)).text();
+    assert.ok(!browser.includes(saved.sealed) && !browser.includes(accountToken) && !browser.includes(saved.accountId), browser);
+    assert.ok(browser.includes(linkRef));
+  });
+
+  test('without the consent box ticked nothing is saved; consent is refused where saving is not allowed or the words are another version', async () => {
+    const { linkToken } = await linkSession({ allowSaving: true });
+    const started = (await (await post('/verifications', { linkToken })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as Record<string, unknown>;
+    assert.equal(linked.savedAccount, undefined);
+
+    const notAllowed = await post('/verifications', { linkToken: (await linkSession()).linkToken, consent: CONSENT_VERSION });
+    assert.equal(notAllowed.status, 400);
+    assert.deepEqual(((await notAllowed.json()) as Problem).errors?.map((e) => e.path), ['consent']);
+    const oldWords = await post('/verifications', { linkToken: (await linkSession({ allowSaving: true })).linkToken, consent: '2020-01-01' });
+    assert.equal(oldWords.status, 400);
+    assert.deepEqual(((await oldWords.json()) as Problem).errors?.map((e) => e.path), ['consent']);
+  });
+
+  test('a saved account passed back is offered by an opaque id with display fields only, and choosing it pays with no upstream verification', async () => {
+    const { saved } = await linkAndSave();
+    const { linkToken, purchase } = await linkSession({ savedAccounts: [saved.sealed] });
+    const offerText = await (await post('/saved-accounts/offer', { linkToken })).text();
+    assert.ok(!offerText.includes(saved.sealed) && !offerText.includes(saved.accountId), offerText);
+    const offer = JSON.parse(offerText) as Offer;
+    assert.equal(offer.accounts.length, 1);
+    const [offered] = offer.accounts;
+    assert.equal(offered!.fiName, 'Sandbox Federal Bank');
+    assert.equal(offered!.displayLabel, 'Checking ••••4321');
+    assert.equal(offered!.spokenLabel, 'Checking ending in 4321');
+    // Another link session offers the same account under another id.
+    assert.notEqual((await offerOf((await linkSession({ savedAccounts: [saved.sealed] })).linkToken)).accounts[0]!.id, offered!.id);
+
+    const verificationsBefore = pair.provider.stats.verificationRequests;
+    const chosen = await post('/saved-accounts/use', { linkToken, savedAccountId: offered!.id });
+    assert.equal(chosen.status, 201);
+    const chosenText = await chosen.text();
+    assert.ok(!chosenText.includes(saved.sealed));
+    const outcome = JSON.parse(chosenText) as { status: string; linkRef: string; displayLabel: string };
+    assert.equal(outcome.status, 'success');
+    assert.equal(outcome.displayLabel, 'Checking ••••4321');
+    assert.equal(pair.provider.stats.verificationRequests, verificationsBefore, 'no upstream verification');
+    const transactionsBefore = pair.provider.stats.transactions;
+    const paid = await pay(outcome.linkRef, purchase);
+    assert.equal(paid.status, 201, await paid.clone().text());
+    assert.equal(pair.provider.stats.transactions, transactionsBefore + 1);
+    const linked = (await (await fetch(`${pair.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as Record<string, unknown>;
+    assert.equal(linked.savedAccountId, saved.accountId);
+    assert.ok(reports.some((r) => r.savedAccountId === saved.accountId), 'onOutcome hears the choice');
+  });
+
+  test('another user\'s, an altered and an unknown-key saved account are refused (422 naming each index), never offered', async () => {
+    const { saved } = await linkAndSave();
+    const flipped = saved.sealed.slice(0, -3) + (saved.sealed.at(-3) === 'A' ? 'B' : 'A') + saved.sealed.slice(-2);
+    const foreignKey = createSealer([{ id: 'sandbox', key: Buffer.from(Array.from({ length: 32 }, (_, i) => 7 + i * 5)) }]);
+    const unknownKey = saved.sealed.replace(/^obv1\.sandbox\./, 'obv1.k-gone.');
+    const forged = foreignKey.seal(JSON.stringify({ v: 1 }), `saved-account:${USER}`);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['another user', { merchantUserId: 'someone-else', savedAccounts: [saved.sealed] }, 'savedAccounts.0'],
+      ['altered', { savedAccounts: [saved.sealed, flipped] }, 'savedAccounts.1'],
+      ['unknown key', { savedAccounts: [unknownKey] }, 'savedAccounts.0'],
+      ['sealed by another proxy', { savedAccounts: [forged] }, 'savedAccounts.0'],
+      ['re-authorize another user\'s', { merchantUserId: 'someone-else', reauthorize: saved.sealed }, 'reauthorize'],
+    ];
+    for (const [name, extra, path] of cases) {
+      const response = await server('/link-sessions', checkout(extra));
+      assert.equal(response.status, 422, name);
+      const problem = (await response.json()) as Problem;
+      assert.equal(problem.type, 'urn:obv-link:problem:saved-account-refused', name);
+      assert.deepEqual(problem.errors?.map((e) => e.path), [path], name);
+    }
+    const messages = await Promise.all([
+      server('/link-sessions', checkout({ savedAccounts: [unknownKey] })).then((r) => r.json() as Promise<Problem>),
+    ]);
+    assert.match(messages[0]!.errors![0]!.message, /key this proxy does not have/);
+    await assert.rejects(pair.proxy.createLinkSession(checkout({ savedAccounts: [flipped] })), (error: Error & { status?: number }) => error.status === 422);
+  });
+
+  test('removing an offered account tells the merchant once, and it is no longer offered nor usable in that link session', async () => {
+    const first = await linkAndSave();
+    const second = await linkAndSave('savings');
+    const { linkToken } = await linkSession({ savedAccounts: [first.saved.sealed, second.saved.sealed] });
+    const offer = await offerOf(linkToken);
+    assert.equal(offer.accounts.length, 2);
+    const target = offer.accounts[1]!;
+
+    failRemoval = true;
+    const refused = await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id });
+    assert.equal(refused.status, 500);
+    assert.equal((await offerOf(linkToken)).accounts.length, 2, 'a removal the merchant did not record leaves it offered');
+    failRemoval = false;
+
+    const removed = await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id });
+    assert.equal(removed.status, 204);
+    assert.equal(removals.length, 1);
+    assert.equal(removals[0]!.accountId, second.saved.accountId);
+    assert.equal(removals[0]!.sealed, second.saved.sealed);
+    assert.equal(removals[0]!.merchantUserId, USER);
+    assert.deepEqual((await offerOf(linkToken)).accounts.map((a) => a.id), [offer.accounts[0]!.id]);
+    const use = await post('/saved-accounts/use', { linkToken, savedAccountId: target.id });
+    assert.equal(use.status, 404);
+    assert.equal(((await use.json()) as Problem).type, 'urn:obv-link:problem:unknown-saved-account');
+    assert.equal((await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id })).status, 404);
+    assert.equal(removals.length, 1);
+  });
+
+  test('the browser routes refuse an unknown link token, a bad id and unknown fields (4xx naming the field)', async () => {
+    const unknown = await post('/saved-accounts/offer', { linkToken: `lt_${'B'.repeat(32)}` });
+    assert.equal(unknown.status, 404);
+    const { linkToken } = await linkSession();
+    const bad = await post('/saved-accounts/use', { linkToken, savedAccountId: 'x', extra: 1 });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(((await bad.json()) as Problem).errors?.map((e) => e.path).sort(), ['extra', 'savedAccountId']);
+    const consentWithoutToken = await post('/verifications', { merchantUserId: 'u', consent: CONSENT_VERSION });
+    assert.equal(consentWithoutToken.status, 400);
+  });
+
+  test('a stale account: /transactions answers reauthorization-required naming the account; re-authorizing sends its token upstream and returns a fresh saved account', async () => {
+    const { saved } = await linkAndSave();
+    const accountToken = [...pair.provider.state.accounts.values()].at(-1)!.accountToken;
+    assert.ok(pair.provider.markAccountStale(accountToken));
+
+    const { linkToken, purchase } = await linkSession({ savedAccounts: [saved.sealed] });
+    const [offered] = (await offerOf(linkToken)).accounts;
+    const { linkRef } = (await (await post('/saved-accounts/use', { linkToken, savedAccountId: offered!.id })).json()) as { linkRef: string };
+    const refused = await pay(linkRef, purchase);
+    assert.equal(refused.status, 422);
+    const problem = (await refused.json()) as Problem & { providerCode: string };
+    assert.equal(problem.type, 'urn:obv-link:problem:reauthorization-required');
+    assert.equal(problem.account?.accountId, saved.accountId);
+    assert.equal(problem.account?.fiName, 'Sandbox Federal Bank');
+    assert.equal(problem.providerCode, 'REAUTHORIZATION_REQUIRED');
+
+    // The merchant makes a link session that re-authorizes it, for the same order.
+    const again = await linkSession({ reauthorize: saved.sealed, merchantTransactionId: purchase.merchantTransactionId });
+    const offer = await offerOf(again.linkToken);
+    assert.equal(offer.reconnect?.fiName, 'Sandbox Federal Bank');
+    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank ••••4321');
+    assert.equal((offer.reconnect as { spokenLabel?: string }).spokenLabel, 'Reconnect Sandbox Federal Bank, Checking ending in 4321');
+    assert.ok(!JSON.stringify(offer).includes(saved.sealed));
+    const started = (await (await post('/verifications', { linkToken: again.linkToken })).json()) as { sessionId: string; consumerUrl: string };
+    const request = pair.provider.state.verifications.get(new URL(started.consumerUrl).pathname.split('/').pop()!)?.request;
+    assert.equal(request?.accountToken, accountToken, 'the verification request carries the saved token');
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
+    assert.equal(linked.savedAccount.accountId, saved.accountId, 'the same saved account, renewed');
+    assert.equal(linked.savedAccount.reauthorized, true);
+    assert.notEqual(linked.savedAccount.sealed, saved.sealed);
+    const paid = await pay(view.outcome.linkRef, again.purchase);
+    assert.equal(paid.status, 201, await paid.clone().text());
+  });
+
+  test('the reauthorization codes are configurable: a code not listed passes through as the provider\'s refusal', async (t) => {
+    const other = await startProxyPair({ proxy: { reauthorizationCodes: ['ACCOUNT_STALE'] } });
+    t.after(() => other.close());
+    const purchase = checkout({ allowSaving: true });
+    const { linkToken } = (await (await fetch(`${other.baseUrl}/link-sessions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(purchase) })).json()) as { linkToken: string };
+    const started = (await (await fetch(`${other.baseUrl}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: other.origin }, body: JSON.stringify({ linkToken }) })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await other.provider.notificationsSettled();
+    other.provider.markAccountStale();
+    const view = (await (await lookup(other.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const paid = await fetch(`${other.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH },
+      body: JSON.stringify({ linkRef: view.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD' }),
+    });
+    assert.equal(paid.status, 422);
+    const body = (await paid.json()) as { type?: string; errorCode?: string };
+    assert.notEqual(body.type, 'urn:obv-link:problem:reauthorization-required');
+    assert.equal(body.errorCode, 'REAUTHORIZATION_REQUIRED');
+  });
+});
+
+describe('saved accounts in merchant events', () => {
+  test('link.succeeded carries the saved account and consent (or the chosen account\'s id); removal and a stale account are events too', async (t) => {
+    const endpoint = await startMerchantEndpoint();
+    const pair = await startProxyPair({ proxy: { eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET], eventTimings: { retryDelaysMs: [50], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 } } });
+    t.after(async () => {
+      await pair.close();
+      await endpoint.close();
+    });
+    const call = (path: string, body: unknown, auth = false) => fetch(`${pair.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin, ...(auth ? { authorization: AUTH } : {}) },
+      body: JSON.stringify(body),
+    });
+    const events = async () => ((await (await fetch(`${pair.baseUrl}/events?limit=100`, { headers: { authorization: AUTH } })).json()) as { data: { type: string; data: Record<string, unknown> }[] }).data;
+
+    const first = checkout({ allowSaving: true });
+    const { linkToken } = (await (await call('/link-sessions', first, true)).json()) as { linkToken: string };
+    const { sessionId, consumerUrl } = (await (await call('/verifications', { linkToken, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    await lookup(pair.baseUrl, sessionId);
+    const linked = (await events()).find((e) => e.type === 'link.succeeded' && e.data.merchantTransactionId === first.merchantTransactionId);
+    const saved = linked?.data.savedAccount as SavedAccount | undefined;
+    assert.match(saved?.sealed ?? '', /^obv1\./);
+    assert.equal(saved?.consent?.version, CONSENT_VERSION);
+
+    const next = checkout({ savedAccounts: [saved!.sealed] });
+    const again = (await (await call('/link-sessions', next, true)).json()) as { linkToken: string };
+    const [offered] = ((await (await call('/saved-accounts/offer', { linkToken: again.linkToken })).json()) as Offer).accounts;
+    const { linkRef } = (await (await call('/saved-accounts/use', { linkToken: again.linkToken, savedAccountId: offered!.id })).json()) as { linkRef: string };
+    const chosen = (await events()).find((e) => e.type === 'link.succeeded' && e.data.linkRef === linkRef);
+    assert.equal(chosen?.data.savedAccountId, saved!.accountId);
+    assert.equal(chosen?.data.savedAccount, undefined);
+
+    pair.provider.markAccountStale();
+    const paid = await call('/transactions', { linkRef, merchantUserId: USER, merchantTransactionId: next.merchantTransactionId, amount: next.amount, currency: 'USD' }, true);
+    assert.equal(paid.status, 422);
+    const stale = (await events()).find((e) => e.type === 'reauthorization.required');
+    assert.deepEqual([stale?.data.accountId, stale?.data.code, stale?.data.merchantTransactionId], [saved!.accountId, 'REAUTHORIZATION_REQUIRED', next.merchantTransactionId]);
+
+    assert.equal((await call('/saved-accounts/remove', { linkToken: again.linkToken, savedAccountId: offered!.id })).status, 204);
+    const removed = (await events()).filter((e) => e.type === 'saved_account.removed');
+    assert.equal(removed.length, 1);
+    assert.deepEqual([removed[0]!.data.accountId, removed[0]!.data.merchantUserId], [saved!.accountId, USER]);
+    assert.ok(!JSON.stringify(removed[0]).includes(saved!.sealed), 'the removal event names the account, not its seal');
+  });
+});

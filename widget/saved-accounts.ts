@@ -1,0 +1,114 @@
+// Returning shoppers (docs/CONTRACTS.md §2, saved accounts): what the proxy offers for the page's link
+// token — the shopper's saved accounts under ids of this link session, the words to show them with, the
+// consent words when saving is allowed, an account to reconnect — and the shopper's choices: use one (a
+// link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
+import { emitSuccess } from './events.ts';
+import { parseOutcome, postJson, ProxyRequestError, type LinkedAccount } from './session-client.ts';
+
+/** An offered account: the proxy's id for it in this link session, the bank, the line as shown and as spoken. */
+export interface OfferedAccount {
+  id: string;
+  fiName: string;
+  displayLabel: string;
+  spokenLabel: string;
+}
+
+/** Words the proxy writes in the link session's language (proxy/accounts/offer-words.ts, consent.ts). */
+export type Words = Record<'lang' | 'title' | 'useAnother' | 'remove' | 'removeConfirm' | 'keep' | 'reconnect' | 'reconnectHint' | 'checkbox' | 'text' | 'version', string>;
+
+export interface Offer {
+  accounts: OfferedAccount[];
+  words: Words;
+  /** The consent box's label (`checkbox`), the authorization `text`, and their `version`. */
+  saving?: Words;
+  reconnect?: OfferedAccount;
+}
+
+/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing. */
+export interface SavedStatus {
+  kind: 'saved';
+  accounts: OfferedAccount[];
+  chosen: string;
+  ready?: LinkedAccount | undefined;
+}
+
+/** The flow's side of the saved accounts. */
+export interface SavedAccounts {
+  readonly offer: Offer | undefined;
+  /** The saved-account list to rest on, while there is one. */
+  status(): SavedStatus | undefined;
+  /** Loads the offer once per link token (none if the proxy cannot say: the bank button stays). */
+  load(base: URL, linkToken: string | undefined): void;
+  /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
+  choose(id: string): void;
+  remove(id: string): void;
+}
+
+/**
+ * `showing` says whether the flow shows the list; `show` puts a new list (or, given none, the flow's
+ * rest) in place of the list or the idle screen; `failed` shows an error (always a connection problem). The choice outlives a
+ * "Use another account" that the shopper cancels.
+ */
+export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void, failed: (error: Error) => void): SavedAccounts {
+  let offer: Offer | undefined;
+  let linkToken: string | undefined;
+  let base: URL;
+  let chosen = '';
+  let ready: LinkedAccount | undefined;
+  const status = (): SavedStatus | undefined => (offer?.accounts[0] ? { kind: 'saved', accounts: offer.accounts, chosen, ready } : undefined);
+  /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
+  const post = async (action: string, savedAccountId?: string) => {
+    const response = await postJson(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
+    // Shown as a connection problem whatever it was: "Try again", or Cancel back to the list.
+    if (!response.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response.status}`);
+    return response.json().catch(() => undefined) as Promise<unknown>;
+  };
+
+  const choose = (id: string) => {
+    if (id === chosen && ready) return;
+    chosen = id;
+    ready = undefined;
+    show(status());
+    post('use', id).then((outcome) => {
+      const linked = parseOutcome(outcome);
+      // A newer choice took over while this one was on its way.
+      if (chosen !== id || linked?.kind !== 'success') return;
+      ready = linked;
+      show(status());
+      emitSuccess(host, linked);
+    }, (error: Error) => {
+      if (chosen === id && showing()) failed(error);
+    });
+  };
+
+  return {
+    get offer() {
+      return offer;
+    },
+    status,
+    load(url, token) {
+      if (!token || token === linkToken) return;
+      linkToken = token;
+      base = url;
+      offer = ready = undefined;
+      post('offer').then((answer) => {
+        if (linkToken !== token) return;
+        offer = answer as Offer;
+        chosen = '';
+        show(status());
+        // One preselected: the first, chosen at once, so the form is ready for the shop's Pay button.
+        if (offer.accounts[0] && showing()) choose(offer.accounts[0].id);
+      }, () => undefined);
+    },
+    choose,
+    remove(id) {
+      post('remove', id).then(() => {
+        offer = { ...offer!, accounts: offer!.accounts.filter((account) => account.id !== id) };
+        if (chosen === id) chosen = '';
+        // Without its last account the list gives way to the flow's rest (the bank button).
+        show(status());
+        if (!chosen && offer.accounts[0]) choose(offer.accounts[0].id);
+      }, failed);
+    },
+  };
+}

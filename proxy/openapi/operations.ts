@@ -8,6 +8,7 @@ import { notificationsOperations } from '../routes/notifications.ts';
 import { openApiOperations } from '../routes/openapi.ts';
 import { readinessOperations } from '../routes/readiness.ts';
 import { returnPageOperations } from '../routes/return-page.ts';
+import { savedAccountsOperations } from '../routes/saved-accounts.ts';
 import { sessionsOperations } from '../routes/sessions.ts';
 import { transactionsOperations } from '../routes/transactions.ts';
 import { verificationsOperations } from '../routes/verifications.ts';
@@ -15,6 +16,7 @@ import { verificationsOperations } from '../routes/verifications.ts';
 export const OPERATIONS: readonly Operation[] = [
   ...verificationsOperations,
   ...sessionsOperations,
+  ...savedAccountsOperations,
   ...returnPageOperations,
   ...notificationsOperations,
   ...linkSessionsOperations,

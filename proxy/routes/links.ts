@@ -10,6 +10,7 @@ import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
+import { SavedAccountSchema } from '../accounts/saved-account.ts';
 import { readPayment } from '../payments/orders.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
@@ -47,6 +48,8 @@ const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
   amount: z.string().optional(),
   currency: z.string().optional(),
   redeemedFor: z.string().optional().meta({ description: 'The merchantTransactionId this reference paid, once it has' }),
+  savedAccount: SavedAccountSchema.optional().meta({ description: 'With the shopper\'s consent: the saved account to store (its `sealed` string), with the consent record' }),
+  savedAccountId: z.string().optional().meta({ description: 'When the shopper paid with a saved account: its stable id' }),
 }));
 
 export const linksOperations: Operation[] = [{

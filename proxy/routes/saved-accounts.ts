@@ -13,6 +13,9 @@ import { parseOrThrow } from '../validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 import { offerView } from '../accounts/offer.ts';
 import { chooseSavedAccount, findOffered, removeSavedAccount } from '../accounts/choice.ts';
+import type { OfferView } from '../accounts/offer.ts';
+import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { BrowserOutcomeSchema } from './sessions.ts';
 
 const LinkToken = z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions');
 const OfferBody = z.strictObject({ linkToken: LinkToken });
@@ -20,6 +23,65 @@ const ChoiceBody = z.strictObject({
   linkToken: LinkToken,
   savedAccountId: z.string().regex(ID_PATTERN, 'must be the id of a saved account the offer listed'),
 });
+
+const AccountLine = {
+  accountLabel: z.string(),
+  fiName: z.string(),
+  fiAccountType: z.string(),
+  displayLabel: z.string().meta({ description: 'The account line as shown, in the link session\'s language' }),
+  spokenLabel: z.string().meta({ description: 'The account line as a screen reader says it' }),
+};
+
+/** What the element is offered (accounts/offer.ts `OfferView`): display fields under per-link-session ids, never a sealed value. */
+const OfferViewSchema = describes<OfferView>()(z.object({
+  accounts: z.array(z.object({ id: z.string().meta({ description: 'The account\'s id in this link session only' }), ...AccountLine })),
+  words: z.object({
+    lang: z.enum(['en', 'es']), title: z.string(), useAnother: z.string(), remove: z.string(), removeConfirm: z.string(),
+    keep: z.string(), reconnect: z.string(), reconnectHint: z.string(),
+  }),
+  saving: z.object({ version: z.string(), lang: z.enum(['en', 'es']), checkbox: z.string(), text: z.string() }).optional()
+    .meta({ description: 'Present when the link session allows saving: the consent box\'s words and their version' }),
+  reconnect: z.object(AccountLine).optional().meta({ description: 'Present when the link session re-authorizes a saved account' }),
+}));
+
+const LINK_SESSION_PROBLEMS = {
+  ...JSON_BODY_PROBLEMS,
+  403: 'The page\'s origin is not allowed.',
+  404: 'No link session has this token.',
+  409: 'The link session\'s order has been paid.',
+  410: 'The link token has expired.',
+  ...STORE_PROBLEMS,
+  ...COMMON_PROBLEMS,
+};
+
+export const savedAccountsOperations: Operation[] = [{
+  method: 'post',
+  path: '/saved-accounts/offer',
+  operationId: 'offerSavedAccounts',
+  summary: 'What the element offers for a link session: the shopper\'s saved accounts, consent words, an account to reconnect',
+  caller: 'browser',
+  body: { contentType: 'application/json', schema: OfferBody },
+  responses: { 200: { description: 'The offer', content: { 'application/json': OfferViewSchema } } },
+  problems: LINK_SESSION_PROBLEMS,
+}, {
+  method: 'post',
+  path: '/saved-accounts/use',
+  operationId: 'useSavedAccount',
+  summary: 'Pay with a saved account: a link reference for this order at once, no bank step',
+  caller: 'browser',
+  body: { contentType: 'application/json', schema: ChoiceBody },
+  responses: { 201: { description: 'The outcome, as a session\'s', content: { 'application/json': BrowserOutcomeSchema } } },
+  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address.' },
+}, {
+  method: 'post',
+  path: '/saved-accounts/remove',
+  operationId: 'removeSavedAccount',
+  summary: 'The shopper removed a saved account: no longer offered; the merchant\'s server is told',
+  caller: 'browser',
+  body: { contentType: 'application/json', schema: ChoiceBody },
+  responses: { 204: { description: 'Removed' } },
+  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address.' },
+}];
 
 export function savedAccountsRouter(ctx: ProxyContext): Router {
   const router = express.Router();

@@ -24,7 +24,7 @@ export const SessionRequestBody = z.strictObject({
 });
 
 /** What the browser sees of an outcome (sessions/types.ts `BrowserOutcome`): never the accountToken. */
-const BrowserOutcomeSchema = z.discriminatedUnion('status', [
+export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   z.object({
     status: z.literal('success'),
     linkRef: z.string().regex(ID_PATTERN).meta({ description: 'What the merchant\'s server pays with (POST /transactions)' }),

@@ -118,6 +118,27 @@ describe('OpenAPI document', () => {
       post('/verifications', { linkToken: `lt_${'A'.repeat(32)}` }),
       post('/verifications', { linkToken, amount: '1.00' }),
     ), [400, 401, 201, 404, 400]);
+    // Returning shoppers: a consented link saves the account; a later link session offers it, the shopper
+    // uses it at once, and another removes it.
+    const saving = (await (await post('/link-sessions', { ...linkSession, merchantTransactionId: 'order-openapi-5', allowSaving: true }, AUTH)).json()) as { linkToken: string };
+    const offer = (await (await post('/saved-accounts/offer', { linkToken: saving.linkToken })).json()) as { saving: { version: string } };
+    const consented = (await (await post('/verifications', { linkToken: saving.linkToken, consent: offer.saving.version })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(consented.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const savedRef = ((await (await lookup(consented.sessionId)).json()) as { outcome: { linkRef: string } }).outcome.linkRef;
+    const { savedAccount } = (await (await get(`/links/${savedRef}`, AUTH)).json()) as { savedAccount: { sealed: string } };
+    const returning = async (order: string) => {
+      const { linkToken: token } = (await (await post('/link-sessions', { ...linkSession, merchantTransactionId: order, savedAccounts: [savedAccount.sealed] }, AUTH)).json()) as { linkToken: string };
+      const { accounts } = (await (await post('/saved-accounts/offer', { linkToken: token })).json()) as { accounts: { id: string }[] };
+      return { linkToken: token, savedAccountId: accounts[0]!.id };
+    };
+    assert.deepEqual(await statuses(
+      post('/saved-accounts/use', await returning('order-openapi-6')),
+      post('/saved-accounts/remove', await returning('order-openapi-7')),
+      post('/saved-accounts/use', { linkToken: saving.linkToken, savedAccountId: 'AAAAAAAAAAAAAAAAAAAAAA' }),
+      post('/saved-accounts/offer', { linkToken: `lt_${'A'.repeat(32)}` }),
+    ), [201, 204, 404, 404]);
+
     const payment = { linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: START_BODY.amount, currency: START_BODY.currency };
     assert.deepEqual(await statuses(
       get(`/links/${linkRef}`, AUTH),
@@ -165,7 +186,7 @@ describe('OpenAPI document', () => {
       'lookupSession 404', 'lookupSession 400', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
       'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422',
       'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404',
-      'listEvents 400', 'listEvents 401']) {
+      'listEvents 400', 'listEvents 401', 'useSavedAccount 404', 'offerSavedAccounts 404']) {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
     }
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');

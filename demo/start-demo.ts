@@ -111,6 +111,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       pgwAppId: SANDBOX_CREDENTIALS.pgwAppId,
       pgwClientId: SANDBOX_CREDENTIALS.clientId,
       merchantId: MERCHANT_ID,
+      merchantName: SHOP.name,
       publicUrl,
       // The proxy allows its public origin only (never "whatever Host the request names"); the demo
       // page may also be opened as localhost.

@@ -201,6 +201,8 @@ const ConfigFields = z.object({
     webhookSecret: Text.regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE),
     allowedOrigins: OriginList.default([]),
     merchantId: Text,
+    /** The shop's name as shoppers know it, shown on the proxy's "Connecting to your bank…" page. */
+    merchantName: Text.max(100, 'must be at most 100 characters').optional(),
     merchantSubId: Text.optional(),
     product: Text.default('ACH'),
     transactionRegion: Text.optional(),
@@ -433,6 +435,7 @@ export const ENV_VARIABLES = {
   OBV_ALLOWED_ORIGINS: 'allowedOrigins',
   OBV_MERCHANT_ID: 'merchantId',
   OBV_MERCHANT_SUB_ID: 'merchantSubId',
+  OBV_MERCHANT_NAME: 'merchantName',
   OBV_PRODUCT: 'product',
   OBV_TRANSACTION_REGION: 'transactionRegion',
   OBV_PGW_APP_ID: 'pgwAppId',

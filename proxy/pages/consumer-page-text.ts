@@ -6,6 +6,8 @@ export interface ConsumerPageText {
   lang: 'en' | 'es';
   connectingTitle: string;
   connectingMessage: string;
+  /** The holding page's message naming the shop that sent the shopper (`{merchant}`), when it is configured. */
+  connectingFromMerchant: string;
   returnedTitle: string;
   returnedMessage: string;
   cancelledTitle: string;
@@ -20,6 +22,7 @@ const en: ConsumerPageText = {
   lang: 'en',
   connectingTitle: 'Connecting to your bank…',
   connectingMessage: 'Your bank’s page opens here in a moment.',
+  connectingFromMerchant: '{merchant} is sending you to your bank to link your account. Your bank’s page opens here in a moment.',
   returnedTitle: 'Bank step complete — you can close this tab',
   returnedMessage: 'Return to the checkout to continue.',
   cancelledTitle: 'Bank linking was cancelled',
@@ -35,6 +38,7 @@ const es: ConsumerPageText = {
   lang: 'es',
   connectingTitle: 'Conectando con tu banco…',
   connectingMessage: 'La página de tu banco se abrirá aquí en un momento.',
+  connectingFromMerchant: '{merchant} te lleva a tu banco para vincular tu cuenta. La página de tu banco se abrirá aquí en un momento.',
   returnedTitle: 'Paso del banco completado: puedes cerrar esta pestaña',
   returnedMessage: 'Vuelve al pago para continuar.',
   cancelledTitle: 'Se canceló la vinculación bancaria',

@@ -84,6 +84,9 @@ const SCRIPT = `(() => {
 
 const CSP = `default-src 'none'; script-src 'self'; style-src 'sha256-${STYLE_HASH}'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
 
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
+
 function page(lang: string, title: string, message: string, returned = false): string {
   const data = returned ? ' data-returned' : '';
   return `<!doctype html>
@@ -122,9 +125,12 @@ export function returnPageRouter(ctx: ProxyContext): Router {
 
   const secureHeaders = { 'content-security-policy': CSP, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' };
 
+  // The shop's name is the operator's configuration, never the page's: escaped all the same.
+  const merchantName = ctx.config.merchantName && escapeHtml(ctx.config.merchantName);
   router.get('/connecting', (req, res) => {
     const text = consumerPageText(req.query.lang);
-    res.set(secureHeaders).type('html').send(page(text.lang, text.connectingTitle, text.connectingMessage));
+    const message = merchantName ? text.connectingFromMerchant.replace('{merchant}', merchantName) : text.connectingMessage;
+    res.set(secureHeaders).type('html').send(page(text.lang, text.connectingTitle, message));
   });
 
   router.get('/return/:returnRef', async (req, res) => {

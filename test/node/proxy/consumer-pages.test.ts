@@ -29,6 +29,18 @@ describe('consumer pages of the proxy', () => {
     }
   });
 
+  test('the holding page names the shop from OBV_MERCHANT_NAME, escaped, in the shopper\'s language', async (t) => {
+    const { startProxy } = await import('../../helpers/proxy-harness.ts');
+    const named = await startProxy({ providerUrl: pair.provider.url, proxy: { merchantName: 'Northwind <Roasters> & Co' } });
+    t.after(() => named.close());
+    const en = await (await fetch(`${named.baseUrl}/connecting?lang=en`)).text();
+    assert.match(en, /<p>Northwind &lt;Roasters&gt; &amp; Co is sending you to your bank to link your account\./);
+    const es = await (await fetch(`${named.baseUrl}/connecting?lang=es`)).text();
+    assert.match(es, /<p>Northwind &lt;Roasters&gt; &amp; Co te lleva a tu banco/);
+    const unnamed = await (await fetch(`${pair.baseUrl}/connecting`)).text();
+    assert.match(unnamed, /<p>Your bank’s page opens here in a moment\.<\/p>/);
+  });
+
   test('the return page speaks the verification\'s language', async () => {
     const { sessionId } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-es', language: 'es-MX' });
     const returnUrl = await pair.returnUrl(sessionId);

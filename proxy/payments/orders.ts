@@ -13,7 +13,7 @@ import { markerKey } from '../sessions/markers.ts';
 export const PaymentRecord = z.object({
   merchantTransactionId: z.string(),
   /** `completed`: the provider answered 2xx. `unknown`: the call may have charged (5xx, time-out, cut). */
-  state: z.enum(['completed', 'unknown']),
+  state: z.enum(['completed', 'unknown']).meta({ description: '`unknown`: the call may have charged (5xx, time-out): reconcile with the provider' }),
   /**
    * The provider's HTTP status and the known fields of its body (transactionId, transactionStatus,
    * merchantTransactionId: nothing else is kept, so no echoed credential is stored), replayed to a retry
@@ -29,14 +29,15 @@ export const PaymentRecord = z.object({
   fiName: z.string(),
   fiAccountType: z.string(),
   linkRef: z.string(),
-  /** ISO 8601. */
-  paidAt: z.string(),
+  paidAt: z.iso.datetime(),
   idempotencyKey: z.string().optional(),
   requestDigest: z.string(),
 });
 export type PaymentRecord = z.infer<typeof PaymentRecord>;
 
-/** What the merchant's server reads of a payment: the record without the replay bookkeeping. */
+/** What the merchant's server reads of a payment (GET /transactions/{id}): the record without the replay bookkeeping. */
+export const PaymentViewSchema = PaymentRecord.omit({ providerResponse: true, idempotencyKey: true, requestDigest: true, linkRef: true });
+
 export function paymentView(payment: PaymentRecord) {
   const { providerResponse: _body, idempotencyKey: _key, requestDigest: _digest, linkRef: _ref, ...view } = payment;
   return view;

@@ -15,7 +15,7 @@ import type { TransactionClient, TransactionResult } from '../upstream/transacti
 import { resolveLinkRef } from './links.ts';
 import { Amount, CurrencyCode, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
-import { claimOrder, earlierPayment, paymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
+import { claimOrder, earlierPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { reauthorizationCode, reauthorizationRequired } from '../accounts/reauthorization.ts';
 import type { EventData } from '../events/shapes.ts';
@@ -47,20 +47,8 @@ const ProviderTransactionAnswer = z.looseObject({
   merchantTransactionId: z.string().optional(),
 });
 
-/** What GET /transactions/{merchantTransactionId} answers of a payment (payments/orders.ts `paymentView`). */
-const PaymentViewSchema = describes<PaymentView>()(z.object({
-  merchantTransactionId: z.string(),
-  state: z.enum(['completed', 'unknown']).meta({ description: '`unknown`: the call may have charged (5xx, time-out): reconcile with the provider' }),
-  providerStatus: z.number().optional(),
-  transactionId: z.string().optional(),
-  transactionStatus: z.string().optional(),
-  amount: z.string(),
-  currency: z.string(),
-  accountLabel: z.string(),
-  fiName: z.string(),
-  fiAccountType: z.string(),
-  paidAt: z.iso.datetime(),
-}));
+/** What GET /transactions/{merchantTransactionId} answers of a payment (payments/orders.ts). */
+const PaymentViewSchema = describes<PaymentView>()(StoredPaymentView);
 
 const idempotencyKeyHeader = { description: 'A retry with the same key and body answers the first result (header `idempotent-replayed: true`)', schema: IdempotencyKey };
 

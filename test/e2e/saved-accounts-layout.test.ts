@@ -5,14 +5,9 @@
 // The proxy is mocked with Playwright routes, with the proxy's own words (proxy/accounts/).
 // Saves test-results/saved-<state>-<lang>-<width>.png for people to look at.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { build } from 'vite';
-import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { startElementInChromium, type ElementInChromium } from '../helpers/element-in-chromium.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { accountWords } from '../../proxy/sessions/shopper-words.ts';
@@ -86,23 +81,16 @@ async function measure(page: Page) {
 }
 
 describe('the element’s saved-account states in Chromium', { timeout: 600_000 }, () => {
+  let harness: ElementInChromium;
   let browser: Browser;
   let bundle: string;
-  let buildDir: string;
   let axeSource: string;
 
   before(async () => {
-    buildDir = mkdtempSync(join(tmpdir(), 'obv-saved-layout-'));
-    await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: buildDir, emptyOutDir: true, sourcemap: false } });
-    bundle = readFileSync(join(buildDir, 'obv-link-account.js'), 'utf8');
-    axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-    browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
-    mkdirSync(SHOT_DIR, { recursive: true });
+    harness = await startElementInChromium(SHOT_DIR);
+    ({ browser, bundle, axeSource } = harness);
   });
-  after(async () => {
-    await browser?.close();
-    if (buildDir) rmSync(buildDir, { recursive: true, force: true });
-  });
+  after(() => harness?.close());
 
   it('holds at 320, 375 and 1280 px in English and Spanish, axe-clean, and saves the pictures', async () => {
     const problems: string[] = [];

@@ -31,7 +31,7 @@ const cspFixture = async (ctx: { path: string; type: string; body: unknown; set(
     ctx.body = `<!doctype html><html lang="en"><title>CSP fixture</title>
 <script src="/csp-fixture/record-violations.js"></script>
 <script type="module" src="/${BUNDLE_DIR}/obv-link-account.js"></script>
-<form><obv-link-account proxy-url="/obv" amount="49.99" currency="USD" required></obv-link-account></form></html>`;
+<form><obv-link-account proxy-url="/obv" link-token="lt_${"csp-page".repeat(4)}" required></obv-link-account></form></html>`;
     return;
   }
   if (ctx.path === '/csp-fixture/record-violations.js') {

@@ -57,7 +57,6 @@ const KINDS_BY_STATUS = {
   422: {
     // The same Idempotency-Key again with a different body: a client bug, never a retry.
     'idempotency-key-reused': 'Idempotency-Key reused',
-    'link-ref-refused': 'Cannot re-verify this account',
     'link-ref-mismatch': 'Link reference not valid for this payment',
     // A saved account passed back in a link session that does not open for its user (accounts/offer.ts).
     'saved-account-refused': 'Saved account refused',

@@ -64,15 +64,7 @@ export class ObvLinkAccountElement extends LitElement {
   static override properties = {
     proxyUrl: { attribute: 'proxy-url' },
     linkToken: { attribute: 'link-token' },
-    merchantUserId: { attribute: 'merchant-user-id' },
-    merchantTransactionId: { attribute: 'merchant-transaction-id' },
-    amount: {},
-    currency: {},
     language: {},
-    linkRef: { attribute: 'link-ref' },
-    consumerFirstName: { attribute: 'consumer-first-name' },
-    consumerLastName: { attribute: 'consumer-last-name' },
-    consumerEmail: { attribute: 'consumer-email' },
     name: { reflect: true },
     required: { type: Boolean, reflect: true },
     disabled: { type: Boolean, reflect: true },
@@ -85,35 +77,14 @@ export class ObvLinkAccountElement extends LitElement {
   /** Base URL of the obv-link proxy, absolute or relative to the page. */
   declare proxyUrl: string;
   /**
-   * The link token your server got from `POST {proxy}/link-sessions` for this checkout: the proxy then
-   * takes the user, order, amount, consumer and language from that link session alone. Required outside
-   * the proxy's sandbox mode; the purchase attributes below are for trying the sandbox out.
+   * The link token your server got from `POST {proxy}/link-sessions` for this checkout: the proxy takes the
+   * user, order, amount, consumer and language from that link session alone. Nothing about the shopper or
+   * the purchase comes from the page. (Without one, only a Node app whose proxy has an `enrichStart` hook
+   * can start: the hook names them.)
    */
   declare linkToken: string | undefined;
-  /** Sandbox only (use `link-token` in production): the merchant's id for the consumer. */
-  declare merchantUserId: string | undefined;
-  /** Sandbox only (use `link-token`): the merchant's id for this purchase. */
-  declare merchantTransactionId: string | undefined;
-  /** Amount as a decimal string with at most two places, e.g. "49.99". */
-  declare amount: string | undefined;
-  /** ISO 4217 currency code; the service supports USD only. */
-  declare currency: string | undefined;
-  /** Language of the element and the bank's page, e.g. "en" or "es-MX"; defaults to the page's `lang`. */
+  /** Language of the element's words, e.g. "en" or "es-MX"; defaults to the page's `lang`. The bank's page takes the link session's. */
   declare language: string | undefined;
-  /**
-   * Link reference of an account this consumer linked before, to re-verify it instead of linking a new
-   * one. The proxy honours it only for the same merchant user, as named by the merchant's server.
-   */
-  declare linkRef: string | undefined;
-  /**
-   * The consumer's first name, passed to the proxy (the provider requires it: set it here unless the
-   * proxy's `enrichStart` hook adds it from your session).
-   */
-  declare consumerFirstName: string | undefined;
-  /** The consumer's last name, passed to the proxy (required by the provider, like `consumerFirstName`). */
-  declare consumerLastName: string | undefined;
-  /** The consumer's e-mail address, passed to the proxy (required by the provider, like `consumerFirstName`). */
-  declare consumerEmail: string | undefined;
   /** Name of the form field that carries the linked account's link reference. */
   declare name: string;
   /** Keeps the surrounding form invalid while no account is shown as linked. */

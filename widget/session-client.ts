@@ -5,21 +5,14 @@
 import type { ObvAccount } from './events.ts';
 import { timing } from './settings.ts';
 
-/** What the page may tell the proxy when starting (all optional; the proxy adds its trusted data). */
+/** What the page tells the proxy when starting: nothing about the shopper or the purchase (see attributes.ts). */
 export interface StartRequest {
   /** The merchant server's link session; sent alone (with `consent` when the shopper ticked "save"). */
   linkToken?: string;
   /** The version of the consent words the shopper accepted (saved-accounts.ts). */
   consent?: string;
-  merchantUserId?: string;
-  merchantTransactionId?: string;
-  amount?: string;
-  currency?: string;
+  /** Without a link token: the element's language, for the proxy's `enrichStart` hook. */
   language?: string;
-  /** A link reference from an earlier verification, to re-verify that account. */
-  linkRef?: string;
-  /** Only the fields the page has; the proxy rejects empty ones. */
-  consumer?: { firstName?: string; lastName?: string; email?: string };
 }
 
 /** A started verification: where to send the consumer, and how to follow it. */

@@ -22,8 +22,6 @@ const PageValues = {
   amount: Amount.optional(),
   currency: CurrencyCode.optional(),
   language: LanguageTag.optional(),
-  /** A link reference from an earlier verification of this merchant user, to re-verify that account. */
-  linkRef: z.string().regex(ID_PATTERN, 'must be a link reference from an earlier verification').optional(),
   dataPassThrough: z.string().max(1000).optional(),
   consumer: z
     .object({

@@ -13,11 +13,9 @@ import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
-import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
 import { newBankStepBinding } from '../http/bank-step-cookie.ts';
-import { bankStepConfirmed } from '../sessions/bank-step.ts';
 
 // Field errors in the upstream request that the page could fix are named as the page knows them.
 const PAGE_FIELD_NAMES: Record<string, string> = {
@@ -38,27 +36,6 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
   // The provider's notifications may have a listener of their own (notificationPublicUrl).
   const notificationBase = (config.notificationPublicUrl ?? config.publicUrl).replace(/\/+$/, '') + config.mountPath;
 
-  /**
-   * The accountToken behind an earlier link reference, for a re-verification. Only when the merchant's
-   * server vouches for the user (enrichStart), and only for the user the reference was issued to.
-   */
-  async function tokenToReverify(linkRef: string, merchantUserId: string | undefined): Promise<string> {
-    const refused = (detail: string) => problem('link-ref-refused', detail,
-      { errors: [{ path: 'linkRef', message: 'is not a reference this user can re-verify' }] });
-    if (!ctx.enrichStart || !merchantUserId) {
-      throw refused('Re-verifying by link reference needs the server to name the merchant user (set merchant.merchantUserId in the enrichStart hook).');
-    }
-    const sessionId = await store.readMark(markerKey.linkRef(linkRef));
-    const record = sessionId === undefined ? undefined : await store.get(sessionId);
-    const outcome = record && openOutcome(ctx.sealer, record);
-    // A reference whose bank step the starting browser never completed backs no account, not even its own user's.
-    if (outcome?.status !== 'success' || record?.merchantUserId !== merchantUserId || !(await bankStepConfirmed(store, record))) {
-      logger.warn({ linkRef: sessionLogRef(linkRef) }, 'refused a re-verification: unknown link reference or another merchant user');
-      throw refused('This link reference is unknown, expired or belongs to another user.');
-    }
-    return outcome.accountToken;
-  }
-
   /** The upstream request's purchase fields from a link session: the server's values alone. */
   function draftFromLinkSession(session: LinkSession): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
     return {
@@ -73,8 +50,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     return {
       consumer: { ...body.consumer },
       merchant: {
-        // A re-verification by reference takes the user only from the server (enrichStart), never the page.
-        merchantUserId: body.linkRef ? undefined : body.merchantUserId,
+        merchantUserId: body.merchantUserId,
         merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
       },
       transaction: { amount: body.amount, currency: body.currency ?? 'USD', language: body.language, dataPassThrough: body.dataPassThrough },
@@ -118,12 +94,9 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     };
     // A link session is already the server's word; enrichStart completes only what came from the page.
     const enriched = ctx.enrichStart && !linkSession ? await ctx.enrichStart(req, draft) : draft;
-    const userId = enriched.merchant.merchantUserId;
-    const reverified = reauthorizing
-      || (!linkSession && body.linkRef && !enriched.accountToken ? await tokenToReverify(body.linkRef, userId) : undefined);
     const candidate = {
       ...enriched,
-      ...(reverified ? { accountToken: reverified } : {}),
+      ...(reauthorizing ? { accountToken: reauthorizing } : {}),
       countryCode: 'US',
       merchant: { ...enriched.merchant, returnURL, notificationURL },
     };

@@ -29,7 +29,8 @@ describe('the production bundle', () => {
   });
 
   it('renders from attributes alone and runs the whole flow to a form value', async () => {
-    document.body.innerHTML = '<form><obv-link-account proxy-url="/obv" merchant-user-id="u-9" amount="49.99" currency="USD" required></obv-link-account></form>';
+    const linkToken = `lt_${'bundle-9'.repeat(4)}`;
+    document.body.innerHTML = `<form><obv-link-account proxy-url="/obv" link-token="${linkToken}" required></obv-link-account></form>`;
     const form = document.querySelector('form')!;
     const el = document.querySelector('obv-link-account') as ObvLinkAccountElement;
     await el.updateComplete;
@@ -38,7 +39,7 @@ describe('the production bundle', () => {
     expect(form.checkValidity()).to.equal(false);
     el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.click();
     await until(() => FakeSocket.instances.length > 0, 'a socket');
-    expect(world().proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-9', amount: '49.99', currency: 'USD' });
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken }]);
     expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
     FakeSocket.last.accept();
     const success = once(el, 'obv-success');
@@ -53,13 +54,13 @@ describe('the production bundle', () => {
   it('shows configuration errors from attributes', async () => {
     const errors: string[] = [];
     document.addEventListener('obv-error', (event) => errors.push(event.detail.message), { once: true });
-    document.body.innerHTML = '<obv-link-account currency="EUR"></obv-link-account>';
+    document.body.innerHTML = '<obv-link-account link-token="sk_live_123"></obv-link-account>';
     const el = document.querySelector('obv-link-account') as ObvLinkAccountElement;
     await el.updateComplete;
     expect(el.state).to.equal('error');
     // The consumer reads what to do; the attribute's name is for the developer (obv-error, console).
-    expect(el.shadowRoot!.querySelector('[part="error"]')!.textContent).to.contain('another way to pay').and.not.contain('currency');
-    expect(errors.join()).to.contain('currency');
+    expect(el.shadowRoot!.querySelector('[part="error"]')!.textContent).to.contain('another way to pay').and.not.contain('link-token');
+    expect(errors.join()).to.contain('link-token');
   });
 
   it('styles itself through an adopted stylesheet, with no <style> element (strict CSP)', async () => {

@@ -204,13 +204,9 @@ describe('<obv-link-account> configuration errors', () => {
   const cases: Array<[string, Record<string, string>, string]> = [
     ['a proxy-url that is not http(s)', { 'proxy-url': 'javascript:alert(1)' }, 'proxy-url'],
     ['an empty proxy-url', { 'proxy-url': '' }, 'proxy-url'],
-    ['a negative amount', { amount: '-1' }, 'amount'],
-    ['a zero amount', { amount: '0.00' }, 'amount'],
-    ['an amount with three decimals', { amount: '1.999' }, 'amount'],
-    ['an amount that is not a number', { amount: 'ten' }, 'amount'],
-    ['a currency other than USD', { currency: 'EUR' }, 'currency'],
-    ['a consumer-email without an @', { 'consumer-email': 'ana.example.com' }, 'consumer-email'],
-    ['a consumer-email without a domain', { 'consumer-email': 'ana@example' }, 'consumer-email'],
+    ['a link-token that is a secret key, not a link token', { 'link-token': 'sk_live_123' }, 'link-token'],
+    ['an empty link-token', { 'link-token': '' }, 'link-token'],
+    ['a link-token one character short', { 'link-token': `lt_${'a'.repeat(31)}` }, 'link-token'],
   ];
   for (const [what, attributes, attribute] of cases) {
     it(`shows a configuration error and fires obv-error for ${what}`, async () => {
@@ -243,18 +239,18 @@ describe('<obv-link-account> configuration errors', () => {
     });
   }
 
-  it('accepts the valid amounts 49.99, 5 and 0.5 with USD', async () => {
-    for (const amount of ['49.99', '5', '0.5']) {
-      const el = await mount({ amount, currency: 'USD' });
-      expect(el.state, amount).to.equal('idle');
+  it('accepts link tokens as POST /link-sessions makes them', async () => {
+    for (const token of [`lt_${'A'.repeat(32)}`, `lt_${'a1_-'.repeat(8)}`]) {
+      const el = await mount({ 'link-token': token });
+      expect(el.state, token).to.equal('idle');
     }
   });
 
   it('recovers when the merchant fixes the attribute', async () => {
-    const el = await mount({ amount: 'abc' });
+    const el = await mount({ 'link-token': 'lt_short' });
     expect(el.state).to.equal('error');
     const change = once<{ state: string; previous: string }>(el, 'obv-state-change');
-    el.setAttribute('amount', '12.50');
+    el.setAttribute('link-token', `lt_${'B'.repeat(32)}`);
     expect((await change).detail).to.deep.equal({ state: 'idle', previous: 'error' });
     await el.updateComplete;
     expect(el.shadowRoot!.querySelector('button')!.textContent).to.contain('Link your bank account');

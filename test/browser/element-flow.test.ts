@@ -18,8 +18,11 @@ function statusText(el: ObvLinkAccountElement): string {
   return part(el, 'status').textContent?.replace(/\s+/g, ' ').trim() ?? '';
 }
 
+/** The link token of the checkout `mount()` makes (what the merchant's server got from POST /link-sessions). */
+const LINK_TOKEN = `lt_${'order-t1'.repeat(4)}`;
+
 async function mount(attributes = ''): Promise<ObvLinkAccountElement> {
-  const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" merchant-user-id="u-1" merchant-transaction-id="t-1" amount="49.99" currency="USD"></obv-link-account>`);
+  const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN}></obv-link-account>`);
   for (const pair of attributes.split(' ').filter(Boolean)) {
     const [name, value = ''] = pair.split('=');
     el.setAttribute(name!, value);
@@ -61,41 +64,14 @@ describe('<obv-link-account> flow', () => {
     const { detail: open } = await opened;
     expect(open).to.deep.equal({ sessionId: SESSION.sessionId, consumerUrl: SESSION.consumerUrl });
     expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
-    const request = world().proxy.requests[0]!;
+    const { request, body } = world().proxy.starts[0]!;
     expect(request.method).to.equal('POST');
     expect(new URL(request.url).pathname).to.equal('/obv/verifications');
     expect(request.headers.get('Idempotency-Key')).to.equal(start.idempotencyKey);
-    expect(world().proxy.bodies[0]).to.deep.include({ merchantUserId: 'u-1', merchantTransactionId: 't-1', amount: '49.99', currency: 'USD' });
+    expect(body).to.deep.equal({ linkToken: LINK_TOKEN });
     await el.updateComplete;
     expect(el.state).to.equal('waiting');
     expect(statusText(el)).to.contain('Continue in the bank tab');
-  });
-
-  it('sends the consumer attributes, trimmed, as consumer in the start body', async () => {
-    const el = await mount();
-    el.setAttribute('consumer-first-name', ' Ana María ');
-    el.setAttribute('consumer-last-name', 'López');
-    el.setAttribute('consumer-email', 'ana@example.com');
-    await startWaiting(el);
-    expect(world().proxy.bodies[0]).to.deep.include({
-      merchantUserId: 'u-1',
-      consumer: { firstName: 'Ana María', lastName: 'López', email: 'ana@example.com' },
-    });
-  });
-
-  it('leaves blank consumer attributes out, and sends no consumer when all are unset or blank', async () => {
-    const el = await mount('consumer-first-name= consumer-email=ana@example.com');
-    el.setAttribute('consumer-last-name', '  ');
-    await startWaiting(el);
-    expect(el.state).to.equal('waiting');
-    expect(world().proxy.bodies[0]).to.have.deep.property('consumer', { email: 'ana@example.com' });
-    el.cancel();
-    for (const name of ['consumer-first-name', 'consumer-last-name']) el.removeAttribute(name);
-    // A blank e-mail is unset, not a configuration error.
-    el.setAttribute('consumer-email', ' ');
-    await el.updateComplete;
-    await startWaiting(el);
-    expect(world().proxy.bodies[1]).to.not.have.property('consumer');
   });
 
   it('subscribes over the proxy WebSocket and shows the linked account on a success result', async () => {
@@ -130,8 +106,8 @@ describe('<obv-link-account> flow', () => {
     part(el, 'button').click();
     const keys = [(await again).detail.idempotencyKey];
     expect(world().open.callCount).to.equal(2);
-    expect(world().proxy.requests[1]!.headers.get('Idempotency-Key')).to.equal(keys[0]);
-    expect(world().proxy.requests[0]!.headers.get('Idempotency-Key')).not.to.equal(keys[0]);
+    expect(world().proxy.starts[1]!.request.headers.get('Idempotency-Key')).to.equal(keys[0]);
+    expect(world().proxy.starts[0]!.request.headers.get('Idempotency-Key')).not.to.equal(keys[0]);
   });
 
   it('reports an expired session with its own message', async () => {
@@ -567,14 +543,14 @@ describe('<obv-link-account> with a blocked pop-up', () => {
 describe('<obv-link-account> after a reload', () => {
   const world = useWorld();
 
-  /** What the element stores for the purchase `mount()` describes (order t-1, amount 49.99). */
-  const remembered = (purchase = 't-1 49.99') => JSON.stringify({ ...SESSION, for: purchase });
+  /** What the element stores for the link session `mount()` names (the tail of its token, not the whole token). */
+  const remembered = (purchase = `link …${LINK_TOKEN.slice(-8)}`) => JSON.stringify({ ...SESSION, for: purchase });
 
   it('resumes the session remembered in sessionStorage instead of losing it', async () => {
     sessionStorage.setItem(pendingKey('linkRef', new URL('/obv', location.href)), remembered());
     const el = await mount();
     expect(el.state).to.equal('waiting');
-    expect(world().proxy.requests).to.have.length(0);
+    expect(world().proxy.starts).to.have.length(0);
     const socket = FakeSocket.last;
     socket.accept();
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
@@ -592,7 +568,7 @@ describe('<obv-link-account> after a reload', () => {
     before.remove();
     const after = await mount();
     expect(after.state).to.equal('waiting');
-    expect(world().proxy.requests.filter((request) => request.method === 'POST')).to.have.length(1);
+    expect(world().proxy.starts).to.have.length(1);
     const socket = FakeSocket.last;
     socket.accept();
     expect(socket.sent).to.deep.equal([{ type: 'subscribe', sessionId: SESSION.sessionId }]);
@@ -609,7 +585,7 @@ describe('<obv-link-account> after a reload', () => {
     expect(stored).to.equal(remembered());
   });
 
-  for (const [what, purchase] of [['another order', 't-2 49.99'], ['another amount', 't-1 999.00']] as const) {
+  for (const [what, purchase] of [['another link session', 'link …order-t2'], ['a page without a link token', '']] as const) {
     it(`does not resume a session started for ${what}`, async () => {
       sessionStorage.setItem(pendingKey('linkRef', new URL('/obv', location.href)), remembered(purchase));
       const el = await mount();

@@ -98,6 +98,15 @@ export class FakeProxy {
   readonly bodies: unknown[] = [];
   routes: Record<string, Route> = {};
 
+  /**
+   * The starts the element sent (POST …/verifications) with their bodies, without its other requests
+   * (with a link token it first asks for the link session's saved accounts, with the same body).
+   */
+  get starts(): { request: Request; body: unknown }[] {
+    return this.requests.flatMap((request, index) =>
+      request.method === 'POST' && new URL(request.url).pathname.endsWith('/verifications') ? [{ request, body: this.bodies[index] }] : []);
+  }
+
   install(): void {
     sinon.stub(window, 'fetch').callsFake(async (input: RequestInfo | URL, init?: RequestInit) => {
       const request = new Request(input, init);

@@ -20,7 +20,7 @@ function makeFlow(target: Partial<FlowTarget> = {}) {
   }
   const flow = createLinkFlow(
     host,
-    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 't-1 49.99', language: 'en', tabOpener: () => window, request: { amount: '49.99' }, ...target }),
+    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 'link …AAAAAAAA', language: 'en', tabOpener: () => window, request: { linkToken: 'lt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, ...target }),
     (status, previous) => {
       statuses.push(status);
       log.push(`${previous.kind} → ${status.kind}`);
@@ -62,7 +62,7 @@ describe('the link flow (createLinkFlow)', () => {
       `obv-success ${JSON.stringify({ ...ACCOUNT, displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' })}`,
     ]);
     expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
-    expect(world().proxy.bodies[0]).to.deep.equal({ amount: '49.99' });
+    expect(world().proxy.bodies[0]).to.deep.equal({ linkToken: 'lt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' });
   });
 
   it('goes to failure with the shopper’s words and their language', async () => {
@@ -265,7 +265,7 @@ describe('the link flow (createLinkFlow)', () => {
     const other = makeFlow();
     other.flow.resume();
     expect(other.flow.status.kind).to.equal('idle');
-    savePending(STORAGE_KEY, SESSION, 't-1 49.99');
+    savePending(STORAGE_KEY, SESSION, 'link …AAAAAAAA');
     const same = makeFlow();
     same.flow.resume();
     expect(same.flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
@@ -275,7 +275,7 @@ describe('the link flow (createLinkFlow)', () => {
   it('remembers a started session and forgets it once settled', async () => {
     const { flow } = makeFlow();
     const socket = await waiting(flow);
-    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 't-1 49.99' });
+    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 'link …AAAAAAAA' });
     socket.receive(success);
     expect(sessionStorage.getItem(STORAGE_KEY)).to.equal(null);
   });

@@ -69,7 +69,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'failed-change', socket: (ws, lang, n) => (n === 0 ? success : locked)(ws, lang, n), steps: ['success', 'failure'] },
   { name: 'expired', socket: (ws) => send(ws, { type: 'expired' }), steps: ['expired'] },
   { name: 'network-error', proxyDown: true, steps: ['error'] },
-  { name: 'configuration-error', attributes: 'amount="ten"', state: 'error' },
+  { name: 'configuration-error', attributes: 'link-token="sk_live_123"', state: 'error' },
   { name: 'proxy-refused', proxyRefuses: true, steps: ['error'] },
   // Recovery (issue 23): a closed bank tab, a cancel at the bank, a failing service, a lost connection.
   { name: 'bank-tab-closed', closeTab: true, steps: ['waiting'] },
@@ -79,12 +79,13 @@ export const SCENARIOS: Scenario[] = [
 ];
 
 function pageHtml(scenario: Scenario, lang: Lang, width: number): string {
+  // A scenario's attributes come first: of two equal attributes in HTML the first one counts.
   // A phone checkout has a 16 px margin; a desktop one a column in the middle.
   const frame = width < 600 ? '#frame{padding:16px}' : '#frame{width:34rem;margin:0 auto;padding:32px}';
   return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Checkout</title><style>body{margin:0;background:#f4f6f9;font-family:system-ui}${frame}</style>
 <script type="module" src="/obv-link-account.js"></script></head>
-<body><div id="frame"><obv-link-account ${scenario.attributes ?? ''} proxy-url="/obv" amount="49.99" currency="USD"></obv-link-account></div></body></html>`;
+<body><div id="frame"><obv-link-account ${scenario.attributes ?? ''} proxy-url="/obv" link-token="lt_${'checkout'.repeat(4)}"></obv-link-account></div></body></html>`;
 }
 
 async function route(context: BrowserContext, page: Page, bundle: string, scenario: Scenario, lang: Lang, width: number): Promise<void> {

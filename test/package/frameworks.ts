@@ -50,6 +50,13 @@ export async function driveFrameworkApp(framework: FrameworkName, app: TempApp, 
   const proxy = createObvProxy({ ...SANDBOX_DEFAULTS, sandbox: true, baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
   const site = express();
   site.use(proxy.mountPath, proxy.router);
+  // The merchant's server: one link session per checkout page, as in the README's quick start.
+  site.post('/checkout/link-token', (_req, res, next) => {
+    proxy.createLinkSession({
+      merchantUserId: `${framework}-user`, merchantTransactionId: `${framework}-order-${Date.now()}`, amount: '12.50', currency: 'USD',
+      consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+    }).then(({ linkToken }) => res.json({ linkToken }), next);
+  });
   site.use(express.static(path.join(app.dir, 'dist')));
   const server: Server = site.listen(port, '127.0.0.1');
   await once(server, 'listening');
@@ -81,10 +88,10 @@ async function checkElement(page: Page, framework: FrameworkName): Promise<void>
   // Attributes reach the element's properties; `strings` arrives as a property (an object).
   await linkButton.waitFor();
   const read = await element.evaluate((el) => {
-    const obv = el as HTMLElement & { merchantUserId?: string; amount?: string; strings?: { linkAccount?: string }; disabled: boolean };
-    return { merchantUserId: obv.merchantUserId, amount: obv.amount, strings: obv.strings?.linkAccount, disabled: obv.disabled, stringsAttribute: el.getAttribute('strings') };
+    const obv = el as HTMLElement & { linkToken?: string; strings?: { linkAccount?: string }; disabled: boolean };
+    return { linkToken: /^lt_/.test(obv.linkToken ?? ''), strings: obv.strings?.linkAccount, disabled: obv.disabled, stringsAttribute: el.getAttribute('strings') };
   });
-  assert.deepEqual(read, { merchantUserId: `${framework}-user`, amount: '12.50', strings: SETUP[framework].label, disabled: false, stringsAttribute: null });
+  assert.deepEqual(read, { linkToken: true, strings: SETUP[framework].label, disabled: false, stringsAttribute: null });
 
   // `disabled` both ways, as the framework sets it (a property).
   await page.locator('#lock').click();

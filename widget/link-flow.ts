@@ -24,7 +24,8 @@ export interface FlowError {
 
 /** Where the flow stands; `kind` is the element's `state`. */
 export type FlowStatus =
-  | { kind: 'idle'; cancelled: boolean }
+  /** `another`: a returning shopper chose "Use another account" (the saved accounts are one step back). */
+  | { kind: 'idle'; cancelled: boolean; another?: true }
   /** A returning shopper's saved accounts (saved-accounts.ts). */
   | SavedStatus
   | { kind: 'starting'; blocked: boolean }
@@ -82,6 +83,11 @@ export interface LinkFlow extends ReactiveController {
   start(save?: boolean): void;
   /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
   readonly saved: SavedAccounts;
+  /**
+   * "Use another account" when the link session allows saving: the bank step's screen with its consent
+   * box (which would read as the chosen saved account's, beside the list), and the list one step back.
+   */
+  another(): void;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -184,8 +190,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     report(error.kind, error.message);
   };
   // A saved-account choice that failed: "Try again" links another account; Cancel there, then a click on the account, tries it again.
+  // The shopper's own "Use another account" is not undone by an answer about the list.
   const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
-    if (status.kind === 'saved' || status.kind === 'idle') set(next ?? rest());
+    if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
   }, (error) => fail({ kind: 'network', message: error.message }));
 
   /** How the watch on the session ended. */
@@ -312,6 +319,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
     saved,
+    another() {
+      if (status.kind === 'saved') set({ kind: 'idle', cancelled: false, another: true });
+    },
     cancel() {
       if (!busy() && !canGoBack()) return;
       const sessionId = pending?.sessionId;

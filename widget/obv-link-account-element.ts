@@ -284,9 +284,11 @@ export class ObvLinkAccountElement extends LitElement {
     const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
     switch (status.kind) {
       case 'idle':
-        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(offer?.reconnect ? offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}`;
+        // After "Use another account": back to the saved accounts, under the list's own title.
+        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(offer?.reconnect ? offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${status.another ? this.#button(offer!.words.title, this.cancel, 'secondary-button') : nothing}`;
       case 'saved':
-        return savedList(status, this.#flow.saved, this.start, this.#isDisabled);
+        // With saving allowed, "Use another account" first shows the consent box beside the bank button.
+        return savedList(status, this.#flow.saved, offer?.saving ? this.#flow.another : this.start, this.#isDisabled);
       case 'starting':
         return cancel;
       case 'waiting':

@@ -1,6 +1,7 @@
 // The element's flow for a returning shopper, with a scripted proxy: the saved accounts listed first with
 // the first one used at once (form value and obv-success), another choice replacing it, "Use another
-// account" starting the bank flow and Cancel coming back to the list, a failed choice showing an error
+// account" starting the bank flow (or, when saving is allowed, first the consent box) and Cancel coming
+// back to the list, a failed choice showing an error
 // with Cancel back to the list, removal with a confirmation (the last one gone: the bank button), the
 // consent box's version sent only when ticked, and Reconnect.
 import { expect, fixture, html } from '@open-wc/testing';
@@ -16,12 +17,14 @@ const offered = (id: string, last4: string) => ({ id, fiName: 'Sandbox Federal B
 const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-0000000000000', '9876')];
 
 const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) => el.shadowRoot!.querySelector<T>(selector);
+/** What the scripted proxy answers. */
+type Reply = { status: number; body?: unknown };
 const radios = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]')];
 
 describe('<obv-link-account> for a returning shopper', () => {
   const world = useWorld();
 
-  function scripted(offer: object, use: (id: string) => { status: number; body?: unknown } = (id) => ({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, id.includes('one') ? '4321' : '9876') } })) {
+  function scripted(offer: object, use: (id: string) => Reply | Promise<Reply> = (id) => ({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, id.includes('one') ? '4321' : '9876') } })) {
     const { proxy } = world();
     proxy.routes['POST /obv/saved-accounts/offer'] = () => ({ status: 200, body: offer });
     proxy.routes['POST /obv/saved-accounts/use'] = async (request) => use(((await request.json()) as { savedAccountId: string }).savedAccountId);
@@ -59,6 +62,45 @@ describe('<obv-link-account> for a returning shopper', () => {
     el.cancel();
     await until(() => el.state === 'saved', 'back to the list');
     expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+  });
+
+  it('with saving allowed, the list shows no consent box; "Use another account" shows it beside the bank button, and the list is one step back', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING });
+    const el = await mount();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
+    // Beside the list, "Save this account" would read as the chosen saved account's.
+    expect(q(el, '#consent')).to.equal(null);
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'idle', 'the bank step\'s screen');
+    expect(el.value, 'no account is chosen while another one is about to be linked').to.equal('');
+    expect(world().proxy.starts).to.have.length(0);
+    expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(false);
+    const back = q(el, '[part~="secondary-button"]')!;
+    expect(back.textContent).to.equal(WORDS.title);
+    back.click();
+    await until(() => el.state === 'saved', 'back to the list');
+    expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+    expect(radios(el).map((r) => r.checked)).to.deep.equal([true, false]);
+    // Again, this time ticking the box: the start carries the consent words' version.
+    q(el, '[part~="button"]')!.click();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: SAVING.version }]);
+  });
+
+  it('an answer about the list does not undo "Use another account"', async () => {
+    let answer: (reply: Reply) => void = () => undefined;
+    scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING }, () => new Promise<Reply>((resolve) => (answer = resolve)));
+    const el = await mount();
+    await until(() => el.state === 'saved' && world().proxy.requests.some((r) => r.url.endsWith('/use')), 'the first account on its way');
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'idle', 'the bank step\'s screen');
+    answer({ status: 201, body: { status: 'success', linkRef: `ref-${ACCOUNTS[0]!.id}`, ...offered(ACCOUNTS[0]!.id, '4321') } });
+    await tick(30);
+    expect(el.state).to.equal('idle');
+    expect(q(el, '#consent')).to.not.equal(null);
   });
 
   it('a failed choice shows an error; Cancel brings the list back, and a click on the chosen account tries again', async () => {

@@ -1,6 +1,6 @@
 // The element's returning-shopper states in Chromium, in English and Spanish, at 320, 375 and 1280 px:
-// the saved-account list (with the consent box for another account), the consent box beside the bank
-// button, and Reconnect (Remove asks with the browser's own confirmation dialog). Nothing overflows, every button is at least
+// the saved-account list, "Use another account" (the consent box beside the bank button, the list one
+// step back), the consent box of a first purchase, and Reconnect (Remove asks with the browser's own confirmation dialog). Nothing overflows, every button is at least
 // 44 px, axe (WCAG 2.2 AA) finds nothing, and the radios behave as a radio group with spoken names.
 // The proxy is mocked with Playwright routes, with the proxy's own words (proxy/accounts/).
 // Saves test-results/saved-<state>-<lang>-<width>.png for people to look at.
@@ -24,6 +24,8 @@ interface Scenario {
   name: string;
   state: 'saved' | 'idle';
   offer: (lang: Lang) => Record<string, unknown>;
+  /** Shown from the list by a click on "Use another account". */
+  another?: true;
 }
 
 const accounts = (lang: Lang) => [account('acc1', 'Checking ••••4321', 'CHECKING', lang), account('acc2', 'Savings ••••9876', 'SAVINGS', lang)];
@@ -35,6 +37,7 @@ const reconnect = (lang: Lang) => {
 
 const SCENARIOS: Scenario[] = [
   { name: 'list', state: 'saved', offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
+  { name: 'another', state: 'idle', another: true, offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
   { name: 'consent', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), saving: consentWords(lang) }) },
   { name: 'reconnect', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), reconnect: reconnect(lang) }) },
 ];
@@ -61,6 +64,10 @@ async function showScenario(browser: Browser, bundle: string, scenario: Scenario
     return request.fulfill({ status: 404, body: '' });
   });
   await page.goto(`${ORIGIN}/`);
+  if (scenario.another) {
+    await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
+    await page.locator('obv-link-account').getByRole('button', { name: offerWords(lang).useAnother }).click();
+  }
   await page.waitForFunction((state) => document.querySelector('obv-link-account')?.getAttribute('state') === state, scenario.state);
   if (scenario.state === 'saved') await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
   else await page.locator('obv-link-account').locator('.consent, .title span').first().waitFor();
@@ -124,7 +131,7 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
     assert.deepEqual(problems.sort(), []);
   });
 
-  it('is a radio group: spoken names, one preselected, arrows choose the next account and the form value follows', async () => {
+  it('is a radio group: spoken names, one preselected, arrows choose the next account and the form value follows; the consent box comes with "Use another account"', async () => {
     const { context, page } = await showScenario(browser, bundle, SCENARIOS[0]!, 'en', 375);
     try {
       const host = page.locator('obv-link-account');
@@ -140,9 +147,16 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       await page.waitForFunction((ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref, `ref_${'acc2'.padEnd(22, '0')}`);
       assert.equal(await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(), true);
       assert.equal(await host.getByRole('button', { name: 'Remove Sandbox Federal Bank Checking ending in 4321' }).count(), 1);
+      // Beside the list a consent box would read as the chosen account's: it comes with "Use another account".
+      assert.equal(await host.getByRole('checkbox').count(), 0, 'no consent box beside the list');
+      await host.getByRole('button', { name: 'Use another account' }).click();
       const consent = host.getByRole('checkbox', { name: 'Save this account for my next purchases' });
       assert.equal(await consent.isChecked(), false, 'the consent box starts unchecked');
       assert.match(await host.locator('#ct').innerText(), /debit this bank account/);
+      assert.equal(await value(), '', 'no saved account is chosen while another is about to be linked');
+      await host.getByRole('button', { name: 'Pay with a saved account' }).click();
+      await page.waitForFunction((ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref, `ref_${'acc2'.padEnd(22, '0')}`);
+      assert.equal(await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(), true, 'back on the list, the choice is kept');
     } finally {
       await context.close();
     }

@@ -1,8 +1,9 @@
 // The element's views for returning shoppers: the saved-account list (one radio per account, Remove
 // after the browser's own confirmation dialog — native, accessible and free of bytes, which the element's
 // budget counts — and "Use another account"), the consent box beside a bank link that may be saved (never
-// beside the list, where it would read as the chosen account's), and an account's line shown and spoken. Templates only: saved-accounts.ts holds the state; the words are
-// the proxy's, in the link session's language.
+// beside the list, where it would read as the chosen account's), and an account's line shown and spoken.
+// Templates only: saved-accounts.ts holds the state; the words are the proxy's, in the link session's
+// language.
 import { html, nothing, type TemplateResult } from 'lit';
 import type { SavedAccounts, SavedStatus, Words } from './saved-accounts.ts';
 

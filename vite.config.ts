@@ -27,25 +27,6 @@ function minifyCssTemplates(): Plugin {
   };
 }
 
-/**
- * Members of the element's internal objects, shortened by name in the bundle (≈50 gzip bytes): nothing outside
- * the bundle sees them, and each is read in the bundle only on those objects, never on a DOM or Lit object,
- * a wire message, an event detail or as a `strings` key. Terser renames a listed name everywhere it appears
- * (`builtins: true`, since several are also DOM names), so check the built bundle before adding one. Never:
- * `start`, `cancel`, `account`, `language` (the element's API), `showTab`, `cancelled`, `expired`, `error`
- * (`strings` keys, or keys of the element's titles by state), `outcome`, `status`, `lang`, `text` (wire),
- * `kind`, `message` (event details), `blocked` (tested with `in`), `hostConnected` (Lit), `opener` (the bank
- * tab's, severed in bank-tab.ts).
- */
-const FLOW_MEMBERS = [
-  // LinkFlow's methods (link-flow.ts) that the element alone calls.
-  'linkedBefore', 'configure', 'resume', 'retry', 'reset', 'linkOpened',
-  // FlowTarget: what a start needs from the page.
-  'base', 'storageKey', 'purchase', 'tabOpener', 'request',
-  // FlowStatus's waiting fields and the linked account's label pair.
-  'session', 'tab', 'label',
-];
-
 export default defineConfig({
   publicDir: false,
   plugins: [minifyCssTemplates(), minifyHtmlTemplates()],
@@ -61,9 +42,11 @@ export default defineConfig({
       // pure_getters: reading a property has no side effect (true of the element and Lit); keep_fargs: unused
       // trailing parameters may go. Together ≈16 gzip bytes.
       compress: { passes: 3, pure_getters: true, keep_fargs: false },
-      // Also Lit's own `_$AH`-style internals: Lit is bundled whole, so no other copy reads them (the
-      // cross-copy markers, `_$lit…$` and `_$cssResult$`, keep their names); and FLOW_MEMBERS above.
-      mangle: { properties: { regex: new RegExp(`^_[a-z]|^_\\$[A-Z][A-Za-z]?$|^(${FLOW_MEMBERS.join('|')})$`), builtins: true } },
+      // Only names that say they are private: the element's `_underscore` members and Lit's own `_$AH`-style
+      // internals (Lit is bundled whole, so no other copy reads them; the cross-copy markers, `_$lit…$` and
+      // `_$cssResult$`, keep their names). No hand-kept list of public-looking names: one wrong entry
+      // would rename a DOM or wire property everywhere (issue 20: plain code over renaming tricks).
+      mangle: { properties: { regex: /^_[a-z]|^_\$[A-Z][A-Za-z]?$/ } },
       format: { comments: false },
     },
     // The map is published beside the bundle but not referenced from it: one comment less in every download.

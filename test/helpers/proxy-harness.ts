@@ -165,8 +165,8 @@ export interface StartProxyOptions {
   proxy?: Partial<ObvProxyOptions>;
 }
 
-/** A default start body the sandbox accepts. */
-export const START_BODY = {
+/** The purchase a test merchant's server names (a link session's values). */
+export const PURCHASE = {
   merchantUserId: 'user-42',
   merchantTransactionId: 'order-1001',
   amount: '49.99',
@@ -217,7 +217,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       if (!record?.returnRef) throw new Error(`no session ${sessionId}`);
       return `${baseUrl}/return/${record.returnRef}`;
     },
-    async startVerification(body = START_BODY, headers = {}) {
+    async startVerification(body = PURCHASE, headers = {}) {
       const response = await fetch(`${baseUrl}/verifications`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', origin, ...headers },

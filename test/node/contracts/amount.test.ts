@@ -3,19 +3,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ACCEPTED_AMOUNTS, REFUSED_AMOUNTS } from '../../contracts/amount-cases.ts';
-import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
 async function start(base: string, amount: string) {
   const response = await fetch(`${base}/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ ...START_BODY, amount }),
+    body: JSON.stringify({ ...PURCHASE, amount }),
   });
   return { status: response.status, body: (await response.json()) as { errors?: { path: string }[] } };
 }
 
 async function linkSession(base: string, amount: string) {
-  const { merchantUserId, merchantTransactionId, currency, consumer } = START_BODY;
+  const { merchantUserId, merchantTransactionId, currency, consumer } = PURCHASE;
   const response = await fetch(`${base}/link-sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },

@@ -10,7 +10,7 @@ import type { OutcomeReport } from '../../../proxy/index.ts';
 import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
 import { markerKey } from '../../../proxy/sessions/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -34,7 +34,7 @@ async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin'>, headers: R
   const response = await fetch(`${proxy.baseUrl}/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(START_BODY),
+    body: JSON.stringify(PURCHASE),
   });
   const body = (await response.json()) as Record<string, unknown>;
   const setCookie = response.headers.get('set-cookie') ?? '';
@@ -56,7 +56,7 @@ function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: START_BODY.merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency }),
+    body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: PURCHASE.merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
   });
 }
 

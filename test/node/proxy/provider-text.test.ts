@@ -10,7 +10,7 @@ import express from 'express';
 import { TOKEN_PATH } from '../../../proxy/upstream/token-manager.ts';
 import { VERIFICATION_PATH } from '../../../proxy/upstream/verification-client.ts';
 import { scrubProviderText } from '../../../proxy/upstream/provider-text.ts';
-import { START_BODY, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -52,7 +52,7 @@ describe('provider text', () => {
     const response = await fetch(`${proxy.baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: proxy.origin },
-      body: JSON.stringify(START_BODY),
+      body: JSON.stringify(PURCHASE),
     });
     const text = await response.text();
     assert.equal(response.status, 422);

@@ -13,7 +13,7 @@ import type http from 'node:http';
 import { startProvider } from '../../../sandbox/index.ts';
 import type { ObvProxy } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { SANDBOX_CLIENT, START_BODY } from '../../helpers/proxy-harness.ts';
+import { SANDBOX_CLIENT, PURCHASE } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
@@ -97,7 +97,7 @@ test('the README mounting snippet serves a whole verification in a fresh Express
   assert.equal(proxy.mountPath, '/obv');
 
   // The page sends no consumer and no user id: the snippet's enrichStart fills them from the session.
-  const { consumer: _consumer, merchantUserId: _userId, ...pageBody } = START_BODY;
+  const { consumer: _consumer, merchantUserId: _userId, ...pageBody } = PURCHASE;
   const started = await fetch(`${origin}/obv/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin },

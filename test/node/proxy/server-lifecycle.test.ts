@@ -11,7 +11,7 @@ import { startProvider } from '../../../sandbox/index.ts';
 import { parseProxyConfig } from '../../../proxy/config/schema.ts';
 import { startProxyServers, type ProxyServers } from '../../../proxy/server.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
-import { sandboxProxyConfig, START_BODY } from '../../helpers/proxy-harness.ts';
+import { sandboxProxyConfig, PURCHASE } from '../../helpers/proxy-harness.ts';
 import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';
 
 const portOf = (servers: ProxyServers['server']) => (servers.address() as AddressInfo).port;
@@ -89,7 +89,7 @@ describe('npm start servers', () => {
     });
     const origin = `http://127.0.0.1:${portOf(servers.server)}`;
     const base = `${origin}/obv`;
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(PURCHASE) };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
 
@@ -143,7 +143,7 @@ describe('the credentials, checked once at boot', () => {
     const ready = await fetch(`${base}/readyz`);
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok', credentials: 'accepted' });
-    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) });
+    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(PURCHASE) });
     assert.equal(start.status, 201);
     assert.equal(provider.stats.tokenRequests, 1);
   });
@@ -164,7 +164,7 @@ describe('the drain window', () => {
     t.after(() => provider.close());
     const { servers, base } = await startServers({ drainWindowMs: 1_500 }, provider.url);
     t.after(() => servers.shutdown());
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(PURCHASE) };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
     assert.equal((await fetch(`${base}/readyz`)).status, 200);

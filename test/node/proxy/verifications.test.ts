@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 interface Problem {
@@ -31,7 +31,7 @@ describe('starting verifications', () => {
   after(() => pair.close());
 
   test('sends the upstream request with trusted merchant data and per-session URLs', async () => {
-    const { sessionId } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-trusted' });
+    const { sessionId } = await pair.startVerification({ ...PURCHASE, merchantTransactionId: 'order-trusted' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-trusted');
     assert.ok(verification);
     const { request } = verification;
@@ -45,7 +45,7 @@ describe('starting verifications', () => {
     assert.ok(!request.merchant.notificationURL?.includes(sessionId), 'the notification URL carries a separate reference');
     assert.equal(request.transaction.product, 'ACH');
     assert.equal(request.transaction.originatorIp, '127.0.0.1');
-    assert.deepEqual(request.consumer, START_BODY.consumer);
+    assert.deepEqual(request.consumer, PURCHASE.consumer);
   });
 
   test('names every invalid field in a 400 problem', async () => {
@@ -58,13 +58,13 @@ describe('starting verifications', () => {
 
   test('forwards the consumer the page sent when no enrichStart hook is set (npm start)', async () => {
     const consumer = { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' };
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-page-consumer', consumer });
+    await pair.startVerification({ ...PURCHASE, merchantTransactionId: 'order-page-consumer', consumer });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-page-consumer');
     assert.deepEqual(verification?.request.consumer, consumer);
   });
 
   test('refuses an empty consumer field from the page, naming it', async () => {
-    const { status, json } = await post(pair.baseUrl, { ...START_BODY, consumer: { firstName: 'Ada', lastName: ' ', email: '' } });
+    const { status, json } = await post(pair.baseUrl, { ...PURCHASE, consumer: { firstName: 'Ada', lastName: ' ', email: '' } });
     assert.equal(status, 400);
     assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['consumer.email', 'consumer.lastName']);
   });
@@ -87,15 +87,15 @@ describe('starting verifications', () => {
   });
 
   test('rejects an oversize body with 413', async () => {
-    const { status, json } = await post(pair.baseUrl, { ...START_BODY, dataPassThrough: 'x'.repeat(20_000) });
+    const { status, json } = await post(pair.baseUrl, { ...PURCHASE, dataPassThrough: 'x'.repeat(20_000) });
     assert.equal(status, 413);
     assert.equal(json?.status, 413);
   });
 
   test('makes one verification for a double click with the same Idempotency-Key', async () => {
     const before = pair.provider.stats.verificationRequests;
-    const first = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
-    const second = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
+    const first = await post(pair.baseUrl, PURCHASE, { 'idempotency-key': 'double-click-1' });
+    const second = await post(pair.baseUrl, PURCHASE, { 'idempotency-key': 'double-click-1' });
     assert.equal(first.status, 201);
     assert.equal(second.status, 201);
     assert.deepEqual(second.json, first.json);
@@ -104,7 +104,7 @@ describe('starting verifications', () => {
 
   test('makes one upstream verification for concurrent requests with the same key', async () => {
     const before = pair.provider.stats.verificationRequests;
-    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, START_BODY, { 'idempotency-key': 'concurrent-1' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, PURCHASE, { 'idempotency-key': 'concurrent-1' })));
     assert.ok(results.every((r) => r.status === 201));
     assert.equal(new Set(results.map((r) => r.json?.sessionId)).size, 1);
     assert.equal(pair.provider.stats.verificationRequests - before, 1);
@@ -113,12 +113,12 @@ describe('starting verifications', () => {
   test('lets a key be used again after the start with it failed', async () => {
     const failed = await post(pair.baseUrl, { amount: '1.00' }, { 'idempotency-key': 'retry-after-fail' });
     assert.equal(failed.status, 400);
-    const ok = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'retry-after-fail' });
+    const ok = await post(pair.baseUrl, PURCHASE, { 'idempotency-key': 'retry-after-fail' });
     assert.equal(ok.status, 201);
   });
 
   test('rejects a malformed Idempotency-Key naming the header', async () => {
-    const { status, json } = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'x'.repeat(300) });
+    const { status, json } = await post(pair.baseUrl, PURCHASE, { 'idempotency-key': 'x'.repeat(300) });
     assert.equal(status, 400);
     assert.equal(json?.errors?.[0]?.path, 'Idempotency-Key');
   });
@@ -134,14 +134,14 @@ describe('starting verifications', () => {
   });
 
   test('allows a start from an allowed cross origin', async () => {
-    const { status, response } = await post(pair.baseUrl, START_BODY, { origin: 'https://shop.example' });
+    const { status, response } = await post(pair.baseUrl, PURCHASE, { origin: 'https://shop.example' });
     assert.equal(status, 201);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
   });
 
   test('refuses a disallowed origin with a 403 the page can read, and starts nothing', async () => {
     const before = pair.provider.stats.verificationRequests;
-    const { status, response, json: body } = await post(pair.baseUrl, START_BODY, { origin: 'https://evil.example' });
+    const { status, response, json: body } = await post(pair.baseUrl, PURCHASE, { origin: 'https://evil.example' });
     assert.equal(status, 403);
     // Readable by the page (so the element can say why), but nothing was started.
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://evil.example');
@@ -209,7 +209,7 @@ describe('starting verifications with the merchant hook, limits and a failing pr
   });
 
   test('answers 502 without operator details when the credentials are rejected, and logs why', async () => {
-    const { status, json } = await post(broken.baseUrl, START_BODY);
+    const { status, json } = await post(broken.baseUrl, PURCHASE);
     assert.equal(status, 502);
     assert.equal(json?.type, 'urn:obv-link:problem:upstream-auth');
     assert.ok(!JSON.stringify(json).includes('OBV_CLIENT_SECRET'));
@@ -223,7 +223,7 @@ describe('client address behind a reverse proxy', () => {
   test('takes originatorIp from X-Forwarded-For when OBV_TRUST_PROXY trusts the hop', async (t) => {
     const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
     t.after(() => pair.close());
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
+    await pair.startVerification({ ...PURCHASE, merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-forwarded');
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
@@ -232,17 +232,17 @@ describe('client address behind a reverse proxy', () => {
     const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
     t.after(() => pair.close());
     const key = { 'idempotency-key': 'shared-or-guessed-key' };
-    const victim = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
-    const attacker = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '198.51.100.9' });
+    const victim = await pair.startVerification(PURCHASE, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    const attacker = await pair.startVerification(PURCHASE, { ...key, 'x-forwarded-for': '198.51.100.9' });
     assert.notEqual(attacker.sessionId, victim.sessionId);
-    const again = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    const again = await pair.startVerification(PURCHASE, { ...key, 'x-forwarded-for': '203.0.113.7' });
     assert.equal(again.sessionId, victim.sessionId, 'the same client still gets its own session back');
   });
 
   test('ignores X-Forwarded-For when no proxy is trusted', async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
+    await pair.startVerification({ ...PURCHASE, merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-direct');
     assert.equal(verification?.request.transaction.originatorIp, '127.0.0.1');
   });
@@ -260,7 +260,7 @@ describe('the page cannot ask for an account it linked before', () => {
 
   /** Links an account through the sandbox bank and returns the link reference the browser got. */
   async function linkedRef(amount: string, user = 'user-a'): Promise<string> {
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, amount }, { 'x-test-user': user });
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...PURCHASE, amount }, { 'x-test-user': user });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
@@ -274,7 +274,7 @@ describe('the page cannot ask for an account it linked before', () => {
   }
 
   test('ignores an accountToken sent by the page: only the server supplies one', async () => {
-    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '7.00', accountToken: 'acct-from-the-page' });
+    const { sessionId } = await pair.startVerification({ ...PURCHASE, amount: '7.00', accountToken: 'acct-from-the-page' });
     const request = await upstreamRequest(sessionId);
     assert.ok(request, 'the verification was started');
     assert.equal(request.accountToken, undefined);
@@ -284,7 +284,7 @@ describe('the page cannot ask for an account it linked before', () => {
   // re-authorize one (test/e2e/returning-shopper.test.ts). An old page's linkRef starts a new link.
   test('ignores a link reference sent by the page, even for its own user: no stored token goes upstream', async () => {
     const linkRef = await linkedRef('5.00');
-    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '6.00', linkRef }, { 'x-test-user': 'user-a' });
+    const { sessionId } = await pair.startVerification({ ...PURCHASE, amount: '6.00', linkRef }, { 'x-test-user': 'user-a' });
     const request = await upstreamRequest(sessionId);
     assert.ok(request, 'the verification was started');
     assert.equal(request.accountToken, undefined);

@@ -29,12 +29,12 @@ async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provid
   return pair;
 }
 
-/** POST /verifications as the page on the proxy's origin does, keeping the cookie its answer sets. */
-async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin'>, headers: Record<string, string> = { origin: proxy.origin, 'sec-fetch-site': 'same-origin' }) {
+/** POST /verifications with a new link session's token as the page on the proxy's origin does, keeping the cookie its answer sets. */
+async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin' | 'createLinkSession'>, headers: Record<string, string> = { origin: proxy.origin, 'sec-fetch-site': 'same-origin' }) {
   const response = await fetch(`${proxy.baseUrl}/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(PURCHASE),
+    body: JSON.stringify({ linkToken: await proxy.createLinkSession() }),
   });
   const body = (await response.json()) as Record<string, unknown>;
   const setCookie = response.headers.get('set-cookie') ?? '';

@@ -30,6 +30,8 @@ const JSON_BODIES: unknown[] = [
   { ...PURCHASE, dataPassThrough: { a: 1 } }, { accountToken: [], merchantTransactionId: {} },
   { accountToken: 'a', merchantTransactionId: 'o', originatorIp: '999.1.1.1' }, { accountToken: 'a'.repeat(600), merchantTransactionId: 'o' },
   { accountToken: 'acct', merchantTransactionId: 'o', merchant: { merchantId: 'someone-else' } },
+  { linkToken: 42 }, { linkToken: ['lt_'] }, { linkToken: `lt_${'A'.repeat(32)}`, consent: {} }, { linkToken: `lt_${'A'.repeat(32)}`, language: 'en' },
+  { language: ['en'] }, { language: 'en', consent: 'v1' }, { linkToken: null, amount: null },
 ];
 
 function randomBody(): string | Buffer {

@@ -17,7 +17,7 @@ async function linkedPayments(pair: ProxyPair, count: number, tag: string): Prom
   const payments = [];
   for (let i = 0; i < count; i++) {
     const merchantTransactionId = `order-${tag}-${i}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...PURCHASE, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };

@@ -121,7 +121,7 @@ describe('merchant events', () => {
     try {
       const start = async () => {
         const response = await fetch(`${bound.baseUrl}/verifications`, {
-          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify(PURCHASE),
+          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify({ linkToken: await bound.createLinkSession() }),
         });
         assert.equal(response.status, 201);
         const { sessionId } = (await response.json()) as { sessionId: string };
@@ -151,7 +151,7 @@ describe('merchant events', () => {
 
   test('a payment is told as payment.succeeded once per order, even when its request is retried; a refused one as payment.failed', async () => {
     const merchantTransactionId = `order-events-${Date.now()}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...PURCHASE, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId });
     await signInAtBank(consumerUrl);
     await pair.provider.notificationsSettled();
     const { linkRef } = (await pair.store.get(sessionId))!.outcome as { linkRef: string };
@@ -179,7 +179,7 @@ describe('merchant events', () => {
     });
 
     const refusedOrder = `order-refused-${Date.now()}`;
-    const second = await pair.startVerification({ ...PURCHASE, merchantTransactionId: refusedOrder });
+    const second = await pair.startVerification({ merchantTransactionId: refusedOrder });
     await signInAtBank(second.consumerUrl);
     await pair.provider.notificationsSettled();
     const refusedRef = ((await pair.store.get(second.sessionId))!.outcome as { linkRef: string }).linkRef;

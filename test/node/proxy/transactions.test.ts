@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { type LinkSessionInput, PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
@@ -23,9 +23,9 @@ describe('transactions', () => {
   const orderOf = new Map<string, string>();
 
   /** Links an account for a new order (or `order`'s) and returns the reference the browser got. */
-  async function verifiedLinkRef(order: Partial<Record<keyof typeof PURCHASE, string>> = {}): Promise<string> {
+  async function verifiedLinkRef(order: Partial<LinkSessionInput> = {}): Promise<string> {
     const merchantTransactionId = order.merchantTransactionId ?? `order-${randomUUID()}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...PURCHASE, ...order, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...order, merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: Record<string, string> };

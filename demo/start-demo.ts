@@ -120,8 +120,6 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
       merchantApiKey,
       // The sandbox speaks plain http on loopback; HTTPS only (docs/UPSTREAM.md#d1-https-only) is for real providers.
       sandbox: true,
-      // The shop behaves as in production: every start comes from the link session its server made.
-      requireLinkSession: true,
       logLevel: options.logLevel ?? 'silent',
       // The shopper removed a saved account at checkout: the shop deletes its copy.
       onSavedAccountRemoved: (removal) => savedAccounts.remove(removal.merchantUserId, removal.accountId),

@@ -34,7 +34,7 @@ const KINDS_BY_STATUS = {
   // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
   // reference whose bank step the starting browser did not complete (README "Security notes").
   403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed' },
-  // `link-session-required`: outside sandbox mode a start needs the merchant server's word (a link token).
+  // `link-session-required`: a start needs the merchant server's word (a link token, or its enrichStart hook).
   400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
   404: {
     'not-found': 'Not found',

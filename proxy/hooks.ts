@@ -6,8 +6,10 @@ import type { VerificationOutcome } from './sessions/types.ts';
 import type { SavedAccountRemoval } from './accounts/choice.ts';
 
 /**
- * Lets the merchant's code complete the upstream request from its own session (consumer details, the
- * amount in the cart, its user id) before it is validated and sent. Return the request to send.
+ * Lets the merchant's code name the purchase of a start without a link token from its own session
+ * (consumer details, the amount in the cart, its user id) before it is validated and sent: the draft
+ * holds only the proxy's defaults (an `obv-…` order id, USD, the element's language). Return the
+ * request to send.
  * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards. To
  * re-verify an account the merchant keeps, set `accountToken` here (the page can never send one).
  */

@@ -1,7 +1,8 @@
 // The baselines' server: the least a relay, a notification intake and a start forwarder can do with
 // node:http and ws, and nothing more (no framework, no validation beyond the signature, no heartbeat,
 // no logs). Each figure of the proxy is set beside this server's figure measured in the same run.
-// With BENCH_UPSTREAM_URL, POST /verifications forwards starts to that provider's endpoint 2.
+// With BENCH_UPSTREAM_URL, POST /verifications forwards starts to that provider's endpoint 2, the
+// purchase read from a Map by the body's link token.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,11 +12,13 @@ import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
 import { serveRpc } from '../lib/rpc.ts';
 import { hasValidSignature } from '../lib/notifications.ts';
 import type { ServerAddress } from '../lib/servers.ts';
-import { fetchToken, postVerification, verificationRequest, type StartBody } from '../lib/upstream.ts';
+import { fetchToken, postVerification, purchase, verificationRequest, type Purchase } from '../lib/upstream.ts';
 
 const subscribers = new Map<string, Set<WebSocket>>();
 const outcomes = new Map<string, unknown>();
 const seenWebhookIds = new Set<string>();
+/** The link sessions: purchases by link token. */
+const linkSessions = new Map<string, Purchase>();
 
 function publish(sessionId: string, outcome: unknown): void {
   const sockets = subscribers.get(sessionId);
@@ -52,8 +55,13 @@ let token: Promise<string> | undefined;
 async function forwardStart(body: string, response: http.ServerResponse): Promise<void> {
   if (!upstream) throw new Error('BENCH_UPSTREAM_URL is not set');
   token ??= fetchToken(upstream);
+  const linkSession = linkSessions.get((JSON.parse(body) as { linkToken: string }).linkToken);
+  if (!linkSession) {
+    response.writeHead(404).end();
+    return;
+  }
   const ref = randomBytes(16).toString('base64url');
-  const consumerUrl = await postVerification(upstream, await token, verificationRequest(JSON.parse(body) as StartBody, origin, ref));
+  const consumerUrl = await postVerification(upstream, await token, verificationRequest(linkSession, origin, ref));
   const session = { sessionId: ref, consumerUrl, expiresAt: new Date(Date.now() + 1_800_000).toISOString() };
   response.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(session));
 }
@@ -127,6 +135,12 @@ serveRpc({
     Array.from({ length: count }, () => {
       const sessionId = randomBytes(16).toString('base64url');
       return { sessionId, ref: sessionId };
+    }),
+  prepareLinkSessions: ({ count }: { count: number }) =>
+    Array.from({ length: count }, (_, index) => {
+      const linkToken = `lt_${randomBytes(24).toString('base64url')}`;
+      linkSessions.set(linkToken, purchase(index));
+      return linkToken;
     }),
   memory: () => settledMemory(),
   cpuTime: () => cpuTimeMs(),

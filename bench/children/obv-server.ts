@@ -12,6 +12,7 @@ import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
 import { BENCH_MOUNT_PATH as MOUNT_PATH, benchProxyOptions } from '../lib/obv-proxy-options.ts';
 import { serveRpc } from '../lib/rpc.ts';
 import type { PreparedSession, ServerAddress } from '../lib/servers.ts';
+import { purchase } from '../lib/upstream.ts';
 
 const SESSION_TTL_MS = 3_600_000;
 
@@ -53,6 +54,13 @@ async function prepareSessions({ count }: { count: number }): Promise<PreparedSe
   return sessions;
 }
 
+/** Link sessions made in-process, as `proxy.createLinkSession` in a merchant's Node server. */
+async function prepareLinkSessions({ count }: { count: number }): Promise<string[]> {
+  const linkTokens: string[] = [];
+  for (let index = 0; index < count; index++) linkTokens.push((await proxy.createLinkSession(purchase(index))).linkToken);
+  return linkTokens;
+}
+
 serveRpc({
   address: () =>
     ({
@@ -63,6 +71,7 @@ serveRpc({
       intakePrefix: `${MOUNT_PATH}/notifications/`,
     }) satisfies ServerAddress,
   prepareSessions,
+  prepareLinkSessions,
   memory: () => settledMemory(),
   cpuTime: () => cpuTimeMs(),
 });

@@ -40,6 +40,14 @@ export class ServerUnderTest {
     return this.child.call<PreparedSession[]>('prepareSessions', { count }, 300_000);
   }
 
+  /**
+   * Makes `count` link sessions, the `index`th for `purchase(index)`, as the merchant's server does before
+   * its checkout pages load; their link tokens in that order.
+   */
+  prepareLinkSessions(count: number): Promise<string[]> {
+    return this.child.call<string[]>('prepareLinkSessions', { count }, 300_000);
+  }
+
   memory(): Promise<MemoryReading> {
     return this.child.call<MemoryReading>('memory');
   }

@@ -6,8 +6,8 @@ const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token?grant_type=client_credentials
 const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 const BASIC = `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`;
 
-/** What the element sends to start a verification (docs/CONTRACTS.md §2). */
-export interface StartBody {
+/** What the merchant's server names in a link session (docs/CONTRACTS.md §3); the page sends only its token. */
+export interface Purchase {
   merchantUserId: string;
   merchantTransactionId: string;
   amount: string;
@@ -15,8 +15,8 @@ export interface StartBody {
   consumer: { firstName: string; lastName: string; email: string };
 }
 
-/** The start body of the `index`th benchmark start. */
-export function startBody(index: number): StartBody {
+/** The purchase of the `index`th benchmark start. */
+export function purchase(index: number): Purchase {
   return {
     merchantUserId: `user-${index}`,
     merchantTransactionId: `txn-${index}`,
@@ -27,7 +27,7 @@ export function startBody(index: number): StartBody {
 }
 
 /** Endpoint 2's request for `start`, as the proxy builds it (per-session callback URLs under `callbackBase`). */
-export function verificationRequest(start: StartBody, callbackBase: string, ref: string): unknown {
+export function verificationRequest(start: Purchase, callbackBase: string, ref: string): unknown {
   return {
     countryCode: 'US',
     consumer: start.consumer,
@@ -59,8 +59,11 @@ export async function postVerification(provider: SequentialClient, token: string
   return (JSON.parse(response.body) as { consumerUrl: string }).consumerUrl;
 }
 
-/** POST {path} as the element sends it (the proxy's /obv/verifications, or the bare forwarder's). */
-export async function startThrough(server: SequentialClient, path: string, index: number): Promise<void> {
-  const response = await server.request('POST', path, startBody(index), { origin: server.origin });
+/**
+ * POST {path} as the element sends it, with a link token the server made beforehand (the proxy's
+ * /obv/verifications, or the bare forwarder's).
+ */
+export async function startThrough(server: SequentialClient, path: string, linkToken: string): Promise<void> {
+  const response = await server.request('POST', path, { linkToken }, { origin: server.origin });
   expectStatus(response, 201, `start through ${server.origin}${path}`);
 }

@@ -1,14 +1,16 @@
 // 2. Start overhead: POST /obv/verifications through the proxy (token already cached) beside calling the
 // sandbox's endpoint 2 directly with a bearer. The difference is what the proxy adds: one more hop,
-// validation, the upstream call's client side, the session write, the response. A bare node:http
-// forwarder (token cached, no validation, no store, no logs) is timed too: the least any proxy adds.
+// validation, reading the link session, the upstream call's client side, the session write, the
+// response. A bare node:http forwarder (token cached, purchases in a Map by link token, no validation,
+// no store, no logs) is timed too: the least any proxy adds. The link sessions are made before the
+// timing, as a merchant's server makes each one before its checkout page loads.
 // Calls rotate between the three paths so a noisy neighbour on the machine hits all alike.
 import { SequentialClient } from '../lib/http-client.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { ProxiedProvider } from '../lib/stack.ts';
 import { nowMs, summarize } from '../lib/stats.ts';
-import { fetchToken, postVerification, startBody, startThrough, verificationRequest } from '../lib/upstream.ts';
+import { fetchToken, postVerification, purchase, startThrough, verificationRequest } from '../lib/upstream.ts';
 
 const AIM_ADDED_P50_MS = 1;
 
@@ -23,15 +25,16 @@ export async function measureStartOverhead({ sizes }: BenchOptions): Promise<Sec
   try {
     const token = await fetchToken(provider);
     const callbackBase = `${stack.proxy.address.origin}/obv`;
+    const total = sizes.warmup + sizes.startSamples;
+    const linkTokens = { proxy: await stack.proxy.prepareLinkSessions(total), forwarder: await stack.forwarder.prepareLinkSessions(total) };
     const calls: Record<Path, (index: number) => Promise<unknown>> = {
-      direct: (index) => postVerification(provider, token, verificationRequest(startBody(index), callbackBase, `direct-${index}`)),
-      forwarder: (index) => startThrough(forwarder, '/verifications', index),
+      direct: (index) => postVerification(provider, token, verificationRequest(purchase(index), callbackBase, `direct-${index}`)),
+      forwarder: (index) => startThrough(forwarder, '/verifications', linkTokens.forwarder[index]!),
       // The first proxied call fetches the token; from then on it is cached, as the figure requires.
-      proxy: (index) => startThrough(proxy, '/obv/verifications', index),
+      proxy: (index) => startThrough(proxy, '/obv/verifications', linkTokens.proxy[index]!),
     };
     const paths = Object.keys(calls) as Path[];
     const deadline = Date.now() + 5 * 60_000;
-    const total = sizes.warmup + sizes.startSamples;
     for (let index = 0; index < total && Date.now() < deadline; index++) {
       if (index === sizes.warmup) await stack.proxy.profileStart();
       for (let turn = 0; turn < paths.length; turn++) {

@@ -5,7 +5,7 @@ import { SequentialClient } from '../lib/http-client.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import type { SectionResult } from '../lib/report.ts';
 import { ProxiedProvider } from '../lib/stack.ts';
-import { fetchToken, postVerification, startBody, startThrough, verificationRequest } from '../lib/upstream.ts';
+import { fetchToken, postVerification, purchase, startThrough, verificationRequest } from '../lib/upstream.ts';
 
 export async function measureTokenCoalescing({ sizes }: BenchOptions): Promise<SectionResult> {
   const count = sizes.coldStarts;
@@ -13,13 +13,15 @@ export async function measureTokenCoalescing({ sizes }: BenchOptions): Promise<S
   const proxy = new SequentialClient(stack.proxy.address.origin, count);
   const provider = new SequentialClient(stack.providerUrl, count);
   try {
+    // The merchant's server made each checkout's link session beforehand (no provider call).
+    const linkTokens = await stack.proxy.prepareLinkSessions(count);
     const before = await stack.stats();
-    await Promise.all(Array.from({ length: count }, (_, index) => startThrough(proxy, '/obv/verifications', index)));
+    await Promise.all(linkTokens.map((linkToken) => startThrough(proxy, '/obv/verifications', linkToken)));
     const afterProxy = await stack.stats();
     const callbackBase = `${stack.proxy.address.origin}/obv`;
     await Promise.all(
       Array.from({ length: count }, async (_, index) =>
-        postVerification(provider, await fetchToken(provider), verificationRequest(startBody(index), callbackBase, `naive-${index}`)),
+        postVerification(provider, await fetchToken(provider), verificationRequest(purchase(index), callbackBase, `naive-${index}`)),
       ),
     );
     const afterNaive = await stack.stats();

@@ -236,11 +236,6 @@ const ConfigFields = z.object({
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
     /**
-     * Refuse starts from page values (no link token) in sandbox mode too, as production always does: a
-     * staging rehearsal or a demo that behaves like production.
-     */
-    requireLinkSession: Bool.default(false),
-    /**
      * Bind each bank step to the browser that started it (README "Security notes"): starts only from
      * pages on publicUrl's origin, successes held back until that browser reaches the return page.
      * Default: on outside sandbox mode.
@@ -452,7 +447,6 @@ export const ENV_VARIABLES = {
   OBV_PAYMENT_RETENTION: 'paymentRetentionMs',
   OBV_UPSTREAM_TIMEOUT: 'upstreamTimeoutMs',
   OBV_SANDBOX: 'sandbox',
-  OBV_REQUIRE_LINK_SESSION: 'requireLinkSession',
   OBV_BIND_BANK_STEP: 'bindBankStep',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',

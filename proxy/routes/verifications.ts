@@ -7,7 +7,7 @@ import { problem } from '../errors.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
-import { Amount, CurrencyCode, LanguageTag, parseOrThrow, text } from '../validation.ts';
+import { LanguageTag, parseOrThrow } from '../validation.ts';
 import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
@@ -15,42 +15,38 @@ import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 import { setBankStepCookie } from '../http/bank-step-cookie.ts';
 
-/** The page's purchase fields: only sandbox mode (or an enrichStart hook) takes them from the page. */
-const PageValues = {
-  merchantUserId: text(100).optional(),
-  merchantTransactionId: text(100).optional(),
-  amount: Amount.optional(),
-  currency: CurrencyCode.optional(),
-  language: LanguageTag.optional(),
-  dataPassThrough: z.string().max(1000).optional(),
-  consumer: z
-    .object({
-      firstName: text(100).optional(),
-      lastName: text(100).optional(),
-      email: z.email('must be an e-mail address').max(254).optional(),
-    })
-    .optional(),
-};
+/**
+ * The purchase fields: the merchant's server sets them in the link session (or its enrichStart hook does),
+ * never the page. A start body that carries one is refused, naming it.
+ */
+const setByLinkSession = z.never({ error: 'must not be sent: the link session sets it (POST /link-sessions on your server)' })
+  .optional().meta({ description: 'Refused: the link session sets it' });
 
 /**
- * What a page may send (CONTRACTS §2): a link token from the merchant's server, alone, or (sandbox mode,
- * or behind an enrichStart hook) the page's own values. Unknown fields are dropped.
+ * What a page may send (CONTRACTS §2): a link token from the merchant's server (with `consent` when the
+ * shopper ticked "save"), or, for the merchant's enrichStart hook to complete, at most the shopper's
+ * language. Unknown fields are dropped.
  */
 export const StartVerificationBody = z.object({
   linkToken: z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions').optional(),
   /** The shopper ticked "save this account": the version of the consent words the element showed. */
   consent: z.string().regex(/^[\w.-]{1,40}$/, 'must be the version of the consent words shown').optional(),
-  ...PageValues,
+  /** Without a link token: the shopper's language, for the enrichStart hook's request. */
+  language: LanguageTag.optional(),
+  merchantUserId: setByLinkSession,
+  merchantTransactionId: setByLinkSession,
+  amount: setByLinkSession,
+  currency: setByLinkSession,
+  dataPassThrough: setByLinkSession,
+  consumer: setByLinkSession,
 }).superRefine((body, ctx) => {
   if (body.linkToken === undefined) {
     if (body.consent !== undefined) ctx.addIssue({ code: 'custom', path: ['consent'], message: 'is only accepted with a linkToken (saving is the link session\'s choice)' });
-    return;
+  } else if (body.language !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['language'], message: 'must not be sent with linkToken: the link session sets it' });
   }
-  // The link session is the server's word on the purchase: a page value beside it is a bug, never a hint.
-  for (const key of Object.keys(PageValues) as (keyof typeof PageValues)[]) {
-    if (body[key] !== undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'must not be sent with linkToken: the link session sets it' });
-  }
-});
+  // Also beside a refused purchase field, so one 400 names every field to drop.
+}, { when: ({ value }) => typeof value === 'object' && value !== null && !Array.isArray(value) });
 export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
 
 const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
@@ -74,7 +70,7 @@ export const verificationsOperations: Operation[] = [{
   responses: { 201: { description: 'The verification is started', content: { 'application/json': StartedVerification } } },
   problems: {
     ...JSON_BODY_PROBLEMS,
-    400: 'A field is missing or invalid (`errors` names each one), or page values beside a link token; outside sandbox mode, '
+    400: 'A field is missing or invalid (`errors` names each one), or a purchase field the link session sets; '
       + 'a start without a link token (`link-session-required`) unless an enrichStart hook is configured.',
     403: 'The page\'s origin is not allowed, or (OBV_BIND_BANK_STEP) the page is not on OBV_PUBLIC_URL\'s origin (`bank-step-unbindable`).',
     404: 'No link session has this link token (`unknown-link-token`).',

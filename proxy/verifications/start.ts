@@ -1,7 +1,7 @@
 // Starting a verification: the upstream request built from the purchase — the merchant server's link
-// session, or (sandbox mode, or completed by the merchant's enrichStart hook) what the page sent — and
-// what only the proxy decides (merchant id, product, per-session return and notification URLs,
-// originator IP), checked, sent to endpoint 2, and the session created.
+// session, or what the merchant's enrichStart hook fills in from its own session — and what only the
+// proxy decides (merchant id, product, per-session return and notification URLs, originator IP),
+// checked, sent to endpoint 2, and the session created.
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
@@ -17,8 +17,9 @@ import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sess
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
 import { newBankStepBinding } from '../http/bank-step-cookie.ts';
 
-// Field errors in the upstream request that the page could fix are named as the page knows them.
-const PAGE_FIELD_NAMES: Record<string, string> = {
+// Field errors in the upstream request are named as the start's purchase knows them (the link session's
+// and the enrichStart hook's draft's fields).
+const PURCHASE_FIELD_NAMES: Record<string, string> = {
   'merchant.merchantUserId': 'merchantUserId',
   'merchant.merchantTransactionId': 'merchantTransactionId',
   'transaction.amount': 'amount',
@@ -45,30 +46,30 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     };
   }
 
-  /** The upstream request's purchase fields from the page (sandbox mode, or for enrichStart to complete). */
-  function draftFromPage(body: StartVerificationBody): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
+  /**
+   * The upstream request's purchase fields for the enrichStart hook to fill: the proxy's defaults alone
+   * (an order id, USD, the shopper's language), nothing about the purchase from the page.
+   */
+  function draftForHook(body: StartVerificationBody): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
     return {
-      consumer: { ...body.consumer },
-      merchant: {
-        merchantUserId: body.merchantUserId,
-        merchantTransactionId: body.merchantTransactionId ?? `obv-${newId()}`,
-      },
-      transaction: { amount: body.amount, currency: body.currency ?? 'USD', language: body.language, dataPassThrough: body.dataPassThrough },
+      consumer: {},
+      merchant: { merchantTransactionId: `obv-${newId()}` },
+      transaction: { currency: 'USD', ...(body.language ? { language: body.language } : {}) },
     };
   }
 
   return async (req, body) => {
     // First, before any work: a start the binding cookie cannot reach is refused (403).
     const browserBinding = newBankStepBinding(config, req);
-    // Outside sandbox mode (or when asked to behave so) nothing about the shopper or the purchase comes
-    // from the page alone.
-    if (!body.linkToken && (!config.sandbox || config.requireLinkSession) && !ctx.enrichStart) {
+    // The merchant's server names the shopper and the purchase (a link session, or its enrichStart hook),
+    // in every mode, sandbox too: never the page.
+    if (!body.linkToken && !ctx.enrichStart) {
       throw problem('link-session-required',
-        'Outside sandbox mode a verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
+        'A verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
         { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
     }
     const linkSession = body.linkToken ? await resolveLinkSession(ctx, body.linkToken) : undefined;
-    const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftFromPage(body);
+    const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
     const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent);
     const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session);
@@ -92,7 +93,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
         originatorIp: req.ip ? plainAddress(req.ip) : undefined,
       },
     };
-    // A link session is already the server's word; enrichStart completes only what came from the page.
+    // A link session is already the server's word; enrichStart completes a start without one.
     const enriched = ctx.enrichStart && !linkSession ? await ctx.enrichStart(req, draft) : draft;
     const candidate = {
       ...enriched,
@@ -102,7 +103,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     };
     const parsed = VerificationRequest.safeParse(candidate);
     if (!parsed.success) {
-      const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PAGE_FIELD_NAMES[e.path] ?? e.path }));
+      const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PURCHASE_FIELD_NAMES[e.path] ?? e.path }));
       throw validationProblem('The verification request', errors, 'is incomplete');
     }
     const started = await ctx.verifications.start(parsed.data);

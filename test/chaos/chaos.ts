@@ -16,7 +16,7 @@ import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/sessi
 import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';
-import { ProxyProcess, type ChaosInstance } from './cluster.ts';
+import { postLinkSession, ProxyProcess, type ChaosInstance } from './cluster.ts';
 import { CHAOS_EVENTS_SECRET, startChaosMerchant, type ChaosEvent, type ChaosMerchant } from './merchant-events.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 
@@ -261,6 +261,22 @@ interface SessionContext {
   example(line: string): void;
 }
 
+/** A link session made on `instance` as the merchant's server does; undefined when it should be tried again. */
+async function newLinkToken(instance: ChaosInstance, purchase: Record<string, unknown>): Promise<string | undefined> {
+  const response = await postLinkSession(instance.url, purchase, AbortSignal.timeout(START_TIMEOUT_MS));
+  if (refusedForGood(response)) throw new Error(`start refused: link session ${response.status} ${await response.text()}`);
+  if (response.status !== 201) {
+    await response.body?.cancel();
+    return undefined;
+  }
+  return ((await response.json()) as { linkToken: string }).linkToken;
+}
+
+/** A 4xx that trying again does not change (not a timeout, not the rate limit). */
+function refusedForGood(response: Response): boolean {
+  return response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+}
+
 /** Retries `attempt` (undefined = not yet) with a short back-off until it gives a value or `windowMs` passes. */
 async function retrying<T>(attempt: () => Promise<T | undefined>, windowMs: number): Promise<T | undefined> {
   const deadline = Date.now() + windowMs;
@@ -285,26 +301,35 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
   // mid-start, whose claim only frees after its TTL).
   let idempotencyKey = marker;
   const newKey = () => (idempotencyKey = `${marker}-${Math.floor(Math.random() * 1e9)}`);
+  const purchase = {
+    merchantUserId: `user-${index}`,
+    merchantTransactionId: marker,
+    amount: '10.00',
+    currency: 'USD',
+    consumer: { firstName: 'Chaos', lastName: `Shopper ${index}`, email: `shopper-${index}@example.com` },
+  };
+  let linkToken: string | undefined;
   const session = await retrying(async () => {
     const instance = pick();
     if (!instance) return undefined;
+    // The merchant's server makes the checkout's link session first (on any instance: it lives in Redis).
+    linkToken ??= await newLinkToken(instance, purchase);
+    if (!linkToken) return undefined;
     const response = await fetch(`${instance.url}/obv/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: instance.url, 'idempotency-key': idempotencyKey },
-      body: JSON.stringify({
-        merchantUserId: `user-${index}`,
-        merchantTransactionId: marker,
-        amount: '10.00',
-        currency: 'USD',
-        consumer: { firstName: 'Chaos', lastName: `Shopper ${index}`, email: `shopper-${index}@example.com` },
-      }),
+      body: JSON.stringify({ linkToken }),
       signal: AbortSignal.timeout(START_TIMEOUT_MS),
     }).catch((error: unknown) => {
       newKey();
       throw error;
     });
     if (response.status === 409) newKey();
-    else if (response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429) throw new Error(`start refused: ${response.status} ${await response.text()}`);
+    else if (response.status === 404) {
+      // The link session went with a Redis write not yet on disk when Redis was killed: the server makes another.
+      linkToken = undefined;
+      newKey();
+    } else if (refusedForGood(response)) throw new Error(`start refused: ${response.status} ${await response.text()}`);
     if (response.status !== 201) {
       await response.body?.cancel();
       return undefined;

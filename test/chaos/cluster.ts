@@ -30,6 +30,19 @@ export interface InstanceSettings {
 
 const READY_TIMEOUT_MS = 20_000;
 
+/** Every instance's OBV_MERCHANT_API_KEY: the merchant's server makes its link sessions with it. */
+export const INSTANCE_MERCHANT_API_KEY = 'chaos-merchant-api-key-0123456789abcdef';
+
+/** POST /link-sessions on the instance at `url`, as the merchant's server does. */
+export function postLinkSession(url: string, purchase: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+  return fetch(`${url}/obv/link-sessions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` },
+    body: JSON.stringify(purchase),
+    ...(signal ? { signal } : {}),
+  });
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -70,6 +83,7 @@ export class ProxyProcess implements ChaosInstance {
         OBV_PUBLIC_URL: this.url,
         OBV_WEBHOOK_SECRET: DEFAULT_WEBHOOK_SECRET,
         OBV_MERCHANT_ID: 'merchant-chaos',
+        OBV_MERCHANT_API_KEY: INSTANCE_MERCHANT_API_KEY,
         OBV_SANDBOX: 'true',
         OBV_REDIS_URL: this.settings.redisUrl,
         OBV_RATE_LIMIT: '0',

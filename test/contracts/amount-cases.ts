@@ -1,6 +1,6 @@
 // One table of amounts for every route that takes one (contracts/amount.ts): the node test runs it through
-// the merchant's POST /link-sessions and a sandbox page's POST /verifications. When a route drifts from
-// the shared rule, its test fails on the same row.
+// the merchant's POST /link-sessions (and a start with the link token of each accepted one). When a route
+// drifts from the shared rule, its test fails on the same row.
 
 /** Amounts every route must accept. */
 export const ACCEPTED_AMOUNTS = ['49.99', '5', '0.5', '0.50', '0.01', '10.1', '999999999.99', '123456789'] as const;

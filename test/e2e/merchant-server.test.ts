@@ -113,10 +113,11 @@ describe('demo merchant server', () => {
     assert.equal(upstream[0]!.consumer.email, 'ada@example.com');
   });
 
-  it('refuses a start from page values alone, as in production: the shop\'s link session is required', async () => {
+  it('refuses a start from page values, and one without a link token, as in production: the shop\'s link session is required', async () => {
     const { cookie } = await openOrder(demo);
     const response = await startVerification(demo, cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12', currency: 'USD' });
-    await expectFieldProblem(response, 400, ['linkToken']);
+    await expectFieldProblem(response, 400, ['merchantUserId', 'merchantTransactionId', 'amount', 'currency']);
+    await expectFieldProblem(await startVerification(demo, cookie, { language: 'en' }), 400, ['linkToken']);
     const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === 'NR-000000000000');
     assert.deepEqual(upstream, [], 'nothing was sent upstream');
   });

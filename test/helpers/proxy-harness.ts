@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test';
 import express from 'express';
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../../sandbox/index.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../../proxy/index.ts';
+import type { VerificationDraft } from '../../proxy/hooks.ts';
 import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
 import type { ResultBus, SessionRecord, SessionStore } from '../../proxy/sessions/types.ts';
@@ -73,9 +74,26 @@ export interface RunningProxy {
   notificationUrl(sessionId: string): Promise<string>;
   /** The per-session return URL (its own reference, never the session id) the proxy gave the provider. */
   returnUrl(sessionId: string): Promise<string>;
-  /** POSTs /verifications as a same-origin page; throws unless 201. */
-  startVerification(body?: Record<string, unknown>, headers?: Record<string, string>): Promise<{ sessionId: string; consumerUrl: string; expiresAt: string }>;
+  /** Makes a link session, as the merchant's server does, for PURCHASE with `changes`; returns its link token. */
+  createLinkSession(changes?: Partial<LinkSessionInput>): Promise<string>;
+  /**
+   * Starts a verification as a same-origin page with the link token of a new link session for PURCHASE
+   * with `changes`; throws unless 201.
+   */
+  startVerification(changes?: Partial<LinkSessionInput>, headers?: Record<string, string>): Promise<StartedVerification>;
+  /** POSTs `body` to /verifications as a same-origin page (a link token, or a language for enrichStart); throws unless 201. */
+  startWith(body: Record<string, unknown>, headers?: Record<string, string>): Promise<StartedVerification>;
   close(): Promise<void>;
+}
+
+/** What POST /link-sessions takes (proxy.createLinkSession in Node). */
+export type LinkSessionInput = Parameters<ObvProxy['createLinkSession']>[0];
+
+/** A started verification, as the page gets it. */
+export interface StartedVerification {
+  sessionId: string;
+  consumerUrl: string;
+  expiresAt: string;
 }
 
 export interface RecordedResponse {
@@ -165,8 +183,8 @@ export interface StartProxyOptions {
   proxy?: Partial<ObvProxyOptions>;
 }
 
-/** A default start body the sandbox accepts. */
-export const START_BODY = {
+/** The purchase a test merchant's server names (a link session's values). */
+export const PURCHASE = {
   merchantUserId: 'user-42',
   merchantTransactionId: 'order-1001',
   amount: '49.99',
@@ -174,6 +192,19 @@ export const START_BODY = {
   language: 'en-US',
   consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
 } as const;
+
+/**
+ * An enrichStart hook's work in a test: the merchant's own session names PURCHASE's user, consumer and
+ * amount (the draft's order id and currency are the proxy's defaults).
+ */
+export function draftWithPurchase(draft: VerificationDraft, merchantUserId: string = PURCHASE.merchantUserId): VerificationDraft {
+  return {
+    ...draft,
+    consumer: { ...PURCHASE.consumer },
+    merchant: { ...draft.merchant, merchantUserId },
+    transaction: { ...draft.transaction, amount: PURCHASE.amount },
+  };
+}
 
 /** Starts one proxy instance on 127.0.0.1:0 against `providerUrl`. */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
@@ -197,6 +228,23 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);
   const baseUrl = `${origin}${proxy.mountPath}`;
+  /** Every link token made here: like any the proxy answered, never in a log line. */
+  const linkTokens: string[] = [];
+  async function createLinkSession(changes: Partial<LinkSessionInput> = {}): Promise<string> {
+    const { linkToken } = await proxy.createLinkSession({ ...PURCHASE, ...changes });
+    linkTokens.push(linkToken);
+    return linkToken;
+  }
+  async function startWith(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<StartedVerification> {
+    const response = await fetch(`${baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin, ...headers },
+      body: JSON.stringify(body),
+    });
+    const json = (await response.json()) as StartedVerification;
+    if (response.status !== 201) throw new Error(`start failed: ${response.status} ${JSON.stringify(json)}`);
+    return json;
+  }
   return {
     proxy,
     server,
@@ -217,15 +265,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       if (!record?.returnRef) throw new Error(`no session ${sessionId}`);
       return `${baseUrl}/return/${record.returnRef}`;
     },
-    async startVerification(body = START_BODY, headers = {}) {
-      const response = await fetch(`${baseUrl}/verifications`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', origin, ...headers },
-        body: JSON.stringify(body),
-      });
-      const json = (await response.json()) as { sessionId: string; consumerUrl: string; expiresAt: string };
-      if (response.status !== 201) throw new Error(`start failed: ${response.status} ${JSON.stringify(json)}`);
-      return json;
+    createLinkSession,
+    startWith,
+    async startVerification(changes = {}, headers = {}) {
+      return startWith({ linkToken: await createLinkSession(changes) }, headers);
     },
     async close() {
       await proxy.close();
@@ -242,7 +285,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
         responses.flatMap((response) => [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!));
       throwOnLeaks([
         ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
-        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef'), ...answered('linkToken')]),
+        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef'), ...answered('linkToken'), ...linkTokens]),
       ]);
     },
   };

@@ -38,7 +38,7 @@ export async function postNotification(url: string, payload: unknown, options: P
 
 /**
  * The merchant transaction a hand-made notification says it is about: the proxy refuses one that does not
- * match its session, so this is the harness's START_BODY order unless a test says otherwise.
+ * match its session, so this is the harness's PURCHASE order unless a test says otherwise.
  */
 export const NOTIFIED_ORDER = 'order-1001';
 

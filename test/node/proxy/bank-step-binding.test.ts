@@ -10,7 +10,7 @@ import type { OutcomeReport } from '../../../proxy/index.ts';
 import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
 import { markerKey } from '../../../proxy/sessions/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -29,12 +29,12 @@ async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provid
   return pair;
 }
 
-/** POST /verifications as the page on the proxy's origin does, keeping the cookie its answer sets. */
-async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin'>, headers: Record<string, string> = { origin: proxy.origin, 'sec-fetch-site': 'same-origin' }) {
+/** POST /verifications with a new link session's token as the page on the proxy's origin does, keeping the cookie its answer sets. */
+async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin' | 'createLinkSession'>, headers: Record<string, string> = { origin: proxy.origin, 'sec-fetch-site': 'same-origin' }) {
   const response = await fetch(`${proxy.baseUrl}/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(START_BODY),
+    body: JSON.stringify({ linkToken: await proxy.createLinkSession() }),
   });
   const body = (await response.json()) as Record<string, unknown>;
   const setCookie = response.headers.get('set-cookie') ?? '';
@@ -56,7 +56,7 @@ function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: START_BODY.merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency }),
+    body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: PURCHASE.merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
   });
 }
 

@@ -142,6 +142,11 @@ describe('configuration from the environment', () => {
     ]);
   });
 
+  test('refuses a leftover OBV_REQUIRE_LINK_SESSION (removed: every start needs a link session, sandbox mode too) as unknown', () => {
+    const error = configError({ ...VALID_ENV, OBV_REQUIRE_LINK_SESSION: 'true' });
+    assert.deepEqual(error.issues.map((issue) => `${issue.setting}: ${issue.message}`), ['OBV_REQUIRE_LINK_SESSION: is not a variable obv-link reads']);
+  });
+
   test('refuses plain-http upstream and public URLs outside sandbox mode', () => {
     const error = configError({ ...VALID_ENV, OBV_BASE_URL: 'http://api.provider.example', OBV_GATEWAY_URL: 'http://gw.provider.example' });
     assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_BASE_URL', 'OBV_GATEWAY_URL']);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { cancelSession } from '../../helpers/session-requests.ts';
 
 describe('consumer pages of the proxy', () => {
@@ -42,7 +42,7 @@ describe('consumer pages of the proxy', () => {
   });
 
   test('the return page speaks the verification\'s language', async () => {
-    const { sessionId } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-es', language: 'es-MX' });
+    const { sessionId } = await pair.startVerification({ merchantTransactionId: 'order-es', language: 'es-MX' });
     const returnUrl = await pair.returnUrl(sessionId);
     const record = await pair.store.get(sessionId);
     const page = await fetch(`${returnUrl}?lang=es-MX`);
@@ -53,7 +53,7 @@ describe('consumer pages of the proxy', () => {
   });
 
   test('sends the verification\'s language in the return URL the provider gets', async () => {
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-es-2', language: 'es' });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId: 'order-es-2', language: 'es' });
     const response = await completeConsumerStep(consumerUrl);
     const location = response.headers.get('location') ?? '';
     assert.match(location, /\/return\/[A-Za-z0-9_-]+\?lang=es$/);
@@ -61,7 +61,7 @@ describe('consumer pages of the proxy', () => {
   });
 
   test('a cancel at the checkout settles the session as CANCELLED, a later bank success is ignored, and the return page says cancelled', async () => {
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-cancel' });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId: 'order-cancel' });
     const response = await cancel(sessionId);
     assert.equal(response.status, 200);
     const view = (await response.json()) as { state: string; outcome: { status: string; code: string } };

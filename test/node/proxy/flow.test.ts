@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { cancelSession, lookupSession } from '../../helpers/session-requests.ts';
 
@@ -23,7 +23,7 @@ describe('verification flow against the sandbox', () => {
     const response = await fetch(`${pair.baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: pair.origin },
-      body: JSON.stringify({ merchantUserId: 'u-1', amount: '10.00', consumer: { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' } }),
+      body: JSON.stringify({ linkToken: await pair.createLinkSession({ merchantUserId: 'u-1', amount: '10.00' }) }),
     });
     assert.equal(response.status, 201);
     const body = (await response.json()) as Record<string, string>;
@@ -75,7 +75,7 @@ describe('verification flow against the sandbox', () => {
   });
 
   test('words a Spanish verification for the shopper in Spanish: the failure translated, the account line and its spoken form', async () => {
-    const locked = await pair.startVerification({ ...START_BODY, language: 'es-MX' });
+    const locked = await pair.startVerification({ language: 'es-MX' });
     await completeConsumerStep(locked.consumerUrl, 'locked');
     await pair.provider.notificationsSettled();
     assert.deepEqual((await getSession(locked.sessionId)).body.outcome, {
@@ -85,7 +85,7 @@ describe('verification flow against the sandbox', () => {
       text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
       lang: 'es',
     });
-    const linked = await pair.startVerification({ ...START_BODY, language: 'es' });
+    const linked = await pair.startVerification({ language: 'es' });
     await completeConsumerStep(linked.consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const outcome = (await getSession(linked.sessionId)).body.outcome as Record<string, string>;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startProxyPair, START_BODY, storedAccountToken, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, PURCHASE, storedAccountToken, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { seededRandom } from '../../helpers/prng.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { postNotification, signNotification, successPayload } from '../../helpers/webhooks.ts';
@@ -23,13 +23,15 @@ const JUNK_IDS = [
 const JSON_BODIES: unknown[] = [
   null, 0, -1, Number.MAX_VALUE, 'string', [], [1, 2, 3], {}, true,
   { __proto__: { polluted: true } }, { constructor: { prototype: { polluted: true } } },
-  { ...START_BODY, amount: 49.99 }, { ...START_BODY, amount: '-1' }, { ...START_BODY, amount: '1'.repeat(40) },
-  { ...START_BODY, consumer: 'Ada' }, { ...START_BODY, consumer: [] }, { ...START_BODY, consumer: { email: { $ne: null } } },
-  { ...START_BODY, language: 'x'.repeat(500) }, { ...START_BODY, currency: ['USD'] }, { ...START_BODY, accountToken: 42 },
-  { ...START_BODY, merchantUserId: '\u0000\u0001' }, { ...START_BODY, merchantUserId: '😀'.repeat(50) },
-  { ...START_BODY, dataPassThrough: { a: 1 } }, { accountToken: [], merchantTransactionId: {} },
+  { ...PURCHASE, amount: 49.99 }, { ...PURCHASE, amount: '-1' }, { ...PURCHASE, amount: '1'.repeat(40) },
+  { ...PURCHASE, consumer: 'Ada' }, { ...PURCHASE, consumer: [] }, { ...PURCHASE, consumer: { email: { $ne: null } } },
+  { ...PURCHASE, language: 'x'.repeat(500) }, { ...PURCHASE, currency: ['USD'] }, { ...PURCHASE, accountToken: 42 },
+  { ...PURCHASE, merchantUserId: '\u0000\u0001' }, { ...PURCHASE, merchantUserId: '😀'.repeat(50) },
+  { ...PURCHASE, dataPassThrough: { a: 1 } }, { accountToken: [], merchantTransactionId: {} },
   { accountToken: 'a', merchantTransactionId: 'o', originatorIp: '999.1.1.1' }, { accountToken: 'a'.repeat(600), merchantTransactionId: 'o' },
   { accountToken: 'acct', merchantTransactionId: 'o', merchant: { merchantId: 'someone-else' } },
+  { linkToken: 42 }, { linkToken: ['lt_'] }, { linkToken: `lt_${'A'.repeat(32)}`, consent: {} }, { linkToken: `lt_${'A'.repeat(32)}`, language: 'en' },
+  { language: ['en'] }, { language: 'en', consent: 'v1' }, { linkToken: null, amount: null },
 ];
 
 function randomBody(): string | Buffer {

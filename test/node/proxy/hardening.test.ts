@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { START_BODY, startProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -39,7 +39,7 @@ describe('client address and OBV_TRUST_PROXY', () => {
     t.after(() => pair.close());
     const statuses = [];
     for (let i = 0; i < 5; i++) {
-      statuses.push((await start(pair.baseUrl, START_BODY, { origin: pair.origin, 'x-forwarded-for': `198.51.100.${i}` })).status);
+      statuses.push((await start(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { origin: pair.origin, 'x-forwarded-for': `198.51.100.${i}` })).status);
     }
     assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
     assert.equal(pair.logs.find('X-Forwarded-For but OBV_TRUST_PROXY is not set').length, 1);
@@ -48,7 +48,7 @@ describe('client address and OBV_TRUST_PROXY', () => {
   test('with a hop count the client address is the one the trusted hop saw, not one the client wrote', async (t) => {
     const pair = await startProxyPair({ proxy: { trustProxy: 1 } });
     t.after(() => pair.close());
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-hop' }, { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' });
+    await pair.startVerification({ merchantTransactionId: 'order-hop' }, { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-hop');
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
@@ -65,7 +65,7 @@ describe('origin check (DNS rebinding)', () => {
     const status = await rawRequest(`${pair.baseUrl}/verifications`, {
       method: 'POST',
       headers: { ...rebound, 'content-type': 'application/json' },
-      body: JSON.stringify(START_BODY),
+      body: JSON.stringify({ linkToken: await pair.createLinkSession() }),
     });
     assert.equal(status, 403);
     assert.equal(pair.provider.stats.verificationRequests, before);
@@ -83,11 +83,12 @@ describe('Idempotency-Key bound to the body', () => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     const headers = { origin: pair.origin, 'idempotency-key': 'checkout-42' };
-    const first = await start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers);
+    const body = { linkToken: await pair.createLinkSession({ amount: '1.00' }) };
+    const first = await start(pair.baseUrl, body, headers);
     assert.equal(first.status, 201);
-    const again = await start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers);
+    const again = await start(pair.baseUrl, body, headers);
     assert.equal(again.json.sessionId, first.json.sessionId);
-    const other = await start(pair.baseUrl, { ...START_BODY, amount: '999.00' }, headers);
+    const other = await start(pair.baseUrl, { linkToken: await pair.createLinkSession({ amount: '999.00' }) }, headers);
     assert.equal(other.status, 422);
     assert.equal(other.json.type, 'urn:obv-link:problem:idempotency-key-reused');
     assert.ok(!JSON.stringify(other.json).includes(String(first.json.consumerUrl)), 'the first session\'s bank link is not returned');
@@ -97,10 +98,8 @@ describe('Idempotency-Key bound to the body', () => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     const headers = { origin: pair.origin, 'idempotency-key': 'race-1' };
-    const results = await Promise.all([
-      start(pair.baseUrl, { ...START_BODY, amount: '1.00' }, headers),
-      start(pair.baseUrl, { ...START_BODY, amount: '2.00' }, headers),
-    ]);
+    const bodies = [{ linkToken: await pair.createLinkSession({ amount: '1.00' }) }, { linkToken: await pair.createLinkSession({ amount: '2.00' }) }];
+    const results = await Promise.all(bodies.map((body) => start(pair.baseUrl, body, headers)));
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 422]);
   });
 });
@@ -120,7 +119,8 @@ describe('log hygiene', () => {
         socket.on('open', () => resolve());
       });
     }
-    for (let i = 0; i < 20; i++) await start(pair.baseUrl, START_BODY, { origin: huge });
+    const body = { linkToken: await pair.createLinkSession() };
+    for (let i = 0; i < 20; i++) await start(pair.baseUrl, body, { origin: huge });
     const refusals = pair.logs.find('OBV_ALLOWED_ORIGINS');
     assert.equal(refusals.length, 1);
     assert.equal(refusals[0]?.level, 40);
@@ -200,8 +200,8 @@ describe('X-Content-Type-Options', () => {
     const post = (path: string, body: string, headers: Record<string, string> = {}) =>
       fetch(`${pair.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body });
     const answers = {
-      start: await post('/verifications', JSON.stringify(START_BODY)),
-      'invalid start': await post('/verifications', '{"amount": 5}'),
+      start: await post('/verifications', JSON.stringify({ linkToken: await pair.createLinkSession() })),
+      'invalid start': await post('/verifications', '{"amount": "5.00"}'),
       session: await lookupSession(pair.baseUrl, sessionId),
       'unknown route': await fetch(`${pair.baseUrl}/nothing-here`),
       'wrong key': await post('/transactions', '{}', { authorization: 'Bearer wrong-key-padding-padding-padding' }),

@@ -1,6 +1,7 @@
 // Link sessions: the merchant's server makes each one (POST /link-sessions, or proxy.createLinkSession in
 // Node), the page holds only the opaque link token, and a start made with it sends the server's values
-// upstream, never the page's. Outside sandbox mode a start from page values alone is refused.
+// upstream, never the page's. In every mode, a start naming the purchase itself, or without a link token
+// (and without an enrichStart hook), is refused.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
@@ -85,6 +86,12 @@ describe('link sessions', () => {
     assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency', 'language']);
   });
 
+  test('refuses a blank consumer field, a three-decimal amount and a malformed language (400 naming each): a field is sent non-empty or not at all', async () => {
+    const response = await createLinkSession(checkout({ amount: '12.345', language: '!!', consumer: { firstName: 'Ana', lastName: ' ', email: '' } }));
+    assert.equal(response.status, 400);
+    assert.deepEqual((await problemOf(response)).errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'consumer.lastName', 'language']);
+  });
+
   test('a start with the link token alone sends the link session\'s values upstream', async () => {
     clock = Date.now();
     const { linkToken, purchase } = await newLinkSession();
@@ -100,15 +107,42 @@ describe('link sessions', () => {
     assert.deepEqual(request.consumer, purchase.consumer);
   });
 
-  test('a page that sends another amount or user beside the link token is refused (400 naming each) and nothing reaches the provider', async () => {
+  test('a page that sends another amount, user or language beside the link token is refused (400 naming each) and nothing reaches the provider', async () => {
     clock = Date.now();
     const { linkToken } = await newLinkSession();
     const before = pair.provider.stats.verificationRequests;
-    const response = await start({ linkToken, amount: '0.01', merchantUserId: 'attacker', consumer: { email: 'attacker@example.com' } });
+    const response = await start({ linkToken, amount: '0.01', merchantUserId: 'attacker', consumer: { email: 'attacker@example.com' }, language: 'en' });
     assert.equal(response.status, 400);
     const errors = (await problemOf(response)).errors ?? [];
-    assert.deepEqual(errors.map((e) => e.path).sort(), ['amount', 'consumer', 'merchantUserId']);
-    assert.match(errors[0]!.message, /must not be sent with linkToken/);
+    assert.deepEqual(errors.map((e) => e.path).sort(), ['amount', 'consumer', 'language', 'merchantUserId']);
+    for (const error of errors) assert.match(error.message, /the link session sets it/, error.path);
+    assert.equal(pair.provider.stats.verificationRequests, before);
+  });
+
+  test('in sandbox mode too, a start that names the purchase itself is refused (400 naming each field: the link session sets it)', async () => {
+    const before = pair.provider.stats.verificationRequests;
+    const { consumer, ...rest } = checkout({ dataPassThrough: 'cart-7' });
+    for (const body of [{ ...rest, consumer }, { linkToken: (await newLinkSession()).linkToken, ...rest, consumer }]) {
+      const response = await start(body);
+      assert.equal(response.status, 400);
+      const problem = await problemOf(response);
+      assert.equal(problem.type, 'urn:obv-link:problem:validation');
+      const named = problem.errors?.filter((e) => e.path !== 'language') ?? [];
+      assert.deepEqual(named.map((e) => e.path).sort(), ['amount', 'consumer', 'currency', 'dataPassThrough', 'merchantTransactionId', 'merchantUserId']);
+      for (const error of named) assert.equal(error.message, 'must not be sent: the link session sets it (POST /link-sessions on your server)');
+    }
+    assert.equal(pair.provider.stats.verificationRequests, before);
+  });
+
+  test('in sandbox mode too, a start without a link token (and without an enrichStart hook) is refused: 400 link-session-required naming linkToken', async () => {
+    const before = pair.provider.stats.verificationRequests;
+    for (const body of [{}, { language: 'es-US' }, { language: 'en', linkRef: 'lr_from-an-old-page', accountToken: 'acct-from-the-page' }]) {
+      const response = await start(body);
+      assert.equal(response.status, 400, JSON.stringify(body));
+      const problem = await problemOf(response);
+      assert.equal(problem.type, 'urn:obv-link:problem:link-session-required');
+      assert.deepEqual(problem.errors?.map((e) => e.path), ['linkToken']);
+    }
     assert.equal(pair.provider.stats.verificationRequests, before);
   });
 
@@ -187,7 +221,7 @@ describe('link sessions', () => {
 });
 
 describe('outside sandbox mode', () => {
-  test('a start from page values alone is refused (400 naming linkToken and the fix); a link token is accepted', async (t) => {
+  test('a start without a link token is refused (400 naming linkToken and the fix); a link token is accepted', async (t) => {
     // Production guardrails need https URLs: the provider is never reached in the refused case, and the
     // accepted case is told apart by getting past the check to the (unreachable) provider.
     const proxy = await startProxy({
@@ -210,7 +244,7 @@ describe('outside sandbox mode', () => {
       headers: { 'content-type': 'application/json', origin: 'https://shop.example' },
       body: JSON.stringify(body),
     });
-    const refused = await start({ merchantUserId: 'u1', merchantTransactionId: 'o1', amount: '10.00', consumer: { firstName: 'A', lastName: 'B', email: 'a@example.com' } });
+    const refused = await start({ language: 'en' });
     assert.equal(refused.status, 400);
     const problem = await problemOf(refused);
     assert.equal(problem.type, 'urn:obv-link:problem:link-session-required');

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -17,11 +17,11 @@ async function linkedPayments(pair: ProxyPair, count: number, tag: string): Prom
   const payments = [];
   for (let i = 0; i < count; i++) {
     const merchantTransactionId = `order-${tag}-${i}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
-    payments.push({ linkRef: session.outcome.linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency });
+    payments.push({ linkRef: session.outcome.linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency });
   }
   return payments;
 }

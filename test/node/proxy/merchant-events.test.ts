@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { configFromEnv, type ConfigError, type MerchantEvent } from '../../../proxy/index.ts';
 import { MemoryEventOutbox } from '../../../proxy/events/memory-outbox.ts';
 import { createEventSigner } from '../../../proxy/events/signing.ts';
-import { startProxyPair, TEST_MERCHANT_API_KEY, START_BODY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, TEST_MERCHANT_API_KEY, PURCHASE, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { EVENTS_SECRET, ROTATED_EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { failurePayload, postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { signInAtBank } from '../redis/cluster.ts';
@@ -55,10 +55,10 @@ describe('merchant events', () => {
     assert.equal(stored?.outcome?.status, 'success');
     const { linkRef, sealedAccountToken } = stored!.outcome as { linkRef: string; sealedAccountToken: string };
     assert.deepEqual(event!.data, {
-      merchantUserId: START_BODY.merchantUserId,
-      merchantTransactionId: START_BODY.merchantTransactionId,
-      amount: START_BODY.amount,
-      currency: START_BODY.currency,
+      merchantUserId: PURCHASE.merchantUserId,
+      merchantTransactionId: PURCHASE.merchantTransactionId,
+      amount: PURCHASE.amount,
+      currency: PURCHASE.currency,
       linkRef,
       accountLabel: stored!.outcome!.status === 'success' ? stored!.outcome!.accountLabel : '',
       fiName: 'Sandbox Federal Bank',
@@ -121,7 +121,7 @@ describe('merchant events', () => {
     try {
       const start = async () => {
         const response = await fetch(`${bound.baseUrl}/verifications`, {
-          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify(START_BODY),
+          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify({ linkToken: await bound.createLinkSession() }),
         });
         assert.equal(response.status, 201);
         const { sessionId } = (await response.json()) as { sessionId: string };
@@ -151,14 +151,14 @@ describe('merchant events', () => {
 
   test('a payment is told as payment.succeeded once per order, even when its request is retried; a refused one as payment.failed', async () => {
     const merchantTransactionId = `order-events-${Date.now()}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId });
     await signInAtBank(consumerUrl);
     await pair.provider.notificationsSettled();
     const { linkRef } = (await pair.store.get(sessionId))!.outcome as { linkRef: string };
     const pay = () => fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}`, 'idempotency-key': `pay-${merchantTransactionId}` },
-      body: JSON.stringify({ linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency }),
+      body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
     });
     const paid = (await (await pay()).json()) as { transactionId: string };
     assert.equal((await pay()).headers.get('idempotent-replayed'), 'true');
@@ -174,12 +174,12 @@ describe('merchant events', () => {
     const succeeded = await told('payment.succeeded', merchantTransactionId);
     assert.equal(succeeded.length, 1, 'one event for the order, whatever the retries');
     assert.deepEqual(succeeded[0]!.data, {
-      merchantUserId: START_BODY.merchantUserId, merchantTransactionId, amount: START_BODY.amount, currency: START_BODY.currency,
+      merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency,
       linkRef, transactionId: paid.transactionId, transactionStatus: 'APPROVED',
     });
 
     const refusedOrder = `order-refused-${Date.now()}`;
-    const second = await pair.startVerification({ ...START_BODY, merchantTransactionId: refusedOrder });
+    const second = await pair.startVerification({ merchantTransactionId: refusedOrder });
     await signInAtBank(second.consumerUrl);
     await pair.provider.notificationsSettled();
     const refusedRef = ((await pair.store.get(second.sessionId))!.outcome as { linkRef: string }).linkRef;
@@ -187,7 +187,7 @@ describe('merchant events', () => {
     const refused = await fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-      body: JSON.stringify({ linkRef: refusedRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: refusedOrder, amount: START_BODY.amount, currency: START_BODY.currency }),
+      body: JSON.stringify({ linkRef: refusedRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: refusedOrder, amount: PURCHASE.amount, currency: PURCHASE.currency }),
     });
     assert.equal(refused.status, 422);
     const [failed] = await told('payment.failed', refusedOrder);
@@ -247,7 +247,7 @@ describe('merchant events', () => {
 });
 
 function order() {
-  const { merchantUserId, merchantTransactionId, amount, currency } = START_BODY;
+  const { merchantUserId, merchantTransactionId, amount, currency } = PURCHASE;
   return { merchantUserId, merchantTransactionId, amount, currency };
 }
 

@@ -7,7 +7,7 @@ import { openApiDocument } from '../../../proxy/openapi/document.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { mountedRoutes, responseChecker } from '../../helpers/openapi.ts';
-import { START_BODY, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { PURCHASE, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
 const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` };
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -72,13 +72,13 @@ describe('OpenAPI document', () => {
     const statuses = async (...responses: Promise<Response>[]) => Promise.all(responses.map(async (r) => (await r).status));
 
     // The browser's routes.
-    const linked = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-1' });
+    const linked = await pair.startVerification({ merchantTransactionId: 'order-openapi-1' });
     assert.deepEqual(await statuses(lookup(linked.sessionId), get('/connecting?lang=es'), get('/return-page.js')), [200, 200, 200]);
     assert.equal((await completeConsumerStep(linked.consumerUrl, 'good')).status, 303);
-    const failed = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-2' });
+    const failed = await pair.startVerification({ merchantTransactionId: 'order-openapi-2' });
     await completeConsumerStep(failed.consumerUrl, 'notVerified');
     await pair.provider.notificationsSettled();
-    const cancelled = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-openapi-3' });
+    const cancelled = await pair.startVerification({ merchantTransactionId: 'order-openapi-3' });
     const returnUrl = await pair.returnUrl(linked.sessionId);
     assert.deepEqual(await statuses(
       lookup(linked.sessionId),
@@ -88,35 +88,37 @@ describe('OpenAPI document', () => {
     ), [200, 200, 200, 200]);
     const view = (await (await lookup(linked.sessionId)).json()) as { outcome: { linkRef: string } };
     const { linkRef } = view.outcome;
+    const linkToken = await pair.createLinkSession();
     assert.deepEqual(await statuses(
-      post('/verifications', { ...START_BODY, amount: '-1' }),
+      post('/verifications', { amount: '-1' }),
+      post('/verifications', { language: 'en' }),
       post('/verifications', 'not json'),
       post('/verifications', 'x', { 'content-type': 'text/plain' }),
       post('/verifications', { dataPassThrough: 'x'.repeat(40_000) }),
-      post('/verifications', START_BODY, { origin: 'https://elsewhere.example' }),
+      post('/verifications', { linkToken }, { origin: 'https://elsewhere.example' }),
       lookup('AAAAAAAAAAAAAAAAAAAAAA'),
       post('/sessions/cancel', { sessionId: 'AAAAAAAAAAAAAAAAAAAAAA' }),
       post('/sessions/lookup', { sessionId: 'short' }),
       get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'text/html' }),
       get('/return/AAAAAAAAAAAAAAAAAAAAAA', { accept: 'application/json' }),
-    ), [400, 400, 415, 413, 403, 404, 404, 400, 404, 404]);
-    assert.equal((await post('/verifications', START_BODY, { 'idempotency-key': 'openapi-key' })).status, 201);
-    assert.equal((await post('/verifications', { ...START_BODY, amount: '1.00' }, { 'idempotency-key': 'openapi-key' })).status, 422);
+    ), [400, 400, 400, 415, 413, 403, 404, 404, 400, 404, 404]);
+    assert.equal((await post('/verifications', { linkToken }, { 'idempotency-key': 'openapi-key' })).status, 201);
+    assert.equal((await post('/verifications', { linkToken: await pair.createLinkSession() }, { 'idempotency-key': 'openapi-key' })).status, 422);
 
     // The provider's route (its own deliveries above are recorded too).
     assert.equal((await post(`/notifications/${linked.sessionId}`, { verificationStatus: 'SUCCESS' })).status, 401);
 
     // The merchant server's routes.
-    const linkSession = { ...START_BODY, merchantTransactionId: 'order-openapi-4', consumer: START_BODY.consumer };
+    const linkSession = { ...PURCHASE, merchantTransactionId: 'order-openapi-4', consumer: PURCHASE.consumer };
     const created = await post('/link-sessions', linkSession, AUTH);
     assert.equal(created.status, 201);
-    const { linkToken } = (await created.json()) as { linkToken: string };
+    const made = (await created.json()) as { linkToken: string };
     assert.deepEqual(await statuses(
       post('/link-sessions', { ...linkSession, amount: 'free' }, AUTH),
       post('/link-sessions', linkSession),
-      post('/verifications', { linkToken }),
+      post('/verifications', { linkToken: made.linkToken }),
       post('/verifications', { linkToken: `lt_${'A'.repeat(32)}` }),
-      post('/verifications', { linkToken, amount: '1.00' }),
+      post('/verifications', { linkToken: made.linkToken, amount: '1.00' }),
     ), [400, 401, 201, 404, 400]);
     // Returning shoppers: a consented link saves the account; a later link session offers it, the shopper
     // uses it at once, and another removes it.
@@ -139,7 +141,7 @@ describe('OpenAPI document', () => {
       post('/saved-accounts/offer', { linkToken: `lt_${'A'.repeat(32)}` }),
     ), [201, 204, 404, 404]);
 
-    const payment = { linkRef, merchantUserId: START_BODY.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: START_BODY.amount, currency: START_BODY.currency };
+    const payment = { linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: PURCHASE.amount, currency: PURCHASE.currency };
     assert.deepEqual(await statuses(
       get(`/links/${linkRef}`, AUTH),
       get('/links/AAAAAAAAAAAAAAAAAAAAAA', AUTH),
@@ -197,8 +199,8 @@ describe('OpenAPI document with the bank step bound to the starting browser', ()
   test('the binding\'s answers match the document: a start it cannot bind, another browser\'s return page, a held notification', async () => {
     const pair = await startProxyPair({ proxy: { bindBankStep: true } });
     try {
-      const start = (headers: Record<string, string>) => fetch(`${pair.baseUrl}/verifications`, {
-        method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body: JSON.stringify(START_BODY),
+      const start = async (headers: Record<string, string>) => fetch(`${pair.baseUrl}/verifications`, {
+        method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body: JSON.stringify({ linkToken: await pair.createLinkSession() }),
       });
       assert.equal((await start({ 'sec-fetch-site': 'same-site' })).status, 403);
       const started = await start({ 'sec-fetch-site': 'same-origin' });

@@ -10,7 +10,7 @@ import express from 'express';
 import { TOKEN_PATH } from '../../../proxy/upstream/token-manager.ts';
 import { VERIFICATION_PATH } from '../../../proxy/upstream/verification-client.ts';
 import { scrubProviderText } from '../../../proxy/upstream/provider-text.ts';
-import { START_BODY, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
+import { draftWithPurchase, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -46,13 +46,13 @@ describe('provider text', () => {
     const providerUrl = await echoingProvider(t);
     const proxy = await startProxy({
       providerUrl,
-      proxy: { enrichStart: (_req, draft) => ({ ...draft, accountToken: ECHOED_TOKEN }) },
+      proxy: { enrichStart: (_req, draft) => ({ ...draftWithPurchase(draft), accountToken: ECHOED_TOKEN }) },
     });
     t.after(() => proxy.close());
     const response = await fetch(`${proxy.baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: proxy.origin },
-      body: JSON.stringify(START_BODY),
+      body: JSON.stringify({ language: 'en' }),
     });
     const text = await response.text();
     assert.equal(response.status, 422);

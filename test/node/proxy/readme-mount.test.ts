@@ -13,12 +13,13 @@ import type http from 'node:http';
 import { startProvider } from '../../../sandbox/index.ts';
 import type { ObvProxy } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { SANDBOX_CLIENT, START_BODY } from '../../helpers/proxy-harness.ts';
+import { SANDBOX_CLIENT } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SESSION_USER = { id: 'readme-user-7', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' };
+const SESSION_CART = { orderId: 'order-readme', total: '49.99' };
 
 /** The first ```ts block under the README heading `heading`. */
 function readmeSnippet(heading: string): string {
@@ -54,7 +55,7 @@ test('the README mounting snippet serves a whole verification in a fresh Express
   code = replaceOnce(code, "from 'obv-link/proxy'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
   code = replaceOnce(code, 'app.listen(3000)', `app.listen(${port}, '127.0.0.1')`);
   // What express-session (or the merchant's own auth) would have put on the request.
-  code = replaceOnce(code, 'const app = express();', `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)} }; next(); });`);
+  code = replaceOnce(code, 'const app = express();', `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)}, cart: ${JSON.stringify(SESSION_CART)} }; next(); });`);
   code += '\nexport { app, proxy, server };\n';
 
   const env = {
@@ -96,18 +97,19 @@ test('the README mounting snippet serves a whole verification in a fresh Express
   const origin = `http://127.0.0.1:${port}`;
   assert.equal(proxy.mountPath, '/obv');
 
-  // The page sends no consumer and no user id: the snippet's enrichStart fills them from the session.
-  const { consumer: _consumer, merchantUserId: _userId, ...pageBody } = START_BODY;
+  // The page (the element without a link token) sends only its language: the snippet's enrichStart names
+  // the purchase from the session.
   const started = await fetch(`${origin}/obv/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin },
-    body: JSON.stringify({ ...pageBody, merchantTransactionId: 'order-readme' }),
+    body: JSON.stringify({ language: 'en' }),
   });
   assert.equal(started.status, 201, await started.clone().text());
   const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
   const upstream = [...provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-readme');
   assert.deepEqual(upstream?.request.consumer, { firstName: SESSION_USER.firstName, lastName: SESSION_USER.lastName, email: SESSION_USER.email });
   assert.equal(upstream?.request.merchant.merchantUserId, SESSION_USER.id);
+  assert.equal(upstream?.request.transaction.amount, SESSION_CART.total);
   assert.match(upstream?.request.merchant.returnURL ?? '', new RegExp(`^${origin}/obv/return/[A-Za-z0-9_-]{22}$`));
   assert.ok(!upstream?.request.merchant.returnURL?.includes(sessionId), 'the session id never goes upstream');
 

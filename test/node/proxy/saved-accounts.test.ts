@@ -235,8 +235,9 @@ describe('saved accounts', () => {
     const bad = await post('/saved-accounts/use', { linkToken, savedAccountId: 'x', extra: 1 });
     assert.equal(bad.status, 400);
     assert.deepEqual(((await bad.json()) as Problem).errors?.map((e) => e.path).sort(), ['extra', 'savedAccountId']);
-    const consentWithoutToken = await post('/verifications', { merchantUserId: 'u', consent: CONSENT_VERSION });
+    const consentWithoutToken = await post('/verifications', { language: 'en', consent: CONSENT_VERSION });
     assert.equal(consentWithoutToken.status, 400);
+    assert.deepEqual(((await consentWithoutToken.json()) as Problem).errors?.map((e) => e.path), ['consent']);
   });
 
   test('a stale account: /transactions answers reauthorization-required naming the account; re-authorizing sends its token upstream and returns a fresh saved account', async () => {

@@ -11,7 +11,7 @@ import { startProvider } from '../../../sandbox/index.ts';
 import { parseProxyConfig } from '../../../proxy/config/schema.ts';
 import { startProxyServers, type ProxyServers } from '../../../proxy/server.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
-import { sandboxProxyConfig, START_BODY } from '../../helpers/proxy-harness.ts';
+import { draftWithPurchase, sandboxProxyConfig, PURCHASE } from '../../helpers/proxy-harness.ts';
 import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';
 
 const portOf = (servers: ProxyServers['server']) => (servers.address() as AddressInfo).port;
@@ -26,6 +26,11 @@ async function startServers(overrides: Record<string, unknown>, providerUrl = 'h
   });
   const servers = await startProxyServers(config, { logger: logs.logger, defaultMetrics: false });
   return { servers, logs, base: `http://127.0.0.1:${portOf(servers.server)}/obv` };
+}
+
+/** A link session's token, made as the merchant's server does. */
+async function linkToken(servers: ProxyServers): Promise<string> {
+  return (await servers.proxy.createLinkSession(PURCHASE)).linkToken;
 }
 
 describe('npm start servers', () => {
@@ -84,12 +89,13 @@ describe('npm start servers', () => {
           entered();
           await gate;
         }
-        return draft;
+        return draftWithPurchase(draft);
       },
     });
     const origin = `http://127.0.0.1:${portOf(servers.server)}`;
     const base = `${origin}/obv`;
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    // No link token: the start waits in the merchant's enrichStart hook.
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ language: 'en' }) };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
 
@@ -143,7 +149,7 @@ describe('the credentials, checked once at boot', () => {
     const ready = await fetch(`${base}/readyz`);
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok', credentials: 'accepted' });
-    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) });
+    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ linkToken: await linkToken(servers) }) });
     assert.equal(start.status, 201);
     assert.equal(provider.stats.tokenRequests, 1);
   });
@@ -164,7 +170,7 @@ describe('the drain window', () => {
     t.after(() => provider.close());
     const { servers, base } = await startServers({ drainWindowMs: 1_500 }, provider.url);
     t.after(() => servers.shutdown());
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify(START_BODY) };
+    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ linkToken: await linkToken(servers) }) };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
     assert.equal((await fetch(`${base}/readyz`)).status, 200);

@@ -7,7 +7,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { type LinkSessionInput, PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;
@@ -23,9 +23,9 @@ describe('transactions', () => {
   const orderOf = new Map<string, string>();
 
   /** Links an account for a new order (or `order`'s) and returns the reference the browser got. */
-  async function verifiedLinkRef(order: Partial<Record<keyof typeof START_BODY, string>> = {}): Promise<string> {
+  async function verifiedLinkRef(order: Partial<LinkSessionInput> = {}): Promise<string> {
     const merchantTransactionId = order.merchantTransactionId ?? `order-${randomUUID()}`;
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, ...order, merchantTransactionId });
+    const { sessionId, consumerUrl } = await pair.startVerification({ ...order, merchantTransactionId });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: Record<string, string> };
@@ -70,10 +70,10 @@ describe('transactions', () => {
 
   const payment = (linkRef: string, extra: Record<string, unknown> = {}) => ({
     linkRef,
-    merchantUserId: START_BODY.merchantUserId,
-    merchantTransactionId: orderOf.get(linkRef) ?? START_BODY.merchantTransactionId,
-    amount: START_BODY.amount,
-    currency: START_BODY.currency,
+    merchantUserId: PURCHASE.merchantUserId,
+    merchantTransactionId: orderOf.get(linkRef) ?? PURCHASE.merchantTransactionId,
+    amount: PURCHASE.amount,
+    currency: PURCHASE.currency,
     ...extra,
   });
 
@@ -122,7 +122,7 @@ describe('transactions', () => {
     assert.deepEqual(problem.errors?.map((e) => e.path), ['merchantTransactionId']);
     assert.deepEqual(
       { transactionId: problem.payment?.transactionId, transactionStatus: problem.payment?.transactionStatus, amount: problem.payment?.amount },
-      { transactionId: first.transactionId, transactionStatus: 'APPROVED', amount: START_BODY.amount },
+      { transactionId: first.transactionId, transactionStatus: 'APPROVED', amount: PURCHASE.amount },
     );
     assert.equal(pair.provider.stats.transactions, before, 'the provider was not called again');
   });
@@ -151,7 +151,7 @@ describe('transactions', () => {
     assert.deepEqual((await problemOf(euro)).errors?.map((e) => e.path), ['currency']);
     const paid = (await (await submit(payment(linkRef), AUTH)).json()) as Record<string, string>;
     const recorded = pair.provider.state.transactions.get(paid.transactionId!);
-    assert.deepEqual({ amount: recorded?.amount, currency: recorded?.currency }, { amount: START_BODY.amount, currency: 'USD' });
+    assert.deepEqual({ amount: recorded?.amount, currency: recorded?.currency }, { amount: PURCHASE.amount, currency: 'USD' });
   });
 
   test('refuses unknown fields with 400 naming each (nothing passes through to the provider)', async () => {
@@ -176,7 +176,7 @@ describe('transactions', () => {
     assert.equal(view.state, 'completed');
     assert.equal(view.transactionId, paid.transactionId);
     assert.equal(view.transactionStatus, 'APPROVED');
-    assert.equal(view.amount, START_BODY.amount);
+    assert.equal(view.amount, PURCHASE.amount);
     assert.equal(view.currency, 'USD');
     assert.equal(view.accountLabel, 'Checking ••••4321');
     assert.match(String(view.paidAt), /^\d{4}-\d{2}-\d{2}T/);
@@ -227,9 +227,9 @@ describe('transactions', () => {
     assert.ok(pair.provider.state.accounts.has(String(account.accountToken)));
     assert.equal(account.linkRef, linkRef);
     assert.equal(account.accountLabel, 'Checking ••••4321');
-    assert.equal(account.merchantUserId, START_BODY.merchantUserId);
+    assert.equal(account.merchantUserId, PURCHASE.merchantUserId);
     assert.equal(account.merchantTransactionId, orderOf.get(linkRef));
-    assert.equal(account.amount, START_BODY.amount);
+    assert.equal(account.amount, PURCHASE.amount);
     assert.equal(account.redeemedFor, undefined);
     await submit(payment(linkRef), AUTH);
     assert.equal((await read()).redeemedFor, orderOf.get(linkRef));

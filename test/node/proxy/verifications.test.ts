@@ -1,8 +1,10 @@
-// POST /verifications — validation, idempotency, CORS, limits and the merchant's enrichStart hook.
+// POST /verifications — validation, idempotency, CORS, limits and the merchant's enrichStart hook. What
+// the body may carry (a link token, or a language for enrichStart) is in link-sessions.test.ts.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { START_BODY, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import type { VerificationDraft } from '../../../proxy/hooks.ts';
+import { draftWithPurchase, PURCHASE, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 interface Problem {
@@ -31,7 +33,7 @@ describe('starting verifications', () => {
   after(() => pair.close());
 
   test('sends the upstream request with trusted merchant data and per-session URLs', async () => {
-    const { sessionId } = await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-trusted' });
+    const { sessionId } = await pair.startVerification({ merchantTransactionId: 'order-trusted' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-trusted');
     assert.ok(verification);
     const { request } = verification;
@@ -45,34 +47,24 @@ describe('starting verifications', () => {
     assert.ok(!request.merchant.notificationURL?.includes(sessionId), 'the notification URL carries a separate reference');
     assert.equal(request.transaction.product, 'ACH');
     assert.equal(request.transaction.originatorIp, '127.0.0.1');
-    assert.deepEqual(request.consumer, START_BODY.consumer);
+    assert.deepEqual(request.consumer, PURCHASE.consumer);
   });
 
   test('names every invalid field in a 400 problem', async () => {
-    const { status, json, response } = await post(pair.baseUrl, { amount: '12.345', currency: 'usd', consumer: { email: 'not-an-email' }, language: '!!' });
+    const { status, json, response } = await post(pair.baseUrl, { linkToken: 'lt_short', consent: 'v 1', amount: '12.345' });
     assert.equal(status, 400);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     assert.equal(json?.type, 'urn:obv-link:problem:validation');
-    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'currency', 'language']);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consent', 'linkToken']);
+    const language = await post(pair.baseUrl, { language: '!!' });
+    assert.deepEqual(language.json?.errors?.map((e) => e.path), ['language']);
   });
 
-  test('forwards the consumer the page sent when no enrichStart hook is set (npm start)', async () => {
+  test('sends the link session\'s consumer when no enrichStart hook is set (npm start)', async () => {
     const consumer = { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' };
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-page-consumer', consumer });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-page-consumer');
+    await pair.startVerification({ merchantTransactionId: 'order-session-consumer', consumer });
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-session-consumer');
     assert.deepEqual(verification?.request.consumer, consumer);
-  });
-
-  test('refuses an empty consumer field from the page, naming it', async () => {
-    const { status, json } = await post(pair.baseUrl, { ...START_BODY, consumer: { firstName: 'Ada', lastName: ' ', email: '' } });
-    assert.equal(status, 400);
-    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['consumer.email', 'consumer.lastName']);
-  });
-
-  test('names the fields the upstream request still lacks', async () => {
-    const { status, json } = await post(pair.baseUrl, { amount: '5.00' });
-    assert.equal(status, 400);
-    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['consumer.email', 'consumer.firstName', 'consumer.lastName', 'merchantUserId']);
   });
 
   test('rejects a body that is not JSON with 400', async () => {
@@ -87,15 +79,16 @@ describe('starting verifications', () => {
   });
 
   test('rejects an oversize body with 413', async () => {
-    const { status, json } = await post(pair.baseUrl, { ...START_BODY, dataPassThrough: 'x'.repeat(20_000) });
+    const { status, json } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession(), padding: 'x'.repeat(20_000) });
     assert.equal(status, 413);
     assert.equal(json?.status, 413);
   });
 
   test('makes one verification for a double click with the same Idempotency-Key', async () => {
+    const body = { linkToken: await pair.createLinkSession() };
     const before = pair.provider.stats.verificationRequests;
-    const first = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
-    const second = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'double-click-1' });
+    const first = await post(pair.baseUrl, body, { 'idempotency-key': 'double-click-1' });
+    const second = await post(pair.baseUrl, body, { 'idempotency-key': 'double-click-1' });
     assert.equal(first.status, 201);
     assert.equal(second.status, 201);
     assert.deepEqual(second.json, first.json);
@@ -103,22 +96,23 @@ describe('starting verifications', () => {
   });
 
   test('makes one upstream verification for concurrent requests with the same key', async () => {
+    const body = { linkToken: await pair.createLinkSession() };
     const before = pair.provider.stats.verificationRequests;
-    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, START_BODY, { 'idempotency-key': 'concurrent-1' })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, body, { 'idempotency-key': 'concurrent-1' })));
     assert.ok(results.every((r) => r.status === 201));
     assert.equal(new Set(results.map((r) => r.json?.sessionId)).size, 1);
     assert.equal(pair.provider.stats.verificationRequests - before, 1);
   });
 
   test('lets a key be used again after the start with it failed', async () => {
-    const failed = await post(pair.baseUrl, { amount: '1.00' }, { 'idempotency-key': 'retry-after-fail' });
-    assert.equal(failed.status, 400);
-    const ok = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'retry-after-fail' });
+    const failed = await post(pair.baseUrl, { linkToken: `lt_${'A'.repeat(32)}` }, { 'idempotency-key': 'retry-after-fail' });
+    assert.equal(failed.status, 404);
+    const ok = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { 'idempotency-key': 'retry-after-fail' });
     assert.equal(ok.status, 201);
   });
 
   test('rejects a malformed Idempotency-Key naming the header', async () => {
-    const { status, json } = await post(pair.baseUrl, START_BODY, { 'idempotency-key': 'x'.repeat(300) });
+    const { status, json } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { 'idempotency-key': 'x'.repeat(300) });
     assert.equal(status, 400);
     assert.equal(json?.errors?.[0]?.path, 'Idempotency-Key');
   });
@@ -134,14 +128,15 @@ describe('starting verifications', () => {
   });
 
   test('allows a start from an allowed cross origin', async () => {
-    const { status, response } = await post(pair.baseUrl, START_BODY, { origin: 'https://shop.example' });
+    const { status, response } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { origin: 'https://shop.example' });
     assert.equal(status, 201);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
   });
 
   test('refuses a disallowed origin with a 403 the page can read, and starts nothing', async () => {
+    const linkToken = await pair.createLinkSession();
     const before = pair.provider.stats.verificationRequests;
-    const { status, response, json: body } = await post(pair.baseUrl, START_BODY, { origin: 'https://evil.example' });
+    const { status, response, json: body } = await post(pair.baseUrl, { linkToken }, { origin: 'https://evil.example' });
     assert.equal(status, 403);
     // Readable by the page (so the element can say why), but nothing was started.
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://evil.example');
@@ -158,25 +153,76 @@ describe('starting verifications', () => {
   });
 });
 
-describe('starting verifications with the merchant hook, limits and a failing provider', () => {
+describe('the merchant\'s enrichStart hook names the purchase', () => {
   let pair: ProxyPair;
-  /** The draft consumer each enrichStart call received. */
-  const hookSaw: unknown[] = [];
-  let broken: RunningProxy;
+  /** The draft each enrichStart call received. */
+  const hookSaw: VerificationDraft[] = [];
+  const SESSION_CONSUMER = { firstName: 'From', lastName: 'Session', email: 'session@example.com' };
   before(async () => {
     pair = await startProxyPair({
       proxy: {
-        rateLimit: 3,
-        enrichStart: (_req, request) => {
-          hookSaw.push(request.consumer);
+        enrichStart: (req, request) => {
+          hookSaw.push(structuredClone(request));
+          // A merchant session with nothing in it: the draft goes on as the proxy made it.
+          if (req.get('x-test-cart') === 'empty') return request;
           return {
             ...request,
-            consumer: { firstName: 'From', lastName: 'Session', email: 'session@example.com' },
+            consumer: SESSION_CONSUMER,
             merchant: { ...request.merchant, merchantUserId: 'server-side-user', returnURL: 'https://attacker.example/' },
+            transaction: { ...request.transaction, amount: '3.00' },
           };
         },
       },
     });
+  });
+  after(() => pair.close());
+
+  test('lets enrichStart fill the request from the merchant session, but not move the return URL', async () => {
+    const { sessionId } = await pair.startWith({ language: 'en' });
+    const returnURL = await pair.returnUrl(sessionId);
+    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
+    assert.ok(verification, 'the proxy kept its own returnURL');
+    assert.equal(verification.request.merchant.merchantUserId, 'server-side-user');
+    assert.deepEqual(verification.request.consumer, SESSION_CONSUMER);
+    assert.equal(verification.request.transaction.amount, '3.00');
+    assert.equal(verification.request.transaction.language, 'en');
+  });
+
+  test('gives enrichStart a draft holding nothing about the purchase but the proxy\'s defaults and the page\'s language', async () => {
+    await pair.startWith({ language: 'es-US' });
+    const draft = hookSaw.at(-1);
+    assert.deepEqual(draft?.consumer, {});
+    assert.match(draft?.merchant.merchantTransactionId ?? '', /^obv-[A-Za-z0-9_-]+$/);
+    assert.equal(draft?.merchant.merchantUserId, undefined);
+    assert.equal(draft?.merchant.merchantId, 'merchant-test');
+    assert.equal(draft?.transaction.amount, undefined);
+    assert.equal(draft?.transaction.dataPassThrough, undefined);
+    assert.equal(draft?.transaction.currency, 'USD');
+    assert.equal(draft?.transaction.language, 'es-US');
+    await pair.startWith({});
+    assert.equal(hookSaw.at(-1)?.transaction.language, undefined);
+  });
+
+  test('refuses a purchase field in the body with a hook too (400 naming each), without calling the hook', async () => {
+    const calls = hookSaw.length;
+    const { status, json } = await post(pair.baseUrl, { language: 'en', amount: '0.01', consumer: { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' } });
+    assert.equal(status, 400);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer']);
+    assert.equal(hookSaw.length, calls);
+  });
+
+  test('names the fields the upstream request still lacks after the hook', async () => {
+    const { status, json } = await post(pair.baseUrl, { language: 'en' }, { 'x-test-cart': 'empty' });
+    assert.equal(status, 400);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'consumer.firstName', 'consumer.lastName', 'merchantUserId']);
+  });
+});
+
+describe('starting verifications with limits and a failing provider', () => {
+  let pair: ProxyPair;
+  let broken: RunningProxy;
+  before(async () => {
+    pair = await startProxyPair({ proxy: { rateLimit: 3 } });
     broken = await startProxy({ providerUrl: pair.provider.url, proxy: { clientSecret: 'wrong-secret-for-this-test' } });
   });
   after(async () => {
@@ -184,32 +230,14 @@ describe('starting verifications with the merchant hook, limits and a failing pr
     await pair.close();
   });
 
-  test('lets enrichStart fill the request from the merchant session, but not move the return URL', async () => {
-    const { sessionId } = await pair.startVerification({ amount: '3.00' });
-    const returnURL = await pair.returnUrl(sessionId);
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
-    assert.ok(verification, 'the proxy kept its own returnURL');
-    assert.equal(verification.request.merchant.merchantUserId, 'server-side-user');
-    assert.equal(verification.request.consumer.email, 'session@example.com');
-  });
-
-  test('lets enrichStart see the consumer the page sent and override it', async () => {
-    const pageConsumer = { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' };
-    const { sessionId } = await pair.startVerification({ amount: '4.00', consumer: pageConsumer });
-    const returnURL = await pair.returnUrl(sessionId);
-    assert.deepEqual(hookSaw.at(-1), pageConsumer);
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL);
-    assert.deepEqual(verification?.request.consumer, { firstName: 'From', lastName: 'Session', email: 'session@example.com' });
-  });
-
   test('limits starts per client address with a 429 problem', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await post(pair.baseUrl, { amount: '3.00' })).status);
-    assert.ok(statuses.includes(429), `statuses: ${statuses.join(',')}`);
+    for (let i = 0; i < 4; i++) statuses.push((await post(pair.baseUrl, { linkToken: await pair.createLinkSession() })).status);
+    assert.deepEqual(statuses, [201, 201, 201, 429]);
   });
 
   test('answers 502 without operator details when the credentials are rejected, and logs why', async () => {
-    const { status, json } = await post(broken.baseUrl, START_BODY);
+    const { status, json } = await post(broken.baseUrl, { linkToken: await broken.createLinkSession() });
     assert.equal(status, 502);
     assert.equal(json?.type, 'urn:obv-link:problem:upstream-auth');
     assert.ok(!JSON.stringify(json).includes('OBV_CLIENT_SECRET'));
@@ -223,7 +251,7 @@ describe('client address behind a reverse proxy', () => {
   test('takes originatorIp from X-Forwarded-For when OBV_TRUST_PROXY trusts the hop', async (t) => {
     const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
     t.after(() => pair.close());
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
+    await pair.startVerification({ merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-forwarded');
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
@@ -232,17 +260,19 @@ describe('client address behind a reverse proxy', () => {
     const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
     t.after(() => pair.close());
     const key = { 'idempotency-key': 'shared-or-guessed-key' };
-    const victim = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
-    const attacker = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '198.51.100.9' });
+    // Even the same body (the link token, had the attacker got it too) does not share the session.
+    const body = { linkToken: await pair.createLinkSession() };
+    const victim = await pair.startWith(body, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    const attacker = await pair.startWith(body, { ...key, 'x-forwarded-for': '198.51.100.9' });
     assert.notEqual(attacker.sessionId, victim.sessionId);
-    const again = await pair.startVerification(START_BODY, { ...key, 'x-forwarded-for': '203.0.113.7' });
+    const again = await pair.startWith(body, { ...key, 'x-forwarded-for': '203.0.113.7' });
     assert.equal(again.sessionId, victim.sessionId, 'the same client still gets its own session back');
   });
 
   test('ignores X-Forwarded-For when no proxy is trusted', async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
-    await pair.startVerification({ ...START_BODY, merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
+    await pair.startVerification({ merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
     const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-direct');
     assert.equal(verification?.request.transaction.originatorIp, '127.0.0.1');
   });
@@ -251,16 +281,18 @@ describe('client address behind a reverse proxy', () => {
 describe('the page cannot ask for an account it linked before', () => {
   let pair: ProxyPair;
   before(async () => {
-    // The merchant's server names the user from its own session (here: a header the test sets).
+    // The merchant's server names the purchase from its own session (here: the user in a header the test sets).
     pair = await startProxyPair({
-      proxy: { enrichStart: (req, draft) => ({ ...draft, merchant: { ...draft.merchant, merchantUserId: req.get('x-test-user') ?? 'nobody' } }) },
+      proxy: {
+        enrichStart: (req, draft) => draftWithPurchase(draft, req.get('x-test-user') ?? 'nobody'),
+      },
     });
   });
   after(() => pair.close());
 
   /** Links an account through the sandbox bank and returns the link reference the browser got. */
-  async function linkedRef(amount: string, user = 'user-a'): Promise<string> {
-    const { sessionId, consumerUrl } = await pair.startVerification({ ...START_BODY, amount }, { 'x-test-user': user });
+  async function linkedRef(user = 'user-a'): Promise<string> {
+    const { sessionId, consumerUrl } = await pair.startWith({ language: 'en' }, { 'x-test-user': user });
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
@@ -273,18 +305,20 @@ describe('the page cannot ask for an account it linked before', () => {
     return [...pair.provider.state.verifications.values()].find((v) => v.returnURL === returnURL)?.request;
   }
 
-  test('ignores an accountToken sent by the page: only the server supplies one', async () => {
-    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '7.00', accountToken: 'acct-from-the-page' });
-    const request = await upstreamRequest(sessionId);
-    assert.ok(request, 'the verification was started');
-    assert.equal(request.accountToken, undefined);
+  test('ignores an accountToken sent by the page, with or without a link token: only the server supplies one', async () => {
+    for (const body of [{ language: 'en' }, { linkToken: await pair.createLinkSession() }]) {
+      const { sessionId } = await pair.startWith({ ...body, accountToken: 'acct-from-the-page' });
+      const request = await upstreamRequest(sessionId);
+      assert.ok(request, 'the verification was started');
+      assert.equal(request.accountToken, undefined);
+    }
   });
 
   // Re-verification by link reference was replaced by saved accounts: a link session that asks to
   // re-authorize one (test/e2e/returning-shopper.test.ts). An old page's linkRef starts a new link.
   test('ignores a link reference sent by the page, even for its own user: no stored token goes upstream', async () => {
-    const linkRef = await linkedRef('5.00');
-    const { sessionId } = await pair.startVerification({ ...START_BODY, amount: '6.00', linkRef }, { 'x-test-user': 'user-a' });
+    const linkRef = await linkedRef();
+    const { sessionId } = await pair.startWith({ language: 'en', linkRef }, { 'x-test-user': 'user-a' });
     const request = await upstreamRequest(sessionId);
     assert.ok(request, 'the verification was started');
     assert.equal(request.accountToken, undefined);

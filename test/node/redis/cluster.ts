@@ -83,18 +83,26 @@ export async function startInstance(options: {
   };
 }
 
-/** POST /verifications on `instance` as the checkout page does. */
-export function postVerification(instance: ProxyInstance, headers: Record<string, string> = {}): Promise<Response> {
+/** The purchase the instances' merchant server names in each link session. */
+export const CHECKOUT = {
+  merchantUserId: 'user-42',
+  merchantTransactionId: 'order-1001',
+  amount: '49.99',
+  currency: 'USD',
+  consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+};
+
+/** A new link session's token, made on `instance` as the merchant's server does (stored in Redis: any instance takes it). */
+export async function newLinkToken(instance: ProxyInstance): Promise<string> {
+  return (await instance.proxy.createLinkSession(CHECKOUT)).linkToken;
+}
+
+/** POST /verifications on `instance` as the checkout page does, with `linkToken` (default: a new link session's). */
+export async function postVerification(instance: ProxyInstance, headers: Record<string, string> = {}, linkToken?: string): Promise<Response> {
   return fetch(`${instance.url}/obv/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: instance.url, ...headers },
-    body: JSON.stringify({
-      merchantUserId: 'user-42',
-      merchantTransactionId: 'order-1001',
-      amount: '49.99',
-      currency: 'USD',
-      consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
-    }),
+    body: JSON.stringify({ linkToken: linkToken ?? (await newLinkToken(instance)) }),
   });
 }
 

@@ -6,10 +6,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import type { MerchantEvent, ObvProxyOptions } from '../../../proxy/index.ts';
-import { ProxyProcess } from '../../chaos/cluster.ts';
+import { postLinkSession, ProxyProcess } from '../../chaos/cluster.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
-import { postVerification, startInstance, type ProxyInstance } from './cluster.ts';
+import { CHECKOUT, postVerification, startInstance, type ProxyInstance } from './cluster.ts';
 import { eventually } from './support.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
@@ -87,7 +87,10 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     await a.start();
     try {
       const start = async () => {
-        const response = await postVerification({ url: a.url } as ProxyInstance);
+        const made = await postLinkSession(a.url, CHECKOUT);
+        assert.equal(made.status, 201);
+        const { linkToken } = (await made.json()) as { linkToken: string };
+        const response = await postVerification({ url: a.url } as ProxyInstance, {}, linkToken);
         assert.equal(response.status, 201);
         return (await response.json()) as { sessionId: string };
       };

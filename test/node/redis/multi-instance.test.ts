@@ -9,6 +9,7 @@ import { openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
 import type { ResultBus } from '../../../proxy/sessions/types.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
+  newLinkToken,
   postVerification,
   readSession,
   signInAtBank,
@@ -218,8 +219,9 @@ describe('limits and keys shared by two proxy instances', { skip }, () => {
 
   it('answers a repeated Idempotency-Key on another instance with the same session', async () => {
     const headers = { 'idempotency-key': `checkout-${Date.now()}`, 'x-forwarded-for': '198.51.100.1' };
-    const first = await postVerification(a, headers);
-    const second = await postVerification(b, headers);
+    const linkToken = await newLinkToken(a);
+    const first = await postVerification(a, headers, linkToken);
+    const second = await postVerification(b, headers, linkToken);
     assert.equal(first.status, 201);
     assert.equal(second.status, 201);
     assert.equal(((await second.json()) as { sessionId: string }).sessionId, ((await first.json()) as { sessionId: string }).sessionId);

@@ -9,7 +9,7 @@ import { DEFAULT_WEBHOOK_SECRET, startProvider, type RunningProvider } from '../
 import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
-import { postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
+import { newLinkToken, postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
 import { eventually, randomId } from './support.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -36,11 +36,19 @@ function subscribeOnce(instance: ProxyInstance, sessionId: string): Promise<void
   });
 }
 
+/** An instance with a session of its own, that session's notification URL and a shopper's link token. */
+interface Traffic {
+  instance: ProxyInstance;
+  sessionId: string;
+  notificationUrl: string;
+  linkToken: string;
+}
+
 /** One round of what shoppers, the provider and a load balancer send to an instance. */
-async function trafficRound(instance: ProxyInstance, sessionId: string, notificationUrl: string): Promise<void> {
+async function trafficRound({ instance, sessionId, notificationUrl, linkToken }: Traffic): Promise<void> {
   const drain = (response: Response) => response.body?.cancel();
   await Promise.all([
-    postVerification(instance, { 'idempotency-key': `outage-${randomId()}` }).then(drain),
+    postVerification(instance, { 'idempotency-key': `outage-${randomId()}` }, linkToken).then(drain),
     lookupSession(`${instance.url}/obv`, sessionId).then(drain),
     fetch(`${instance.url}/obv/readyz`).then(drain),
     postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }).then(drain),
@@ -53,7 +61,7 @@ const atWarnOrAbove = (logs: LogCapture) => logs.records().filter((record) => Nu
 describe('a Redis outage in the log', { skip }, () => {
   let redis: RedisServer;
   let provider: RunningProvider;
-  const instances: { instance: ProxyInstance; logs: LogCapture; sessionId: string; notificationUrl: string }[] = [];
+  const instances: (Traffic & { logs: LogCapture })[] = [];
 
   before(async () => {
     redis = await startRedisServer();
@@ -64,7 +72,8 @@ describe('a Redis outage in the log', { skip }, () => {
       const { sessionId, consumerUrl } = await startVerification(instance);
       const verification = provider.state.verifications.get(new URL(consumerUrl).pathname.split('/').pop()!);
       assert.ok(verification?.notificationURL);
-      instances.push({ instance, logs, sessionId, notificationUrl: verification.notificationURL });
+      // The shoppers' link token, made while Redis is up.
+      instances.push({ instance, logs, sessionId, notificationUrl: verification.notificationURL, linkToken: await newLinkToken(instance) });
     }
   });
 
@@ -79,7 +88,7 @@ describe('a Redis outage in the log', { skip }, () => {
     await redis.stop('SIGKILL');
     const outageEnds = Date.now() + OUTAGE_MS;
     for (let round = 0; Date.now() < outageEnds && round < 200; round++) {
-      await Promise.all(instances.map(({ instance, sessionId, notificationUrl }) => trafficRound(instance, sessionId, notificationUrl)));
+      await Promise.all(instances.map(trafficRound));
       await new Promise((resolve) => setTimeout(resolve, ROUND_MS));
     }
     await redis.start();
@@ -87,7 +96,7 @@ describe('a Redis outage in the log', { skip }, () => {
     for (const { instance } of instances) {
       await eventually(async () => ((await fetch(`${instance.url}/obv/readyz`)).status === 200 ? true : undefined), 20_000);
     }
-    for (const { instance, sessionId, notificationUrl } of instances) await trafficRound(instance, sessionId, notificationUrl);
+    for (const traffic of instances) await trafficRound(traffic);
 
     for (const [index, { logs }] of instances.entries()) {
       await eventually(() => (logs.find('session store is back').length > 0 ? true : undefined), 10_000)

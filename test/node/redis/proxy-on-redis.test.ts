@@ -8,7 +8,7 @@ import { DEFAULT_WEBHOOK_SECRET, startProvider, type RunningProvider } from '../
 import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
-import { postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
+import { newLinkToken, postVerification, startInstance, startVerification, type ProxyInstance } from './cluster.ts';
 import { eventually, inspector, randomId } from './support.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -78,6 +78,8 @@ describe('a proxy on Redis', { skip }, () => {
     const { sessionId, consumerUrl } = await startVerification(instance);
     const { notificationURL: notificationUrl, returnURL } = verificationOf(provider, consumerUrl);
     const errorsBefore = errorLines(logs).length;
+    // Made while Redis is up, as the merchant's server did before the outage.
+    const linkToken = await newLinkToken(instance);
 
     await redis.stop('SIGKILL');
     try {
@@ -86,7 +88,7 @@ describe('a proxy on Redis', { skip }, () => {
       await assertStoreUnavailable(await fetch(returnURL), 'the return page');
       // Refused by the Redis-backed rate limiter before anything reaches the provider.
       const startsBefore = provider.stats.verificationRequests;
-      await assertStoreUnavailable(await postVerification(instance), 'POST /verifications');
+      await assertStoreUnavailable(await postVerification(instance, {}, linkToken), 'POST /verifications');
       assert.equal(provider.stats.verificationRequests, startsBefore);
     } finally {
       await redis.start();
@@ -130,7 +132,8 @@ describe('a proxy whose Redis is unreachable from the start', { skip }, () => {
 
   it('answers 503 with Retry-After to starts, reads and notifications', async () => {
     const startsBefore = provider.stats.verificationRequests;
-    await assertStoreUnavailable(await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }), 'POST /verifications');
+    // No link session can be made without Redis: a well-formed token the page might hold.
+    await assertStoreUnavailable(await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }, `lt_${'A'.repeat(32)}`), 'POST /verifications');
     assert.equal(provider.stats.verificationRequests, startsBefore, 'nothing was started upstream');
     await assertStoreUnavailable(await lookupSession(`${instance.url}/obv`, randomId()), 'POST /sessions/lookup');
     const notification = await postNotification(`${instance.url}/obv/notifications/${randomId()}`, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET });

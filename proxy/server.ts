@@ -46,6 +46,11 @@ export function serverUrl(server: http.Server, host: string | undefined): string
 export async function startProxyServers(config: ProxyConfig, dependencies: ObvProxyDependencies & { logger: Logger }): Promise<ProxyServers> {
   const { logger } = dependencies;
   const proxy = createObvProxy({ ...config, ...dependencies });
+  // Every start needs the merchant server's word. Standing alone, the proxy has no in-process caller of
+  // createLinkSession: without the API key (POST /link-sessions) or a hook, no verification can start.
+  if (!config.merchantApiKey && !dependencies.enrichStart) {
+    logger.warn('no OBV_MERCHANT_API_KEY: no verification can start (your server makes a link session per checkout with the key, POST /link-sessions)');
+  }
   let inFlight = 0;
   const countInFlight: RequestHandler = (_req, res, next) => {
     inFlight++;

@@ -114,6 +114,17 @@ describe('npm start servers', () => {
   });
 });
 
+describe('a proxy standing alone that could start nothing', () => {
+  test('says so at boot without OBV_MERCHANT_API_KEY (no link sessions), and not with it', async (t) => {
+    const bare = await startServers({ merchantApiKey: undefined, pgwAppId: undefined, pgwClientId: undefined });
+    t.after(() => bare.servers.shutdown());
+    assert.equal(bare.logs.find('no verification can start').length, 1);
+    const keyed = await startServers({});
+    t.after(() => keyed.servers.shutdown());
+    assert.equal(keyed.logs.find('no verification can start').length, 0);
+  });
+});
+
 describe('the credentials, checked once at boot', () => {
   /** Polls until `check` holds (bounded). */
   async function until(check: () => boolean, what: string): Promise<void> {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
-import { startElementInChromium, type ElementInChromium } from '../helpers/element-in-chromium.ts';
+import { startElementInChromium, threeAtATime, type ElementInChromium } from '../helpers/element-in-chromium.ts';
 import { SCENARIOS, showScenario, type Lang, type Scenario } from '../browser/screenshots.ts';
 
 const SHOT_DIR = 'test-results';
@@ -32,18 +32,16 @@ describe('the element’s layout in Chromium', { timeout: 600_000 }, () => {
   let harness: ElementInChromium;
   let browser: Browser;
   let bundle: string;
-  let axeSource: string;
 
   before(async () => {
     harness = await startElementInChromium(SHOT_DIR);
-    ({ browser, bundle, axeSource } = harness);
+    ({ browser, bundle } = harness);
   });
   after(() => harness?.close());
 
   it('holds in every state at 320, 375 and 1280 px in English and Spanish, and saves the pictures', async () => {
     const problems: string[] = [];
     const cases = (['en', 'es'] as Lang[]).flatMap((lang) => [1280, 375, 320].flatMap((width) => SCENARIOS.map((scenario) => ({ lang, width, scenario }))));
-    // Three pages at a time: each mostly waits on the browser, and 2 cores are shared with other tests.
     const check = async ({ lang, width, scenario }: (typeof cases)[number]) => {
           const where = `${scenario.name} ${lang} ${width}px`;
           const { context, page } = await showScenario(browser, bundle, scenario, { lang, width });
@@ -61,14 +59,7 @@ describe('the element’s layout in Chromium', { timeout: 600_000 }, () => {
             }
             // axe with the WCAG 2.2 A/AA rules, once per state and language (the phone width: the tightest).
             if (width === 375) {
-              await page.addScriptTag({ content: axeSource });
-              const violations = await page.evaluate(async () => {
-                const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
-                const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
-                const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
-                return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-              });
-              for (const violation of violations) problems.push(`${where}: axe ${violation}`);
+              for (const violation of await harness.axeViolations(page)) problems.push(`${where}: axe ${violation}`);
             }
             if (PICTURE_WIDTHS.has(width)) {
               await page.locator('#frame').screenshot({ path: `${SHOT_DIR}/element-${scenario.name}-${lang}-${width}.png`, animations: 'disabled' });
@@ -77,10 +68,7 @@ describe('the element’s layout in Chromium', { timeout: 600_000 }, () => {
             await context.close();
           }
     };
-    const queue = [...cases];
-    await Promise.all([0, 1, 2].map(async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
-    }));
+    await threeAtATime(cases, check);
     assert.deepEqual(problems.sort(), []);
   });
 

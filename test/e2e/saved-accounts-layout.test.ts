@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { startElementInChromium, type ElementInChromium } from '../helpers/element-in-chromium.ts';
+import { startElementInChromium, threeAtATime, type ElementInChromium } from '../helpers/element-in-chromium.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { accountWords } from '../../proxy/sessions/shopper-words.ts';
@@ -91,11 +91,10 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
   let harness: ElementInChromium;
   let browser: Browser;
   let bundle: string;
-  let axeSource: string;
 
   before(async () => {
     harness = await startElementInChromium(SHOT_DIR);
-    ({ browser, bundle, axeSource } = harness);
+    ({ browser, bundle } = harness);
   });
   after(() => harness?.close());
 
@@ -111,23 +110,13 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
         for (const control of controls) {
           if (control.height < 44 || control.width < 44) problems.push(`${where}: “${control.label}” is ${control.width}×${control.height} px, under 44 px`);
         }
-        await page.addScriptTag({ content: axeSource });
-        const violations = await page.evaluate(async () => {
-          const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
-          const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
-          const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
-          return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
-        });
-        for (const violation of violations) problems.push(`${where}: axe ${violation}`);
+        for (const violation of await harness.axeViolations(page)) problems.push(`${where}: axe ${violation}`);
         await page.locator('#frame').screenshot({ path: `${SHOT_DIR}/saved-${scenario.name}-${lang}-${width}.png`, animations: 'disabled' });
       } finally {
         await context.close();
       }
     };
-    const queue = [...cases];
-    await Promise.all([0, 1, 2].map(async () => {
-      for (let next = queue.shift(); next; next = queue.shift()) await check(next);
-    }));
+    await threeAtATime(cases, check);
     assert.deepEqual(problems.sort(), []);
   });
 

@@ -3,9 +3,9 @@
 // restartable. Instance logs (warnings and errors) go to files, for reading after a run.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DEFAULT_WEBHOOK_SECRET } from '../../sandbox/index.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 export interface ChaosInstance {
   readonly name: string;
@@ -40,17 +40,6 @@ export function postLinkSession(url: string, purchase: Record<string, unknown>, 
     headers: { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` },
     body: JSON.stringify(purchase),
     ...(signal ? { signal } : {}),
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
+import { freePort } from '../helpers/free-port.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The demo builds the element with Vite before it listens: generous for a loaded machine. */
@@ -41,14 +42,6 @@ function portAnswers(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Polls `check` until it is true or `timeoutMs` passed; returns its last answer. */

@@ -3,9 +3,9 @@
 // loud message; with CI=true it fails them, so CI can never pass without having run them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port.ts';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
 const START_TIMEOUT_MS = 10_000;
@@ -113,14 +113,3 @@ function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void>
   });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}

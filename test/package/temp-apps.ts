@@ -4,12 +4,11 @@
 // run their commands as child processes with bounded time.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+export { freePort } from '../helpers/free-port.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const FIXTURES = path.join(import.meta.dirname, 'fixtures');
@@ -72,14 +71,6 @@ export function tempApp(prefix: string, tarball: string): TempApp {
 /** Copies the fixture folder `name` (test/package/fixtures/<name>) into `app`. */
 export function copyFixture(app: TempApp, name: string): void {
   cpSync(path.join(FIXTURES, name), app.dir, { recursive: true });
-}
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A child process with its output collected, for boot checks and clean-exit checks. */

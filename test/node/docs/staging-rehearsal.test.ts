@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
+import { freePort } from '../../helpers/free-port.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const page = readFileSync(path.join(ROOT, 'docs/GOING-TO-PRODUCTION.md'), 'utf8');
@@ -22,14 +23,6 @@ function block(marker: string, language: string): string {
   const code = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(page.slice(start))?.[1];
   assert.ok(code, `a ${language} block after "${marker}"`);
   return code;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 interface Running {

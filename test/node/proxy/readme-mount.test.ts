@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -16,6 +15,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { SANDBOX_CLIENT } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SESSION_USER = { id: 'readme-user-7', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' };
@@ -35,14 +35,6 @@ function readmeSnippet(heading: string): string {
 function replaceOnce(code: string, search: string, replacement: string): string {
   assert.ok(code.includes(search), `the README snippet contains ${JSON.stringify(search)}`);
   return code.replace(search, replacement);
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 test('the README mounting snippet serves a whole verification in a fresh Express app', async (t) => {

@@ -10,6 +10,8 @@ export const text = (max: number) => z.string().trim().min(1).max(max);
 /** The purchase fields every route checks the same way (CONTRACTS §2, §3). */
 export const Amount = z.string().regex(AMOUNT_PATTERN, AMOUNT_MESSAGE);
 export const CurrencyCode = z.string().regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD');
+/** An Idempotency-Key header (POST /verifications, POST /transactions). */
+export const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
 export const LanguageTag = z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or es-US');
 
 /**

@@ -3,7 +3,7 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { EVENT_ID_PATTERN, MerchantEventSchema, TypedMerchantEventSchema } from '../events/shapes.ts';
+import { EVENT_ID_PATTERN, TypedMerchantEventSchema } from '../events/shapes.ts';
 import { parseOrThrow, validationProblem } from '../validation.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
@@ -17,9 +17,6 @@ export const EventListQuery = z.strictObject({
     .pipe(z.number().min(1, `must be from 1 to ${EVENT_LIST_MAX}`).max(EVENT_LIST_MAX, `must be from 1 to ${EVENT_LIST_MAX}`))
     .default(EVENT_LIST_DEFAULT),
 });
-
-/** The 200 answer (for the OpenAPI document). */
-export const EventListResponse = z.strictObject({ data: z.array(MerchantEventSchema), hasMore: z.boolean() });
 
 export const eventsOperations: Operation[] = [{
   method: 'get',

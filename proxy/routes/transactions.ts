@@ -13,7 +13,7 @@ import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upst
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
 import { resolveLinkRef } from './links.ts';
-import { Amount, CurrencyCode, parseOrThrow, text } from '../validation.ts';
+import { Amount, CurrencyCode, IdempotencyKey, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
@@ -38,7 +38,6 @@ export const SubmitTransactionBody = z.strictObject({
 });
 type SubmitTransactionBody = z.infer<typeof SubmitTransactionBody>;
 
-const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
 
 /** The provider's answer, passed through: these fields as the sandbox sends them, and whatever else the provider adds. */
 const ProviderTransactionAnswer = z.looseObject({

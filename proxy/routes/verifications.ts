@@ -7,7 +7,7 @@ import { problem } from '../errors.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
-import { LanguageTag, parseOrThrow } from '../validation.ts';
+import { IdempotencyKey, LanguageTag, parseOrThrow } from '../validation.ts';
 import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
@@ -49,7 +49,6 @@ export const StartVerificationBody = z.object({
 }, { when: ({ value }) => typeof value === 'object' && value !== null && !Array.isArray(value) });
 export type StartVerificationBody = z.infer<typeof StartVerificationBody>;
 
-const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 visible ASCII characters');
 
 /** The answer to a start (sessions/view.ts `startView`). */
 export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({

@@ -25,8 +25,6 @@ export interface Sealer {
   seal(plaintext: string, context: string): string;
   /** Decrypts a value sealed under any configured key for the same `context`; throws UnsealError. */
   open(sealed: string, context: string): string;
-  /** The id of the key new values are sealed under. */
-  readonly currentKeyId: string;
 }
 
 export function createSealer(keys: readonly SealingKey[]): Sealer {
@@ -34,7 +32,6 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
   if (!current) throw new TypeError('createSealer needs at least one key');
   const byId = new Map(keys.map((k) => [k.id, k.key]));
   return {
-    currentKeyId: current.id,
     seal(plaintext, context) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);

@@ -18,8 +18,6 @@ export const markerKey = {
   order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
   /** Order claim → the payment's result, once the provider answered (or could not be reached). */
   payment: (claim: string) => `payment:${claim}`,
-  /** Idempotency-Key of a POST /transactions → the body's digest and the order it paid. */
-  paymentIdempotency: (key: string) => `payment-idempotency:${key}`,
   /** Session id → `confirmed` once its starting browser came back through the return page (sessions/bank-step.ts). */
   bankStepConfirmed: (sessionId: string) => `bank-step:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */

@@ -1,5 +1,6 @@
 // Input checks shared by the routes and the upstream client: the one zod rule for free text, and the
 // one way a failed parse becomes a 400 naming every failing field.
+import type { Request } from 'express';
 import { z } from 'zod';
 import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../contracts/amount.ts';
 import { type FieldError, problem } from './errors.ts';
@@ -39,4 +40,10 @@ export function parseOrThrow<Schema extends z.ZodType>(schema: Schema, value: un
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   throw validationProblem(what, fieldErrors(result.error, prefix));
+}
+
+/** A route's JSON body parsed with `schema`: 415 unless it is application/json, else as parseOrThrow. */
+export function parseJsonBody<Schema extends z.ZodType>(schema: Schema, req: Pick<Request, 'is' | 'body'>): z.output<Schema> {
+  if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
+  return parseOrThrow(schema, req.body, 'The request body');
 }

@@ -4,10 +4,9 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession, LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
-import { parseOrThrow } from '../validation.ts';
+import { parseJsonBody } from '../validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 
 export const linkSessionsOperations: Operation[] = [{
@@ -37,8 +36,7 @@ export const linkSessionsOperations: Operation[] = [{
 export function linkSessionsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   router.post('/link-sessions', ...merchantAuth, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
-    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
-    const body = parseOrThrow(CreateLinkSessionBody, req.body, 'The request body');
+    const body = parseJsonBody(CreateLinkSessionBody, req);
     const created = await createLinkSession(ctx, body);
     ctx.logger.info({ merchantTransactionId: body.merchantTransactionId }, 'link session created');
     res.status(201).set('cache-control', 'no-store').json(created);

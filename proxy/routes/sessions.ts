@@ -15,7 +15,7 @@ import { browserOutcome } from '../sessions/types.ts';
 import { CANCELLED_CODE } from './return-page.ts';
 import { sessionView, type SessionView } from '../sessions/view.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
-import { parseOrThrow } from '../validation.ts';
+import { parseJsonBody } from '../validation.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the element sends to read or cancel its session (CONTRACTS §2). */
@@ -89,8 +89,7 @@ export function sessionsRouter(ctx: ProxyContext): Router {
   const readBody = express.json({ limit: SESSION_BODY_LIMIT });
   /** The session named by the request's JSON body; 400 naming the field, 404 when there is none. */
   const find = async (req: express.Request) => {
-    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
-    const { sessionId } = parseOrThrow(SessionRequestBody, req.body, 'The request body');
+    const { sessionId } = parseJsonBody(SessionRequestBody, req);
     const record = await ctx.store.get(sessionId);
     if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
     return record;

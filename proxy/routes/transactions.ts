@@ -13,7 +13,7 @@ import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upst
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
 import { resolveLinkRef } from './links.ts';
-import { Amount, CurrencyCode, IdempotencyKey, parseOrThrow, text } from '../validation.ts';
+import { Amount, CurrencyCode, IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
@@ -226,8 +226,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     `payment:${payment.merchantTransactionId}`);
 
   router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
-    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
-    const body = parseOrThrow(SubmitTransactionBody, req.body, 'The request body');
+    const body = parseJsonBody(SubmitTransactionBody, req);
     const rawKey = req.get('idempotency-key');
     const idempotencyKey = rawKey === undefined ? undefined : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
     const retry = { idempotencyKey, requestDigest: requestDigest(body) };

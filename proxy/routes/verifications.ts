@@ -3,11 +3,10 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
-import { IdempotencyKey, LanguageTag, parseOrThrow } from '../validation.ts';
+import { IdempotencyKey, LanguageTag, parseJsonBody, parseOrThrow } from '../validation.ts';
 import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
@@ -88,8 +87,7 @@ export function verificationsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const start = createVerificationStarter(ctx);
   router.post('/verifications', ctx.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
-    if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
-    const body = parseOrThrow(StartVerificationBody, req.body, 'The request body');
+    const body = parseJsonBody(StartVerificationBody, req);
     const rawKey = req.get('idempotency-key');
     let record;
     if (rawKey === undefined) {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
 import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
+import { webhookKeyBytes } from '../notifications/signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
@@ -331,11 +332,6 @@ export const ProxyConfigSchema = ConfigFields
 
 type ConfigFields = z.infer<typeof ConfigFields>;
 
-/** The key a `whsec_` secret stands for, decoded as the signature check decodes it (lenient base64). */
-function webhookKey(secret: string): Buffer {
-  return Buffer.from(secret.slice('whsec_'.length), 'base64');
-}
-
 /** Fewest distinct byte values a random key of MIN_WEBHOOK_KEY_BYTES has, with room to spare (it has ~23). */
 const MIN_DISTINCT_KEY_BYTES = 12;
 
@@ -346,8 +342,8 @@ const MIN_DISTINCT_KEY_BYTES = 12;
  */
 function webhookKeyProblem(secret: string): string | undefined {
   if (!secret.startsWith('whsec_')) return undefined;
-  const key = webhookKey(secret);
-  if (PUBLISHED_SANDBOX_VALUES.webhookSecrets.some((published) => webhookKey(published).equals(key))) return 'is the sandbox\'s published secret';
+  const key = webhookKeyBytes(secret);
+  if (PUBLISHED_SANDBOX_VALUES.webhookSecrets.some((published) => webhookKeyBytes(published).equals(key))) return 'is the sandbox\'s published secret';
   if (key.length < MIN_WEBHOOK_KEY_BYTES) return `must decode to at least ${MIN_WEBHOOK_KEY_BYTES} bytes`;
   if (new Set(key).size < MIN_DISTINCT_KEY_BYTES) return `must be random bytes (this key has only ${new Set(key).size} distinct byte values; e.g. whsec_$(openssl rand -base64 32))`;
   return undefined;
@@ -405,7 +401,7 @@ function eventsGuardrails(config: ConfigFields, ctx: z.RefinementCtx, hint: stri
     const keyProblem = webhookKeyProblem(secret);
     if (keyProblem) {
       ctx.addIssue({ code: 'custom', path, message: `${keyProblem}${hint}` });
-    } else if (config.webhookSecret?.startsWith('whsec_') && webhookKey(secret).equals(webhookKey(config.webhookSecret))) {
+    } else if (config.webhookSecret?.startsWith('whsec_') && webhookKeyBytes(secret).equals(webhookKeyBytes(config.webhookSecret))) {
       ctx.addIssue({ code: 'custom', path, message: `must differ from OBV_WEBHOOK_SECRET (the provider's secret must not sign merchant events)${hint}` });
     }
   });

@@ -2,8 +2,7 @@
 // counterpart of notifications/signature.ts. With several secrets (a rotation) every one signs, and the
 // signatures go space-separated in one header, so the merchant's old and new secret both verify.
 import { createHmac } from 'node:crypto';
-
-const SECRET_PREFIX = 'whsec_';
+import { webhookKeyBytes } from '../notifications/signature.ts';
 
 export interface SignedHeaders {
   'webhook-id': string;
@@ -15,7 +14,7 @@ export type EventSigner = (id: string, body: string, nowMs: number) => SignedHea
 
 /** A signer for `secrets` (`whsec_` + base64 key each), keys decoded once. */
 export function createEventSigner(secrets: readonly string[]): EventSigner {
-  const keys = secrets.map((secret) => Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'));
+  const keys = secrets.map(webhookKeyBytes);
   if (keys.length === 0 || keys.some((key) => key.length === 0)) throw new Error('every events secret must be a non-empty whsec_ key');
   return (id, body, nowMs) => {
     const timestamp = String(Math.floor(nowMs / 1000));

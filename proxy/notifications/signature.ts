@@ -29,9 +29,17 @@ export interface WebhookVerifier {
   verify(payload: string, headers: WebhookHeaders, nowMs?: number): void;
 }
 
+/**
+ * The key a `whsec_…` secret stands for: base64 after the prefix, decoded leniently as the package does.
+ * Also what signs merchant events (events/signing.ts) and what the production guardrails compare.
+ */
+export function webhookKeyBytes(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+}
+
 /** Builds a verifier for a `whsec_…` secret (the key is base64 after the prefix). */
 export function createWebhookVerifier(secret: string): WebhookVerifier {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  const key = webhookKeyBytes(secret);
   if (key.length === 0) throw new Error("Secret can't be empty.");
   return {
     verify(payload, { id, timestamp, signature }, nowMs = Date.now()) {

@@ -6,6 +6,7 @@
 // Nothing about the shopper or the purchase comes from the page: the merchant's server names them in a
 // link session (or, in a Node app that mounts the proxy, in its `enrichStart` hook), and the page carries
 // only the link token.
+import { LINK_TOKEN_PATTERN } from '../contracts/link-token.ts';
 import type { FlowTarget } from './link-flow.ts';
 import { pendingKey } from './pending-session.ts';
 import type { StartRequest } from './session-client.ts';
@@ -18,9 +19,6 @@ export interface ObvAttributes {
   /** The form field name: part of where a pending session is kept across a reload. */
   name: string;
 }
-
-/** What POST /link-sessions answers as `linkToken`. */
-const LINK_TOKEN = /^lt_[A-Za-z0-9_-]{32}$/;
 
 /** Resolves `proxy-url` against the page; `undefined` unless it is an http(s) URL. */
 export function resolveProxyUrl(proxyUrl: string, base: string = document.baseURI): URL | undefined {
@@ -35,7 +33,7 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(attributes: ObvAttributes): string | undefined {
   if (!resolveProxyUrl(attributes.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
-  if (attributes.linkToken != null && !LINK_TOKEN.test(attributes.linkToken)) return 'link-token must be a linkToken from POST /link-sessions';
+  if (attributes.linkToken != null && !LINK_TOKEN_PATTERN.test(attributes.linkToken)) return 'link-token must be a linkToken from POST /link-sessions';
   return undefined;
 }
 

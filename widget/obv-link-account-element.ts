@@ -307,10 +307,10 @@ export class ObvLinkAccountElement extends LitElement {
         // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
         // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
         const before = this.#flow.linkedBefore();
-        const [shown, spoken] = before?.label ?? [];
+        const [shown = '', spoken] = before?.label ?? [];
         const [lead, tail] = s.keep.split('{account}');
         return html`${this.#button(label, this.#retry)}${before
-          ? this.#button(html`<span>${lead}<span aria-hidden="true">${shown}</span><span class="sr">${spoken || shown}</span>${tail}</span>`, this.cancel, 'secondary-button')
+          ? this.#button(html`<span>${lead}${line(shown, spoken || shown)}${tail}</span>`, this.cancel, 'secondary-button')
           : nothing}`;
       }
     }
@@ -327,8 +327,7 @@ export class ObvLinkAccountElement extends LitElement {
     return html`
       <p part="account" class="account">
         <span class="fi">${account.fiName}</span>
-        <span aria-hidden="true">${shown}</span>
-        <span class="sr">${spoken || shown}</span>
+        ${line(shown, spoken || shown)}
       </p>
     `;
   }

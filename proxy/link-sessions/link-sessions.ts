@@ -14,8 +14,6 @@ import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
 import { openOfferedAccounts, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
 
-/** `lt_` and 32 base64url characters: 192 random bits. */
-export const LINK_TOKEN_PATTERN = /^lt_[A-Za-z0-9_-]{32}$/;
 
 /** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
 export const CreateLinkSessionBody = z.strictObject({

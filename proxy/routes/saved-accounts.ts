@@ -5,7 +5,8 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { LINK_TOKEN_PATTERN, resolveLinkSession } from '../link-sessions/link-sessions.ts';
+import { resolveLinkSession } from '../link-sessions/link-sessions.ts';
+import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { parseJsonBody } from '../validation.ts';

@@ -7,7 +7,7 @@ import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
 import { IdempotencyKey, LanguageTag, parseJsonBody, parseOrThrow } from '../validation.ts';
-import { LINK_TOKEN_PATTERN } from '../link-sessions/link-sessions.ts';
+import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';

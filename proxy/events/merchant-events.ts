@@ -48,8 +48,12 @@ export interface MerchantEvents {
   emit<Type extends EventType>(type: Type, data: EventData<Type>, options?: EmitOptions): Promise<MerchantEvent<Type> | undefined>;
   /** A session started: its end is checked when its time is up (link.expired if it has no outcome then). */
   sessionStarted(record: SessionRecord): Promise<void>;
-  /** The session's link.* event, if it has ended (outcome stored, or expired); once per session. */
-  sessionEnded(record: SessionRecord): Promise<void>;
+  /**
+   * The session's link.* event, if it has ended (outcome stored, or expired); once per session. `released`
+   * is the record as a browser may see it (sessions/bank-step.ts `releasedRecord`): the caller has it,
+   * so the bank-step marker is not read again here.
+   */
+  sessionEnded(released: SessionRecord): Promise<void>;
   /** Events after `afterId`, oldest first; undefined for an unknown `afterId`. */
   list(afterId: string | undefined, limit: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined>;
   /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
@@ -118,9 +122,9 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
    * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
    * backed by someone else's bank step.
    */
-  async function sessionEnded(record: SessionRecord): Promise<void> {
-    const end = sessionEndEvent(await releasedRecord(store, record, now()));
-    if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${record.sessionId}` });
+  async function sessionEnded(released: SessionRecord): Promise<void> {
+    const end = sessionEndEvent(released);
+    if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
   }
 
   // `emit` (above) wakes this worker; it is only ever called after this line ran (the worker's own jobs
@@ -140,10 +144,11 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     async checkSession(sessionId) {
       const record = await store.get(sessionId);
       if (!record) return 'done';
-      if (!sessionEndEvent(await releasedRecord(store, record, now()))) return now() + sessionCheckDelayMs;
+      const released = await releasedRecord(store, record, now());
+      if (!sessionEndEvent(released)) return now() + sessionCheckDelayMs;
       // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
       // outcome was stored): same id, so nothing new when it was not.
-      await sessionEnded(record);
+      await sessionEnded(released);
       return 'done';
     },
   });

@@ -66,7 +66,7 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     // Before the hook: a hook that keeps failing must not hold back the event (the provider's retries
-    // run this again, and the event is recorded once).
+    // run this again, and the event is recorded once). Released as it is: its bank step is confirmed above.
     await ctx.events.sessionEnded(record);
     if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
   };

@@ -108,10 +108,11 @@ export function sessionsRouter(ctx: ProxyContext): Router {
       await ctx.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
       ctx.logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
     }
+    const released = await releasedRecord(ctx.store, after, ctx.now());
     // Also when this call did not store it: a cancel retried after a failed emit records it now (once per session).
-    await ctx.events.sessionEnded(after);
+    await ctx.events.sessionEnded(released);
     // Already settled (or expired): the answer says what the session ended as.
-    res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, after, ctx.now())));
+    res.set('cache-control', 'no-store').json(sessionView(released));
   });
   return router;
 }

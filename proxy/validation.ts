@@ -5,6 +5,11 @@ import { z } from 'zod';
 import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../contracts/amount.ts';
 import { type FieldError, problem } from './errors.ts';
 
+/** `value` if it is a plain JSON object, else an empty one: for reading undocumented answers field by field. */
+export function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
 /** Non-empty text after trimming, at most `max` characters. */
 export const text = (max: number) => z.string().trim().min(1).max(max);
 

@@ -5,11 +5,9 @@
 // that re-authorizes it.
 import { problem, type ProblemError } from '../errors.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { asObject } from '../validation.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
-
-const asObject = (value: unknown): Record<string, unknown> =>
-  (typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {});
 
 /** The provider's error code in a refusal body (`errorCode`, `code` or `error.code`), when it is one of `codes`. */
 export function reauthorizationCode(body: Record<string, unknown>, codes: readonly string[]): string | undefined {
@@ -18,9 +16,14 @@ export function reauthorizationCode(body: Record<string, unknown>, codes: readon
   return code !== undefined && codes.some((known) => known.toUpperCase() === code.toUpperCase()) ? code : undefined;
 }
 
+/** The saved account id of the account a stale link reference paid with, when it is a saved account. */
+export function staleAccountId(record: SessionRecord, outcome: Success): string | undefined {
+  return record.savedAccountId ?? outcome.savedAccount?.accountId;
+}
+
 /** 422 `reauthorization-required`, naming the account (its saved account id when it is one) and the provider's code. */
 export function reauthorizationRequired(record: SessionRecord, outcome: Success, providerCode: string): ProblemError {
-  const accountId = record.savedAccountId ?? outcome.savedAccount?.accountId;
+  const accountId = staleAccountId(record, outcome);
   const { accountLabel, fiName, fiAccountType } = outcome;
   return problem('reauthorization-required',
     `The bank needs the shopper to sign in again before ${fiName} ${accountLabel} can be debited: create a link session with reauthorize set to this saved account.`,

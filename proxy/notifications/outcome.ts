@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { problem, type ProblemError } from '../errors.ts';
 import type { FailureOutcome } from '../sessions/types.ts';
-import { parseOrThrow } from '../validation.ts';
+import { asObject, parseOrThrow } from '../validation.ts';
 
 /**
  * A notification body: any JSON object (the fields below are where readNotification looks; the rest is
@@ -43,10 +43,6 @@ export interface ReportedNotification {
 /** 422 for a notification the proxy will not store; the route logs it at error, for the merchant to see. */
 function unusable(detail: string, path: string, message: string): ProblemError {
   return problem('unusable-notification', detail, { errors: [{ path, message }] });
-}
-
-function asObject(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /** The first candidate that is a non-empty string (numbers are accepted and stringified). */

@@ -17,7 +17,7 @@ import { Amount, CurrencyCode, IdempotencyKey, parseJsonBody, parseOrThrow, text
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { claimOrder, earlierPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
 import type { SessionRecord } from '../sessions/types.ts';
-import { reauthorizationCode, reauthorizationRequired } from '../accounts/reauthorization.ts';
+import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
 import type { EventData } from '../events/shapes.ts';
 import { safeError } from '../logger.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
@@ -263,7 +263,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     if (stale) {
       logger.info({ merchantTransactionId: body.merchantTransactionId, providerCode: stale }, 'transaction refused: the account needs re-authorization');
       const problem = reauthorizationRequired(record, outcome, stale);
-      const { accountId } = (problem.toBody().account ?? {}) as { accountId?: string };
+      const accountId = staleAccountId(record, outcome);
       const { accountLabel, fiName, fiAccountType } = outcome;
       await tell('reauthorization.required', { merchantUserId: body.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: body.merchantTransactionId, ...(accountId ? { accountId } : {}) });
       throw problem;

@@ -13,7 +13,7 @@ import { sealOutcome } from '../sessions/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
 import type { OfferedAccount } from './offer.ts';
 import { stillOffered } from './offer.ts';
-import { openSavedAccount, refusalReason, type SavedAccountDisplay } from './saved-account.ts';
+import { reopenSavedAccountToken, type SavedAccountDisplay } from './saved-account.ts';
 
 /** The link session an offered account is chosen or removed in: its id and values. */
 export interface OfferingSession {
@@ -37,13 +37,8 @@ export async function findOffered(ctx: ProxyContext, { id, session }: OfferingSe
  * then pays it as it pays a bank link.
  */
 export async function chooseSavedAccount(ctx: ProxyContext, deliver: CompleteDelivery, { id, session }: OfferingSession, offered: OfferedAccount): Promise<BrowserOutcome> {
-  let accountToken: string;
-  try {
-    ({ accountToken } = openSavedAccount(ctx.sealer, offered.sealed, session.merchantUserId));
-  } catch (error) {
-    // It opened when the link session was made: only a sealing key dropped since then gets here.
-    throw problem('saved-account-refused', `This saved account ${refusalReason(error)}.`, { errors: [{ path: 'savedAccountId', message: 'cannot be opened' }] });
-  }
+  const accountToken = reopenSavedAccountToken(ctx.sealer, offered.sealed, session.merchantUserId, 'This saved account',
+    { path: 'savedAccountId', message: 'cannot be opened' });
   const now = ctx.now();
   const sessionId = newId();
   const record: SessionRecord = {

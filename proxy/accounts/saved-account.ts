@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Sealer } from '../sealing/sealer.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import type { ConsentRecord } from './consent.ts';
+import { problem } from '../errors.ts';
 
 /** The sealed string's additional data: a saved account opens only for the merchant user it names. */
 const savedAccountContext = (merchantUserId: string) => `saved-account:${merchantUserId}`;
@@ -98,4 +99,17 @@ export function openSavedAccount(sealer: Sealer, sealed: string, merchantUserId:
   // The context already binds the user; the copy inside is checked too, so a mistake in either shows.
   if (payload.merchantUserId !== merchantUserId) throw new UnsealError('tampered');
   return payload;
+}
+
+/**
+ * The token of a saved account a link session holds. It opened when the link session was made, so only a
+ * sealing key dropped since then fails here: 422 `saved-account-refused`, saying `what` was refused and
+ * naming `error.path`.
+ */
+export function reopenSavedAccountToken(sealer: Sealer, sealed: string, merchantUserId: string, what: string, error: { path: string; message: string }): string {
+  try {
+    return openSavedAccount(sealer, sealed, merchantUserId).accountToken;
+  } catch (cause) {
+    throw problem('saved-account-refused', `${what} ${refusalReason(cause)}.`, { errors: [error] });
+  }
 }

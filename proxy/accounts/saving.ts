@@ -8,8 +8,7 @@ import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { validationProblem } from '../validation.ts';
 import { consentWords } from './consent.ts';
-import { newAccountId, openSavedAccount, refusalReason, sealSavedAccount, type SavedAccount } from './saved-account.ts';
-import { problem } from '../errors.ts';
+import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAccount } from './saved-account.ts';
 
 /** The longest user agent kept in a consent record. */
 const USER_AGENT_LIMIT = 512;
@@ -39,12 +38,8 @@ export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession,
 /** The token of the saved account a re-authorizing link session names (it opened when the session was made). */
 export function tokenToReauthorize(ctx: ProxyContext, session: LinkSession): string | undefined {
   if (!session.reauthorize) return undefined;
-  try {
-    return openSavedAccount(ctx.sealer, session.reauthorize.sealed, session.merchantUserId).accountToken;
-  } catch (error) {
-    // It opened when the link session was made: only a sealing key dropped since then gets here.
-    throw problem('saved-account-refused', `The saved account to re-authorize ${refusalReason(error)}.`, { errors: [{ path: 'linkToken', message: 'names a saved account that cannot be opened' }] });
-  }
+  return reopenSavedAccountToken(ctx.sealer, session.reauthorize.sealed, session.merchantUserId, 'The saved account to re-authorize',
+    { path: 'linkToken', message: 'names a saved account that cannot be opened' });
 }
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;

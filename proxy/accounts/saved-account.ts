@@ -9,6 +9,7 @@ import type { Sealer } from '../sealing/sealer.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import type { ConsentRecord } from './consent.ts';
 import { problem } from '../errors.ts';
+import { describes } from '../openapi/operation.ts';
 
 /** The sealed string's additional data: a saved account opens only for the merchant user it names. */
 const savedAccountContext = (merchantUserId: string) => `saved-account:${merchantUserId}`;
@@ -34,7 +35,8 @@ export interface SavedAccountDisplay {
   fiAccountType: string;
 }
 
-const ConsentRecordSchema = z.strictObject({
+// Each schema is checked against its type at compile time (`describes`): a field added to one alone fails the build.
+const ConsentRecordSchema = describes<ConsentRecord>()(z.strictObject({
   version: z.string(),
   lang: z.enum(['en', 'es']),
   checkbox: z.string(),
@@ -42,10 +44,10 @@ const ConsentRecordSchema = z.strictObject({
   acceptedAt: z.string(),
   ip: z.string(),
   userAgent: z.string(),
-});
+}));
 
 /** A saved account as stored with a success's outcome (the Redis backend parses what it reads back). */
-export const SavedAccountSchema = z.strictObject({
+export const SavedAccountSchema = describes<SavedAccount>()(z.strictObject({
   sealed: z.string(),
   accountId: z.string(),
   accountLabel: z.string(),
@@ -54,7 +56,7 @@ export const SavedAccountSchema = z.strictObject({
   linkedAt: z.string(),
   consent: ConsentRecordSchema.optional(),
   reauthorized: z.literal(true).optional(),
-});
+}));
 
 /**
  * A saved account as the merchant's server receives it (GET /links/{linkRef}, `onOutcome`, merchant

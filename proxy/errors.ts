@@ -95,6 +95,12 @@ const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
   'payment-in-progress': { 'retry-after': '1' },
 };
 
+/** 5xx kinds that are an expected wait, not a failure: answered like any problem, never logged as an error. */
+const EXPECTED_WAITS: ReadonlySet<string> = new Set<ProblemSlug>(['bank-step-pending']);
+
+/** Whether `slug` is one of the expected waits above. */
+export const isExpectedWait = (slug: string): boolean => EXPECTED_WAITS.has(slug);
+
 /** slug → status and title, read off the table above. */
 const KINDS = new Map<string, { status: number; title: string }>(
   Object.entries(KINDS_BY_STATUS).flatMap(([status, titles]) =>

@@ -14,7 +14,7 @@
 // the sessions it has listeners for and delivers outcomes it may have missed, re-reading the ones it could
 // not read (the commands connection may come back after the subscriber) until it has read them all.
 import type { Redis } from 'ioredis';
-import { decodeEvent } from './codec.ts';
+import { decodeEvent } from '../codec.ts';
 import {
   closeConnection,
   createRedisConnection,

@@ -2,7 +2,7 @@
 // a request or a notification sees the same sessions, idempotency keys and webhook ids.
 import type { Redis } from 'ioredis';
 import type { Store as RateLimitStore } from 'express-rate-limit';
-import { decodeSession, encodeSession, stateForOutcome } from './codec.ts';
+import { decodeSession, encodeSession, stateForOutcome } from '../codec.ts';
 import {
   closeConnection,
   createRedisConnection,

@@ -1,8 +1,8 @@
-// What the Redis backend reads back from Redis is parsed, not trusted: another instance (maybe an older
+// What a shared backend (Redis, SQLite) reads back is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
-import { SavedAccountSchema } from '../../accounts/saved-account.ts';
-import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from '../types.ts';
+import { SavedAccountSchema } from '../accounts/saved-account.ts';
+import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from './types.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
 

@@ -2,6 +2,9 @@
 // another origin), the proxy mounted at /obv and the demo merchant's checkout, both on one port.
 // `npm run demo` calls this; the end-to-end tests call it with port 0 and shorter lifetimes.
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -31,6 +34,11 @@ export interface DemoOptions {
   host?: string;
   /** How long a verification session lives before it reports `expired`. Default: the proxy's (30 min). */
   sessionTtlMs?: number;
+  /**
+   * Where the proxy keeps its state (SQLite). Default: a new temporary directory, removed on close;
+   * `npm run demo` passes OBV_DATA_DIR or ./obv-link-data, so a restart keeps what was paid.
+   */
+  dataDir?: string;
   /** The proxy's log level. Default `silent`. */
   logLevel?: ProxyConfigInput['logLevel'];
   /** Options of the sandbox provider (lifetimes, faults, logger). */
@@ -93,6 +101,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   const publicUrl = `http://${urlHost}:${address.port}`;
 
   let provider: RunningProvider | undefined;
+  let temporaryDataDir: string | undefined;
   try {
     // After listen, so a busy port is reported at once rather than after the build.
     const assets = await loadAssets();
@@ -102,7 +111,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     const merchantApiKey = randomBytes(24).toString('base64url');
     const orders = new OrderBook();
     const savedAccounts = new SavedAccountBook();
+    if (!options.dataDir) temporaryDataDir = await mkdtemp(join(tmpdir(), 'obv-link-demo-'));
     const proxy = createObvProxy({
+      dataDir: options.dataDir ?? temporaryDataDir,
       baseUrl: provider.url,
       gatewayUrl: provider.url,
       clientId: SANDBOX_CREDENTIALS.clientId,
@@ -155,11 +166,13 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
         await proxy.close();
         await closeServer(server);
         await running.close();
+        if (temporaryDataDir) await rm(temporaryDataDir, { recursive: true, force: true });
       },
     };
   } catch (error) {
     await closeServer(server);
     await provider?.close();
+    if (temporaryDataDir) await rm(temporaryDataDir, { recursive: true, force: true });
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 // `npm start`: configuration from the environment, then the servers of proxy/server.ts. SIGTERM/SIGINT
 // drain them (/readyz 503 for OBV_DRAIN_WINDOW, then in-flight requests finish, sockets get 1001) and the
 // process exits 0 within OBV_DRAIN_WINDOW + OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
-import { ConfigError, configFromEnv, createLogger } from './index.ts';
+import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './index.ts';
 import { safeError } from './logger.ts';
 import { startProxyServers } from './server.ts';
 
@@ -22,6 +22,7 @@ let running;
 try {
   running = await startProxyServers(config, { logger });
 } catch (error) {
+  if (error instanceof DataDirectoryError) process.stderr.write(`${error.message}\n`);
   logger.fatal({ err: safeError(error) }, 'could not start the proxy');
   process.exit(1);
 }

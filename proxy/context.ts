@@ -9,6 +9,10 @@ import type { Sealer } from './sealing/sealer.ts';
 import type { MerchantEvents } from './events/merchant-events.ts';
 import type { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
+import type { PaymentStore } from './storage/payments.ts';
+import type { LinkSessionStore } from './storage/link-sessions.ts';
+import type { RemovalStore } from './storage/removals.ts';
+import type { PaymentLeases } from './payments/leases.ts';
 import type { CredentialState } from './upstream/credential-check.ts';
 import type { TransactionClient } from './upstream/transaction-client.ts';
 import type { VerificationClient } from './upstream/verification-client.ts';
@@ -19,6 +23,13 @@ export interface ProxyContext {
   logger: Logger;
   store: SessionStore;
   bus: ResultBus;
+  /** One payment per order, each claim a lease (storage/payments.ts). */
+  payments: PaymentStore;
+  /** Turns payments whose holder died `unknown` (payments/leases.ts). */
+  leases: PaymentLeases;
+  linkSessions: LinkSessionStore;
+  /** Saved accounts shoppers removed (storage/removals.ts). */
+  removals: RemovalStore;
   /** Seals every accountToken before it is stored, opens it where the server needs it. */
   sealer: Sealer;
   verifications: VerificationClient;

@@ -43,6 +43,8 @@ const KINDS_BY_STATUS = {
     'unknown-payment': 'No payment for this order',
     'unknown-saved-account': 'Unknown saved account',
   },
+  // A saved account the shopper removed, passed back in a link session or paid with (storage/removals.ts).
+  410: { 'link-token-expired': 'Link token expired', 'saved-account-removed': 'Saved account removed' },
   409: {
     conflict: 'Conflict',
     'link-token-used': 'Link token already used',
@@ -50,8 +52,9 @@ const KINDS_BY_STATUS = {
     // The order was paid (or its payment's result is unknown): the body carries the first payment.
     'order-already-paid': 'Order already paid',
     'payment-in-progress': 'Payment in progress',
+    // POST /transactions/{id}/reconcile of a payment that is not `unknown` (completed, or still at the provider).
+    'payment-not-unknown': 'Payment result is not unknown',
   },
-  410: { 'link-token-expired': 'Link token expired' },
   413: { 'payload-too-large': 'Payload too large' },
   415: { 'unsupported-media-type': 'Unsupported media type' },
   422: {

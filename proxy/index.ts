@@ -14,12 +14,12 @@ import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from '
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
-import { createSessionBackend } from './sessions/create-backend.ts';
+import { createStorage, memoryRepositories, redisRepositories, type Storage } from './storage/create-storage.ts';
+import { watchPaymentLeases } from './payments/leases.ts';
+import { ReconcileBody, reconcilePayment, type Reconciled } from './payments/reconcile.ts';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
 import type { EventOutbox } from './events/outbox.ts';
-import { MemoryEventOutbox } from './events/memory-outbox.ts';
-import { RedisEventOutbox } from './events/redis-outbox.ts';
 import { StoreOutageLog } from './sessions/outage-log.ts';
 import type { ResultBus, SessionStore } from './sessions/types.ts';
 import { TokenManager } from './upstream/token-manager.ts';
@@ -49,7 +49,10 @@ export * from './upstream/errors.ts';
 export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
-export { createSessionBackend, type SessionBackend } from './sessions/create-backend.ts';
+export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
+export { DataDirectoryError } from './storage/sqlite/database.ts';
+export type { PaymentRecord, PaymentState } from './storage/payments.ts';
+export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
 export { MemoryResultBus } from './sessions/memory/bus.ts';
 export type { MerchantEvent, EventType, EventData } from './events/shapes.ts';
@@ -64,7 +67,12 @@ export { serverOptions } from './http/server-options.ts';
 export interface ObvProxyDependencies {
   /** pino logger; default: a new one at `logLevel`. */
   logger?: Logger;
-  /** Session store; default: the backend `createSessionBackend` picks (memory, or Redis with redisUrl). */
+  /**
+   * Where every record lives, built by you (`createStorage`); default: the one `storage` names (SQLite in
+   * `dataDir`, Redis, or memory). `createObvProxy` does not close a storage you pass.
+   */
+  backend?: Storage;
+  /** Session store; default: the storage's. With your own, the other records are in memory (or on its Redis connection). */
   sessionStore?: SessionStore;
   /** Result bus; give it together with `sessionStore`. */
   resultBus?: ResultBus;
@@ -151,8 +159,25 @@ export interface ObvProxy {
    * naming each invalid field.
    */
   createLinkSession(input: CreateLinkSessionBody): Promise<CreatedLinkSession>;
-  /** Closes the relays (1001, "going away"), the session backend it created and its timers. Does not close your server. */
+  /**
+   * Records what the provider says of a payment whose result is `unknown` (a `payment.unknown` event, or
+   * GET /transactions/{id}): `paid` closes the order with it, `not-charged` lets the order be paid again.
+   * What POST {mountPath}/transactions/{id}/reconcile does. Throws a ProblemError (404 another payment,
+   * 409 a payment that is not `unknown`, 400 a bad field).
+   */
+  reconcilePayment(merchantTransactionId: string, input: ReconcileBody): Promise<Reconciled>;
+  /** Closes the relays (1001, "going away"), the storage it created and its timers. Does not close your server. */
   close(): Promise<void>;
+}
+
+/** One line at boot saying where state lives, and loudly when a restart loses it. */
+function logStorage(logger: Logger, config: ProxyConfig, storage: Storage | undefined): void {
+  if (!storage) return;
+  if (storage.kind === 'memory') {
+    logger.warn(`storage is in memory (OBV_STORAGE=memory${config.sandbox ? '' : ', OBV_ALLOW_VOLATILE_STORAGE=true'}): a restart loses every payment record (an order could be paid twice), session and merchant event`);
+  } else {
+    logger.info({ storage: storage.kind, location: storage.location }, storage.kind === 'sqlite' ? 'state is kept in SQLite (one instance)' : 'state is kept in Redis');
+  }
 }
 
 /**
@@ -172,12 +197,15 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
     throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');
   }
-  const backend = options.sessionStore ? undefined : createSessionBackend({ redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger });
+  const now = options.now ?? Date.now;
+  const ownStorage = options.backend || options.sessionStore ? undefined
+    : createStorage({ kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, now: options.now });
+  const backend = options.backend ?? ownStorage;
   const store = options.sessionStore ?? backend!.sessionStore;
   const bus = options.resultBus ?? backend!.resultBus;
-  const now = options.now ?? Date.now;
-  const eventOutbox = options.eventOutbox ?? backend?.eventOutbox
-    ?? (store instanceof RedisSessionStore ? new RedisEventOutbox(store.redis, store.keys) : new MemoryEventOutbox());
+  const repositories = backend ?? (store instanceof RedisSessionStore ? redisRepositories(store) : memoryRepositories(options.now));
+  const eventOutbox = options.eventOutbox ?? repositories.eventOutbox;
+  logStorage(logger, config, backend);
   if (config.sandbox) {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
       config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
@@ -244,11 +272,16 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
   const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
+  const leases = watchPaymentLeases({ payments: repositories.payments, events, logger, now });
   const ctx: ProxyContext = {
     config,
     logger,
     store,
     bus,
+    payments: repositories.payments,
+    leases,
+    linkSessions: repositories.linkSessions,
+    removals: repositories.removals,
     sealer,
     verifications: { start: (request) => timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)) },
     transactions: transactionClient && {
@@ -305,6 +338,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       return relay;
     },
     createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
+    reconcilePayment: async (merchantTransactionId, input) => reconcilePayment(ctx, merchantTransactionId, parseOrThrow(ReconcileBody, input, 'The reconciliation')),
     async checkCredentials() {
       credentials.started();
       let failure: unknown;
@@ -322,9 +356,10 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     },
     async close() {
       storeOutage.close();
+      leases.close();
       await this.drain();
       await events.close();
-      await backend?.close();
+      await ownStorage?.close();
     },
   };
 }

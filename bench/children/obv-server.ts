@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, createObvProxy } from '../../proxy/index.ts';
-import { createSessionBackend } from '../../proxy/sessions/create-backend.ts';
+import { createStorage } from '../../proxy/storage/create-storage.ts';
 import { newId } from '../../proxy/sessions/ids.ts';
 import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
 import { BENCH_MOUNT_PATH as MOUNT_PATH, benchProxyOptions } from '../lib/obv-proxy-options.ts';
@@ -17,7 +17,7 @@ import { purchase } from '../lib/upstream.ts';
 const SESSION_TTL_MS = 3_600_000;
 
 const logger = createLogger((process.env.BENCH_LOG_LEVEL ?? 'info') as Parameters<typeof createLogger>[0]);
-const backend = createSessionBackend({ logger });
+const backend = createStorage({ kind: 'memory', logger });
 const app = express();
 app.disable('x-powered-by');
 const server = http.createServer(app);

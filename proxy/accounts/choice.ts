@@ -6,9 +6,7 @@ import { problem } from '../errors.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { CompleteDelivery } from '../notifications/delivery.ts';
 import { safeError } from '../logger.ts';
-import { RECORD_GRACE_MS } from '../config/limits.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
-import { markerKey } from '../sessions/markers.ts';
 import { sealOutcome } from '../sessions/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
 import type { OfferedAccount } from './offer.ts';
@@ -22,8 +20,8 @@ export interface OfferingSession {
 }
 
 /** The offered account the browser names by its id in this link session; 404 when there is none (or it was removed). */
-export async function findOffered(ctx: ProxyContext, { id, session }: OfferingSession, offeredId: string): Promise<OfferedAccount> {
-  const offered = (await stillOffered(ctx, id, session)).find((account) => account.id === offeredId);
+export async function findOffered(ctx: ProxyContext, { session }: OfferingSession, offeredId: string): Promise<OfferedAccount> {
+  const offered = (await stillOffered(ctx, session)).find((account) => account.id === offeredId);
   if (!offered) {
     throw problem('unknown-saved-account', 'This link session offers no saved account with this id (or the shopper removed it).',
       { errors: [{ path: 'savedAccountId', message: 'is not a saved account offered in this link session' }] });
@@ -79,8 +77,7 @@ export interface SavedAccountRemoval extends SavedAccountDisplay {
 }
 
 /** Removes `offered` from the link session; the merchant's hook runs once per removal (a retry after its failure runs it again). */
-export async function removeSavedAccount(ctx: ProxyContext, { id, session }: OfferingSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
-  const key = markerKey.savedAccountRemoved(id, offered.id);
+export async function removeSavedAccount(ctx: ProxyContext, { session }: OfferingSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
   const removal: SavedAccountRemoval = {
     merchantUserId: session.merchantUserId,
     accountId: offered.accountId,
@@ -91,14 +88,15 @@ export async function removeSavedAccount(ctx: ProxyContext, { id, session }: Off
     merchantTransactionId: session.merchantTransactionId,
     removedAt: new Date(ctx.now()).toISOString(),
   };
-  const claim = newId();
-  // Two removals at once (a double click): one of them tells the merchant.
-  // As long as the link session's own record (its lifetime and the grace after it).
-  if ((await ctx.store.mark(key, claim, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS)) !== claim) return removal;
+  // Remembered first, for good and for every deployment (a removal is refused in any later link session);
+  // two removals at once (a double click): one of them tells the merchant.
+  const { merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order } = removal;
+  if (!(await ctx.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))) return removal;
+  const key = `saved-account-removed:${JSON.stringify([user, account])}`;
   try {
     await ctx.onSavedAccountRemoved?.(removal);
   } catch (error) {
-    await ctx.store.unmark(key);
+    await ctx.removals.forget(user, account);
     ctx.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
     throw problem('removal-hook-failed', 'The merchant\'s server could not record the removal; try again.');
   }

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../sessions/ids.ts';
-import { markerKey } from '../sessions/markers.ts';
 import { accountWords } from '../sessions/shopper-words.ts';
 import { consentWords, type ConsentWords } from './consent.ts';
 import { offerWords, type OfferWords } from './offer-words.ts';
@@ -98,6 +97,7 @@ export interface OfferView {
 }
 
 interface SessionForOffer {
+  merchantUserId: string;
   language?: string | undefined;
   savedAccounts?: OfferedAccount[] | undefined;
   allowSaving?: boolean | undefined;
@@ -108,15 +108,32 @@ const view = ({ id, accountLabel, fiName, fiAccountType }: OfferedAccount, langu
   ({ id, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) });
 
 /** The offered accounts of link session `linkSessionId` that the shopper has not removed. */
-export async function stillOffered(ctx: ProxyContext, linkSessionId: string, session: SessionForOffer): Promise<OfferedAccount[]> {
+export async function stillOffered(ctx: Pick<ProxyContext, 'removals'>, session: SessionForOffer): Promise<OfferedAccount[]> {
   const accounts = session.savedAccounts ?? [];
-  const removed = await Promise.all(accounts.map((a) => ctx.store.readMark(markerKey.savedAccountRemoved(linkSessionId, a.id))));
-  return accounts.filter((_, index) => removed[index] === undefined);
+  const removed = await Promise.all(accounts.map((a) => ctx.removals.isRemoved(session.merchantUserId, a.accountId)));
+  return accounts.filter((_, index) => !removed[index]);
 }
 
-export async function offerView(ctx: ProxyContext, linkSessionId: string, session: SessionForOffer): Promise<OfferView> {
+/**
+ * A 410 naming each saved account of a new link session that the shopper removed before: the proxy
+ * remembers removals itself (storage/removals.ts), so a copy the merchant's server still holds is never
+ * offered again, with or without an onSavedAccountRemoved hook or events.
+ */
+export async function refuseRemoved(ctx: Pick<ProxyContext, 'removals'>, merchantUserId: string, offered: { savedAccounts?: OfferedAccount[]; reauthorize?: OfferedAccount }): Promise<void> {
+  const named = [
+    ...(offered.savedAccounts ?? []).map((account, index) => ({ account, path: `savedAccounts.${index}` })),
+    ...(offered.reauthorize ? [{ account: offered.reauthorize, path: 'reauthorize' }] : []),
+  ];
+  const removed = await Promise.all(named.map(({ account }) => ctx.removals.isRemoved(merchantUserId, account.accountId)));
+  const errors = named.filter((_, index) => removed[index]).map(({ path }) => ({ path, message: 'was removed by the shopper; delete it from your records' }));
+  if (errors.length > 0) {
+    throw problem('saved-account-removed', `The shopper removed these saved accounts: ${errors.map((e) => e.path).join(', ')}. Delete them from your records.`, { errors });
+  }
+}
+
+export async function offerView(ctx: ProxyContext, session: SessionForOffer): Promise<OfferView> {
   const { language, reauthorize } = session;
-  const accounts = (await stillOffered(ctx, linkSessionId, session)).map((account) => view(account, language));
+  const accounts = (await stillOffered(ctx, session)).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language);
   if (reauthorize) {

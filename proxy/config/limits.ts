@@ -37,6 +37,8 @@ export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
 export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
 /** How often the in-memory store drops records past their grace. */
 export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
+/** The SQLite storage's directory when OBV_DATA_DIR is not set (relative to the working directory). */
+export const DEFAULT_DATA_DIR = 'obv-link-data';
 /** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */
 export const DEFAULT_REDIS_PREFIX = 'obv:';
 
@@ -88,3 +90,13 @@ export const LOGGED_VALUE_MAX = 80;
 export const WARNING_INTERVAL_MS = MINUTE_MS;
 /** Distinct warning keys remembered; beyond this every key shares one budget. */
 export const WARNING_MAX_KEYS = 1_000;
+
+// ── Payments (proxy/payments/) ───────────────────────────────────────────────────────────────────
+/** Upstream calls one payment may make in the worst case: a token, the transaction, and both again after a 401. */
+export const UPSTREAM_CALLS_PER_PAYMENT = 4;
+/** Added to a payment's lease: instances' clocks may differ a little (as SESSION_CHECK_DELAY_MS). */
+export const PAYMENT_LEASE_MARGIN_MS = 5 * SECOND_MS;
+/** How often each instance looks for payments whose lease ended (their holder died). */
+export const PAYMENT_LEASE_CHECK_INTERVAL_MS = SECOND_MS;
+/** Payments turned `unknown` per look (the rest wait for the next one). */
+export const PAYMENT_LEASE_CHECK_BATCH = 50;

@@ -4,7 +4,7 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
+import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 import { webhookKeyBytes } from '../notifications/signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
@@ -248,6 +248,15 @@ const ConfigFields = z.object({
       .string()
       .regex(/^[A-Za-z0-9:._-]{1,32}$/, 'must be 1-32 characters of letters, digits, ":", ".", "_" or "-" (no spaces)')
       .default(DEFAULT_REDIS_PREFIX),
+    /**
+     * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `redis` (several;
+     * the default when redisUrl is set), `memory` (tests; production refuses it without allowVolatileStorage).
+     */
+    storage: z.enum(['sqlite', 'redis', 'memory'], { error: 'must be sqlite, redis or memory' }).optional(),
+    /** The SQLite storage's directory (created 0700 if missing). */
+    dataDir: Text.default(DEFAULT_DATA_DIR),
+    /** Outside sandbox mode, `storage: memory` is refused unless this says a restart may lose payments and sessions. */
+    allowVolatileStorage: Bool.default(false),
     /** Verification starts per client IP per minute; 0 turns the limit off. */
     rateLimit: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(30),
     /** Express `trust proxy` (hop count or addresses/subnets); when unset, the app the router is mounted in decides. */
@@ -320,6 +329,7 @@ export const ProxyConfigSchema = ConfigFields
       ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
         message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
     }
+    storageChecks(config, ctx);
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
@@ -328,7 +338,30 @@ export const ProxyConfigSchema = ConfigFields
     // Fields that failed keep their raw input here, so each check guards the type it reads.
     when: () => true,
   })
-  .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl, bindBankStep: config.bindBankStep ?? !config.sandbox }));
+  .transform((config) => ({
+    ...config,
+    gatewayUrl: config.gatewayUrl ?? config.baseUrl,
+    bindBankStep: config.bindBankStep ?? !config.sandbox,
+    storage: config.storage ?? (config.redisUrl ? 'redis' as const : 'sqlite' as const),
+  }));
+
+/**
+ * Durable storage unless told otherwise: memory loses every payment, session and event at a restart, so
+ * outside sandbox mode it needs OBV_ALLOW_VOLATILE_STORAGE=true; redis needs its URL.
+ */
+function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): void {
+  if (config.storage === 'redis' && !config.redisUrl) {
+    ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'is required with OBV_STORAGE=redis' });
+  }
+  if (config.storage === 'sqlite' && config.redisUrl) {
+    ctx.addIssue({ code: 'custom', path: ['storage'], message: 'is sqlite while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)' });
+  }
+  if (config.storage === 'memory' && config.sandbox !== true && config.allowVolatileStorage !== true) {
+    ctx.addIssue({ code: 'custom', path: ['storage'],
+      message: 'is memory: a restart would lose every payment (an order could be paid twice), session and merchant event. '
+        + 'Use sqlite (the default, OBV_DATA_DIR) or redis, or set OBV_ALLOW_VOLATILE_STORAGE=true if you accept that' });
+  }
+}
 
 type ConfigFields = z.infer<typeof ConfigFields>;
 
@@ -446,6 +479,9 @@ export const ENV_VARIABLES = {
   OBV_BIND_BANK_STEP: 'bindBankStep',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
+  OBV_STORAGE: 'storage',
+  OBV_DATA_DIR: 'dataDir',
+  OBV_ALLOW_VOLATILE_STORAGE: 'allowVolatileStorage',
   OBV_RATE_LIMIT: 'rateLimit',
   OBV_TRUST_PROXY: 'trustProxy',
   OBV_AUTH_FAILURE_LIMIT: 'authFailureLimit',

@@ -35,13 +35,18 @@ export const LinkSucceededData = z.strictObject({
   savedAccountId: z.string().optional(),
 });
 
+/** What names one payment of an order (an order may be paid again after a payment that charged nothing). */
+const Payment = { paymentId: z.string(), linkRef: z.string().optional() };
+
 export const EVENT_DATA = {
   'link.succeeded': LinkSucceededData,
   'link.failed': z.strictObject({ ...Order, code: z.string(), message: z.string() }),
   'link.cancelled': z.strictObject({ ...Order }),
   'link.expired': z.strictObject({ ...Order, expiredAt: z.iso.datetime() }),
-  'payment.succeeded': z.strictObject({ ...Order, linkRef: z.string().optional(), transactionId: z.string(), transactionStatus: z.string() }),
-  'payment.failed': z.strictObject({ ...Order, linkRef: z.string().optional(), code: z.string(), message: z.string() }),
+  'payment.succeeded': z.strictObject({ ...Order, ...Payment, transactionId: z.string(), transactionStatus: z.string() }),
+  'payment.failed': z.strictObject({ ...Order, ...Payment, code: z.string(), message: z.string() }),
+  /** The payment may have charged (a 5xx, a time-out, a holder that died): reconcile it (POST /transactions/{id}/reconcile). */
+  'payment.unknown': z.strictObject({ ...Order, ...Payment, reason: z.string() }),
   'reauthorization.required': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, code: z.string(), accountId: z.string().optional(), merchantTransactionId: z.string() }),
   'saved_account.removed': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, accountId: z.string(), merchantTransactionId: z.string() }),
 } as const;

@@ -9,10 +9,9 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
-import { markerKey } from '../sessions/markers.ts';
 import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
-import { openOfferedAccounts, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
+import { openOfferedAccounts, refuseRemoved, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
 
 
 /** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
@@ -55,10 +54,11 @@ export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSess
   const { savedAccounts, reauthorize, ...purchase } = input;
   // Opened now, so a saved account that is not this user's is refused to the server, never offered.
   const offered = openOfferedAccounts(ctx, input.merchantUserId, { savedAccounts, reauthorize });
+  await refuseRemoved(ctx, input.merchantUserId, offered);
   const now = ctx.now();
   const session: LinkSession = { ...purchase, ...offered, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
   // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
-  await ctx.store.mark(markerKey.linkSession(linkSessionId(linkToken)), JSON.stringify(session), ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
+  await ctx.linkSessions.create(linkSessionId(linkToken), session, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
   return { linkToken, expiresAt: new Date(session.expiresAt).toISOString() };
 }
 
@@ -68,8 +68,8 @@ const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token
 /** The link session a start may use: 404 unknown, 410 expired, 409 its order is paid (or being paid). */
 export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): Promise<{ id: string; session: LinkSession }> {
   const id = linkSessionId(linkToken);
-  const stored = await ctx.store.readMark(markerKey.linkSession(id));
-  const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(JSON.parse(stored));
+  const stored = await ctx.linkSessions.get(id);
+  const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(stored);
   if (!parsed?.success) {
     throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
   }

@@ -1,61 +1,52 @@
 // One payment per order. The first request to claim an order (its merchant transaction id) is the only
 // one that reaches the provider; every later request for the order gets that payment's result — as a
 // replay when it carries the same Idempotency-Key and body, as a 409 otherwise. A call that certainly
-// charged nothing frees the order again; one that may have charged keeps it, marked `unknown`, for the
-// merchant to reconcile with the provider.
-import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
+// charged nothing frees the order again; one that may have charged keeps it, `unknown`, until the
+// merchant records what the provider says (reconcile.ts). A claim is a lease (storage/payments.ts): if
+// its holder dies, the order turns `unknown` when the lease ends (leases.ts), never `pending` for ever.
+import type { ProxyConfig } from '../config/schema.ts';
+import type { Logger } from 'pino';
 import { problem } from '../errors.ts';
 import { newId } from '../sessions/ids.ts';
-import { markerKey } from '../sessions/markers.ts';
+import { PaymentRecord, type PaymentStore } from '../storage/payments.ts';
+import { PAYMENT_LEASE_MARGIN_MS, UPSTREAM_CALLS_PER_PAYMENT } from '../config/limits.ts';
+import type { PaymentLeases } from './leases.ts';
 
-/** What the proxy remembers of an order's payment (GET /transactions/{merchantTransactionId}). */
-export const PaymentRecord = z.object({
-  merchantTransactionId: z.string(),
-  /** `completed`: the provider answered 2xx. `unknown`: the call may have charged (5xx, time-out, cut). */
-  state: z.enum(['completed', 'unknown']).meta({ description: '`unknown`: the call may have charged (5xx, time-out): reconcile with the provider' }),
-  /**
-   * The provider's HTTP status and the known fields of its body (transactionId, transactionStatus,
-   * merchantTransactionId: nothing else is kept, so no echoed credential is stored), replayed to a retry
-   * with the same Idempotency-Key.
-   */
-  providerStatus: z.number().optional(),
-  providerResponse: z.record(z.string(), z.unknown()).optional(),
-  transactionId: z.string().optional(),
-  transactionStatus: z.string().optional(),
-  amount: z.string(),
-  currency: z.string(),
-  accountLabel: z.string(),
-  fiName: z.string(),
-  fiAccountType: z.string(),
-  linkRef: z.string(),
-  paidAt: z.iso.datetime(),
-  idempotencyKey: z.string().optional(),
-  requestDigest: z.string(),
-});
-export type PaymentRecord = z.infer<typeof PaymentRecord>;
+export { PaymentRecord } from '../storage/payments.ts';
+
+/** What an order's payment rules need: the payments, the lease check, the settings, a clock. */
+export interface OrderDeps {
+  payments: PaymentStore;
+  leases: Pick<PaymentLeases, 'expireDue'>;
+  config: Pick<ProxyConfig, 'paymentRetentionMs' | 'upstreamTimeoutMs'>;
+  logger: Logger;
+  now: () => number;
+}
 
 /** What the merchant's server reads of a payment (GET /transactions/{id}): the record without the replay bookkeeping. */
-export const PaymentViewSchema = PaymentRecord.omit({ providerResponse: true, idempotencyKey: true, requestDigest: true, linkRef: true });
+export const PaymentViewSchema = PaymentRecord.omit({ providerResponse: true, idempotencyKey: true, requestDigest: true, linkRef: true, leaseExpiresAt: true });
 
 export function paymentView(payment: PaymentRecord) {
-  const { providerResponse: _body, idempotencyKey: _key, requestDigest: _digest, linkRef: _ref, ...view } = payment;
+  const { providerResponse: _body, idempotencyKey: _key, requestDigest: _digest, linkRef: _ref, leaseExpiresAt: _lease, ...view } = payment;
   return view;
 }
 export type PaymentView = ReturnType<typeof paymentView>;
 
-/** An order's payment: none, being paid right now, or its record. */
-export async function readPayment(ctx: ProxyContext, merchantTransactionId: string): Promise<PaymentRecord | 'in-progress' | undefined> {
-  const claim = await ctx.store.readMark(markerKey.order(merchantTransactionId));
-  if (claim === undefined) return undefined;
-  const stored = await ctx.store.readMark(markerKey.payment(claim));
-  if (stored === undefined) return 'in-progress';
-  return PaymentRecord.parse(JSON.parse(stored));
+/**
+ * How long a payment's claim is its holder's: every upstream call a payment may make (a token, the
+ * transaction, their retry after a 401) each within the time-out, and a margin for clocks that differ
+ * between instances. Past it the holder is taken for dead and the payment for `unknown`.
+ */
+export function paymentLeaseMs(config: Pick<ProxyConfig, 'upstreamTimeoutMs'>): number {
+  return UPSTREAM_CALLS_PER_PAYMENT * config.upstreamTimeoutMs + PAYMENT_LEASE_MARGIN_MS;
 }
 
-export interface OrderClaim {
-  merchantTransactionId: string;
-  claim: string;
+/** An order's payment, or undefined; a `pending` one whose lease is over is turned `unknown` first. */
+export async function readPayment(deps: OrderDeps, merchantTransactionId: string): Promise<PaymentRecord | undefined> {
+  const payment = await deps.payments.get(merchantTransactionId);
+  if (payment?.state !== 'pending' || (payment.leaseExpiresAt ?? 0) > deps.now()) return payment;
+  await deps.leases.expireDue();
+  return deps.payments.get(merchantTransactionId);
 }
 
 /** The replay of an earlier payment, for a retry with the same Idempotency-Key and body. */
@@ -71,46 +62,60 @@ export interface RetryIdentity {
 
 /**
  * The answer for an order that already has a payment: a replay when `retry` is the request that made it
- * (same Idempotency-Key and body), else 409 — `payment-in-progress`, or `order-already-paid` carrying
- * the first payment.
+ * (same Idempotency-Key and body), 422 for its key with another body, else 409 — `payment-in-progress`,
+ * or `order-already-paid` carrying the first payment.
  */
-export function earlierPayment(merchantTransactionId: string, payment: PaymentRecord | 'in-progress', retry: RetryIdentity, ctx: ProxyContext): Replay {
-  if (payment === 'in-progress') {
+export function earlierPayment(deps: Pick<OrderDeps, 'logger'>, payment: PaymentRecord, retry: RetryIdentity): Replay {
+  const { merchantTransactionId } = payment;
+  const sameKey = retry.idempotencyKey !== undefined && payment.idempotencyKey === retry.idempotencyKey;
+  if (sameKey && payment.requestDigest !== retry.requestDigest) {
+    throw problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] });
+  }
+  if (payment.state === 'pending') {
     throw problem('payment-in-progress', `Order ${merchantTransactionId} is being paid by another request; read its result with GET /transactions/{merchantTransactionId}.`,
       { errors: [{ path: 'merchantTransactionId', message: 'is being paid' }] });
   }
   // Only a payment the provider answered is replayed; one whose result is unknown (5xx, time-out) is a
   // 409 however it is retried: answering 201 would tell the merchant it was paid.
-  if (payment.state === 'completed' && retry.idempotencyKey !== undefined && payment.idempotencyKey === retry.idempotencyKey
-    && payment.requestDigest === retry.requestDigest) {
-    return { replay: payment };
-  }
-  ctx.logger.warn({ merchantTransactionId }, 'refused a second payment of an order');
+  if (payment.state === 'completed' && sameKey && payment.providerStatus !== undefined) return { replay: payment };
+  deps.logger.warn({ merchantTransactionId }, 'refused a second payment of an order');
   throw problem('order-already-paid',
     payment.state === 'unknown'
-      ? `Order ${merchantTransactionId} has a payment whose result is unknown (the provider may have charged): reconcile with the provider before trying again.`
+      ? `Order ${merchantTransactionId} has a payment whose result is unknown (the provider may have charged): reconcile it with the provider (POST /transactions/{merchantTransactionId}/reconcile) before trying again.`
       : `Order ${merchantTransactionId} already has a payment (transactionStatus ${payment.transactionStatus ?? 'not given'}); an order is paid once.`,
     { errors: [{ path: 'merchantTransactionId', message: 'has already been paid' }], extensions: { payment: paymentView(payment) } });
 }
 
+/** A payment's fields before it is sent: what it pays, with what, and how a retry recognises it. */
+export type PaymentDraft = Omit<PaymentRecord, 'paymentId' | 'state' | 'leaseExpiresAt' | 'paidAt' | 'providerStatus' | 'providerResponse' | 'transactionId' | 'transactionStatus' | 'reconciled'>;
+
 /**
- * Claims `merchantTransactionId` for one payment: resolves to the claim, or (another request claimed it
- * first) to what `earlierPayment` answers.
+ * Claims the order for one new payment, under a lease: resolves to the `pending` record, or (the order
+ * has a payment) to what `earlierPayment` answers.
  */
-export async function claimOrder(ctx: ProxyContext, merchantTransactionId: string, retry: RetryIdentity): Promise<OrderClaim | Replay> {
-  const claim = newId();
-  const held = await ctx.store.mark(markerKey.order(merchantTransactionId), claim, ctx.config.paymentRetentionMs);
-  if (held === claim) return { merchantTransactionId, claim };
-  const stored = await ctx.store.readMark(markerKey.payment(held));
-  return earlierPayment(merchantTransactionId, stored === undefined ? 'in-progress' : PaymentRecord.parse(JSON.parse(stored)), retry, ctx);
+export async function claimOrder(deps: OrderDeps, draft: PaymentDraft, retry: RetryIdentity): Promise<PaymentRecord | Replay> {
+  const now = deps.now();
+  const pending: PaymentRecord = {
+    ...draft,
+    paymentId: `pay_${newId()}`,
+    state: 'pending',
+    leaseExpiresAt: now + paymentLeaseMs(deps.config),
+    paidAt: new Date(now).toISOString(),
+  };
+  const claim = await deps.payments.claim(pending, deps.config.paymentRetentionMs);
+  if (claim.claimed) return pending;
+  const existing = claim.existing.state === 'pending' ? (await readPayment(deps, draft.merchantTransactionId)) ?? claim.existing : claim.existing;
+  return earlierPayment(deps, existing, retry);
 }
 
-/** Records the claimed order's payment (it then answers every later request for the order). */
-export async function recordPayment(ctx: ProxyContext, order: OrderClaim, payment: PaymentRecord): Promise<void> {
-  await ctx.store.mark(markerKey.payment(order.claim), JSON.stringify(payment), ctx.config.paymentRetentionMs);
+/** Records the result of the claimed payment (`completed` or `unknown`). False when the order is no longer this payment's. */
+export function finishPayment(deps: OrderDeps, payment: PaymentRecord): Promise<boolean> {
+  const { leaseExpiresAt: _lease, ...finished } = payment;
+  return deps.payments.finish(finished, deps.config.paymentRetentionMs);
 }
 
 /** Frees the claimed order: its payment certainly charged nothing, so it may be paid again. */
-export async function releaseOrder(ctx: ProxyContext, order: OrderClaim): Promise<void> {
-  await ctx.store.unmark(markerKey.order(order.merchantTransactionId));
+export function releaseOrder(deps: OrderDeps, payment: Pick<PaymentRecord, 'merchantTransactionId' | 'paymentId'>): Promise<boolean> {
+  return deps.payments.release(payment.merchantTransactionId, payment.paymentId);
 }

@@ -90,8 +90,8 @@ export function savedAccountsRouter(ctx: ProxyContext): Router {
 
   router.post('/saved-accounts/offer', json, async (req, res) => {
     const { linkToken } = parseJsonBody(OfferBody, req);
-    const { id, session } = await resolveLinkSession(ctx, linkToken);
-    res.set('cache-control', 'no-store').json(await offerView(ctx, id, session));
+    const { session } = await resolveLinkSession(ctx, linkToken);
+    res.set('cache-control', 'no-store').json(await offerView(ctx, session));
   });
 
   router.post('/saved-accounts/use', ctx.rateLimiter, json, async (req, res) => {

@@ -15,7 +15,9 @@ import type { TransactionClient, TransactionResult } from '../upstream/transacti
 import { resolveLinkRef } from './links.ts';
 import { Amount, CurrencyCode, IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
-import { claimOrder, earlierPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, recordPayment, releaseOrder, type OrderClaim, type PaymentRecord, type Replay } from '../payments/orders.ts';
+import { claimOrder, earlierPayment, finishPayment, paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment, releaseOrder, type PaymentRecord, type Replay } from '../payments/orders.ts';
+import { tellPayment } from '../payments/payment-events.ts';
+import { ReconcileBody, reconcilePayment, type Reconciled } from '../payments/reconcile.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
 import type { EventData } from '../events/shapes.ts';
@@ -120,7 +122,15 @@ function requireVerifiedPurchase(record: SessionRecord, body: SubmitTransactionB
 function nothingCharged(error: unknown): boolean {
   if (error instanceof TokenError) return true;
   if (error instanceof UpstreamUnreachableError) return connectionNeverEstablished(error.cause);
-  return error instanceof UpstreamHttpError && error.status < 500;
+  return error instanceof UpstreamHttpError && error.status < 500 && !refusalMayHaveCharged(error.status);
+}
+
+/**
+ * Whether the provider's refusal may still have charged: a 409 can be a gateway's "duplicate
+ * transaction" (an earlier attempt went through). Every other 4xx is a refusal that charged nothing.
+ */
+function refusalMayHaveCharged(status: number): boolean {
+  return status === 409;
 }
 
 /** A digest of the request, so a retry with the same Idempotency-Key is recognised as the same request. */
@@ -151,20 +161,12 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
   const router = express.Router();
   const { config, logger } = ctx;
 
-  /** Endpoint 4 for the claimed order; the order is freed when nothing was charged, recorded otherwise. */
-  async function submit(order: OrderClaim, payment: Omit<PaymentRecord, 'state' | 'paidAt'>, body: SubmitTransactionBody, accountToken: string): Promise<TransactionResult> {
+  /**
+   * Endpoint 4 for the claimed payment. Freed when it certainly charged nothing, `unknown` when it may
+   * have (the merchant reconciles it), `completed` with the provider's answer otherwise.
+   */
+  async function submit(payment: PaymentRecord, body: SubmitTransactionBody, accountToken: string): Promise<TransactionResult> {
     const { merchantUserId, merchantTransactionId, product, language, transactionRegion, dataPassThrough, originatorIp } = body;
-    const paid = (state: PaymentRecord['state'], result?: TransactionResult): PaymentRecord => ({
-      ...payment,
-      state,
-      paidAt: new Date(ctx.now()).toISOString(),
-      ...(result ? {
-        providerStatus: result.status,
-        providerResponse: knownFields(result.body),
-        ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
-        ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
-      } : {}),
-    });
     let result: TransactionResult;
     try {
       result = await client.submit({
@@ -183,47 +185,51 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       });
     } catch (error) {
       if (nothingCharged(error)) {
-        await releaseOrder(ctx, order);
-        await tell('payment.failed', { ...orderOf(payment, merchantUserId), code: 'PAYMENT_NOT_SENT',
+        await releaseOrder(ctx, payment);
+        await tellPayment(ctx, 'payment.failed', payment, { code: 'PAYMENT_NOT_SENT',
           message: 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
       } else {
-        // May have charged: no event until the merchant reconciles (GET /transactions/{id} says `unknown`).
-        await recordPayment(ctx, order, paid('unknown'));
+        await finishUnknown(payment, 'The payment service did not answer (a time-out or a server error); it may have charged. Check with the provider and record the result.');
       }
       throw error;
     }
-    if (result.status >= 400) {
-      await releaseOrder(ctx, order);
-      await tell('payment.failed', { ...orderOf(payment, merchantUserId), code: 'PAYMENT_REFUSED',
+    const answered: PaymentRecord = {
+      ...payment,
+      providerStatus: result.status,
+      providerResponse: knownFields(result.body),
+      ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
+      ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
+    };
+    if (result.status >= 400 && !refusalMayHaveCharged(result.status)) {
+      await releaseOrder(ctx, payment);
+      await tellPayment(ctx, 'payment.failed', payment, { code: 'PAYMENT_REFUSED',
         message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.` });
+    } else if (result.status >= 400) {
+      await finishUnknown(answered, `The payment service answered HTTP ${result.status}, which may mean it charged (a duplicate transaction). Check with the provider and record the result.`);
     } else {
-      const record = paid('completed', result);
-      await recordPayment(ctx, order, record);
-      await tellPaid(record, merchantUserId);
+      const paid: PaymentRecord = { ...answered, state: 'completed' };
+      await finishPayment(ctx, paid);
+      await tellPayment(ctx, 'payment.succeeded', paid, { transactionId: paid.transactionId ?? '', transactionStatus: paid.transactionStatus ?? '' });
     }
     return result;
   }
 
-  /** The order fields every payment event carries. */
-  const orderOf = (payment: Pick<PaymentRecord, 'merchantTransactionId' | 'amount' | 'currency' | 'linkRef'>, merchantUserId: string) =>
-    ({ merchantUserId, merchantTransactionId: payment.merchantTransactionId, amount: payment.amount, currency: payment.currency, linkRef: payment.linkRef });
+  /** The payment may have charged: kept `unknown` (no retry pays the order again) and the merchant told. */
+  async function finishUnknown(payment: PaymentRecord, reason: string): Promise<void> {
+    const unknown: PaymentRecord = { ...payment, state: 'unknown' };
+    if (await finishPayment(ctx, unknown)) await tellPayment(ctx, 'payment.unknown', unknown, { reason });
+  }
 
-  /**
-   * Records a payment event. The payment stands whatever happens here: an outbox that cannot be written
-   * is logged, and `payment.succeeded` (one per order, by its `once` key) is recorded again by a retry
-   * of the same request, which replays the payment.
-   */
-  async function tell<Type extends 'payment.succeeded' | 'payment.failed' | 'reauthorization.required'>(type: Type, data: EventData<Type>, once?: string): Promise<void> {
+  async function tellReauthorization(data: EventData<'reauthorization.required'>): Promise<void> {
     try {
-      await ctx.events.emit(type, data, once ? { once } : undefined);
+      await ctx.events.emit('reauthorization.required', data);
     } catch (error) {
-      logger.error({ err: safeError(error), merchantTransactionId: data.merchantTransactionId, type }, 'the merchant event could not be recorded');
+      logger.error({ err: safeError(error), merchantTransactionId: data.merchantTransactionId, type: 'reauthorization.required' }, 'the merchant event could not be recorded');
     }
   }
 
-  const tellPaid = (payment: PaymentRecord, merchantUserId: string) => tell('payment.succeeded',
-    { ...orderOf(payment, merchantUserId), transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' },
-    `payment:${payment.merchantTransactionId}`);
+  const tellReplayed = (payment: PaymentRecord) =>
+    tellPayment(ctx, 'payment.succeeded', payment, { transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' });
 
   router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     const body = parseJsonBody(SubmitTransactionBody, req);
@@ -233,21 +239,16 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     // An order paid before answers with that payment, whatever link reference is offered now.
     const earlier = await readPayment(ctx, body.merchantTransactionId);
     if (earlier !== undefined) {
-      const replayed = earlierPayment(body.merchantTransactionId, earlier, retry, ctx);
-      await tellPaid(replayed.replay, body.merchantUserId);
+      const replayed = earlierPayment(ctx, earlier, retry);
+      await tellReplayed(replayed.replay);
       replay(res, replayed);
       return;
     }
     const { record, outcome } = await resolveLinkRef(ctx, body.linkRef);
     requireVerifiedPurchase(record, body);
-    const claimed = await claimOrder(ctx, body.merchantTransactionId, retry);
-    if ('replay' in claimed) {
-      await tellPaid(claimed.replay, body.merchantUserId);
-      replay(res, claimed);
-      return;
-    }
-    const payment = {
+    const claimed = await claimOrder(ctx, {
       merchantTransactionId: body.merchantTransactionId,
+      merchantUserId: body.merchantUserId,
       amount: record.amount!,
       currency: record.currency ?? 'USD',
       accountLabel: outcome.accountLabel,
@@ -256,8 +257,13 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       linkRef: body.linkRef,
       requestDigest: retry.requestDigest,
       ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-    };
-    const result = await submit(claimed, payment, body, outcome.accountToken);
+    }, retry);
+    if ('replay' in claimed) {
+      await tellReplayed(claimed.replay);
+      replay(res, claimed);
+      return;
+    }
+    const result = await submit(claimed, body, outcome.accountToken);
     // A stale account (nothing was charged, the order is free again): the shopper must reconnect it.
     const stale = result.status >= 400 ? reauthorizationCode(result.body, config.reauthorizationCodes) : undefined;
     if (stale) {
@@ -265,7 +271,7 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       const problem = reauthorizationRequired(record, outcome, stale);
       const accountId = staleAccountId(record, outcome);
       const { accountLabel, fiName, fiAccountType } = outcome;
-      await tell('reauthorization.required', { merchantUserId: body.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: body.merchantTransactionId, ...(accountId ? { accountId } : {}) });
+      await tellReauthorization({ merchantUserId: body.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: body.merchantTransactionId, ...(accountId ? { accountId } : {}) });
       throw problem;
     }
     logger.info({ merchantTransactionId: body.merchantTransactionId, linkRef: sessionLogRef(body.linkRef), status: result.status }, 'interactive transaction submitted');
@@ -279,7 +285,13 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       throw problem('unknown-payment', `No payment of order ${merchantTransactionId} is on record (none was made, it was refused, or it is older than OBV_PAYMENT_RETENTION).`,
         { errors: [{ path: 'merchantTransactionId', message: 'has no payment' }] });
     }
-    res.set('cache-control', 'no-store').json(payment === 'in-progress' ? { merchantTransactionId, state: 'pending' } : paymentView(payment));
+    res.set('cache-control', 'no-store').json(paymentView(payment));
+  });
+
+  router.post('/transactions/:merchantTransactionId/reconcile', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
+    const merchantTransactionId = parseOrThrow(text(128), String(req.params.merchantTransactionId), 'The path', 'merchantTransactionId');
+    const reconciled: Reconciled = await reconcilePayment(ctx, merchantTransactionId, parseJsonBody(ReconcileBody, req));
+    res.set('cache-control', 'no-store').json(reconciled);
   });
   return router;
 }

@@ -18,6 +18,8 @@ const proxy = createObvProxy({
   logLevel: 'silent',
   defaultMetrics: false,
   redisUrl: process.argv[2],
+  // Without Redis: memory, so the child writes no data directory.
+  ...(process.argv[2] ? {} : { storage: 'memory' as const }),
 });
 const app = express().use(proxy.mountPath, proxy.router);
 const server = app.listen(0, '127.0.0.1');

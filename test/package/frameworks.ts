@@ -47,7 +47,7 @@ export async function prepareFrameworkApp(framework: FrameworkName, tarball: str
 export async function driveFrameworkApp(framework: FrameworkName, app: TempApp, browser: Browser): Promise<void> {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
   const port = await freePort();
-  const proxy = createObvProxy({ ...SANDBOX_DEFAULTS, sandbox: true, baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
+  const proxy = createObvProxy({ ...SANDBOX_DEFAULTS, sandbox: true, storage: 'memory', baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
   const site = express();
   site.use(proxy.mountPath, proxy.router);
   // The merchant's server: one link session per checkout page, as in the README's quick start.

@@ -27,6 +27,14 @@ export interface RedisKeys {
   readonly merchantEventJobs: string;
   /** Sorted set: undelivered event id → when it was recorded (the backlog metrics). */
   readonly merchantEventsPending: string;
+  /** String: an order's payment record (JSON, storage/payments.ts), kept for the payment retention. */
+  payment(merchantTransactionId: string): string;
+  /** Sorted set: order with a `pending` payment → when its lease ends. */
+  readonly paymentLeases: string;
+  /** String: a link session's record (JSON, storage/link-sessions.ts) under its id (a hash of its token). */
+  linkSession(id: string): string;
+  /** String: a saved account the shopper removed (JSON, storage/removals.ts); kept for good. */
+  removal(merchantUserId: string, accountId: string): string;
 }
 
 /** Key names under `prefix` (default `obv:`). */
@@ -44,5 +52,10 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventSeq: `${prefix}evt-seq`,
     merchantEventJobs: `${prefix}evt-jobs`,
     merchantEventsPending: `${prefix}evt-pending`,
+    payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
+    paymentLeases: `${prefix}payment-leases`,
+    linkSession: (id) => `${prefix}link-session:${id}`,
+    // JSON, so no user id can be spelled to collide with another user's account.
+    removal: (merchantUserId, accountId) => `${prefix}removal:${JSON.stringify([merchantUserId, accountId])}`,
   };
 }

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import type { OutcomeReport } from '../../../proxy/index.ts';
-import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
+import { createLogger, createStorage } from '../../../proxy/index.ts';
 import { markerKey } from '../../../proxy/sessions/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
@@ -176,7 +176,7 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
-      const made = createSessionBackend({ redisUrl: redis.url, redisPrefix: 'bind-test:', logger: createLogger('silent') });
+      const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'bind-test:', logger: createLogger('silent') });
       t.after(() => made.close());
       return { sessionStore: made.sessionStore, resultBus: made.resultBus };
     };

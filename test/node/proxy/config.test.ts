@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { MemoryStore } from 'express-rate-limit';
 import {
-  ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryEventOutbox, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
+  createStorage, ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryEventOutbox, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
 } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
@@ -182,8 +182,10 @@ describe('configuration from the environment', () => {
     const config = configFromEnv(VALID_ENV);
     const sessionStore = new MemorySessionStore();
     const resultBus = new MemoryResultBus();
+    const backend = createStorage({ kind: 'memory', logger: createLogger('silent') });
     const dependencies: Required<ObvProxyDependencies> = {
       logger: createLogger('silent'),
+      backend,
       sessionStore,
       resultBus,
       rateLimitStore: new MemoryStore(),
@@ -204,7 +206,7 @@ describe('configuration from the environment', () => {
       for (const key of Object.keys(dependencies)) assert.equal(key in proxy.config, false, key);
     } finally {
       await proxy.close();
-      await Promise.all([sessionStore.close(), resultBus.close()]);
+      await Promise.all([sessionStore.close(), resultBus.close(), backend.close()]);
     }
   });
 });

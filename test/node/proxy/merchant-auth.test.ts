@@ -6,7 +6,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
-import { createLogger, createSessionBackend } from '../../../proxy/index.ts';
+import { createLogger, createStorage } from '../../../proxy/index.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 const PROVIDER_LATENCY_MS = 300;
@@ -75,7 +75,7 @@ describe('failed API-key limit, in Redis across two instances', { skip: redisSki
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
-      const made = createSessionBackend({ redisUrl: redis.url, redisPrefix: 'auth-test:', logger: createLogger('silent') });
+      const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'auth-test:', logger: createLogger('silent') });
       t.after(() => made.close());
       const { sessionStore, resultBus, rateLimitStore, authFailureStore } = made;
       return { sessionStore, resultBus, rateLimitStore, authFailureStore };

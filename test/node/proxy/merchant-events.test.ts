@@ -258,7 +258,7 @@ describe('merchant events when the merchant endpoint fails', () => {
     try {
       await endpoint.down();
       const emitted = [];
-      for (let i = 0; i < 5; i++) emitted.push(await pair.proxy.events.emit('payment.succeeded', { ...order(), transactionId: `t-${i}`, transactionStatus: 'SUCCESS' }));
+      for (let i = 0; i < 5; i++) emitted.push(await pair.proxy.events.emit('payment.succeeded', { ...order(), paymentId: `pay-${i}`, transactionId: `t-${i}`, transactionStatus: 'SUCCESS' }));
       // Let a few attempts fail, then come back.
       await waitFor(() => pair.logs.find('merchant event delivery failed').length >= 10);
       const pendingText = await (await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending'));

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { createLogger, createSessionBackend, type SessionBackend } from '../../../proxy/index.ts';
+import { createLogger, createStorage, type Storage } from '../../../proxy/index.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
@@ -37,13 +37,13 @@ async function dump(raw: Redis): Promise<string> {
 
 describe('credentials at rest on Redis', { skip }, () => {
   let redis: RedisServer;
-  let backend: SessionBackend;
+  let backend: Storage;
   let pair: ProxyPair;
   let raw: Redis;
 
   before(async () => {
     redis = await startRedisServer();
-    backend = createSessionBackend({ redisUrl: redis.url, redisPrefix: 'obv:', logger: createLogger('silent') });
+    backend = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'obv:', logger: createLogger('silent') });
     pair = await startProxyPair({ proxy: { sessionStore: backend.sessionStore, resultBus: backend.resultBus, rateLimitStore: backend.rateLimitStore } });
     raw = inspector(redis.url);
   });

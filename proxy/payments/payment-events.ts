@@ -1,0 +1,30 @@
+// The merchant events about one payment, each named by the payment (its id is derived from the payment's
+// id, never the order's): a retry or another instance that tells the same thing records nothing new, and
+// two payments of one order (the first charged nothing) never share an event id.
+import type { Logger } from 'pino';
+import type { EventData } from '../events/shapes.ts';
+import type { MerchantEvents } from '../events/merchant-events.ts';
+import { safeError } from '../logger.ts';
+import type { PaymentRecord } from '../storage/payments.ts';
+
+export type PaymentEventType = 'payment.succeeded' | 'payment.failed' | 'payment.unknown';
+
+/** The order and payment fields every payment event carries. */
+export function paymentFields(payment: Pick<PaymentRecord, 'paymentId' | 'merchantTransactionId' | 'merchantUserId' | 'amount' | 'currency' | 'linkRef'>) {
+  const { paymentId, merchantTransactionId, merchantUserId, amount, currency, linkRef } = payment;
+  return { paymentId, merchantTransactionId, amount, currency, linkRef, ...(merchantUserId ? { merchantUserId } : {}) };
+}
+
+/**
+ * Records a payment event. The payment stands whatever happens here: an outbox that cannot be written
+ * is logged (GET /transactions/{id} still answers the payment), and `payment.succeeded` is recorded again
+ * by a retry of the same request, which replays the payment.
+ */
+export async function tellPayment<Type extends PaymentEventType>(deps: { events: Pick<MerchantEvents, 'emit'>; logger: Logger },
+  type: Type, payment: PaymentRecord, data: Omit<EventData<Type>, keyof ReturnType<typeof paymentFields>>): Promise<void> {
+  try {
+    await deps.events.emit(type, { ...paymentFields(payment), ...data } as EventData<Type>, { once: `${type}:${payment.paymentId}` });
+  } catch (error) {
+    deps.logger.error({ err: safeError(error), merchantTransactionId: payment.merchantTransactionId, type }, 'the merchant event could not be recorded');
+  }
+}

@@ -1,0 +1,60 @@
+// Payments in memory (tests, and sandbox mode when chosen): a Map, atomic on Node's single thread.
+import { heldBy, leaseExpired, type ClaimResult, type PaymentRecord, type PaymentStore } from '../payments.ts';
+
+export class MemoryPaymentStore implements PaymentStore {
+  readonly #orders = new Map<string, { record: PaymentRecord; expiresAt: number }>();
+  readonly #now: () => number;
+
+  constructor(options: { now?: () => number } = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
+    const existing = this.#read(pending.merchantTransactionId);
+    if (existing) return { claimed: false, existing: { ...existing } };
+    this.#orders.set(pending.merchantTransactionId, { record: { ...pending }, expiresAt: this.#now() + retentionMs });
+    return { claimed: true };
+  }
+
+  async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
+    const record = this.#read(merchantTransactionId);
+    return record && { ...record };
+  }
+
+  async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
+    if (!heldBy(this.#read(record.merchantTransactionId), record.paymentId)) return false;
+    this.#orders.set(record.merchantTransactionId, { record: { ...record }, expiresAt: this.#now() + retentionMs });
+    return true;
+  }
+
+  async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
+    if (!heldBy(this.#read(merchantTransactionId), paymentId)) return false;
+    this.#orders.delete(merchantTransactionId);
+    return true;
+  }
+
+  async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
+    const expired: PaymentRecord[] = [];
+    for (const entry of this.#orders.values()) {
+      if (expired.length >= max) break;
+      const { record } = entry;
+      if (record.state !== 'pending' || (record.leaseExpiresAt ?? 0) > nowMs) continue;
+      entry.record = leaseExpired(record);
+      expired.push({ ...entry.record });
+    }
+    return expired;
+  }
+
+  async close(): Promise<void> {
+    this.#orders.clear();
+  }
+
+  #read(merchantTransactionId: string): PaymentRecord | undefined {
+    const entry = this.#orders.get(merchantTransactionId);
+    if (entry && entry.expiresAt <= this.#now()) {
+      this.#orders.delete(merchantTransactionId);
+      return undefined;
+    }
+    return entry?.record;
+  }
+}

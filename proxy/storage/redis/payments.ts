@@ -1,0 +1,99 @@
+// Payments on Redis, shared by every instance: one JSON string per order (with the retention as its TTL)
+// and a sorted set of the pending ones by lease end. Each read-modify-write is one Lua script, atomic
+// across instances, so two instances never both claim an order, and a lease that ends is turned
+// `unknown` (and told) by exactly one of them.
+import type { Redis } from 'ioredis';
+import { redisCommand } from '../../sessions/redis/errors.ts';
+import type { RedisKeys } from '../../sessions/redis/keys.ts';
+import { runScript, script } from '../../sessions/redis/scripts.ts';
+import { PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+
+/** KEYS[1] order, KEYS[2] leases; ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end, ARGV[4] order id. */
+const CLAIM = script(`
+local held = redis.call('GET', KEYS[1])
+if held then return held end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return false
+`);
+
+/**
+ * KEYS[1] order, KEYS[2] leases; ARGV[1] payment id, ARGV[2] new record JSON or '' (release), ARGV[3] TTL
+ * ms, ARGV[4] order id. Acts only while `paymentId` holds the order and its result is not `completed`.
+ */
+const FINISH = script(`
+local held = redis.call('GET', KEYS[1])
+if not held then return 0 end
+local record = cjson.decode(held)
+if record.paymentId ~= ARGV[1] or record.state == 'completed' then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+redis.call('ZREM', KEYS[2], ARGV[4])
+return 1
+`);
+
+/**
+ * KEYS[1] leases; ARGV[1] now, ARGV[2] max, ARGV[3] the order keys' prefix. Turns pending payments whose
+ * lease ended into `unknown` (the record's state and lease only) and returns their new JSON.
+ */
+const EXPIRE = script(`
+local out = {}
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])) do
+  redis.call('ZREM', KEYS[1], id)
+  local key = ARGV[3] .. id
+  local held = redis.call('GET', key)
+  if held then
+    local record = cjson.decode(held)
+    if record.state == 'pending' then
+      record.state = 'unknown'
+      record.leaseExpiresAt = nil
+      local json = cjson.encode(record)
+      redis.call('SET', key, json, 'KEEPTTL')
+      table.insert(out, json)
+    end
+  end
+end
+return out
+`);
+
+export class RedisPaymentStore implements PaymentStore {
+  constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
+
+  async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
+    const id = pending.merchantTransactionId;
+    const held = await runScript(this.redis, CLAIM, [this.keys.payment(id), this.keys.paymentLeases],
+      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id]);
+    return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
+  }
+
+  async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
+    const held = await redisCommand(this.redis.get(this.keys.payment(merchantTransactionId)));
+    return held === null ? undefined : parse(held);
+  }
+
+  async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
+    const id = record.merchantTransactionId;
+    return (await runScript(this.redis, FINISH, [this.keys.payment(id), this.keys.paymentLeases],
+      [record.paymentId, JSON.stringify(record), String(Math.ceil(retentionMs)), id])) === 1;
+  }
+
+  async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
+    return (await runScript(this.redis, FINISH, [this.keys.payment(merchantTransactionId), this.keys.paymentLeases],
+      [paymentId, '', '1', merchantTransactionId])) === 1;
+  }
+
+  async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
+    const reply = await runScript(this.redis, EXPIRE, [this.keys.paymentLeases], [String(nowMs), String(max), this.keys.payment('')]);
+    return (reply as string[]).map(parse);
+  }
+
+  /** The connection is the session store's: it closes it. */
+  async close(): Promise<void> {}
+}
+
+/**
+ * Lua's cjson writes an empty table as `{}` and drops nil fields, and another instance wrote the rest:
+ * parsed, never trusted. An empty `providerResponse` comes back as `{}` either way.
+ */
+function parse(json: string): PaymentRecord {
+  return PaymentRecord.parse(JSON.parse(json));
+}

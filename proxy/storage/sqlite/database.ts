@@ -1,0 +1,162 @@
+// The one SQLite file a single proxy instance keeps its state in (OBV_DATA_DIR, default ./obv-link-data).
+// better-sqlite3: synchronous statements prepared once, each read-modify-write one transaction.
+//
+// Durability, chosen per record kind: the file is in WAL mode with `synchronous = NORMAL`, so every
+// commit is in the operating system's hands before the call returns — a killed process (SIGKILL, a
+// crash, an OOM kill) loses nothing it acknowledged. Money records (payments, removals) are committed
+// with `synchronous = FULL` (`durably`): the WAL is fsynced before the answer, so they survive a power
+// loss too. Sessions and events pay no fsync per write, which keeps a start within a millisecond of the
+// in-memory store (docs/PERFORMANCE.md).
+//
+// One instance per file: the database is opened with `locking_mode = EXCLUSIVE`, so a second proxy on
+// the same directory fails at boot with a clear message instead of two processes both believing they
+// hold a payment's lease. Several instances share state through Redis (OBV_REDIS_URL).
+import { chmodSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+
+export type SqliteDatabase = Database.Database;
+
+/** The database file's name inside the data directory. */
+export const DATABASE_FILE = 'obv-link.sqlite';
+
+/** The schema, version 1. Every table carries its own expiry (epoch ms) where its records expire. */
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT PRIMARY KEY,
+  notification_ref TEXT NOT NULL UNIQUE,
+  base TEXT NOT NULL,
+  state TEXT NOT NULL,
+  outcome TEXT,
+  expires_at INTEGER NOT NULL,
+  purge_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_purge ON sessions (purge_at);
+CREATE TABLE IF NOT EXISTS idempotency_claims (
+  key TEXT PRIMARY KEY,
+  session_id TEXT,
+  lease_until INTEGER,
+  purge_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS markers (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  purge_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS markers_purge ON markers (purge_at);
+CREATE TABLE IF NOT EXISTS link_sessions (
+  id TEXT PRIMARY KEY,
+  record TEXT NOT NULL,
+  purge_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS payments (
+  merchant_transaction_id TEXT PRIMARY KEY,
+  payment_id TEXT NOT NULL,
+  state TEXT NOT NULL,
+  lease_expires_at INTEGER,
+  record TEXT NOT NULL,
+  purge_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS payments_leases ON payments (lease_expires_at) WHERE state = 'pending';
+CREATE TABLE IF NOT EXISTS saved_account_removals (
+  merchant_user_id TEXT NOT NULL,
+  account_id TEXT NOT NULL,
+  record TEXT NOT NULL,
+  PRIMARY KEY (merchant_user_id, account_id)
+);
+CREATE TABLE IF NOT EXISTS events (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  id TEXT NOT NULL UNIQUE,
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_pending ON events (created_at) WHERE status = 'pending';
+CREATE TABLE IF NOT EXISTS event_jobs (
+  job TEXT PRIMARY KEY,
+  due_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
+`;
+
+const SCHEMA_VERSION = 1;
+
+/** Why the data directory cannot be used, in words an operator acts on. */
+export class DataDirectoryError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'DataDirectoryError';
+  }
+}
+
+/** The open database and the one way to commit a money record with an fsync. */
+export interface SqliteHandle {
+  readonly db: SqliteDatabase;
+  /** The file's absolute path. */
+  readonly path: string;
+  /** Runs `step` as one transaction committed with `synchronous = FULL` (fsync before it returns). */
+  durably<T>(step: () => T): T;
+  close(): void;
+}
+
+/**
+ * Opens (creating it, and the directory, if needed) the database in `dataDir`. The directory is made
+ * readable by this user only (0700), the file too (0600): it holds sealed credentials and shoppers' names.
+ * @throws DataDirectoryError when the directory cannot be created or another instance holds the file.
+ */
+export function openSqliteDatabase(dataDir: string): SqliteHandle {
+  const dir = resolve(dataDir);
+  const path = join(dir, DATABASE_FILE);
+  let db: SqliteDatabase;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    db = new Database(path, { timeout: 1_000 });
+  } catch (error) {
+    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: cannot open ${DATABASE_FILE} (${(error as Error).message}); the proxy needs a writable directory of its own.`, { cause: error });
+  }
+  try {
+    chmodSync(path, 0o600);
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    // The first write takes the exclusive lock now, at boot, rather than at the first shopper.
+    db.exec('BEGIN IMMEDIATE; COMMIT;');
+    migrate(db);
+  } catch (error) {
+    db.close();
+    const busy = (error as { code?: string }).code === 'SQLITE_BUSY';
+    throw new DataDirectoryError(busy
+      ? `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, or share state through Redis (OBV_REDIS_URL) to run several.`
+      : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${(error as Error).message}).`, { cause: error });
+  }
+  let closed = false;
+  return {
+    db,
+    path,
+    durably<T>(step: () => T): T {
+      db.pragma('synchronous = FULL');
+      try {
+        return db.transaction(step)();
+      } finally {
+        db.pragma('synchronous = NORMAL');
+      }
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function migrate(db: SqliteDatabase): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new Error(`it was written by a newer obv-link (schema ${version}; this version knows ${SCHEMA_VERSION})`);
+  }
+  db.transaction(() => {
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  })();
+}

@@ -1,0 +1,80 @@
+// Payments on SQLite, for one instance. Every write is committed with an fsync (`durably`): a payment
+// answered is on disk, whatever happens to the machine next. At open, a claim left `pending` belonged
+// to a process that is gone (one instance per file), so its lease is over now: it turns `unknown` at
+// the next lease check instead of waiting out the time-out.
+import { heldBy, leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+import type { SqliteHandle } from './database.ts';
+
+export class SqlitePaymentStore implements PaymentStore {
+  readonly #handle: SqliteHandle;
+  readonly #now: () => number;
+  readonly #statements;
+
+  constructor(handle: SqliteHandle, options: { now?: () => number } = {}) {
+    this.#handle = handle;
+    this.#now = options.now ?? Date.now;
+    const { db } = handle;
+    this.#statements = {
+      get: db.prepare<[string, number], { record: string }>('SELECT record FROM payments WHERE merchant_transaction_id = ? AND purge_at > ?'),
+      put: db.prepare('INSERT OR REPLACE INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      delete: db.prepare('DELETE FROM payments WHERE merchant_transaction_id = ?'),
+      due: db.prepare<[number, number], { record: string }>("SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
+      endLeases: db.prepare("UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?"),
+      markUnknown: db.prepare('UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
+    };
+    const now = this.#now();
+    this.#statements.endLeases.run(now, now);
+  }
+
+  async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
+    return this.#handle.durably(() => {
+      const existing = this.#read(pending.merchantTransactionId);
+      if (existing) return { claimed: false, existing };
+      this.#put(pending, retentionMs);
+      return { claimed: true } as const;
+    });
+  }
+
+  async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
+    return this.#read(merchantTransactionId);
+  }
+
+  async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
+    return this.#handle.durably(() => {
+      if (!heldBy(this.#read(record.merchantTransactionId), record.paymentId)) return false;
+      this.#put(record, retentionMs);
+      return true;
+    });
+  }
+
+  async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
+    return this.#handle.durably(() => {
+      if (!heldBy(this.#read(merchantTransactionId), paymentId)) return false;
+      this.#statements.delete.run(merchantTransactionId);
+      return true;
+    });
+  }
+
+  async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
+    return this.#handle.durably(() => {
+      const expired = this.#statements.due.all(nowMs, max).map((row) => leaseExpired(PaymentRecord.parse(JSON.parse(row.record))));
+      for (const record of expired) {
+        this.#statements.markUnknown.run(record.state, JSON.stringify(record), record.merchantTransactionId);
+      }
+      return expired;
+    });
+  }
+
+  /** The storage bundle closes the file. */
+  async close(): Promise<void> {}
+
+  #read(merchantTransactionId: string): PaymentRecord | undefined {
+    const row = this.#statements.get.get(merchantTransactionId, this.#now());
+    return row && PaymentRecord.parse(JSON.parse(row.record));
+  }
+
+  #put(record: PaymentRecord, retentionMs: number): void {
+    this.#statements.put.run(record.merchantTransactionId, record.paymentId, record.state,
+      record.state === 'pending' ? record.leaseExpiresAt ?? 0 : null, JSON.stringify(record), this.#now() + retentionMs);
+  }
+}

@@ -1,0 +1,31 @@
+// Saved-account removals on SQLite, committed with an fsync: a removal the shopper was told about holds.
+import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
+import type { SqliteHandle } from './database.ts';
+
+export class SqliteRemovalStore implements RemovalStore {
+  readonly #handle: SqliteHandle;
+  readonly #statements;
+
+  constructor(handle: SqliteHandle) {
+    this.#handle = handle;
+    this.#statements = {
+      insert: handle.db.prepare('INSERT OR IGNORE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)'),
+      has: handle.db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+      delete: handle.db.prepare('DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+    };
+  }
+
+  async record(removal: SavedAccountRemoval): Promise<boolean> {
+    return this.#handle.durably(() => this.#statements.insert.run(removal.merchantUserId, removal.accountId, JSON.stringify(removal)).changes === 1);
+  }
+
+  async isRemoved(merchantUserId: string, accountId: string): Promise<boolean> {
+    return this.#statements.has.get(merchantUserId, accountId) !== undefined;
+  }
+
+  async forget(merchantUserId: string, accountId: string): Promise<void> {
+    this.#handle.durably(() => this.#statements.delete.run(merchantUserId, accountId));
+  }
+
+  async close(): Promise<void> {}
+}

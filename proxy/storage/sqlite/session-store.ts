@@ -1,0 +1,127 @@
+// SessionStore on SQLite, for one instance: sessions, their idempotency claims and their one-time
+// markers in the data directory's file, so a restart or a crash loses no shopper who was at the bank.
+// Each read-modify-write is one synchronous statement or transaction, atomic on Node's single thread.
+import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../../sessions/types.ts';
+import { TERMINAL_STATES } from '../../sessions/types.ts';
+import { decodeSession, encodeSession, stateForOutcome } from '../../sessions/codec.ts';
+import { RECORD_GRACE_MS } from '../../config/limits.ts';
+import type { SqliteHandle } from './database.ts';
+
+interface SessionRow {
+  base: string;
+  state: string;
+  outcome: string | null;
+}
+
+type Claim = { claimed: true } | { claimed: false; sessionId?: string };
+
+export class SqliteSessionStore implements SessionStore {
+  readonly #now: () => number;
+  /** Duplicates waiting for a start of this process to complete or release its claim. */
+  readonly #waiters = new Map<string, ((sessionId: string | undefined) => void)[]>();
+  readonly #statements;
+
+  constructor(readonly handle: SqliteHandle, options: { now?: () => number } = {}) {
+    this.#now = options.now ?? Date.now;
+    const { db } = handle;
+    // A claim still in flight when the file was last closed belonged to a process that is gone (one
+    // instance per file): its start never answered, so a retry may claim the key again at once.
+    db.prepare('DELETE FROM idempotency_claims WHERE session_id IS NULL').run();
+    this.#statements = {
+      insert: db.prepare('INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      get: db.prepare<[string], SessionRow>('SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
+      byRef: db.prepare<[string], { session_id: string }>('SELECT session_id FROM sessions WHERE notification_ref = ?'),
+      settle: db.prepare(`UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
+        AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ?`),
+      markReturned: db.prepare("UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?"),
+      readClaim: db.prepare<[string, number], { session_id: string | null }>('SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?'),
+      putClaim: db.prepare('INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)'),
+      releaseClaim: db.prepare('DELETE FROM idempotency_claims WHERE key = ? AND session_id IS NULL'),
+      readMark: db.prepare<[string, number], { value: string }>('SELECT value FROM markers WHERE key = ? AND purge_at > ?'),
+      putMark: db.prepare('INSERT OR REPLACE INTO markers (key, value, purge_at) VALUES (?, ?, ?)'),
+      deleteMark: db.prepare('DELETE FROM markers WHERE key = ?'),
+    };
+  }
+
+  async create(record: SessionRecord): Promise<void> {
+    const { base, state, outcome } = encodeSession(record);
+    this.#statements.insert.run(record.sessionId, record.notificationRef, base, state, outcome ?? null, record.expiresAt, record.expiresAt + RECORD_GRACE_MS);
+  }
+
+  async get(sessionId: string): Promise<SessionRecord | undefined> {
+    const row = this.#statements.get.get(sessionId);
+    return row && this.#withExpiry(decodeSession(row.base, row.state, row.outcome));
+  }
+
+  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
+    return this.#statements.byRef.get(ref)?.session_id;
+  }
+
+  async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
+    const stored = this.#statements.settle.run(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now()).changes === 1;
+    const record = await this.get(sessionId);
+    if (!record) throw new Error('unknown session');
+    return { stored, record };
+  }
+
+  async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
+    this.#statements.markReturned.run(sessionId, this.#now());
+    return this.get(sessionId);
+  }
+
+  async claimIdempotencyKey(key: string, ttlMs: number): Promise<Claim> {
+    const held = this.#statements.readClaim.get(key, this.#now());
+    if (held?.session_id) return { claimed: false, sessionId: held.session_id };
+    const waiting = this.#waiters.get(key);
+    if (held && waiting) {
+      const sessionId = await new Promise<string | undefined>((resolve) => waiting.push(resolve));
+      return sessionId === undefined ? { claimed: false } : { claimed: false, sessionId };
+    }
+    const now = this.#now();
+    this.#statements.putClaim.run(key, null, now + ttlMs, now + ttlMs);
+    this.#waiters.set(key, []);
+    return { claimed: true };
+  }
+
+  async completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void> {
+    this.#statements.putClaim.run(key, sessionId, null, this.#now() + ttlMs);
+    this.#wake(key, sessionId);
+  }
+
+  async releaseIdempotencyKey(key: string): Promise<void> {
+    this.#statements.releaseClaim.run(key);
+    this.#wake(key, undefined);
+  }
+
+  async mark(key: string, value: string, ttlMs: number): Promise<string> {
+    const now = this.#now();
+    const held = this.#statements.readMark.get(key, now);
+    if (held) return held.value;
+    this.#statements.putMark.run(key, value, now + ttlMs);
+    return value;
+  }
+
+  async readMark(key: string): Promise<string | undefined> {
+    return this.#statements.readMark.get(key, this.#now())?.value;
+  }
+
+  async unmark(key: string): Promise<void> {
+    this.#statements.deleteMark.run(key);
+  }
+
+  /** The storage bundle closes the file (storage/sqlite/storage.ts). */
+  async close(): Promise<void> {
+    for (const key of [...this.#waiters.keys()]) this.#wake(key, undefined);
+  }
+
+  #wake(key: string, sessionId: string | undefined): void {
+    const waiting = this.#waiters.get(key);
+    this.#waiters.delete(key);
+    for (const wake of waiting ?? []) wake(sessionId);
+  }
+
+  #withExpiry(record: SessionRecord): SessionRecord {
+    if (!TERMINAL_STATES.has(record.state) && this.#now() >= record.expiresAt) return { ...record, state: 'expired' };
+    return record;
+  }
+}

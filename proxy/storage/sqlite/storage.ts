@@ -1,0 +1,57 @@
+// Every repository on one SQLite file, and the sweep that drops what is past its retention.
+import type { SessionStore } from '../../sessions/types.ts';
+import type { EventOutbox } from '../../events/outbox.ts';
+import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
+import type { LinkSessionStore } from '../link-sessions.ts';
+import type { PaymentStore } from '../payments.ts';
+import type { RemovalStore } from '../removals.ts';
+import { openSqliteDatabase, type SqliteHandle } from './database.ts';
+import { SqliteSessionStore } from './session-store.ts';
+import { SqliteEventOutbox } from './outbox.ts';
+import { SqlitePaymentStore } from './payments.ts';
+import { SqliteLinkSessionStore } from './link-sessions.ts';
+import { SqliteRemovalStore } from './removals.ts';
+
+export interface SqliteStorage {
+  handle: SqliteHandle;
+  sessionStore: SessionStore;
+  eventOutbox: EventOutbox;
+  payments: PaymentStore;
+  linkSessions: LinkSessionStore;
+  removals: RemovalStore;
+  /** Drops records past their retention (runs on a timer; public for tests). */
+  sweep(): void;
+  close(): Promise<void>;
+}
+
+/** Opens the data directory's database; throws DataDirectoryError (database.ts) when it cannot be used. */
+export function openSqliteStorage(dataDir: string, options: { now?: () => number; sweepIntervalMs?: number } = {}): SqliteStorage {
+  const handle = openSqliteDatabase(dataDir);
+  const now = options.now ?? Date.now;
+  const purge = ['sessions', 'markers', 'link_sessions', 'payments'].map((table) => handle.db.prepare(`DELETE FROM ${table} WHERE purge_at <= ?`));
+  const purgeClaims = handle.db.prepare('DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
+  const sweep = () => {
+    const at = now();
+    handle.db.transaction(() => {
+      for (const statement of purge) statement.run(at);
+      purgeClaims.run(at);
+    })();
+  };
+  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  const sessionStore = new SqliteSessionStore(handle, { now });
+  return {
+    handle,
+    sessionStore,
+    eventOutbox: new SqliteEventOutbox(handle),
+    payments: new SqlitePaymentStore(handle, { now }),
+    linkSessions: new SqliteLinkSessionStore(handle, { now }),
+    removals: new SqliteRemovalStore(handle),
+    sweep,
+    async close() {
+      clearInterval(sweeper);
+      await sessionStore.close();
+      handle.close();
+    },
+  };
+}

@@ -48,6 +48,13 @@ const ProviderTransactionAnswer = z.looseObject({
   merchantTransactionId: z.string().optional(),
 });
 
+const ReconciledSchema = describes<Reconciled>()(z.object({
+  merchantTransactionId: z.string(),
+  paymentId: z.string(),
+  result: z.enum(['paid', 'not-charged']),
+  payable: z.boolean().meta({ description: 'True when the order may be paid again' }),
+}));
+
 /** What GET /transactions/{merchantTransactionId} answers of a payment (payments/orders.ts). */
 const PaymentViewSchema = describes<PaymentView>()(StoredPaymentView);
 
@@ -90,11 +97,32 @@ export const transactionsOperations: Operation[] = [{
   pathParams: { merchantTransactionId: text(128) },
   responses: {
     200: {
-      description: 'The order\'s payment, or `pending` while its first payment is at the provider',
-      content: { 'application/json': z.union([PaymentViewSchema, z.object({ merchantTransactionId: z.string(), state: z.literal('pending') })]) },
+      description: 'The order\'s payment: `pending` while it is at the provider, `completed`, or `unknown` (reconcile it)',
+      content: { 'application/json': PaymentViewSchema },
     },
   },
   problems: { ...MERCHANT_AUTH_PROBLEMS, 400: 'The order id is invalid.', 404: 'No payment of this order is on record (`unknown-payment`).', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+}, {
+  method: 'post',
+  path: '/transactions/:merchantTransactionId/reconcile',
+  operationId: 'reconcilePayment',
+  summary: 'Record what the provider says of a payment whose result is unknown (your server)',
+  description: '`paid` closes the order with this payment; `not-charged` frees the order so it may be paid again. Only an `unknown` payment is reconciled.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  pathParams: { merchantTransactionId: text(128) },
+  body: { contentType: 'application/json', schema: ReconcileBody },
+  responses: {
+    200: { description: 'The payment was reconciled', content: { 'application/json': ReconciledSchema } },
+  },
+  problems: {
+    ...MERCHANT_AUTH_PROBLEMS,
+    ...JSON_BODY_PROBLEMS,
+    404: 'The order has no payment with this `paymentId` (`unknown-payment`).',
+    409: 'The payment is not `unknown`: completed, or still at the provider (`payment-not-unknown`).',
+    ...STORE_PROBLEMS,
+    ...COMMON_PROBLEMS,
+  },
 }];
 
 /** 422: the reference was verified for someone or something else. */

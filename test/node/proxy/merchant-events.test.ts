@@ -173,9 +173,12 @@ describe('merchant events', () => {
     };
     const succeeded = await told('payment.succeeded', merchantTransactionId);
     assert.equal(succeeded.length, 1, 'one event for the order, whatever the retries');
+    // The event names the payment (GET /transactions/{id} gives the same paymentId), not only the order.
+    const record = (await (await fetch(`${pair.baseUrl}/transactions/${merchantTransactionId}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } })).json()) as { paymentId: string };
+    assert.match(record.paymentId, /^pay_/);
     assert.deepEqual(succeeded[0]!.data, {
       merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency,
-      linkRef, transactionId: paid.transactionId, transactionStatus: 'APPROVED',
+      linkRef, paymentId: record.paymentId, transactionId: paid.transactionId, transactionStatus: 'APPROVED',
     });
 
     const refusedOrder = `order-refused-${Date.now()}`;
@@ -193,6 +196,22 @@ describe('merchant events', () => {
     const [failed] = await told('payment.failed', refusedOrder);
     assert.equal(failed?.data.code, 'PAYMENT_REFUSED');
     assert.equal(JSON.stringify(failed?.data).includes('accountToken'), false);
+    // The refused payment charged nothing: the order is paid again, and its success is a new event,
+    // never one sharing the failure's id (each payment's events are named by that payment).
+    const again = await pair.startVerification({ merchantTransactionId: refusedOrder });
+    await signInAtBank(again.consumerUrl);
+    await pair.provider.notificationsSettled();
+    const againRef = ((await pair.store.get(again.sessionId))!.outcome as { linkRef: string }).linkRef;
+    const paidAgain = await fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      body: JSON.stringify({ linkRef: againRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: refusedOrder, amount: PURCHASE.amount, currency: PURCHASE.currency }),
+    });
+    assert.equal(paidAgain.status, 201);
+    const [succeededLater] = await told('payment.succeeded', refusedOrder);
+    assert.ok(succeededLater);
+    assert.notEqual(succeededLater.id, failed!.id);
+    assert.notEqual(succeededLater.data.paymentId, failed!.data.paymentId);
   });
 
   test('every signature verifies with the standardwebhooks library under each rotated secret; a tampered body does not', async () => {

@@ -2,6 +2,8 @@
 // the same http.Server, the in-memory session backend, logs at `info` (to /dev/null: the bench starts
 // this child with stdout ignored, so logging costs what it costs without flooding the terminal).
 // BENCH_UPSTREAM_URL points it at a sandbox provider; without one it never calls upstream.
+// BENCH_PAYMENTS=1 adds what POST /transactions needs (the merchant API key, the gateway's app).
+// BENCH_STORAGE (with BENCH_DATA_DIR, BENCH_REDIS_URL) picks the session storage (lib/storage.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -9,32 +11,49 @@ import { createLogger, createObvProxy } from '../../proxy/index.ts';
 import { createSessionBackend } from '../../proxy/sessions/create-backend.ts';
 import { newId } from '../../proxy/sessions/ids.ts';
 import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
-import { BENCH_MOUNT_PATH as MOUNT_PATH, benchProxyOptions } from '../lib/obv-proxy-options.ts';
+import { BENCH_MOUNT_PATH as MOUNT_PATH, benchPaymentOptions, benchProxyOptions } from '../lib/obv-proxy-options.ts';
 import { serveRpc } from '../lib/rpc.ts';
 import type { PreparedSession, ServerAddress } from '../lib/servers.ts';
+import { storageFromEnv } from '../lib/storage.ts';
 import { purchase } from '../lib/upstream.ts';
 
 const SESSION_TTL_MS = 3_600_000;
 
 const logger = createLogger((process.env.BENCH_LOG_LEVEL ?? 'info') as Parameters<typeof createLogger>[0]);
-const backend = createSessionBackend({ logger });
+const storage = storageFromEnv(process.env);
 const app = express();
 app.disable('x-powered-by');
 const server = http.createServer(app);
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
+/**
+ * Where the proxy keeps its sessions, and the store prepareSessions writes into (it must be the same).
+ * Memory and Redis: this child builds the backend createObvProxy would build (Redis on the given URL)
+ * and hands it over. SQLite is opened by createObvProxy itself (`storage`, `dataDir`), which keeps no
+ * handle a child could write through: a SQLite run that must prepare sessions (BENCH_PREPARES_SESSIONS=1,
+ * the intake section) uses the in-memory backend and says so in `storage()`.
+ */
+const ownBackend = storage?.storage === 'sqlite' && process.env.BENCH_PREPARES_SESSIONS !== '1'
+  ? undefined
+  : createSessionBackend({ logger, ...(storage?.storage === 'redis' ? { redisUrl: storage.redisUrl } : {}) });
+const storeInUse = !ownBackend ? `the proxy's own (storage: ${storage?.storage})` : storage?.storage === 'redis' ? 'redis' : 'memory';
+
 const proxy = createObvProxy({
   ...benchProxyOptions(origin, process.env.BENCH_UPSTREAM_URL),
+  ...(process.env.BENCH_PAYMENTS === '1' ? benchPaymentOptions(process.env.BENCH_UPSTREAM_URL) : {}),
+  // Loosely typed: a createObvProxy without the `storage` option drops the keys it does not know.
+  ...(storage ?? {}),
   logger,
-  sessionStore: backend.sessionStore,
-  resultBus: backend.resultBus,
+  ...(ownBackend ? { sessionStore: ownBackend.sessionStore, resultBus: ownBackend.resultBus } : {}),
 });
 app.use(proxy.mountPath, proxy.router);
 proxy.attachRelay(server);
 
 /** Sessions as the start route leaves them, written straight into the store (no upstream call). */
 async function prepareSessions({ count }: { count: number }): Promise<PreparedSession[]> {
+  if (!ownBackend) throw new Error(`prepareSessions: the sessions are in ${storeInUse}, which this child cannot write to; start it with BENCH_PREPARES_SESSIONS=1`);
+  const backend = ownBackend;
   const now = Date.now();
   const sessions: PreparedSession[] = [];
   for (let index = 0; index < count; index++) {
@@ -72,6 +91,8 @@ serveRpc({
     }) satisfies ServerAddress,
   prepareSessions,
   prepareLinkSessions,
+  /** The storage asked for and the store the proxy actually used. */
+  storage: () => ({ asked: storage?.storage ?? 'memory', store: storeInUse }),
   memory: () => settledMemory(),
   cpuTime: () => cpuTimeMs(),
 });

@@ -7,15 +7,16 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
 import { startDemo, type RunningDemo } from '../../demo/start-demo.ts';
+import type { ObvProxyOptions } from '../../proxy/index.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
+import type { BenchStorage } from '../lib/storage.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { sampleOnce, watchNotifications } from './shopper-latency.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
-const SECTION_TIMEOUT_MS = 10 * 60_000;
 const AIM_P99_MS = 50;
 
 type Host = HTMLElement & { value: string; updateComplete: Promise<unknown> };
@@ -83,9 +84,10 @@ async function clickOther(page: Page): Promise<number> {
   return readyAt - clickAt;
 }
 
-export async function measureReturningShopper({ sizes }: BenchOptions): Promise<SectionResult> {
-  // No rate limit: hundreds of choices a minute from one address.
-  const demo: RunningDemo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0 } });
+export async function measureReturningShopper({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
+  // No rate limit: hundreds of choices a minute from one address. The storage options are spread loosely
+  // (lib/storage.ts): a proxy without `storage` drops that key.
+  const demo: RunningDemo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...(storage.proxyOptions as Partial<ObvProxyOptions>) } });
   const browser: Browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
   const notifications = watchNotifications();
   const saved: number[] = [];
@@ -96,8 +98,8 @@ export async function measureReturningShopper({ sizes }: BenchOptions): Promise<
     const page = await context.newPage();
     await saveTwoAccounts(page, demo.url);
     await page.waitForFunction(() => (document.querySelector('obv-link-account') as Host | null)?.value);
-    const deadline = Date.now() + SECTION_TIMEOUT_MS;
-    const warmup = 5;
+    const deadline = Date.now() + sizes.loopTimeoutMs;
+    const warmup = Math.min(5, sizes.returningSamples);
     for (let index = 0; index < sizes.returningSamples + warmup && Date.now() < deadline; index++) {
       const ms = await clickOther(page);
       if (index >= warmup) saved.push(ms);
@@ -124,6 +126,6 @@ export async function measureReturningShopper({ sizes }: BenchOptions): Promise<
   return {
     section: 'returning',
     rows: [row('p50'), row('p99')],
-    data: { samples: saved.length, bankSamples: bank.length, savedAccountChosen: chosen, firstTimeRedirectToShown: firstTime },
+    data: { store: storage.name === 'sqlite' ? "the proxy's own (storage: sqlite)" : storage.name, samples: saved.length, bankSamples: bank.length, savedAccountChosen: chosen, firstTimeRedirectToShown: firstTime },
   };
 }

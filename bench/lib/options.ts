@@ -73,7 +73,7 @@ const QUICK: BenchSizes = {
   warmup: 20,
   intakeRequests: 200,
   intakeConnections: 10,
-  intakeRounds: 2,
+  intakeRounds: 1,
   memorySockets: [200, 400],
   coldStarts: 50,
   shopperSamples: 3,

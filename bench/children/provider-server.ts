@@ -14,4 +14,6 @@ const provider = await startProvider({
 serveRpc({
   url: () => provider.url,
   stats: () => ({ ...provider.stats }),
+  /** The accountTokens the sandbox issued so far (the payment section's direct baseline spends one). */
+  accountTokens: () => [...provider.state.accounts.keys()],
 });

@@ -29,3 +29,14 @@ export function benchProxyOptions(origin: string, upstreamUrl = 'http://127.0.0.
     maxSockets: BENCH_SOCKET_CAP,
   };
 }
+
+/** The merchant API key the bench's server-side calls (POST /transactions) carry. */
+export const BENCH_MERCHANT_API_KEY = 'bench-merchant-api-key-0123456789abcdef';
+
+/**
+ * What POST /transactions needs besides the base options: the merchant API key and the payment gateway
+ * (the sandbox serves endpoint 4 too, for its documented app and client).
+ */
+export function benchPaymentOptions(upstreamUrl = 'http://127.0.0.1:9'): Partial<ProxyConfigInput> {
+  return { gatewayUrl: upstreamUrl, merchantApiKey: BENCH_MERCHANT_API_KEY, pgwAppId: 'sandbox-app', pgwClientId: 'sandbox_client' };
+}

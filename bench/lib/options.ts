@@ -1,8 +1,17 @@
-// What a run measures and how big: the full sizes by default, small ones with BENCH_QUICK=1, and a
-// `--only relay,size` filter for the sections.
+// What a run measures and how big: the full sizes by default, small ones with `--quick` (or
+// BENCH_QUICK=1), a `--only relay,size` filter for the sections, the session storage backends the
+// storage-dependent sections run on (`--storage memory,sqlite,redis`), and where a run that is not a
+// complete full one writes its results (`--out <file>`).
 
-export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper', 'returning'] as const;
+export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning'] as const;
 export type SectionName = (typeof SECTIONS)[number];
+
+/** The proxy's session storage backends (createObvProxy's `storage`). */
+export const STORAGES = ['memory', 'sqlite', 'redis'] as const;
+export type StorageName = (typeof STORAGES)[number];
+
+/** The sections that touch the session store on their measured path: each runs once per storage backend. */
+export const PER_STORAGE_SECTIONS: readonly SectionName[] = ['start', 'intake', 'pay', 'returning'];
 
 export interface BenchSizes {
   /** Idle subscribed sockets held open while relay latency is measured. */
@@ -28,6 +37,10 @@ export interface BenchSizes {
   /** Timed clicks on a saved account (returning shopper), and the first-time bank flows timed beside them. */
   returningSamples: number;
   returningBankSamples: number;
+  /** Timed payments (POST /transactions with a link reference), after `warmup`-sized untimed ones. */
+  paySamples: number;
+  /** Upper bound on each section's measuring loop: past it the loop stops with the samples it has. */
+  loopTimeoutMs: number;
   /** Upper bound on the whole run; it aborts past this. */
   runTimeoutMs: number;
 }
@@ -46,48 +59,79 @@ const FULL: BenchSizes = {
   shopperWarmup: 5,
   returningSamples: 300,
   returningBankSamples: 30,
-  runTimeoutMs: 25 * 60_000,
+  paySamples: 1_000,
+  loopTimeoutMs: 10 * 60_000,
+  // Four sections run once per storage backend (three by default).
+  runTimeoutMs: 45 * 60_000,
 };
 
+/** Enough to show every section works (CI runs it), not to judge a figure: no aim is checked. */
 const QUICK: BenchSizes = {
   idleSockets: 200,
-  relaySamples: 300,
-  startSamples: 300,
-  warmup: 50,
-  intakeRequests: 1_000,
+  relaySamples: 200,
+  startSamples: 100,
+  warmup: 20,
+  intakeRequests: 200,
   intakeConnections: 10,
-  intakeRounds: 2,
+  intakeRounds: 1,
   memorySockets: [200, 400],
-  coldStarts: 100,
-  shopperSamples: 20,
-  shopperWarmup: 2,
-  returningSamples: 40,
-  returningBankSamples: 5,
-  runTimeoutMs: 5 * 60_000,
+  coldStarts: 50,
+  shopperSamples: 3,
+  shopperWarmup: 1,
+  returningSamples: 8,
+  returningBankSamples: 1,
+  paySamples: 30,
+  loopTimeoutMs: 15_000,
+  runTimeoutMs: 3 * 60_000,
 };
 
 export interface BenchOptions {
   quick: boolean;
   sections: SectionName[];
+  /** The storage backends the per-storage sections run on, in this order. */
+  storages: StorageName[];
+  /** Where the results go when the run does not replace bench/results.json; undefined: $TMPDIR. */
+  out: string | undefined;
   sizes: BenchSizes;
 }
 
-/** Reads `--only a,b` (repeatable) from argv and BENCH_QUICK from the environment. */
+const USAGE = `use --quick, --only ${SECTIONS.join(',')}, --storage ${STORAGES.join(',')}, --out <file>`;
+
+function list<T extends string>(value: string, known: readonly T[], what: string): T[] {
+  const names = value.split(',').filter(Boolean);
+  const unknown = names.filter((name) => !(known as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new Error(`unknown ${what}(s) ${unknown.join(', ')}; ${what}s are ${known.join(', ')}`);
+  return names as T[];
+}
+
+/**
+ * Reads `--only a,b` and `--storage a,b` (each repeatable, `--x v` or `--x=v`), `--quick` and
+ * `--out <file>` from argv, and BENCH_QUICK=1 from the environment.
+ */
 export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): BenchOptions {
-  const wanted: string[] = [];
+  const wanted: SectionName[] = [];
+  const storages: StorageName[] = [];
+  let quick = env.BENCH_QUICK === '1';
+  let out: string | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
-    if (argument === '--only') wanted.push(...(argv[++index] ?? '').split(','));
-    else if (argument.startsWith('--only=')) wanted.push(...argument.slice('--only='.length).split(','));
-    else if (argument === '--quick') continue;
-    else throw new Error(`unknown argument ${argument}; use --only ${SECTIONS.join(',')}`);
+    const [flag, inline] = argument.startsWith('--') && argument.includes('=') ? [argument.slice(0, argument.indexOf('=')), argument.slice(argument.indexOf('=') + 1)] : [argument, undefined];
+    const value = (): string => {
+      const given = inline ?? argv[++index];
+      if (given === undefined || given === '') throw new Error(`${flag} needs a value; ${USAGE}`);
+      return given;
+    };
+    if (flag === '--only') wanted.push(...list(value(), SECTIONS, 'section'));
+    else if (flag === '--storage') storages.push(...list(value(), STORAGES, 'storage'));
+    else if (flag === '--out') out = value();
+    else if (argument === '--quick') quick = true;
+    else throw new Error(`unknown argument ${argument}; ${USAGE}`);
   }
-  const unknown = wanted.filter((name) => !(SECTIONS as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new Error(`unknown section(s) ${unknown.join(', ')}; sections are ${SECTIONS.join(', ')}`);
-  const quick = env.BENCH_QUICK === '1' || argv.includes('--quick');
   return {
     quick,
     sections: wanted.length > 0 ? SECTIONS.filter((name) => wanted.includes(name)) : [...SECTIONS],
+    storages: storages.length > 0 ? STORAGES.filter((name) => storages.includes(name)) : [...STORAGES],
+    out,
     sizes: quick ? QUICK : FULL,
   };
 }

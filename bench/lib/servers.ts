@@ -48,6 +48,11 @@ export class ServerUnderTest {
     return this.child.call<string[]>('prepareLinkSessions', { count }, 300_000);
   }
 
+  /** obv-link's proxy: the storage asked for and the store it actually used (see obv-server.ts). */
+  storage(): Promise<{ asked: string; store: string }> {
+    return this.child.call<{ asked: string; store: string }>('storage');
+  }
+
   memory(): Promise<MemoryReading> {
     return this.child.call<MemoryReading>('memory');
   }

@@ -16,10 +16,11 @@ export class ProxiedProvider {
     readonly forwarder: ServerUnderTest,
   ) {}
 
-  static async start(): Promise<ProxiedProvider> {
+  /** `proxyEnv`: more of obv-server.ts's settings (its storage, payments). */
+  static async start(proxyEnv: Record<string, string> = {}): Promise<ProxiedProvider> {
     const provider = await BenchChild.spawn('provider-server.ts', 'provider', { quiet: true });
     const providerUrl = await provider.call<string>('url');
-    const proxy = await ServerUnderTest.start('obv', { BENCH_UPSTREAM_URL: providerUrl });
+    const proxy = await ServerUnderTest.start('obv', { ...proxyEnv, BENCH_UPSTREAM_URL: providerUrl });
     const forwarder = await ServerUnderTest.start('bare', { BENCH_UPSTREAM_URL: providerUrl });
     return new ProxiedProvider(provider, providerUrl, proxy, forwarder);
   }

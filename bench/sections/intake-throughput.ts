@@ -8,6 +8,7 @@ import { signedHeaders, successNotification } from '../lib/notifications.ts';
 import { formatRate, formatRatio, type SectionResult } from '../lib/report.ts';
 import { ServerUnderTest, type PreparedSession } from '../lib/servers.ts';
 import { nowMs } from '../lib/stats.ts';
+import type { BenchStorage } from '../lib/storage.ts';
 
 const AIM_RATIO = 0.5;
 const ROUND_TIMEOUT_MS = 120_000;
@@ -77,18 +78,21 @@ function send(side: Side, amount: number, connections: number, record: boolean):
   });
 }
 
-async function prepareSide(kind: 'obv' | 'bare', count: number): Promise<Side> {
-  const server = await ServerUnderTest.start(kind);
+async function prepareSide(kind: 'obv' | 'bare', count: number, env: Record<string, string> = {}): Promise<Side> {
+  const server = await ServerUnderTest.start(kind, env);
   return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0 };
 }
 
-export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<SectionResult> {
+export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
   const warmup = Math.max(sizes.warmup, Math.round(sizes.intakeRequests / 10));
   const perRound = Math.ceil(sizes.intakeRequests / sizes.intakeRounds);
   const count = warmup + perRound * sizes.intakeRounds;
   const bare = await prepareSide('bare', count);
-  const obv = await prepareSide('obv', count);
+  // The sessions are written straight into the proxy's store (obv-server.ts says which store that is).
+  const obv = await prepareSide('obv', count, { ...storage.env, BENCH_PREPARES_SESSIONS: '1' });
+  let store = '';
   try {
+    store = (await obv.server.storage()).store;
     for (const side of [bare, obv]) await load(side, warmup, sizes.intakeConnections, false);
     await Promise.all([bare.server.profileStart(), obv.server.profileStart()]);
     for (let round = 0; round < sizes.intakeRounds; round++) {
@@ -126,6 +130,7 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions): Promise<
       },
     ],
     data: {
+      store,
       connections: sizes.intakeConnections,
       requestsPerSide: obv.ok,
       obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms, cpuPerRequestUs: cpuPerRequestUs(obv) },

@@ -54,7 +54,7 @@ export async function measureRelayLatency({ sizes }: BenchOptions): Promise<Sect
   const obvSide = await prepareSide('obv', sizes.idleSockets, timed);
   const sides = [bareSide, obvSide];
   try {
-    const deadline = Date.now() + 10 * 60_000;
+    const deadline = Date.now() + sizes.loopTimeoutMs;
     for (let index = 0; index < timed && Date.now() < deadline; index++) {
       if (index === sizes.warmup) await Promise.all(sides.map((side) => side.server.profileStart()));
       // Alternate which server goes first, so neither always follows the other's socket close.

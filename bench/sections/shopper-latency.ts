@@ -12,7 +12,6 @@ import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
-const SECTION_TIMEOUT_MS = 10 * 60_000;
 
 const wallClock = (): number => performance.timeOrigin + performance.now();
 
@@ -104,7 +103,7 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
   const notifications = watchNotifications();
   const samples: Sample[] = [];
   try {
-    const deadline = Date.now() + SECTION_TIMEOUT_MS;
+    const deadline = Date.now() + sizes.loopTimeoutMs;
     const total = sizes.shopperWarmup + sizes.shopperSamples;
     for (let index = 0; index < total && Date.now() < deadline; index++) {
       const sample = await sampleOnce(browser, demo, notifications);

@@ -10,19 +10,22 @@ import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { ProxiedProvider } from '../lib/stack.ts';
 import { nowMs, summarize } from '../lib/stats.ts';
+import type { BenchStorage } from '../lib/storage.ts';
 import { fetchToken, postVerification, purchase, startThrough, verificationRequest } from '../lib/upstream.ts';
 
 const AIM_ADDED_P50_MS = 1;
 
 type Path = 'direct' | 'forwarder' | 'proxy';
 
-export async function measureStartOverhead({ sizes }: BenchOptions): Promise<SectionResult> {
-  const stack = await ProxiedProvider.start();
+export async function measureStartOverhead({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
+  const stack = await ProxiedProvider.start(storage.env);
   const provider = new SequentialClient(stack.providerUrl);
   const proxy = new SequentialClient(stack.proxy.address.origin);
   const forwarder = new SequentialClient(stack.forwarder.address.origin);
   const samples: Record<Path, number[]> = { direct: [], forwarder: [], proxy: [] };
+  let store = '';
   try {
+    store = (await stack.proxy.storage()).store;
     const token = await fetchToken(provider);
     const callbackBase = `${stack.proxy.address.origin}/obv`;
     const total = sizes.warmup + sizes.startSamples;
@@ -34,7 +37,7 @@ export async function measureStartOverhead({ sizes }: BenchOptions): Promise<Sec
       proxy: (index) => startThrough(proxy, '/obv/verifications', linkTokens.proxy[index]!),
     };
     const paths = Object.keys(calls) as Path[];
-    const deadline = Date.now() + 5 * 60_000;
+    const deadline = Date.now() + sizes.loopTimeoutMs;
     for (let index = 0; index < total && Date.now() < deadline; index++) {
       if (index === sizes.warmup) await stack.proxy.profileStart();
       for (let turn = 0; turn < paths.length; turn++) {
@@ -81,6 +84,7 @@ export async function measureStartOverhead({ sizes }: BenchOptions): Promise<Sec
       },
     ],
     data: {
+      store,
       proxy: obv,
       direct: bare,
       bareForwarder: floor,

@@ -31,7 +31,8 @@ describe('bench options', () => {
   it('runs every section at full size by default', () => {
     const options = parseOptions([], {});
     assert.equal(options.quick, false);
-    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'shopper', 'returning']);
+    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning']);
+    assert.deepEqual(options.storages, ['memory', 'sqlite', 'redis']);
     assert.equal(options.sizes.idleSockets, 10_000);
     assert.deepEqual(options.sizes.memorySockets, [10_000, 20_000]);
   });
@@ -49,6 +50,25 @@ describe('bench options', () => {
 
   it('rejects an unknown section by name', () => {
     assert.throws(() => parseOptions(['--only', 'relay,latency'], {}), /unknown section\(s\) latency/);
+  });
+
+  it('uses small sizes with --quick, each loop bounded well under the run', () => {
+    const options = parseOptions(['--quick'], {});
+    assert.equal(options.quick, true);
+    assert.ok(options.sizes.loopTimeoutMs <= 15_000);
+    assert.ok(options.sizes.runTimeoutMs <= 3 * 60_000);
+  });
+
+  it('keeps the storage backends named by --storage, in run order, and refuses others', () => {
+    assert.deepEqual(parseOptions(['--storage=redis,memory'], {}).storages, ['memory', 'redis']);
+    assert.deepEqual(parseOptions(['--storage', 'sqlite'], {}).storages, ['sqlite']);
+    assert.throws(() => parseOptions(['--storage', 'postgres'], {}), /unknown storage\(s\) postgres/);
+  });
+
+  it('writes a partial run where --out says', () => {
+    assert.equal(parseOptions(['--out', '/tmp/x.json'], {}).out, '/tmp/x.json');
+    assert.equal(parseOptions([], {}).out, undefined);
+    assert.throws(() => parseOptions(['--out'], {}), /--out needs a value/);
   });
 });
 

@@ -17,7 +17,13 @@ export interface ChaosInstance {
 
 export interface InstanceSettings {
   providerUrl: string;
-  redisUrl: string;
+  /** Redis for several instances; without it each instance keeps its state in SQLite (OBV_DATA_DIR in `env`). */
+  redisUrl?: string;
+  /**
+   * Restart on the same port: the URLs the provider was given (notifications, returns) keep reaching it,
+   * as behind a load balancer or a service name.
+   */
+  keepPort?: boolean;
   logDir: string;
   /** More environment (merchant events' OBV_EVENTS_URL, …); wins over the defaults below. */
   env?: Record<string, string>;
@@ -49,6 +55,7 @@ export class ProxyProcess implements ChaosInstance {
   up = false;
   #child: ChildProcess | undefined;
   #starts = 0;
+  #port: number | undefined;
 
   constructor(
     readonly name: string,
@@ -57,7 +64,8 @@ export class ProxyProcess implements ChaosInstance {
 
   /** Starts the process and resolves once it answers HTTP. */
   async start(): Promise<void> {
-    const port = await freePort();
+    const port = this.settings.keepPort && this.#port ? this.#port : await freePort();
+    this.#port = port;
     this.url = `http://127.0.0.1:${port}`;
     mkdirSync(this.settings.logDir, { recursive: true });
     const log = createWriteStream(join(this.settings.logDir, `${this.name}.${++this.#starts}.log`));
@@ -74,7 +82,7 @@ export class ProxyProcess implements ChaosInstance {
         OBV_MERCHANT_ID: 'merchant-chaos',
         OBV_MERCHANT_API_KEY: INSTANCE_MERCHANT_API_KEY,
         OBV_SANDBOX: 'true',
-        OBV_REDIS_URL: this.settings.redisUrl,
+        ...(this.settings.redisUrl ? { OBV_REDIS_URL: this.settings.redisUrl } : {}),
         OBV_RATE_LIMIT: '0',
         OBV_LOG_LEVEL: 'warn',
         ...this.settings.env,

@@ -57,5 +57,7 @@ export interface ProxyContext {
   storeOutage: StoreOutageLog;
   /** What the last token request said of the client credentials, and a way to ask once more (readiness). */
   credentials: { state: CredentialState; recheck(): void };
+  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return waits before it confirms (sessions/bank-step.ts). */
+  bankStepGraceMs: number;
   now: () => number;
 }

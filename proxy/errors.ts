@@ -74,12 +74,10 @@ const KINDS_BY_STATUS = {
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
   // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
-  // `bank-step-pending`: a success held back until the starting browser comes back; the provider retries.
   503: {
     'session-store-unavailable': 'Session store unavailable',
     'outcome-in-progress': 'Outcome being processed',
     'sealing-key-unavailable': 'Stored credential unavailable',
-    'bank-step-pending': 'Waiting for the bank step',
   },
   504: { 'upstream-timeout': 'Verification service timed out' },
 } as const;
@@ -97,12 +95,6 @@ const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
   // The order's first payment is still at the provider: its result is readable within moments.
   'payment-in-progress': { 'retry-after': '1' },
 };
-
-/** 5xx kinds that are an expected wait, not a failure: answered like any problem, never logged as an error. */
-const EXPECTED_WAITS: ReadonlySet<string> = new Set<ProblemSlug>(['bank-step-pending']);
-
-/** Whether `slug` is one of the expected waits above. */
-export const isExpectedWait = (slug: string): boolean => EXPECTED_WAITS.has(slug);
 
 /** slug → status and title, read off the table above. */
 const KINDS = new Map<string, { status: number; title: string }>(

@@ -26,7 +26,7 @@ import { TokenManager } from './upstream/token-manager.ts';
 import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
-import { START_RATE_WINDOW_MS } from './config/limits.ts';
+import { BANK_STEP_RETURN_GRACE_MS, START_RATE_WINDOW_MS } from './config/limits.ts';
 import { isSandboxSealingKey } from './sealing/keys.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
@@ -108,6 +108,8 @@ export interface ObvProxyDependencies {
   tokenRetry?: { limit?: number; delayMs?: number };
   /** Clock (tests). */
   now?: () => number;
+  /** The bank step's return grace (tests); default BANK_STEP_RETURN_GRACE_MS (sessions/bank-step.ts). */
+  bankStepGraceMs?: number;
 }
 
 export type ObvProxyOptions = ProxyConfigInput & ObvProxyDependencies;
@@ -304,6 +306,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         tokens.getToken().catch(() => undefined); // recorded by observe(); nobody waits on it
       },
     },
+    bankStepGraceMs: options.bankStepGraceMs ?? BANK_STEP_RETURN_GRACE_MS,
     now,
   };
   const router = createApp(ctx);

@@ -33,6 +33,15 @@ export const WEBHOOK_ID_TTL_MS = 24 * HOUR_MS;
  * gets a 503 (the provider retries) instead of a second call; an instance that died mid-call frees it then.
  */
 export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
+/**
+ * OBV_BIND_BANK_STEP: how long after a success arrives a return by the starting browser must wait before
+ * it confirms the bank step, so the bank's redirect of the browser that actually signed in (which may
+ * reach the proxy a little after the provider's notification) wins over a starter who polls the return
+ * page (sessions/bank-step.ts). The shopper's return page shows "Finishing…" meanwhile.
+ */
+export const BANK_STEP_RETURN_GRACE_MS = 10_000;
+/** How often the return page's "Finishing…" reloads itself (seconds). */
+export const BANK_STEP_FINISHING_REFRESH_SECONDS = 2;
 /** `Retry-After` (seconds) of the 503 answered while the session store (Redis) cannot be reached. */
 export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
 /** How often the in-memory store drops records past their grace. */

@@ -2,6 +2,8 @@
 // nothing else. The request's Host header is never part of the decision: after a DNS rebinding, a
 // hostile page's requests carry a Host the attacker chose, so "Origin equals Host" proves nothing.
 // Shared by the HTTP CORS middleware and the WebSocket upgrade check so both enforce the same list.
+// This protects browsers from other sites' pages; it is no proof of who calls: a script sends any
+// Origin it likes, so nothing security relevant (the bank step's binding included) rests on it.
 import type { Logger } from 'pino';
 import { clip, WarningLimiter } from '../log-limits.ts';
 

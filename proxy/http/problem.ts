@@ -1,7 +1,7 @@
 // The single mapping from any error to an application/problem+json response. Routes only throw.
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { isExpectedWait, problem, ProblemError } from '../errors.ts';
+import { problem, ProblemError } from '../errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
@@ -79,8 +79,7 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
     if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
     if (storeOutage && StoreOutageLog.covers(error)) {
       storeOutage.refused('requests', error);
-      // An expected wait (a success held for the starting browser) is no failure: its route logs it.
-    } else if ((problem.status >= 500 && !isExpectedWait(problem.slug)) || error instanceof UpstreamError) {
+    } else if (problem.status >= 500 || error instanceof UpstreamError) {
       const providerErrors = error instanceof UpstreamHttpError ? loggedFieldErrors(error.body) : [];
       logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status,
         ...(providerErrors.length > 0 ? { providerErrors } : {}) },

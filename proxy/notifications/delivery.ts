@@ -2,7 +2,9 @@
 // sockets, the session's merchant event and the merchant's onOutcome hook. Each step is idempotent, so a
 // provider retry after a failure here runs it again safely: the relay sends at most one result per
 // socket, the link index is a marker, the event's id is the session's (recorded once), and the hook is
-// marked done only after it returned.
+// marked done only after it returned. A success whose bank step is bound (sessions/bank-step.ts) is
+// delivered once it is released, by whoever sees it first after the decision: the return page that
+// takes it, or a later notification of the same outcome; until then nothing of it leaves the store.
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import type { OnOutcome, OutcomeReport } from '../hooks.ts';
@@ -13,7 +15,7 @@ import { browserOutcome, type SessionRecord, type VerificationOutcome } from '..
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
-import { bankStepConfirmed } from '../sessions/bank-step.ts';
+import { releasedRecord } from '../sessions/bank-step.ts';
 
 /** The same outcome as the provider reports it (the link reference and saved account are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
@@ -30,8 +32,13 @@ function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): Out
   return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome }, ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
 }
 
-/** Completes the delivery of `record`'s stored outcome; throws (a problem) when the provider should retry. */
-export type CompleteDelivery = (record: SessionRecord) => Promise<void>;
+/**
+ * Completes the delivery of `record`'s stored outcome as it is released (sessions/bank-step.ts): `held`
+ * when it is a success still waiting for its bank step (nothing is delivered: the return page releases
+ * it later, from the store), `delivered` otherwise; throws (a problem) when a step failed and should be
+ * run again.
+ */
+export type CompleteDelivery = (record: SessionRecord) => Promise<'held' | 'delivered'>;
 
 export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
   const { store, bus, logger } = ctx;
@@ -48,26 +55,26 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
       await onOutcome(outcomeReport(record, outcome));
     } catch (error) {
       await store.unmark(markerKey.outcomeRunning(sessionId));
-      logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the provider will retry the notification');
+      logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the next delivery (the provider\'s retry, or the return page\'s reload) calls it again');
       throw problem('outcome-hook-failed', 'The merchant\'s outcome handler failed; retry later.');
     }
     await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
 
   return async (record) => {
-    const outcome = record.outcome;
-    if (!outcome) return;
-    if (outcome.status === 'success' && !(await bankStepConfirmed(store, record))) {
-      // Stored, but held back until the starting browser reaches the return page, which then delivers it;
-      // the 503 keeps the provider retrying, so a delivery step that fails there is finished on a retry.
-      throw problem('bank-step-pending', 'The outcome is stored; it is released when the consumer returns in the browser that started.');
-    }
+    if (!record.outcome) return 'delivered';
+    // As it is released: a success held for its bank step has no outcome yet; one completed in another
+    // browser is the failure BANK_STEP_ELSEWHERE, so nothing below ever carries its account.
+    const released = await releasedRecord(store, record, ctx.now());
+    const outcome = released.outcome;
+    if (!outcome) return 'held';
     const ttlMs = sessionMarkerTtlMs(record, ctx.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
-    // Before the hook: a hook that keeps failing must not hold back the event (the provider's retries
-    // run this again, and the event is recorded once). Released as it is: its bank step is confirmed above.
-    await ctx.events.sessionEnded(record);
-    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, record, openOutcome(ctx.sealer, record)!, ttlMs);
+    // Before the hook: a hook that keeps failing must not hold back the event (a retry runs this again,
+    // and the event is recorded once).
+    await ctx.events.sessionEnded(released);
+    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, released, openOutcome(ctx.sealer, released)!, ttlMs);
+    return 'delivered';
   };
 }

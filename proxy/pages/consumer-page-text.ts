@@ -14,8 +14,18 @@ export interface ConsumerPageText {
   cancelledMessage: string;
   unknownTitle: string;
   unknownMessage: string;
+  /** OBV_BIND_BANK_STEP: the bank step was completed in a browser other than the one that started; nothing linked. */
   otherBrowserTitle: string;
   otherBrowserMessage: string;
+  /** OBV_BIND_BANK_STEP: the starting browser is back, and its return cannot count yet (the page reloads itself). */
+  finishingTitle: string;
+  finishingMessage: string;
+  /** OBV_BIND_BANK_STEP: a browser without the binding, after the starting browser confirmed the step. */
+  finishedElsewhereTitle: string;
+  finishedElsewhereMessage: string;
+  /** OBV_BIND_BANK_STEP: the session's time ran out before its bank step was confirmed. */
+  expiredTitle: string;
+  expiredMessage: string;
 }
 
 const en: ConsumerPageText = {
@@ -30,8 +40,15 @@ const en: ConsumerPageText = {
   unknownTitle: 'Link not recognised',
   unknownMessage: 'This verification is not known here. You can close this tab.',
   otherBrowserTitle: 'Finish in the browser where you started',
-  otherBrowserMessage: 'This bank link was started in another browser or on another device, so for your safety no account was linked. '
-    + 'Go back to the checkout where you started and link your account there. If you did not start it, close this tab: nothing was linked or paid.',
+  otherBrowserMessage: 'This bank link was started in one browser and finished in another, so for your safety no account was linked. '
+    + 'If you started this payment, go back to the checkout and try again, in the same browser. If you did not start it, close this tab: '
+    + 'nothing was linked or paid.',
+  finishingTitle: 'Finishing your bank step…',
+  finishingMessage: 'Keep this tab open: this takes a few seconds.',
+  finishedElsewhereTitle: 'This bank link was finished in another browser',
+  finishedElsewhereMessage: 'Nothing more happens here. If you did not start a payment, close this tab and tell your bank.',
+  expiredTitle: 'This bank link has expired',
+  expiredMessage: 'No account was linked. Go back to the checkout to start again.',
 };
 
 const es: ConsumerPageText = {
@@ -46,9 +63,15 @@ const es: ConsumerPageText = {
   unknownTitle: 'Enlace no reconocido',
   unknownMessage: 'Esta verificación no se conoce aquí. Puedes cerrar esta pestaña.',
   otherBrowserTitle: 'Termina en el navegador donde empezaste',
-  otherBrowserMessage: 'Esta vinculación bancaria se inició en otro navegador o en otro dispositivo, así que por tu seguridad no se vinculó '
-    + 'ninguna cuenta. Vuelve a la página de pago donde empezaste y vincula tu cuenta allí. Si no la iniciaste tú, cierra esta pestaña: '
-    + 'no se vinculó ni se pagó nada.',
+  otherBrowserMessage: 'Esta vinculación bancaria se inició en un navegador y se terminó en otro, así que por tu seguridad no se vinculó '
+    + 'ninguna cuenta. Si iniciaste este pago, vuelve a la página de pago e inténtalo de nuevo en el mismo navegador. Si no lo iniciaste tú, '
+    + 'cierra esta pestaña: no se vinculó ni se pagó nada.',
+  finishingTitle: 'Terminando el paso del banco…',
+  finishingMessage: 'Mantén esta pestaña abierta: tarda unos segundos.',
+  finishedElsewhereTitle: 'Esta vinculación bancaria se terminó en otro navegador',
+  finishedElsewhereMessage: 'Aquí no pasa nada más. Si no iniciaste ningún pago, cierra esta pestaña y avisa a tu banco.',
+  expiredTitle: 'Esta vinculación bancaria caducó',
+  expiredMessage: 'No se vinculó ninguna cuenta. Vuelve a la página de pago para empezar de nuevo.',
 };
 
 /** The texts for a language tag or a `?lang=` value ("es", "es-MX"…); anything else gets English. */

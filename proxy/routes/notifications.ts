@@ -3,10 +3,11 @@
 // delivery (notifications/delivery.ts: link reference, publish, the merchant's onOutcome hook), and
 // only then answer 2xx, so an outcome acknowledged to the provider is never lost: any failure before
 // the 2xx makes the provider retry, and a retry of the same outcome finishes whatever was left undone.
+// A success whose bank step is bound (sessions/bank-step.ts) is stored and acknowledged like any other:
+// holding it is the proxy's own state (the store and its markers), released by the return page.
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ProblemError } from '../errors.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import type { VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome, sealOutcome } from '../sessions/sealed-outcome.ts';
@@ -18,6 +19,7 @@ import { savedAccountFor } from '../accounts/saving.ts';
 import { scrubProviderText } from '../upstream/provider-text.ts';
 import type { Operation } from '../openapi/operation.ts';
 import { NotificationBody } from '../notifications/outcome.ts';
+import { outcomeArrivedAt } from '../sessions/bank-step.ts';
 
 const webhookHeader = (description: string) => ({ description, schema: z.string().min(1), required: true });
 
@@ -26,7 +28,8 @@ export const notificationsOperations: Operation[] = [{
   path: '/notifications/:ref',
   operationId: 'receiveNotification',
   summary: 'The provider\'s signed outcome of one verification',
-  description: 'Standard Webhooks signature over the exact body. Answered 2xx only once the outcome is stored and delivered; '
+  description: 'Standard Webhooks signature over the exact body. Answered 2xx only once the outcome is stored and delivered '
+    + '(OBV_BIND_BANK_STEP: a success is stored and acknowledged, and delivered when its bank step is confirmed); '
     + 'on its own listener when OBV_NOTIFICATION_PUBLIC_URL is set.',
   caller: 'provider',
   pathParams: { ref: z.string().meta({ description: 'The session\'s notification reference (never its id)' }) },
@@ -49,8 +52,7 @@ export const notificationsOperations: Operation[] = [{
     409: 'The body names another verification, or the webhook-id was delivered for another session.',
     413: 'The body is larger than 64 KiB.',
     422: 'An unknown verificationStatus, or a success without an accountToken.',
-    503: 'The session store cannot be reached, another delivery of this outcome is being processed, or (OBV_BIND_BANK_STEP) '
-      + 'the success is stored and held until the starting browser returns (`bank-step-pending`): retry.',
+    503: 'The session store cannot be reached, or another delivery of this outcome is being processed: retry.',
     500: 'The merchant\'s onOutcome hook failed (retry later), or something else failed.',
   },
 }];
@@ -81,23 +83,22 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     const { stored, record } = await store.settle(session.sessionId, sealOutcome(ctx.sealer, session.sessionId, outcome));
     if (!stored && !sameOutcome(openOutcome(ctx.sealer, record), reported.outcome)) {
       // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
-      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx. A success
-      // held for its starting browser is delivered by the return page: this other outcome is ignored all the same.
-      await completeDelivery(record).catch((error: unknown) => {
-        if (!(error instanceof ProblemError && error.slug === 'bank-step-pending')) throw error;
-      });
+      // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx (a success
+      // held for its bank step stays held: the return page releases it).
+      await completeDelivery(record);
       logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
       res.json({ status: 'ignored' });
       return;
     }
     if (stored) ctx.metrics.outcomes.inc({ status: outcome.status });
+    // The bank step's return grace counts from the first time the outcome is known stored.
+    if (record.browserBinding) await outcomeArrivedAt(store, record, ctx.now());
     // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
-    await completeDelivery(record).catch((error: unknown) => {
-      if (error instanceof ProblemError && error.slug === 'bank-step-pending') {
-        logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored, held until the starting browser returns (503: the provider retries)');
-      }
-      throw error;
-    });
+    if ((await completeDelivery(record)) === 'held') {
+      logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored and acknowledged, held until its bank step is confirmed on the return page');
+      res.json({ status: 'stored' });
+      return;
+    }
     // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
     const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
     logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },

@@ -6,8 +6,10 @@
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
 // that *a* verification came back — no id, so other same-origin pages learn nothing they could use —
 // and tries to close itself. Each waiting element then re-reads its own session. A session whose bank
-// step is bound (sessions/bank-step.ts) is confirmed here only for the browser holding its binding
-// cookie; any other browser gets "finish where you started" and nothing is released.
+// step is bound is decided here by sessions/bank-step.ts (`bankStepReturn`): a browser without its
+// binding cookie ends it as completed elsewhere (nothing is ever released); the browser holding the
+// cookie confirms it only once the outcome is stored and its grace has passed ("Finishing…", reloading,
+// until then), and its success is then delivered from here.
 // Strict CSP: the script is a separate same-origin file, the style is allowed by its hash.
 import { createHash } from 'node:crypto';
 import express, { type Router } from 'express';
@@ -16,13 +18,14 @@ import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { carriesBankStepCookie } from '../http/bank-step-cookie.ts';
-import { confirmBankStep } from '../sessions/bank-step.ts';
+import { bankStepReturn, type ReturnVerdict } from '../sessions/bank-step.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
+import { BANK_STEP_FINISHING_REFRESH_SECONDS } from '../config/limits.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
 import { markerKey } from '../sessions/markers.ts';
-import { consumerPageText } from '../pages/consumer-page-text.ts';
+import { consumerPageText, type ConsumerPageText } from '../pages/consumer-page-text.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 const lang = { description: 'The page\'s language: Spanish for `es…`, English otherwise', schema: z.string() };
@@ -50,17 +53,23 @@ export const returnPageOperations: Operation[] = [{
   path: '/return/:returnRef',
   operationId: 'returnPage',
   summary: 'Where the bank sends the consumer back',
-  description: 'Says the bank step is done (or that the link was cancelled), tells the checkout tab over BroadcastChannel and closes itself.',
+  description: 'Says the bank step is done (or that the link was cancelled), tells the checkout tab over BroadcastChannel and closes itself. '
+    + 'OBV_BIND_BANK_STEP: decides the bank step (README "Security notes"): "Finishing…" (reloading) while the starting browser\'s '
+    + 'return cannot count yet, and 403 to a browser without the binding cookie.',
   caller: 'browser',
   pathParams: { returnRef: z.string().meta({ description: 'The session\'s return reference (never its id)' }) },
   query: { lang },
   responses: {
-    200: html('"Bank step complete", or "Bank linking was cancelled"'),
-    403: html('OBV_BIND_BANK_STEP: not the browser that started ("Finish in the browser where you started"); nothing is released'),
+    200: html('"Bank step complete", "Bank linking was cancelled", or (OBV_BIND_BANK_STEP) "Finishing your bank step…" (it reloads itself)'),
+    403: html('OBV_BIND_BANK_STEP: the bank step was completed in a browser other than the starting one ("Finish in the browser where you '
+      + 'started": nothing is ever released), it was confirmed by the starting browser and this is another, or it expired unconfirmed'),
     404: html('An unknown reference, to a browser that asks for HTML'),
   },
   problems: { 404: 'An unknown reference, to a client that does not ask for HTML.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
 }];
+
+/** The words of one page's title or message. */
+type PageWords = { [Key in keyof ConsumerPageText]: ConsumerPageText[Key] extends string ? Key : never }[keyof ConsumerPageText];
 
 /** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/cancel). */
 export const CANCELLED_CODE = 'CANCELLED';
@@ -87,11 +96,12 @@ const CSP = `default-src 'none'; script-src 'self'; style-src 'sha256-${STYLE_HA
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 
-function page(lang: string, title: string, message: string, returned = false): string {
+function page(lang: string, title: string, message: string, returned = false, refreshSeconds?: number): string {
   const data = returned ? ' data-returned' : '';
+  const refresh = refreshSeconds === undefined ? '' : `<meta http-equiv="refresh" content="${refreshSeconds}">`;
   return `<!doctype html>
 <html lang="${lang}"${data}>
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">${refresh}
 <title>${title}</title><style>${STYLE}</style>
 ${returned ? '<script src="../return-page.js" defer></script>' : ''}</head>
 <body><main><h1>${title}</h1><p>${message}</p></main></body>
@@ -105,18 +115,35 @@ export function returnPageRouter(ctx: ProxyContext): Router {
   const warnings = new WarningLimiter(ctx.logger);
 
   /**
-   * The starting browser is back: confirm its bank step and deliver a success stored meanwhile (the
-   * notification may have come first). A delivery step that fails here (the onOutcome hook) is logged
-   * and finished by the provider's retry, which the held notification's 503 keeps coming.
+   * Delivers what the decision released (the success, or the failure BANK_STEP_ELSEWHERE), read again
+   * from the store. Each step is idempotent: a step that fails here (the onOutcome hook, the store) is
+   * logged and finished by the next visit (the "Finishing…" page reloads) or a notification of the same
+   * outcome.
    */
-  async function releaseBankStep(record: SessionRecord): Promise<void> {
-    await confirmBankStep(ctx.store, record, ctx.now());
-    const current = await ctx.store.get(record.sessionId);
-    if (!current?.outcome) return;
-    await completeDelivery(current).catch((error: unknown) => {
-      ctx.logger.warn({ err: safeError(error), session: sessionLogRef(record.sessionId) },
-        'the confirmed outcome could not be delivered from the return page; the provider\'s retry delivers it');
+  async function deliverDecided(sessionId: string): Promise<boolean> {
+    const current = await ctx.store.get(sessionId);
+    if (!current?.outcome) return true;
+    return completeDelivery(current).then(() => true, (error: unknown) => {
+      ctx.logger.warn({ err: safeError(error), session: sessionLogRef(sessionId) },
+        'the bank step\'s outcome could not be delivered from the return page yet; the next visit or notification finishes it');
+      return false;
     });
+  }
+
+  /** What the page says, and with which status, for a bound session's verdict. */
+  const VERDICT_PAGES: Record<Exclude<ReturnVerdict, 'confirmed'>, { status: number; title: PageWords; message: PageWords }> = {
+    'elsewhere': { status: 403, title: 'otherBrowserTitle', message: 'otherBrowserMessage' },
+    'other-browser': { status: 403, title: 'finishedElsewhereTitle', message: 'finishedElsewhereMessage' },
+    'expired': { status: 403, title: 'expiredTitle', message: 'expiredMessage' },
+    'finishing': { status: 200, title: 'finishingTitle', message: 'finishingMessage' },
+  };
+
+  /** pending → returned, told to the element's sockets. */
+  async function markReturned(before: SessionRecord): Promise<void> {
+    const after = await ctx.store.markReturned(before.sessionId);
+    if (before.state === 'pending' && after?.state === 'returned') {
+      await ctx.bus.publish({ type: 'state', sessionId: before.sessionId, state: 'returned' });
+    }
   }
 
   router.get('/return-page.js', (_req, res) => {
@@ -150,17 +177,24 @@ export function returnPageRouter(ctx: ProxyContext): Router {
       res.status(200).type('html').send(page(text.lang, text.cancelledTitle, text.cancelledMessage));
       return;
     }
-    if (before.browserBinding && !carriesBankStepCookie(req, before)) {
-      // Not the browser that started: nothing is confirmed, and the page does not tell the checkout.
-      warnings.warn('other-browser', { session: sessionLogRef(before.sessionId) }, 'the bank step came back in a browser that did not start it; the account is not released');
-      res.status(403).type('html').send(page(text.lang, text.otherBrowserTitle, text.otherBrowserMessage));
-      return;
+    if (before.browserBinding) {
+      const withBinding = carriesBankStepCookie(req, before);
+      const verdict = await bankStepReturn(ctx.store, { record: before, withBinding, now: ctx.now(), graceMs: ctx.bankStepGraceMs });
+      // Released (the success) or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
+      const delivered = verdict === 'finishing' || verdict === 'expired' || (await deliverDecided(before.sessionId));
+      if (verdict === 'elsewhere') {
+        warnings.warn('other-browser', { session: sessionLogRef(before.sessionId) },
+          'the bank step came back in a browser that did not start it: completed elsewhere, nothing is released');
+      }
+      if (verdict !== 'confirmed' || !delivered) {
+        if (withBinding && verdict === 'finishing') await markReturned(before);
+        const shown = verdict === 'confirmed' ? VERDICT_PAGES.finishing : VERDICT_PAGES[verdict];
+        const refresh = shown === VERDICT_PAGES.finishing ? BANK_STEP_FINISHING_REFRESH_SECONDS : undefined;
+        res.status(shown.status).type('html').send(page(text.lang, text[shown.title], text[shown.message], false, refresh));
+        return;
+      }
     }
-    if (before.browserBinding) await releaseBankStep(before);
-    const after = await ctx.store.markReturned(before.sessionId);
-    if (before.state === 'pending' && after?.state === 'returned') {
-      await ctx.bus.publish({ type: 'state', sessionId: before.sessionId, state: 'returned' });
-    }
+    await markReturned(before);
     res.status(200).type('html').send(page(text.lang, text.returnedTitle, text.returnedMessage, true));
   });
   return router;

@@ -12,7 +12,7 @@ import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_P
 import { createVerificationStarter } from '../verifications/start.ts';
 import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
-import { setBankStepCookie } from '../http/bank-step-cookie.ts';
+import { newBankStepBinding, setBankStepCookie } from '../http/bank-step-cookie.ts';
 
 /**
  * The purchase fields: the merchant's server sets them in the link session (or its enrichStart hook does),
@@ -88,16 +88,18 @@ export function verificationsRouter(ctx: ProxyContext): Router {
   const start = createVerificationStarter(ctx);
   router.post('/verifications', ctx.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
     const body = parseJsonBody(StartVerificationBody, req);
+    // Before any work: a start the binding cookie cannot reach is refused (403).
+    const binding = newBankStepBinding(ctx.config, req);
     const rawKey = req.get('idempotency-key');
     let record;
     if (rawKey === undefined) {
-      record = await start(req, body);
+      record = await start(req, body, binding);
     } else {
       const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
       const client = req.ip ? plainAddress(req.ip) : '';
-      record = await startOnce(ctx, client, key, body, () => start(req, body));
+      record = await startOnce(ctx, client, key, body, () => start(req, body, binding));
     }
-    setBankStepCookie(res, ctx.config, record, ctx.now());
+    setBankStepCookie(res, ctx.config, record, ctx.now(), binding);
     res.status(201).json(startView(record));
   });
 

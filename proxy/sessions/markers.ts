@@ -18,8 +18,13 @@ export const markerKey = {
   order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
   /** Order claim → the payment's result, once the provider answered (or could not be reached). */
   payment: (claim: string) => `payment:${claim}`,
-  /** Session id → `confirmed` once its starting browser came back through the return page (sessions/bank-step.ts). */
-  bankStepConfirmed: (sessionId: string) => `bank-step:${sessionId}`,
+  /**
+   * Session id → how its bound bank step ended (sessions/bank-step.ts): `confirmed` (the starting browser
+   * came back after the outcome) or `elsewhere` (a browser without the binding came back first). Set once.
+   */
+  bankStep: (sessionId: string) => `bank-step:${sessionId}`,
+  /** Session id → when (epoch ms) the proxy first saw the session's outcome stored: the return grace starts there. */
+  bankStepOutcomeAt: (sessionId: string) => `bank-step-outcome:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */

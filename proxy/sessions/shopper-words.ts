@@ -19,6 +19,10 @@ const FAILURES: Record<string, Record<Lang, string>> = {
     en: 'You cancelled at your bank, so no account was linked.',
     es: 'Cancelaste en tu banco, así que no se vinculó ninguna cuenta.',
   },
+  BANK_STEP_ELSEWHERE: {
+    en: 'The bank step was finished in another browser, so for your safety no account was linked. Try again, and finish at your bank in this browser.',
+    es: 'El paso del banco se terminó en otro navegador, así que por tu seguridad no se vinculó ninguna cuenta. Inténtalo de nuevo y termina en tu banco en este navegador.',
+  },
   CANCELLED: {
     en: 'Bank linking was cancelled, so no account was linked.',
     es: 'Se canceló la vinculación bancaria, así que no se vinculó ninguna cuenta.',

@@ -15,7 +15,7 @@ import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
 import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
-import { newBankStepBinding } from '../http/bank-step-cookie.ts';
+import type { NewBinding } from '../http/bank-step-cookie.ts';
 
 // Field errors in the upstream request are named as the start's purchase knows them (the link session's
 // and the enrichStart hook's draft's fields).
@@ -28,8 +28,11 @@ const PURCHASE_FIELD_NAMES: Record<string, string> = {
   'transaction.dataPassThrough': 'dataPassThrough',
 };
 
-/** Starts one verification for the page's request and returns its new session. */
-export type StartVerification = (req: Request, body: StartVerificationBody) => Promise<SessionRecord>;
+/**
+ * Starts one verification for the page's request and returns its new session; `binding` (the route's
+ * newBankStepBinding, taken before any work) binds its bank step to the starting browser.
+ */
+export type StartVerification = (req: Request, body: StartVerificationBody, binding: NewBinding | undefined) => Promise<SessionRecord>;
 
 export function createVerificationStarter(ctx: ProxyContext): StartVerification {
   const { config, store, logger } = ctx;
@@ -58,9 +61,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     };
   }
 
-  return async (req, body) => {
-    // First, before any work: a start the binding cookie cannot reach is refused (403).
-    const browserBinding = newBankStepBinding(config, req);
+  return async (req, body, binding) => {
+    const browserBinding = binding?.binding;
     // The merchant's server names the shopper and the purchase (a link session, or its enrichStart hook),
     // in every mode, sandbox too: never the page.
     if (!body.linkToken && !ctx.enrichStart) {

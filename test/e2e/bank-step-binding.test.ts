@@ -1,11 +1,15 @@
 // The bank step bound to the browser that started it, in a real headful Chromium with two browsers'
-// worth of cookies (two contexts): the shopper's own flow pays; an attacker who sends their consumerUrl
-// to a victim gets nothing when the victim signs in — the victim's tab says to finish where it started,
-// and the attacker's checkout never receives a link reference.
+// worth of cookies (two contexts): the shopper's own flow pays (its return tab says "Finishing…" through
+// the grace, then closes); an attacker who sends their consumerUrl to a victim and keeps the return page
+// open in their own browser — before the victim signs in, reloading while the victim's redirect comes
+// back, and again after — gets nothing: the victim's tab says to finish where it started, the attacker's
+// checkout ends with BANK_STEP_ELSEWHERE and never holds a link reference.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
+import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
+import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
 import { element, pay, saveScreenshot, signInAtBank, startLinking, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './harness.ts';
 
@@ -13,14 +17,23 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
   let demo: RunningDemo;
   let chromium: HeadfulChromium;
   const contexts: BrowserContext[] = [];
+  // The proxy's store, so the test can give the attacker the URL of their own return page (the worst case:
+  // nothing tells it to them, but the binding must not depend on that).
+  const store = new MemorySessionStore();
+  const bus = new MemoryResultBus();
 
   before(async () => {
-    [demo, chromium] = await Promise.all([startTestDemo({ proxy: { bindBankStep: true } }), launchHeadfulChromium()]);
+    [demo, chromium] = await Promise.all([
+      startTestDemo({ proxy: { bindBankStep: true, bankStepGraceMs: 1_500, sessionStore: store, resultBus: bus } }),
+      launchHeadfulChromium(),
+    ]);
   });
   after(async () => {
     for (const context of contexts) await context.close().catch(() => undefined);
     await chromium?.close();
     await demo?.close();
+    await store.close();
+    await bus.close();
   });
 
   /** A browser of its own: its own cookies, as another person's browser has. */
@@ -47,19 +60,35 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     await shopper.getByRole('heading', { name: 'Payment approved' }).waitFor();
   });
 
-  it('the attack: a victim signing in through the attacker\'s consumerUrl links nothing for the attacker', async () => {
+  it('the attack: the attacker keeps their return page open before, while and after the victim signs in, and gets nothing', async () => {
     const attacker = await openCheckout(await newBrowserContext());
-    const attackersTab = await startLinking(attacker);
+    const [started, attackersTab] = await Promise.all([
+      attacker.waitForResponse((response) => response.url().endsWith('/verifications') && response.status() === 201),
+      startLinking(attacker),
+    ]);
+    const { sessionId } = (await started.json()) as { sessionId: string };
     const consumerUrl = attackersTab.url();
     await attackersTab.close();
-    await waitForState(attacker, 'waiting');
+    const returnRef = (await store.get(sessionId))?.returnRef;
+    assert.ok(returnRef);
+    const returnUrl = new URL(`/obv/return/${returnRef}`, demo.url).href;
 
+    // Before the victim signs in: the attacker's own browser, with its cookie, on the return page. It does
+    // not count, and the page keeps reloading itself (the attacker polls for free).
+    const attackersReturn = await attacker.context().newPage();
+    const confirmedForAttacker: string[] = [];
+    attackersReturn.on('load', () => {
+      void attackersReturn.title().then((title) => { if (/Bank step complete/.test(title)) confirmedForAttacker.push(title); }, () => undefined);
+    });
+    await attackersReturn.goto(returnUrl);
+    await attackersReturn.getByRole('heading', { name: 'Finishing your bank step…' }).waitFor();
+
+    // The victim, in a browser of their own, signs in; the bank sends their browser back.
     const victimContext = await newBrowserContext();
     const victim = await victimContext.newPage();
     await victim.goto(consumerUrl);
     await signInAtBank(victim, 'user_good');
     await victim.getByRole('heading', { name: 'Finish in the browser where you started' }).waitFor();
-    const returnUrl = victim.url().split('?')[0] ?? '';
     for (const width of [1280, 375, 320]) {
       await victim.setViewportSize({ width, height: 800 });
       await saveScreenshot(victim, `bank-step-other-browser-en-${width}`);
@@ -70,12 +99,17 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
       await victim.setViewportSize({ width, height: 800 });
       await saveScreenshot(victim, `bank-step-other-browser-es-${width}`);
     }
-
     await demo.provider.notificationsSettled();
-    // The provider reported a success; the attacker's checkout still waits and holds no link reference.
-    await attacker.waitForTimeout(500);
-    assert.equal(await element(attacker).getAttribute('state'), 'waiting');
+
+    // The attacker's reloading page lands on the same refusal, and their checkout ends with it.
+    await attackersReturn.getByRole('heading', { name: 'Finish in the browser where you started' }).waitFor();
+    await waitForState(attacker, 'failure');
+    await element(attacker).getByText(/finished in another browser/).waitFor();
     assert.equal(await element(attacker).evaluate((el) => (el as HTMLElement & { value?: string }).value ?? ''), '');
+    // And after: once more, by hand.
+    await attackersReturn.goto(returnUrl);
+    await attackersReturn.getByRole('heading', { name: 'Finish in the browser where you started' }).waitFor();
+    assert.deepEqual(confirmedForAttacker, []);
     const posted = await attacker.request.post(new URL('/obv/transactions', demo.url).href, { data: {}, failOnStatusCode: false });
     assert.equal(posted.status(), 401, 'and the page cannot reach the server-only route anyway');
   });

@@ -1,19 +1,27 @@
-// The bank step bound to the browser that started it (OBV_BIND_BANK_STEP): the start's answer sets a
-// cookie scoped to the session's return page; a success is released (link reference, onOutcome,
-// redemption) only once a request carrying that cookie reaches the return page. The attack it stops: an
-// attacker starts a session, sends its consumerUrl to a victim, the victim signs in — the attacker's
-// link reference must not be backed by the victim's account. (test/e2e/bank-step-binding.test.ts plays it
-// in two real browsers.)
+// The bank step bound to the browser that started it (OBV_BIND_BANK_STEP), played by an attacker who
+// acts. The attack: the attacker starts a session (a script: it sets any Origin and keeps the cookie),
+// sends its consumerUrl to a victim, the victim signs in at the bank. Whatever the attacker does with
+// their cookie and the return page — before the victim signs in, polling while the victim's redirect
+// comes back, after it — with or without saving the account, the attacker gets no link reference, no
+// payment and no saved account; the shopper who starts and finishes in one browser still pays.
+// (test/e2e/bank-step-binding.test.ts plays it in two real browsers.)
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test, type TestContext } from 'node:test';
 import type { OutcomeReport } from '../../../proxy/index.ts';
 import { createLogger, createStorage } from '../../../proxy/index.ts';
+import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { MemoryResultBus } from '../../../proxy/sessions/memory/bus.ts';
+import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
 import { markerKey } from '../../../proxy/sessions/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
+
+/** The return grace in these tests (the default is 10 s). */
+const GRACE_MS = 300;
 
 interface Started {
   sessionId: string;
@@ -23,34 +31,65 @@ interface Started {
   setCookie: string;
 }
 
+type Proxy = Pick<RunningProxy, 'baseUrl' | 'origin' | 'createLinkSession'>;
+
 async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provider = {}, proxy = {}): Promise<ProxyPair> {
-  const pair = await startProxyPair({ provider, proxy: { bindBankStep: true, onOutcome: (report) => void reports.push(report), ...proxy } });
+  const pair = await startProxyPair({
+    provider,
+    proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, onOutcome: (report) => void reports.push(report), ...proxy },
+  });
   t.after(() => pair.close());
   return pair;
 }
 
-/** POST /verifications with a new link session's token as the page on the proxy's origin does, keeping the cookie its answer sets. */
-async function start(proxy: Pick<RunningProxy, 'baseUrl' | 'origin' | 'createLinkSession'>, headers: Record<string, string> = { origin: proxy.origin, 'sec-fetch-site': 'same-origin' }) {
+/**
+ * POST /verifications with a new link session's token, keeping the cookie its answer sets. The headers
+ * are a same-origin page's, which any script can send: the attacker below is such a script.
+ */
+async function start(proxy: Proxy, options: { saving?: boolean; headers?: Record<string, string>; cookie?: string } = {}) {
+  const headers = options.headers ?? { origin: proxy.origin, 'sec-fetch-site': 'same-origin' };
+  const linkToken = await proxy.createLinkSession(options.saving ? { allowSaving: true } : {});
   const response = await fetch(`${proxy.baseUrl}/verifications`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ linkToken: await proxy.createLinkSession() }),
+    headers: { 'content-type': 'application/json', ...headers, ...(options.cookie ? { cookie: options.cookie } : {}) },
+    body: JSON.stringify({ linkToken, ...(options.saving ? { consent: CONSENT_VERSION } : {}) }),
   });
   const body = (await response.json()) as Record<string, unknown>;
   const setCookie = response.headers.get('set-cookie') ?? '';
-  return { response, body, started: { sessionId: String(body.sessionId), consumerUrl: String(body.consumerUrl), cookie: setCookie.split(';')[0] ?? '', setCookie } };
+  const started: Started = { sessionId: String(body.sessionId), consumerUrl: String(body.consumerUrl), cookie: setCookie.split(';')[0] ?? '', setCookie };
+  return { response, body, started };
 }
 
-/** The consumer signs in at the bank and follows its redirect back, with or without the binding cookie. */
-async function signInAndReturn(started: Started, cookie?: string): Promise<Response> {
+/** The consumer signs in at the bank; the URL the bank redirects their browser to (not followed yet). */
+async function signIn(started: Started): Promise<string> {
   const bank = await completeConsumerStep(started.consumerUrl, 'good');
   const returnUrl = bank.headers.get('location');
   assert.ok(returnUrl, 'the bank sends the consumer back');
-  return fetch(returnUrl, { headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) } });
+  return returnUrl;
 }
 
+/** A visit to the return page, with or without a cookie. */
+async function visit(returnUrl: string, cookie?: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(returnUrl, { headers: { accept: 'text/html', ...(cookie ? { cookie } : {}) } });
+  return { status: response.status, text: await response.text() };
+}
+
+/** The starting browser's return, reloaded as the "Finishing…" page does until it says something else. */
+async function returnUntilDone(returnUrl: string, cookie: string): Promise<{ status: number; text: string }> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const page = await visit(returnUrl, cookie);
+    if (!page.text.includes('Finishing your bank step')) return page;
+    assert.equal(page.status, 200);
+    assert.match(page.text, /<meta http-equiv="refresh" content="\d+">/);
+    await sleep(GRACE_MS / 3);
+  }
+  throw new Error('the return page never finished');
+}
+
+const COMPLETE = /Bank step complete/;
+
 const session = async (proxy: Pick<RunningProxy, 'baseUrl'>, sessionId: string) =>
-  (await (await lookupSession(proxy.baseUrl, sessionId)).json()) as { state: string; outcome?: { linkRef?: string } };
+  (await (await lookupSession(proxy.baseUrl, sessionId)).json()) as { state: string; outcome?: { linkRef?: string; code?: string; status?: string } };
 
 function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {
@@ -60,17 +99,54 @@ function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   });
 }
 
+const readLink = (proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) =>
+  fetch(`${proxy.baseUrl}/links/${linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+
+/**
+ * Everything the attacker could get, checked: the session reads as BANK_STEP_ELSEWHERE without a link
+ * reference, the merchant's hook never saw a success (nor a saved account), and the link reference the
+ * store holds — were it to leak — reads and pays nothing, even indexed by hand.
+ */
+async function assertAttackerGetsNothing(pair: ProxyPair, started: Started, reports: OutcomeReport[]): Promise<void> {
+  const view = await session(pair, started.sessionId);
+  assert.equal(view.state, 'failed');
+  assert.equal(view.outcome?.code, 'BANK_STEP_ELSEWHERE');
+  assert.equal(view.outcome?.linkRef, undefined);
+  assert.ok(reports.every((report) => report.outcome.status === 'failure' && report.outcome.code === 'BANK_STEP_ELSEWHERE'), JSON.stringify(reports));
+  assert.ok(reports.every((report) => !('savedAccount' in report.outcome)));
+  const stored = await pair.store.get(started.sessionId);
+  if (stored?.outcome?.status === 'success') {
+    const leaked = stored.outcome.linkRef;
+    assert.equal((await pay(pair, leaked)).status, 404);
+    assert.equal((await readLink(pair, leaked)).status, 404);
+    await pair.store.mark(markerKey.linkRef(leaked), started.sessionId, 60_000);
+    const refused = await pay(pair, leaked);
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as { type: string }).type, 'urn:obv-link:problem:bank-step-unconfirmed');
+    assert.equal((await readLink(pair, leaked)).status, 403, 'no saved account to read either');
+  }
+  assert.equal(pair.provider.stats.transactions, 0, 'nothing was paid');
+  // The provider was told 2xx for every notification: holding is the proxy's own state.
+  assert.ok(pair.responses.filter((r) => r.path.includes('/notifications/')).every((r) => r.status === 200));
+}
+
 describe('bank step bound to the starting browser', () => {
-  test('the start\'s answer sets an HttpOnly, SameSite=Lax cookie scoped to the session\'s return page', async (t) => {
+  test('the cookie names no return page: one opaque HttpOnly, SameSite=Lax secret per browser, scoped to the mount path', async (t) => {
     const pair = await bindingPair(t);
     const { response, started } = await start(pair);
     assert.equal(response.status, 201);
-    const returnPath = new URL(await pair.returnUrl(started.sessionId)).pathname;
+    const returnRef = new URL(await pair.returnUrl(started.sessionId)).pathname.split('/').pop()!;
     assert.match(started.setCookie, /^obv_bank_step=[A-Za-z0-9_-]{43}; /);
-    assert.match(started.setCookie, new RegExp(`; Path=${returnPath};`));
+    assert.match(started.setCookie, /; Path=\/obv;/);
     assert.match(started.setCookie, /; HttpOnly/);
     assert.match(started.setCookie, /; SameSite=Lax/);
+    assert.ok(!started.setCookie.includes(returnRef), 'the cookie does not reveal the return page');
     assert.ok(!started.setCookie.includes(started.sessionId), 'the cookie is not the session id');
+    // A second start in the same browser keeps its secret, so both checkouts stay bound to it.
+    const second = (await start(pair, { cookie: started.cookie })).started;
+    assert.equal(second.cookie, started.cookie);
+    const record = await pair.store.get(second.sessionId);
+    assert.ok(record?.browserBinding && !started.cookie.includes(record.browserBinding), 'the session keeps a digest, not the secret');
   });
 
   test('a start its cookie could not reach (no Origin, another allowed origin, a cross-site fetch) is refused before the provider is called', async (t) => {
@@ -79,7 +155,7 @@ describe('bank step bound to the starting browser', () => {
     const before = pair.provider.stats.verificationRequests;
     const refusedStarts: Record<string, string>[] = [{}, { origin: 'https://elsewhere.example' }, { origin: pair.origin, 'sec-fetch-site': 'cross-site' }];
     for (const headers of refusedStarts) {
-      const { response, body } = await start(pair, headers);
+      const { response, body } = await start(pair, { headers });
       assert.equal(response.status, 403, JSON.stringify(headers));
       assert.equal(body.type, 'urn:obv-link:problem:bank-step-unbindable');
       assert.match(String(body.detail), /OBV_BIND_BANK_STEP/);
@@ -87,66 +163,148 @@ describe('bank step bound to the starting browser', () => {
     assert.equal(pair.provider.stats.verificationRequests, before);
   });
 
-  test('the attack: a victim who signs in through the attacker\'s consumerUrl releases nothing to the attacker', async (t) => {
-    const reports: OutcomeReport[] = [];
-    const pair = await bindingPair(t, reports);
-    const { started } = await start(pair);
-    // The victim's browser has no cookie of the attacker's session.
-    const back = await signInAndReturn(started);
-    assert.equal(back.status, 403);
-    assert.match(await back.text(), /Finish in the browser where you started/);
-    await pair.provider.notificationsSettled();
-    // The provider's success is stored (and its notification answered 503, so the provider kept retrying).
-    const stored = await pair.store.get(started.sessionId);
-    assert.equal(stored?.outcome?.status, 'success');
-    assert.ok(pair.responses.some((r) => r.path.includes('/notifications/') && r.status === 503));
-    // The attacker's page sees a session still pending, without a link reference; the merchant hears nothing.
-    const view = await session(pair, started.sessionId);
-    assert.equal(view.state, 'pending');
-    assert.equal(view.outcome, undefined);
-    assert.deepEqual(reports, []);
-    // Even a reference that leaked (read from the store here) pays nothing and reads nothing: a clear 4xx.
-    const leaked = stored?.outcome?.status === 'success' ? stored.outcome.linkRef : '';
-    assert.equal((await pay(pair, leaked)).status, 404);
-    await pair.store.mark(markerKey.linkRef(leaked), started.sessionId, 60_000);
-    const refused = await pay(pair, leaked);
-    assert.equal(refused.status, 403);
-    assert.equal(((await refused.json()) as { type: string }).type, 'urn:obv-link:problem:bank-step-unconfirmed');
-    const read = await fetch(`${pair.baseUrl}/links/${leaked}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
-    assert.equal(read.status, 403);
-    assert.equal(pair.provider.stats.transactions, 0);
-  });
+  for (const saving of [false, true]) {
+    const how = saving ? ' (saving the account)' : '';
 
-  test('the starting browser coming back releases the success: link reference, onOutcome once, one payment', async (t) => {
+    test(`the attacker confirms before the victim signs in: it does not count, and the victim's return ends it${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports);
+      const { started } = await start(pair, { saving });
+      const attackersReturn = await pair.returnUrl(started.sessionId);
+      const early = await visit(attackersReturn, started.cookie);
+      assert.equal(early.status, 200);
+      assert.doesNotMatch(early.text, COMPLETE);
+      assert.match(early.text, /Finishing your bank step/);
+      // The victim signs in and the bank sends their browser (no cookie of the attacker's) back.
+      const victimsReturn = await signIn(started);
+      const victim = await visit(victimsReturn);
+      assert.equal(victim.status, 403);
+      assert.match(victim.text, /Finish in the browser where you started/);
+      await pair.provider.notificationsSettled();
+      await sleep(GRACE_MS * 2);
+      const late = await returnUntilDone(attackersReturn, started.cookie);
+      assert.equal(late.status, 403);
+      assert.doesNotMatch(late.text, COMPLETE);
+      await assertAttackerGetsNothing(pair, started, reports);
+    });
+
+    test(`the attacker polls the return page while the victim's redirect comes back: the victim's return wins${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports);
+      const { started } = await start(pair, { saving });
+      const attackersReturn = await pair.returnUrl(started.sessionId);
+      const seen: { status: number; text: string }[] = [];
+      let polling = true;
+      const poller = (async () => {
+        while (polling) seen.push(await visit(attackersReturn, started.cookie));
+      })();
+      await sleep(50);
+      const victimsReturn = await signIn(started);
+      // The provider's success is stored first; the victim's browser arrives a moment later, inside the grace.
+      await pair.provider.notificationsSettled();
+      await sleep(GRACE_MS / 3);
+      assert.equal((await visit(victimsReturn)).status, 403);
+      await sleep(GRACE_MS * 2);
+      polling = false;
+      await poller;
+      assert.ok(seen.length > 5, `the attacker polled (${seen.length} visits)`);
+      assert.ok(seen.every((page) => !COMPLETE.test(page.text)), 'no visit of the attacker confirmed anything');
+      assert.equal(seen.at(-1)?.status, 403);
+      await assertAttackerGetsNothing(pair, started, reports);
+    });
+
+    test(`the attacker confirms after the victim's return: nothing${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports);
+      const { started } = await start(pair, { saving });
+      const victimsReturn = await signIn(started);
+      await pair.provider.notificationsSettled();
+      assert.equal((await visit(victimsReturn)).status, 403);
+      await sleep(GRACE_MS * 2);
+      const attacker = await visit(await pair.returnUrl(started.sessionId), started.cookie);
+      assert.equal(attacker.status, 403);
+      assert.doesNotMatch(attacker.text, COMPLETE);
+      await assertAttackerGetsNothing(pair, started, reports);
+    });
+
+    test(`the victim comes back before the provider's success arrives: it is never even stored${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports, { faults: { notificationDelayMs: 300 } });
+      const { started } = await start(pair, { saving });
+      const victimsReturn = await signIn(started);
+      assert.equal((await visit(victimsReturn)).status, 403);
+      // The attacker's page learns at once that it failed.
+      assert.equal((await session(pair, started.sessionId)).outcome?.code, 'BANK_STEP_ELSEWHERE');
+      await pair.provider.notificationsSettled();
+      assert.equal((await visit(await pair.returnUrl(started.sessionId), started.cookie)).status, 403);
+      const stored = await pair.store.get(started.sessionId);
+      assert.equal(stored?.outcome?.status, 'failure', 'the success was acknowledged and ignored, never stored');
+      await assertAttackerGetsNothing(pair, started, reports);
+      assert.equal(reports.length, 1, 'the merchant heard the failure once');
+    });
+
+    test(`the shopper who starts and finishes in one browser pays${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports);
+      const { started } = await start(pair, { saving });
+      const returnUrl = await signIn(started);
+      const back = await returnUntilDone(returnUrl, started.cookie);
+      assert.equal(back.status, 200);
+      assert.match(back.text, COMPLETE);
+      await pair.provider.notificationsSettled();
+      const view = await session(pair, started.sessionId);
+      assert.equal(view.state, 'succeeded');
+      const linkRef = view.outcome?.linkRef ?? '';
+      assert.ok(linkRef);
+      assert.equal(reports.length, 1, 'onOutcome once');
+      assert.equal(reports[0]?.outcome.status, 'success');
+      const link = (await (await readLink(pair, linkRef)).json()) as { savedAccount?: { accountId: string } };
+      assert.equal(Boolean(link.savedAccount), saving, 'the account is saved only when asked');
+      assert.equal((await pay(pair, linkRef)).status, 201);
+      // The provider was acknowledged 2xx while the success was held.
+      assert.ok(pair.responses.filter((r) => r.path.includes('/notifications/')).every((r) => r.status === 200));
+      // A browser without the binding, after the confirmation, changes nothing.
+      const stranger = await visit(returnUrl);
+      assert.equal(stranger.status, 403);
+      assert.match(stranger.text, /finished in another browser/);
+      assert.equal((await session(pair, started.sessionId)).outcome?.linkRef, linkRef);
+    });
+  }
+
+  test('a held success is acknowledged 200 and its delivery survives a restart: the other instance releases it once, from the store', async (t) => {
+    const sessionStore = new MemorySessionStore();
+    const resultBus = new MemoryResultBus();
+    t.after(async () => {
+      await sessionStore.close();
+      await resultBus.close();
+    });
+    const firstReports: OutcomeReport[] = [];
+    const first = await bindingPair(t, firstReports, {}, { sessionStore, resultBus });
+    const { started } = await start(first);
+    const returnUrl = await signIn(started);
+    await first.provider.notificationsSettled();
+    const notified = first.responses.filter((r) => r.path.includes('/notifications/'));
+    assert.deepEqual(notified.map((r) => [r.status, JSON.parse(r.body) as unknown]), [[200, { status: 'stored' }]], 'one delivery, acknowledged');
+    assert.equal((await session(first, started.sessionId)).outcome, undefined, 'held');
+    assert.deepEqual(firstReports, []);
+    // A new process over the same store (the first one is never asked again).
     const reports: OutcomeReport[] = [];
-    const pair = await bindingPair(t, reports);
-    const { started } = await start(pair);
-    const back = await signInAndReturn(started, started.cookie);
-    assert.equal(back.status, 200);
-    assert.match(await back.text(), /Bank step complete/);
-    await pair.provider.notificationsSettled();
-    const view = await session(pair, started.sessionId);
-    assert.equal(view.state, 'succeeded');
-    const linkRef = view.outcome?.linkRef ?? '';
+    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, sessionStore, resultBus, onOutcome: (report) => void reports.push(report) } });
+    t.after(() => second.close());
+    const back = await returnUntilDone(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}`, started.cookie);
+    assert.match(back.text, COMPLETE);
+    const linkRef = (await session(second, started.sessionId)).outcome?.linkRef ?? '';
     assert.ok(linkRef);
+    // Visited again: delivered once all the same.
+    await visit(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}`, started.cookie);
     assert.equal(reports.length, 1);
-    assert.equal((await pay(pair, linkRef)).status, 201);
-  });
-
-  test('a success that arrives after the starting browser came back is released at once', async (t) => {
-    const pair = await bindingPair(t, [], { faults: { notificationDelayMs: 300 } });
-    const { started } = await start(pair);
-    assert.equal((await signInAndReturn(started, started.cookie)).status, 200);
-    assert.equal((await session(pair, started.sessionId)).outcome, undefined, 'nothing yet: the notification is delayed');
-    await pair.provider.notificationsSettled();
-    assert.ok((await session(pair, started.sessionId)).outcome?.linkRef);
-    assert.ok(!pair.responses.some((r) => r.path.includes('/notifications/') && r.status === 503), 'no held delivery');
+    assert.equal((await pay(second, linkRef)).status, 201);
   });
 
   test('a different later notification for a held success is acknowledged and ignored, not retried', async (t) => {
     const pair = await bindingPair(t);
     const { started } = await start(pair);
-    await completeConsumerStep(started.consumerUrl, 'good');
+    await signIn(started);
     await pair.provider.notificationsSettled();
     const late = await postNotification(await pair.notificationUrl(started.sessionId), failurePayload());
     assert.equal(late.status, 200);
@@ -154,18 +312,21 @@ describe('bank step bound to the starting browser', () => {
     assert.equal((await pair.store.get(started.sessionId))?.outcome?.status, 'success', 'the first outcome stays');
   });
 
-  test('another session\'s cookie does not confirm this one', async (t) => {
+  test('another session\'s binding does not confirm this one: it is a browser that did not start it', async (t) => {
     const pair = await bindingPair(t);
     const mine = (await start(pair)).started;
     const theirs = (await start(pair)).started;
-    assert.equal((await signInAndReturn(theirs, mine.cookie)).status, 403);
+    const returnUrl = await signIn(theirs);
+    await pair.provider.notificationsSettled();
+    assert.equal((await visit(returnUrl, mine.cookie)).status, 403);
+    assert.equal((await session(pair, theirs.sessionId)).outcome?.code, 'BANK_STEP_ELSEWHERE');
   });
 
   test('sandbox mode leaves it off unless asked, and then starts from anywhere as before', async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     assert.equal(pair.proxy.config.bindBankStep, false);
-    const { response, started } = await start(pair, {});
+    const { response, started } = await start(pair, { headers: {} });
     assert.equal(response.status, 201);
     assert.equal(started.setCookie, '');
   });
@@ -180,16 +341,15 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
       t.after(() => made.close());
       return { sessionStore: made.sessionStore, resultBus: made.resultBus };
     };
-    const first = await startProxyPair({ proxy: { bindBankStep: true, ...backend() } });
+    const first = await startProxyPair({ proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, ...backend() } });
     t.after(() => first.close());
-    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, ...backend() } });
+    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, ...backend() } });
     t.after(() => second.close());
     const { started } = await start(first);
-    const bank = await completeConsumerStep(started.consumerUrl, 'good');
-    const returnPath = new URL(bank.headers.get('location') ?? '').pathname;
+    const returnPath = new URL(await signIn(started)).pathname;
     await first.provider.notificationsSettled();
     assert.equal((await session(second, started.sessionId)).outcome, undefined, 'held on every instance');
-    const back = await fetch(`${second.baseUrl}${returnPath.slice('/obv'.length)}`, { headers: { accept: 'text/html', cookie: started.cookie } });
+    const back = await returnUntilDone(`${second.baseUrl}${returnPath.slice('/obv'.length)}`, started.cookie);
     assert.equal(back.status, 200);
     for (const proxy of [first, second]) assert.ok((await session(proxy, started.sessionId)).outcome?.linkRef);
   });

@@ -199,6 +199,7 @@ describe('configuration from the environment', () => {
       defaultMetrics: false,
       tokenRetry: { limit: 0 },
       now: Date.now,
+      bankStepGraceMs: 1_000,
     };
     const proxy = createObvProxy({ ...config, ...dependencies });
     try {

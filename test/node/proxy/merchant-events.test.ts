@@ -115,9 +115,9 @@ describe('merchant events', () => {
     }
   });
 
-  test('a success held for the bank step is told only once the starting browser confirms it, and as link.expired if it never does', async () => {
+  test('a success held for the bank step is told only once the starting browser confirms it, as link.failed when it was completed elsewhere, and as link.expired if it is never decided', async () => {
     const boundEndpoint = await startMerchantEndpoint();
-    const bound = await eventsPair(boundEndpoint, { bindBankStep: true, sessionTtlMs: 1_500 });
+    const bound = await eventsPair(boundEndpoint, { bindBankStep: true, sessionTtlMs: 1_500, bankStepGraceMs: 100 });
     try {
       const start = async () => {
         const response = await fetch(`${bound.baseUrl}/verifications`, {
@@ -129,20 +129,27 @@ describe('merchant events', () => {
       };
       const abandoned = await start();
       const confirmed = await start();
-      // The bank step finished in another browser (or the shopper never came back): the success is held.
-      for (const { sessionId } of [abandoned, confirmed]) {
-        assert.equal((await postNotification(await bound.notificationUrl(sessionId), successPayload())).status, 503);
+      const elsewhere = await start();
+      // Stored and acknowledged, and held: nobody has come back yet.
+      for (const { sessionId } of [abandoned, confirmed, elsewhere]) {
+        assert.equal((await postNotification(await bound.notificationUrl(sessionId), successPayload())).status, 200);
       }
+      // A browser without the binding comes back for one; the starting browser for another, after the grace.
+      assert.equal((await fetch(await bound.returnUrl(elsewhere.sessionId), { headers: { accept: 'text/html' } })).status, 403);
+      await new Promise((resolve) => setTimeout(resolve, 200));
       const back = await fetch(await bound.returnUrl(confirmed.sessionId), { headers: { cookie: confirmed.cookie, accept: 'text/html' } });
       assert.equal(back.status, 200);
-      const events = await boundEndpoint.waitForDistinct(2);
+      const events = await boundEndpoint.waitForDistinct(3);
       const stored = await bound.store.get(confirmed.sessionId);
-      assert.deepEqual(events.map((event) => [event.type, event.data.linkRef]).sort(), [
+      assert.deepEqual(events.map((event) => [event.type, event.data.linkRef ?? event.data.code]).sort(), [
         ['link.expired', undefined],
+        ['link.failed', 'BANK_STEP_ELSEWHERE'],
         ['link.succeeded', (stored!.outcome as { linkRef: string }).linkRef],
       ]);
-      const abandonedRecord = await bound.store.get(abandoned.sessionId);
-      assert.ok(!boundEndpoint.deliveries.some((d) => d.body.includes((abandonedRecord!.outcome as { linkRef: string }).linkRef)));
+      for (const { sessionId } of [abandoned, elsewhere]) {
+        const record = await bound.store.get(sessionId);
+        assert.ok(!boundEndpoint.deliveries.some((d) => d.body.includes((record!.outcome as { linkRef: string }).linkRef)));
+      }
     } finally {
       await bound.close();
       await boundEndpoint.close();

@@ -264,7 +264,7 @@ describe('the onOutcome hook', () => {
     assert.equal((await postNotification(url, payload, { id: 'msg_hook_1' })).status, 200);
     assert.equal((await postNotification(url, payload, { id: 'msg_hook_1' })).status, 200);
     assert.equal(calls, 2, 'called again after the failure, and not after it returned');
-    assert.ok(pair.logs.find('the onOutcome hook failed; the provider will retry the notification').length > 0);
+    assert.ok(pair.logs.find('the onOutcome hook failed; the next delivery').length > 0);
   });
 
   test('overlapping deliveries call a slow hook once: the other is answered 503 and its retry finds it done', async (t) => {

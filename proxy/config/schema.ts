@@ -353,8 +353,8 @@ function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): voi
   if (config.storage === 'redis' && !config.redisUrl) {
     ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'is required with OBV_STORAGE=redis' });
   }
-  if (config.storage === 'sqlite' && config.redisUrl) {
-    ctx.addIssue({ code: 'custom', path: ['storage'], message: 'is sqlite while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)' });
+  if ((config.storage === 'sqlite' || config.storage === 'memory') && config.redisUrl) {
+    ctx.addIssue({ code: 'custom', path: ['storage'], message: `is ${config.storage} while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)` });
   }
   if (config.storage === 'memory' && config.sandbox !== true && config.allowVolatileStorage !== true) {
     ctx.addIssue({ code: 'custom', path: ['storage'],

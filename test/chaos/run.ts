@@ -3,6 +3,7 @@
 // R duplicated (same id), M missing` and exits 1 on any violation.
 import { parseArgs } from 'node:util';
 import { formatReport, hasViolations, runChaos } from './chaos.ts';
+import { durableViolations, formatDurableReport, runDurableChaos } from './durable.ts';
 
 const { values } = parseArgs({
   options: {
@@ -10,6 +11,9 @@ const { values } = parseArgs({
     instances: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '64' },
     seed: { type: 'string', default: '13' },
+    // One durable instance (SQLite, the default deployment) killed and restarted, instead of a Redis cluster.
+    durable: { type: 'boolean', default: false },
+    orders: { type: 'string', default: '60' },
   },
 });
 
@@ -20,6 +24,17 @@ function positive(name: string, raw: string, max: number): number {
     process.exit(2);
   }
   return value;
+}
+
+if (values.durable) {
+  const durable = await runDurableChaos({
+    orders: positive('orders', values.orders, 10_000),
+    concurrency: positive('concurrency', values.concurrency === '64' ? '8' : values.concurrency, 256),
+    progress: (line) => console.log(line),
+  });
+  for (const example of durable.examples) console.log(`chaos: violation: ${example}`);
+  console.log(formatDurableReport(durable));
+  process.exit(durableViolations(durable) > 0 ? 1 : 0);
 }
 
 const report = await runChaos({

@@ -51,6 +51,10 @@ export function sandboxProxyConfig(providerUrl: string, publicUrl: string): Prox
     rateLimit: 0,
     upstreamTimeoutMs: 5_000,
     logLevel: 'debug',
+    // Each test its own state: the durable default is tested where durability is the point (test/e2e/crash-safety).
+    storage: 'memory',
+    // Tests that switch sandbox mode off say so explicitly, as an operator would have to.
+    allowVolatileStorage: true,
   };
 }
 

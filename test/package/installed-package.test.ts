@@ -14,6 +14,9 @@ import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, type FrameworkName } from './frameworks.ts';
 import { relativeLinks, snippetImports } from './markdown-code.ts';
+import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
+import { eventually } from '../node/redis/support.ts';
+import { lookupSession } from '../helpers/session-requests.ts';
 import { cleanEnv, exec, freePort, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
 
 const QUICK_START = '### Quick start against the sandbox';
@@ -201,6 +204,57 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     await proxy.waitFor(/obv-link proxy listening/);
     const health = await fetch(`http://127.0.0.1:${port}/obv/healthz`);
     assert.deepEqual(await health.json(), { status: 'ok' });
+    proxy.process.kill('SIGTERM');
+    assert.equal(await proxy.exited(), 0);
+  });
+
+  test('npx obv-link-proxy keeps its state in ./obv-link-data: an order paid before a SIGKILL is refused after the restart, and still answered', async () => {
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    children.push(sandbox);
+    const [, providerUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const apiKey = 'tarball-merchant-api-key-0123456789abcdef';
+    const boot = () => {
+      // No storage setting at all: the default is SQLite in ./obv-link-data.
+      const child = startChild(bin(app, 'obv-link-proxy'), [], {
+        cwd: app.dir,
+        env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: providerUrl!, OBV_PUBLIC_URL: url, PORT: String(port), OBV_MERCHANT_API_KEY: apiKey, OBV_LOG_LEVEL: 'info' }),
+      });
+      children.push(child);
+      return child;
+    };
+    const api = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
+    const order = `tarball-${Date.now()}`;
+    const purchase = { merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } };
+
+    let proxy = boot();
+    await proxy.waitFor(/obv-link proxy listening/);
+    assert.match(proxy.output(), /state is kept in SQLite/);
+    const { linkToken } = (await (await fetch(`${url}/obv/link-sessions`, { method: 'POST', headers: api, body: JSON.stringify(purchase) })).json()) as { linkToken: string };
+    const started = await fetch(`${url}/obv/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify({ linkToken }) });
+    assert.equal(started.status, 201);
+    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+    await signInOverHttp(consumerUrl);
+    const linkRef = await eventually(async () => {
+      const session = (await (await lookupSession(`${url}/obv`, sessionId, { origin: url })).json()) as { outcome?: { linkRef?: string } };
+      return session.outcome?.linkRef;
+    });
+    const pay = () => fetch(`${url}/obv/transactions`, { method: 'POST', headers: api, body: JSON.stringify({ linkRef, merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD' }) });
+    const paid = await pay();
+    assert.equal(paid.status, 201);
+    const { transactionId } = (await paid.json()) as { transactionId: string };
+
+    proxy.process.kill('SIGKILL');
+    await proxy.exited();
+    proxy = boot();
+    await proxy.waitFor(/obv-link proxy listening/);
+    const again = await pay();
+    assert.equal(again.status, 409);
+    assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, transactionId);
+    const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as { state: string; transactionId: string };
+    assert.deepEqual([record.state, record.transactionId], ['completed', transactionId]);
+    assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
     proxy.process.kill('SIGTERM');
     assert.equal(await proxy.exited(), 0);
   });

@@ -64,6 +64,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `);
 
+/** KEYS[1] idempotency key; ARGV[1] the pending marker, ARGV[2] TTL ms. Extends the lease of a claim still pending. */
+export const RENEW_IF_PENDING = script(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+`);
+
 /** KEYS[1] marker; ARGV[1] value, ARGV[2] TTL ms. Sets the marker unless it is set; returns what it holds. */
 export const MARK = script(`
 local v = redis.call('GET', KEYS[1])

@@ -14,7 +14,7 @@ import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
-import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, SETTLE, runScript } from './scripts.ts';
+import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
 import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../types.ts';
 
 export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, 'role'> {
@@ -28,8 +28,9 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
   /** Upper bound on how long a duplicate start waits for the first one to finish (default 30 s). */
   idempotencyWaitMs?: number;
   /**
-   * Lifetime of a claim whose start never completes nor releases it (its instance died), default 2 min:
-   * longer than any start takes, short enough that the key is usable again soon.
+   * A start's claim is a lease this long (default 3 s), renewed by its instance every third of it while
+   * the start runs: a claim whose instance died is free again within the lease, so a retry gets a prompt
+   * answer instead of waiting for a start that will never finish.
    */
   pendingClaimTtlMs?: number;
   /** Clock, epoch ms (tests). */
@@ -37,7 +38,7 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
 }
 
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
-const DEFAULT_PENDING_CLAIM_TTL_MS = 120_000;
+const DEFAULT_PENDING_CLAIM_TTL_MS = 3_000;
 const PENDING = 'pending';
 const DONE_PREFIX = 'session:';
 
@@ -53,6 +54,8 @@ export class RedisSessionStore implements SessionStore {
   readonly #idempotencyWaitMs: number;
   readonly #pendingClaimTtlMs: number;
   readonly #now: () => number;
+  /** Claims this instance holds while their start runs, renewed until completed or released. */
+  readonly #renewals = new Map<string, NodeJS.Timeout>();
 
   constructor(options: RedisSessionStoreOptions) {
     this.redis = createRedisConnection({ ...options, role: 'commands' });
@@ -127,7 +130,10 @@ export class RedisSessionStore implements SessionStore {
   ): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
     const redisKey = this.keys.idempotency(key);
     const pendingTtl = Math.min(ttlMs, this.#pendingClaimTtlMs);
-    if ((await redisCommand(this.redis.set(redisKey, PENDING, 'PX', pendingTtl, 'NX'))) === 'OK') return { claimed: true };
+    if ((await redisCommand(this.redis.set(redisKey, PENDING, 'PX', pendingTtl, 'NX'))) === 'OK') {
+      this.#renew(redisKey, pendingTtl);
+      return { claimed: true };
+    }
     const deadline = this.#now() + this.#idempotencyWaitMs;
     for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
       const value = await redisCommand(this.redis.get(redisKey));
@@ -138,11 +144,13 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void> {
+    this.#stopRenewing(this.keys.idempotency(key));
     await redisCommand(this.redis.set(this.keys.idempotency(key), DONE_PREFIX + sessionId, 'PX', ttlMs));
   }
 
   async releaseIdempotencyKey(key: string): Promise<void> {
     // Only a pending claim is released: a completed key keeps answering duplicates until its TTL.
+    this.#stopRenewing(this.keys.idempotency(key));
     await runScript(this.redis, RELEASE_IF_PENDING, [this.keys.idempotency(key)], [PENDING]);
   }
 
@@ -167,7 +175,22 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async close(): Promise<void> {
+    for (const key of [...this.#renewals.keys()]) this.#stopRenewing(key);
     await closeConnection(this.redis);
+  }
+
+  /** Keeps this instance's pending claim alive while its start runs (a lease: see pendingClaimTtlMs). */
+  #renew(redisKey: string, ttlMs: number): void {
+    const timer = setInterval(() => {
+      runScript(this.redis, RENEW_IF_PENDING, [redisKey], [PENDING, String(ttlMs)]).catch(() => undefined);
+    }, Math.max(1, Math.floor(ttlMs / 3)));
+    timer.unref();
+    this.#renewals.set(redisKey, timer);
+  }
+
+  #stopRenewing(redisKey: string): void {
+    clearInterval(this.#renewals.get(redisKey));
+    this.#renewals.delete(redisKey);
   }
 
   #withExpiry(record: SessionRecord): SessionRecord {

@@ -158,6 +158,13 @@ describe('OpenAPI document', () => {
       get('/transactions/order-never-paid', AUTH),
       get('/transactions/order-openapi-1'),
     ), [200, 404, 401]);
+    const { paymentId } = (await (await get('/transactions/order-openapi-1', AUTH)).json()) as { paymentId: string };
+    assert.deepEqual(await statuses(
+      post('/transactions/order-openapi-1/reconcile', { paymentId, result: 'not-charged' }, AUTH),
+      post('/transactions/order-openapi-1/reconcile', { paymentId: 'pay_other', result: 'paid' }, AUTH),
+      post('/transactions/order-openapi-1/reconcile', { paymentId, result: 'maybe' }, AUTH),
+      post('/transactions/order-openapi-1/reconcile', { paymentId, result: 'paid' }),
+    ), [409, 404, 400, 401]);
 
     const events = (await (await get('/events?limit=100', AUTH)).json()) as { data: { id: string }[] };
     assert.ok(events.data.length >= 3, 'link.succeeded, link.failed, link.cancelled at least');

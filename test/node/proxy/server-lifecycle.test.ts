@@ -6,6 +6,9 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { startProvider } from '../../../sandbox/index.ts';
 import { parseProxyConfig } from '../../../proxy/config/schema.ts';
@@ -206,7 +209,8 @@ describe('the drain window', () => {
 describe('npm start (proxy/cli.ts) process', () => {
   function runCli(env: Record<string, string>) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
-      env: { PATH: process.env.PATH ?? '', ...env },
+      // The CLI's default storage (SQLite) in a directory of this test's own.
+      env: { PATH: process.env.PATH ?? '', OBV_DATA_DIR: mkdtempSync(join(tmpdir(), 'obv-cli-')), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

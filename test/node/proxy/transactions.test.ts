@@ -55,9 +55,15 @@ describe('transactions', () => {
       proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
     });
     t.after(() => proxy.close());
-    return (linkRef: string) => fetch(`${proxy.baseUrl}/transactions`, {
+    const pay = (linkRef: string) => fetch(`${proxy.baseUrl}/transactions`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
     });
+    return Object.assign(pay, { baseUrl: proxy.baseUrl });
+  }
+
+  /** POST /transactions/{order}/reconcile on `baseUrl`. */
+  function reconcile(baseUrl: string, order: string, body: Record<string, unknown>) {
+    return fetch(`${baseUrl}/transactions/${order}/reconcile`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH }, body: JSON.stringify(body) });
   }
 
   function submit(body: unknown, authorization?: string) {
@@ -308,5 +314,58 @@ describe('transactions', () => {
     assert.equal(again.headers.get('idempotent-replayed'), null);
     assert.equal(((await again.json()) as { payment?: { state?: string } }).payment?.state, 'unknown', 'the order\'s payment is unknown: reconcile');
     assert.equal(charges, 1, 'the gateway saw one charge');
+  });
+
+  test('a provider 409 may be a duplicate that charged: the payment is unknown, never freed for a second call', async (t) => {
+    let charges = 0;
+    const payThroughGateway = await proxyWithGateway(t, () => {
+      charges += 1;
+      return { status: 409, body: { error: 'duplicate transaction' } };
+    });
+    const linkRef = await verifiedLinkRef();
+    assert.equal((await payThroughGateway(linkRef)).status, 409);
+    const again = await payThroughGateway(linkRef);
+    assert.equal(again.status, 409);
+    assert.equal(((await again.json()) as { payment?: { state?: string } }).payment?.state, 'unknown');
+    assert.equal(charges, 1, 'the gateway saw one call');
+  });
+
+  test('an unknown payment is reconciled by the merchant: not-charged frees the order for a new payment, paid closes it', async (t) => {
+    let calls = 0;
+    let answer: { status: number; body: unknown } = { status: 504, body: {} };
+    const payThroughGateway = await proxyWithGateway(t, (body) => {
+      calls += 1;
+      return { ...answer, body: answer.status < 300 ? { transactionId: `txn_${calls}`, transactionStatus: 'APPROVED', merchantTransactionId: (body.merchant as Record<string, unknown>).merchantTransactionId } : answer.body };
+    });
+    const linkRef = await verifiedLinkRef();
+    const order = orderOf.get(linkRef)!;
+    assert.equal((await payThroughGateway(linkRef)).status, 502);
+    const read = async () => (await (await fetch(`${payThroughGateway.baseUrl}/transactions/${order}`, { headers: { authorization: AUTH } })).json()) as { state: string; paymentId: string };
+    const unknown = await read();
+    assert.equal(unknown.state, 'unknown');
+    // Another payment's id, a bad result, or no API key: refused, naming the field.
+    const wrong = await reconcile(payThroughGateway.baseUrl, order, { paymentId: 'pay_someone_else', result: 'not-charged' });
+    assert.equal(wrong.status, 404);
+    assert.deepEqual(((await wrong.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['paymentId']);
+    const bad = await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'perhaps' });
+    assert.equal(bad.status, 400);
+    assert.deepEqual(((await bad.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['result']);
+    // The provider says nothing was charged: the order may be paid again, and is.
+    const freed = await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'not-charged' });
+    assert.equal(freed.status, 200);
+    assert.deepEqual(await freed.json(), { merchantTransactionId: order, paymentId: unknown.paymentId, result: 'not-charged', payable: true });
+    answer = { status: 201, body: {} };
+    const paid = await fetch(`${payThroughGateway.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-again-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
+    });
+    assert.equal(paid.status, 201);
+    const completed = await read();
+    assert.equal(completed.state, 'completed');
+    assert.notEqual(completed.paymentId, unknown.paymentId, 'a new payment of the order has its own id');
+    assert.equal(calls, 2);
+    // A completed payment is never reconciled.
+    const late = await reconcile(payThroughGateway.baseUrl, order, { paymentId: completed.paymentId, result: 'not-charged' });
+    assert.equal(late.status, 409);
+    assert.equal((await read()).state, 'completed');
   });
 });

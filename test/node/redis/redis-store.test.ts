@@ -201,6 +201,21 @@ describe('Redis session store', { skip }, () => {
       assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: true });
     });
 
+    it('renews a live start\'s claim past its lease, and frees it promptly once that instance is gone (SIGKILL-like: no release)', async () => {
+      const holder = await openRedisSessionStore({ url: server.url, pendingClaimTtlMs: 300 });
+      const key = randomId();
+      assert.deepEqual(await holder.claimIdempotencyKey(key, 60_000), { claimed: true });
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      assert.equal(await raw.exists(storeA.keys.idempotency(key)), 1, 'a running start keeps its claim');
+      // The instance dies: its connection goes, its timers with it; nothing releases the claim.
+      holder.redis.disconnect();
+      const diedAt = Date.now();
+      await eventually(async () => ((await raw.exists(storeA.keys.idempotency(key))) === 0 ? true : undefined), 2_000);
+      assert.ok(Date.now() - diedAt < 1_500, 'free within the lease');
+      assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: true });
+      await holder.close().catch(() => undefined);
+    });
+
     it('does not release a completed key', async () => {
       const key = randomId();
       await storeA.claimIdempotencyKey(key, 60_000);

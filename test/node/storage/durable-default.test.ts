@@ -1,0 +1,123 @@
+// Durable by default: where the configuration puts state, what production refuses, and the SQLite file's
+// own promises (one instance per directory, private permissions, what a restart keeps).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { ConfigError, configFromEnv, createLogger, createObvProxy, DataDirectoryError } from '../../../proxy/index.ts';
+import { createStorage } from '../../../proxy/storage/create-storage.ts';
+import { pendingPayment } from '../../helpers/storage-contract.ts';
+
+const PRODUCTION = {
+  OBV_BASE_URL: 'https://api.provider.example',
+  OBV_CLIENT_ID: 'client',
+  OBV_CLIENT_SECRET: 'client-secret-from-the-provider',
+  OBV_PUBLIC_URL: 'https://shop.example',
+  OBV_WEBHOOK_SECRET: `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`,
+  OBV_MERCHANT_ID: 'merchant-1',
+  OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
+};
+const logger = createLogger('silent');
+const dirs: string[] = [];
+const newDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'obv-durable-'));
+  dirs.push(dir);
+  return dir;
+};
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function refusal(env: Record<string, string>): string[] {
+  try {
+    configFromEnv(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.issues.map((issue) => `${issue.setting}: ${issue.message}`);
+  }
+  return assert.fail('expected a ConfigError');
+}
+
+describe('where state lives', () => {
+  test('is SQLite in ./obv-link-data unless told otherwise, and Redis when OBV_REDIS_URL is set', () => {
+    const config = configFromEnv(PRODUCTION);
+    assert.equal(config.storage, 'sqlite');
+    assert.equal(config.dataDir, 'obv-link-data');
+    assert.equal(configFromEnv({ ...PRODUCTION, OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' }).storage, 'redis');
+    assert.equal(configFromEnv({ ...PRODUCTION, OBV_DATA_DIR: '/var/lib/obv-link' }).dataDir, '/var/lib/obv-link');
+  });
+
+  test('production refuses memory storage with a clear message, unless told explicitly; sandbox mode takes it', () => {
+    const [message] = refusal({ ...PRODUCTION, OBV_STORAGE: 'memory' });
+    assert.match(message!, /^OBV_STORAGE: is memory: a restart would lose every payment/);
+    assert.match(message!, /OBV_ALLOW_VOLATILE_STORAGE=true/);
+    assert.equal(configFromEnv({ ...PRODUCTION, OBV_STORAGE: 'memory', OBV_ALLOW_VOLATILE_STORAGE: 'true' }).storage, 'memory');
+    assert.equal(configFromEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:1', OBV_STORAGE: 'memory' }).storage, 'memory');
+  });
+
+  test('refuses crossed settings, naming each', () => {
+    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'redis' }), ['OBV_REDIS_URL: is required with OBV_STORAGE=redis']);
+    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is sqlite while OBV_REDIS_URL is set/);
+    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, redis or memory/);
+  });
+
+  test('createObvProxy opens its SQLite file in the data directory with no other set-up, private to its user', async () => {
+    const dataDir = join(newDir(), 'nested', 'state');
+    const proxy = createObvProxy({ ...configFromEnv(PRODUCTION), dataDir, logger });
+    try {
+      const file = join(dataDir, 'obv-link.sqlite');
+      assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+    } finally {
+      await proxy.close();
+    }
+  });
+});
+
+describe('the SQLite file', () => {
+  test('is one instance\'s: a second storage on the same directory is refused with a message saying why', async () => {
+    const dataDir = newDir();
+    const first = createStorage({ kind: 'sqlite', dataDir, logger });
+    try {
+      assert.throws(() => createStorage({ kind: 'sqlite', dataDir, logger }), (error: unknown) =>
+        error instanceof DataDirectoryError && /in use by another obv-link proxy/.test(error.message) && /OBV_REDIS_URL/.test(error.message));
+    } finally {
+      await first.close();
+    }
+    // Closed (or killed): the directory is usable again.
+    const again = createStorage({ kind: 'sqlite', dataDir, logger });
+    await again.close();
+  });
+
+  test('keeps what was written across a reopen; a payment left pending by a process that is gone is unknown at once', async () => {
+    const dataDir = newDir();
+    const before = createStorage({ kind: 'sqlite', dataDir, logger });
+    const payment = pendingPayment(600_000);
+    await before.payments.claim(payment, 60_000);
+    await before.removals.record({ merchantUserId: 'u-1', accountId: 'sa_1', removedAt: new Date().toISOString() });
+    await before.close();
+    const after = createStorage({ kind: 'sqlite', dataDir, logger });
+    try {
+      assert.equal(await after.removals.isRemoved('u-1', 'sa_1'), true);
+      // Its holder was the last process on this file: the lease ends at the reopen, not ten minutes later.
+      const expired = await after.payments.expireLeases(Date.now(), 10);
+      assert.deepEqual(expired.map((p) => [p.merchantTransactionId, p.state]), [[payment.merchantTransactionId, 'unknown']]);
+    } finally {
+      await after.close();
+    }
+  });
+
+  test('a start\'s idempotency claim left in flight by a process that is gone is free at the reopen', async () => {
+    const dataDir = newDir();
+    const before = createStorage({ kind: 'sqlite', dataDir, logger });
+    assert.deepEqual(await before.sessionStore.claimIdempotencyKey('key-1', 60_000), { claimed: true });
+    await before.close();
+    const after = createStorage({ kind: 'sqlite', dataDir, logger });
+    try {
+      assert.deepEqual(await after.sessionStore.claimIdempotencyKey('key-1', 60_000), { claimed: true });
+    } finally {
+      await after.close();
+    }
+  });
+});

@@ -4,7 +4,7 @@
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
+import { DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 import { webhookKeyBytes } from '../notifications/signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
@@ -12,6 +12,12 @@ import { unknownVariables } from './unknown-variables.ts';
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const DURATION_FORMS = 'must be a duration greater than zero: 30m, 90s, 1500ms, 2h, or a number of seconds';
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Milliseconds as the duration forms read them back: `18h 44m 50s`, `30m`, `1500ms`. */
+export function formatDuration(ms: number): string {
+  const parts = [[Math.floor(ms / UNIT_MS.h), 'h'], [Math.floor(ms / UNIT_MS.m) % 60, 'm'], [Math.floor(ms / UNIT_MS.s) % 60, 's'], [ms % 1000, 'ms']] as const;
+  return parts.filter(([amount]) => amount > 0).map(([amount, unit]) => `${amount}${unit}`).join(' ') || '0s';
+}
 
 /** "30m", "90s", "1500ms", "2h", or a bare number of seconds → milliseconds. Numbers are taken as ms. */
 const Duration = z.union([
@@ -229,8 +235,10 @@ const ConfigFields = z.object({
      * open. Required outside sandbox mode (sandbox mode uses a published key and says so).
      */
     sealingKeys: SealingKeyList.optional(),
-    /** How long a link token from POST /link-sessions may start a verification. */
-    linkSessionTtlMs: Duration.default(30 * 60_000),
+    /** How long a link token from POST /link-sessions may start a verification; at most LINK_SESSION_TTL_MAX_MS. */
+    linkSessionTtlMs: Duration
+      .refine((ms) => ms <= LINK_SESSION_TTL_MAX_MS, `must be at most ${formatDuration(LINK_SESSION_TTL_MAX_MS)} (a link token serves one checkout page)`)
+      .default(30 * 60_000),
     /** How long the proxy remembers an order it paid (one payment per order, GET /transactions/{id}). */
     paymentRetentionMs: Duration.default(30 * 24 * 3_600_000),
     upstreamTimeoutMs: Duration.default(10_000),
@@ -320,6 +328,7 @@ export const ProxyConfigSchema = ConfigFields
       ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
         message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
     }
+    linkSessionWithinRetention(config, referenceLifeMs, ctx);
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
     }
@@ -331,6 +340,25 @@ export const ProxyConfigSchema = ConfigFields
   .transform((config) => ({ ...config, gatewayUrl: config.gatewayUrl ?? config.baseUrl, bindBankStep: config.bindBankStep ?? !config.sandbox }));
 
 type ConfigFields = z.infer<typeof ConfigFields>;
+
+/**
+ * A link token starts verifications until its order is paid, and "paid" is the payment record: once the
+ * record is forgotten (OBV_PAYMENT_RETENTION), a live link token would start a new verification whose
+ * link reference pays the same order again. The last reference a link token can make lives until
+ * link-session lifetime + reference life (session lifetime + record grace + upstream time-out) after
+ * the link session was made, and the order may be paid at its very start: so that much must lie well
+ * inside the retention. Half of it, so shortening the retention later, or instances whose clocks differ,
+ * still leave every reference long dead before its payment is forgotten.
+ */
+function linkSessionWithinRetention(config: ConfigFields, referenceLifeMs: number, ctx: z.RefinementCtx): void {
+  const { linkSessionTtlMs, paymentRetentionMs } = config;
+  if (typeof linkSessionTtlMs !== 'number' || typeof paymentRetentionMs !== 'number' || !Number.isFinite(referenceLifeMs)) return;
+  if (linkSessionTtlMs + referenceLifeMs <= paymentRetentionMs / 2) return;
+  const most = paymentRetentionMs / 2 - referenceLifeMs;
+  ctx.addIssue({ code: 'custom', path: ['linkSessionTtlMs'],
+    message: `must end well inside the payment retention: with the session lifetime + 1 h it may take at most half of OBV_PAYMENT_RETENTION (${
+      most > 0 ? `at most ${formatDuration(most)} here` : 'OBV_PAYMENT_RETENTION is too short for any'}), or its order could be paid again once the payment is forgotten` });
+}
 
 /** Fewest distinct byte values a random key of MIN_WEBHOOK_KEY_BYTES has, with room to spare (it has ~23). */
 const MIN_DISTINCT_KEY_BYTES = 12;

@@ -105,7 +105,9 @@ export function withoutSecrets(body: unknown, secrets: readonly (string | undefi
   if (present.length === 0) return body;
   const walk = (value: unknown, depth: number): unknown => {
     if (typeof value === 'string') return redactSecrets(value, present);
-    if (depth > 8 || typeof value !== 'object' || value === null) return value;
+    if (typeof value !== 'object' || value === null) return value;
+    // Deeper than the walk goes: kept whole only when its JSON holds no echo, else replaced as a whole.
+    if (depth > 8) return redactSecrets(JSON.stringify(value), present) === JSON.stringify(value) ? value : REDACTED;
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [walk(key, depth + 1) as string, walk(item, depth + 1)]));
   };

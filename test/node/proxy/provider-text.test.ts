@@ -116,4 +116,15 @@ describe('provider text', () => {
     // Words that merely share a few characters with the token stay.
     assert.deepEqual(withoutSecrets({ message: 'acct_ is a prefix; Echoed is a word' }, [token]), { message: 'acct_ is a prefix; Echoed is a word' });
   });
+
+  test('a token nested deeper than the walk goes is not passed on either', () => {
+    const token = 'acct_EchoedBack0123456789abcdef';
+    let deep: unknown = { note: `account ${token}` };
+    for (let level = 0; level < 12; level++) deep = { level, inner: deep };
+    const scrubbed = JSON.stringify(withoutSecrets({ answer: deep, status: 'DECLINED' }, [token]));
+    assert.ok(!scrubbed.includes(token.slice(0, 12)), scrubbed);
+    assert.match(scrubbed, /"status":"DECLINED"/);
+    const plain = { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: { k: 'nothing secret' } } } } } } } } } } };
+    assert.deepEqual(withoutSecrets(plain, [token]), plain);
+  });
 });

@@ -16,6 +16,7 @@ import { problem } from './errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createStorage, memoryRepositories, redisRepositories, type Storage } from './storage/create-storage.ts';
 import { watchPaymentLeases } from './payments/leases.ts';
+import { protectionWarnings } from './config/warnings.ts';
 import { ReconcileBody, reconcilePayment, type Reconciled } from './payments/reconcile.ts';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
@@ -212,6 +213,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
       config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
   }
+  for (const warning of protectionWarnings(config)) logger.warn(warning);
   if (config.bindBankStep && config.allowedOrigins.length > 0) {
     logger.warn({ allowedOrigins: config.allowedOrigins },
       'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');

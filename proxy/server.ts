@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
 import { serverOptions } from './http/server-options.ts';
+import { listenerWarnings } from './config/warnings.ts';
 
 export { serverOptions };
 
@@ -36,10 +37,13 @@ async function listen(server: http.Server, port: number, host: string | undefine
   await once(server, 'listening');
 }
 
-/** `http://host:port`, for the log line (IPv6 in brackets; every interface shown as localhost). */
+/**
+ * `http://host:port`, for the log line (IPv6 in brackets): the host it was bound to as it is, so
+ * `0.0.0.0` reads as every interface; an unset host (every interface) shows as localhost.
+ */
 export function serverUrl(server: http.Server, host: string | undefined): string {
   const { port } = server.address() as AddressInfo;
-  const name = !host || host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  const name = !host ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${name}:${port}`;
 }
 
@@ -48,6 +52,7 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   const proxy = createObvProxy({ ...config, ...dependencies });
   // Every start needs the merchant server's word. Standing alone, the proxy has no in-process caller of
   // createLinkSession: without the API key (POST /link-sessions) or a hook, no verification can start.
+  for (const warning of listenerWarnings(config)) logger.warn(warning);
   if (!config.merchantApiKey && !dependencies.enrichStart) {
     logger.warn('no OBV_MERCHANT_API_KEY: no verification can start (your server makes a link session per checkout with the key, POST /link-sessions)');
   }

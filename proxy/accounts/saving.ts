@@ -3,15 +3,11 @@
 // and the shopper ticked the consent box (the start names the version of the words it showed).
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { plainAddress } from '../http/client-address.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { validationProblem } from '../validation.ts';
-import { consentWords } from './consent.ts';
+import { consentAddress, consentUserAgent, consentWords } from './consent.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAccount } from './saved-account.ts';
-
-/** The longest user agent kept in a consent record. */
-const USER_AGENT_LIMIT = 512;
 
 /** `record.saving` for a start from `session` with the shopper's consent choice (`consentVersion` when ticked). */
 export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string | undefined): SessionRecord['saving'] {
@@ -29,8 +25,8 @@ export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession,
       checkbox: words.checkbox,
       text: words.text,
       acceptedAt: new Date(ctx.now()).toISOString(),
-      ip: req.ip ? plainAddress(req.ip) : '',
-      userAgent: (req.get('user-agent') ?? '').slice(0, USER_AGENT_LIMIT),
+      ip: consentAddress(req.ip),
+      userAgent: consentUserAgent(req.get('user-agent')),
     },
   };
 }

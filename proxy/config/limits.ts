@@ -26,6 +26,13 @@ export const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
  * `expired` or its outcome instead of a 404; markers bound to a session live as long.
  */
 export const RECORD_GRACE_MS = HOUR_MS;
+/**
+ * The longest a link token may start verifications (OBV_LINK_SESSION_TTL). A link session is one checkout
+ * page: a day covers a shopper who leaves the page open overnight, and a bound keeps a leaked token's
+ * use short and the link session far inside the payment retention (schema.ts: its order is paid once
+ * only while the payment is remembered).
+ */
+export const LINK_SESSION_TTL_MAX_MS = 24 * HOUR_MS;
 /** Seen webhook-ids are remembered this long (well past the provider's retry window). */
 export const WEBHOOK_ID_TTL_MS = 24 * HOUR_MS;
 /**

@@ -1,10 +1,11 @@
 // The proxy's configuration: one zod schema over a camelCase object, used both by code
 // (`createObvProxy({...})`) and by the CLI (environment variables mapped onto it), so both paths get
 // the same defaults and the same checks. A bad value is reported by its env name when it came from env.
-import { BlockList, isIP, isIPv4 } from 'node:net';
+import { BlockList, isIP, isIPv4, SocketAddress } from 'node:net';
+import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
-import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, RECORD_GRACE_MS } from './limits.ts';
+import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 import { webhookKeyBytes } from '../notifications/signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
@@ -12,6 +13,12 @@ import { unknownVariables } from './unknown-variables.ts';
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const DURATION_FORMS = 'must be a duration greater than zero: 30m, 90s, 1500ms, 2h, or a number of seconds';
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** Milliseconds as the duration forms read them back: `18h 44m 50s`, `30m`, `1500ms`. */
+export function formatDuration(ms: number): string {
+  const parts = [[Math.floor(ms / UNIT_MS.h), 'h'], [Math.floor(ms / UNIT_MS.m) % 60, 'm'], [Math.floor(ms / UNIT_MS.s) % 60, 's'], [ms % 1000, 'ms']] as const;
+  return parts.filter(([amount]) => amount > 0).map(([amount, unit]) => `${amount}${unit}`).join(' ') || '0s';
+}
 
 /** "30m", "90s", "1500ms", "2h", or a bare number of seconds → milliseconds. Numbers are taken as ms. */
 const Duration = z.union([
@@ -80,60 +87,105 @@ function netmaskPrefix(mask: string): number | undefined {
 /**
  * How wide a trusted range may be (README "Security notes"). A trusted range is one whose clients may
  * choose their address with X-Forwarded-For, so none may cover public address space broadly:
- * - IPv4: /8 or narrower (no range wider than /8 lies inside a private one);
+ * - IPv4 inside a private, loopback, link-local or CGNAT range (INTERNAL_IPV4): as wide as that range;
+ * - public IPv4: /12 or narrower each (a CDN publishes ranges up to /13), and at most
+ *   `publicIpv4Addresses` in all (as many as one /10; Cloudflare's whole list is about 1.5 million), so
+ *   the internet cannot be trusted in pieces either;
  * - IPv6: /32 or narrower, unless it lies inside fc00::/7 (unique local) or fe80::/10 (link-local);
  * - IPv4-mapped IPv6 (::ffff:a.b.c.d/n, which also matches IPv4 clients): judged as IPv4 /(n − 96).
  */
-export const TRUST_PROXY_WIDEST = { ipv4: 8, ipv6: 32 } as const;
+export const TRUST_PROXY_WIDEST = { publicIpv4: 12, ipv6: 32, publicIpv4Addresses: 2 ** 22 } as const;
 /** A one-range BlockList, for "is this address inside". */
-function ipv6Range(network: string, prefix: number): BlockList {
+function range(network: string, prefix: number, family: 'ipv4' | 'ipv6'): BlockList {
   const list = new BlockList();
-  list.addSubnet(network, prefix, 'ipv6');
+  list.addSubnet(network, prefix, family);
   return list;
 }
+const ipv6Range = (network: string, prefix: number) => range(network, prefix, 'ipv6');
+/** IPv4 ranges that are not public: 10/8, 172.16/12, 192.168/16 (RFC 1918), loopback, link-local, CGNAT (RFC 6598). */
+const INTERNAL_IPV4 = ([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['127.0.0.0', 8], ['169.254.0.0', 16], ['100.64.0.0', 10]] as const)
+  .map(([network, prefix]) => ({ range: range(network, prefix, 'ipv4'), prefix }));
 /** IPv6 ranges that are not public: a range inside one of them may be as wide as the range itself. */
 const LOCAL_IPV6 = [{ range: ipv6Range('fc00::', 7), prefix: 7 }, { range: ipv6Range('fe80::', 10), prefix: 10 }];
 const MAPPED_IPV4 = ipv6Range('::ffff:0:0', 96);
 
-/** Why a range is too wide to trust, if it is. */
-function tooWide(address: string, family: 4 | 6, prefix: number): string | undefined {
-  const wide = (widest: string) => `${address}/${prefix} covers public address space broadly (wider than ${widest})`;
-  if (family === 4) return prefix < TRUST_PROXY_WIDEST.ipv4 ? wide(`/${TRUST_PROXY_WIDEST.ipv4}`) : undefined;
-  if (prefix <= 96 && ipv6Range(address, prefix).check('::ffff:0:0', 'ipv6')) return `${address}/${prefix} covers every IPv4 address (as ::ffff:0:0/96)`;
-  if (MAPPED_IPV4.check(address, 'ipv6')) return prefix - 96 < TRUST_PROXY_WIDEST.ipv4 ? wide(`/${96 + TRUST_PROXY_WIDEST.ipv4}, IPv4 /${TRUST_PROXY_WIDEST.ipv4}`) : undefined;
-  if (prefix >= TRUST_PROXY_WIDEST.ipv6) return undefined;
+/** What a range is: too wide to trust (why), or how many public IPv4 addresses it trusts. */
+type RangeVerdict = { problem: string } | { publicIpv4: number };
+
+/** An IPv4 range (the address may be any inside it): internal ranges pass, a public one is counted. */
+function ipv4Verdict(shown: string, address: string, prefix: number): RangeVerdict {
+  if (INTERNAL_IPV4.some((inside) => prefix >= inside.prefix && inside.range.check(address, 'ipv4'))) return { publicIpv4: 0 };
+  if (prefix < TRUST_PROXY_WIDEST.publicIpv4) {
+    return { problem: `${shown} covers public address space broadly (a public IPv4 range wider than /${TRUST_PROXY_WIDEST.publicIpv4})` };
+  }
+  return { publicIpv4: 2 ** (32 - prefix) };
+}
+
+/** The verdict on `shown` (the entry as written), the range `address`/`prefix`. */
+function rangeVerdict(shown: string, address: string, family: 4 | 6, prefix: number): RangeVerdict {
+  if (family === 4) return ipv4Verdict(shown, address, prefix);
+  if (prefix <= 96 && ipv6Range(address, prefix).check('::ffff:0:0', 'ipv6')) return { problem: `${shown} covers every IPv4 address (as ::ffff:0:0/96)` };
+  if (MAPPED_IPV4.check(address, 'ipv6')) {
+    // Any spelling (::ffff:8.0.0.0, ::ffff:800:0, 0:0:0:0:0:ffff:…) in node:net's one form, then as IPv4.
+    const ipv4 = new SocketAddress({ address, family: 'ipv6' }).address.slice('::ffff:'.length);
+    return ipv4Verdict(shown, ipv4, prefix - 96);
+  }
+  if (prefix >= TRUST_PROXY_WIDEST.ipv6) return { publicIpv4: 0 };
   const local = LOCAL_IPV6.some((inside) => prefix >= inside.prefix && inside.range.check(address, 'ipv6'));
-  return local ? undefined : wide(`/${TRUST_PROXY_WIDEST.ipv6} outside fc00::/7 and fe80::/10`);
+  return local ? { publicIpv4: 0 } : { problem: `${shown} covers public address space broadly (wider than /${TRUST_PROXY_WIDEST.ipv6} outside fc00::/7 and fe80::/10)` };
+}
+
+/** Whether proxy-addr (what Express compiles `trust proxy` with) reads the entry at all. */
+function proxyAddrReads(entry: string): boolean {
+  try {
+    proxyAddr.compile([entry]);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
- * Why an entry is not an address, `address/prefix`, `address/netmask` or a named subnet (the forms
- * Express's `trust proxy` takes) or is too wide to trust; undefined when it is fine.
+ * An entry that is not an address, `address/prefix`, `address/netmask` or a named subnet (the forms
+ * Express's `trust proxy` takes, read as both node:net and proxy-addr read them), or that is too wide
+ * to trust: why. Otherwise how many public IPv4 addresses it trusts.
  */
-function trustedProxyEntryProblem(entry: string): string | undefined {
-  if (NAMED_SUBNETS.has(entry)) return undefined;
-  const [address = '', range, ...extra] = entry.split('/');
+function trustedProxyEntryVerdict(entry: string): RangeVerdict {
+  if (NAMED_SUBNETS.has(entry)) return { publicIpv4: 0 };
+  const [address = '', written, ...extra] = entry.split('/');
   const family = isIP(address);
-  const malformed = `${entry} is not an address, address/prefix, IPv4 address/netmask or loopback, linklocal, uniquelocal`;
+  const malformed = { problem: `${entry} is not an address, address/prefix, IPv4 address/netmask or loopback, linklocal, uniquelocal` };
   if (family === 0 || extra.length > 0) return malformed;
-  if (range === undefined) return undefined;
-  let prefix: number | undefined;
-  if (/^\d{1,3}$/.test(range)) prefix = Number(range) <= (family === 4 ? 32 : 128) ? Number(range) : undefined;
-  else if (family === 4 && isIPv4(range)) prefix = netmaskPrefix(range);
-  return prefix === undefined ? malformed : tooWide(address, family as 4 | 6, prefix);
+  let prefix: number | undefined = written === undefined ? (family === 4 ? 32 : 128) : undefined;
+  if (written !== undefined && /^\d{1,3}$/.test(written)) prefix = Number(written) <= (family === 4 ? 32 : 128) ? Number(written) : undefined;
+  else if (written !== undefined && family === 4 && isIPv4(written)) prefix = netmaskPrefix(written);
+  if (prefix === undefined) return malformed;
+  const verdict = rangeVerdict(entry, address, family as 4 | 6, prefix);
+  return 'problem' in verdict || proxyAddrReads(entry) ? verdict : malformed;
 }
 
 const TRUST_PROXY_MESSAGE = 'must be a hop count (1 = one load balancer) or a comma list of proxy addresses/subnets '
   + '(e.g. 10.0.0.0/8, loopback); `true` would let any client choose its own address with X-Forwarded-For';
 /** The accepted forms, for a refused entry (README "Security notes" says why). */
-const TRUST_PROXY_FORMS = 'accepted: a hop count, or a comma list of addresses, IPv4 subnets of /8 or narrower, IPv6 subnets of /32 '
+const TRUST_PROXY_FORMS = 'accepted: a hop count, or a comma list of addresses, private subnets (inside 10.0.0.0/8, 172.16.0.0/12, '
+  + `192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 100.64.0.0/10), public IPv4 subnets of /${TRUST_PROXY_WIDEST.publicIpv4} or narrower `
+  + `(${TRUST_PROXY_WIDEST.publicIpv4Addresses.toLocaleString('en-US')} public addresses in all), IPv6 subnets of /${TRUST_PROXY_WIDEST.ipv6} `
   + 'or narrower (wider only inside fc00::/7 or fe80::/10), loopback, linklocal, uniquelocal';
+/** Refused entries named one by one; past this many, the rest are counted. */
+const TRUST_PROXY_NAMED_REFUSALS = 5;
 
-/** Adds one issue per refused entry, naming it and the accepted forms. */
+/** Adds one issue per refused entry (the first few), naming it and the accepted forms, then the public total. */
 function checkTrustedProxyEntries(entries: readonly string[], ctx: z.RefinementCtx): void {
-  for (const entry of entries) {
-    const why = trustedProxyEntryProblem(entry);
-    if (why) ctx.addIssue({ code: 'custom', message: `${why}; ${TRUST_PROXY_FORMS}` });
+  const verdicts = entries.map(trustedProxyEntryVerdict);
+  const problems = verdicts.flatMap((verdict) => ('problem' in verdict ? [verdict.problem] : []));
+  for (const problem of problems.slice(0, TRUST_PROXY_NAMED_REFUSALS)) ctx.addIssue({ code: 'custom', message: `${problem}; ${TRUST_PROXY_FORMS}` });
+  if (problems.length > TRUST_PROXY_NAMED_REFUSALS) {
+    ctx.addIssue({ code: 'custom', message: `and ${problems.length - TRUST_PROXY_NAMED_REFUSALS} more entries are refused for the same reasons` });
+  }
+  const publicIpv4 = verdicts.reduce((sum, verdict) => sum + ('publicIpv4' in verdict ? verdict.publicIpv4 : 0), 0);
+  if (problems.length === 0 && publicIpv4 > TRUST_PROXY_WIDEST.publicIpv4Addresses) {
+    ctx.addIssue({ code: 'custom', message: `the entries together trust ${publicIpv4.toLocaleString('en-US')} public IPv4 addresses, more than `
+      + `${TRUST_PROXY_WIDEST.publicIpv4Addresses.toLocaleString('en-US')} (as many as one /10): list only your own proxies' ranges, or use a hop count` });
   }
 }
 
@@ -229,8 +281,10 @@ const ConfigFields = z.object({
      * open. Required outside sandbox mode (sandbox mode uses a published key and says so).
      */
     sealingKeys: SealingKeyList.optional(),
-    /** How long a link token from POST /link-sessions may start a verification. */
-    linkSessionTtlMs: Duration.default(30 * 60_000),
+    /** How long a link token from POST /link-sessions may start a verification; at most LINK_SESSION_TTL_MAX_MS. */
+    linkSessionTtlMs: Duration
+      .refine((ms) => ms <= LINK_SESSION_TTL_MAX_MS, `must be at most ${formatDuration(LINK_SESSION_TTL_MAX_MS)} (a link token serves one checkout page)`)
+      .default(30 * 60_000),
     /** How long the proxy remembers an order it paid (one payment per order, GET /transactions/{id}). */
     paymentRetentionMs: Duration.default(30 * 24 * 3_600_000),
     upstreamTimeoutMs: Duration.default(10_000),
@@ -329,6 +383,7 @@ export const ProxyConfigSchema = ConfigFields
       ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
         message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
     }
+    linkSessionWithinRetention(config, referenceLifeMs, ctx);
     storageChecks(config, ctx);
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
       ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
@@ -364,6 +419,25 @@ function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): voi
 }
 
 type ConfigFields = z.infer<typeof ConfigFields>;
+
+/**
+ * A link token starts verifications until its order is paid, and "paid" is the payment record: once the
+ * record is forgotten (OBV_PAYMENT_RETENTION), a live link token would start a new verification whose
+ * link reference pays the same order again. The last reference a link token can make lives until
+ * link-session lifetime + reference life (session lifetime + record grace + upstream time-out) after
+ * the link session was made, and the order may be paid at its very start: so that much must lie well
+ * inside the retention. Half of it, so shortening the retention later, or instances whose clocks differ,
+ * still leave every reference long dead before its payment is forgotten.
+ */
+function linkSessionWithinRetention(config: ConfigFields, referenceLifeMs: number, ctx: z.RefinementCtx): void {
+  const { linkSessionTtlMs, paymentRetentionMs } = config;
+  if (typeof linkSessionTtlMs !== 'number' || typeof paymentRetentionMs !== 'number' || !Number.isFinite(referenceLifeMs)) return;
+  if (linkSessionTtlMs + referenceLifeMs <= paymentRetentionMs / 2) return;
+  const most = paymentRetentionMs / 2 - referenceLifeMs;
+  ctx.addIssue({ code: 'custom', path: ['linkSessionTtlMs'],
+    message: `must end well inside the payment retention: with the session lifetime + 1 h it may take at most half of OBV_PAYMENT_RETENTION (${
+      most > 0 ? `at most ${formatDuration(most)} here` : 'OBV_PAYMENT_RETENTION is too short for any'}), or its order could be paid again once the payment is forgotten` });
+}
 
 /** Fewest distinct byte values a random key of MIN_WEBHOOK_KEY_BYTES has, with room to spare (it has ~23). */
 const MIN_DISTINCT_KEY_BYTES = 12;
@@ -414,9 +488,101 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
   const apiKey = config.merchantApiKey;
-  if (apiKey !== undefined && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
+  if (typeof apiKey === 'string' && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
     ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
       message: `must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
+  } else if (typeof apiKey === 'string' && unpredictableCharacters(apiKey) < MIN_UNPREDICTABLE_API_KEY_CHARACTERS) {
+    ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
+      message: `must be random characters, not a sequence or a repeated pattern (abcdef…, 0123…, a word said again; e.g. openssl rand -base64 32)${hint}` });
+  }
+  secretsWithOneRole(config, ctx, hint);
+}
+
+/**
+ * Characters of an API key that its earlier ones do not give away: not the next step of a run with a
+ * constant step (aaaa, abcd, 9876, aceg), not the end of four characters seen before (a repeated word
+ * or cycle). A random key of 32 base64 or hex characters has 25 or more (in 200,000 draws of hex, the
+ * fewest was 25); `abcdefghijklmnopqrstuvwxyz012345` has 4.
+ */
+function unpredictableCharacters(key: string): number {
+  const chars = Array.from(key);
+  const codes = chars.map((char) => char.codePointAt(0) ?? 0);
+  const seen = new Set<string>();
+  let count = 0;
+  for (let i = 0; i < chars.length; i++) {
+    const stepping = i >= 2 && codes[i]! - codes[i - 1]! === codes[i - 1]! - codes[i - 2]!;
+    const gram = i >= 3 ? chars.slice(i - 3, i + 1).join('') : undefined;
+    const repeating = gram !== undefined && seen.has(gram);
+    if (gram !== undefined) seen.add(gram);
+    if (!stepping && !repeating) count++;
+  }
+  return count;
+}
+/** Fewest unpredictable characters an API key must have outside sandbox mode (about 120 bits of base64). */
+const MIN_UNPREDICTABLE_API_KEY_CHARACTERS = 20;
+
+/** What a secret is, compared across roles: its text, and the bytes it decodes to (base64, after `whsec_` or `id:`). */
+function secretMaterial(secret: string): string[] {
+  const material = [Buffer.from(secret, 'utf8').toString('hex')];
+  const encoded = secret.replace(/^whsec_/, '').replace(/^[A-Za-z0-9_-]{1,32}:/, '');
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded)) {
+    const bytes = Buffer.from(encoded.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    if (bytes.length >= 16) material.push(bytes.toString('hex'));
+  }
+  return material;
+}
+
+/**
+ * Why each role's holder must not learn another's secret, by the role reused (the one the issue is on).
+ * Ordered by what the secret opens: a reuse is reported on the later of the two.
+ */
+const SECRET_ROLES = [
+  { key: 'clientSecret', why: 'could obtain the proxy\'s bearer tokens' },
+  { key: 'webhookSecret', why: 'could sign provider notifications' },
+  { key: 'eventsSecrets', why: 'could sign merchant events' },
+  { key: 'merchantApiKey', why: 'could make link sessions and pay with any link reference' },
+  { key: 'sealingKeys', why: 'could open every stored accountToken and saved account' },
+] as const;
+
+/**
+ * Outside sandbox mode each secret has one role: the sealing keys, the provider's webhook secret, the
+ * events secrets, the API key and the client secret all differ (compared as text and as decoded bytes).
+ * The merchant's webhook code holds the events secrets, the provider the webhook secret: a sealing key
+ * equal to either hands them every saved account. (An events secret equal to the webhook secret is
+ * refused by eventsGuardrails, with its own words.)
+ */
+function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: string): void {
+  const held: { role: number; label: string; index?: number; material: string[] }[] = [];
+  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  const add = (role: number, label: string, material: string[], index?: number) => held.push({ role, label, material, index });
+  const clientSecret = text(config.clientSecret);
+  if (clientSecret) add(0, '', secretMaterial(clientSecret));
+  const webhookSecret = text(config.webhookSecret);
+  if (webhookSecret) add(1, '', secretMaterial(webhookSecret));
+  const events: unknown = config.eventsSecrets;
+  if (Array.isArray(events)) events.forEach((secret: unknown, index) => text(secret) && add(2, '', secretMaterial(secret as string), index));
+  const apiKey = text(config.merchantApiKey);
+  if (apiKey) add(3, '', secretMaterial(apiKey));
+  const sealing: unknown = config.sealingKeys;
+  if (Array.isArray(sealing)) {
+    sealing.forEach((entry: unknown) => {
+      const { id, key } = (entry ?? {}) as { id?: unknown; key?: unknown };
+      if (Buffer.isBuffer(key)) add(4, `key ${String(id)} `, [key.toString('hex')]);
+    });
+  }
+  const reported = new Set<string>();
+  for (const mine of held) {
+    for (const other of held) {
+      if (other.role >= mine.role || (other.role === 1 && mine.role === 2)) continue;
+      if (!mine.material.some((item) => other.material.includes(item))) continue;
+      const role = SECRET_ROLES[mine.role]!;
+      const otherName = KEY_TO_ENV.get(SECRET_ROLES[other.role]!.key) ?? SECRET_ROLES[other.role]!.key;
+      const once = `${mine.role}:${mine.label}:${mine.index ?? ''}:${other.role}`;
+      if (reported.has(once)) continue;
+      reported.add(once);
+      ctx.addIssue({ code: 'custom', path: mine.index === undefined ? [role.key] : [role.key, mine.index],
+        message: `${mine.label}is the same secret as ${otherName}: whoever holds that one ${role.why}; give each role a secret of its own${hint}` });
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // Sealing: AES-256-GCM (node:crypto) over a secret, with a context bound in as additional data, so a
 // sealed value opens only where it was sealed for (an accountToken sealed for one session does not open
-// in another session's record). Format: `obv1.{keyId}.{base64url(iv ‖ ciphertext ‖ tag)}`.
+// in another session's record). Format: `obv1.{keyId}.{base64url(iv ‖ ciphertext ‖ tag)}`, unpadded, in its
+// one canonical spelling.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { SealingKey } from './keys.ts';
 
@@ -47,7 +48,9 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
       const key = byId.get(keyId);
       if (!key) throw new UnsealError('unknown-key', keyId);
       const body = Buffer.from(encoded, 'base64url');
-      if (body.length < IV_BYTES + TAG_BYTES) throw new UnsealError('malformed');
+      // Strict: Node ignores the unused low bits of the last character, so up to 16 spellings would open
+      // to one value; only the one seal() writes is accepted (a sealed string is one saved account's id too).
+      if (body.length < IV_BYTES + TAG_BYTES || body.toString('base64url') !== encoded) throw new UnsealError('malformed');
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(0, IV_BYTES));
         decipher.setAAD(Buffer.from(context, 'utf8'));

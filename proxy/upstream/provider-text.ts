@@ -14,10 +14,68 @@ const REDACTED = '[redacted]';
  */
 const TOKEN_LIKE = /(?=[A-Za-z0-9_\-.~+/=]*\d)(?=[A-Za-z0-9_\-.~+/=]*[A-Za-z])[A-Za-z0-9_\-.~+/=]{16,}/g;
 
-/** Provider text fit for a log line: `known` secrets and anything token-shaped removed, then clipped. */
+/** The shortest run of a secret (or of an encoding of it) that counts as an echo of it. */
+const MIN_ECHO_CHARACTERS = 8;
+const BASE64_CHARACTER = /[A-Za-z0-9+/_-]/;
+
+/**
+ * The runs of MIN_ECHO_CHARACTERS that betray `secrets` when echoed: of each secret as it is, URL-encoded,
+ * in hex (either case), and in base64 and base64url from each of its first three characters (a part of
+ * the secret encodes to a piece of one of these three, whatever its offset, but for its last group).
+ */
+function echoGrams(secrets: readonly string[]): { plain: Set<string>; base64: Set<string> } {
+  const plain = new Set<string>();
+  const base64 = new Set<string>();
+  const addGrams = (set: Set<string>, form: string) => {
+    for (let i = 0; i + MIN_ECHO_CHARACTERS <= form.length; i++) set.add(form.slice(i, i + MIN_ECHO_CHARACTERS));
+  };
+  for (const secret of secrets) {
+    const bytes = Buffer.from(secret, 'utf8');
+    for (const form of [secret, encodeURIComponent(secret), bytes.toString('hex'), bytes.toString('hex').toUpperCase()]) addGrams(plain, form);
+    for (const shift of [0, 1, 2]) {
+      addGrams(base64, bytes.subarray(shift).toString('base64'));
+      addGrams(base64, bytes.subarray(shift).toString('base64url'));
+    }
+  }
+  return { plain, base64 };
+}
+
+/**
+ * `text` with every echo of `secrets` replaced by [redacted]: each whole secret, and any run of at least
+ * MIN_ECHO_CHARACTERS of a secret or of its encodings (a provider may echo a prefix, or a token it
+ * re-encoded). A base64 echo loses its last characters too (a partial group still holds a byte).
+ */
+function redactSecrets(text: string, secrets: readonly string[]): string {
+  let whole = text;
+  for (const secret of secrets) whole = whole.split(secret).join(REDACTED);
+  const { plain, base64 } = echoGrams(secrets);
+  const covered = new Uint8Array(whole.length); // 1 = part of an echo, 2 = part of a base64 echo
+  for (let i = 0; i + MIN_ECHO_CHARACTERS <= whole.length; i++) {
+    const gram = whole.slice(i, i + MIN_ECHO_CHARACTERS);
+    const mark = base64.has(gram) ? 2 : plain.has(gram) ? 1 : 0;
+    for (let j = i; mark > 0 && j < i + MIN_ECHO_CHARACTERS; j++) covered[j] = Math.max(covered[j]!, mark);
+  }
+  let result = '';
+  for (let i = 0; i < whole.length;) {
+    if (!covered[i]) {
+      result += whole[i];
+      i++;
+      continue;
+    }
+    let end = i;
+    let encoded = false;
+    for (; end < whole.length && covered[end]; end++) if (covered[end] === 2) encoded = true;
+    for (let extra = 0; encoded && extra < 3 && end < whole.length && BASE64_CHARACTER.test(whole[end]!); extra++) end++;
+    while (encoded && whole[end] === '=') end++;
+    result += REDACTED;
+    i = end;
+  }
+  return result;
+}
+
+/** Provider text fit for a log line: `known` secrets (and their echoes) and anything token-shaped removed, then clipped. */
 export function scrubProviderText(text: string, known: readonly (string | undefined)[] = []): string {
-  let scrubbed = text;
-  for (const secret of known) if (secret) scrubbed = scrubbed.split(secret).join(REDACTED);
+  let scrubbed = redactSecrets(text, known.filter((secret): secret is string => !!secret));
   scrubbed = scrubbed.replace(TOKEN_LIKE, REDACTED);
   return scrubbed.length > LOGGED_PROVIDER_TEXT_MAX ? `${scrubbed.slice(0, LOGGED_PROVIDER_TEXT_MAX)}…` : scrubbed;
 }
@@ -38,13 +96,18 @@ export function loggedFieldErrors(body: unknown): FieldError[] {
   return providerFieldErrors(body).map(({ path, message }) => ({ path: scrubProviderText(path), message: scrubProviderText(message) }));
 }
 
-/** `body` with every string holding one of `secrets` rewritten without it (a deep copy of what changed). */
+/**
+ * `body` with every string holding one of `secrets`, a run of 8+ characters of one, or of its base64,
+ * base64url, hex or URL-encoded form, rewritten without it (a deep copy).
+ */
 export function withoutSecrets(body: unknown, secrets: readonly (string | undefined)[]): unknown {
   const present = secrets.filter((secret): secret is string => !!secret);
   if (present.length === 0) return body;
   const walk = (value: unknown, depth: number): unknown => {
-    if (typeof value === 'string') return present.reduce((text, secret) => text.split(secret).join(REDACTED), value);
-    if (depth > 8 || typeof value !== 'object' || value === null) return value;
+    if (typeof value === 'string') return redactSecrets(value, present);
+    if (typeof value !== 'object' || value === null) return value;
+    // Deeper than the walk goes: kept whole only when its JSON holds no echo, else replaced as a whole.
+    if (depth > 8) return redactSecrets(JSON.stringify(value), present) === JSON.stringify(value) ? value : REDACTED;
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [walk(key, depth + 1) as string, walk(item, depth + 1)]));
   };

@@ -9,7 +9,7 @@ import { describe, test, type TestContext } from 'node:test';
 import express from 'express';
 import { TOKEN_PATH } from '../../../proxy/upstream/token-manager.ts';
 import { VERIFICATION_PATH } from '../../../proxy/upstream/verification-client.ts';
-import { scrubProviderText } from '../../../proxy/upstream/provider-text.ts';
+import { scrubProviderText, withoutSecrets } from '../../../proxy/upstream/provider-text.ts';
 import { draftWithPurchase, startProxy, startProxyPair } from '../../helpers/proxy-harness.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -94,5 +94,37 @@ describe('provider text', () => {
     assert.equal(scrubProviderText('token tok_a1b2c3d4e5f6g7h8 refused'), 'token [redacted] refused');
     assert.equal(scrubProviderText('secret plainwordsecret', ['plainwordsecret']), 'secret [redacted]');
     assert.equal(scrubProviderText('x'.repeat(500)).length, 201);
+  });
+
+  test('a token echoed in part or encoded is scrubbed: any 8+ characters of it, and its base64, base64url, hex and URL-encoded forms', () => {
+    const token = 'acct_EchoedBack0123456789abcdef?x=1&y/z+';
+    const forms = (value: string) => [value, encodeURIComponent(value), Buffer.from(value).toString('base64'),
+      Buffer.from(value).toString('base64url'), Buffer.from(value).toString('hex'), Buffer.from(value).toString('hex').toUpperCase()];
+    const echoes = [
+      token.slice(0, 12), token.slice(5, 13), token.slice(9, 30), token.slice(-10),
+      ...forms(token).slice(1),
+      ...[token.slice(0, 12), token.slice(1, 14), token.slice(2, 20), token.slice(20)].flatMap((part) => forms(part).slice(1)),
+    ];
+    for (const echo of echoes) {
+      const body = { message: `The account ${echo} was refused`, detail: { reason: `see ${echo}.` }, code: 'DECLINED', amount: '42.50' };
+      const scrubbed = JSON.stringify(withoutSecrets(body, [token]));
+      assert.ok(!scrubbed.includes(echo), `${echo} → ${scrubbed}`);
+      assert.match(scrubbed, /"message":"The account \[redacted\][^"]{0,3} was refused"/, scrubbed);
+      assert.match(scrubbed, /"code":"DECLINED","amount":"42.50"/);
+      assert.equal(scrubProviderText(`refused ${echo} here`, [token]).includes(echo), false, echo);
+    }
+    // Words that merely share a few characters with the token stay.
+    assert.deepEqual(withoutSecrets({ message: 'acct_ is a prefix; Echoed is a word' }, [token]), { message: 'acct_ is a prefix; Echoed is a word' });
+  });
+
+  test('a token nested deeper than the walk goes is not passed on either', () => {
+    const token = 'acct_EchoedBack0123456789abcdef';
+    let deep: unknown = { note: `account ${token}` };
+    for (let level = 0; level < 12; level++) deep = { level, inner: deep };
+    const scrubbed = JSON.stringify(withoutSecrets({ answer: deep, status: 'DECLINED' }, [token]));
+    assert.ok(!scrubbed.includes(token.slice(0, 12)), scrubbed);
+    assert.match(scrubbed, /"status":"DECLINED"/);
+    const plain = { a: { b: { c: { d: { e: { f: { g: { h: { i: { j: { k: 'nothing secret' } } } } } } } } } } };
+    assert.deepEqual(withoutSecrets(plain, [token]), plain);
   });
 });

@@ -57,6 +57,27 @@ describe('sealed values', () => {
   });
 });
 
+describe('sealed values have one spelling', () => {
+  test('a sealed string opens only as it was written: the same bytes with other unused bits in the last base64url character do not open', () => {
+    const sealer = createSealer([key('k1')]);
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // 12 + 16 + 1 bytes leave 4 unused bits in the last character; 12 + 16 + 2 bytes leave 2.
+    for (const plaintext of ['a', 'ab']) {
+      const sealed = sealer.seal(plaintext, 'saved-account:u1');
+      const opened = [...alphabet].map((last) => `${sealed.slice(0, -1)}${last}`).filter((spelling) => {
+        try {
+          return sealer.open(spelling, 'saved-account:u1') === plaintext;
+        } catch (error) {
+          // Other bytes are tampered; the same bytes in another spelling are malformed.
+          assert.ok(error instanceof UnsealError, `${spelling}: ${String(error)}`);
+          return false;
+        }
+      });
+      assert.deepEqual(opened, [sealed], plaintext);
+    }
+  });
+});
+
 describe('a record sealed under a key this instance lacks', () => {
   test('answers 503 sealing-key-unavailable (another instance may have the key), never a 500, and logs the key id', async (t) => {
     const { startProxyPair, TEST_MERCHANT_API_KEY } = await import('../../helpers/proxy-harness.ts');

@@ -1,0 +1,48 @@
+// Protections a valid configuration may switch off: each is said once at boot, in one line naming the
+// variable, so an operator reading the log learns what is off without reading the settings. Strings
+// only: the proxy (createObvProxy) and npm start (server.ts) log them.
+import { BlockList, isIP } from 'node:net';
+import type { ProxyConfig } from './schema.ts';
+
+/** Where a listener is reachable from this machine only. */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/** Whether `host` (an address or a name) is this machine's loopback. */
+export function isLoopbackHost(host: string): boolean {
+  if (host === 'localhost') return true;
+  const family = isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The proxy's protections that `config` switches off, one line each (createObvProxy logs them at warn):
+ * the bank step's binding outside sandbox mode (sandbox mode's own line says it), the start limit, the
+ * failed API-key limit (when there is a key), trace logging, and a Redis URL without a password.
+ */
+export function protectionWarnings(config: ProxyConfig): string[] {
+  const warnings: string[] = [];
+  if (!config.bindBankStep && !config.sandbox) {
+    warnings.push('OBV_BIND_BANK_STEP=false: bank steps are not bound to the browser that started them '
+      + '(a consumerUrl sent to someone else can link their account for the sender; README "Security notes")');
+  }
+  if (config.rateLimit === 0) warnings.push('OBV_RATE_LIMIT=0: verification starts are not limited per client address');
+  if (config.authFailureLimit === 0 && config.merchantApiKey) {
+    warnings.push('OBV_AUTH_FAILURE_LIMIT=0: wrong API keys on /transactions and /links are not limited per client address');
+  }
+  if (config.logLevel === 'trace') warnings.push('OBV_LOG_LEVEL=trace: troubleshooting verbosity (every debug line, and what libraries log at trace); use info in production');
+  if (config.redisUrl && URL.canParse(config.redisUrl) && new URL(config.redisUrl).password === '') {
+    warnings.push('OBV_REDIS_URL has no password: anyone who reaches that Redis reads and changes sessions, outcomes and payments '
+      + '(redis://:password@host or an ACL user:password@)');
+  }
+  return warnings;
+}
+
+/** npm start's listeners that `config` opens beyond this machine without protection (server.ts logs them). */
+export function listenerWarnings(config: ProxyConfig): string[] {
+  if (config.metricsPort === undefined || isLoopbackHost(config.metricsHost)) return [];
+  return [`OBV_METRICS_HOST=${config.metricsHost}: /metrics (no authentication) is served beyond this machine on port ${config.metricsPort}; `
+    + 'bind it to 127.0.0.1 or reach it through your network\'s own access control'];
+}

@@ -1,0 +1,45 @@
+// The consent record's `ip` and `userAgent` come from the request that started the linking: attacker
+// text until checked. The record carries the address in its canonical form (or nothing) and a bounded,
+// printable user agent, whatever the headers held.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Request } from 'express';
+import { CONSENT_USER_AGENT_MAX, CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { savingFor } from '../../../proxy/accounts/saving.ts';
+import type { ProxyContext } from '../../../proxy/context.ts';
+import type { LinkSession } from '../../../proxy/link-sessions/link-sessions.ts';
+
+const ctx = { now: () => Date.UTC(2026, 10, 24) } as unknown as ProxyContext;
+const session = { allowSaving: true, language: 'en', merchantUserId: 'user-1' } as unknown as LinkSession;
+
+/** The consent record a start with these request values makes. */
+function consentFrom(ip: string | undefined, userAgent: string | undefined) {
+  const req = { ip, get: (name: string) => (name.toLowerCase() === 'user-agent' ? userAgent : undefined) } as unknown as Request;
+  const consent = savingFor(ctx, req, session, CONSENT_VERSION)?.consent;
+  assert.ok(consent);
+  return consent;
+}
+
+describe('the consent record\'s origin', () => {
+  test('the address is what node:net parses, in its canonical form; anything else (a forwarded header\'s text) is left out', () => {
+    assert.equal(consentFrom('203.0.113.7', 'UA').ip, '203.0.113.7');
+    assert.equal(consentFrom('::ffff:203.0.113.7', 'UA').ip, '203.0.113.7');
+    assert.equal(consentFrom('::FFFF:cb00:7107', 'UA').ip, '203.0.113.7');
+    assert.equal(consentFrom('2001:DB8:0:0:0:0:0:1', 'UA').ip, '2001:db8::1');
+    assert.equal(consentFrom('fe80::1%eth0', 'UA').ip, 'fe80::1');
+    for (const junk of ['<script>alert(1)</script>', 'x'.repeat(512), '203.0.113.7, 10.0.0.1', ' 203.0.113.7', '010.0.0.1', undefined]) {
+      assert.equal(consentFrom(junk, 'UA').ip, '', String(junk));
+    }
+  });
+
+  test(`the user agent is cut to ${CONSENT_USER_AGENT_MAX} characters, without control or format characters`, () => {
+    assert.equal(consentFrom('203.0.113.7', 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0').userAgent, 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0');
+    const long = consentFrom('203.0.113.7', 'A'.repeat(512)).userAgent;
+    assert.equal(long.length, CONSENT_USER_AGENT_MAX);
+    assert.equal(consentFrom('203.0.113.7', 'Evil\u0000\u001b[31m\u0085Agent\u202e\u2028  /1\t2 ').userAgent, 'Evil[31mAgent /1 2');
+    assert.equal(consentFrom('203.0.113.7', undefined).userAgent, '');
+    // A character outside the BMP is never cut in half.
+    const emoji = consentFrom('203.0.113.7', `${'a'.repeat(CONSENT_USER_AGENT_MAX - 1)}😀😀`).userAgent;
+    assert.ok(!/[\uD800-\uDBFF]$/.test(emoji), 'no lone surrogate at the end');
+  });
+});

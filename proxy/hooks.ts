@@ -3,7 +3,7 @@
 // `onSavedAccountRemoved` hears a shopper remove a saved account at checkout.
 import type { Request } from 'express';
 import type { VerificationOutcome } from './sessions/types.ts';
-import type { SavedAccountRemoval } from './accounts/choice.ts';
+import type { SavedAccountDisplay } from './accounts/saved-account.ts';
 
 /**
  * Lets the merchant's code name the purchase of a start without a link token from its own session
@@ -45,4 +45,16 @@ export type OnOutcome = (report: OutcomeReport) => void | Promise<void>;
  * your records. If it throws, the removal is refused (500) and the account stays offered.
  */
 export type OnSavedAccountRemoved = (removal: SavedAccountRemoval) => void | Promise<void>;
-export type { SavedAccountRemoval };
+
+/** What the merchant's server hears when a shopper removes a saved account (`onSavedAccountRemoved`, and merchant events). */
+export interface SavedAccountRemoval extends SavedAccountDisplay {
+  merchantUserId: string;
+  /** The saved account's stable id: delete your record of it. */
+  accountId: string;
+  /** The sealed string as your server passed it in the link session. */
+  sealed: string;
+  /** The order whose checkout it was removed from. */
+  merchantTransactionId: string;
+  /** ISO 8601. */
+  removedAt: string;
+}

@@ -11,7 +11,8 @@ import { sealOutcome } from '../sessions/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
 import type { OfferedAccount } from './offer.ts';
 import { stillOffered } from './offer.ts';
-import { reopenSavedAccountToken, type SavedAccountDisplay } from './saved-account.ts';
+import { reopenSavedAccountToken } from './saved-account.ts';
+import type { SavedAccountRemoval } from '../hooks.ts';
 
 /** The link session an offered account is chosen or removed in: its id and values. */
 export interface OfferingSession {
@@ -61,19 +62,6 @@ export async function chooseSavedAccount(ctx: ProxyContext, deliver: CompleteDel
   ctx.metrics.starts.inc({ result: 'saved-account' });
   ctx.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
   return browserOutcome(settled.outcome!, session.language);
-}
-
-/** What the merchant's server hears when a shopper removes a saved account (`onSavedAccountRemoved`, and merchant events). */
-export interface SavedAccountRemoval extends SavedAccountDisplay {
-  merchantUserId: string;
-  /** The saved account's stable id: delete your record of it. */
-  accountId: string;
-  /** The sealed string as your server passed it in the link session. */
-  sealed: string;
-  /** The order whose checkout it was removed from. */
-  merchantTransactionId: string;
-  /** ISO 8601. */
-  removedAt: string;
 }
 
 /** Removes `offered` from the link session; the merchant's hook runs once per removal (a retry after its failure runs it again). */

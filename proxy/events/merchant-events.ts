@@ -5,9 +5,8 @@
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../metrics.ts';
-import { CANCELLED_CODE } from '../routes/return-page.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
-import type { SessionRecord, SessionStore } from '../sessions/types.ts';
+import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
 import type { EventOutbox } from './outbox.ts';

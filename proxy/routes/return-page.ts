@@ -19,7 +19,7 @@ import { problem } from '../errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
 import { carriesBankStepCookie } from '../http/bank-step-cookie.ts';
 import { bankStepReturn, type ReturnVerdict } from '../sessions/bank-step.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import { CANCELLED_CODE, type SessionRecord } from '../sessions/types.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
 import { BANK_STEP_FINISHING_REFRESH_SECONDS } from '../config/limits.ts';
 import { WarningLimiter } from '../log-limits.ts';
@@ -71,8 +71,6 @@ export const returnPageOperations: Operation[] = [{
 /** The words of one page's title or message. */
 type PageWords = { [Key in keyof ConsumerPageText]: ConsumerPageText[Key] extends string ? Key : never }[keyof ConsumerPageText];
 
-/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/cancel). */
-export const CANCELLED_CODE = 'CANCELLED';
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
   + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}'

@@ -11,6 +11,9 @@ export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'ex
 
 export const TERMINAL_STATES: ReadonlySet<SessionState> = new Set(['succeeded', 'failed', 'expired']);
 
+/** The failure code the proxy stores when the consumer cancels at the checkout (POST /sessions/cancel). */
+export const CANCELLED_CODE = 'CANCELLED';
+
 /** A failed verification, as the provider reported it (the browser sees the code and the proxy's words only). */
 export interface FailureOutcome {
   status: 'failure';

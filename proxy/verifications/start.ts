@@ -7,7 +7,7 @@ import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
 import type { VerificationDraft } from '../hooks.ts';
 import { plainAddress } from '../http/client-address.ts';
-import type { StartVerificationBody } from '../routes/verifications.ts';
+import type { StartVerificationBody } from './start-body.ts';
 import { newId, sessionLogRef } from '../sessions/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';

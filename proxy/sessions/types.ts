@@ -138,10 +138,42 @@ export interface SettleResult {
 }
 
 /**
- * Every method rejects with SessionBackendUnavailableError (sessions/errors.ts) when the backend cannot
- * be reached; the proxy answers that with 503 + Retry-After. Any other rejection is a 500.
+ * A start's Idempotency-Key claim (verifications/idempotency.ts): in flight (a lease its start holds),
+ * then the session it produced. Its own repository, served by each backend's session store.
  */
-export interface SessionStore {
+export interface IdempotencyStore {
+  /**
+   * Claims `key` for a new start and returns `{claimed: true}`, or returns the sessionId a previous start
+   * with the same key produced (waiting for it if it is still in flight, `undefined` sessionId if that
+   * start failed and the key was released, or its holder died and its lease ended).
+   */
+  claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }>;
+  completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void>;
+  releaseIdempotencyKey(key: string): Promise<void>;
+}
+
+/**
+ * Short-lived one-time facts bound to a session (sessions/markers.ts names them all): never a business
+ * record, which has a repository of its own (storage/).
+ */
+export interface MarkerStore {
+  /**
+   * Sets `key` to `value` unless it holds a value already, and resolves to the value it holds afterwards
+   * (so `=== value` means this call set it). Shared by every instance.
+   */
+  mark(key: string, value: string, ttlMs: number): Promise<string>;
+  /** The value of a marker, or undefined. */
+  readMark(key: string): Promise<string | undefined>;
+  /** Removes a marker (a lease given back, a step to be tried again). */
+  unmark(key: string): Promise<void>;
+}
+
+/**
+ * Sessions, as each backend stores them; the same object serves the session's idempotency claims and
+ * markers. Every method rejects with SessionBackendUnavailableError (sessions/errors.ts) when the backend
+ * cannot be reached; the proxy answers that with 503 + Retry-After. Any other rejection is a 500.
+ */
+export interface SessionStore extends IdempotencyStore, MarkerStore {
   create(record: SessionRecord): Promise<void>;
   /** The record, with `state` already `expired` if its time has passed and it never settled. */
   get(sessionId: string): Promise<SessionRecord | undefined>;
@@ -150,25 +182,6 @@ export interface SessionStore {
   settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult>;
   /** Moves `pending` → `returned` (the consumer came back from the bank). No-op in any other state. */
   markReturned(sessionId: string): Promise<SessionRecord | undefined>;
-  /**
-   * Idempotency for starts. Claims `key` for a new start and returns `{claimed: true}`, or returns the
-   * sessionId a previous start with the same key produced (waiting for it if it is still in flight,
-   * `undefined` sessionId if that start failed and the key was released).
-   */
-  claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }>;
-  completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void>;
-  releaseIdempotencyKey(key: string): Promise<void>;
-  /**
-   * One-time markers shared by every instance: sets `key` to `value` unless it holds a value already,
-   * and resolves to the value it holds afterwards (so `=== value` means this call set it). Used for
-   * webhook-id ↔ session binding, return and link references, single-use redemption and the
-   * once-per-session `onOutcome` call.
-   */
-  mark(key: string, value: string, ttlMs: number): Promise<string>;
-  /** The value of a marker, or undefined. */
-  readMark(key: string): Promise<string | undefined>;
-  /** Removes a marker (a redemption whose transaction was refused upstream may be tried again). */
-  unmark(key: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import type { IdempotencyStore, SessionRecord, SessionStore } from '../sessions/types.ts';
 
 function hashOf(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
@@ -14,8 +14,8 @@ function hashOf(value: string): string {
  * The session for this key and body: the one an earlier request with both created, else a new one from
  * `start`. `client` scopes the key (the client address).
  */
-export async function startOnce(ctx: Pick<ProxyContext, 'config' | 'store'>, client: string, key: string, body: unknown,
-  start: () => Promise<SessionRecord>): Promise<SessionRecord> {
+export async function startOnce(ctx: { config: Pick<ProxyContext['config'], 'sessionTtlMs'>; store: IdempotencyStore & Pick<SessionStore, 'get'> },
+  client: string, key: string, body: unknown, start: () => Promise<SessionRecord>): Promise<SessionRecord> {
   const { config, store } = ctx;
   // Scoped to the client address so one client's key can never return another client's session, and
   // bound to the body: the key marks "this key was used", the body claim "with this body". A retry

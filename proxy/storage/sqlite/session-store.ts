@@ -31,14 +31,16 @@ export class SqliteSessionStore implements SessionStore {
       insert: db.prepare('INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       get: db.prepare<[string], SessionRow>('SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
       byRef: db.prepare<[string], { session_id: string }>('SELECT session_id FROM sessions WHERE notification_ref = ?'),
-      settle: db.prepare(`UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
-        AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ?`),
+      settle: db.prepare<[string, string, string, number], SessionRow>(`UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
+        AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ? RETURNING base, state, outcome`),
       markReturned: db.prepare("UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?"),
       readClaim: db.prepare<[string, number], { session_id: string | null }>('SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?'),
       putClaim: db.prepare('INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)'),
       releaseClaim: db.prepare('DELETE FROM idempotency_claims WHERE key = ? AND session_id IS NULL'),
       readMark: db.prepare<[string, number], { value: string }>('SELECT value FROM markers WHERE key = ? AND purge_at > ?'),
-      putMark: db.prepare('INSERT OR REPLACE INTO markers (key, value, purge_at) VALUES (?, ?, ?)'),
+      // One statement in the usual case: set unless a live marker holds the key (an expired one is replaced).
+      markIfFree: db.prepare(`INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= ?`),
       deleteMark: db.prepare('DELETE FROM markers WHERE key = ?'),
     };
   }
@@ -50,7 +52,7 @@ export class SqliteSessionStore implements SessionStore {
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
     const row = this.#statements.get.get(sessionId);
-    return row && this.#withExpiry(decodeSession(row.base, row.state, row.outcome));
+    return row && this.#decode(row);
   }
 
   async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
@@ -58,10 +60,11 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
-    const stored = this.#statements.settle.run(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now()).changes === 1;
+    const settled = this.#statements.settle.get(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now());
+    if (settled) return { stored: true, record: this.#decode(settled) };
     const record = await this.get(sessionId);
     if (!record) throw new Error('unknown session');
-    return { stored, record };
+    return { stored: false, record };
   }
 
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
@@ -95,10 +98,8 @@ export class SqliteSessionStore implements SessionStore {
 
   async mark(key: string, value: string, ttlMs: number): Promise<string> {
     const now = this.#now();
-    const held = this.#statements.readMark.get(key, now);
-    if (held) return held.value;
-    this.#statements.putMark.run(key, value, now + ttlMs);
-    return value;
+    if (this.#statements.markIfFree.run(key, value, now + ttlMs, now).changes === 1) return value;
+    return this.#statements.readMark.get(key, now)?.value ?? value;
   }
 
   async readMark(key: string): Promise<string | undefined> {
@@ -118,6 +119,11 @@ export class SqliteSessionStore implements SessionStore {
     const waiting = this.#waiters.get(key);
     this.#waiters.delete(key);
     for (const wake of waiting ?? []) wake(sessionId);
+  }
+
+  /** A row as a record (parsed: the file may hold what an older version wrote), with expiry applied. */
+  #decode(row: SessionRow): SessionRecord {
+    return this.#withExpiry(decodeSession(row.base, row.state, row.outcome));
   }
 
   #withExpiry(record: SessionRecord): SessionRecord {

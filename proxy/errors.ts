@@ -69,7 +69,8 @@ const KINDS_BY_STATUS = {
     'unusable-notification': 'Notification not accepted',
     'upstream-rejected': 'Verification request rejected',
   },
-  429: { 'rate-limited': 'Too many requests' },
+  // `link-token-exhausted`: one link session's starts and choices are bounded (MAX_USES_PER_LINK_SESSION).
+  429: { 'rate-limited': 'Too many requests', 'link-token-exhausted': 'Link token used too often' },
   500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed', 'removal-hook-failed': 'Removal not processed' },
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.

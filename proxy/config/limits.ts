@@ -116,3 +116,10 @@ export const PAYMENT_LEASE_MARGIN_MS = 5 * SECOND_MS;
 export const PAYMENT_LEASE_CHECK_INTERVAL_MS = SECOND_MS;
 /** Payments turned `unknown` per look (the rest wait for the next one). */
 export const PAYMENT_LEASE_CHECK_BATCH = 50;
+
+// ── Link sessions (proxy/link-sessions/) ─────────────────────────────────────────────────────────
+/**
+ * Starts and saved-account choices one link session allows: room for a shopper's retries and changes
+ * of account, while a leaked link token cannot make thousands of sessions, events and upstream calls.
+ */
+export const MAX_USES_PER_LINK_SESSION = 20;

@@ -270,6 +270,13 @@ const ConfigFields = z.object({
     /** `verificationStatus` values that mean success / failure (case-insensitive); anything else is refused. */
     successStatuses: StatusWords.default(['SUCCESS']),
     failureStatuses: StatusWords.default(['FAILURE']),
+    /**
+     * Endpoint 4's `transactionStatus` values (case-insensitive) of a 2xx answer that mean paid, and that
+     * mean declined (nothing charged: the order may be paid again). Any other status of a 2xx answer
+     * (a pending or unfamiliar one) leaves the payment `unknown`, for the merchant to reconcile.
+     */
+    paidTransactionStatuses: StatusWords.default(['APPROVED']),
+    declinedTransactionStatuses: StatusWords.default(['DECLINED', 'REJECTED']),
     /** Endpoint 4 error codes that mean "the shopper must re-authorize this account" (docs/UPSTREAM.md D25). */
     reauthorizationCodes: StatusWords.default(['REAUTHORIZATION_REQUIRED']),
     /** Failed /transactions API-key attempts per client address per 15 minutes before 429s; 0 = no limit. */
@@ -635,6 +642,8 @@ export const ENV_VARIABLES = {
   OBV_EVENTS_SECRETS: 'eventsSecrets',
   OBV_SUCCESS_STATUSES: 'successStatuses',
   OBV_FAILURE_STATUSES: 'failureStatuses',
+  OBV_PAID_TRANSACTION_STATUSES: 'paidTransactionStatuses',
+  OBV_DECLINED_TRANSACTION_STATUSES: 'declinedTransactionStatuses',
   OBV_REAUTHORIZATION_CODES: 'reauthorizationCodes',
   OBV_SESSION_TTL: 'sessionTtlMs',
   OBV_SEALING_KEYS: 'sealingKeys',

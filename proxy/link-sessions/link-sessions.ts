@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../errors.ts';
-import { RECORD_GRACE_MS } from '../config/limits.ts';
+import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts';
 import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
 import { openOfferedAccounts, refuseRemoved, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
@@ -81,4 +81,15 @@ export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): 
     throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
   }
   return { id, session };
+}
+
+/**
+ * Counts one use of the link session (a start, a saved account chosen): 429 naming `linkToken` once it has
+ * had MAX_USES_PER_LINK_SESSION, so one token cannot make sessions, events and upstream calls without end.
+ */
+export async function spendLinkSession(ctx: Pick<ProxyContext, 'linkSessions'>, id: string): Promise<void> {
+  if (!(await ctx.linkSessions.use(id, MAX_USES_PER_LINK_SESSION))) {
+    throw problem('link-token-exhausted', `This link token has started ${MAX_USES_PER_LINK_SESSION} verifications or choices: the merchant's server creates a new link session.`,
+      { errors: [{ path: 'linkToken', message: 'has been used too many times' }] });
+  }
 }

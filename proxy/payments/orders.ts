@@ -105,6 +105,10 @@ export async function claimOrder(deps: OrderDeps, draft: PaymentDraft, retry: Re
   };
   const claim = await deps.payments.claim(pending, deps.config.paymentRetentionMs);
   if (claim.claimed) return pending;
+  if ('keyUsedFor' in claim) {
+    throw problem('idempotency-key-reused', 'This Idempotency-Key was already used for another order\'s payment; use a new key for a new payment.',
+      { errors: [{ path: 'Idempotency-Key', message: 'was already used for another order' }] });
+  }
   const existing = claim.existing.state === 'pending' ? (await readPayment(deps, draft.merchantTransactionId)) ?? claim.existing : claim.existing;
   return earlierPayment(deps, existing, retry);
 }

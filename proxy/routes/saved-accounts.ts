@@ -5,7 +5,7 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { resolveLinkSession } from '../link-sessions/link-sessions.ts';
+import { resolveLinkSession, spendLinkSession } from '../link-sessions/link-sessions.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
@@ -71,7 +71,7 @@ export const savedAccountsOperations: Operation[] = [{
   caller: 'browser',
   body: { contentType: 'application/json', schema: ChoiceBody },
   responses: { 201: { description: 'The outcome, as a session\'s', content: { 'application/json': BrowserOutcomeSchema } } },
-  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address.' },
+  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address, or choices with this link token (`link-token-exhausted`).' },
 }, {
   method: 'post',
   path: '/saved-accounts/remove',
@@ -98,6 +98,7 @@ export function savedAccountsRouter(ctx: ProxyContext): Router {
     const body = parseJsonBody(ChoiceBody, req);
     const linkSession = await resolveLinkSession(ctx, body.linkToken);
     const offered = await findOffered(ctx, linkSession, body.savedAccountId);
+    await spendLinkSession(ctx, linkSession.id);
     res.status(201).set('cache-control', 'no-store').json(await chooseSavedAccount(ctx, deliver, linkSession, offered));
   });
 

@@ -153,6 +153,9 @@ function nothingCharged(error: unknown): boolean {
   return error instanceof UpstreamHttpError && error.status < 500 && !refusalMayHaveCharged(error.status);
 }
 
+/** Whether `status` (upper case) is one of `words`, which the configuration compares case-insensitively. */
+const isOneOf = (status: string, words: readonly string[]) => words.some((word) => word.toUpperCase() === status);
+
 /**
  * Whether the provider's refusal may still have charged: a 409 can be a gateway's "duplicate
  * transaction" (an earlier attempt went through). Every other 4xx is a refusal that charged nothing.
@@ -228,12 +231,20 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
       ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
       ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
     };
+    const status = (answered.transactionStatus ?? '').toUpperCase();
     if (result.status >= 400 && !refusalMayHaveCharged(result.status)) {
       await releaseOrder(ctx, payment);
       await tellPayment(ctx, 'payment.failed', payment, { code: 'PAYMENT_REFUSED',
         message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.` });
     } else if (result.status >= 400) {
       await finishUnknown(answered, `The payment service answered HTTP ${result.status}, which may mean it charged (a duplicate transaction). Check with the provider and record the result.`);
+    } else if (isOneOf(status, config.declinedTransactionStatuses)) {
+      // Answered, and declined: nothing was charged (OBV_DECLINED_TRANSACTION_STATUSES).
+      await releaseOrder(ctx, payment);
+      await tellPayment(ctx, 'payment.failed', answered, { code: 'PAYMENT_DECLINED',
+        message: `The payment service declined the payment (transactionStatus ${answered.transactionStatus}); nothing was charged and the order may be paid again.` });
+    } else if (!isOneOf(status, config.paidTransactionStatuses)) {
+      await finishUnknown(answered, `The payment service answered transactionStatus ${answered.transactionStatus ?? '(none)'}, which is neither paid nor declined (OBV_PAID_TRANSACTION_STATUSES). Check with the provider and record the result.`);
     } else {
       const paid: PaymentRecord = { ...answered, state: 'completed' };
       await finishPayment(ctx, paid);
@@ -274,6 +285,11 @@ export function transactionsRouter(ctx: ProxyContext, client: TransactionClient,
     }
     const { record, outcome } = await resolveLinkRef(ctx, body.linkRef);
     requireVerifiedPurchase(record, body);
+    // A reference made from a saved account the shopper removed since pays nothing (storage/removals.ts).
+    if (record.savedAccountId !== undefined && record.merchantUserId !== undefined && await ctx.removals.isRemoved(record.merchantUserId, record.savedAccountId)) {
+      throw problem('saved-account-removed', 'The shopper removed the saved account this link reference was made from; nothing was charged.',
+        { errors: [{ path: 'linkRef', message: 'was made from a saved account the shopper removed' }] });
+    }
     const claimed = await claimOrder(ctx, {
       merchantTransactionId: body.merchantTransactionId,
       merchantUserId: body.merchantUserId,

@@ -42,7 +42,7 @@ export const verificationsOperations: Operation[] = [{
     409: 'The link token already linked an account (`link-token-used`), or a start with this Idempotency-Key keeps failing.',
     410: 'The link token has expired (`link-token-expired`).',
     422: 'The provider rejected the request (its field list passed on), or the Idempotency-Key was used with another body.',
-    429: 'Too many starts from this address.',
+    429: 'Too many starts from this address, or from this link token (`link-token-exhausted`).',
     502: 'The provider could not be used.',
     504: 'The provider did not answer in time.',
     ...STORE_PROBLEMS,

@@ -20,5 +20,10 @@ export interface LinkSessionStore {
   /** Stores a new link session under `id`, kept `retainMs` (its lifetime and a grace, so a late start hears "expired"). */
   create(id: string, record: LinkSessionRecord, retainMs: number): Promise<void>;
   get(id: string): Promise<LinkSessionRecord | undefined>;
+  /**
+   * Counts one use (a start, a saved account chosen) of link session `id`; false, counting nothing, once
+   * it has had `max` (atomic across instances), or when it is gone.
+   */
+  use(id: string, max: number): Promise<boolean>;
   close(): Promise<void>;
 }

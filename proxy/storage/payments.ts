@@ -53,14 +53,21 @@ export const PaymentRecord = z.object({
 });
 export type PaymentRecord = z.infer<typeof PaymentRecord>;
 
-export type ClaimResult = { claimed: true } | { claimed: false; existing: PaymentRecord };
+export type ClaimResult =
+  | { claimed: true }
+  | { claimed: false; existing: PaymentRecord }
+  /** The claim's Idempotency-Key was used for another order's payment (kept as long as that payment). */
+  | { claimed: false; keyUsedFor: string };
 
 /**
  * Every method rejects with SessionBackendUnavailableError while the backend cannot be reached. Records
  * live `retentionMs` from their claim (OBV_PAYMENT_RETENTION).
  */
 export interface PaymentStore {
-  /** Claims the order for `pending` (state `pending`, with its lease), unless the order has a record: then that record. */
+  /**
+   * Claims the order for `pending` (state `pending`, with its lease), unless the order has a record (then
+   * that record) or `pending.idempotencyKey` was used for another order (then that order).
+   */
   claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult>;
   get(merchantTransactionId: string): Promise<PaymentRecord | undefined>;
   /**

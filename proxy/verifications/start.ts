@@ -13,7 +13,7 @@ import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
-import { resolveLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
+import { resolveLinkSession, spendLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
 import type { NewBinding } from '../http/bank-step-cookie.ts';
 
@@ -71,6 +71,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
         { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
     }
     const linkSession = body.linkToken ? await resolveLinkSession(ctx, body.linkToken) : undefined;
+    if (linkSession) await spendLinkSession(ctx, linkSession.id);
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
     const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent);

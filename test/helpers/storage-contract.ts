@@ -116,6 +116,15 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
       await assert.rejects(linkSessions.create(id, record, RETENTION_MS), 'an id is never overwritten');
     }));
 
+    test('counts a link session\'s uses up to a maximum, atomically; an unknown one has none', () => withStorage(async ({ linkSessions }) => {
+      const id = newId();
+      await linkSessions.create(id, { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, RETENTION_MS);
+      const results = await Promise.all(Array.from({ length: 5 }, () => linkSessions.use(id, 3)));
+      assert.equal(results.filter(Boolean).length, 3);
+      assert.equal(await linkSessions.use(id, 3), false);
+      assert.equal(await linkSessions.use(newId(), 3), false);
+    }));
+
     test('forgets a link session after its retention', () => withStorage(async ({ linkSessions }) => {
       const id = newId();
       await linkSessions.create(id, { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, 150);

@@ -29,10 +29,14 @@ export interface RedisKeys {
   readonly merchantEventsPending: string;
   /** String: an order's payment record (JSON, storage/payments.ts), kept for the payment retention. */
   payment(merchantTransactionId: string): string;
+  /** String: the order an Idempotency-Key of POST /transactions was first used for (kept as long as its payment). */
+  paymentKey(idempotencyKey: string): string;
   /** Sorted set: order with a `pending` payment → when its lease ends. */
   readonly paymentLeases: string;
   /** String: a link session's record (JSON, storage/link-sessions.ts) under its id (a hash of its token). */
   linkSession(id: string): string;
+  /** Counter: the uses (starts, saved accounts chosen) of a link session, with its TTL. */
+  linkSessionUses(id: string): string;
   /** String: a saved account the shopper removed (JSON, storage/removals.ts); kept for good. */
   removal(merchantUserId: string, accountId: string): string;
 }
@@ -54,7 +58,9 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventsPending: `${prefix}evt-pending`,
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
+    paymentKey: (idempotencyKey) => `${prefix}payment-key:${idempotencyKey}`,
     linkSession: (id) => `${prefix}link-session:${id}`,
+    linkSessionUses: (id) => `${prefix}link-session-uses:${id}`,
     // JSON, so no user id can be spelled to collide with another user's account.
     removal: (merchantUserId, accountId) => `${prefix}removal:${JSON.stringify([merchantUserId, accountId])}`,
   };

@@ -2,7 +2,7 @@
 import type { LinkSessionRecord, LinkSessionStore } from '../link-sessions.ts';
 
 export class MemoryLinkSessionStore implements LinkSessionStore {
-  readonly #sessions = new Map<string, { record: LinkSessionRecord; retainUntil: number }>();
+  readonly #sessions = new Map<string, { record: LinkSessionRecord; retainUntil: number; uses: number }>();
   readonly #now: () => number;
 
   constructor(options: { now?: () => number } = {}) {
@@ -12,12 +12,19 @@ export class MemoryLinkSessionStore implements LinkSessionStore {
   async create(id: string, record: LinkSessionRecord, retainMs: number): Promise<void> {
     this.#sweep();
     if (this.#sessions.has(id)) throw new Error('link session id already exists');
-    this.#sessions.set(id, { record: structuredClone(record), retainUntil: this.#now() + retainMs });
+    this.#sessions.set(id, { record: structuredClone(record), retainUntil: this.#now() + retainMs, uses: 0 });
   }
 
   async get(id: string): Promise<LinkSessionRecord | undefined> {
     const entry = this.#sessions.get(id);
     return entry && entry.retainUntil > this.#now() ? structuredClone(entry.record) : undefined;
+  }
+
+  async use(id: string, max: number): Promise<boolean> {
+    const entry = this.#sessions.get(id);
+    if (!entry || entry.retainUntil <= this.#now() || entry.uses >= max) return false;
+    entry.uses++;
+    return true;
   }
 
   async close(): Promise<void> {

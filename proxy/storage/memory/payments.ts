@@ -3,6 +3,8 @@ import { heldBy, leaseExpired, type ClaimResult, type PaymentRecord, type Paymen
 
 export class MemoryPaymentStore implements PaymentStore {
   readonly #orders = new Map<string, { record: PaymentRecord; expiresAt: number }>();
+  /** Idempotency-Key → the order it was first used for. */
+  readonly #keys = new Map<string, { order: string; expiresAt: number }>();
   readonly #now: () => number;
 
   constructor(options: { now?: () => number } = {}) {
@@ -12,6 +14,10 @@ export class MemoryPaymentStore implements PaymentStore {
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const existing = this.#read(pending.merchantTransactionId);
     if (existing) return { claimed: false, existing: { ...existing } };
+    const key = pending.idempotencyKey;
+    const keyed = key === undefined ? undefined : this.#keys.get(key);
+    if (keyed && keyed.expiresAt > this.#now() && keyed.order !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed.order };
+    if (key !== undefined) this.#keys.set(key, { order: pending.merchantTransactionId, expiresAt: this.#now() + retentionMs });
     this.#orders.set(pending.merchantTransactionId, { record: { ...pending }, expiresAt: this.#now() + retentionMs });
     return { claimed: true };
   }
@@ -47,6 +53,7 @@ export class MemoryPaymentStore implements PaymentStore {
 
   async close(): Promise<void> {
     this.#orders.clear();
+    this.#keys.clear();
   }
 
   #read(merchantTransactionId: string): PaymentRecord | undefined {

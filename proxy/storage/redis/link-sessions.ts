@@ -2,7 +2,18 @@
 import type { Redis } from 'ioredis';
 import { redisCommand } from '../../sessions/redis/errors.ts';
 import type { RedisKeys } from '../../sessions/redis/keys.ts';
+import { runScript, script } from '../../sessions/redis/scripts.ts';
 import { LinkSessionRecord, type LinkSessionStore } from '../link-sessions.ts';
+
+/** KEYS[1] link session, KEYS[2] its uses; ARGV[1] max. Counts a use while the session lives and has had fewer than max. */
+const USE = script(`
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then return 0 end
+local uses = tonumber(redis.call('GET', KEYS[2]) or '0')
+if uses >= tonumber(ARGV[1]) then return 0 end
+redis.call('SET', KEYS[2], uses + 1, 'PX', ttl)
+return 1
+`);
 
 export class RedisLinkSessionStore implements LinkSessionStore {
   constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
@@ -15,6 +26,10 @@ export class RedisLinkSessionStore implements LinkSessionStore {
   async get(id: string): Promise<LinkSessionRecord | undefined> {
     const held = await redisCommand(this.redis.get(this.keys.linkSession(id)));
     return held === null ? undefined : LinkSessionRecord.parse(JSON.parse(held));
+  }
+
+  async use(id: string, max: number): Promise<boolean> {
+    return (await runScript(this.redis, USE, [this.keys.linkSession(id), this.keys.linkSessionUses(id)], [String(max)])) === 1;
   }
 
   async close(): Promise<void> {}

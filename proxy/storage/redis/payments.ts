@@ -8,10 +8,19 @@ import type { RedisKeys } from '../../sessions/redis/keys.ts';
 import { runScript, script } from '../../sessions/redis/scripts.ts';
 import { PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
 
-/** KEYS[1] order, KEYS[2] leases; ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end, ARGV[4] order id. */
+/**
+ * KEYS[1] order, KEYS[2] leases, KEYS[3] the Idempotency-Key's index (or the order key again when there
+ * is none); ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end, ARGV[4] order id, ARGV[5] '1' when
+ * there is a key. Returns the order's record, {'key', other order} for a key used elsewhere, or false.
+ */
 const CLAIM = script(`
 local held = redis.call('GET', KEYS[1])
 if held then return held end
+if ARGV[5] == '1' then
+  local keyed = redis.call('GET', KEYS[3])
+  if keyed and keyed ~= ARGV[4] then return {'key', keyed} end
+  redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 return false
@@ -60,8 +69,10 @@ export class RedisPaymentStore implements PaymentStore {
 
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const id = pending.merchantTransactionId;
-    const held = await runScript(this.redis, CLAIM, [this.keys.payment(id), this.keys.paymentLeases],
-      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id]);
+    const key = pending.idempotencyKey;
+    const held = await runScript(this.redis, CLAIM, [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key)],
+      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id, key === undefined ? '0' : '1']);
+    if (Array.isArray(held)) return { claimed: false, keyUsedFor: String(held[1]) };
     return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
   }
 

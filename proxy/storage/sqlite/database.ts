@@ -47,6 +47,7 @@ CREATE INDEX IF NOT EXISTS markers_purge ON markers (purge_at);
 CREATE TABLE IF NOT EXISTS link_sessions (
   id TEXT PRIMARY KEY,
   record TEXT NOT NULL,
+  uses INTEGER NOT NULL DEFAULT 0,
   purge_at INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS payments (
@@ -58,6 +59,11 @@ CREATE TABLE IF NOT EXISTS payments (
   purge_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS payments_leases ON payments (lease_expires_at) WHERE state = 'pending';
+CREATE TABLE IF NOT EXISTS payment_keys (
+  idempotency_key TEXT PRIMARY KEY,
+  merchant_transaction_id TEXT NOT NULL,
+  purge_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS saved_account_removals (
   merchant_user_id TEXT NOT NULL,
   account_id TEXT NOT NULL,

@@ -11,6 +11,7 @@ export class SqliteLinkSessionStore implements LinkSessionStore {
     this.#statements = {
       insert: handle.db.prepare('INSERT INTO link_sessions (id, record, purge_at) VALUES (?, ?, ?)'),
       get: handle.db.prepare<[string, number], { record: string }>('SELECT record FROM link_sessions WHERE id = ? AND purge_at > ?'),
+      use: handle.db.prepare('UPDATE link_sessions SET uses = uses + 1 WHERE id = ? AND purge_at > ? AND uses < ?'),
     };
   }
 
@@ -21,6 +22,10 @@ export class SqliteLinkSessionStore implements LinkSessionStore {
   async get(id: string): Promise<LinkSessionRecord | undefined> {
     const row = this.#statements.get.get(id, this.#now());
     return row && LinkSessionRecord.parse(JSON.parse(row.record));
+  }
+
+  async use(id: string, max: number): Promise<boolean> {
+    return this.#statements.use.run(id, this.#now(), max).changes === 1;
   }
 
   async close(): Promise<void> {}

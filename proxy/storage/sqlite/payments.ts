@@ -20,6 +20,8 @@ export class SqlitePaymentStore implements PaymentStore {
       delete: db.prepare('DELETE FROM payments WHERE merchant_transaction_id = ?'),
       due: db.prepare<[number, number], { record: string }>("SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
       endLeases: db.prepare("UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?"),
+      keyedOrder: db.prepare<[string, number], { merchant_transaction_id: string }>('SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?'),
+      putKey: db.prepare('INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)'),
       markUnknown: db.prepare('UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
     };
     const now = this.#now();
@@ -29,7 +31,13 @@ export class SqlitePaymentStore implements PaymentStore {
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     return this.#handle.durably(() => {
       const existing = this.#read(pending.merchantTransactionId);
-      if (existing) return { claimed: false, existing };
+      if (existing) return { claimed: false, existing } as const;
+      const key = pending.idempotencyKey;
+      if (key !== undefined) {
+        const keyed = this.#statements.keyedOrder.get(key, this.#now())?.merchant_transaction_id;
+        if (keyed !== undefined && keyed !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed } as const;
+        this.#statements.putKey.run(key, pending.merchantTransactionId, this.#now() + retentionMs);
+      }
       this.#put(pending, retentionMs);
       return { claimed: true } as const;
     });

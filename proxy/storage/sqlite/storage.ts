@@ -28,7 +28,7 @@ export interface SqliteStorage {
 export function openSqliteStorage(dataDir: string, options: { now?: () => number; sweepIntervalMs?: number } = {}): SqliteStorage {
   const handle = openSqliteDatabase(dataDir);
   const now = options.now ?? Date.now;
-  const purge = ['sessions', 'markers', 'link_sessions', 'payments'].map((table) => handle.db.prepare(`DELETE FROM ${table} WHERE purge_at <= ?`));
+  const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => handle.db.prepare(`DELETE FROM ${table} WHERE purge_at <= ?`));
   const purgeClaims = handle.db.prepare('DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
   const sweep = () => {
     const at = now();

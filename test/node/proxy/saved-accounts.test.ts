@@ -228,6 +228,55 @@ describe('saved accounts', () => {
     assert.equal(removals.length, 1);
   });
 
+  test('a removal is remembered by the proxy: the account is refused in any later link session (410 naming it), gone from open ones, and a reference made from it before no longer pays', async () => {
+    const kept = await linkAndSave();
+    const dropped = await linkAndSave('savings');
+    // A reference made from the account before the shopper removed it (another checkout of the same user).
+    const earlier = await linkSession({ savedAccounts: [dropped.saved.sealed] });
+    const earlierOffer = await offerOf(earlier.linkToken);
+    const chosen = (await (await post('/saved-accounts/use', { linkToken: earlier.linkToken, savedAccountId: earlierOffer.accounts[0]!.id })).json()) as { linkRef: string };
+    // Another open link session offering both.
+    const open = await linkSession({ savedAccounts: [kept.saved.sealed, dropped.saved.sealed] });
+    const { linkToken } = await linkSession({ savedAccounts: [kept.saved.sealed, dropped.saved.sealed] });
+    const offer = await offerOf(linkToken);
+    assert.equal((await post('/saved-accounts/remove', { linkToken, savedAccountId: offer.accounts[1]!.id })).status, 204);
+
+    // The merchant's server still holds the sealed string and passes it back: refused, naming it.
+    const refused = await server('/link-sessions', checkout({ savedAccounts: [kept.saved.sealed, dropped.saved.sealed] }));
+    assert.equal(refused.status, 410);
+    const problem = (await refused.json()) as Problem;
+    assert.equal(problem.type, 'urn:obv-link:problem:saved-account-removed');
+    assert.deepEqual(problem.errors?.map((e) => e.path), ['savedAccounts.1']);
+    assert.equal((await server('/link-sessions', checkout({ reauthorize: dropped.saved.sealed }))).status, 410);
+    assert.equal((await server('/link-sessions', checkout({ savedAccounts: [kept.saved.sealed] }))).status, 201, 'the other account stays usable');
+    // An open link session no longer offers it either.
+    assert.deepEqual((await offerOf(open.linkToken)).accounts.map((a) => a.displayLabel), ['Checking ••••4321']);
+    // And the reference made from it earlier pays nothing.
+    const paid = await pay(chosen.linkRef, earlier.purchase);
+    assert.equal(paid.status, 410);
+    assert.deepEqual(((await paid.json()) as Problem).errors?.map((e) => e.path), ['linkRef']);
+  });
+
+  test('one link token starts and chooses a bounded number of times (429 naming linkToken), so a leaked token cannot flood', async () => {
+    const { saved } = await linkAndSave();
+    const { linkToken } = await linkSession({ savedAccounts: [saved.sealed] });
+    const [offered] = (await offerOf(linkToken)).accounts;
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) {
+      const response = await post(i % 2 === 0 ? '/saved-accounts/use' : '/verifications', i % 2 === 0 ? { linkToken, savedAccountId: offered!.id } : { linkToken });
+      statuses.push(response.status);
+      if (response.status === 429) {
+        const problem = (await response.json()) as Problem;
+        assert.equal(problem.type, 'urn:obv-link:problem:link-token-exhausted');
+        assert.deepEqual(problem.errors?.map((e) => e.path), ['linkToken']);
+      } else {
+        await response.body?.cancel();
+      }
+    }
+    assert.deepEqual(statuses.slice(0, 20).filter((status) => status === 429), [], 'twenty uses are allowed');
+    assert.equal(statuses[20], 429);
+  });
+
   test('the browser routes refuse an unknown link token, a bad id and unknown fields (4xx naming the field)', async () => {
     const unknown = await post('/saved-accounts/offer', { linkToken: `lt_${'B'.repeat(32)}` });
     assert.equal(unknown.status, 404);

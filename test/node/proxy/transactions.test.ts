@@ -368,4 +368,49 @@ describe('transactions', () => {
     assert.equal(late.status, 409);
     assert.equal((await read()).state, 'completed');
   });
+
+  test('a 2xx whose transactionStatus is declined charged nothing (the order is free, payment.failed); one neither paid nor declined is unknown', async (t) => {
+    let status = 'DECLINED';
+    let calls = 0;
+    const payThroughGateway = await proxyWithGateway(t, (body) => {
+      calls += 1;
+      return { status: 201, body: { transactionId: `txn_${calls}`, transactionStatus: status, merchantTransactionId: (body.merchant as Record<string, unknown>).merchantTransactionId } };
+    });
+    const read = async (order: string) => (await (await fetch(`${payThroughGateway.baseUrl}/transactions/${order}`, { headers: { authorization: AUTH } })).json()) as { state?: string; type?: string };
+    const declinedRef = await verifiedLinkRef();
+    assert.equal((await payThroughGateway(declinedRef)).status, 201, 'the provider\'s answer is passed through');
+    assert.equal((await read(orderOf.get(declinedRef)!)).type, 'urn:obv-link:problem:unknown-payment', 'declined: no payment on record, the order is free');
+    status = 'APPROVED';
+    const again = await fetch(`${payThroughGateway.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `retry-${declinedRef}` }, body: JSON.stringify(payment(declinedRef)),
+    });
+    assert.equal(again.status, 201);
+    assert.equal((await read(orderOf.get(declinedRef)!)).state, 'completed');
+
+    status = 'PENDING_REVIEW';
+    const oddRef = await verifiedLinkRef();
+    assert.equal((await payThroughGateway(oddRef)).status, 201);
+    assert.equal((await read(orderOf.get(oddRef)!)).state, 'unknown', 'neither paid nor declined: reconcile');
+    assert.equal((await payThroughGateway(oddRef)).status, 409, 'and never sent again');
+    assert.equal(calls, 3);
+  });
+
+  test('an Idempotency-Key is one payment\'s: reused for another order, or with another body on the same order, it is 422 naming the header', async () => {
+    const first = await verifiedLinkRef();
+    const second = await verifiedLinkRef();
+    const withKey = (body: unknown, key: string) => fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': key }, body: JSON.stringify(body),
+    });
+    const key = `key-${randomUUID()}`;
+    assert.equal((await withKey(payment(first), key)).status, 201);
+    const charged = pair.provider.stats.transactions;
+    for (const body of [payment(second), { ...payment(first), product: 'other' }]) {
+      const response = await withKey(body, key);
+      assert.equal(response.status, 422);
+      const problem = (await response.json()) as { type: string; errors: { path: string }[] };
+      assert.equal(problem.type, 'urn:obv-link:problem:idempotency-key-reused');
+      assert.deepEqual(problem.errors.map((e) => e.path), ['Idempotency-Key']);
+    }
+    assert.equal(pair.provider.stats.transactions, charged, 'no payment was sent for the reused key');
+  });
 });

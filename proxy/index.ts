@@ -18,6 +18,14 @@ import { createStorage, memoryRepositories, redisRepositories, type Storage } fr
 import { watchPaymentLeases } from './payments/leases.ts';
 import { protectionWarnings } from './config/warnings.ts';
 import { ReconcileBody, reconcilePayment, type Reconciled } from './payments/reconcile.ts';
+import { createPayer, PaymentInput, type PaymentAnswer } from './payments/pay.ts';
+import { readLinkedAccount, type LinkedAccount } from './links/linked-account.ts';
+import { paymentView, readPayment, type PaymentView } from './payments/orders.ts';
+import { createEventVerifier, type DeliveryHeaders } from './events/verify-event.ts';
+import type { MerchantEvent } from './events/shapes.ts';
+import { EventListQuery } from './routes/events.ts';
+import { IdempotencyKey, text, validationProblem } from './validation.ts';
+import { z } from 'zod';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
 import type { EventOutbox } from './events/outbox.ts';
@@ -39,7 +47,10 @@ export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './c
 export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
 export type { SavedAccount } from './accounts/saved-account.ts';
 export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
-export type { LinkedAccount } from './routes/links.ts';
+export type { LinkedAccount } from './links/linked-account.ts';
+export { WebhookSignatureError } from './notifications/signature.ts';
+export type { DeliveryHeaders } from './events/verify-event.ts';
+export type { PaymentInput, PaymentAnswer } from './payments/pay.ts';
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
 export type { PaymentView } from './payments/orders.ts';
 export type { Relay } from './relay/relay.ts';
@@ -169,6 +180,26 @@ export interface ObvProxy {
    * 409 a payment that is not `unknown`, 400 a bad field).
    */
   reconcilePayment(merchantTransactionId: string, input: ReconcileBody): Promise<Reconciled>;
+  /**
+   * Pays an order with the link reference the page got — what POST {mountPath}/transactions does, with the
+   * same rules and errors, in process: no HTTP call to yourself, no API key. `idempotencyKey`: a retry with
+   * the same key and input answers the first result (`replayed: true`). Throws a ProblemError for each
+   * refusal the route answers as a problem (404 unknown reference, 409 paid or in progress, 410, 422…) and
+   * the upstream errors. Needs OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (filled in sandbox mode).
+   */
+  pay(input: PaymentInput, options?: { idempotencyKey?: string }): Promise<PaymentAnswer>;
+  /** The verified account behind a link reference, token included (GET {mountPath}/links/{linkRef}); a 404/403 ProblemError otherwise. */
+  readLink(linkRef: string): Promise<LinkedAccount>;
+  /** An order's payment (GET {mountPath}/transactions/{id}), or undefined when none is on record. */
+  readPayment(merchantTransactionId: string): Promise<PaymentView | undefined>;
+  /** Merchant events recorded after `after`, oldest first (GET {mountPath}/events); a 400 ProblemError for an unknown `after`. */
+  listEvents(query?: { after?: string; limit?: number }): Promise<{ events: MerchantEvent[]; hasMore: boolean }>;
+  /**
+   * Checks a merchant event delivery's signature against OBV_EVENTS_SECRETS and returns the event: for a
+   * Node app that receives its own events (`express.raw()` body and `req.headers`). Throws
+   * WebhookSignatureError for a forged, altered or stale delivery.
+   */
+  verifyEvent(body: string | Buffer, headers: DeliveryHeaders): MerchantEvent;
   /** Closes the relays (1001, "going away"), the storage it created and its timers. Does not close your server. */
   close(): Promise<void>;
 }
@@ -272,10 +303,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     : (_req: unknown, _res: unknown, next: () => void) => next();
 
   const verificationClient = createVerificationClient({ baseUrl: config.baseUrl, tokens, timeoutMs });
-  const transactionClient = config.merchantApiKey && config.pgwAppId && config.pgwClientId
+  const transactionClient = config.pgwAppId && config.pgwClientId
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
   const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
+  const verifyEvent = createEventVerifier(config.eventsSecrets ?? []);
   const leases = watchPaymentLeases({ payments: repositories.payments, events, logger, now });
   const ctx: ProxyContext = {
     config,
@@ -312,6 +344,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     now,
   };
   const router = createApp(ctx);
+  // The same payment rules as POST /transactions, for `proxy.pay()` (the route has its own, stateless).
+  const payer = ctx.transactions && createPayer(ctx, ctx.transactions);
   const notificationRouter = config.notificationPublicUrl ? createNotificationApp(ctx) : undefined;
   const relays: Relay[] = [];
 
@@ -344,6 +378,24 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     },
     createLinkSession: async (input) => createLinkSession(ctx, parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
     reconcilePayment: async (merchantTransactionId, input) => reconcilePayment(ctx, merchantTransactionId, parseOrThrow(ReconcileBody, input, 'The reconciliation')),
+    async pay(input, options = {}) {
+      if (!payer) throw new TypeError('proxy.pay needs the endpoint 4 settings: OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (sandbox mode fills them)');
+      const key = options.idempotencyKey === undefined ? undefined : parseOrThrow(IdempotencyKey, options.idempotencyKey, 'The idempotency key', 'idempotencyKey');
+      return payer(parseOrThrow(PaymentInput, input, 'The payment'), key);
+    },
+    readLink: (linkRef) => readLinkedAccount(ctx, parseOrThrow(z.string().max(64), linkRef, 'The link reference', 'linkRef')),
+    async readPayment(merchantTransactionId) {
+      const payment = await readPayment(ctx, parseOrThrow(text(128), merchantTransactionId, 'The order id', 'merchantTransactionId'));
+      return payment && paymentView(payment);
+    },
+    async listEvents(query = {}) {
+      const { after, limit } = parseOrThrow(EventListQuery,
+        { ...(query.after !== undefined ? { after: query.after } : {}), ...(query.limit !== undefined ? { limit: String(query.limit) } : {}) }, 'The query', 'query');
+      const page = await events.list(after, limit);
+      if (!page) throw validationProblem('The query', [{ path: 'after', message: 'is not a retained event id (unknown, or older than 7 days)' }]);
+      return page;
+    },
+    verifyEvent: (body, headers) => verifyEvent(body, headers),
     async checkCredentials() {
       credentials.started();
       let failure: unknown;

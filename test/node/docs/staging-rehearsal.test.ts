@@ -109,7 +109,8 @@ describe("the production guide's staging rehearsal", () => {
     env.OBV_BASE_URL = `https://127.0.0.1:${staging.STAGING_PROVIDER_PORT}`;
     env.NODE_EXTRA_CA_CERTS = path.join(dir, env.NODE_EXTRA_CA_CERTS);
     if (!withCa) delete env.NODE_EXTRA_CA_CERTS;
-    return { ...env, PORT: String(port), HOST: '127.0.0.1', OBV_DRAIN_WINDOW: '0', OBV_UPSTREAM_TIMEOUT: '3s' };
+    // The default SQLite storage, in this rehearsal's own directory (never the checkout's ./obv-link-data).
+    return { ...env, PORT: String(port), HOST: '127.0.0.1', OBV_DRAIN_WINDOW: '0', OBV_UPSTREAM_TIMEOUT: '3s', OBV_DATA_DIR: path.join(dir, `data-${port}`) };
   }
 
   test('with NODE_EXTRA_CA_CERTS, the proxy outside sandbox mode gets its token over https and is ready', async () => {

@@ -2,7 +2,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, test } from 'node:test';
 import { MemoryStore } from 'express-rate-limit';
 import {
@@ -305,9 +307,10 @@ describe('production guardrails (OBV_SANDBOX unset)', () => {
     const lines: string[] = [];
     const logger = createLogger('info', { write: (line: string) => lines.push(line) });
     const proxy = createObvProxy({
-      ...configFromEnv({ ...VALID_ENV, OBV_SANDBOX: 'true', OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_BASE_URL: 'http://127.0.0.1:4010' }),
+      ...configFromEnv({ ...VALID_ENV, OBV_SANDBOX: 'true', OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET, OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_STORAGE: 'memory' }),
       logger,
     });
+    assert.ok(lines.some((line) => line.includes('"level":40') && line.includes('storage is in memory')), 'memory storage is said at boot');
     assert.ok(lines.some((line) => line.includes('"level":40') && line.includes('sandbox mode')), lines.join('\n'));
     void proxy.close();
   });
@@ -330,7 +333,8 @@ describe('the README configuration table', () => {
 describe('npm start (proxy/cli.ts)', () => {
   function runCli(env: Record<string, string>) {
     const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts'], {
-      env: { PATH: process.env.PATH ?? '', ...env },
+      // The CLI's default storage (SQLite) in a directory of this test's own.
+      env: { PATH: process.env.PATH ?? '', OBV_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'obv-cli-')), ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

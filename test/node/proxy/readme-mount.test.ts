@@ -59,7 +59,10 @@ test('the README mounting snippet serves a whole verification in a fresh Express
     OBV_WEBHOOK_SECRET: SANDBOX_WEBHOOK_SECRET,
     OBV_SANDBOX: 'true',
     OBV_LOG_LEVEL: 'silent',
+    // The default storage (SQLite) in a directory of this test's own, not the checkout's ./obv-link-data.
+    OBV_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'obv-readme-data-')),
   };
+  t.after(() => rmSync(env.OBV_DATA_DIR, { recursive: true, force: true }));
   const savedEnv = Object.fromEntries(Object.keys(env).map((key) => [key, process.env[key]]));
   Object.assign(process.env, env);
   const sigtermBefore = new Set(process.listeners('SIGTERM'));

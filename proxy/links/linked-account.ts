@@ -1,0 +1,74 @@
+// Link references: what the browser holds instead of the accountToken. Only the merchant's server turns
+// one back into the verified account (GET /links/:linkRef, `proxy.readLink()`) or pays with it
+// (payments/pay.ts). A reference is bound to the user, order and amount it was verified for.
+import type { ProxyContext } from '../context.ts';
+import { problem } from '../errors.ts';
+import { ID_PATTERN } from '../sessions/ids.ts';
+import { markerKey } from '../sessions/markers.ts';
+import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { openOutcome } from '../sessions/sealed-outcome.ts';
+import { readPayment } from '../payments/orders.ts';
+import type { SavedAccount } from '../accounts/saved-account.ts';
+import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
+
+type Success = Extract<VerificationOutcome, { status: 'success' }>;
+
+/** A verified account as the merchant's server reads it: the token, and what it was verified for. */
+export interface LinkedAccount {
+  linkRef: string;
+  accountToken: string;
+  accountLabel: string;
+  fiName: string;
+  fiAccountType: string;
+  merchantUserId: string | undefined;
+  merchantTransactionId: string | undefined;
+  amount: string | undefined;
+  currency: string | undefined;
+  /** The merchant transaction id this reference paid, once it has. */
+  redeemedFor: string | undefined;
+  /** The account saved for the user by this link (consent or re-authorization): store it for the next purchase. */
+  savedAccount?: SavedAccount;
+  /** The stable id of the saved account this reference was made from (the shopper chose it, no bank step). */
+  savedAccountId?: string;
+}
+
+/** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
+export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
+  const sessionId = ID_PATTERN.test(linkRef) ? await ctx.store.readMark(markerKey.linkRef(linkRef)) : undefined;
+  const record = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
+  const outcome = record && openOutcome(ctx.sealer, record);
+  if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
+    throw problem('unknown-link-ref',
+      'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
+      { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
+  }
+  await requireBankStepConfirmed(ctx.store, record, 'linkRef');
+  return { record, outcome };
+}
+
+/** The order this reference paid, once it has (its order's payment was made with it). */
+async function paidOrderOf(ctx: ProxyContext, record: SessionRecord, linkRef: string): Promise<string | undefined> {
+  if (record.merchantTransactionId === undefined) return undefined;
+  const payment = await readPayment(ctx, record.merchantTransactionId);
+  return typeof payment === 'object' && payment.linkRef === linkRef ? payment.merchantTransactionId : undefined;
+}
+
+/** The verified account behind `linkRef`, token included, for the merchant's server; 404/403 as resolveLinkRef. */
+export async function readLinkedAccount(ctx: ProxyContext, linkRef: string): Promise<LinkedAccount> {
+  const { record, outcome } = await resolveLinkRef(ctx, linkRef);
+  const account: LinkedAccount = {
+    linkRef,
+    accountToken: outcome.accountToken,
+    accountLabel: outcome.accountLabel,
+    fiName: outcome.fiName,
+    fiAccountType: outcome.fiAccountType,
+    merchantUserId: record.merchantUserId,
+    merchantTransactionId: record.merchantTransactionId,
+    amount: record.amount,
+    currency: record.currency,
+    redeemedFor: await paidOrderOf(ctx, record, linkRef),
+    ...(outcome.savedAccount ? { savedAccount: outcome.savedAccount } : {}),
+    ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
+  };
+  return account;
+}

@@ -11,6 +11,7 @@ import type { RunningDemo } from '../../demo/start-demo.ts';
 import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
+import { consentWords } from '../../proxy/accounts/consent.ts';
 import { element, pay, saveScreenshot, signInAtBank, startLinking, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './harness.ts';
 
 describe('bank step bound to the starting browser (headful Chromium)', { timeout: TEST_TIMEOUT_MS * 3 }, () => {
@@ -60,8 +61,14 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     await shopper.getByRole('heading', { name: 'Payment approved' }).waitFor();
   });
 
-  it('the attack: the attacker keeps their return page open before, while and after the victim signs in, and gets nothing', async () => {
+  for (const saving of [false, true]) {
+    it(`the attack${saving ? ', with "Save this account" ticked' : ''}: the attacker keeps their return page open before, while and after the victim signs in, and gets nothing`, () => attack(saving));
+  }
+
+  /** The attack, start to end; with `saving`, the attacker also asks for the account to be saved for their user. */
+  async function attack(saving: boolean): Promise<void> {
     const attacker = await openCheckout(await newBrowserContext());
+    if (saving) await element(attacker).getByRole('checkbox', { name: consentWords('en').checkbox }).check();
     const [started, attackersTab] = await Promise.all([
       attacker.waitForResponse((response) => response.url().endsWith('/verifications') && response.status() === 201),
       startLinking(attacker),
@@ -112,5 +119,12 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     assert.deepEqual(confirmedForAttacker, []);
     const posted = await attacker.request.post(new URL('/obv/transactions', demo.url).href, { data: {}, failOnStatusCode: false });
     assert.equal(posted.status(), 401, 'and the page cannot reach the server-only route anyway');
-  });
+    if (saving) {
+      // No saved account for the attacker's user: the shop's server got none, and the next checkout offers none.
+      const shopper = `shopper-${(await attacker.context().cookies()).find((c) => c.name === 'nr_shopper')!.value}`;
+      assert.deepEqual(demo.savedAccounts.list(shopper), []);
+      await attacker.goto(demo.url);
+      await waitForState(attacker, 'idle');
+    }
+  }
 });

@@ -12,4 +12,9 @@ export interface ObvLinkAccountAttributes {
   required?: boolean;
   disabled?: boolean;
   strings?: Partial<ObvStrings>;
+  /**
+   * Read-only: the element reflects its `state` here for CSS (`obv-link-account[state="success"]`).
+   * A template that sets it is an error, in React and Vue alike.
+   */
+  state?: never;
 }

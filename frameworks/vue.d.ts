@@ -8,8 +8,14 @@ import type { ObvLinkAccountAttributes } from './attributes.js';
 export { ObvLinkAccountElement, tagName } from '../dist/types/widget/obv-link-account.js';
 export type { ObvAccount, ObvEventDetails, ObvState, ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
-/** The element's attributes (as written in HTML) and its non-string properties. */
-export type ObvLinkAccountVueProps = ObvLinkAccountAttributes;
+/** `link-token` → `linkToken`: Vue's template checker passes a component's attributes under camelCase names. */
+type Camelize<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${Head}${Capitalize<Camelize<Tail>>}` : S;
+
+/**
+ * The element's attributes and its non-string properties, under the names Vue checks them by
+ * (`:link-token="42"` is checked as `linkToken`, so a kebab-case key alone would let any value through).
+ */
+export type ObvLinkAccountVueProps = { [K in keyof ObvLinkAccountAttributes as Camelize<K>]: ObvLinkAccountAttributes[K] };
 
 type ObvLinkAccountEmits = { [K in keyof ObvEventDetails]: (event: CustomEvent<ObvEventDetails[K]>) => void };
 

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
 import { serverOptions } from './http/server-options.ts';
-import { listenerWarnings } from './config/warnings.ts';
+import { isLoopbackHost, listenerWarnings } from './config/warnings.ts';
 
 export { serverOptions };
 
@@ -75,6 +75,9 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   proxy.attachRelay(server);
   await listen(server, config.port, config.host);
   logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
+  if (config.sandbox && config.host && isLoopbackHost(config.host)) {
+    logger.info(`sandbox mode: listening on ${config.host} only (HOST=0.0.0.0 listens on every interface)`);
+  }
   // One token request now, so wrong credentials show in /readyz and one log line, not as the first
   // shopper's 502. Not awaited: the listeners open meanwhile, with /readyz saying "starting".
   void proxy.checkCredentials();

@@ -352,7 +352,10 @@ const ConfigFields = z.object({
     drainWindowMs: z.union([z.literal(0), z.literal('0'), Duration], { error: 'must be 0 (close at once) or a duration: 5s, 1500ms, 1m, or a number of seconds' })
       .transform((value) => Number(value))
       .default(5_000),
-    /** npm start: the address to listen on; unset = every interface. */
+    /**
+     * npm start: the address to listen on; unset = every interface (a container behind a balancer),
+     * or 127.0.0.1 in sandbox mode (its published secrets stay on this machine).
+     */
     host: Text.optional(),
     logLevel: z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
     port: Port.default(3000),
@@ -404,6 +407,7 @@ export const ProxyConfigSchema = ConfigFields
     ...config,
     gatewayUrl: config.gatewayUrl ?? config.baseUrl,
     bindBankStep: config.bindBankStep ?? !config.sandbox,
+    host: config.host ?? (config.sandbox ? '127.0.0.1' : undefined),
     storage: config.storage ?? (config.redisUrl ? 'redis' as const : 'sqlite' as const),
   }));
 

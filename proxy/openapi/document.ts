@@ -69,7 +69,8 @@ function operationObject(operation: Operation): JsonSchema {
     summary: operation.summary,
     ...(operation.description ? { description: operation.description } : {}),
     tags: [operation.caller],
-    ...(operation.security ? { security: [{ [operation.security]: [] }] } : {}),
+    // Declared on every operation, so none reads as an oversight: `[]` is "no credential".
+    security: operation.security ? [{ [operation.security]: [] }] : [],
     ...(params.length > 0 ? { parameters: params } : {}),
     ...(operation.body
       ? { requestBody: { required: true, ...(operation.body.description ? { description: operation.body.description } : {}), content: { [operation.body.contentType]: { schema: jsonSchema(operation.body.schema, 'input') } } } }

@@ -27,7 +27,10 @@ export interface Operation {
   summary: string;
   description?: string;
   caller: Caller;
-  /** `merchantApiKey`: `Authorization: Bearer OBV_MERCHANT_API_KEY`. */
+  /**
+   * `merchantApiKey`: `Authorization: Bearer OBV_MERCHANT_API_KEY`. Unset: the route takes no credential
+   * (the browser's, the provider's and the operations routes check other things), `security: []`.
+   */
   security?: 'merchantApiKey';
   /** Schema of each `:name` in `path` (default: any non-empty string). */
   pathParams?: Record<string, z.ZodType>;
@@ -70,6 +73,14 @@ describes<ProblemBody>()(ProblemSchema);
 /** Problems every route under the mount path can answer. */
 export const COMMON_PROBLEMS = {
   500: 'Something failed in the proxy (the cause is in its log).',
+} as const;
+
+/**
+ * The 4XX of a route that answers every request it routes: a request it does not route (another method,
+ * a longer path) gets the `not-found` problem, as every unknown route under the mount path does.
+ */
+export const UNROUTED_PROBLEMS = {
+  404: 'Not this route\'s own answer: another method or a longer path is not routed, and gets the `not-found` problem as every unknown route does.',
 } as const;
 
 /** Problems of a route that reads a JSON body (express.json and the route's checks). */

@@ -2,7 +2,7 @@
 // schemas the routes validate with. Public: it describes the API and carries no secret or capability.
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import type { Operation } from '../openapi/operation.ts';
+import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 export const openApiOperations: Operation[] = [{
   method: 'get',
@@ -16,7 +16,7 @@ export const openApiOperations: Operation[] = [{
       content: { 'application/json': z.looseObject({ openapi: z.string().regex(/^3\.1\./), info: z.looseObject({}), paths: z.looseObject({}) }) },
     },
   },
-  problems: {},
+  problems: { ...UNROUTED_PROBLEMS },
 }];
 
 export function openApiRouter(document: object): Router {

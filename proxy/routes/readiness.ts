@@ -8,7 +8,7 @@ import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
 import { StoreOutageLog } from '../sessions/outage-log.ts';
-import type { Operation } from '../openapi/operation.ts';
+import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the last token request said of the client credentials (absent until one was made). */
 const credentials = z.enum(['checking', 'accepted', 'refused', 'unreachable']);
@@ -20,7 +20,7 @@ export const readinessOperations: Operation[] = [{
   summary: 'The process answers (liveness)',
   caller: 'operations',
   responses: { 200: { description: 'Alive', content: { 'application/json': z.object({ status: z.literal('ok') }) } } },
-  problems: {},
+  problems: { ...UNROUTED_PROBLEMS },
 }, {
   method: 'get',
   path: '/readyz',
@@ -43,7 +43,7 @@ export const readinessOperations: Operation[] = [{
       },
     },
   },
-  problems: {},
+  problems: { ...UNROUTED_PROBLEMS },
 }];
 
 /** An id that can never be a session (ids are 22 base64url characters): reading it exercises the store. */

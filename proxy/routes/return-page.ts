@@ -26,7 +26,7 @@ import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
 import { markerKey } from '../sessions/markers.ts';
 import { consumerPageText, type ConsumerPageText } from '../pages/consumer-page-text.ts';
-import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 const lang = { description: 'The page\'s language: Spanish for `es…`, English otherwise', schema: z.string() };
 const html = (description: string) => ({ description, content: { 'text/html': z.string() } });
@@ -38,7 +38,7 @@ export const returnPageOperations: Operation[] = [{
   summary: 'The return page\'s script (a file, so the page\'s CSP needs no inline script)',
   caller: 'browser',
   responses: { 200: { description: 'The script', content: { 'text/javascript': z.string() } } },
-  problems: {},
+  problems: { ...UNROUTED_PROBLEMS },
 }, {
   method: 'get',
   path: '/connecting',
@@ -47,7 +47,7 @@ export const returnPageOperations: Operation[] = [{
   caller: 'browser',
   query: { lang },
   responses: { 200: html('The holding page (strict CSP, no script)') },
-  problems: {},
+  problems: { ...UNROUTED_PROBLEMS },
 }, {
   method: 'get',
   path: '/return/:returnRef',

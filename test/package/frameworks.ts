@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import type { Server } from 'node:http';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import express from 'express';
 import type { Browser, Page } from 'playwright-core';
@@ -11,17 +12,19 @@ import { startProvider } from '../../sandbox/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
 import { SANDBOX_DEFAULTS } from '../../proxy/config/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { copyFixture, exec, freePort, pinned, tempApp, type TempApp } from './temp-apps.ts';
+import { copyFixture, exec, FIXTURES, freePort, pinned, tempApp, type TempApp } from './temp-apps.ts';
 
 export type FrameworkName = 'react' | 'vue';
 
-const SETUP: Record<FrameworkName, { packages: string[]; typeCheck: string[]; label: string }> = {
+const SETUP: Record<FrameworkName, { packages: string[]; typeCheck: string[]; label: string; wrong: string }> = {
   react: {
+    wrong: 'wrong.tsx',
     packages: ['react', 'react-dom', '@types/react', '@types/react-dom', 'vite', 'typescript'],
     typeCheck: ['node_modules/typescript/bin/tsc', '-p', '.'],
     label: 'Connect with React',
   },
   vue: {
+    wrong: 'Wrong.vue',
     packages: ['vue', 'vite', '@vitejs/plugin-vue', 'vue-tsc', 'typescript'],
     typeCheck: ['node_modules/vue-tsc/bin/vue-tsc.js', '-p', '.'],
     label: 'Connect with Vue',
@@ -40,6 +43,28 @@ export async function prepareFrameworkApp(framework: FrameworkName, tarball: str
   } catch (error) {
     app.remove();
     throw error;
+  }
+}
+
+/**
+ * The type checker's verdict on fixtures/type-errors/<file> placed in the app's src/: the lines it
+ * flagged, and the lines the file marks "refused" (each must be flagged, and nothing else).
+ */
+export async function typeCheckWrongUsage(framework: FrameworkName, app: TempApp): Promise<{ flagged: number[]; refused: number[]; output: string }> {
+  const file = SETUP[framework].wrong;
+  const text = readFileSync(path.join(FIXTURES, 'type-errors', file), 'utf8');
+  app.write(path.join('src', file), text);
+  try {
+    const output = await exec(process.execPath, SETUP[framework].typeCheck, app.dir).then(
+      () => assert.fail(`the type checker accepted src/${file}`),
+      (error: unknown) => String(error),
+    );
+    const at = new RegExp(`src/${file.replace('.', '\\.')}\\((\\d+),\\d+\\): error`, 'g');
+    const flagged = [...new Set([...output.matchAll(at)].map((match) => Number(match[1])))].sort((a, b) => a - b);
+    const refused = text.split('\n').flatMap((line, index) => (/refused:/.test(line) && !/^\s*(<!--|\/\/)/.test(line) ? [index + 1] : []));
+    return { flagged, refused, output };
+  } finally {
+    rmSync(path.join(app.dir, 'src', file));
   }
 }
 

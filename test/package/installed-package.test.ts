@@ -12,12 +12,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { driveFrameworkApp, prepareFrameworkApp, type FrameworkName } from './frameworks.ts';
+import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
 import { relativeLinks, snippetImports } from './markdown-code.ts';
 import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
 import { eventually } from '../node/redis/support.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
-import { cleanEnv, exec, freePort, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
+import { alive, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
 
 const QUICK_START = '### Quick start against the sandbox';
 
@@ -278,6 +278,37 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.match(refused.output(), /PROVIDER_PORT/);
   });
 
+  // SIGTERM goes to npx's process alone (`kill`, `docker stop` with npx as PID 1); SIGINT to its process group, as
+  // Ctrl-C in a terminal sends it. (A SIGINT to npx's pid alone stops nothing: npm passes it to `sh -c`, which
+  // waits for node to end first, as shells do; README "Run it on its own".)
+  test('npx obv-link-proxy (sandbox mode) and npx obv-link-sandbox listen on loopback, and SIGTERM to npx or Ctrl-C stops them: the port closes, no node process is left', async () => {
+    for (const name of ['obv-link-sandbox', 'obv-link-proxy'] as const) {
+      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+        const port = await freePort();
+        const env: Record<string, string> = name === 'obv-link-sandbox'
+          ? { PROVIDER_PORT: String(port), PROVIDER_LOG_LEVEL: 'warn' }
+          : { OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(port), OBV_STORAGE: 'memory', OBV_DRAIN_WINDOW: '0' };
+        // What Docker or systemd runs and signals: npx (npm exec → sh -c → node), not the bin.
+        const npx = startChild('npx', ['--no-install', name], { cwd: app.dir, env: cleanEnv(env), group: true });
+        children.push(npx);
+        await npx.waitFor(name === 'obv-link-sandbox' ? /listening on http/ : /obv-link proxy listening/);
+        const below = await descendants(npx.process.pid!);
+        try {
+          assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], `${name} listens on loopback by default`);
+          if (name === 'obv-link-proxy') assert.match(npx.output(), /listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
+          if (signal === 'SIGTERM') npx.process.kill(signal);
+          else process.kill(-npx.process.pid!, signal);
+          await npx.exited();
+          await eventually(async () => (listeningAddresses(port).length === 0 && below.every((pid) => !alive(pid))) || undefined, 10_000).catch(() => undefined);
+          assert.deepEqual(listeningAddresses(port), [], `nothing listens on ${port} after ${signal} to npx ${name}`);
+          assert.deepEqual(below.filter(alive), [], `no process npx started is left after ${signal} to npx ${name}:\n${npx.output()}`);
+        } finally {
+          for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
+        }
+      }
+    }
+  });
+
   test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
     const commands = readmeBlock(QUICK_START, 'sh');
     const envLine = commands.split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
@@ -302,6 +333,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     children.push(server);
     const shop = `http://127.0.0.1:${port}`;
     await waitForHttp(`${shop}/obv/healthz`, server);
+    assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], 'the quick start listens on this machine only (HOST unset)');
 
     const context = await browser.newContext();
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -348,6 +380,12 @@ for (const framework of ['react', 'vue'] as FrameworkName[]) {
 
     test('type-checks and builds, and its element takes attributes, properties (strings, disabled both ways), events and gives the form value', async () => {
       await driveFrameworkApp(framework, app, browser);
+    });
+
+    test('its type checker refuses what the element does not take: a non-string link-token or proxy-url, a state set by hand, a string for disabled, unknown strings', async () => {
+      const { flagged, refused, output } = await typeCheckWrongUsage(framework, app);
+      assert.ok(refused.length >= 5, `the fixture marks the refused lines (${refused.join(', ')})`);
+      assert.deepEqual(flagged, refused, `every line marked "refused" is flagged, and no other:\n${output}`);
     });
   });
 }

@@ -85,8 +85,9 @@ export interface Child {
   kill(): void;
 }
 
-export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }): Child {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `group`: the child leads a process group of its own, so a signal can reach the group as a terminal's Ctrl-C does. */
+export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Child {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
   let text = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -136,4 +137,67 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
     if (!key.startsWith('npm_') && !key.startsWith('OBV_') && !key.startsWith('PROVIDER_') && key !== 'NODE_OPTIONS') env[key] = value;
   }
   return { ...env, ...extra };
+}
+
+/** The local addresses a TCP socket listens on at `port` (Linux: /proc/net/tcp and tcp6), e.g. ['127.0.0.1'] or ['0.0.0.0']. */
+export function listeningAddresses(port: number): string[] {
+  const addresses: string[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, , state] = line.trim().split(/\s+/);
+      if (!local || state !== '0A') continue; // 0A: LISTEN
+      const [hex, portHex] = local.split(':');
+      if (!hex || Number.parseInt(portHex ?? '', 16) !== port) continue;
+      addresses.push(hex.length === 8 ? ipv4(hex) : ipv6(hex));
+    }
+  }
+  return addresses.sort();
+}
+
+/** /proc/net's little-endian words as an address. */
+function ipv4(hex: string): string {
+  return (hex.match(/../g) ?? []).reverse().map((byte) => Number.parseInt(byte, 16)).join('.');
+}
+
+function ipv6(hex: string): string {
+  const bytes = (hex.match(/.{8}/g) ?? []).flatMap((word) => (word.match(/../g) ?? []).reverse());
+  const groups = (bytes.join('').match(/.{4}/g) ?? []).map((group) => Number.parseInt(group, 16).toString(16));
+  return groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
+}
+
+/** The process ids below `pid` (children, grandchildren…), from `ps`. */
+export async function descendants(pid: number): Promise<number[]> {
+  const table = (await exec('ps', ['-eo', 'pid=,ppid='], tmpdir())).trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const found: number[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    const parent = queue.shift();
+    for (const [child, ppid] of table) {
+      if (ppid === parent && child !== undefined) {
+        found.push(child);
+        queue.push(child);
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether process `pid` still runs: it exists and has not ended (an orphan's zombie waits for init to reap it). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }

@@ -156,6 +156,15 @@ describe('configuration from the environment', () => {
     assert.equal(configFromEnv({ ...VALID_ENV, OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_SANDBOX: 'true' }).baseUrl, 'http://127.0.0.1:4010');
   });
 
+  test('sandbox mode listens on loopback unless HOST says otherwise; outside it HOST unset is every interface', () => {
+    const sandboxEnv = { OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_PUBLIC_URL: 'http://127.0.0.1:3000' };
+    assert.equal(configFromEnv(sandboxEnv).host, '127.0.0.1');
+    assert.equal(configFromEnv({ ...sandboxEnv, HOST: '0.0.0.0' }).host, '0.0.0.0');
+    assert.equal(configFromEnv({ ...sandboxEnv, HOST: '' }).host, '127.0.0.1');
+    assert.equal(configFromEnv(VALID_ENV).host, undefined, 'a production proxy (a container behind a balancer) listens on every interface');
+    assert.equal(configFromEnv({ ...VALID_ENV, HOST: '127.0.0.1' }).host, '127.0.0.1');
+  });
+
   test('requires the gateway header values when transactions are enabled', () => {
     const error = configError({ ...VALID_ENV, OBV_MERCHANT_API_KEY: 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA' });
     assert.deepEqual(error.issues.map((issue) => issue.setting).sort(), ['OBV_PGW_APP_ID', 'OBV_PGW_CLIENT_ID']);
@@ -350,6 +359,19 @@ describe('npm start (proxy/cli.ts)', () => {
     assert.equal(code, 1);
     assert.match(output().stderr, /OBV_BASE_URL: must be an absolute http\(s\) URL/);
     assert.match(output().stderr, /OBV_CLIENT_ID: is required/);
+  });
+
+  test('in sandbox mode listens on 127.0.0.1 and says at boot how to listen elsewhere', async () => {
+    const { child, output } = runCli({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:3000', OBV_STORAGE: 'memory', PORT: '0', OBV_DRAIN_WINDOW: '0' });
+    try {
+      for (let i = 0; i < 200 && !output().stdout.includes('proxy listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('proxy listening')) ?? '{}') as { url?: string };
+      assert.match(line.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/obv$/, output().stdout);
+      assert.match(output().stdout, /sandbox mode: listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
+    } finally {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
   });
 
   test('listens on PORT and logs its URL', async () => {

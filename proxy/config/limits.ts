@@ -119,7 +119,8 @@ export const PAYMENT_LEASE_CHECK_BATCH = 50;
 
 // ── Link sessions (proxy/link-sessions/) ─────────────────────────────────────────────────────────
 /**
- * Starts and saved-account choices one link session allows: room for a shopper's retries and changes
- * of account, while a leaked link token cannot make thousands of sessions, events and upstream calls.
+ * Starts and saved-account choices one link session allows: room for a shopper's retries and changes of
+ * account (each click on a saved account is a choice), while a leaked link token cannot make thousands of
+ * sessions, events and upstream calls. A reload of the checkout gets a new link session from the shop.
  */
-export const MAX_USES_PER_LINK_SESSION = 20;
+export const MAX_USES_PER_LINK_SESSION = 50;

@@ -9,17 +9,9 @@ import { parseProxyConfig } from '../../../proxy/config/schema.ts';
 import { startProxyServers } from '../../../proxy/server.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
 import { sandboxProxyConfig } from '../../helpers/proxy-harness.ts';
+import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
 
-/** A production configuration (sandbox off), valid as it is. */
-const VALID_ENV = {
-  OBV_BASE_URL: 'https://api.provider.example',
-  OBV_CLIENT_ID: 'client',
-  OBV_CLIENT_SECRET: 'client-secret-from-the-provider',
-  OBV_PUBLIC_URL: 'https://shop.example',
-  OBV_WEBHOOK_SECRET: `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`,
-  OBV_MERCHANT_ID: 'merchant-1',
-  OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
-};
+const VALID_ENV = PRODUCTION_ENV;
 
 const GATEWAY = { OBV_PGW_APP_ID: 'app', OBV_PGW_CLIENT_ID: 'pgw-client' };
 const SEALING_KEY = 'dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=';

@@ -7,6 +7,7 @@ import { ConfigError, configFromEnv } from '../../../proxy/index.ts';
 import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/sealing/keys.ts';
 import { createSealer, UnsealError } from '../../../proxy/sealing/sealer.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
+import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
 
 const key = (id: string) => ({ id, key: randomBytes(32) });
 
@@ -101,14 +102,7 @@ describe('a record sealed under a key this instance lacks', () => {
 });
 
 describe('OBV_SEALING_KEYS', () => {
-  const production = {
-    OBV_BASE_URL: 'https://api.provider.example',
-    OBV_CLIENT_ID: 'client',
-    OBV_CLIENT_SECRET: 'client-secret-from-the-provider',
-    OBV_PUBLIC_URL: 'https://shop.example',
-    OBV_WEBHOOK_SECRET: `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`,
-    OBV_MERCHANT_ID: 'merchant-1',
-  };
+  const { OBV_SEALING_KEYS: _keys, ...production } = PRODUCTION_ENV;
   const issuesOf = (env: Record<string, string>) => {
     try {
       configFromEnv(env);

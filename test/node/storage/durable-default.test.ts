@@ -8,16 +8,9 @@ import { after, describe, test } from 'node:test';
 import { ConfigError, configFromEnv, createLogger, createObvProxy, DataDirectoryError } from '../../../proxy/index.ts';
 import { createStorage } from '../../../proxy/storage/create-storage.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
+import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
 
-const PRODUCTION = {
-  OBV_BASE_URL: 'https://api.provider.example',
-  OBV_CLIENT_ID: 'client',
-  OBV_CLIENT_SECRET: 'client-secret-from-the-provider',
-  OBV_PUBLIC_URL: 'https://shop.example',
-  OBV_WEBHOOK_SECRET: `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`,
-  OBV_MERCHANT_ID: 'merchant-1',
-  OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
-};
+const PRODUCTION = PRODUCTION_ENV;
 const logger = createLogger('silent');
 const dirs: string[] = [];
 const newDir = () => {

@@ -4,6 +4,10 @@
 import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './index.ts';
 import { safeError } from './logger.ts';
 import { startProxyServers } from './server.ts';
+import { sendTestEventsFromCli } from './events/test-events-cli.ts';
+
+// `npx obv-link-proxy send-test-event [type]`: signed samples to OBV_EVENTS_URL, then exit (events/test-events.ts).
+if (process.argv[2] === 'send-test-event') process.exit(await sendTestEventsFromCli(process.argv[3]));
 
 let config;
 try {

@@ -22,7 +22,8 @@ import { createPayer, PaymentInput, type PaymentAnswer } from './payments/pay.ts
 import { readLinkedAccount, type LinkedAccount } from './links/linked-account.ts';
 import { paymentView, readPayment, type PaymentView } from './payments/orders.ts';
 import { createEventVerifier, type DeliveryHeaders } from './events/verify-event.ts';
-import type { MerchantEvent } from './events/shapes.ts';
+import { EVENT_TYPES as EVENT_TYPE_LIST, type EventType as MerchantEventType, type MerchantEvent } from './events/shapes.ts';
+import { sendTestEvents, type TestEventResult } from './events/test-events.ts';
 import { EventListQuery } from './routes/events.ts';
 import { IdempotencyKey, text, validationProblem } from './validation.ts';
 import { z } from 'zod';
@@ -50,6 +51,7 @@ export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './links/linked-account.ts';
 export { WebhookSignatureError } from './notifications/signature.ts';
 export type { DeliveryHeaders } from './events/verify-event.ts';
+export type { TestEventResult } from './events/test-events.ts';
 export type { PaymentInput, PaymentAnswer } from './payments/pay.ts';
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
 export type { PaymentView } from './payments/orders.ts';
@@ -200,6 +202,12 @@ export interface ObvProxy {
    * WebhookSignatureError for a forged, altered or stale delivery.
    */
   verifyEvent(body: string | Buffer, headers: DeliveryHeaders): MerchantEvent;
+  /**
+   * Sends a correctly signed sample of `type` (of every type when omitted) to OBV_EVENTS_URL, as
+   * `npx obv-link-proxy send-test-event` does: to try your event handler without a bank step. Samples are
+   * not recorded, listed or retried. Throws a TypeError when events are off (no OBV_EVENTS_URL).
+   */
+  sendTestEvents(type?: MerchantEventType): Promise<TestEventResult[]>;
   /** Closes the relays (1001, "going away"), the storage it created and its timers. Does not close your server. */
   close(): Promise<void>;
 }
@@ -396,6 +404,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       return page;
     },
     verifyEvent: (body, headers) => verifyEvent(body, headers),
+    async sendTestEvents(type) {
+      if (!config.eventsUrl || !config.eventsSecrets?.length) throw new TypeError('proxy.sendTestEvents needs OBV_EVENTS_URL and OBV_EVENTS_SECRETS');
+      if (type !== undefined && !EVENT_TYPE_LIST.includes(type)) throw new TypeError(`proxy.sendTestEvents: unknown event type ${String(type)}`);
+      return sendTestEvents({ eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets, now }, type);
+    },
     async checkCredentials() {
       credentials.started();
       let failure: unknown;

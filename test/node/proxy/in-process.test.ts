@@ -8,7 +8,8 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
-import { ProblemError, WebhookSignatureError } from '../../../proxy/index.ts';
+import { EVENT_TYPES, MerchantEventSchema, ProblemError, WebhookSignatureError } from '../../../proxy/index.ts';
+import { spawn } from 'node:child_process';
 
 describe('in-process calls on the object createObvProxy returns', () => {
   let pair: ProxyPair;
@@ -83,5 +84,53 @@ describe('in-process calls on the object createObvProxy returns', () => {
     assert.throws(() => pair.proxy.verifyEvent(delivery.body.replace(order, 'order-forged'), delivery.headers), WebhookSignatureError);
     assert.throws(() => pair.proxy.verifyEvent(delivery.body, { ...delivery.headers, 'webhook-signature': 'v1,AAAA' }), WebhookSignatureError);
     assert.throws(() => pair.proxy.verifyEvent(delivery.body, {}), WebhookSignatureError);
+  });
+
+  test('sends a signed sample of every event type to the events endpoint (not recorded, not listed), and of one type', async () => {
+    const before = endpoint.events.length;
+    const listedBefore = (await pair.proxy.listEvents({ limit: 100 })).events.length;
+    const results = await pair.proxy.sendTestEvents();
+    assert.deepEqual(results.map((r) => [r.event.type, r.status]), EVENT_TYPES.map((type) => [type, 204]));
+    const received = endpoint.events.slice(before);
+    assert.deepEqual(received.map((e) => e.type), EVENT_TYPES, 'each verified with the events secret, in order');
+    for (const event of received) assert.doesNotThrow(() => MerchantEventSchema.parse(event), event.type);
+    assert.equal((await pair.proxy.listEvents({ limit: 100 })).events.length, listedBefore, 'samples are not listed');
+    const [one] = await pair.proxy.sendTestEvents('payment.unknown');
+    assert.equal(one?.event.type, 'payment.unknown');
+    await assert.rejects(pair.proxy.sendTestEvents('no.such' as never), TypeError);
+  });
+});
+
+describe('npx obv-link-proxy send-test-event', () => {
+  const run = (args: string[], env: Record<string, string>) => new Promise<{ code: number | null; out: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'send-test-event', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', (code) => resolve({ code, out }));
+  });
+  const sandbox = (url: string) => ({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_EVENTS_URL: url, OBV_EVENTS_SECRETS: EVENTS_SECRET, OBV_STORAGE: 'memory' });
+
+  test('sends one type, or says what is wrong: an unknown type (2), no events URL (2), an endpoint that refuses (1)', async () => {
+    const endpoint = await startMerchantEndpoint();
+    try {
+      const ok = await run(['link.succeeded'], sandbox(endpoint.url));
+      assert.equal(ok.code, 0, ok.out);
+      assert.match(ok.out, /^link\.succeeded evt_\S+ → 204$/m);
+      assert.equal(endpoint.events.at(-1)?.type, 'link.succeeded');
+      const unknown = await run(['link.nope'], sandbox(endpoint.url));
+      assert.equal(unknown.code, 2);
+      assert.match(unknown.out, /unknown event type "link\.nope"/);
+      const { OBV_EVENTS_URL: _url, ...noUrl } = sandbox(endpoint.url);
+      const off = await run([], noUrl);
+      assert.equal(off.code, 2);
+      assert.match(off.out, /set OBV_EVENTS_URL and OBV_EVENTS_SECRETS/);
+      endpoint.answer = () => 'fail';
+      const refused = await run(['payment.failed'], sandbox(endpoint.url));
+      assert.equal(refused.code, 1);
+      assert.match(refused.out, /payment\.failed evt_\S+ → 500 \(answered 500\)/);
+    } finally {
+      await endpoint.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
-// Names of the session store's one-time markers (SessionStore.mark), in one place so no two features
-// can collide on a key, and how long a session-bound marker lives.
+// Names of the session store's one-time markers (MarkerStore.mark), in one place so no two features can
+// collide on a key, and how long a session-bound marker lives. Markers hold only short-lived facts bound
+// to one session; business records (link sessions, payments, removals) have repositories (storage/).
 import type { SessionRecord } from './types.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 
@@ -10,14 +11,6 @@ export const markerKey = {
   returnRef: (ref: string) => `return:${ref}`,
   /** Link reference (what the browser holds) → session id. */
   linkRef: (ref: string) => `link:${ref}`,
-  /** Link session id (a hash of the link token) → the link session's values, as JSON. */
-  linkSession: (id: string) => `link-session:${id}`,
-  /** Link session id and an offered account's browser id → `removed` once the shopper removed it there. */
-  savedAccountRemoved: (linkSessionId: string, offeredId: string) => `saved-account-removed:${linkSessionId}:${offeredId}`,
-  /** Merchant transaction id → the claim of the one payment of that order. */
-  order: (merchantTransactionId: string) => `order:${merchantTransactionId}`,
-  /** Order claim → the payment's result, once the provider answered (or could not be reached). */
-  payment: (claim: string) => `payment:${claim}`,
   /**
    * Session id → how its bound bank step ended (sessions/bank-step.ts): `confirmed` (the starting browser
    * came back after the outcome) or `elsewhere` (a browser without the binding came back first). Set once.

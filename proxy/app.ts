@@ -16,7 +16,7 @@ import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
 import { transactionsRouter } from './routes/transactions.ts';
-import { createPayer } from './payments/pay.ts';
+import type { Payer } from './payments/pay.ts';
 import { verificationsRouter } from './routes/verifications.ts';
 import { savedAccountsRouter } from './routes/saved-accounts.ts';
 
@@ -52,7 +52,7 @@ function warnOnUntrustedForwarding(ctx: ProxyContext): RequestHandler {
   };
 }
 
-export function createApp(ctx: ProxyContext): Express {
+export function createApp(ctx: ProxyContext, pay: Payer | undefined): Express {
   const app = subApp(ctx);
   app.on('mount', () => {
     if (app.mountpath !== ctx.config.mountPath) {
@@ -76,7 +76,7 @@ export function createApp(ctx: ProxyContext): Express {
   if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));
   if (auth && ctx.events.enabled) app.use(eventsRouter(ctx, auth));
-  if (ctx.transactions && auth) app.use(transactionsRouter(ctx, createPayer(ctx, ctx.transactions), auth));
+  if (pay && auth) app.use(transactionsRouter(ctx, pay, auth));
   // Browser-facing JSON routes.
   app.use(['/verifications', '/sessions', '/saved-accounts'], cors(ctx.originPolicy));
   app.use(verificationsRouter(ctx));

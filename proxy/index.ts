@@ -351,9 +351,9 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     bankStepGraceMs: options.bankStepGraceMs ?? BANK_STEP_RETURN_GRACE_MS,
     now,
   };
-  const router = createApp(ctx);
-  // The same payment rules as POST /transactions, for `proxy.pay()` (the route has its own, stateless).
+  // One payer for POST /transactions and `proxy.pay()`: the same rules either way.
   const payer = ctx.transactions && createPayer(ctx, ctx.transactions);
+  const router = createApp(ctx, payer);
   const notificationRouter = config.notificationPublicUrl ? createNotificationApp(ctx) : undefined;
   const relays: Relay[] = [];
 

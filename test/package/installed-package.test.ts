@@ -13,7 +13,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
-import { relativeLinks, snippetImports } from './markdown-code.ts';
+import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from './markdown-code.ts';
+import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
 import { eventually } from '../node/redis/support.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
@@ -75,7 +76,8 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
   assert.deepEqual(files.filter((file) => /(^|\/)(test|\.ci|demo\/checkout)\//.test(file)), [], 'no tests, CI or checkout demo');
   assert.ok(files.some((file) => /^dist\/cdn\/obv-link-account\.[0-9a-f]{10}\.js$/.test(file)), 'the content-hashed element build');
   const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as Record<string, Record<string, string>>;
-  assert.equal(manifest.scripts?.prepack, 'npm run build');
+  assert.equal(manifest.scripts?.prepack, 'npm run build && tsx scripts/package-readme.ts strip');
+  assert.equal(manifest.scripts?.postpack, 'tsx scripts/package-readme.ts restore');
   assert.equal(manifest.dependencies?.tsx, undefined, 'tsx is not a run-time dependency');
   assert.equal(manifest.dependencies?.ioredis, undefined, 'ioredis is optional');
   assert.ok(manifest.optionalDependencies?.ioredis);
@@ -99,6 +101,16 @@ test('the tarball carries the licence, the changelog, the security policy, and e
     }
   }
   assert.deepEqual(broken, [], 'links that would be broken in the installed package');
+});
+
+test("the package's README is the clone's without its clone-only blocks: nothing in it exists only in a clone", async () => {
+  const packed = await exec('tar', ['-xzOf', tarball, 'package/README.md'], packDir);
+  const whole = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  assert.notEqual(packed, whole, 'the clone has a clone-only block to leave out');
+  assert.equal(packed, stripCloneOnly(whole));
+  assert.deepEqual(cloneOnlyMentions(packed, cloneOnlyOf(ROOT)), []);
+  assert.match(packed, /### Quick start against the sandbox/);
+  assert.equal(existsSync(path.join(ROOT, '.readme-clone.md')), false, 'postpack put the whole README back');
 });
 
 test('the content-hashed element build matches its SRI value, and the README snippet shows both', async () => {

@@ -1,84 +1,79 @@
 // The Python shop (examples/python-shop/) beside the standalone proxy, as a merchant runs them: this
-// checkout packed, the tarball installed in a fresh folder, the sandbox and `obv-link-proxy` started from
-// it with the README's "Any backend" variables, and `python3 shop.py` in that folder. In Chromium the
-// shopper links with user_good; the shop learns link.succeeded from the proxy's signed event (the page
-// has no way to tell it), pays server to server and shows APPROVED.
+// checkout packed, and the README's "Any backend" block run word for word in bash in a fresh folder (the
+// tarball in place of the registry's obv-link, free ports in place of 4010, 3000 and 8000): it installs
+// the package, copies the example, starts the sandbox and `npx obv-link-proxy` in the background and the
+// shop in the foreground. In Chromium the shopper links with user_good; the shop learns link.succeeded from
+// the proxy's signed event (the page has no way to tell it), pays server to server and shows APPROVED.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { startPythonShop, type RunningPythonShop } from '../helpers/python-shop.ts';
-import { cleanEnv, freePort, packThisCheckout, readmeBlock, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
+import { cleanEnv, freePort, packThisCheckout, readmeBlock, runShellBlock, tempApp, type ShellBlock, type TempApp } from './temp-apps.ts';
 
 const ANY_BACKEND = '### Any backend';
+/** The block installs the package first (already installed: npm checks and links it again). */
+const INSTALL_TIMEOUT_MS = 180_000;
 
-/** `NAME=value` pairs of the README line that runs `command`. */
-function readmeVariables(command: string): Record<string, string> {
-  const line = readmeBlock(ANY_BACKEND, 'sh').split('\n').find((candidate) => candidate.includes(command) && candidate.includes('='));
-  assert.ok(line, `the README's "Any backend" block runs ${command}`);
-  return Object.fromEntries([...line.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
-}
-
-/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
-async function waitForHttp(url: string, server: Child): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
+/** Polls `url` until it answers 200 (bounded), failing with the block's output otherwise. */
+async function waitForHttp(url: string, block: ShellBlock, timeoutMs = STEP_TIMEOUT_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await fetch(url).then((response) => response.ok, () => false)) return;
-    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if (block.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${block.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 describe('the Python shop beside the packed proxy', () => {
   let packDir: string;
+  let tarball: string;
   let app: TempApp;
   let browser: Browser;
-  const children: Child[] = [];
-  let shop: RunningPythonShop | undefined;
+  let block: ShellBlock | undefined;
 
   before(async () => {
     packDir = mkdtempSync(path.join(tmpdir(), 'obv-link-pack-'));
-    app = tempApp('python-shop', await packThisCheckout(packDir));
+    tarball = await packThisCheckout(packDir);
+    app = tempApp('python-shop', tarball);
+    // Installed once before, so the block's own `npm install` of the same tarball has nothing to build (the
+    // native SQLite module compiles itself when no prebuilt binary can be fetched: minutes on a busy machine).
     await app.install([]);
     browser = await launchChromium();
   });
 
   after(async () => {
-    await shop?.close();
-    for (const child of children) child.kill();
+    await block?.stop();
     await browser?.close();
     app?.remove();
     rmSync(packDir, { recursive: true, force: true });
   });
 
-  test('links with user_good, learns link.succeeded from the signed event, pays and shows APPROVED', async (t) => {
-    const sandbox = startChild(path.join(app.dir, 'node_modules/.bin/obv-link-sandbox'), [],
-      { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
-    children.push(sandbox);
-    const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+  test("the README's commands, run as written, link with user_good, learn link.succeeded from the signed event, pay and show APPROVED", async (t) => {
+    const commands = readmeBlock(ANY_BACKEND, 'sh');
+    assert.doesNotMatch(commands, /&&[^\n]*&\s*(#.*)?$/m, 'no line sends an install or a copy to the background with the server');
+    const [sandboxPort, proxyPort, shopPort] = [await freePort(), await freePort(), await freePort()];
+    block = runShellBlock(commands, [
+      ['npm install obv-link\n', `npm install ${tarball} --prefer-offline --no-audit --no-fund --loglevel=error\n`],
+      ['127.0.0.1:4010', `127.0.0.1:${sandboxPort}`],
+      ['127.0.0.1:3000', `127.0.0.1:${proxyPort}`],
+      ['PORT=3000 ', `PORT=${proxyPort} `],
+      ['127.0.0.1:8000', `127.0.0.1:${shopPort}`],
+    ], {
+      cwd: app.dir,
+      // The ports the commands take from their environment: the sandbox's PROVIDER_PORT (4010), the shop's PORT (8000).
+      env: cleanEnv({ PROVIDER_PORT: String(sandboxPort), PROVIDER_LOG_LEVEL: 'warn', PORT: String(shopPort) }),
+    });
+    const shopUrl = `http://127.0.0.1:${shopPort}`;
+    await waitForHttp(`http://127.0.0.1:${proxyPort}/obv/healthz`, block, INSTALL_TIMEOUT_MS);
+    await waitForHttp(`${shopUrl}/assets/obv-link-account.js`, block);
 
-    // The README's variables, on free ports instead of 3000 and 8000.
-    const [proxyPort, shopPort] = [await freePort(), await freePort()];
-    const ports = (value: string) => value.replace('http://127.0.0.1:4010', sandboxUrl!)
-      .replaceAll('127.0.0.1:3000', `127.0.0.1:${proxyPort}`).replaceAll('127.0.0.1:8000', `127.0.0.1:${shopPort}`).replace(/^3000$/, String(proxyPort));
-    const proxyEnv = Object.fromEntries(Object.entries(readmeVariables('npx obv-link-proxy')).map(([name, value]) => [name, ports(value)]));
-    const shopEnv = Object.fromEntries(Object.entries(readmeVariables('python-shop/shop.py')).map(([name, value]) => [name, ports(value)]));
-    const proxy = startChild(path.join(app.dir, 'node_modules/.bin/obv-link-proxy'), [],
-      { cwd: app.dir, env: cleanEnv({ ...proxyEnv, HOST: '127.0.0.1', OBV_LOG_LEVEL: 'warn' }) });
-    children.push(proxy);
-    await waitForHttp(`http://127.0.0.1:${proxyPort}/obv/healthz`, proxy);
-    // As the README says: the example copied out of the installed package, run from the app's folder (the
-    // shop serves the element from its node_modules).
-    cpSync(path.join(app.dir, 'node_modules/obv-link/examples/python-shop'), path.join(app.dir, 'python-shop'), { recursive: true });
-    shop = await startPythonShop({
-      OBV_PROXY_URL: shopEnv.OBV_PROXY_URL!,
-      OBV_MERCHANT_API_KEY: shopEnv.OBV_MERCHANT_API_KEY!,
-      OBV_EVENTS_SECRET: shopEnv.OBV_EVENTS_SECRET!,
-      PORT: String(shopPort),
-    }, { cwd: app.dir, script: 'python-shop/shop.py' });
+    // The README's curl for a link session, as written, against that proxy (its key is the one the block set).
+    const curl = runShellBlock(readmeBlock('from another terminal while the proxy above runs', 'sh'), [['127.0.0.1:3000', `127.0.0.1:${proxyPort}`]], { cwd: app.dir, env: cleanEnv() });
+    assert.equal(await curl.exited(), 0, curl.output());
+    assert.match(curl.output(), /\{"linkToken":"lt_[^"]+","expiresAt":"[^"]+"\}/, curl.output());
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -87,7 +82,7 @@ describe('the Python shop beside the packed proxy', () => {
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
     try {
-      await page.goto(`${shop.url}/`);
+      await page.goto(`${shopUrl}/`);
       const orderUrl = page.url();
       assert.match(orderUrl, /\/orders\/order-[0-9a-f]{16}$/);
       const [bank] = await Promise.all([
@@ -100,7 +95,7 @@ describe('the Python shop beside the packed proxy', () => {
       const learned = (await (await fetch(`${orderUrl}/status`)).json()) as { status: string; events: string[] };
       assert.equal(learned.status, 'linked');
       assert.match(learned.events[0]!, /^evt_[A-Za-z0-9_-]{22} link\.succeeded$/);
-      assert.match(shop.child.output(), /"POST \/obv-events HTTP\/1\.1" 204/);
+      assert.match(block.output(), /"POST \/obv-events HTTP\/1\.1" 204/);
       await saveScreenshot(page, 'python-shop-linked').catch(() => undefined);
       for (const width of [375, 320]) {
         await page.setViewportSize({ width, height: 700 });
@@ -120,7 +115,7 @@ describe('the Python shop beside the packed proxy', () => {
       }
       assert.ok(events.some((line) => line.endsWith(' payment.succeeded')), `events: ${events.join(', ')}`);
       assert.deepEqual(problems, []);
-      assert.doesNotMatch(shop.child.output(), /refused an event/);
+      assert.doesNotMatch(block.output(), /refused an event/);
     } finally {
       await saveScreenshot(page, 'python-shop-final').catch(() => undefined);
     }

@@ -56,7 +56,9 @@ export function tempApp(prefix: string, tarball: string): TempApp {
   return {
     dir,
     async install(packages, extraArgs = []) {
-      await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...extraArgs], dir, 300_000);
+      // Bounded generously: the native SQLite module compiles itself when no prebuilt binary can be fetched
+      // (offline), which takes minutes on a machine busy with other work.
+      await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...extraArgs], dir, 900_000);
     },
     write(file, text) {
       mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
@@ -200,4 +202,40 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** A shell block of the docs running in bash: its background jobs (`&`) are in its process group. */
+export interface ShellBlock extends Child {
+  /** SIGTERM to the whole group (bash, its jobs, what npx started), then waits for bash to end (bounded). */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `block` (a ```sh block of the README or a guide) as written, in bash, in a process group of its own.
+ * `replacements` are what a test must change (the package's source, fixed ports): each `search` must be in
+ * the block (fails loudly otherwise) and is replaced everywhere.
+ */
+export function runShellBlock(block: string, replacements: [search: string, replacement: string][], options: { cwd: string; env: NodeJS.ProcessEnv }): ShellBlock {
+  let script = block;
+  for (const [search, replacement] of replacements) {
+    assert.ok(script.includes(search), `the block contains ${JSON.stringify(search)}:\n${block}`);
+    script = script.replaceAll(search, replacement);
+  }
+  const child = startChild('bash', ['-e', '-c', script], { ...options, group: true });
+  return {
+    ...child,
+    async stop() {
+      try {
+        process.kill(-child.process.pid!, 'SIGTERM');
+      } catch {
+        // the group has ended already
+      }
+      await child.exited().catch(() => undefined);
+      try {
+        process.kill(-child.process.pid!, 'SIGKILL');
+      } catch {
+        // nothing left in the group
+      }
+    },
+  };
 }

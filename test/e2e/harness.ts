@@ -77,7 +77,7 @@ export function initScriptSource(script: () => void): string {
 }
 
 export async function openCheckout(browser: Browser, demo: RunningDemo, options: OpenCheckoutOptions = {}): Promise<Shopper> {
-  // Wide enough for the side-by-side layout with the events panel, as in the README screenshot.
+  // Wide enough for the side-by-side layout with the events panel, as in the demo screenshot (CONTRIBUTING.md "Demo").
   const context = await browser.newContext({ viewport: { width: 1440, height: 960 }, deviceScaleFactor: 1 });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   if (options.initScript) await context.addInitScript({ content: initScriptSource(options.initScript) });

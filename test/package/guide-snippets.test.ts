@@ -160,7 +160,7 @@ describe('docs/EVENTS.md, run as written: the event handler fed by test events',
     await block?.stop();
   });
 
-  test('every event type arrives signed and is handled once; a forged or unsigned delivery gets 400', async () => {
+  test('every event type arrives signed and is handled; a forged or unsigned delivery gets 400', async () => {
     const page = guide('EVENTS.md');
     const eventsJs = readmeBlock('`events.js`, a whole app', 'js', page);
     assert.match(eventsJs, /proxy\.verifyEvent\(/);

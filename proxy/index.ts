@@ -47,6 +47,7 @@ export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
 export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
 export type { SavedAccount } from './accounts/saved-account.ts';
+export type { ReconnectResult } from './accounts/reconnect.ts';
 export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './links/linked-account.ts';
 export { WebhookSignatureError } from './notifications/signature.ts';

@@ -80,8 +80,12 @@ function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: 
   const order = orderOf(record);
   const outcome = record.outcome;
   if (outcome?.status === 'success') {
-    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount } = outcome;
-    const saved = { ...(savedAccount ? { savedAccount } : {}), ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
+    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount, reconnect } = outcome;
+    const saved = {
+      ...(savedAccount ? { savedAccount } : {}),
+      ...(reconnect ? { reconnect } : {}),
+      ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
+    };
     return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType, ...saved } };
   }
   if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };

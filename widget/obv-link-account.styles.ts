@@ -19,6 +19,10 @@ export const styles = unsafeCSS(`
   :host([hidden]) {
     display: none;
   }
+  /* A narrow column (a 320 px phone): less padding (below, after .card), so labels and an account beside its Remove fit one line. */
+  :host {
+    container-type: inline-size;
+  }
   /* Icon and text side by side, the actions on a line of their own below: full width for long (Spanish)
      labels on a 320 px phone. */
   .card {
@@ -34,6 +38,13 @@ export const styles = unsafeCSS(`
   }
   .success {
     --_tone: var(--obv-success, #13795b);
+  }
+  /* Narrow: after .card, which it overrides. */
+  @container (width < 20rem) {
+    .card {
+      gap: 0.75rem;
+      padding: 0.875rem 0.75rem;
+    }
   }
   .danger {
     --_tone: var(--obv-danger, #b42318);
@@ -124,14 +135,17 @@ export const styles = unsafeCSS(`
     flex-basis: 100%;
     gap: 0.5rem;
   }
+  /* One line each (max-content basis): side by side while both fit, else stacked; a label longer than the
+     whole line still wraps, centred like a button's. */
   button,
   a {
-    flex: auto;
+    flex: 1 1 max-content;
     display: inline-flex;
     align-items: center;
     justify-content: center;
+    text-align: center;
     /* At least 44 px tall (one 21.75 px line, padding, border), whatever the box-sizing: <a> and <button> differ. */
-    padding: 0.7rem 0.75rem;
+    padding: 0.7rem 0.5rem;
     font: inherit;
     font-weight: 600;
     text-decoration: none;
@@ -155,15 +169,41 @@ export const styles = unsafeCSS(`
   .consent {
     flex-basis: 100%;
   }
+  /* Each account a row of its own, ruled off from the next, Remove beside its account, even on a phone. */
   .row {
     display: flex;
     flex-wrap: wrap;
     align-items: center;
+    gap: 0 0.5rem;
+    padding: 0.25rem 0;
+  }
+  .row + .row {
+    border-top: 1px solid var(--_border);
+  }
+  .ask {
+    display: flex;
+    flex-wrap: wrap;
+    flex-basis: 100%;
     gap: 0.5rem;
+    padding-bottom: 0.25rem;
+  }
+  .ask p {
+    flex-basis: 100%;
+    margin: 0;
+    color: var(--_text);
+  }
+  details p {
+    margin: 0;
+  }
+  summary {
+    cursor: pointer;
+    min-height: 1.5rem;
+    color: var(--_text);
   }
   /* The radio's (and the checkbox's) label is the 44 px target. */
   label {
-    flex: 1 1 8rem;
+    flex: 1 1 0;
+    min-width: 8rem;
     display: flex;
     gap: 0.5rem;
     align-items: center;
@@ -178,6 +218,10 @@ export const styles = unsafeCSS(`
   }
   .row p {
     flex-basis: 100%;
+  }
+  /* The bank on its line, the account's below: each short enough to leave room for Remove. */
+  .row .fi {
+    font-weight: 400;
   }
   :focus-visible {
     outline: 2px solid var(--_accent);

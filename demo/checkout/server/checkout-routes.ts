@@ -117,7 +117,11 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         currency: SHOP.currency,
         consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
         language: language === 'es' ? 'es-US' : 'en-US',
-        ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
+        // A reconnect is no dead end: the shopper's other saved accounts come with it, and saving is allowed
+        // (the bank may link another account: with consent, it is saved as a new one).
+        ...(reconnect ? { reauthorize: reconnect.sealed } : {}),
+        savedAccounts: accounts.filter((account) => account !== reconnect).map((account) => account.sealed),
+        allowSaving: true,
       });
       order.linkSession = { ...created, language };
       return created.linkToken;
@@ -182,6 +186,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
           transactionStatus: result.response.transactionStatus,
           accountLabel: account?.accountLabel,
           fiName: account?.fiName,
+          fiAccountType: account?.fiAccountType,
           paidAt: Date.now(),
         };
       } else if (result.reconnect) {

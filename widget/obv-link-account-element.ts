@@ -289,16 +289,13 @@ export class ObvLinkAccountElement extends LitElement {
     switch (status.kind) {
       case 'idle': {
         const saved = this.#flow.saved;
+        const words = offer?.words;
         // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
-        if (offer?.reconnect && !status.another) {
-          return html`${consentBox(offer.saving, this.#isDisabled)}${this.#button(offer.words.reconnect, this.start)}${offer.accounts[0]
-            ? this.#button(offer.words.useSaved, saved.list, 'secondary-button')
-            : nothing}${this.#button(offer.words.useAnother, this.#flow.another, 'secondary-button')}`;
-        }
-        // After "Use another account": back to the saved accounts (under the list's own title), or to the reconnect screen.
-        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${status.another
-          ? this.#button(saved.status() ? offer!.words.useSaved : offer!.words.reconnect, this.cancel, 'secondary-button')
-          : nothing}`;
+        // After "Use another account": back to the saved accounts, or to the reconnect screen.
+        const reconnect = offer?.reconnect && !status.another;
+        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
+          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 'secondary-button') : nothing}${this.#button(words!.useAnother, this.#flow.another, 'secondary-button')}`
+          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 'secondary-button') : nothing}`;
       }
       case 'saved':
         // With saving allowed, "Use another account" first shows the consent box beside the bank button.
@@ -400,14 +397,13 @@ export class ObvLinkAccountElement extends LitElement {
       void this.updateComplete.then(() => {
         const root = this.renderRoot;
         if (toStatus) return root.querySelector<HTMLElement>('#s')?.focus();
-        // The list: the question's Keep while Remove asks; else the chosen account (after a removal, the list itself, never the next Remove).
-        if (status.kind === 'saved') {
-          const target = status.asking ? '#k' : 'input:checked, input[name=saved]';
-          if (status.asking || newState || !this.matches(':focus-within')) return root.querySelector<HTMLElement>(target)?.focus();
-          return;
+        // A new screen, or the focused control is gone (a closed tab swaps its button for the link). On the
+        // list: the question's Keep while Remove asks, else the chosen account (after a removal too: the
+        // list, never the next Remove).
+        const asking = status.kind === 'saved' && status.asking;
+        if (asking || newState || !this.matches(':focus-within')) {
+          root.querySelector<HTMLElement>(asking ? '#k' : status.kind === 'saved' ? 'input:checked, input' : '[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
         }
-        // A new screen, or the focused control is gone (a closed tab swaps its button for the link).
-        if (newState || !this.matches(':focus-within')) root.querySelector<HTMLElement>('[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
       });
     }
     if (!newState) return;

@@ -180,20 +180,10 @@ export const styles = unsafeCSS(`
   .row + .row {
     border-top: 1px solid var(--_border);
   }
-  .ask {
-    display: flex;
-    flex-wrap: wrap;
-    flex-basis: 100%;
-    gap: 0.5rem;
-    padding-bottom: 0.25rem;
-  }
+  /* Remove's question: the actions' layout (class "actions ask"), the words in the text colour. */
   .ask p {
-    flex-basis: 100%;
     margin: 0;
     color: var(--_text);
-  }
-  details p {
-    margin: 0;
   }
   summary {
     cursor: pointer;
@@ -219,10 +209,7 @@ export const styles = unsafeCSS(`
   .row p {
     flex-basis: 100%;
   }
-  /* The bank on its line, the account's below: each short enough to leave room for Remove. */
-  .row .fi {
-    font-weight: 400;
-  }
+
   :focus-visible {
     outline: 2px solid var(--_accent);
     outline-offset: 2px;

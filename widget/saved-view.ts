@@ -33,7 +33,7 @@ export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother:
   return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map((account) => html`<div class="row">
     <label><input type="radio" name="saved" .checked=${account.id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(account.id)}><span><span class="fi">${account.fiName}</span> ${line(account.displayLabel, account.spokenLabel)}</span></label>
     ${status.asking === account.id
-      ? html`<div class="ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" ?disabled=${disabled} @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" ?disabled=${disabled} @click=${() => saved.ask()}>${w.keep}</button></div>`
+      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" ?disabled=${disabled} @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" ?disabled=${disabled} @click=${() => saved.ask()}>${w.keep}</button></div>`
       : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`}
   </div>`)}</div><button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
 }

@@ -138,7 +138,10 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     if (req.query.lang === 'es' || req.query.lang === 'en') order.language = req.query.lang;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
     res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
-    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, order.language), order.language));
+    const linkToken = await linkTokenFor(order, order.language);
+    // A returning shopper's first screen is the saved list (a reconnect's is not): the page reserves its height.
+    const offered = order.reconnect ? 0 : saved.list(order.merchantUserId).length;
+    sendHtml(res, 200, checkoutPage(order, linkToken, order.language, offered));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {

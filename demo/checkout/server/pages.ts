@@ -93,8 +93,12 @@ function languageSwitch(language: DemoLanguage): SafeHtml {
   return html`<nav class="language-switch" aria-label="Language of the bank linking">${link('en', 'English')}${link('es', 'Español')}</nav>`;
 }
 
-/** The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and the events panel. */
-export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en'): string {
+/**
+ * The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and
+ * the events panel. `savedAccounts`: how many the link session offers (not reconnecting), so the page
+ * reserves the list's height rather than the first-time screen's (checkout.css, checkout.ts).
+ */
+export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en', savedAccounts = 0): string {
   const total = formatMoney(order.totalCents);
   const body = html`<div class="layout">
 <div class="shop">
@@ -112,7 +116,7 @@ ${masthead()}
         <legend>Payment</legend>
         ${languageSwitch(language)}
         <obv-link-account
-          id="obv"
+          id="obv"${savedAccounts > 0 ? html` class="returning-${Math.min(savedAccounts, 3)}"` : ''}
           name="linkRef"
           required
           proxy-url="/obv"

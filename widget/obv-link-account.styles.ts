@@ -15,13 +15,11 @@ export const styles = unsafeCSS(`
     max-width: 32rem;
     font: 0.9375rem/1.45 var(--obv-font, system-ui, sans-serif);
     color: var(--_text);
+    /* A narrow column (a 320 px phone): less padding (after .card), so labels and an account beside its Remove fit one line. */
+    container-type: inline-size;
   }
   :host([hidden]) {
     display: none;
-  }
-  /* A narrow column (a 320 px phone): less padding (below, after .card), so labels and an account beside its Remove fit one line. */
-  :host {
-    container-type: inline-size;
   }
   /* Icon and text side by side, the actions on a line of their own below: full width for long (Spanish)
      labels on a 320 px phone. */
@@ -177,7 +175,7 @@ export const styles = unsafeCSS(`
     gap: 0 0.5rem;
     padding: 0.25rem 0;
   }
-  .row + .row {
+  .row+.row {
     border-top: 1px solid var(--_border);
   }
   /* Remove's question: the actions' layout (class "actions ask"), the words in the text colour. */
@@ -185,10 +183,9 @@ export const styles = unsafeCSS(`
     margin: 0;
     color: var(--_text);
   }
+  /* A 24 px target. */
   summary {
-    cursor: pointer;
     min-height: 1.5rem;
-    color: var(--_text);
   }
   /* The radio's (and the checkbox's) label is the 44 px target. */
   label {

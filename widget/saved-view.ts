@@ -19,9 +19,7 @@ export const naming = (words: string, { fiName, displayLabel, spokenLabel }: Off
 /** The unchecked consent box and the debit authorization it refers to (a `<label>` around box and words). */
 export const consentBox = (saving: Words | undefined, disabled: boolean) =>
   saving
-    ? html`<div part="consent" class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct cd" ?disabled=${disabled}> ${saving.checkbox}</label><p id="ct">${saving.text}</p>${saving.details
-      ? html`<details><summary>${saving.more}</summary><p id="cd">${saving.details}</p></details>`
-      : nothing}</div>`
+    ? html`<div part="consent" class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct cd" ?disabled=${disabled}> ${saving.checkbox}</label><p id="ct">${saving.text}</p><details><summary>${saving.more}</summary><p id="cd">${saving.details}</p></details></div>`
     : nothing;
 
 /**
@@ -33,7 +31,7 @@ export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother:
   return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map((account) => html`<div class="row">
     <label><input type="radio" name="saved" .checked=${account.id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(account.id)}><span><span class="fi">${account.fiName}</span> ${line(account.displayLabel, account.spokenLabel)}</span></label>
     ${status.asking === account.id
-      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" ?disabled=${disabled} @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" ?disabled=${disabled} @click=${() => saved.ask()}>${w.keep}</button></div>`
+      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
       : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`}
   </div>`)}</div><button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
 }

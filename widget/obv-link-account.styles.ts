@@ -172,7 +172,7 @@ export const styles = unsafeCSS(`
     display: flex;
     flex-wrap: wrap;
     align-items: center;
-    gap: 0 0.5rem;
+    gap: 0 0.375rem;
     padding: 0.25rem 0;
   }
   .row+.row {
@@ -188,9 +188,11 @@ export const styles = unsafeCSS(`
     min-height: 1.5rem;
   }
   /* The radio's (and the checkbox's) label is the 44 px target. */
+  /* Never narrower than its longest word: Remove never overlaps it. On a 320 px phone "Corriente ••••4321"
+     may break after the type word, under the bank's name: Remove stays beside its account. */
   label {
     flex: 1 1 0;
-    min-width: 8rem;
+    min-width: min-content;
     display: flex;
     gap: 0.5rem;
     align-items: center;
@@ -198,10 +200,6 @@ export const styles = unsafeCSS(`
   }
   .row button {
     flex: none;
-  }
-  /* "Checking ••••4321" stays on one line: the masked number never stands alone. */
-  .row [aria-hidden] {
-    white-space: nowrap;
   }
   .row p {
     flex-basis: 100%;

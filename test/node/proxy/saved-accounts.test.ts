@@ -123,6 +123,7 @@ describe('saved accounts', () => {
     const browser = await (await lookup(pair.baseUrl, sessionId)).text();
     assert.ok(!browser.includes(saved.sealed) && !browser.includes(accountToken) && !browser.includes(saved.accountId), browser);
     assert.ok(browser.includes(linkRef));
+    assert.equal((JSON.parse(browser) as { outcome: { note?: string } }).outcome.note, 'This account will be saved for your next purchases.', 'the shopper is told');
   });
 
   test('without the consent box ticked nothing is saved; consent is refused where saving is not allowed or the words are another version', async () => {

@@ -15,7 +15,6 @@ import { summarize } from '../lib/stats.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
 
-
 interface Sample {
   redirectToShownMs: number;
   notificationToSocketMs: number;

@@ -200,6 +200,7 @@ export interface ObvProxy {
    * after the event `after`, at most `limit` (1–100, default 50), only those in the `delivery` states
    * (`undelivered`: pending or given up). A 400 ProblemError naming the field for an unknown `after` or a
    * bad value. Catching up: list `{delivery: 'undelivered'}`, handle each, `acknowledgeEvent` it.
+   * These three calls throw a TypeError when events are off (no OBV_EVENTS_URL).
    */
   listEvents(query?: { after?: string; limit?: number; delivery?: 'undelivered' | 'pending' | 'failed' }): Promise<{ events: ListedEvent[]; hasMore: boolean }>;
   /**

@@ -2,7 +2,7 @@
 // proxy whose events endpoint refuses link.succeeded and accepts payment.succeeded (issue 31's outage):
 // it hands the missed event to the handler, acknowledges it, and leaves nothing undelivered.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -14,19 +14,15 @@ import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-end
 const ROOT = join(import.meta.dirname, '../../..');
 const MARKER = '<!-- snippet: events-catch-up -->';
 
-/** The snippet's code and where it is (the events guide once the README is a front page; the README before). */
+/** The snippet's code in the events guide. */
 function snippet(): { file: string; code: string } {
-  for (const file of ['docs/EVENTS.md', 'README.md']) {
-    const path = join(ROOT, file);
-    if (!existsSync(path)) continue;
-    const text = readFileSync(path, 'utf8');
-    const at = text.indexOf(MARKER);
-    if (at === -1) continue;
-    const block = /^```js\n([\s\S]*?)^```/m.exec(text.slice(at));
-    assert.ok(block, `${file}: a js block follows ${MARKER}`);
-    return { file, code: block[1]! };
-  }
-  throw new Error(`no document holds ${MARKER}`);
+  const file = 'docs/EVENTS.md';
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  const at = text.indexOf(MARKER);
+  assert.ok(at !== -1, `${file} holds ${MARKER}`);
+  const block = /^```js\n([\s\S]*?)^```/m.exec(text.slice(at));
+  assert.ok(block, `${file}: a js block follows ${MARKER}`);
+  return { file, code: block[1]! };
 }
 
 test('the catch-up snippet finds the event the endpoint refused, whatever the delivery order, and acknowledges it', async () => {

@@ -187,6 +187,21 @@ describe('catching up on events whatever the delivery order', () => {
 });
 
 describe('event delivery state, as the outage and the attacker see it', () => {
+  test('with events off the routes are absent and the in-process calls say why', async () => {
+    const pair = await startProxyPair();
+    try {
+      const id = `evt_${'A'.repeat(22)}`;
+      for (const [method, path] of [['GET', '/events?delivery=undelivered'], ['POST', `/events/${id}/ack`], ['POST', `/events/${id}/redeliver`]] as const) {
+        assert.equal((await call(pair, method, path)).status, 404, path);
+      }
+      for (const run of [() => pair.proxy.listEvents({ delivery: 'undelivered' }), () => pair.proxy.acknowledgeEvent(id), () => pair.proxy.redeliverEvent(id)]) {
+        await assert.rejects(run(), (error: unknown) => error instanceof TypeError && /OBV_EVENTS_URL/.test(error.message));
+      }
+    } finally {
+      await pair.close();
+    }
+  });
+
   test('the last error of an endpoint that cannot be reached names the failure, never the URL (its query may carry a token)', async () => {
     const closed = await startMerchantEndpoint();
     const url = `${closed.url}?token=very-secret-query-token`;

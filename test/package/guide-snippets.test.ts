@@ -1,8 +1,8 @@
 // The guides' runnable Node snippets, from the packed tarball in a fresh Express app, as written:
 // - docs/RETURNING-SHOPPERS.md: its server.js and db.js (the stand-in for the merchant's database), run with
 //   the variables of its command, in Chromium: a first purchase saves the account, the next pays in one click
-//   with no bank tab, a stale account leads to "Reconnect", the bank step and a payment, and a removal reaches
-//   the merchant's hook. Every call is in process: no API key is set, so a call to the proxy's own HTTP API
+//   with no bank tab, a stale account leads to "Reconnect", the bank step and a payment, and a removal (asked
+//   in the element) reaches the merchant's hook. Every call is in process: no API key is set, so a call to the proxy's own HTTP API
 //   could not succeed.
 // - docs/EVENTS.md: its events.js fed by `npx obv-link-proxy send-test-event` (the guide's commands run word
 //   for word in bash): every event type arrives signed and is handled; a forged or unsigned delivery is refused.
@@ -133,17 +133,18 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     await waitForState(page, 'idle');
     await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
     await saveScreenshot(page, 'package-guide-returning-reconnect').catch(() => undefined);
-    await linkAtBank(page, host.getByRole('button', { name: words.reconnect }), 'en');
+    await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), 'en');
     assert.equal([...provider.state.verifications.values()].at(-1)!.request.accountToken, accountToken, 'the re-verification carries the saved token');
     await waitForState(page, 'success');
     const third = await payAndRead();
     assert.deepEqual([third.state, third.transactionStatus], ['completed', 'APPROVED']);
 
-    // 4. Removed in the element (after the browser's confirmation): onSavedAccountRemoved deletes it from db.js.
+    // 4. Removed in the element (confirmed in the account's row): onSavedAccountRemoved deletes it from db.js.
     await page.goto(`${shop}/checkout`);
     await waitForState(page, 'saved');
-    page.once('dialog', (dialog) => void dialog.accept());
     await host.getByRole('button', { name: new RegExp(`^${words.remove} Sandbox Federal Bank`) }).click();
+    const question = host.getByRole('group', { name: new RegExp(`${words.removeConfirm.split('{account}')[0]}Sandbox Federal Bank`) });
+    await question.getByRole('button', { name: words.remove, exact: true }).click();
     await waitForState(page, 'idle');
     await page.goto(`${shop}/checkout`);
     await waitForState(page, 'idle');

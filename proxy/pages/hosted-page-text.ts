@@ -12,11 +12,15 @@ export interface HostedPageText {
   /** Without OBV_MERCHANT_NAME. */
   fromShop: string;
   amountLabel: string;
+  /** Confirms the saved account the element has ready. */
+  continueWithAccount: string;
   /** Under the element: what linking does and does not do. */
   explainer: string;
   /** Shown once the flow ended, whether or not the redirect opened. */
   doneTitle: string;
   doneMessage: string;
+  /** What happened, on the closing panel. */
+  outcomes: Record<'linked' | 'failed' | 'cancelled' | 'expired', string>;
   returnToApp: string;
   unknownTitle: string;
   unknownMessage: string;
@@ -34,9 +38,16 @@ const en: HostedPageText = {
   fromMerchant: '{merchant} asks you to link a bank account',
   fromShop: 'Your shop asks you to link a bank account',
   amountLabel: 'Amount',
+  continueWithAccount: 'Continue with this account',
   explainer: 'Your bank opens in a new tab. Linking does not pay anything: the shop charges the amount after you link.',
   doneTitle: 'You can close this page',
   doneMessage: 'We are taking you back. If nothing happens, return to the app yourself.',
+  outcomes: {
+    linked: 'Your bank account is linked.',
+    failed: 'No account was linked.',
+    cancelled: 'Linking was cancelled: no account was linked.',
+    expired: 'This bank link expired: no account was linked.',
+  },
   returnToApp: 'Return to the app',
   unknownTitle: 'Link not recognised',
   unknownMessage: 'This bank link is not known here. Ask the shop for a new one. You can close this page.',
@@ -54,9 +65,16 @@ const es: HostedPageText = {
   fromMerchant: '{merchant} te pide vincular una cuenta bancaria',
   fromShop: 'Tu tienda te pide vincular una cuenta bancaria',
   amountLabel: 'Importe',
+  continueWithAccount: 'Continuar con esta cuenta',
   explainer: 'Tu banco se abre en una pestaña nueva. Vincular no paga nada: la tienda cobra el importe después de que vincules.',
   doneTitle: 'Puedes cerrar esta página',
   doneMessage: 'Te estamos llevando de vuelta. Si no pasa nada, vuelve tú a la aplicación.',
+  outcomes: {
+    linked: 'Tu cuenta bancaria está vinculada.',
+    failed: 'No se vinculó ninguna cuenta.',
+    cancelled: 'Se canceló la vinculación: no se vinculó ninguna cuenta.',
+    expired: 'Este enlace bancario caducó: no se vinculó ninguna cuenta.',
+  },
   returnToApp: 'Volver a la aplicación',
   unknownTitle: 'Enlace no reconocido',
   unknownMessage: 'Este enlace bancario no se conoce aquí. Pide uno nuevo a la tienda. Puedes cerrar esta página.',

@@ -19,20 +19,25 @@ const STYLE = [
   'obv-link-account{display:block}',
   '.explainer{font-size:.875rem;color:#4a5361;margin:1rem 0 0}',
   '#done{margin-top:1.25rem;padding:1rem;background:#fff;border:1px solid #d5d9e0;border-radius:.75rem}',
-  '#done h2{font-size:1.125rem;margin:0 0 .25rem}#done p{margin:0 0 .75rem}',
+  '#done h2{font-size:1.125rem;margin:0 0 .25rem}#done h2:focus{outline:none}#done p{margin:0 0 .75rem}.outcome{font-weight:600}',
+  '[hidden]{display:none!important}',
+  '@media (min-width:40rem){main{padding-top:4rem}}',
+  '#continue{display:block;width:100%;min-height:48px;margin-top:1rem;border:0;border-radius:.5rem;background:#1d4ed8;color:#fff;',
+  'font:inherit;font-weight:600;cursor:pointer}#continue:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}',
+  '#continue[hidden]{display:none}',
   '#back{display:inline-block;min-height:44px;padding:.625rem 1rem;border-radius:.5rem;background:#1d4ed8;color:#fff;',
   'font-weight:600;text-decoration:none}',
   '#back:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}',
   '.message{text-align:center;padding-top:3rem}',
   '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}.shop,.amount dt,.explainer{color:#b7bfcc}',
-  '.amount,#done{background:#1f242b;border-color:#3a414c}#back{background:#93b4ff;color:#0b1020}',
-  '#back:focus-visible{outline-color:#eef0f3}}',
+  '.amount,#done{background:#1f242b;border-color:#3a414c}#back,#continue{background:#93b4ff;color:#0b1020}',
+  '#back:focus-visible,#continue:focus-visible{outline-color:#eef0f3}}',
 ].join('');
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /**
  * Runs in the hosted page. Ends once, on the element's first end of the flow: linked (obv-success, also a
- * saved account chosen), cancelled (obv-cancel, or a cancel at the bank), failed (any other obv-failure),
+ * saved account confirmed with the page's Continue), cancelled (obv-cancel, or a cancel at the bank), failed (any other obv-failure),
  * expired (the verification's time ran out, or the link session's while nothing is under way). Then it
  * shows "You can close this page" with a manual link, and navigates: an app's custom scheme may open
  * nothing on a desktop, the page then stays readable.
@@ -42,19 +47,36 @@ export const HOSTED_PAGE_SCRIPT = `(() => {
   const element = document.querySelector('obv-link-account');
   const done = document.getElementById('done');
   const back = document.getElementById('back');
-  if (!root || !element || !done || !back) return;
+  const proceed = document.getElementById('continue');
+  if (!root || !element || !done || !back || !proceed) return;
   let ended = false;
   const end = (status) => {
     if (ended) return;
     const target = root.getAttribute('data-' + status);
     if (!target) return;
     ended = true;
+    proceed.hidden = true;
+    // Nothing more happens here: the app already has its answer (a "Change" now would start a link nobody waits for).
+    element.inert = true;
     back.setAttribute('href', target);
     document.documentElement.setAttribute('data-ended', status);
-    setTimeout(() => { done.hidden = false; }, 1200);
+    setTimeout(() => {
+      element.hidden = true;
+      for (const node of document.querySelectorAll('.explainer')) node.hidden = true;
+      for (const node of done.querySelectorAll('[data-outcome]')) node.hidden = node.getAttribute('data-outcome') !== status;
+      done.hidden = false;
+      const heading = document.getElementById('done-title');
+      if (heading) heading.focus();
+    }, 1200);
     window.location.assign(target);
   };
-  element.addEventListener('obv-success', () => end('linked'));
+  // A saved account is ready as soon as it is chosen (the first one at once): the shopper confirms it here.
+  element.addEventListener('obv-success', () => {
+    if (element.state === 'saved') proceed.hidden = false;
+    else end('linked');
+  });
+  element.addEventListener('obv-state-change', (event) => { if (event.detail.state !== 'saved') proceed.hidden = true; });
+  proceed.addEventListener('click', () => { if (element.state === 'saved' && element.value) end('linked'); });
   element.addEventListener('obv-cancel', () => end('cancelled'));
   element.addEventListener('obv-failure', (event) => end(/^(CONSUMER_)?CANCELLED$/.test(event.detail && event.detail.code) ? 'cancelled' : 'failed'));
   element.addEventListener('obv-error', (event) => { if (event.detail && event.detail.kind === 'expired') end('expired'); });
@@ -62,7 +84,7 @@ export const HOSTED_PAGE_SCRIPT = `(() => {
   const expire = () => {
     if (ended) return;
     // A bank step under way runs to its own end (its session has its own expiry).
-    const state = element.getAttribute('state');
+    const state = element.state;
     if (state === 'waiting' || state === 'starting') { setTimeout(expire, 5000); return; }
     end('expired');
   };
@@ -145,8 +167,10 @@ export function hostedPageHtml(input: HostedPageInput): string {
 <h1>${escapeHtml(text.title)}</h1>
 <dl class="amount"><dt>${escapeHtml(text.amountLabel)}</dt><dd>${escapeHtml(formatAmount(input.amount, input.currency, text.lang))}</dd></dl>
 <obv-link-account proxy-url="${escapeHtml(input.proxyUrl)}" link-token="${escapeHtml(input.linkToken)}"${language}></obv-link-account>
+<button type="button" id="continue" hidden>${escapeHtml(text.continueWithAccount)}</button>
 <p class="explainer">${escapeHtml(text.explainer)}</p>
-<section id="done" hidden aria-labelledby="done-title"><h2 id="done-title">${escapeHtml(text.doneTitle)}</h2>
+<section id="done" hidden aria-labelledby="done-title"><h2 id="done-title" tabindex="-1">${escapeHtml(text.doneTitle)}</h2>
+${HOSTED_STATUSES.map((status) => `<p class="outcome" data-outcome="${status}" hidden>${escapeHtml(text.outcomes[status])}</p>`).join('')}
 <p>${escapeHtml(text.doneMessage)}</p><a id="back" href="#">${escapeHtml(text.returnToApp)}</a></section>
 </main>`;
   return shell(text.lang, `${text.title} · ${input.merchantName ?? ''}`.replace(/ · $/, ''), head, body);

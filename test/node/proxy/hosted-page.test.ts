@@ -11,6 +11,7 @@ import { configFromEnv, ConfigError, type ObvProxyOptions } from '../../../proxy
 import { checkCompletionUri, completionRedirect, HOSTED_REF_PATTERN, linkTokenOfHostedRef } from '../../../proxy/link-sessions/hosted.ts';
 import { linkSessionId } from '../../../proxy/link-sessions/link-sessions.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { PURCHASE, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 
 const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}`, 'content-type': 'application/json' };
@@ -165,5 +166,34 @@ describe('hosted link page (server)', () => {
     const usedPage = await fetch(used.hostedUrl!);
     assert.equal(usedPage.status, 410);
     assert.match(await usedPage.text(), /This bank link has been used/);
+  });
+});
+
+describe('hosted link page: a shopper who never comes back', () => {
+  test('a verification started from the hosted page and abandoned (bank step bound) ends with its one link.expired event', async () => {
+    const endpoint = await startMerchantEndpoint();
+    const pair = await startProxyPair({ proxy: {
+      bindBankStep: true, sessionTtlMs: 500, bankStepGraceMs: 100, eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET],
+      eventTimings: { retryDelaysMs: [50], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 },
+    } });
+    try {
+      const created = await fetch(`${pair.baseUrl}/link-sessions`, { method: 'POST', headers: AUTH,
+        body: JSON.stringify({ ...PURCHASE, merchantTransactionId: 'order-abandoned', hosted: { completionRedirectUri: 'https://shop.example/back' } }) });
+      const { hostedUrl } = (await created.json()) as { hostedUrl: string };
+      // What the page's element does: start with the page's link token, from the proxy's own origin (the binding cookie set).
+      const started = await fetch(`${pair.baseUrl}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin },
+        body: JSON.stringify({ linkToken: linkTokenOfHostedRef(new URL(hostedUrl).pathname.split('/').pop()!) }) });
+      assert.equal(started.status, 201);
+      assert.match(started.headers.get('set-cookie') ?? '', /Path=\/obv/i, 'the binding cookie at the mount path, as for any page of the proxy\'s origin');
+      // The shopper closes the app and never comes back.
+      const [event] = await endpoint.waitForDistinct(1, 10_000);
+      assert.equal(event?.type, 'link.expired');
+      assert.equal(event?.data.merchantTransactionId, 'order-abandoned');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      assert.equal(new Set(endpoint.events.map((seen) => seen.id)).size, 1, 'one event');
+    } finally {
+      await pair.close();
+      await endpoint.close();
+    }
   });
 });

@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import type { OutcomeReport } from '../../proxy/hooks.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
+import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { linkSessionId } from '../../proxy/link-sessions/link-sessions.ts';
 import { hostedPageText } from '../../proxy/pages/hosted-page-text.ts';
 import { startElementInChromium, type ElementInChromium } from '../helpers/element-in-chromium.ts';
@@ -143,7 +144,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
   }
 
   /** Taps the element's main button and answers the sandbox bank's sign-in in `lang` as `username`, or cancels there. */
-  async function atBank(page: Page, lang: Lang, username: string | 'cancel', trigger = LINK_BUTTON[lang]): Promise<void> {
+  async function atBank(page: Page, lang: Lang, username: string, trigger: string = LINK_BUTTON[lang]): Promise<void> {
     const words = BANK[lang];
     const [bank] = await Promise.all([page.context().waitForEvent('page'), page.locator('obv-link-account').getByRole('button', { name: trigger }).tap()]);
     await bank.getByLabel(words.username).waitFor();
@@ -315,7 +316,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
       }
     });
 
-    it(`${lang}: saves an account with consent on the hosted page, then a later hosted page offers it and one tap confirms it`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
+    it(`${lang}: saves an account with consent on the hosted page, a later hosted page offers it and one tap confirms it, and a stale one is reconnected`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
       let phone = await openPhone(lang);
       try {
         const user = `saver-${lang}`;
@@ -352,6 +353,19 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
         assertCompletion(await waitForArrival(phone), { base: 'https://shop.example/linked', status: 'linked', state: stateOf(second) }, [first, second]);
         assert.equal(tabs, 0, 'no bank tab');
         assert.equal(reports.find((entry) => entry.merchantTransactionId === second.order)?.outcome.status, 'success');
+
+        // The bank marked it stale: a hosted page with `reauthorize` offers "Reconnect", the bank step, the way back.
+        await phone.context.close();
+        phone = await openPhone(lang);
+        const third = await createHosted(demo, lang, 'https://shop.example/linked', { merchantUserId: user, reauthorize: saved.savedAccount.sealed });
+        await phone.page.goto(third.hostedUrl);
+        await waitForElementState(phone.page, 'idle');
+        const reconnect = offerWords(lang).reconnect;
+        await phone.page.locator('obv-link-account').getByRole('button', { name: reconnect }).waitFor();
+        assert.deepEqual(await axe(phone.page), [], 'reconnect');
+        await saveScreenshot(phone.page, `hosted-${lang}-375-reconnect`);
+        await atBank(phone.page, lang, 'user_good', reconnect);
+        assertCompletion(await waitForArrival(phone), { base: 'https://shop.example/linked', status: 'linked', state: stateOf(third) }, [first, second, third]);
       } finally {
         await phone.context.close();
       }

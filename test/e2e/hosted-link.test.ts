@@ -222,7 +222,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
         // No app here: the page stays, and says so.
         const text = hostedPageText(lang);
         await page.getByRole('heading', { name: text.doneTitle }).waitFor();
-        await page.getByText(text.outcomes.linked).waitFor();
+        await page.getByText(text.outcomes.linked, { exact: true }).waitFor();
         assert.equal(await page.evaluate(() => document.activeElement?.id), 'done-title', 'the focus moves to what the page now says');
         assert.equal(await page.locator('obv-link-account').isVisible(), false, 'nothing left to tap but the way back');
         const back = page.getByRole('link', { name: text.returnToApp });
@@ -276,7 +276,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
         await waitForElementState(phone.page, 'idle');
         await atBank(phone.page, lang, 'user_bad');
         assertCompletion(await waitForArrival(phone), { base: 'myapp://linked', status: 'failed', state: stateOf(created) }, [created]);
-        await phone.page.getByText(hostedPageText(lang).outcomes.failed).waitFor();
+        await phone.page.getByText(hostedPageText(lang).outcomes.failed, { exact: true }).waitFor();
         assert.deepEqual(await axe(phone.page), [], 'done after a failure');
         await saveScreenshot(phone.page, `hosted-${lang}-375-failed`);
       } finally {

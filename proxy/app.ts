@@ -14,6 +14,7 @@ import { openApiDocument } from './openapi/document.ts';
 import { openApiRouter } from './routes/openapi.ts';
 import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';
+import { hostedPageRouter } from './routes/hosted-page.ts';
 import { sessionsRouter } from './routes/sessions.ts';
 import { transactionsRouter } from './routes/transactions.ts';
 import type { Payer } from './payments/pay.ts';
@@ -52,7 +53,8 @@ function warnOnUntrustedForwarding(ctx: ProxyContext): RequestHandler {
   };
 }
 
-export function createApp(ctx: ProxyContext, pay: Payer | undefined): Express {
+/** `hostedElementScript`: the element's bundle for hosted pages (default: the package's build; routes/hosted-page.ts). */
+export function createApp(ctx: ProxyContext, pay: Payer | undefined, options: { hostedElementScript?: string | undefined } = {}): Express {
   const app = subApp(ctx);
   app.on('mount', () => {
     if (app.mountpath !== ctx.config.mountPath) {
@@ -68,6 +70,8 @@ export function createApp(ctx: ProxyContext, pay: Payer | undefined): Express {
   // listener instead when notificationPublicUrl says so.
   if (!ctx.config.notificationPublicUrl) app.use(notificationsRouter(ctx));
   app.use(returnPageRouter(ctx));
+  // The hosted link page: a page on the proxy's own origin, so no CORS either.
+  app.use(hostedPageRouter(ctx, options.hostedElementScript));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKey = ctx.config.merchantApiKey;
   const auth = apiKey

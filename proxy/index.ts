@@ -126,6 +126,11 @@ export interface ObvProxyDependencies {
   now?: () => number;
   /** The bank step's return grace (tests); default BANK_STEP_RETURN_GRACE_MS (sessions/bank-step.ts). */
   bankStepGraceMs?: number;
+  /**
+   * The element's bundle the hosted link page serves (a path to obv-link-account.js); default: the
+   * package's own dist/obv-link-account.js. Only needed when running from a source checkout without a build.
+   */
+  hostedElementScript?: string;
 }
 
 export type ObvProxyOptions = ProxyConfigInput & ObvProxyDependencies;
@@ -372,7 +377,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   };
   // One payer for POST /transactions and `proxy.pay()`: the same rules either way.
   const payer = ctx.transactions && createPayer(ctx, ctx.transactions);
-  const router = createApp(ctx, payer);
+  const router = createApp(ctx, payer, { hostedElementScript: options.hostedElementScript });
   const notificationRouter = config.notificationPublicUrl ? createNotificationApp(ctx) : undefined;
   const relays: Relay[] = [];
 

@@ -60,6 +60,20 @@ const OriginList = z.union([
 
 const Text = z.string().trim().min(1, 'must not be empty');
 
+/**
+ * Schemes a hosted page may send the shopper back to (an app's own, `myapp` or `com.shop.app`): never one
+ * that runs or reads something in the browser, nor http(s) (https is always allowed, http never outside
+ * sandbox loopback: link-sessions/hosted.ts).
+ */
+const REFUSED_SCHEMES = new Set(['http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'filesystem', 'ws', 'wss', 'ftp', 'intent', 'chrome', 'view-source']);
+const RedirectScheme = z.string().trim().toLowerCase()
+  .regex(/^[a-z][a-z0-9+.-]{0,62}$/, 'must be URI schemes such as myapp or com.shop.app (letters, digits, "+", ".", "-")')
+  .refine((scheme) => !REFUSED_SCHEMES.has(scheme), 'must not list http, https, javascript, data, file, blob or another browser scheme');
+const RedirectSchemeList = z.union([
+  z.array(z.string()),
+  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
+], { error: 'must be a comma list of URI schemes such as myapp,com.shop.app' }).pipe(z.array(RedirectScheme));
+
 /** A comma list of words (`SUCCESS,VERIFIED`), or an array: the `verificationStatus` values to accept. */
 const StatusWords = z.union([
   z.array(Text),
@@ -256,6 +270,8 @@ const ConfigFields = z.object({
     merchantId: Text,
     /** The shop's name as shoppers know it, shown on the proxy's "Connecting to your bank…" page. */
     merchantName: Text.max(100, 'must be at most 100 characters').optional(),
+    /** Custom schemes a hosted page's `completionRedirectUri` may use (POST /link-sessions `hosted`), besides https. */
+    hostedRedirectSchemes: RedirectSchemeList.default([]),
     merchantSubId: Text.optional(),
     product: Text.default('ACH'),
     transactionRegion: Text.optional(),
@@ -636,6 +652,7 @@ export const ENV_VARIABLES = {
   OBV_ALLOWED_ORIGINS: 'allowedOrigins',
   OBV_MERCHANT_ID: 'merchantId',
   OBV_MERCHANT_SUB_ID: 'merchantSubId',
+  OBV_HOSTED_REDIRECT_SCHEMES: 'hostedRedirectSchemes',
   OBV_MERCHANT_NAME: 'merchantName',
   OBV_PRODUCT: 'product',
   OBV_TRANSACTION_REGION: 'transactionRegion',

@@ -12,6 +12,7 @@ import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts'
 import { readPayment } from '../payments/orders.ts';
 import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
 import { openOfferedAccounts, refuseRemoved, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
+import { checkCompletionUri, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef } from './hosted.ts';
 
 
 /** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
@@ -30,6 +31,8 @@ export const CreateLinkSessionBody = z.strictObject({
   dataPassThrough: z.string().max(1000).optional(),
   /** Returning shoppers (accounts/offer.ts): saved accounts to offer, saving allowed, an account to re-authorize. */
   ...SavedAccountFields,
+  /** A hosted page for this link session (link-sessions/hosted.ts): the answer then carries its `hostedUrl`. */
+  hosted: HostedRequest.optional(),
 });
 export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;
 
@@ -42,6 +45,8 @@ export interface CreatedLinkSession {
   linkToken: string;
   /** ISO 8601. */
   expiresAt: string;
+  /** With `hosted`: the page to open or send the shopper (as long as the link token lives; no token in it). */
+  hostedUrl?: string;
 }
 
 /** The id a link session is stored and referred to under: a hash of its token, never the token. */
@@ -50,7 +55,10 @@ export function linkSessionId(linkToken: string): string {
 }
 
 export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
-  const linkToken = `lt_${randomBytes(24).toString('base64url')}`;
+  if (input.hosted) checkCompletionUri(ctx.config, input.hosted.completionRedirectUri);
+  // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
+  const hostedRef = input.hosted ? newHostedRef() : undefined;
+  const linkToken = hostedRef ? linkTokenOfHostedRef(hostedRef) : `lt_${randomBytes(24).toString('base64url')}`;
   const { savedAccounts, reauthorize, ...purchase } = input;
   // Opened now, so a saved account that is not this user's is refused to the server, never offered.
   const offered = openOfferedAccounts(ctx, input.merchantUserId, { savedAccounts, reauthorize });
@@ -59,7 +67,7 @@ export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSess
   const session: LinkSession = { ...purchase, ...offered, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
   // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
   await ctx.linkSessions.create(linkSessionId(linkToken), session, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
-  return { linkToken, expiresAt: new Date(session.expiresAt).toISOString() };
+  return { linkToken, expiresAt: new Date(session.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(ctx.config, hostedRef) } : {}) };
 }
 
 const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used', detail: string, message: string) =>

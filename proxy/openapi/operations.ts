@@ -8,6 +8,7 @@ import { notificationsOperations } from '../routes/notifications.ts';
 import { openApiOperations } from '../routes/openapi.ts';
 import { readinessOperations } from '../routes/readiness.ts';
 import { returnPageOperations } from '../routes/return-page.ts';
+import { hostedPageOperations } from '../routes/hosted-page.ts';
 import { savedAccountsOperations } from '../routes/saved-accounts.ts';
 import { sessionsOperations } from '../routes/sessions.ts';
 import { transactionsOperations } from '../routes/transactions.ts';
@@ -18,6 +19,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...sessionsOperations,
   ...savedAccountsOperations,
   ...returnPageOperations,
+  ...hostedPageOperations,
   ...notificationsOperations,
   ...linkSessionsOperations,
   ...transactionsOperations,

@@ -16,7 +16,8 @@ export const linkSessionsOperations: Operation[] = [{
   operationId: 'createLinkSession',
   summary: 'Create a link session for one checkout (your server)',
   description: 'Who pays for what, said by your server; the page gets only the link token (`<obv-link-account link-token>`). '
-    + 'Present only when OBV_MERCHANT_API_KEY is set. Unknown fields are refused.',
+    + 'With `hosted`, also a hosted page for native apps and links sent by e-mail (docs/HOSTED-LINK.md); a `hosted.completionRedirectUri` '
+    + 'the configuration does not allow is a 400 naming it. Present only when OBV_MERCHANT_API_KEY is set. Unknown fields are refused.',
   caller: 'merchant server',
   security: 'merchantApiKey',
   body: { contentType: 'application/json', schema: CreateLinkSessionBody },
@@ -27,6 +28,7 @@ export const linkSessionsOperations: Operation[] = [{
         'application/json': describes<CreatedLinkSession>()(z.object({
           linkToken: z.string().regex(LINK_TOKEN_PATTERN).meta({ description: 'For the page\'s element; one purchase' }),
           expiresAt: z.iso.datetime(),
+          hostedUrl: z.url().optional().meta({ description: 'With `hosted`: the hosted link page (`{mount}/hosted/{hostedRef}`) to open in the app or send the shopper; it carries no link token' }),
         })),
       },
     },
@@ -39,7 +41,7 @@ export function linkSessionsRouter(ctx: ProxyContext, merchantAuth: RequestHandl
   router.post('/link-sessions', ...merchantAuth, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
     const body = parseJsonBody(CreateLinkSessionBody, req);
     const created = await createLinkSession(ctx, body);
-    ctx.logger.info({ merchantTransactionId: body.merchantTransactionId }, 'link session created');
+    ctx.logger.info({ merchantTransactionId: body.merchantTransactionId, hosted: body.hosted !== undefined }, 'link session created');
     res.status(201).set('cache-control', 'no-store').json(created);
   });
   return router;

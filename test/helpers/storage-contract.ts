@@ -116,6 +116,14 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
       await assert.rejects(linkSessions.create(id, record, RETENTION_MS), 'an id is never overwritten');
     }));
 
+    test('keeps a hosted page\'s request (completion URI, state) with its link session', () => withStorage(async ({ linkSessions }) => {
+      const id = newId();
+      const hosted = { completionRedirectUri: 'myapp://linked?order=o-2', state: 'csrf-1/2+3' };
+      const record = { merchantUserId: 'u-2', merchantTransactionId: 'o-2', createdAt: 1, expiresAt: 2, language: 'es', hosted };
+      await linkSessions.create(id, record, RETENTION_MS);
+      assert.deepEqual((await linkSessions.get(id))?.hosted, hosted);
+    }));
+
     test('counts a link session\'s uses up to a maximum, atomically; an unknown one has none', () => withStorage(async ({ linkSessions }) => {
       const id = newId();
       await linkSessions.create(id, { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, RETENTION_MS);

@@ -22,7 +22,8 @@ import { alive, cleanEnv, descendants, exec, freePort, listeningAddresses, packT
 
 const QUICK_START = '### Quick start against the sandbox';
 /** The merchant's guides the README links to (docs/). */
-const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
+const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'HOSTED-LINK', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
+const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
 
 /** Tracked files that differ from HEAD (the build must leave this unchanged). */
 function trackedChanges(): string {
@@ -273,6 +274,65 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
     proxy.process.kill('SIGTERM');
     assert.equal(await proxy.exited(), 0);
+  });
+
+  test('the hosted-link quick start (docs/HOSTED-LINK.md), word for word: an order, its hosted page on a phone-sized Chromium, the way back, the payment', async (t) => {
+    const guide = readFileSync(path.join(ROOT, 'docs/HOSTED-LINK.md'), 'utf8');
+    const envLine = readmeBlock(HOSTED_QUICK_START, 'sh', guide).split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
+    assert.ok(envLine, 'the hosted quick start runs hosted-server.js with its variables');
+    assert.match(envLine, /node hosted-server\.js$/);
+    const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
+
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    children.push(sandbox);
+    const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+    app.write('hosted-server.js', readmeBlock(HOSTED_QUICK_START, 'js', guide));
+    const port = await freePort();
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(variables)) {
+      env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl!).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
+    }
+    const server = startChild(process.execPath, ['hosted-server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
+    children.push(server);
+    const shop = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${shop}/obv/healthz`, server);
+
+    // The app asks for a bank link (the guide's curl), and opens the page (the installed element, with its SRI).
+    const created = await fetch(`${shop}/orders`, { method: 'POST' });
+    assert.equal(created.status, 201);
+    const { orderId, hostedUrl } = (await created.json()) as { orderId: string; hostedUrl: string };
+    assert.match(hostedUrl, new RegExp(`^${shop}/obv/hosted/hl_[A-Za-z0-9_-]{32}$`));
+    const context = await browser.newContext({ viewport: { width: 375, height: 740 }, isMobile: true, hasTouch: true });
+    context.setDefaultTimeout(STEP_TIMEOUT_MS);
+    t.after(() => context.close());
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    // CSP violations are console errors; a missing file is named by its response (the shop has no favicon, as in the guide).
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} ${response.url()}`);
+    });
+    await page.goto(hostedUrl);
+    const [bank] = await Promise.all([
+      context.waitForEvent('page'),
+      page.locator('obv-link-account').getByRole('button', { name: 'Link your bank account' }).tap(),
+    ]);
+    await signInAtBank(bank, 'user_good');
+    await page.waitForURL((url) => url.pathname === '/linked');
+    const back = new URL(page.url());
+    assert.deepEqual([...back.searchParams.keys()], ['status', 'state']);
+    assert.equal(back.searchParams.get('status'), 'linked');
+    assert.equal(await page.locator('body').innerText(), `${orderId}: linked`);
+    assert.deepEqual(problems, []);
+
+    const paid = await fetch(`${shop}/orders/${orderId}/pay`, { method: 'POST' });
+    assert.ok(paid.status < 300, await paid.clone().text());
+    assert.equal(((await paid.json()) as { transactionStatus?: string }).transactionStatus, 'APPROVED');
+    server.process.kill('SIGTERM');
+    assert.equal(await server.exited(), 0, 'the hosted quick start stops on SIGTERM');
   });
 
   test('npx obv-link-sandbox boots from env and stops cleanly on SIGTERM and SIGINT', async () => {

@@ -211,6 +211,7 @@ describe('configuration from the environment', () => {
       tokenRetry: { limit: 0 },
       now: Date.now,
       bankStepGraceMs: 1_000,
+      hostedElementScript: '/nonexistent/obv-link-account.js',
     };
     const proxy = createObvProxy({ ...config, ...dependencies });
     try {

@@ -2,6 +2,9 @@
 // has an entry and every entry a route, and every answer a proxy gave in a run against the sandbox —
 // successes and problems, to the browser, the merchant's server and the provider — matches it.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { openApiDocument } from '../../../proxy/openapi/document.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
@@ -15,14 +18,19 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 describe('OpenAPI document', () => {
   let pair: ProxyPair;
   let merchant: MerchantEndpoint;
+  // The hosted page's element: any file will do for the document (the browser tests serve the real build).
+  const elementDir = mkdtempSync(join(tmpdir(), 'obv-openapi-element-'));
+  const hostedElementScript = join(elementDir, 'obv-link-account.js');
+  writeFileSync(hostedElementScript, 'export {};\n');
   before(async () => {
     // Every optional route on: the merchant API key (the harness sets it) and merchant events.
     merchant = await startMerchantEndpoint();
-    pair = await startProxyPair({ proxy: { eventsUrl: merchant.url, eventsSecrets: [EVENTS_SECRET] } });
+    pair = await startProxyPair({ proxy: { eventsUrl: merchant.url, eventsSecrets: [EVENTS_SECRET], hostedElementScript } });
   });
   after(async () => {
     await pair.close();
     await merchant.close();
+    rmSync(elementDir, { recursive: true, force: true });
   });
 
   test('every route the proxy mounts has a document entry, and every entry a route', () => {
@@ -128,6 +136,17 @@ describe('OpenAPI document', () => {
     await completeConsumerStep(consented.consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const savedRef = ((await (await lookup(consented.sessionId)).json()) as { outcome: { linkRef: string } }).outcome.linkRef;
+    // The hosted link page: the page, its script, the element, an unknown page, a refused completion URI.
+    const hosted = { completionRedirectUri: 'https://shop.example/linked' };
+    const { hostedUrl } = (await (await post('/link-sessions', { ...linkSession, merchantTransactionId: 'order-openapi-6', hosted }, AUTH)).json()) as { hostedUrl: string };
+    const hostedPage = await fetch(hostedUrl);
+    const elementSrc = /src="([^"]*\/assets\/[^"]+)"/.exec(await hostedPage.text())?.[1] ?? '';
+    assert.deepEqual([hostedPage.status, ...await statuses(
+      fetch(new URL(elementSrc, baseUrl)),
+      get('/hosted-page.js'),
+      get(`/hosted/hl_${'A'.repeat(32)}`),
+      post('/link-sessions', { ...linkSession, merchantTransactionId: 'order-openapi-7', hosted: { completionRedirectUri: 'javascript:alert(1)' } }, AUTH),
+    )], [200, 200, 200, 404, 400]);
     const { savedAccount } = (await (await get(`/links/${savedRef}`, AUTH)).json()) as { savedAccount: { sealed: string } };
     const returning = async (order: string) => {
       const { linkToken: token } = (await (await post('/link-sessions', { ...linkSession, merchantTransactionId: order, savedAccounts: [savedAccount.sealed] }, AUTH)).json()) as { linkToken: string };

@@ -174,7 +174,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     const imports = documents.flatMap((file) => snippetImports(readFileSync(path.join(ROOT, file), 'utf8'), file));
     assert.ok(imports.filter((found) => found.specifier.startsWith('obv-link')).length >= 6, 'the snippets import the package');
     // What a snippet's reader installs beside obv-link (the README says so where they are used).
-    const theirOwn = new Set(['express', 'react', 'vue', '@vitejs/plugin-vue', 'standardwebhooks']);
+    const theirOwn = new Set(['express', 'react', 'vue', '@vitejs/plugin-vue', 'standardwebhooks', 'expo-linking', 'expo-web-browser']);
     const problems: string[] = [];
     for (const found of imports) {
       const { specifier, names, where } = found;

@@ -278,6 +278,31 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.match(refused.output(), /PROVIDER_PORT/);
   });
 
+  test('npx obv-link-sandbox <control> sets a control on the running sandbox (fail-next, status, reset), prints --help, and says when no sandbox answers', async () => {
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    children.push(sandbox);
+    const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+    const npx = async (args: string[], env: Record<string, string> = {}) => {
+      const child = startChild('npx', ['--no-install', 'obv-link-sandbox', ...args], { cwd: app.dir, env: cleanEnv(env) });
+      children.push(child);
+      return { code: await child.exited(30_000), output: child.output() };
+    };
+    const failNext = await npx(['fail-next', '--code', 'ACCOUNT_LOCKED', '--url', url!]);
+    assert.equal(failNext.code, 0, failNext.output);
+    assert.match(failNext.output, /fail-next: 1 verification with ACCOUNT_LOCKED/);
+    const status = await npx(['status', '--url', url!]);
+    assert.match(status.output, /fail-next: 1 verification with ACCOUNT_LOCKED/);
+    assert.equal((await npx(['reset', '--url', url!])).code, 0);
+    assert.match((await npx(['status', '--url', url!])).output, /fail-next: off/);
+    const help = await npx(['--help']);
+    assert.deepEqual([help.code, /notify-twice/.test(help.output)], [0, true]);
+    const nobody = await npx(['status'], { PROVIDER_PORT: String(await freePort()) });
+    assert.equal(nobody.code, 1);
+    assert.match(nobody.output, /no sandbox answers at http:\/\/127\.0\.0\.1:\d+/);
+    sandbox.process.kill('SIGTERM');
+    assert.equal(await sandbox.exited(), 0);
+  });
+
   // SIGTERM and SIGINT go to npx's process alone (`kill`, `docker stop` with npx as PID 1, systemd's main pid); SIGINT
   // also to its process group, as Ctrl-C in a terminal sends it. npm passes a signal to `sh -c` only, which dies of
   // SIGTERM but holds a SIGINT until node ends: bin/stop-with-npm.js stops node in both cases.

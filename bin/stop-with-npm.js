@@ -6,7 +6,8 @@
 //   "wait and cooperative exit"), so it would wait for node forever. But the shell, asleep in wait() with
 //   nothing else to do, wakes up to take the signal: its voluntary context switches (/proc, Linux) grow
 //   while node has neither stopped nor continued (the one other thing that wakes it). Node then stops as on
-//   SIGINT; once node exits, the shell ends by the SIGINT it held, and npm with it.
+//   SIGINT; once node exits, the shell ends by the SIGINT it held, and npm with it. (A SIGINT in the few
+//   milliseconds before this module loads is not seen: send it again, or SIGTERM.)
 // Run directly (`node_modules/.bin/obv-link-proxy`, `exec` in a container, bash's `-c` that execs its one
 // command), nothing is watched: the signals reach node itself, and a server started in the background
 // outlives the shell that started it.
@@ -39,10 +40,9 @@ function parentIsShell(parent) {
 
 if (process.env.npm_lifecycle_event) {
   const parent = process.ppid;
+  // Read at once: the shell went to sleep in wait() when node was exec'd, before this module loads.
   let wakeUps = parentIsShell(parent) ? parentWakeUps(parent) : undefined;
   let continuedAt = 0;
-  /** Polls left during which the shell may still be settling into its wait: a wake-up then only moves the baseline. */
-  let settling = 2;
   /** A wake-up seen at the last poll: judged at the next one, once a SIGCONT that came with it has been handled. */
   let suspect = false;
   if (wakeUps !== undefined) process.on('SIGCONT', () => (continuedAt = Date.now()));
@@ -62,13 +62,9 @@ if (process.env.npm_lifecycle_event) {
       }
     }
     const now = parentWakeUps(parent);
-    if (now === undefined || now === wakeUps) {
-      settling = Math.max(0, settling - 1);
-      return;
-    }
+    if (now === undefined || now === wakeUps) return;
     wakeUps = now;
-    if (settling > 0) settling -= 1;
-    else suspect = true;
+    suspect = true;
   }, POLL_MS);
   watch.unref();
 }

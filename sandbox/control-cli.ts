@@ -167,12 +167,10 @@ export async function runControlCli(
   }
 
   const base = ((values.url as string | undefined) ?? `http://127.0.0.1:${env.PROVIDER_PORT || '4010'}`).replace(/\/+$/, '');
-  let url: URL;
-  try {
-    url = new URL(command === 'status' ? CONTROLS_PATH : `${CONTROLS_PATH}/${command}`, `${base}/`);
-    // The sandbox may be mounted under a path: keep it.
-    url = new URL(`${base}${url.pathname}`);
-  } catch {
+  // The sandbox may be mounted under a path: the routes follow the base URL's path.
+  const target = `${base}${command === 'status' ? CONTROLS_PATH : `${CONTROLS_PATH}/${command}`}`;
+  const url = URL.canParse(target) ? new URL(target) : undefined;
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
     err(`obv-link-sandbox ${command}: --url must be an absolute http(s) URL, got "${base}"\n`);
     return 2;
   }

@@ -122,6 +122,8 @@ describe('sandbox control subcommands (npx obv-link-sandbox <control>)', () => {
     const refused = await runCli(['timeout', '--endpoint', 'token', '--url', provider.url]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /refused \(400\).*\n {2}endpoint: must be "verification"/);
+    const notUrl = await runCli(['status', '--url', 'ftp://127.0.0.1:1']);
+    assert.deepEqual([notUrl.code, /--url must be an absolute http\(s\) URL/.test(notUrl.stderr)], [2, true]);
     const badSecret = await runCli(['status', '--url', provider.url, '--client-secret', 'nope']);
     assert.deepEqual([badSecret.code, /refused \(401\)/.test(badSecret.stderr)], [1, true]);
   });

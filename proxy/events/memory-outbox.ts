@@ -1,5 +1,5 @@
 // The outbox in memory, for one instance: Maps in insertion order. Synchronous inside, so each method is
-// atomic on Node's single thread. A restart loses every event in it, delivered or not (README).
+// atomic on Node's single thread. A restart loses every event in it, delivered or not (docs/SEVERAL-INSTANCES.md).
 import type { EventOutbox, OutboxBacklog, OutboxJob, StoredEvent } from './outbox.ts';
 import { jobKey, parseJobKey } from './outbox.ts';
 import type { MerchantEvent } from './shapes.ts';

@@ -38,6 +38,8 @@ const KINDS_BY_STATUS = {
   400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
   404: {
     'not-found': 'Not found',
+    // An event id GET /events does not hold (never recorded, or past the 7-day retention).
+    'unknown-event': 'Unknown event',
     'unknown-link-ref': 'Unknown link reference',
     'unknown-link-token': 'Unknown link token',
     'unknown-payment': 'No payment for this order',

@@ -15,8 +15,6 @@ import { summarize } from '../lib/stats.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
 
-const wallClock = (): number => performance.timeOrigin + performance.now();
-
 interface Sample {
   redirectToShownMs: number;
   notificationToSocketMs: number;

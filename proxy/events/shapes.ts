@@ -72,13 +72,19 @@ export const MerchantEventSchema = z.strictObject({
   data: z.record(z.string(), z.unknown()),
 });
 
-/** Any event, its `data` checked against its type's schema (the OpenAPI document's description of an event). */
-export const TypedMerchantEventSchema = z.discriminatedUnion('type', EVENT_TYPES.map((type) => z.strictObject({
-  id: z.string().regex(EVENT_ID_PATTERN).meta({ description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it' }),
-  type: z.literal(type),
-  createdAt: z.iso.datetime(),
-  data: EVENT_DATA[type],
-})) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+/** Any event, its `data` checked against its type's schema, with the members of `extra` beside them. */
+export function typedEventSchema(extra: z.ZodRawShape = {}) {
+  return z.discriminatedUnion('type', EVENT_TYPES.map((type) => z.strictObject({
+    id: z.string().regex(EVENT_ID_PATTERN).meta({ description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it' }),
+    type: z.literal(type),
+    createdAt: z.iso.datetime(),
+    data: EVENT_DATA[type],
+    ...extra,
+  })) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+}
+
+/** Any event as sent (the OpenAPI document's description of an event). */
+export const TypedMerchantEventSchema = typedEventSchema();
 
 /** The event `type` with `data`, checked against its schema; throws a ZodError for a field not allowed. */
 export function buildEvent<Type extends EventType>(id: string, type: Type, data: EventData<Type>, createdAtMs: number): MerchantEvent<Type> {

@@ -9,6 +9,7 @@ import { eventsRouter } from './routes/events.ts';
 import { linksRouter } from './routes/links.ts';
 import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
+import { merchantApiKeys } from './config/merchant-api-keys.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { openApiDocument } from './openapi/document.ts';
 import { openApiRouter } from './routes/openapi.ts';
@@ -73,9 +74,9 @@ export function createApp(ctx: ProxyContext, pay: Payer | undefined, options: { 
   // The hosted link page: a page on the proxy's own origin, so no CORS either.
   app.use(hostedPageRouter(ctx, options.hostedElementScript));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
-  const apiKey = ctx.config.merchantApiKey;
-  const auth = apiKey
-    ? merchantAuth({ apiKey, failureLimit: ctx.config.authFailureLimit, store: ctx.authFailureStore, logger: ctx.logger })
+  const apiKeys = merchantApiKeys(ctx.config);
+  const auth = apiKeys.length > 0
+    ? merchantAuth({ apiKeys, metrics: ctx.metrics, failureLimit: ctx.config.authFailureLimit, store: ctx.authFailureStore, logger: ctx.logger })
     : undefined;
   if (auth) app.use(linkSessionsRouter(ctx, auth));
   if (auth) app.use(linksRouter(ctx, auth));

@@ -45,6 +45,7 @@ import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
+export type { MerchantApiKey } from './config/merchant-api-keys.ts';
 export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
 export type { SavedAccount } from './accounts/saved-account.ts';
 export type { ReconnectResult } from './accounts/reconnect.ts';

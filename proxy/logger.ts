@@ -18,6 +18,7 @@ const SECRET_KEYS = [
   'clientSecret',
   'webhookSecret',
   'merchantApiKey',
+  'merchantApiKeys',
   'sealingKeys',
   'sealedAccountToken',
   'linkToken',

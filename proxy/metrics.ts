@@ -22,6 +22,8 @@ export interface ProxyMetrics {
   storeErrors: Counter;
   /** Adds a source of open WebSockets (one per attached relay). */
   addSocketSource(count: () => number): void;
+  /** Requests on the server-only routes a merchant API key let through, by the key's configured id. */
+  merchantApiRequests: Counter<'key_id'>;
   /** Merchant events delivered (answered 2xx), by type. */
   eventsSent: Counter<'type'>;
   /** Failed delivery attempts, by reason (`status`: a non-2xx answer, `timeout`, `network`). */
@@ -91,6 +93,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
     addSocketSource(count) {
       sources.push(count);
     },
+    merchantApiRequests: new Counter({
+      name: 'obv_merchant_api_requests_total', help: 'Server-only route requests a merchant API key let through, by key id.', labelNames: ['key_id'], registers,
+    }),
     eventsSent: new Counter({ name: 'obv_merchant_events_sent_total', help: 'Merchant events delivered (answered 2xx), by type.', labelNames: ['type'], registers }),
     eventAttemptsFailed: new Counter({
       name: 'obv_merchant_event_attempts_failed_total', help: 'Failed merchant event delivery attempts, by reason.', labelNames: ['reason'], registers,

@@ -11,6 +11,7 @@ import type { ProxyConfig } from './config/schema.ts';
 import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './index.ts';
 import { serverOptions } from './http/server-options.ts';
 import { isLoopbackHost, listenerWarnings } from './config/warnings.ts';
+import { merchantApiKeys } from './config/merchant-api-keys.ts';
 
 export { serverOptions };
 
@@ -53,7 +54,7 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   // Every start needs the merchant server's word. Standing alone, the proxy has no in-process caller of
   // createLinkSession: without the API key (POST /link-sessions) or a hook, no verification can start.
   for (const warning of listenerWarnings(config)) logger.warn(warning);
-  if (!config.merchantApiKey && !dependencies.enrichStart) {
+  if (merchantApiKeys(config).length === 0 && !dependencies.enrichStart) {
     logger.warn('no OBV_MERCHANT_API_KEY: no verification can start (your server makes a link session per checkout with the key, POST /link-sessions)');
   }
   let inFlight = 0;

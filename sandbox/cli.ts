@@ -1,5 +1,8 @@
-// `npm run provider`: the sandbox provider alone, configured from PROVIDER_* variables (see env.ts).
+// `npm run provider` / `npx obv-link-sandbox`: the sandbox provider alone, configured from PROVIDER_*
+// variables (see env.ts). With a control as its first argument (`npx obv-link-sandbox fail-next --code …`),
+// it sets that control on a running sandbox instead (control-cli.ts) and exits.
 import { pino } from 'pino';
+import { runControlCli } from './control-cli.ts';
 import { readProviderEnv, ProviderEnvError } from './env.ts';
 import { startProvider } from './index.ts';
 
@@ -16,7 +19,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', shutdown);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`obv sandbox provider: ${error instanceof ProviderEnvError ? error.message : String(error)}\n`);
-  process.exit(1);
-});
+if (process.argv.length > 2) {
+  process.exitCode = await runControlCli(process.argv.slice(2), process.env);
+} else {
+  main().catch((error: unknown) => {
+    process.stderr.write(`obv sandbox provider: ${error instanceof ProviderEnvError ? error.message : String(error)}\n`);
+    process.exit(1);
+  });
+}

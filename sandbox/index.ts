@@ -6,6 +6,10 @@ import type { AddressInfo } from 'node:net';
 import type { Express, Response } from 'express';
 import express from 'express';
 import { consumerRouter } from './consumer-pages.ts';
+import { controlRouter } from './control-routes.ts';
+import type { SandboxControls } from './controls.ts';
+import { createControls } from './controls.ts';
+import { releaseHeld } from './endpoint-faults.ts';
 import type { ProviderContext } from './context.ts';
 import { errorHandler, notFound } from './error-handlers.ts';
 import type { ProviderFaults } from './faults.ts';
@@ -22,7 +26,9 @@ import { verificationRouter } from './verification-endpoint.ts';
 import { SWEEP_INTERVAL_MS } from './limits.ts';
 
 export type { ProviderOptions } from './options.ts';
-export type { ProviderFaults, TokenFailureKind } from './faults.ts';
+export type { ControlledEndpoint, ProviderFaults, TokenFailureKind } from './faults.ts';
+export type { ControlsStatus, SandboxControls } from './controls.ts';
+export { CONTROLS_PATH } from './control-routes.ts';
 export type { ProviderStats } from './stats.ts';
 export type { ProviderLogger } from './logger.ts';
 export { DEFAULT_WEBHOOK_SECRET, SANDBOX_CLIENTS, TEST_CONSUMERS, TOKEN_SCOPE } from './sandbox-data.ts';
@@ -40,6 +46,12 @@ export interface Provider {
   state: ProviderState;
   /** Fault controls, mutable at run time. */
   faults: ProviderFaults;
+  /**
+   * The sandbox controls in code, the same rules as `POST /sandbox/controls/…` and `npx obv-link-sandbox
+   * <control>`: mark accounts stale, fail the next verification, delay or time out endpoint 2 or 4, send
+   * the next notification late or twice, reset.
+   */
+  controls: SandboxControls;
   /** Counters of what happened on the wire. */
   stats: ProviderStats;
   /** Revokes one bearer token: later calls with it get 401. */
@@ -80,16 +92,16 @@ export function createProvider(options: ProviderOptions = {}): Provider {
     faults,
     stats,
   });
-  const context: ProviderContext = { config, state, faults, stats, notifier };
-  const hangingTokenResponses = new Set<Response>();
+  const context: ProviderContext = { config, state, faults, stats, notifier, hanging: new Set<Response>() };
 
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
-  app.use(tokenRouter(context, hangingTokenResponses));
+  app.use(tokenRouter(context));
   app.use(verificationRouter(context));
   app.use(consumerRouter(context));
   app.use(transactionRouter(context));
+  app.use(controlRouter(context));
   app.use(notFound);
   app.use(errorHandler(config.logger));
 
@@ -101,6 +113,7 @@ export function createProvider(options: ProviderOptions = {}): Provider {
     config,
     state,
     faults,
+    controls: createControls(context),
     stats,
     revokeToken(token) {
       const issued = state.tokens.get(token);
@@ -119,8 +132,7 @@ export function createProvider(options: ProviderOptions = {}): Provider {
     close() {
       clearInterval(sweeper);
       notifier.close();
-      for (const res of hangingTokenResponses) res.destroy();
-      hangingTokenResponses.clear();
+      releaseHeld(context);
     },
   };
 }

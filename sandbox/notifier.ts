@@ -4,7 +4,7 @@
 // can deduplicate; after the last delay the notification is abandoned (and logged).
 import { Webhook } from 'standardwebhooks';
 import type { ProviderFaults } from './faults.ts';
-import { takeFault } from './faults.ts';
+import { takeCounted, takeFault } from './faults.ts';
 import type { ProviderLogger } from './logger.ts';
 import { randomId } from './state.ts';
 import type { ProviderStats } from './stats.ts';
@@ -49,7 +49,9 @@ export class Notifier {
     };
     if (this.#closed) return delivery.messageId;
     this.#pending += 1;
-    this.#schedule(() => this.#attempt(delivery, 0), this.#settings.faults.notificationDelayMs);
+    const { notificationDelayMs, lateNotifications } = this.#settings.faults;
+    const late = takeCounted(lateNotifications) ? lateNotifications.delayMs : 0;
+    this.#schedule(() => this.#attempt(delivery, 0), notificationDelayMs + late);
     return delivery.messageId;
   }
 

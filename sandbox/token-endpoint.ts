@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import express, { Router } from 'express';
 import type { ProviderContext } from './context.ts';
+import { holdOpen } from './endpoint-faults.ts';
 import { methodNotAllowed } from './error-handlers.ts';
 import type { SandboxClient } from './sandbox-data.ts';
 import { SANDBOX_REALM, TOKEN_SCOPE } from './sandbox-data.ts';
@@ -112,14 +113,13 @@ function grantToken(context: ProviderContext, req: Request): { token: string; cl
 }
 
 /** Applies the `tokenFailures` fault: true when this request has been answered (or left hanging). */
-function applyTokenFault(context: ProviderContext, res: Response, hanging: Set<Response>): boolean {
+function applyTokenFault(context: ProviderContext, res: Response): boolean {
   const fault = context.faults.tokenFailures;
   if (fault.count <= 0) return false;
   fault.count -= 1;
   if (fault.kind === 'timeout') {
     // Never answer: the caller's timeout must fire. close() ends these responses.
-    hanging.add(res);
-    res.on('close', () => hanging.delete(res));
+    holdOpen(context, res);
     return true;
   }
   res.status(503).set('Cache-Control', 'no-store').set('Retry-After', '1').json({
@@ -129,12 +129,12 @@ function applyTokenFault(context: ProviderContext, res: Response, hanging: Set<R
   return true;
 }
 
-/** The token endpoint. `hanging` collects responses held open by the timeout fault. */
-export function tokenRouter(context: ProviderContext, hanging: Set<Response>): Router {
+/** The token endpoint. */
+export function tokenRouter(context: ProviderContext): Router {
   const router = Router();
   router.post(TOKEN_PATH, express.urlencoded({ extended: false, ...TOKEN_FORM_LIMITS }), (req, res) => {
     context.stats.tokenRequests += 1;
-    if (applyTokenFault(context, res, hanging)) return;
+    if (applyTokenFault(context, res)) return;
     try {
       const { token, client } = grantToken(context, req);
       context.stats.tokensIssued += 1;

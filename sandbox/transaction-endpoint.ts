@@ -6,6 +6,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { requireBearer } from './bearer.ts';
 import type { ProviderContext } from './context.ts';
+import { applyEndpointFaults } from './endpoint-faults.ts';
 import { methodNotAllowed } from './error-handlers.ts';
 import { requireJsonBody } from './json-body.ts';
 import type { ProblemField } from './problem.ts';
@@ -53,8 +54,7 @@ function checkGatewayHeaders(req: Request): void {
 export function transactionRouter(context: ProviderContext): Router {
   const router = Router();
   router.post(TRANSACTION_PATH, requireBearer(context), requireJsonBody, async (req, res) => {
-    const { transactionDelayMs } = context.faults;
-    if (transactionDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, transactionDelayMs));
+    if (await applyEndpointFaults(context, 'transaction', res)) return;
     checkGatewayHeaders(req);
     const clientId = res.locals.clientId as string;
     const request = parseOrThrow(InteractiveTransactionRequest, req.body);

@@ -4,6 +4,7 @@ import type { Request } from 'express';
 import { Router } from 'express';
 import { requireBearer } from './bearer.ts';
 import type { ProviderContext } from './context.ts';
+import { applyEndpointFaults } from './endpoint-faults.ts';
 import { methodNotAllowed } from './error-handlers.ts';
 import { requireJsonBody } from './json-body.ts';
 import { HttpProblem, parseOrThrow } from './problem.ts';
@@ -33,8 +34,9 @@ function unprocessable(path: string, detail: string): HttpProblem {
 
 export function verificationRouter(context: ProviderContext): Router {
   const router = Router();
-  router.post(VERIFICATION_PATH, requireBearer(context), requireJsonBody, (req, res) => {
+  router.post(VERIFICATION_PATH, requireBearer(context), requireJsonBody, async (req, res) => {
     context.stats.verificationRequests += 1;
+    if (await applyEndpointFaults(context, 'verification', res)) return;
     const clientId = res.locals.clientId as string;
     const request = parseOrThrow(VerificationRequest, req.body);
 

@@ -1,6 +1,7 @@
 // What happens when the consumer finishes at the bank: the verification records its result once, a
 // success links (or re-links) an account under an accountToken, and the notification is queued.
 import type { ProviderContext } from './context.ts';
+import { takeCounted } from './faults.ts';
 import type { BankAccount, ConsumerOutcome } from './sandbox-data.ts';
 import type { Verification, VerificationResult } from './state.ts';
 import { randomId } from './state.ts';
@@ -32,10 +33,15 @@ export function notificationPayload(verification: Verification, result: Verifica
 export function completeVerification(
   context: ProviderContext,
   verification: Verification,
-  outcome: ConsumerOutcome,
+  consumerOutcome: ConsumerOutcome,
   username: string,
 ): VerificationResult {
   const now = context.config.now();
+  // The fail-next control: this verification fails with the chosen code, whatever the consumer did at the bank.
+  const forced = context.faults.verificationFailures;
+  const outcome: ConsumerOutcome = takeCounted(forced)
+    ? { kind: 'failure', failure: { errorCode: forced.errorCode, errorMessage: forced.errorMessage } }
+    : consumerOutcome;
   let result: VerificationResult;
   if (outcome.kind === 'success') {
     // Re-verification keeps the accountToken the merchant already stores for this consumer, when the

@@ -9,6 +9,7 @@ import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS, RECORD
 import { isSandboxSealingKey, SealingKeyList } from '../sealing/keys.ts';
 import { webhookKeyBytes } from '../notifications/signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
+import { MerchantApiKeyList, MIN_API_KEY_LENGTH } from './merchant-api-keys.ts';
 
 const DURATION = /^(\d+)(ms|s|m|h)?$/;
 const DURATION_FORMS = 'must be a duration greater than zero: 30m, 90s, 1500ms, 2h, or a number of seconds';
@@ -277,8 +278,10 @@ const ConfigFields = z.object({
     transactionRegion: Text.optional(),
     pgwAppId: Text.optional(),
     pgwClientId: Text.optional(),
-    /** Bearer key the merchant's server uses for POST /transactions; the route is off without it. */
-    merchantApiKey: z.string().trim().min(24, 'must be at least 24 characters').optional(),
+    /** Bearer key the merchant's server uses on the server-only routes (id `default`); the routes are off without a key. */
+    merchantApiKey: z.string().trim().min(MIN_API_KEY_LENGTH, `must be at least ${MIN_API_KEY_LENGTH} characters`).optional(),
+    /** Several keys at once, each with an id logs and metrics name (`id:key,id:key`, or an array): rotation without downtime. */
+    merchantApiKeys: MerchantApiKeyList.optional(),
     /** Where merchant events are POSTed (signed, retried); events are off without it. */
     eventsUrl: HttpUrl.optional(),
     /** `whsec_` secrets signing merchant events (comma list); during a rotation every one signs. */
@@ -390,9 +393,13 @@ export const ProxyConfigSchema = ConfigFields
       if (url.username || url.password) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
     }
     if (config.sandbox !== true) productionGuardrails(config, ctx);
-    if (config.merchantApiKey && (!config.pgwAppId || !config.pgwClientId)) {
+    if (config.merchantApiKey !== undefined && config.merchantApiKeys !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['merchantApiKeys'],
+        message: 'is set with OBV_MERCHANT_API_KEY: use one of the two (put that key in the list, e.g. default:<key>)' });
+    }
+    if ((config.merchantApiKey || config.merchantApiKeys) && (!config.pgwAppId || !config.pgwClientId)) {
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
-        if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY enables transactions' });
+        if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY(S) enables transactions' });
       }
     }
     if (config.eventsUrl && URL.canParse(config.eventsUrl) && (new URL(config.eventsUrl).username || new URL(config.eventsUrl).password)) {
@@ -514,15 +521,28 @@ function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx): void 
   } else if (Array.isArray(sealingKeys) && sealingKeys.some((key) => Buffer.isBuffer(key?.key) && isSandboxSealingKey(key))) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
-  const apiKey = config.merchantApiKey;
-  if (typeof apiKey === 'string' && (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10)) {
-    ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
-      message: `must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
-  } else if (typeof apiKey === 'string' && unpredictableCharacters(apiKey) < MIN_UNPREDICTABLE_API_KEY_CHARACTERS) {
-    ctx.addIssue({ code: 'custom', path: ['merchantApiKey'],
-      message: `must be random characters, not a sequence or a repeated pattern (abcdef…, 0123…, a word said again; e.g. openssl rand -base64 32)${hint}` });
+  for (const { apiKey, path, label } of apiKeysToCheck(config)) {
+    if (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10) {
+      ctx.addIssue({ code: 'custom', path,
+        message: `${label}must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
+    } else if (unpredictableCharacters(apiKey) < MIN_UNPREDICTABLE_API_KEY_CHARACTERS) {
+      ctx.addIssue({ code: 'custom', path,
+        message: `${label}must be random characters, not a sequence or a repeated pattern (abcdef…, 0123…, a word said again; e.g. openssl rand -base64 32)${hint}` });
+    }
   }
   secretsWithOneRole(config, ctx, hint);
+}
+
+/** Each configured API key (the one key, or each of the list) with the path and words its issue names it by. */
+function apiKeysToCheck(config: ConfigFields): { apiKey: string; path: (string | number)[]; label: string }[] {
+  // Fields that failed keep their raw input here: only what parsed is checked.
+  if (typeof config.merchantApiKey === 'string') return [{ apiKey: config.merchantApiKey, path: ['merchantApiKey'], label: '' }];
+  const list: unknown = config.merchantApiKeys;
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((entry: unknown, index) => {
+    const { id, key } = (entry ?? {}) as { id?: unknown; key?: unknown };
+    return typeof key === 'string' && typeof id === 'string' ? [{ apiKey: key, path: ['merchantApiKeys', index], label: `key ${id} ` }] : [];
+  });
 }
 
 /**
@@ -579,17 +599,16 @@ const SECRET_ROLES = [
  * refused by eventsGuardrails, with its own words.)
  */
 function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: string): void {
-  const held: { role: number; label: string; index?: number; material: string[] }[] = [];
+  const held: { role: number; label: string; index?: number; material: string[]; key?: string }[] = [];
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  const add = (role: number, label: string, material: string[], index?: number) => held.push({ role, label, material, index });
+  const add = (role: number, label: string, material: string[], index?: number, key?: string) => held.push({ role, label, material, index, key });
   const clientSecret = text(config.clientSecret);
   if (clientSecret) add(0, '', secretMaterial(clientSecret));
   const webhookSecret = text(config.webhookSecret);
   if (webhookSecret) add(1, '', secretMaterial(webhookSecret));
   const events: unknown = config.eventsSecrets;
   if (Array.isArray(events)) events.forEach((secret: unknown, index) => text(secret) && add(2, '', secretMaterial(secret as string), index));
-  const apiKey = text(config.merchantApiKey);
-  if (apiKey) add(3, '', secretMaterial(apiKey));
+  for (const { apiKey, label, path } of apiKeysToCheck(config)) add(3, label, secretMaterial(apiKey), path[1] as number | undefined, String(path[0]));
   const sealing: unknown = config.sealingKeys;
   if (Array.isArray(sealing)) {
     sealing.forEach((entry: unknown) => {
@@ -603,11 +622,13 @@ function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: st
       if (other.role >= mine.role || (other.role === 1 && mine.role === 2)) continue;
       if (!mine.material.some((item) => other.material.includes(item))) continue;
       const role = SECRET_ROLES[mine.role]!;
-      const otherName = KEY_TO_ENV.get(SECRET_ROLES[other.role]!.key) ?? SECRET_ROLES[other.role]!.key;
+      const otherKey = other.key ?? SECRET_ROLES[other.role]!.key;
+      const otherName = KEY_TO_ENV.get(otherKey) ?? otherKey;
       const once = `${mine.role}:${mine.label}:${mine.index ?? ''}:${other.role}`;
       if (reported.has(once)) continue;
       reported.add(once);
-      ctx.addIssue({ code: 'custom', path: mine.index === undefined ? [role.key] : [role.key, mine.index],
+      const key = mine.key ?? role.key;
+      ctx.addIssue({ code: 'custom', path: mine.index === undefined ? [key] : [key, mine.index],
         message: `${mine.label}is the same secret as ${otherName}: whoever holds that one ${role.why}; give each role a secret of its own${hint}` });
     }
   }
@@ -659,6 +680,7 @@ export const ENV_VARIABLES = {
   OBV_PGW_APP_ID: 'pgwAppId',
   OBV_PGW_CLIENT_ID: 'pgwClientId',
   OBV_MERCHANT_API_KEY: 'merchantApiKey',
+  OBV_MERCHANT_API_KEYS: 'merchantApiKeys',
   OBV_EVENTS_URL: 'eventsUrl',
   OBV_EVENTS_SECRETS: 'eventsSecrets',
   OBV_SUCCESS_STATUSES: 'successStatuses',

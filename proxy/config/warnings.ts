@@ -3,6 +3,7 @@
 // only: the proxy (createObvProxy) and npm start (server.ts) log them.
 import { BlockList, isIP } from 'node:net';
 import type { ProxyConfig } from './schema.ts';
+import { merchantApiKeys } from './merchant-api-keys.ts';
 
 /** Where a listener is reachable from this machine only. */
 const LOOPBACK = new BlockList();
@@ -29,7 +30,7 @@ export function protectionWarnings(config: ProxyConfig): string[] {
       + '(a consumerUrl sent to someone else can link their account for the sender; docs/PROXY.md "Security notes")');
   }
   if (config.rateLimit === 0) warnings.push('OBV_RATE_LIMIT=0: verification starts are not limited per client address');
-  if (config.authFailureLimit === 0 && config.merchantApiKey) {
+  if (config.authFailureLimit === 0 && merchantApiKeys(config).length > 0) {
     warnings.push('OBV_AUTH_FAILURE_LIMIT=0: wrong API keys on /transactions and /links are not limited per client address');
   }
   if (config.logLevel === 'trace') warnings.push('OBV_LOG_LEVEL=trace: troubleshooting verbosity (every debug line, and what libraries log at trace); use info in production');

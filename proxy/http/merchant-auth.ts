@@ -1,4 +1,7 @@
-// The merchant server's key (OBV_MERCHANT_API_KEY) on the server-only routes: /transactions and /links.
+// The merchant server's keys (OBV_MERCHANT_API_KEYS, or the one OBV_MERCHANT_API_KEY) on the server-only
+// routes: /link-sessions, /transactions, /links, /events. Every key is compared, each in constant time; the
+// id of the one that matched is logged and counted (`obv_merchant_api_requests_total{key_id}`), so an
+// operator sees when an old key is no longer used; the key itself never is.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
@@ -6,19 +9,31 @@ import type { Logger } from 'pino';
 import { problem } from '../errors.ts';
 import { clip, WarningLimiter } from '../log-limits.ts';
 import { AUTH_FAILURE_WINDOW_MS } from '../config/limits.ts';
+import type { MerchantApiKey } from '../config/merchant-api-keys.ts';
+import type { ProxyMetrics } from '../metrics.ts';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();
 }
 
-/** Bearer check in constant time (hashing first makes the lengths equal, so length does not leak). */
-function hasApiKey(req: Request, expected: Buffer): boolean {
+/**
+ * The id of the key the request's bearer is, or undefined. Hashing first makes the lengths equal, so
+ * length does not leak; every key is compared, whichever matched, so timing does not tell which one.
+ */
+function matchingKeyId(req: Request, keys: readonly { id: string; digest: Buffer }[]): string | undefined {
   const match = /^Bearer (.+)$/.exec(req.get('authorization') ?? '');
-  return !!match?.[1] && timingSafeEqual(digest(match[1]), expected);
+  const given = digest(match?.[1] ?? '');
+  let found: string | undefined;
+  for (const key of keys) {
+    if (timingSafeEqual(given, key.digest) && found === undefined) found = key.id;
+  }
+  return match?.[1] ? found : undefined;
 }
 
 export interface MerchantAuthOptions {
-  apiKey: string;
+  apiKeys: readonly MerchantApiKey[];
+  /** Counts the requests each key let through, by id. */
+  metrics: ProxyMetrics;
   /** Refused keys per client address per window before they are answered 429; 0 = no limit. */
   failureLimit: number;
   /** Where the refusals are counted (Redis: shared by every instance); default in memory. */
@@ -61,7 +76,21 @@ function failedKeyLimit(options: MerchantAuthOptions): RequestHandler {
  * budget. The key is checked first: a request with the right key passes without touching the limit.
  */
 export function merchantAuth(options: MerchantAuthOptions): RequestHandler[] {
-  const expected = digest(options.apiKey);
+  const keys = options.apiKeys.map(({ id, key }) => ({ id, digest: digest(key) }));
+  const { metrics, logger } = options;
+  // Every configured id shows from the start, at 0: a key nobody uses any more reads 0, not "absent".
+  for (const { id } of keys) metrics.merchantApiRequests.inc({ key_id: id }, 0);
   const onWrongKey = failedKeyLimit(options);
-  return [(req, res, next) => (hasApiKey(req, expected) ? next() : onWrongKey(req, res, next))];
+  return [(req, res, next) => {
+    const keyId = matchingKeyId(req, keys);
+    if (keyId === undefined) {
+      onWrongKey(req, res, next);
+      return;
+    }
+    res.locals.merchantKeyId = keyId;
+    metrics.merchantApiRequests.inc({ key_id: keyId });
+    // The route's first segment only: a link reference in the path is a credential of its own.
+    logger.info({ keyId, method: req.method, route: `${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')}` }, 'merchant API request');
+    next();
+  }];
 }

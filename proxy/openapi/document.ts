@@ -120,7 +120,7 @@ export function openApiDocument({ serverUrl, operations = OPERATIONS, webhooks =
     components: {
       schemas: { Problem: jsonSchema(ProblemSchema, 'output') },
       securitySchemes: {
-        merchantApiKey: { type: 'http', scheme: 'bearer', description: 'OBV_MERCHANT_API_KEY: only the merchant\'s server holds it' },
+        merchantApiKey: { type: 'http', scheme: 'bearer', description: 'One of OBV_MERCHANT_API_KEYS (or OBV_MERCHANT_API_KEY): only the merchant\'s server holds it' },
       },
     },
   };

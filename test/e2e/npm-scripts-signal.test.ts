@@ -68,7 +68,7 @@ function npmRun(script: string, env: Record<string, string>): { npm: ChildProces
   return { npm, output: () => output };
 }
 
-async function signalNpmAndExpectEverythingGone(script: string, env: Record<string, string>, port: number, ready: RegExp): Promise<void> {
+async function signalNpmAndExpectEverythingGone(script: string, env: Record<string, string>, port: number, ready: RegExp, signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM'): Promise<void> {
   const { npm, output } = npmRun(script, env);
   const group = npm.pid as number;
   try {
@@ -76,12 +76,12 @@ async function signalNpmAndExpectEverythingGone(script: string, env: Record<stri
     assert.ok(await portAnswers(port), `npm run ${script} listens on ${port}:\n${output()}`);
     assert.ok(processesInGroup(group).length >= 2, 'npm and what it runs are in the group');
 
-    process.kill(group, 'SIGTERM'); // the npm process alone, not its group
+    process.kill(group, signal); // the npm process alone, not its group
     const exited = await eventually(() => npm.exitCode !== null || npm.signalCode !== null, STOP_TIMEOUT_MS);
-    assert.ok(exited, `npm itself ended after SIGTERM:\n${output()}`);
-    assert.ok(await eventually(async () => !(await portAnswers(port)), STOP_TIMEOUT_MS), `port ${port} still answers after SIGTERM to npm`);
+    assert.ok(exited, `npm itself ended after ${signal}:\n${output()}`);
+    assert.ok(await eventually(async () => !(await portAnswers(port)), STOP_TIMEOUT_MS), `port ${port} still answers after ${signal} to npm`);
     assert.ok(await eventually(() => processesInGroup(group).length === 0, STOP_TIMEOUT_MS),
-      `left running after SIGTERM to npm: ${JSON.stringify(processesInGroup(group))}\n${output()}`);
+      `left running after ${signal} to npm: ${JSON.stringify(processesInGroup(group))}\n${output()}`);
   } finally {
     try {
       process.kill(-group, 'SIGKILL');
@@ -92,18 +92,20 @@ async function signalNpmAndExpectEverythingGone(script: string, env: Record<stri
 }
 
 describe('npm scripts end when npm is signalled', () => {
-  it('npm start: the proxy stops and its port closes when the npm process gets SIGTERM', { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS }, async () => {
-    const port = await freePort();
-    await signalNpmAndExpectEverythingGone('start', {
-      OBV_SANDBOX: 'true',
-      OBV_BASE_URL: 'http://127.0.0.1:9',
-      OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      OBV_SHUTDOWN_TIMEOUT: '2s',
-      OBV_DRAIN_WINDOW: '1s',
-    }, port, /obv-link proxy listening/);
-  });
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`npm start: the proxy stops and its port closes when the npm process gets ${signal}`, { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS }, async () => {
+      const port = await freePort();
+      await signalNpmAndExpectEverythingGone('start', {
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: 'http://127.0.0.1:9',
+        OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        OBV_SHUTDOWN_TIMEOUT: '2s',
+        OBV_DRAIN_WINDOW: '1s',
+      }, port, /obv-link proxy listening/, signal);
+    });
+  }
 
   it('npm run demo: the demo stops and its port closes when the npm process gets SIGTERM', { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS }, async () => {
     const port = await freePort();

@@ -147,6 +147,7 @@ export function configSecrets(config: ObvProxy['config']): string[] {
     webhookKey,
     Buffer.from(webhookKey, 'base64').toString('utf8'),
     ...(config.merchantApiKey ? [config.merchantApiKey] : []),
+    ...(config.merchantApiKeys ?? []).map((entry) => entry.key),
   ];
 }
 

@@ -354,12 +354,37 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.match(refused.output(), /PROVIDER_PORT/);
   });
 
-  // SIGTERM goes to npx's process alone (`kill`, `docker stop` with npx as PID 1); SIGINT to its process group, as
-  // Ctrl-C in a terminal sends it. (A SIGINT to npx's pid alone stops nothing: npm passes it to `sh -c`, which
-  // waits for node to end first, as shells do; README "Run it on its own".)
-  test('npx obv-link-proxy (sandbox mode) and npx obv-link-sandbox listen on loopback, and SIGTERM to npx or Ctrl-C stops them: the port closes, no node process is left', async () => {
+  test('npx obv-link-sandbox <control> sets a control on the running sandbox (fail-next, status, reset), prints --help, and says when no sandbox answers', async () => {
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    children.push(sandbox);
+    const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+    const npx = async (args: string[], env: Record<string, string> = {}) => {
+      const child = startChild('npx', ['--no-install', 'obv-link-sandbox', ...args], { cwd: app.dir, env: cleanEnv(env) });
+      children.push(child);
+      return { code: await child.exited(30_000), output: child.output() };
+    };
+    const failNext = await npx(['fail-next', '--code', 'ACCOUNT_LOCKED', '--url', url!]);
+    assert.equal(failNext.code, 0, failNext.output);
+    assert.match(failNext.output, /fail-next: 1 verification with ACCOUNT_LOCKED/);
+    const status = await npx(['status', '--url', url!]);
+    assert.match(status.output, /fail-next: 1 verification with ACCOUNT_LOCKED/);
+    assert.equal((await npx(['reset', '--url', url!])).code, 0);
+    assert.match((await npx(['status', '--url', url!])).output, /fail-next: off/);
+    const help = await npx(['--help']);
+    assert.deepEqual([help.code, /notify-twice/.test(help.output)], [0, true]);
+    const nobody = await npx(['status'], { PROVIDER_PORT: String(await freePort()) });
+    assert.equal(nobody.code, 1);
+    assert.match(nobody.output, /no sandbox answers at http:\/\/127\.0\.0\.1:\d+/);
+    sandbox.process.kill('SIGTERM');
+    assert.equal(await sandbox.exited(), 0);
+  });
+
+  // SIGTERM and SIGINT go to npx's process alone (`kill`, `docker stop` with npx as PID 1, systemd's main pid); SIGINT
+  // also to its process group, as Ctrl-C in a terminal sends it. npm passes a signal to `sh -c` only, which dies of
+  // SIGTERM but holds a SIGINT until node ends: bin/stop-with-npm.js stops node in both cases.
+  test('npx obv-link-proxy (sandbox mode) and npx obv-link-sandbox listen on loopback, and SIGTERM or SIGINT to npx, or Ctrl-C, stops them: the port closes, no node process is left', async () => {
     for (const name of ['obv-link-sandbox', 'obv-link-proxy'] as const) {
-      for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+      for (const [signal, target] of [['SIGTERM', 'npx'], ['SIGINT', 'npx'], ['SIGINT', 'group']] as const) {
         const port = await freePort();
         const env: Record<string, string> = name === 'obv-link-sandbox'
           ? { PROVIDER_PORT: String(port), PROVIDER_LOG_LEVEL: 'warn' }
@@ -372,12 +397,12 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
         try {
           assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], `${name} listens on loopback by default`);
           if (name === 'obv-link-proxy') assert.match(npx.output(), /listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
-          if (signal === 'SIGTERM') npx.process.kill(signal);
+          if (target === 'npx') npx.process.kill(signal);
           else process.kill(-npx.process.pid!, signal);
           await npx.exited();
           await eventually(async () => (listeningAddresses(port).length === 0 && below.every((pid) => !alive(pid))) || undefined, 10_000).catch(() => undefined);
-          assert.deepEqual(listeningAddresses(port), [], `nothing listens on ${port} after ${signal} to npx ${name}`);
-          assert.deepEqual(below.filter(alive), [], `no process npx started is left after ${signal} to npx ${name}:\n${npx.output()}`);
+          assert.deepEqual(listeningAddresses(port), [], `nothing listens on ${port} after ${signal} to the ${target} of ${name}`);
+          assert.deepEqual(below.filter(alive), [], `no process npx started is left after ${signal} to the ${target} of ${name}:\n${npx.output()}`);
         } finally {
           for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
         }

@@ -14,7 +14,10 @@ describe('provider options', () => {
     const delays = config.notificationRetryDelaysMs;
     assert.ok(delays.length >= 3, 'several retries');
     for (let i = 1; i < delays.length; i += 1) assert.ok((delays[i] ?? 0) > (delays[i - 1] ?? 0), 'each wait is longer than the last (backoff)');
-    assert.deepEqual(provider.faults, { dropNotifications: 0, notificationDelayMs: 0, duplicateNotifications: 0, tokenFailures: { count: 0, kind: '5xx' }, transactionDelayMs: 0 });
+    assert.deepEqual(provider.faults, {
+      dropNotifications: 0, notificationDelayMs: 0, duplicateNotifications: 0, lateNotifications: { count: 0, delayMs: 0 }, tokenFailures: { count: 0, kind: '5xx' },
+      transactionDelayMs: 0, verificationDelayMs: 0, endpointTimeouts: { verification: 0, transaction: 0 }, verificationFailures: { count: 0, errorCode: '', errorMessage: '' },
+    });
   });
 
   test('rounds a fractional token lifetime up, so expires_in stays an integer', (t) => {

@@ -10,10 +10,13 @@ import type { SavedAccounts, SavedStatus, Words } from './saved-accounts.ts';
 /** An account's line, shown with the masked number and spoken with the proxy's words for it. */
 export const line = (shown: string, spoken: string) => html`<span aria-hidden="true">${shown}</span><span class="sr">${spoken}</span>`;
 
-/** The unchecked consent box and the debit authorization it refers to (a `<label>` around box and words). */
-export const consentBox = (saving: Words | undefined, disabled: boolean) =>
+/**
+ * The consent box and the debit authorization it refers to (a `<label>` around box and words): unchecked
+ * until the shopper ticks it, then `checked` on every screen that starts a bank step again.
+ */
+export const consentBox = (saving: Words | undefined, disabled: boolean, checked: boolean) =>
   saving
-    ? html`<div class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct" ?disabled=${disabled}> ${saving.checkbox}</label><p id="ct">${saving.text}</p></div>`
+    ? html`<div class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct" ?disabled=${disabled} .checked=${checked}> ${saving.checkbox}</label><p id="ct">${saving.text}</p></div>`
     : nothing;
 
 /**

@@ -207,6 +207,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
    * to the shopper who pressed "Check now" (`checked`).
    */
   const lose = (message: string, checked?: boolean) => {
+    // A watch that is still trying stops: the flow asks again itself, once (see wake and recheck).
+    stopWatching();
     if (checked || !lostWatch()) fail({ kind: 'network', message, watch: true, checked });
   };
 
@@ -292,7 +294,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (!tab) blocked = !closed;
     set(waiting(session));
     if (tab) announceOpen(session);
-    else report('popup-blocked', 'New tab blocked');
+    else if (blocked) report('popup-blocked', 'New tab blocked');
     watch = watchSession(base, session, ended);
   };
 
@@ -420,12 +422,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const timer = setInterval(checkTab, 1_000);
       listening.signal.onabort = () => clearInterval(timer);
       // Offline, said at once: the watch would take its retries to give up (the connection may come back first).
-      addEventListener('offline', () => {
-        if (status.kind === 'waiting') {
-          stopWatching();
-          lose('Offline');
-        }
-      }, listening);
+      addEventListener('offline', () => status.kind === 'waiting' && lose('Offline'), listening);
       if (status.kind === 'waiting') watchPending();
       if (status.kind === 'starting') {
         closeTab();

@@ -268,8 +268,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       set(waiting(session));
     }, (error: Error) => pending === session && lose(error.message, checked));
   };
-  /** The bank tab is gone though the session may not be done (see recheck); `always`: ask the proxy all the same. */
-  const checkTab = (always?: boolean) => {
+  /** The bank tab is gone though the session may not be done (see recheck); `always` (truthy; a number is shorter in the budgeted bundle): ask the proxy all the same. */
+  const checkTab = (always?: unknown) => {
     const gone = status.kind === 'waiting' && !!tab?.closed;
     if (gone) tab = null;
     if (gone || always) recheck(false, gone);
@@ -280,9 +280,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
    */
   const wake = () => {
     if (document.hidden) return;
-    checkTab(true);
-    // The tab that just closed may not say so yet when its checkout comes back to the front.
-    setTimeout(checkTab, 500);
+    checkTab(1);
+    // The tab that just closed may not say so yet when its checkout comes back to the front, and the
+    // network may not carry requests yet when the browser says it is back online: both are asked again.
+    setTimeout(checkTab, 500, 1);
   };
 
   const opened = (base: URL, session: StartedSession) => {
@@ -422,7 +423,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const timer = setInterval(checkTab, 1_000);
       listening.signal.onabort = () => clearInterval(timer);
       // Offline, said at once: the watch would take its retries to give up (the connection may come back first).
-      addEventListener('offline', () => status.kind === 'waiting' && lose('Offline'), listening);
+      addEventListener('offline', () => status.kind === 'waiting' && lose('offline'), listening);
       if (status.kind === 'waiting') watchPending();
       if (status.kind === 'starting') {
         closeTab();

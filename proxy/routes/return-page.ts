@@ -76,8 +76,8 @@ type PageWords = { [Key in keyof ConsumerPageText]: ConsumerPageText[Key] extend
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
   + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}'
-  // The holding page: a spinner (still, without motion; a system colour arc in forced colours, where every
-  // side would otherwise be painted alike), "Still connecting…" after a few seconds, and "Back to checkout".
+  // The holding page: a spinner (still, without motion; in forced colours an arc in the text colour on the
+  // page's, where every side would otherwise be painted alike), "Still connecting…" after a few seconds, and "Back to checkout".
   + '.spin{width:2rem;height:2rem;margin:0 auto;border:3px solid #c9d1de;border-top-color:#2554d8;border-radius:50%;'
   + 'animation:spin .8s linear infinite}@keyframes spin{to{rotate:1turn}}'
   + '.slow{visibility:hidden;animation:show 0s 6s forwards}@keyframes show{to{visibility:visible}}'
@@ -86,7 +86,7 @@ const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;pla
   + '@media (prefers-reduced-motion:reduce){.spin{animation:none}}'
   + '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}.spin{border-color:#3a4250;border-top-color:#8fb0ff}}'
   // Last, so that no colour above wins over the system ones.
-  + '@media (forced-colors:active){.spin{forced-color-adjust:none;border-color:GrayText;border-top-color:Highlight}}';
+  + '@media (forced-colors:active){.spin{forced-color-adjust:none;border-color:Canvas;border-top-color:CanvasText}}';
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /** Runs in the returned tab, and in the holding page for its "Back to checkout". */

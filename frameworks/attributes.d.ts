@@ -1,5 +1,5 @@
 // The element's attributes (as written in HTML) and its non-string properties, shared by the React and
-// Vue typings so the two cannot drift from the element (docs: README "Attributes").
+// Vue typings so the two cannot drift from the element (docs: docs/ELEMENT.md "Attributes").
 import type { ObvStrings } from '../dist/types/widget/obv-link-account.js';
 
 export interface ObvLinkAccountAttributes {

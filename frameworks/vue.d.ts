@@ -1,6 +1,6 @@
 // Vue 3 template types for <obv-link-account> (the pattern of Vue's guide, "Non-Vue Web Components and
 // TypeScript"). `import 'obv-link/vue'` once (it also registers the element) and tell the compiler the tag
-// is a custom element (`compilerOptions.isCustomElement`, README "Vue").
+// is a custom element (`compilerOptions.isCustomElement`, docs/ELEMENT.md "Vue").
 import type { EmitFn, HTMLAttributes, PublicProps } from 'vue';
 import type { ObvEventDetails, ObvLinkAccountElement } from '../dist/types/widget/obv-link-account.js';
 import type { ObvLinkAccountAttributes } from './attributes.js';

@@ -32,12 +32,14 @@ const KINDS_BY_STATUS = {
   // `bad-request`: a request body-parser could not read; sent with the 4xx body-parser reported.
   401: { unauthorized: 'Unauthorized' },
   // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
-  // reference whose bank step the starting browser did not complete (README "Security notes").
+  // reference whose bank step the starting browser did not complete (docs/PROXY.md "Security notes").
   403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed' },
   // `link-session-required`: a start needs the merchant server's word (a link token, or its enrichStart hook).
   400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
   404: {
     'not-found': 'Not found',
+    // An event id GET /events does not hold (never recorded, or past the 7-day retention).
+    'unknown-event': 'Unknown event',
     'unknown-link-ref': 'Unknown link reference',
     'unknown-link-token': 'Unknown link token',
     'unknown-payment': 'No payment for this order',

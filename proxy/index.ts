@@ -24,8 +24,8 @@ import { paymentView, readPayment, type PaymentView } from './payments/orders.ts
 import { createEventVerifier, type DeliveryHeaders } from './events/verify-event.ts';
 import { EVENT_TYPES as EVENT_TYPE_LIST, type EventType as MerchantEventType, type MerchantEvent } from './events/shapes.ts';
 import { sendTestEvents, type TestEventResult } from './events/test-events.ts';
-import { EventListQuery } from './routes/events.ts';
-import { IdempotencyKey, text, validationProblem } from './validation.ts';
+import { acknowledgeEvent, EventId, EventListQuery, listEvents, redeliverEvent, type ListedEvent } from './events/event-list.ts';
+import { IdempotencyKey, text } from './validation.ts';
 import { z } from 'zod';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
@@ -47,6 +47,7 @@ export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
 export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
 export type { SavedAccount } from './accounts/saved-account.ts';
+export type { ReconnectResult } from './accounts/reconnect.ts';
 export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './links/linked-account.ts';
 export { WebhookSignatureError } from './notifications/signature.ts';
@@ -72,6 +73,7 @@ export { MemoryResultBus } from './sessions/memory/bus.ts';
 export type { MerchantEvent, EventType, EventData } from './events/shapes.ts';
 export { EVENT_TYPES, MerchantEventSchema } from './events/shapes.ts';
 export type { MerchantEvents, EmitOptions, EventTimings } from './events/merchant-events.ts';
+export type { ListedEvent, ListedDelivery } from './events/event-list.ts';
 export type { EventOutbox } from './events/outbox.ts';
 export { MemoryEventOutbox } from './events/memory-outbox.ts';
 export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './sessions/redis/backend.ts';
@@ -194,8 +196,25 @@ export interface ObvProxy {
   readLink(linkRef: string): Promise<LinkedAccount>;
   /** An order's payment (GET {mountPath}/transactions/{id}), or undefined when none is on record. */
   readPayment(merchantTransactionId: string): Promise<PaymentView | undefined>;
-  /** Merchant events recorded after `after`, oldest first (GET {mountPath}/events); a 400 ProblemError for an unknown `after`. */
-  listEvents(query?: { after?: string; limit?: number }): Promise<{ events: MerchantEvent[]; hasMore: boolean }>;
+  /**
+   * Merchant events in the order recorded, each with where its delivery stands (GET {mountPath}/events):
+   * after the event `after`, at most `limit` (1–100, default 50), only those in the `delivery` states
+   * (`undelivered`: pending or given up). A 400 ProblemError naming the field for an unknown `after` or a
+   * bad value. Catching up: list `{delivery: 'undelivered'}`, handle each, `acknowledgeEvent` it.
+   * These three calls throw a TypeError when events are off (no OBV_EVENTS_URL).
+   */
+  listEvents(query?: { after?: string; limit?: number; delivery?: 'undelivered' | 'pending' | 'failed' }): Promise<{ events: ListedEvent[]; hasMore: boolean }>;
+  /**
+   * You handled the event (POST {mountPath}/events/{eventId}/ack): it becomes `delivered` with
+   * `acknowledgedBy: "api"` and no attempt follows. Idempotent. A 404 ProblemError for an unknown id.
+   */
+  acknowledgeEvent(eventId: string): Promise<ListedEvent>;
+  /**
+   * Sends the event again now, same id (POST {mountPath}/events/{eventId}/redeliver): a delivered or
+   * given-up event starts a new delivery; asking again while an attempt is due changes nothing. A 404
+   * ProblemError for an unknown id.
+   */
+  redeliverEvent(eventId: string): Promise<ListedEvent>;
   /**
    * Checks a merchant event delivery's signature against OBV_EVENTS_SECRETS and returns the event: for a
    * Node app that receives its own events (`express.raw()` body and `req.headers`). Throws
@@ -397,12 +416,13 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       return payment && paymentView(payment);
     },
     async listEvents(query = {}) {
-      const { after, limit } = parseOrThrow(EventListQuery,
-        { ...(query.after !== undefined ? { after: query.after } : {}), ...(query.limit !== undefined ? { limit: String(query.limit) } : {}) }, 'The query', 'query');
-      const page = await events.list(after, limit);
-      if (!page) throw validationProblem('The query', [{ path: 'after', message: 'is not a retained event id (unknown, or older than 7 days)' }]);
-      return page;
+      const { after, limit, delivery } = query;
+      return listEvents(events, parseOrThrow(EventListQuery, {
+        ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit: String(limit) } : {}), ...(delivery !== undefined ? { delivery } : {}),
+      }, 'The query'));
     },
+    acknowledgeEvent: async (eventId) => acknowledgeEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
+    redeliverEvent: async (eventId) => redeliverEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
     verifyEvent: (body, headers) => verifyEvent(body, headers),
     async sendTestEvents(type) {
       if (!config.eventsUrl || !config.eventsSecrets?.length) throw new TypeError('proxy.sendTestEvents needs OBV_EVENTS_URL and OBV_EVENTS_SECRETS');

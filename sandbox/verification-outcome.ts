@@ -1,7 +1,7 @@
 // What happens when the consumer finishes at the bank: the verification records its result once, a
 // success links (or re-links) an account under an accountToken, and the notification is queued.
 import type { ProviderContext } from './context.ts';
-import type { ConsumerOutcome } from './sandbox-data.ts';
+import type { BankAccount, ConsumerOutcome } from './sandbox-data.ts';
 import type { Verification, VerificationResult } from './state.ts';
 import { randomId } from './state.ts';
 
@@ -38,8 +38,12 @@ export function completeVerification(
   const now = context.config.now();
   let result: VerificationResult;
   if (outcome.kind === 'success') {
-    // Re-verification keeps the accountToken the merchant already stores for this consumer.
-    const accountToken = verification.request.accountToken ?? randomId('acct_', 24);
+    // Re-verification keeps the accountToken the merchant already stores for this consumer, when the
+    // consumer signs in to the same account; another account is linked under a token of its own, and the
+    // first one stays as it was (stale, if it was).
+    const reverified = verification.request.accountToken;
+    const previous = reverified === undefined ? undefined : context.state.accounts.get(reverified)?.account;
+    const accountToken = reverified !== undefined && previous && sameAccount(previous, outcome.account) ? reverified : randomId('acct_', 24);
     context.state.accounts.set(accountToken, { accountToken, clientId: verification.clientId, username, account: outcome.account, linkedAt: now });
     result = { status: 'SUCCESS', accountToken, account: outcome.account };
   } else {
@@ -51,4 +55,9 @@ export function completeVerification(
     context.notifier.notify(verification.notificationURL, notificationPayload(verification, result));
   }
   return result;
+}
+
+/** The sandbox bank's own notion of one account: same bank, type and masked number. */
+function sameAccount(a: BankAccount, b: BankAccount): boolean {
+  return a.fiName === b.fiName && a.fiAccountType === b.fiAccountType && a.accountLabel === b.accountLabel;
 }

@@ -95,6 +95,8 @@ export interface LinkFlow extends ReactiveController {
    * box (which would read as the chosen saved account's, beside the list), and the list one step back.
    */
   another(): void;
+  /** The last start reconnects the link session's stale saved account: "Try again" reconnects it again. */
+  reconnecting(): boolean;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -137,6 +139,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   let linked: LinkedAccount | undefined;
   let blocked = false;
   let cancelled = false;
+  /** The last start reconnects the saved account the link session re-authorizes (not "Use another account"). */
+  let reconnecting = false;
   let closed = false;
   /** The shopper ticked "save" at the last start: a restart from any screen keeps it. */
   let consent = false;
@@ -226,8 +230,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       set({ kind: 'expired' });
       report('expired', 'Session expired');
     } else if (end.kind === 'success') {
-      const { account, label } = end;
-      linked = { account, label };
+      const { account, label, note } = end;
+      linked = { account, label, note };
       set(rest());
       emitSuccess(host, end);
     } else {
@@ -306,6 +310,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const opener = page.tabOpener();
     // Opened by the page itself, the bank's tab could navigate the checkout (reverse tabnabbing).
     if (!opener) return report('configuration', 'start() needs the element on the page');
+    const previous = status;
     stopWatching();
     remember();
     tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
@@ -322,7 +327,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       attempt.abort();
     }, timing.startTimeoutMs);
     const version = consent && saved.offer?.saving?.version;
-    startSession(page.base, version ? { ...page.request, consent: version } : page.request, idempotencyKey, attempt.signal).then(
+    // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
+    const reconnect = !!saved.offer?.reconnect;
+    reconnecting = reconnect && (previous.kind === 'idle' ? !previous.another : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
+    const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
+    startSession(page.base, request, idempotencyKey, attempt.signal).then(
       (session) => {
         clearTimeout(timer);
         if (attempt === aborter) opened(page.base, session);
@@ -354,8 +363,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
     saved,
+    reconnecting: () => reconnecting,
     another() {
-      if (status.kind === 'saved') set({ kind: 'idle', cancelled: false, another: true });
+      // From the list, or from the reconnect screen: a plain link, the consent box beside it.
+      if (status.kind === 'saved' || (status.kind === 'idle' && saved.offer?.reconnect)) set({ kind: 'idle', cancelled: false, another: true });
     },
     cancel() {
       if (!busy() && !canGoBack()) return;

@@ -5,7 +5,7 @@ import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
-import { consentBox, line, savedList } from './saved-view.ts';
+import { consentBox, line, naming, savedList } from './saved-view.ts';
 
 // Icon outlines on a 24×24 grid, stroked by the stylesheet.
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
@@ -229,7 +229,9 @@ export class ObvLinkAccountElement extends LitElement {
     const blocked = 'blocked' in status && status.blocked;
     const closed = state === 'waiting' && status.closed;
     const offer = this.#flow.saved.offer;
-    const reconnect = state === 'idle' && offer?.reconnect;
+    // The reconnect screen, unless the shopper chose "Use another account" there.
+    const reconnect = state === 'idle' && !status.another && offer?.reconnect;
+    const removed = state === 'saved' && status.removed;
     const titles: Record<ObvState, unknown> = {
       // "Reconnect Sandbox Federal Bank ••••4321", in the proxy's words, spoken without the bullets.
       idle: reconnect ? line(reconnect.displayLabel, reconnect.spokenLabel) : s.idleTitle,
@@ -244,6 +246,7 @@ export class ObvLinkAccountElement extends LitElement {
     // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
     const hint =
       state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint)
+      : removed ? naming(s.removed ?? offer!.words.removed, removed)
       : state === 'waiting' ? (closed ? s.closedHint : blocked ? s.blockedHint : s.waitingHint)
       : error?.watch ? s.lostHint
       : cancelled ? failure.message
@@ -271,6 +274,7 @@ export class ObvLinkAccountElement extends LitElement {
                   <p class="title">${titles[state]}</p>
                   ${hint ? html`<p lang=${(cancelled && failure.lang) || nothing}>${hint}</p>` : nothing}
                   ${state === 'success' ? this.#renderAccount(status.account, status.label) : nothing}
+                  ${state === 'success' && status.note ? html`<p>${status.note}</p>` : nothing}
                   ${problem ? html`<p part="error" class="error" lang=${failure?.lang || nothing}>${problem}</p>` : nothing}
                 `}
           </div>
@@ -287,12 +291,20 @@ export class ObvLinkAccountElement extends LitElement {
     // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
     const box = consentBox(offer?.saving, this.#isDisabled, this.#flow.consent);
     switch (status.kind) {
-      case 'idle':
-        // After "Use another account": back to the saved accounts, under the list's own title.
-        return html`${box}${this.#button(offer?.reconnect ? offer.words.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${status.another ? this.#button(offer!.words.title, this.cancel, 'secondary-button') : nothing}`;
+      case 'idle': {
+        const saved = this.#flow.saved;
+        const words = offer?.words;
+        // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
+        // After "Use another account": back to the saved accounts, or to the reconnect screen.
+        const reconnect = offer?.reconnect && !status.another;
+        return html`${box}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
+          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 'secondary-button') : nothing}${this.#button(words!.useAnother, this.#flow.another, 'secondary-button')}`
+          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 'secondary-button') : nothing}`;
+      }
       case 'saved':
         // With saving allowed, "Use another account" first shows the consent box beside the bank button.
-        return savedList(status, this.#flow.saved, offer?.saving ? this.#flow.another : this.start, this.#isDisabled);
+        return savedList(status, this.#flow.saved, offer?.saving ? this.#flow.another : this.start, this.#isDisabled,
+          { ...offer!.words, removeConfirm: s.removeConfirm ?? offer!.words.removeConfirm });
       case 'starting':
         return cancel;
       case 'waiting':
@@ -304,7 +316,8 @@ export class ObvLinkAccountElement extends LitElement {
       default: {
         const code = status.kind === 'failure' ? status.code : '';
         const lost = status.kind === 'error' && status.error.watch;
-        const label = CANCEL_CODES.test(code) ? s.linkAccount
+        // After a cancelled reconnect, "Reconnect" again: what the button does.
+        const label = CANCEL_CODES.test(code) ? (this.#flow.reconnecting() ? offer!.words.reconnect : s.linkAccount)
           : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
           : lost ? s.checkNow
           : s.tryAgain;
@@ -388,7 +401,7 @@ export class ObvLinkAccountElement extends LitElement {
     const offer = this.#flow.saved.offer;
     // A payment refused as stale brings the shopper back to a checkout that says "Reconnect" (and that nothing
     // was charged): it comes into view with its button focused, on a phone too, where it starts below the fold.
-    if (status.kind === 'idle' && offer?.reconnect && this.#told !== offer) {
+    if (status.kind === 'idle' && !status.another && offer?.reconnect && this.#told !== offer) {
       this.#told = offer;
       // (Chromium scrolls a focused control that is out of view to the middle of the screen.)
       void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('[part~="button"]')?.focus());
@@ -405,8 +418,13 @@ export class ObvLinkAccountElement extends LitElement {
       void this.updateComplete.then(() => {
         const root = this.renderRoot;
         if (toStatus) return root.querySelector<HTMLElement>('#s')?.focus();
-        // A new screen, or the focused control is gone (a closed tab swaps its button for the link).
-        if (newState || !this.matches(':focus-within')) root.querySelector<HTMLElement>('[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
+        // A new screen, or the focused control is gone (a closed tab swaps its button for the link). On the
+        // list: the question's Keep while Remove asks, else the chosen account (after a removal too: the
+        // list, never the next Remove).
+        const asking = status.kind === 'saved' && status.asking;
+        if (asking || newState || !this.matches(':focus-within')) {
+          root.querySelector<HTMLElement>(asking ? '#k' : status.kind === 'saved' ? 'input:checked, input' : '[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
+        }
       });
     }
     const reannounce = () => {

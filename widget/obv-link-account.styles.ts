@@ -15,6 +15,8 @@ export const styles = unsafeCSS(`
     max-width: 32rem;
     font: 0.9375rem/1.45 var(--obv-font, system-ui, sans-serif);
     color: var(--_text);
+    /* A narrow column (a 320 px phone): less padding (after .card), so labels and an account beside its Remove fit one line. */
+    container-type: inline-size;
   }
   :host([hidden]) {
     display: none;
@@ -34,6 +36,13 @@ export const styles = unsafeCSS(`
   }
   .success {
     --_tone: var(--obv-success, #13795b);
+  }
+  /* Narrow: after .card, which it overrides. */
+  @container (width < 20rem) {
+    .card {
+      gap: 0.75rem;
+      padding: 0.875rem 0.75rem;
+    }
   }
   .danger {
     --_tone: var(--obv-danger, #b42318);
@@ -124,14 +133,17 @@ export const styles = unsafeCSS(`
     flex-basis: 100%;
     gap: 0.5rem;
   }
+  /* One line each (max-content basis): side by side while both fit, else stacked; a label longer than the
+     whole line still wraps, centred like a button's. */
   button,
   a {
-    flex: auto;
+    flex: 1 1 max-content;
     display: inline-flex;
     align-items: center;
     justify-content: center;
+    text-align: center;
     /* At least 44 px tall (one 21.75 px line, padding, border), whatever the box-sizing: <a> and <button> differ. */
-    padding: 0.7rem 0.75rem;
+    padding: 0.7rem 0.5rem;
     font: inherit;
     font-weight: 600;
     text-decoration: none;
@@ -155,15 +167,32 @@ export const styles = unsafeCSS(`
   .consent {
     flex-basis: 100%;
   }
+  /* Each account a row of its own, ruled off from the next, Remove beside its account, even on a phone. */
   .row {
     display: flex;
     flex-wrap: wrap;
     align-items: center;
-    gap: 0.5rem;
+    gap: 0 0.375rem;
+    padding: 0.25rem 0;
+  }
+  .row+.row {
+    border-top: 1px solid var(--_border);
+  }
+  /* Remove's question: the actions' layout (class "actions ask"), the words in the text colour. */
+  .ask p {
+    margin: 0;
+    color: var(--_text);
+  }
+  /* A 24 px target. */
+  summary {
+    min-height: 1.5rem;
   }
   /* The radio's (and the checkbox's) label is the 44 px target. */
+  /* Never narrower than its longest word: Remove never overlaps it. On a 320 px phone "Corriente ••••4321"
+     may break after the type word, under the bank's name: Remove stays beside its account. */
   label {
-    flex: 1 1 8rem;
+    flex: 1 1 0;
+    min-width: min-content;
     display: flex;
     gap: 0.5rem;
     align-items: center;
@@ -172,13 +201,10 @@ export const styles = unsafeCSS(`
   .row button {
     flex: none;
   }
-  /* "Checking ••••4321" stays on one line: the masked number never stands alone. */
-  .row [aria-hidden] {
-    white-space: nowrap;
-  }
   .row p {
     flex-basis: 100%;
   }
+
   :focus-visible {
     outline: 2px solid var(--_accent);
     outline-offset: 2px;

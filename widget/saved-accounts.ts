@@ -14,7 +14,7 @@ export interface OfferedAccount {
 }
 
 /** Words the proxy writes in the link session's language (proxy/accounts/offer-words.ts, consent.ts). */
-export type Words = Record<'lang' | 'title' | 'useAnother' | 'remove' | 'removeConfirm' | 'keep' | 'reconnect' | 'reconnectHint' | 'checkbox' | 'text' | 'version', string>;
+export type Words = Record<'lang' | 'title' | 'useAnother' | 'useSaved' | 'remove' | 'removeConfirm' | 'removed' | 'keep' | 'reconnect' | 'reconnectHint' | 'checkbox' | 'text' | 'more' | 'details' | 'version', string>;
 
 export interface Offer {
   accounts: OfferedAccount[];
@@ -24,19 +24,25 @@ export interface Offer {
   reconnect?: OfferedAccount;
 }
 
-/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing. */
+/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing, one just removed. */
 export interface SavedStatus {
   kind: 'saved';
   accounts: OfferedAccount[];
   chosen: string;
   ready?: LinkedAccount | undefined;
+  asking?: string | undefined;
+  removed?: OfferedAccount | undefined;
 }
 
 /** The flow's side of the saved accounts. */
 export interface SavedAccounts {
   readonly offer: Offer | undefined;
-  /** The saved-account list to rest on, while there is one. */
+  /** The saved-account list to rest on, while there is one (with an account to reconnect, once the shopper asked for it). */
   status(): SavedStatus | undefined;
+  /** "Pay with a saved account" from the reconnect screen: the list, its first account chosen. */
+  list(): void;
+  /** Asks the shopper to confirm removing `id` (none: the question goes away). */
+  ask(id?: string): void;
   /** Loads the offer once per link token (none if the proxy cannot say: the bank button stays). */
   load(base: URL, linkToken: string | undefined): void;
   /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
@@ -55,7 +61,12 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   let base: URL;
   let chosen = '';
   let ready: LinkedAccount | undefined;
-  const status = (): SavedStatus | undefined => (offer?.accounts[0] ? { kind: 'saved', accounts: offer.accounts, chosen, ready } : undefined);
+  let asking: string | undefined;
+  let removed: OfferedAccount | undefined;
+  /** With an account to reconnect, the reconnect screen comes first; the list once the shopper asks for it. */
+  let listing = false;
+  const status = (): SavedStatus | undefined =>
+    (offer?.accounts[0] && (listing || !offer.reconnect) ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed } : undefined);
   /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
   const post = async (action: string, savedAccountId?: string) => {
     const response = await postJson(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
@@ -67,6 +78,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   const choose = (id: string) => {
     if (id === chosen && ready) return;
     chosen = id;
+    asking = undefined;
     ready = undefined;
     show(status());
     post('use', id).then((outcome) => {
@@ -90,7 +102,8 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       if (!token || token === linkToken) return;
       linkToken = token;
       base = url;
-      offer = ready = undefined;
+      offer = ready = asking = removed = undefined;
+      listing = false;
       post('offer').then((answer) => {
         if (linkToken !== token) return;
         offer = answer as Offer;
@@ -101,8 +114,20 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       }, () => undefined);
     },
     choose,
+    list() {
+      listing = true;
+      show(status());
+      if (!chosen && offer?.accounts[0]) choose(offer.accounts[0].id);
+    },
+    ask(id) {
+      asking = id;
+      removed = undefined;
+      show(status());
+    },
     remove(id) {
       post('remove', id).then(() => {
+        removed = offer!.accounts.find((account) => account.id === id);
+        asking = undefined;
         offer = { ...offer!, accounts: offer!.accounts.filter((account) => account.id !== id) };
         if (chosen === id) chosen = '';
         // Without its last account the list gives way to the flow's rest (the bank button).

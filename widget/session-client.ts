@@ -11,6 +11,8 @@ export interface StartRequest {
   linkToken?: string;
   /** The version of the consent words the shopper accepted (saved-accounts.ts). */
   consent?: string;
+  /** "Use another account" instead of reconnecting the saved account the link session re-authorizes. */
+  another?: true;
   /** Without a link token: the element's language, for the proxy's `enrichStart` hook. */
   language?: string;
 }
@@ -28,6 +30,8 @@ export interface LinkedAccount {
   account: ObvAccount;
   /** The shown line is the bare `accountLabel` when the proxy sent none; the spoken one is then empty. */
   label: [shown: string, spoken: string];
+  /** The proxy's words under a returning shopper's account: it will be saved, was reconnected, or is another one. */
+  note?: string;
 }
 
 /**
@@ -120,6 +124,7 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
       kind: 'success',
       account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
       label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
+      note: text(value.note),
     };
   }
   if (value.status === 'failure') {

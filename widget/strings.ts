@@ -38,6 +38,13 @@ export interface ObvStrings {
   keep: string;
   /** Instead of "Try again" when the same account cannot work (locked, not verifiable). */
   otherAccount: string;
+  /**
+   * Returning shoppers' words come from the proxy, in the link session's language; these replace them.
+   * The question before removing a saved account; `{account}` is its bank and line.
+   */
+  removeConfirm?: string;
+  /** Said once a saved account is removed; `{account}` as above. */
+  removed?: string;
 }
 
 const en: ObvStrings = {

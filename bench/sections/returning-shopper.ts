@@ -6,16 +6,15 @@
 // bank's redirect → the element showing the linked account), which a returning shopper skips entirely.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
-import { startDemo, type RunningDemo } from '../../demo/start-demo.ts';
+import { startDemoChild } from '../lib/demo-child.ts';
 import { ORDER_COOKIE } from '../../demo/checkout/server/checkout-routes.ts';
-import type { ObvProxyOptions } from '../../proxy/index.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
 import type { BenchStorage } from '../lib/storage.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
-import { sampleOnce, watchNotifications } from './shopper-latency.ts';
+import { sampleOnce } from './shopper-latency.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
 const AIM_P99_MS = 50;
@@ -91,9 +90,8 @@ async function clickOther(page: Page): Promise<number> {
 export async function measureReturningShopper({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
   // No rate limit: hundreds of choices a minute from one address. The storage options are spread loosely
   // (lib/storage.ts): a proxy without `storage` drops that key.
-  const demo: RunningDemo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...(storage.proxyOptions as Partial<ObvProxyOptions>) } });
+  const demo = await startDemoChild(storage.proxyOptions);
   const browser: Browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
-  const notifications = watchNotifications();
   const saved: number[] = [];
   const bank: number[] = [];
   try {
@@ -117,10 +115,9 @@ export async function measureReturningShopper({ sizes }: BenchOptions, storage: 
     }
     await context.close();
     for (let index = 0; index < sizes.returningBankSamples && Date.now() < deadline; index++) {
-      bank.push((await sampleOnce(browser, demo, notifications)).redirectToShownMs);
+      bank.push((await sampleOnce(browser, demo, demo)).redirectToShownMs);
     }
   } finally {
-    notifications.restore();
     await browser.close();
     await demo.close();
   }

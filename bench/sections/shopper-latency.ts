@@ -3,17 +3,17 @@
 // to the element showing the linked account. Beside it, from the same samples, the notification →
 // socket relay time: the provider's notification leaving the sandbox to the `result` arriving on the
 // page's WebSocket. The two clocks are the machine's wall clock read by Node and by Chromium
-// (`performance.timeOrigin + performance.now()` on both sides).
+// (`performance.timeOrigin + performance.now()` on both sides). The demo runs in its own process
+// (children/demo-server.ts), so the bench's playwright client does not share the proxy's event loop.
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
-import { startDemo, type RunningDemo } from '../../demo/start-demo.ts';
+import { startDemoChild, type NotificationClock } from '../lib/demo-child.ts';
 import type { BenchOptions } from '../lib/options.ts';
+import { openStorage } from '../lib/storage.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
 
 const STEP_TIMEOUT_MS = 15_000;
-
-const wallClock = (): number => performance.timeOrigin + performance.now();
 
 interface Sample {
   redirectToShownMs: number;
@@ -35,21 +35,7 @@ function recordSocketResults(): void {
   };
 }
 
-/**
- * The sandbox provider sends its notifications with the global fetch of this process; wrapping it is
- * the least intrusive way to know when one leaves (a benchmark-only hook, removed afterwards).
- */
-export function watchNotifications(): { sentAt: number[]; restore(): void } {
-  const original = globalThis.fetch;
-  const sentAt: number[] = [];
-  globalThis.fetch = (input, init) => {
-    if (String(input instanceof Request ? input.url : input).includes('/notifications/')) sentAt.push(wallClock());
-    return original(input, init);
-  };
-  return { sentAt, restore: () => (globalThis.fetch = original) };
-}
-
-export async function sampleOnce(browser: Browser, demo: RunningDemo, notifications: { sentAt: number[] }): Promise<Sample> {
+export async function sampleOnce(browser: Browser, demo: { url: string }, notifications: NotificationClock): Promise<Sample> {
   const context = await browser.newContext();
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   await context.addInitScript(recordSocketResults);
@@ -73,7 +59,7 @@ export async function sampleOnce(browser: Browser, demo: RunningDemo, notificati
     await bank.getByLabel('Username').fill('user_good');
     await bank.getByLabel('Password').fill('pass_good');
     const redirect = bank.waitForResponse((response) => response.status() === 303 && response.request().method() === 'POST');
-    notifications.sentAt.length = 0;
+    await notifications.reset();
     await bank.getByRole('button', { name: 'Sign in', exact: true }).click().catch((error: Error) => {
       // The return page may close the tab before the click's own wait ends.
       if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
@@ -82,7 +68,7 @@ export async function sampleOnce(browser: Browser, demo: RunningDemo, notificati
     const redirectAt = timing.startTime + timing.responseStart;
     const shownAt = await page.evaluate(() => (window as unknown as { obvShown: Promise<number> }).obvShown);
     const resultAt = await resultTime(page);
-    const sentAt = notifications.sentAt[0];
+    const sentAt = await notifications.firstSentAt();
     if (sentAt === undefined) throw new Error('no notification was sent');
     return { redirectToShownMs: shownAt - redirectAt, notificationToSocketMs: resultAt - sentAt };
   } finally {
@@ -97,22 +83,22 @@ async function resultTime(page: Page): Promise<number> {
 }
 
 export async function measureShopperLatency({ sizes }: BenchOptions): Promise<SectionResult> {
-  // No rate limit: the samples are hundreds of starts a minute from one address.
-  const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0 } });
+  // The demo in its own process (children/demo-server.ts) on its default storage, SQLite.
+  const storage = await openStorage('sqlite');
+  const demo = await startDemoChild(storage.proxyOptions);
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
-  const notifications = watchNotifications();
   const samples: Sample[] = [];
   try {
     const deadline = Date.now() + sizes.loopTimeoutMs;
     const total = sizes.shopperWarmup + sizes.shopperSamples;
     for (let index = 0; index < total && Date.now() < deadline; index++) {
-      const sample = await sampleOnce(browser, demo, notifications);
+      const sample = await sampleOnce(browser, demo, demo);
       if (index >= sizes.shopperWarmup) samples.push(sample);
     }
   } finally {
-    notifications.restore();
     await browser.close();
     await demo.close();
+    await storage.close();
   }
   const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
   const relay = summarize(samples.map((sample) => sample.notificationToSocketMs));

@@ -5,7 +5,7 @@ import { isIP, SocketAddress } from 'node:net';
 import { shopperLanguage } from '../sessions/shopper-words.ts';
 
 /** Bump when any of the words change: a record names the version its shopper saw. */
-export const CONSENT_VERSION = '2026-11-24';
+export const CONSENT_VERSION = '2026-11-26';
 
 /** The consent box's label and the authorization beside it, as the element shows them. */
 export interface ConsentWords {
@@ -14,27 +14,41 @@ export interface ConsentWords {
   lang: 'en' | 'es';
   /** The checkbox's label. (Not `label`: the element's build shortens that name.) */
   checkbox: string;
-  /** The debit authorization in plain words: what may be debited, that it can be removed, and how. */
+  /** The debit authorization in one sentence, always shown: who may debit what. */
   text: string;
+  /** The summary of the collapsible rest ("How it works"), so the action stays near on a phone. */
+  more: string;
+  /** The rest of the authorization: nothing without confirmation, how and where to revoke it. */
+  details: string;
 }
 
-const WORDS: Record<'en' | 'es', Omit<ConsentWords, 'version' | 'lang'>> = {
-  en: {
+/** The store's name in the words: OBV_MERCHANT_NAME, else a plain "this store". */
+type Words = (merchant: string | undefined) => Omit<ConsentWords, 'version' | 'lang'>;
+
+const WORDS: Record<'en' | 'es', Words> = {
+  en: (merchant) => ({
     checkbox: 'Save this account for my next purchases',
-    text: 'You authorize this store to debit this bank account for the total of each future purchase you confirm at its checkout. '
-      + 'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout.',
-  },
-  es: {
+    text: `You authorize ${merchant ?? 'this store'} to debit this bank account for the total of each future purchase you confirm at its checkout.`,
+    more: 'How it works',
+    details: 'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout, '
+      + `or ask ${merchant ?? 'the store'} to remove it.`,
+  }),
+  es: (merchant) => ({
     checkbox: 'Guardar esta cuenta para mis próximas compras',
-    text: 'Autorizas a esta tienda a cargar en esta cuenta bancaria el total de cada compra futura que confirmes en su página de pago. '
-      + 'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar.',
-  },
+    text: `Autorizas a ${merchant ?? 'esta tienda'} a cargar en esta cuenta bancaria el total de cada compra futura que confirmes en su página de pago.`,
+    more: 'Cómo funciona',
+    details: 'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar, '
+      + `o pide a ${merchant ?? 'la tienda'} que la elimine.`,
+  }),
 };
 
-/** The consent words in the shopper's language (English unless it is Spanish). */
-export function consentWords(language: string | undefined): ConsentWords {
+/**
+ * The consent words in the shopper's language (English unless it is Spanish), naming the store
+ * (`merchantName`, OBV_MERCHANT_NAME) when it is configured.
+ */
+export function consentWords(language: string | undefined, merchantName?: string): ConsentWords {
   const lang = shopperLanguage(language);
-  return { version: CONSENT_VERSION, lang, ...WORDS[lang] };
+  return { version: CONSENT_VERSION, lang, ...WORDS[lang](merchantName || undefined) };
 }
 
 /** The longest user agent a consent record keeps, in characters (a real browser's is well under 200). */
@@ -73,7 +87,7 @@ export function consentUserAgent(userAgent: string | undefined): string {
 export interface ConsentRecord {
   version: string;
   lang: 'en' | 'es';
-  /** The checkbox's label and the authorization, exactly as shown. */
+  /** The checkbox's label and the whole authorization (`text`, then `details`), exactly as shown. */
   checkbox: string;
   text: string;
   /** ISO 8601. */

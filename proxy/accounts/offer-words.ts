@@ -1,4 +1,4 @@
-// The element's words for a returning shopper (the saved-account list, Remove and its confirmation,
+// The element's words for a returning shopper (the saved-account list, Remove, its confirmation and its announcement,
 // Reconnect), in the link session's language, English or Spanish. Sent with the offer rather than built
 // into the element, like the outcome words (sessions/shopper-words.ts): every word in the element's
 // bundle costs every merchant's shoppers bytes, and only returning shoppers need these.
@@ -10,8 +10,13 @@ export interface OfferWords {
   /** The list's title (and the radio group's name). */
   title: string;
   useAnother: string;
+  /** The button back to the list (from "Use another account" or the reconnect screen): short, one line on a 320 px phone. */
+  useSaved: string;
   remove: string;
+  /** The in-element confirmation; `{account}` is the account's bank and line. */
   removeConfirm: string;
+  /** Said (and shown) once the account is removed; `{account}` as above. */
+  removed: string;
   keep: string;
   /** "Reconnect" before the bank's name and the account's masked number; the button says it alone. */
   reconnect: string;
@@ -23,8 +28,10 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
   en: {
     title: 'Pay with a saved account',
     useAnother: 'Use another account',
+    useSaved: 'Use a saved account',
     remove: 'Remove',
-    removeConfirm: 'Remove this account from your saved accounts?',
+    removeConfirm: 'Remove {account} from your saved accounts?',
+    removed: '{account} was removed from your saved accounts.',
     keep: 'Keep',
     reconnect: 'Reconnect',
     reconnectHint: 'Nothing was charged: your bank asks you to sign in again before this account can be used.',
@@ -32,8 +39,10 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
   es: {
     title: 'Paga con una cuenta guardada',
     useAnother: 'Usar otra cuenta',
+    useSaved: 'Usar una cuenta guardada',
     remove: 'Eliminar',
-    removeConfirm: '¿Eliminar esta cuenta de tus cuentas guardadas?',
+    removeConfirm: '¿Eliminar {account} de tus cuentas guardadas?',
+    removed: 'Se eliminó {account} de tus cuentas guardadas.',
     keep: 'Conservar',
     reconnect: 'Reconectar',
     reconnectHint: 'No se cobró nada: tu banco te pide que inicies sesión de nuevo para usar esta cuenta.',

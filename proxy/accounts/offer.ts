@@ -135,7 +135,7 @@ export async function offerView(ctx: ProxyContext, session: SessionForOffer): Pr
   const { language, reauthorize } = session;
   const accounts = (await stillOffered(ctx, session)).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
-  if (session.allowSaving) offer.saving = consentWords(language);
+  if (session.allowSaving) offer.saving = consentWords(language, ctx.config.merchantName);
   if (reauthorize) {
     // The element's title as is: "Reconnect Sandbox Federal Bank ••••4321" (the masked number alone after
     // the bank's name), and how a screen reader says it ("…, Checking ending in 4321").

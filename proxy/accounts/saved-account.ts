@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Sealer } from '../sealing/sealer.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import type { ConsentRecord } from './consent.ts';
+import type { ReconnectResult } from './reconnect.ts';
 import { problem } from '../errors.ts';
 import { describes } from '../openapi/operation.ts';
 
@@ -58,6 +59,12 @@ export const SavedAccountSchema = describes<SavedAccount>()(z.strictObject({
   reauthorized: z.literal(true).optional(),
 }));
 
+/** A reconnect's result as stored with a success's outcome and sent to the merchant (reconnect.ts). */
+export const ReconnectResultSchema = describes<ReconnectResult>()(z.strictObject({
+  accountId: z.string().meta({ description: 'The saved account the link session re-authorized' }),
+  differentAccount: z.boolean().meta({ description: 'True when the bank linked another account: that saved account was not renewed and still needs re-authorizing' }),
+}));
+
 /**
  * A saved account as the merchant's server receives it (GET /links/{linkRef}, `onOutcome`, merchant
  * events) and stores it: `sealed` goes back to the proxy in a link session's `savedAccounts` or
@@ -70,9 +77,12 @@ export interface SavedAccount extends SavedAccountDisplay {
   accountId: string;
   /** ISO 8601: when the shopper linked (or last re-authorized) the account. */
   linkedAt: string;
-  /** What the shopper agreed to when saving it; absent after a re-authorization (the first consent stands). */
+  /**
+   * What the shopper agreed to when saving it; absent after a re-authorization (the first consent stands)
+   * unless the shopper ticked the box again on that reconnect.
+   */
   consent?: ConsentRecord;
-  /** True when this replaces a stale saved account with the same `accountId` (a re-authorization). */
+  /** True when this replaces a stale saved account with the same `accountId` (a reconnect that linked the same account). */
   reauthorized?: true;
 }
 

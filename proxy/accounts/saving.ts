@@ -1,60 +1,86 @@
 // Whether a verification's success is saved for the merchant user, decided when it starts: the link
-// session re-authorizes a saved account (the success replaces it, same account id), or it allows saving
-// and the shopper ticked the consent box (the start names the version of the words it showed).
+// session re-authorizes a saved account (the success renews it, same account id, when it is the same
+// account: reconnect.ts), or it allows saving and the shopper ticked the consent box (the start names the
+// version of the words it showed).
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { validationProblem } from '../validation.ts';
-import { consentAddress, consentUserAgent, consentWords } from './consent.ts';
+import { consentAddress, consentUserAgent, consentWords, type ConsentRecord } from './consent.ts';
+import { sameAccount, type ReconnectResult } from './reconnect.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAccount } from './saved-account.ts';
 
-/** `record.saving` for a start from `session` with the shopper's consent choice (`consentVersion` when ticked). */
-export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string | undefined): SessionRecord['saving'] {
-  if (session.reauthorize) return { accountId: session.reauthorize.accountId, reauthorized: true };
-  if (consentVersion === undefined) return undefined;
+/**
+ * `record.saving` for a start from `session` with the shopper's consent choice (`consentVersion` when
+ * ticked). A re-authorizing link session (unless the shopper chose `another` account) names the saved
+ * account it reconnects, and keeps a consent given on the same start: it is the new saved account's if
+ * the bank links a different account (reconnect.ts).
+ */
+export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
+  const consent = consentVersion === undefined ? undefined : consentRecord(ctx, req, session, consentVersion);
+  if (session.reauthorize && !another) {
+    const { accountId, accountLabel, fiName, fiAccountType } = session.reauthorize;
+    return { accountId: newAccountId(), ...(consent ? { consent } : {}), reconnect: { accountId, accountLabel, fiName, fiAccountType } };
+  }
+  return consent ? { accountId: newAccountId(), consent } : undefined;
+}
+
+/** The record of the consent the start names (the version of the words shown); 400 where saving is not allowed. */
+function consentRecord(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string): ConsentRecord {
   const refuse = (message: string) => validationProblem('The request body', [{ path: 'consent', message }]);
   if (!session.allowSaving) throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
-  const words = consentWords(session.language);
+  const words = consentWords(session.language, ctx.config.merchantName);
   if (consentVersion !== words.version) throw refuse(`must be the version of the consent words the element showed (${words.version})`);
   return {
-    accountId: newAccountId(),
-    consent: {
-      version: words.version,
-      lang: words.lang,
-      checkbox: words.checkbox,
-      text: words.text,
-      acceptedAt: new Date(ctx.now()).toISOString(),
-      ip: consentAddress(req.ip),
-      userAgent: consentUserAgent(req.get('user-agent')),
-    },
+    version: words.version,
+    lang: words.lang,
+    checkbox: words.checkbox,
+    text: `${words.text} ${words.details}`,
+    acceptedAt: new Date(ctx.now()).toISOString(),
+    ip: consentAddress(req.ip),
+    userAgent: consentUserAgent(req.get('user-agent')),
   };
 }
 
 /** The token of the saved account a re-authorizing link session names (it opened when the session was made). */
-export function tokenToReauthorize(ctx: ProxyContext, session: LinkSession): string | undefined {
-  if (!session.reauthorize) return undefined;
+export function tokenToReauthorize(ctx: ProxyContext, session: LinkSession, another = false): string | undefined {
+  if (!session.reauthorize || another) return undefined;
   return reopenSavedAccountToken(ctx.sealer, session.reauthorize.sealed, session.merchantUserId, 'The saved account to re-authorize',
     { path: 'linkToken', message: 'names a saved account that cannot be opened' });
 }
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
-/** The saved account a success makes for `record`'s merchant user, when its start asked for one. */
-export function savedAccountFor(ctx: ProxyContext, record: SessionRecord, outcome: Omit<Success, 'linkRef'>): SavedAccount | undefined {
+/** What a success saves: the saved account (when its start asked for one), and for a reconnect, whether it was the same account. */
+export interface SuccessSaving {
+  savedAccount?: SavedAccount;
+  reconnect?: ReconnectResult;
+}
+
+/**
+ * The saved account a success makes for `record`'s merchant user, when its start asked for one. A
+ * reconnect that linked the same account renews it (same id, `reauthorized`); one that linked another
+ * account saves that one only with a consent of its own, under a new id, and leaves the stale one alone.
+ */
+export function savedAccountFor(ctx: ProxyContext, record: SessionRecord, outcome: Omit<Success, 'linkRef'>): SuccessSaving {
   const { saving, merchantUserId } = record;
-  if (!saving || !merchantUserId) return undefined;
+  if (!saving || !merchantUserId) return {};
   const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
   const linkedAt = new Date(ctx.now()).toISOString();
-  const sealed = sealSavedAccount(ctx.sealer, { accountId: saving.accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt });
-  return {
-    sealed,
-    accountId: saving.accountId,
+  const save = (accountId: string, reauthorized: boolean): SavedAccount => ({
+    sealed: sealSavedAccount(ctx.sealer, { accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt }),
+    accountId,
     accountLabel,
     fiName,
     fiAccountType,
     linkedAt,
     ...(saving.consent ? { consent: saving.consent } : {}),
-    ...(saving.reauthorized ? { reauthorized: true as const } : {}),
-  };
+    ...(reauthorized ? { reauthorized: true as const } : {}),
+  });
+  const target = saving.reconnect;
+  // A record started before reconnects were compared (`reauthorized` alone): renewed, as it was promised.
+  if (!target) return { savedAccount: save(saving.accountId, !!saving.reauthorized) };
+  if (sameAccount(target, outcome)) return { savedAccount: save(target.accountId, true), reconnect: { accountId: target.accountId, differentAccount: false } };
+  return { ...(saving.consent ? { savedAccount: save(saving.accountId, false) } : {}), reconnect: { accountId: target.accountId, differentAccount: true } };
 }

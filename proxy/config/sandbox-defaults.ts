@@ -1,4 +1,4 @@
-// With OBV_SANDBOX=true the sandbox's published credentials (README "Sandbox provider") fill whatever the
+// With OBV_SANDBOX=true the sandbox's published credentials (docs/SANDBOX.md) fill whatever the
 // merchant left unset, so a first run against `npx obv-link-sandbox` needs only a handful of variables.
 // Values the merchant sets always win; without the sandbox flag nothing is filled in.
 import { SANDBOX_SEALING_KEY, type SealingKey } from '../sealing/keys.ts';

@@ -85,7 +85,7 @@ function netmaskPrefix(mask: string): number | undefined {
 }
 
 /**
- * How wide a trusted range may be (README "Security notes"). A trusted range is one whose clients may
+ * How wide a trusted range may be (docs/PROXY.md "Security notes"). A trusted range is one whose clients may
  * choose their address with X-Forwarded-For, so none may cover public address space broadly:
  * - IPv4 inside a private, loopback, link-local or CGNAT range (INTERNAL_IPV4): as wide as that range;
  * - public IPv4: /12 or narrower each (a CDN publishes ranges up to /13), and at most
@@ -166,7 +166,7 @@ function trustedProxyEntryVerdict(entry: string): RangeVerdict {
 
 const TRUST_PROXY_MESSAGE = 'must be a hop count (1 = one load balancer) or a comma list of proxy addresses/subnets '
   + '(e.g. 10.0.0.0/8, loopback); `true` would let any client choose its own address with X-Forwarded-For';
-/** The accepted forms, for a refused entry (README "Security notes" says why). */
+/** The accepted forms, for a refused entry (docs/PROXY.md "Security notes" says why). */
 const TRUST_PROXY_FORMS = 'accepted: a hop count, or a comma list of addresses, private subnets (inside 10.0.0.0/8, 172.16.0.0/12, '
   + `192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 100.64.0.0/10), public IPv4 subnets of /${TRUST_PROXY_WIDEST.publicIpv4} or narrower `
   + `(${TRUST_PROXY_WIDEST.publicIpv4Addresses.toLocaleString('en-US')} public addresses in all), IPv6 subnets of /${TRUST_PROXY_WIDEST.ipv6} `
@@ -298,7 +298,7 @@ const ConfigFields = z.object({
     /** Allow plain-http upstream URLs (the local sandbox). */
     sandbox: Bool.default(false),
     /**
-     * Bind each bank step to the browser that started it (README "Security notes"): starts only from
+     * Bind each bank step to the browser that started it (docs/PROXY.md "Security notes"): starts only from
      * pages on publicUrl's origin, successes held back until that browser reaches the return page.
      * Default: on outside sandbox mode.
      */
@@ -622,7 +622,7 @@ export type ProxyConfigInput = z.input<typeof ProxyConfigSchema>;
 /** The validated configuration, defaults applied. */
 export type ProxyConfig = z.output<typeof ProxyConfigSchema>;
 
-/** Environment variable → config key. The README's configuration table lists the same names. */
+/** Environment variable → config key. docs/PROXY.md's configuration table lists the same names. */
 export const ENV_VARIABLES = {
   OBV_BASE_URL: 'baseUrl',
   OBV_GATEWAY_URL: 'gatewayUrl',

@@ -26,7 +26,7 @@ export function protectionWarnings(config: ProxyConfig): string[] {
   const warnings: string[] = [];
   if (!config.bindBankStep && !config.sandbox) {
     warnings.push('OBV_BIND_BANK_STEP=false: bank steps are not bound to the browser that started them '
-      + '(a consumerUrl sent to someone else can link their account for the sender; README "Security notes")');
+      + '(a consumerUrl sent to someone else can link their account for the sender; docs/PROXY.md "Security notes")');
   }
   if (config.rateLimit === 0) warnings.push('OBV_RATE_LIMIT=0: verification starts are not limited per client address');
   if (config.authFailureLimit === 0 && config.merchantApiKey) {

@@ -37,10 +37,14 @@ export interface EventWorker {
 
 type AttemptResult = { ok: true } | { ok: false; reason: string; kind: 'status' | 'timeout' | 'network' } | { ok: false; kind: 'shutdown' };
 
+/**
+ * Why a connection failed, in words that are safe to log and to list (GET /events `lastError`): the
+ * system's error code only (`ECONNREFUSED`), never an error message (which may quote the URL).
+ */
 function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-  const code = typeof cause?.code === 'string' ? cause.code : undefined;
-  return `connection failed (${code ?? (error instanceof Error ? error.message : 'unknown error')})`;
+  const cause = (error as { cause?: { code?: unknown } }).cause;
+  const code = typeof cause?.code === 'string' && /^[A-Z][A-Z0-9_]{1,40}$/.test(cause.code) ? cause.code : undefined;
+  return code ? `connection failed (${code})` : 'connection failed';
 }
 
 export function startEventWorker(options: EventWorkerOptions): EventWorker {
@@ -75,16 +79,16 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
 
   async function deliver(eventId: string): Promise<void> {
     const stored = await outbox.get(eventId);
-    if (!stored || stored.status !== 'pending') {
-      // Delivered by another instance after our lease ran out, or past the retention: nothing to send.
-      await outbox.settle(eventId, stored?.status === 'delivered' ? 'delivered' : 'failed');
+    if (stored?.delivery.state !== 'pending') {
+      // Delivered by another instance after our lease ran out, acknowledged, or past the retention: nothing to send.
+      await outbox.finishJob({ kind: 'deliver', eventId });
       return;
     }
     const { event } = stored;
-    const attemptNumber = stored.attempts + 1;
+    const attemptNumber = stored.delivery.attempts + 1;
     const result = await attempt(stored);
     if (result.ok) {
-      await outbox.settle(eventId, 'delivered');
+      await outbox.settle(eventId, { ok: true }, now());
       metrics.eventsSent.inc({ type: event.type });
       logger.debug({ event: eventId, type: event.type, attempt: attemptNumber }, 'merchant event delivered');
       return;
@@ -93,13 +97,13 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
     metrics.eventAttemptsFailed.inc({ reason: result.kind });
     const delay = options.retryDelaysMs[attemptNumber - 1];
     if (delay === undefined) {
-      await outbox.settle(eventId, 'failed');
+      await outbox.settle(eventId, { ok: false, error: result.reason }, now());
       metrics.eventsFailed.inc({ type: event.type });
       logger.error({ event: eventId, type: event.type, attempt: attemptNumber, reason: result.reason },
-        'merchant event not delivered: its last attempt failed; it stays listed in GET /events');
+        'merchant event not delivered: its last attempt failed; it stays listed in GET /events (delivery=failed)');
       return;
     }
-    await outbox.retryAt(eventId, now() + delay);
+    await outbox.retryAt(eventId, result.reason, now(), now() + delay);
     // One line per event per retry step: the schedule itself bounds how often an event is logged.
     logger.warn({ event: eventId, type: event.type, attempt: attemptNumber, reason: result.reason, retryInSeconds: Math.round(delay / 1000) },
       'merchant event delivery failed; it will be retried');
@@ -111,7 +115,7 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
       return;
     }
     const next = await options.checkSession(job.sessionId);
-    if (next === 'done') await outbox.finishSessionCheck(job.sessionId);
+    if (next === 'done') await outbox.finishJob(job);
     else await outbox.postpone(job, next);
   }
 

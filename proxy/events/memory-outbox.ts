@@ -1,12 +1,17 @@
 // The outbox in memory, for one instance: Maps in insertion order. Synchronous inside, so each method is
-// atomic on Node's single thread. A restart loses every event in it, delivered or not (README).
-import type { EventOutbox, OutboxBacklog, OutboxJob, StoredEvent } from './outbox.ts';
-import { jobKey, parseJobKey } from './outbox.ts';
+// atomic on Node's single thread. A restart loses every event in it, delivered or not (docs/SEVERAL-INSTANCES.md).
+import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from './outbox.ts';
+import { jobKey, keeps, parseJobKey } from './outbox.ts';
 import type { MerchantEvent } from './shapes.ts';
 import { EVENT_RETENTION_MS } from '../config/limits.ts';
 
-interface Entry extends StoredEvent {
+interface Entry {
+  event: MerchantEvent;
+  body: string;
+  delivery: EventDelivery;
   createdAtMs: number;
+  /** Since when the current delivery has been pending (the backlog's age). */
+  pendingSinceMs: number;
 }
 
 export class MemoryEventOutbox implements EventOutbox {
@@ -23,8 +28,11 @@ export class MemoryEventOutbox implements EventOutbox {
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     this.#sweep(nowMs);
     if (this.#events.has(event.id)) return false;
-    this.#events.set(event.id, { event, body: JSON.stringify(event), attempts: 0, status: 'pending', createdAtMs: nowMs });
-    this.#due.set(jobKey({ kind: 'deliver', eventId: event.id }), nowMs);
+    this.#events.set(event.id, {
+      event, body: JSON.stringify(event), createdAtMs: nowMs, pendingSinceMs: nowMs,
+      delivery: { state: 'pending', attempts: 0, nextAttemptAt: nowMs },
+    });
+    this.#due.set(deliverKey(event.id), nowMs);
     return true;
   }
 
@@ -48,19 +56,24 @@ export class MemoryEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const entry = this.#events.get(eventId);
-    return entry && { event: entry.event, body: entry.body, attempts: entry.attempts, status: entry.status };
+    return entry && stored(entry);
   }
 
-  async settle(eventId: string, status: 'delivered' | 'failed'): Promise<void> {
+  async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
+    this.#due.delete(deliverKey(eventId));
     const entry = this.#events.get(eventId);
-    if (entry) entry.status = status;
-    this.#due.delete(jobKey({ kind: 'deliver', eventId }));
+    if (entry?.delivery.state !== 'pending') return;
+    const attempts = entry.delivery.attempts + 1;
+    entry.delivery = outcome.ok
+      ? { state: 'delivered', attempts, deliveredAt: nowMs, acknowledgedBy: 'endpoint', lastAttemptAt: nowMs, ...lastError(entry.delivery) }
+      : { state: 'failed', attempts, lastAttemptAt: nowMs, lastError: outcome.error };
   }
 
-  async retryAt(eventId: string, atMs: number): Promise<void> {
+  async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
     const entry = this.#events.get(eventId);
-    if (entry) entry.attempts++;
-    const key = jobKey({ kind: 'deliver', eventId });
+    if (entry?.delivery.state !== 'pending') return;
+    entry.delivery = { state: 'pending', attempts: entry.delivery.attempts + 1, nextAttemptAt: atMs, lastAttemptAt: nowMs, lastError: error };
+    const key = deliverKey(eventId);
     if (this.#due.has(key)) this.#due.set(key, atMs);
   }
 
@@ -69,26 +82,54 @@ export class MemoryEventOutbox implements EventOutbox {
     if (this.#due.has(key)) this.#due.set(key, atMs);
   }
 
-  async finishSessionCheck(sessionId: string): Promise<void> {
-    this.#due.delete(jobKey({ kind: 'session-check', sessionId }));
+  async finishJob(job: OutboxJob): Promise<void> {
+    this.#due.delete(jobKey(job));
   }
 
-  async list(afterId: string | undefined, limit: number, nowMs: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined> {
+  async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
+    const entry = this.#events.get(eventId);
+    if (!entry) return undefined;
+    if (entry.delivery.state !== 'delivered') {
+      const { attempts, lastAttemptAt, lastError: error } = entry.delivery;
+      entry.delivery = { state: 'delivered', attempts, deliveredAt: nowMs, acknowledgedBy: 'api', ...defined({ lastAttemptAt, lastError: error }) };
+      this.#due.delete(deliverKey(eventId));
+    }
+    return stored(entry);
+  }
+
+  async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
+    const entry = this.#events.get(eventId);
+    if (!entry) return undefined;
+    const { delivery } = entry;
+    if (delivery.state !== 'pending') {
+      entry.delivery = { state: 'pending', attempts: 0, nextAttemptAt: nowMs };
+      entry.pendingSinceMs = nowMs;
+      this.#due.set(deliverKey(eventId), nowMs);
+    } else if (delivery.nextAttemptAt === undefined || delivery.nextAttemptAt > nowMs) {
+      delivery.nextAttemptAt = nowMs;
+      this.#due.set(deliverKey(eventId), nowMs);
+    }
+    return stored(entry);
+  }
+
+  async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
     this.#sweep(nowMs);
-    if (afterId !== undefined && !this.#events.has(afterId)) return undefined;
-    const events: MerchantEvent[] = [];
-    let passed = afterId === undefined;
+    const { after, limit, delivery } = query;
+    if (after !== undefined && !this.#events.has(after)) return undefined;
+    const events: StoredEvent[] = [];
+    let passed = after === undefined;
     let hasMore = false;
     for (const [id, entry] of this.#events) {
       if (!passed) {
-        passed = id === afterId;
+        passed = id === after;
         continue;
       }
+      if (!keeps(delivery, entry.delivery.state)) continue;
       if (events.length === limit) {
         hasMore = true;
         break;
       }
-      events.push(entry.event);
+      events.push(stored(entry));
     }
     return { events, hasMore };
   }
@@ -97,9 +138,9 @@ export class MemoryEventOutbox implements EventOutbox {
     let pending = 0;
     let oldestPendingAt: number | undefined;
     for (const entry of this.#events.values()) {
-      if (entry.status !== 'pending') continue;
+      if (entry.delivery.state !== 'pending') continue;
       pending++;
-      oldestPendingAt = Math.min(oldestPendingAt ?? entry.createdAtMs, entry.createdAtMs);
+      oldestPendingAt = Math.min(oldestPendingAt ?? entry.pendingSinceMs, entry.pendingSinceMs);
     }
     return { pending, oldestPendingAt };
   }
@@ -117,8 +158,27 @@ export class MemoryEventOutbox implements EventOutbox {
   #sweep(nowMs: number): void {
     for (const [id, entry] of this.#events) {
       if (nowMs - entry.createdAtMs < this.#retentionMs) break;
-      if (entry.status === 'pending') continue;
+      if (entry.delivery.state === 'pending') continue;
       this.#events.delete(id);
     }
   }
+}
+
+function deliverKey(eventId: string): string {
+  return jobKey({ kind: 'deliver', eventId });
+}
+
+/** A copy: callers never hold the entry itself. */
+function stored(entry: Entry): StoredEvent {
+  return { event: entry.event, body: entry.body, delivery: { ...entry.delivery } };
+}
+
+/** The fields of `fields` that are set. */
+function defined<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
+
+/** A delivered event keeps the reason its earlier attempts failed (none when the first went through). */
+function lastError(delivery: EventDelivery): Pick<EventDelivery, 'lastError'> {
+  return delivery.lastError === undefined ? {} : { lastError: delivery.lastError };
 }

@@ -1,7 +1,8 @@
 // What the rest of the proxy sees of merchant events: `emit(type, data)` for any event, the session's
 // end (`sessionEnded`: the one link.* event of a session, under an id derived from the session so every
-// emitter, retry and instance agree on it), the expiry check scheduled when a session starts, and the
-// list for GET /events. With events off (no OBV_EVENTS_URL) every method does nothing.
+// emitter, retry and instance agree on it), the expiry check scheduled when a session starts, and what
+// the merchant's server asks of recorded events (list, acknowledge, redeliver: event-list.ts). With
+// events off (no OBV_EVENTS_URL) every method does nothing.
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../metrics.ts';
@@ -9,7 +10,7 @@ import { releasedRecord } from '../sessions/bank-step.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
-import type { EventOutbox } from './outbox.ts';
+import type { EventOutbox, ListQuery, StoredEvent } from './outbox.ts';
 import { buildEvent, type EventData, type EventType, type MerchantEvent } from './shapes.ts';
 import { createEventSigner } from './signing.ts';
 import {
@@ -53,8 +54,12 @@ export interface MerchantEvents {
    * so the bank-step marker is not read again here.
    */
   sessionEnded(released: SessionRecord): Promise<void>;
-  /** Events after `afterId`, oldest first; undefined for an unknown `afterId`. */
-  list(afterId: string | undefined, limit: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined>;
+  /** Events in the order recorded, with their delivery; undefined for an unknown `after`. */
+  list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
+  /** The merchant handled the event: no attempt follows (outbox `acknowledge`); undefined when unknown. */
+  acknowledge(eventId: string): Promise<StoredEvent | undefined>;
+  /** An attempt now (outbox `redeliver`), on this instance if it is free; undefined when unknown. */
+  redeliver(eventId: string): Promise<StoredEvent | undefined>;
   /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
   close(): Promise<void>;
 }
@@ -80,8 +85,12 @@ function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: 
   const order = orderOf(record);
   const outcome = record.outcome;
   if (outcome?.status === 'success') {
-    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount } = outcome;
-    const saved = { ...(savedAccount ? { savedAccount } : {}), ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
+    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount, reconnect } = outcome;
+    const saved = {
+      ...(savedAccount ? { savedAccount } : {}),
+      ...(reconnect ? { reconnect } : {}),
+      ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
+    };
     return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType, ...saved } };
   }
   if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };
@@ -96,6 +105,8 @@ const OFF: MerchantEvents = {
   sessionStarted: async () => undefined,
   sessionEnded: async () => undefined,
   list: async () => undefined,
+  acknowledge: async () => undefined,
+  redeliver: async () => undefined,
   close: async () => undefined,
 };
 
@@ -159,7 +170,20 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     async sessionStarted(record) {
       await outbox.scheduleSessionCheck(record.sessionId, record.expiresAt + sessionCheckDelayMs);
     },
-    list: (afterId, limit) => outbox.list(afterId, limit, now()),
+    list: (query) => outbox.list(query, now()),
+    async acknowledge(eventId) {
+      const stored = await outbox.acknowledge(eventId, now());
+      if (stored) logger.info({ event: eventId, type: stored.event.type }, 'merchant event acknowledged through the API: no more attempts');
+      return stored;
+    },
+    async redeliver(eventId) {
+      const stored = await outbox.redeliver(eventId, now());
+      if (stored) {
+        logger.info({ event: eventId, type: stored.event.type }, 'merchant event redelivery asked for through the API');
+        worker.wake();
+      }
+      return stored;
+    },
     // The outbox is the backend's (or the caller's): whoever made it closes it.
     close: () => worker.close(),
   };

@@ -2,7 +2,7 @@
 // data. Strict schemas: `emit` parses every event with them, so a field that is not listed here (an
 // accountToken, a session id) can never ride along. docs/CONTRACTS.md §5 is the same table in prose.
 import { z } from 'zod';
-import { SavedAccountSchema } from '../accounts/saved-account.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
 
 /** `evt_` + 22 base64url characters (128+ bits). */
 export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{22}$/;
@@ -25,13 +25,15 @@ const AccountDisplay = {
 /**
  * `link.succeeded` data, with `savedAccount` when the shopper saved the account (or re-authorized it): the
  * sealed string the merchant stores, with its consent record — the one place a sealed value may appear
- * in an event — and `savedAccountId` when the shopper chose a saved account (no bank step).
+ * in an event — `reconnect` after a link session that re-authorized a saved account (was it the same
+ * account?), and `savedAccountId` when the shopper chose a saved account (no bank step).
  */
 export const LinkSucceededData = z.strictObject({
   ...Order,
   linkRef: z.string(),
   ...AccountDisplay,
   savedAccount: SavedAccountSchema.optional(),
+  reconnect: ReconnectResultSchema.optional(),
   savedAccountId: z.string().optional(),
 });
 
@@ -72,13 +74,19 @@ export const MerchantEventSchema = z.strictObject({
   data: z.record(z.string(), z.unknown()),
 });
 
-/** Any event, its `data` checked against its type's schema (the OpenAPI document's description of an event). */
-export const TypedMerchantEventSchema = z.discriminatedUnion('type', EVENT_TYPES.map((type) => z.strictObject({
-  id: z.string().regex(EVENT_ID_PATTERN).meta({ description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it' }),
-  type: z.literal(type),
-  createdAt: z.iso.datetime(),
-  data: EVENT_DATA[type],
-})) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+/** Any event, its `data` checked against its type's schema, with the members of `extra` beside them. */
+export function typedEventSchema(extra: z.ZodRawShape = {}) {
+  return z.discriminatedUnion('type', EVENT_TYPES.map((type) => z.strictObject({
+    id: z.string().regex(EVENT_ID_PATTERN).meta({ description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it' }),
+    type: z.literal(type),
+    createdAt: z.iso.datetime(),
+    data: EVENT_DATA[type],
+    ...extra,
+  })) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+}
+
+/** Any event as sent (the OpenAPI document's description of an event). */
+export const TypedMerchantEventSchema = typedEventSchema();
 
 /** The event `type` with `data`, checked against its schema; throws a ZodError for a field not allowed. */
 export function buildEvent<Type extends EventType>(id: string, type: Type, data: EventData<Type>, createdAtMs: number): MerchantEvent<Type> {

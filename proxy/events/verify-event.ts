@@ -1,5 +1,5 @@
 // The merchant's side of an event, in process: check a delivery's Standard Webhooks signature against
-// OBV_EVENTS_SECRETS (any of them, as during a rotation) and parse its body, as the README's handler does
+// OBV_EVENTS_SECRETS (any of them, as during a rotation) and parse its body, as the events guide's handler does (docs/EVENTS.md)
 // by hand in other languages. Throws WebhookSignatureError for a forged, altered or stale delivery.
 import { createWebhookVerifier, WebhookSignatureError } from '../notifications/signature.ts';
 import { MerchantEventSchema, type MerchantEvent } from './shapes.ts';

@@ -61,7 +61,7 @@ export function newBankStepBinding(config: ProxyConfig, req: Request): NewBindin
     throw problem('bank-step-unbindable',
       `Verifications start only from pages on ${publicOrigin} while OBV_BIND_BANK_STEP is on: the bank step is bound to the `
       + 'starting browser by a cookie of that origin. Serve the checkout from OBV_PUBLIC_URL\'s origin, or set OBV_BIND_BANK_STEP=false '
-      + '(README "Security notes").');
+      + '(docs/PROXY.md "Security notes").');
   }
   const held = bindingCookies(req);
   const secret = held.length === 1 ? held[0]! : randomBytes(32).toString('base64url');

@@ -9,6 +9,7 @@ import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
+import type { ReconnectResult } from '../accounts/reconnect.ts';
 import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
@@ -28,6 +29,8 @@ export interface LinkedAccount {
   redeemedFor: string | undefined;
   /** The account saved for the user by this link (consent or re-authorization): store it for the next purchase. */
   savedAccount?: SavedAccount;
+  /** A reconnect's success: the saved account it was for, and whether the bank linked another account (then `savedAccount`, if any, is a new one). */
+  reconnect?: ReconnectResult;
   /** The stable id of the saved account this reference was made from (the shopper chose it, no bank step). */
   savedAccountId?: string;
 }
@@ -68,6 +71,7 @@ export async function readLinkedAccount(ctx: ProxyContext, linkRef: string): Pro
     currency: record.currency,
     redeemedFor: await paidOrderOf(ctx, record, linkRef),
     ...(outcome.savedAccount ? { savedAccount: outcome.savedAccount } : {}),
+    ...(outcome.reconnect ? { reconnect: outcome.reconnect } : {}),
     ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
   };
   return account;

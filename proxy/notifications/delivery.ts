@@ -17,10 +17,10 @@ import type { ReportedNotification } from './outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
 
-/** The same outcome as the provider reports it (the link reference and saved account are ours, so they are left out). */
+/** The same outcome as the provider reports it (the link reference, saved account and reconnect are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
   if (!stored || stored.status !== reported.status) return false;
-  const { linkRef: _ours, savedAccount: _saved, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown };
+  const { linkRef: _ours, savedAccount: _saved, reconnect: _reconnect, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown; reconnect?: unknown };
   // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
   const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
   const fields = Object.keys(ours!);

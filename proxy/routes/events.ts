@@ -1,43 +1,81 @@
-// GET /events?after=…&limit=… — the merchant's server catches up on merchant events it missed (its
-// endpoint was down, a delivery was lost): retained events in the order recorded, behind the API key.
+// GET /events?after=…&limit=…&delivery=… — the merchant's server catches up on merchant events (its
+// endpoint was down, a delivery was lost): retained events in the order recorded, each with where its
+// delivery stands, behind the API key. POST /events/{eventId}/ack — one it handled: its retries stop.
+// POST /events/{eventId}/redeliver — send one again now. The rules: events/event-list.ts.
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { EVENT_ID_PATTERN, TypedMerchantEventSchema } from '../events/shapes.ts';
-import { parseOrThrow, validationProblem } from '../validation.ts';
+import { TypedMerchantEventSchema } from '../events/shapes.ts';
+import {
+  acknowledgeEvent, DELIVERY_FILTERS, EVENT_LIST_DEFAULT, EVENT_LIST_MAX, EventId, EventListQuery, ListedEventSchema, listEvents, redeliverEvent,
+} from '../events/event-list.ts';
+import { parseOrThrow } from '../validation.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
-export const EVENT_LIST_MAX = 100;
-const EVENT_LIST_DEFAULT = 50;
-
-export const EventListQuery = z.strictObject({
-  after: z.string().regex(EVENT_ID_PATTERN, 'must be an event id (evt_…)').optional(),
-  limit: z.string().regex(/^\d{1,3}$/, `must be a whole number from 1 to ${EVENT_LIST_MAX}`)
-    .transform(Number)
-    .pipe(z.number().min(1, `must be from 1 to ${EVENT_LIST_MAX}`).max(EVENT_LIST_MAX, `must be from 1 to ${EVENT_LIST_MAX}`))
-    .default(EVENT_LIST_DEFAULT),
-});
+const eventIdParam = { eventId: EventId.meta({ description: 'The event\'s id (also the webhook-id header of its deliveries)' }) };
+const EVENT_PROBLEMS = {
+  ...MERCHANT_AUTH_PROBLEMS,
+  400: 'The event id is malformed (`errors` names `eventId`).',
+  404: 'No retained event has this id (never recorded, or older than 7 days: `unknown-event`).',
+  ...STORE_PROBLEMS,
+  ...COMMON_PROBLEMS,
+};
 
 export const eventsOperations: Operation[] = [{
   method: 'get',
   path: '/events',
   operationId: 'listEvents',
   summary: 'Catch up on merchant events (your server)',
-  description: 'Retained events (7 days), oldest first. Poll with the last id you saw as `after` until `hasMore` is false. '
+  description: 'Retained events (7 days) in the order recorded, each with where its delivery stands. To catch up whatever order '
+    + 'deliveries happened in: list with `delivery=undelivered`, handle each event (de-duplicate on its id), acknowledge it '
+    + '(POST /events/{eventId}/ack); page with the last listed id as `after` while `hasMore` is true. '
     + 'Present only when OBV_EVENTS_URL and OBV_MERCHANT_API_KEY are set.',
   caller: 'merchant server',
   security: 'merchantApiKey',
   query: {
-    after: { description: 'An event id: only events recorded after it', schema: EventListQuery.shape.after },
+    after: { description: 'An event id: only events recorded after it (whatever its state)', schema: EventListQuery.shape.after },
     limit: { description: `1–${EVENT_LIST_MAX}, default ${EVENT_LIST_DEFAULT}`, schema: z.string().regex(/^\d{1,3}$/) },
+    delivery: {
+      description: '`undelivered` (pending or given up), `pending` or `failed` (given up): only events in those states; default every event',
+      schema: z.enum(DELIVERY_FILTERS),
+    },
   },
   responses: {
     200: {
       description: 'A page of events',
-      content: { 'application/json': z.object({ data: z.array(TypedMerchantEventSchema), hasMore: z.boolean() }) },
+      content: { 'application/json': z.object({ data: z.array(ListedEventSchema), hasMore: z.boolean() }) },
     },
   },
-  problems: { ...MERCHANT_AUTH_PROBLEMS, 400: 'An unknown `after` (or older than the retention), a bad `limit`, or another query field.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
+  problems: {
+    ...MERCHANT_AUTH_PROBLEMS,
+    400: 'An unknown `after` (or older than the retention), a bad `limit` or `delivery`, or another query field.',
+    ...STORE_PROBLEMS,
+    ...COMMON_PROBLEMS,
+  },
+}, {
+  method: 'post',
+  path: '/events/:eventId/ack',
+  operationId: 'acknowledgeEvent',
+  summary: 'Acknowledge an event you handled: its retries stop (your server)',
+  description: 'The event becomes `delivered` with `acknowledgedBy: "api"` and no attempt follows. Idempotent: an event already '
+    + 'delivered stays as it is. No body.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  pathParams: eventIdParam,
+  responses: { 200: { description: 'The event and its delivery, after', content: { 'application/json': ListedEventSchema } } },
+  problems: EVENT_PROBLEMS,
+}, {
+  method: 'post',
+  path: '/events/:eventId/redeliver',
+  operationId: 'redeliverEvent',
+  summary: 'Send an event again now (your server)',
+  description: 'A delivered or given-up event starts a new delivery (`pending`, the retry schedule from the start), same id and body; '
+    + 'a pending one is attempted now. Asking again while an attempt is due or under way changes nothing. No body.',
+  caller: 'merchant server',
+  security: 'merchantApiKey',
+  pathParams: eventIdParam,
+  responses: { 202: { description: 'The event and its delivery, now pending', content: { 'application/json': ListedEventSchema } } },
+  problems: EVENT_PROBLEMS,
 }];
 
 const signatureHeader = (description: string) => ({ description, schema: z.string().min(1), required: true });
@@ -67,12 +105,16 @@ export const eventWebhooks: Operation[] = [{
 export function eventsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   router.get('/events', ...merchantAuth, async (req, res) => {
-    const query = parseOrThrow(EventListQuery, req.query, 'The query', 'query');
-    const page = await ctx.events.list(query.after, query.limit);
-    if (!page) {
-      throw validationProblem('The query', [{ path: 'query.after', message: 'is not a retained event id (unknown, or older than 7 days: list from the start without after)' }]);
-    }
+    const page = await listEvents(ctx.events, parseOrThrow(EventListQuery, req.query, 'The query', 'query'), 'query.');
     res.set('cache-control', 'no-store').json({ data: page.events, hasMore: page.hasMore });
+  });
+  router.post('/events/:eventId/ack', ...merchantAuth, async (req, res) => {
+    const eventId = parseOrThrow(EventId, String(req.params.eventId), 'The path', 'eventId');
+    res.set('cache-control', 'no-store').json(await acknowledgeEvent(ctx.events, eventId));
+  });
+  router.post('/events/:eventId/redeliver', ...merchantAuth, async (req, res) => {
+    const eventId = parseOrThrow(EventId, String(req.params.eventId), 'The path', 'eventId');
+    res.status(202).set('cache-control', 'no-store').json(await redeliverEvent(ctx.events, eventId));
   });
   return router;
 }

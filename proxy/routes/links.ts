@@ -4,7 +4,7 @@ import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
-import { SavedAccountSchema } from '../accounts/saved-account.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
 import { readLinkedAccount, type LinkedAccount } from '../links/linked-account.ts';
 
 const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
@@ -20,6 +20,7 @@ const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
   currency: z.string().optional(),
   redeemedFor: z.string().optional().meta({ description: 'The merchantTransactionId this reference paid, once it has' }),
   savedAccount: SavedAccountSchema.optional().meta({ description: 'With the shopper\'s consent: the saved account to store (its `sealed` string), with the consent record' }),
+  reconnect: ReconnectResultSchema.optional().meta({ description: 'A reconnect\'s success: the saved account the link session re-authorized, and whether the bank linked another account (then `savedAccount`, if any, is a new saved account and the stale one is unchanged)' }),
   savedAccountId: z.string().optional().meta({ description: 'When the shopper paid with a saved account: its stable id' }),
 }));
 

@@ -75,9 +75,9 @@ export function notificationsRouter(ctx: ProxyContext): Router {
     await intake.bindWebhookId(webhookId, session);
 
     const logRef = sessionLogRef(session.sessionId);
-    const saved = reported.outcome.status === 'success' ? savedAccountFor(ctx, session, reported.outcome) : undefined;
+    const saved = reported.outcome.status === 'success' ? savedAccountFor(ctx, session, reported.outcome) : {};
     const outcome: VerificationOutcome = reported.outcome.status === 'success'
-      ? { ...reported.outcome, linkRef: newId(), ...(saved ? { savedAccount: saved } : {}) }
+      ? { ...reported.outcome, linkRef: newId(), ...saved }
       : reported.outcome;
     // The token is sealed before any backend sees it.
     const { stored, record } = await store.settle(session.sessionId, sealOutcome(ctx.sealer, session.sessionId, outcome));

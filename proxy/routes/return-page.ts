@@ -56,7 +56,7 @@ export const returnPageOperations: Operation[] = [{
   operationId: 'returnPage',
   summary: 'Where the bank sends the consumer back',
   description: 'Says the bank step is done (or that the link was cancelled), tells the checkout tab over BroadcastChannel and closes itself. '
-    + 'OBV_BIND_BANK_STEP: decides the bank step (README "Security notes"): "Finishing…" (reloading) while the starting browser\'s '
+    + 'OBV_BIND_BANK_STEP: decides the bank step (docs/PROXY.md "Security notes"): "Finishing…" (reloading) while the starting browser\'s '
     + 'return cannot count yet, and 403 to a browser without the binding cookie.',
   caller: 'browser',
   pathParams: { returnRef: z.string().meta({ description: 'The session\'s return reference (never its id)' }) },

@@ -32,6 +32,7 @@ export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
     fiAccountType: z.string(),
     displayLabel: z.string().meta({ description: 'The account line as shown, in the verification\'s language' }),
     spokenLabel: z.string().meta({ description: 'The account line as a screen reader says it' }),
+    note: z.string().optional().meta({ description: 'For a returning shopper: the account will be saved, was reconnected, or is another than the one to reconnect (shown under the account)' }),
   }),
   z.object({
     status: z.literal('failure'),

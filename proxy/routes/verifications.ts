@@ -28,7 +28,7 @@ export const verificationsOperations: Operation[] = [{
   path: '/verifications',
   operationId: 'startVerification',
   summary: 'Start a verification (the element)',
-  description: 'What the page may send; the proxy fills and checks the rest (README "What the page sends, what the server fills").',
+  description: 'What the page may send; the proxy fills and checks the rest (docs/PROXY.md "What the page sends, what the server fills").',
   caller: 'browser',
   headers: { 'Idempotency-Key': { description: 'The same key again answers the first start\'s session (a double click makes one verification)', schema: IdempotencyKey } },
   body: { contentType: 'application/json', schema: StartVerificationBody },

@@ -1,4 +1,4 @@
-// The bank step bound to the browser that started it (README "Security notes"). The stop it puts to an
+// The bank step bound to the browser that started it (docs/PROXY.md "Security notes"). The stop it puts to an
 // attack: someone starts a verification, sends its consumerUrl to a victim, and the victim signs in —
 // the starter must not be paid with the victim's account, nor have it saved.
 //
@@ -17,7 +17,7 @@
 // - A success held meanwhile is stored (its notification acknowledged) but withheld from the browser, the
 //   merchant's hook and events and the API-key routes (`releasedRecord`), and expires unconfirmed.
 // The limit: a victim whose browser never comes back to the return page (tab closed at the bank, no
-// redirect) leaves the starter's later return to confirm. README "Security notes" says so.
+// redirect) leaves the starter's later return to confirm. docs/PROXY.md "Security notes" says so.
 import { problem } from '../errors.ts';
 import { markerKey, sessionMarkerTtlMs } from './markers.ts';
 import type { FailureOutcome, SessionRecord, SessionStore } from './types.ts';

@@ -1,7 +1,7 @@
 // What a shared backend (Redis, SQLite) reads back is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
-import { SavedAccountSchema } from '../accounts/saved-account.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
 import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from './types.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
@@ -11,13 +11,14 @@ const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z
 
 /** A stored outcome: the token sealed (strict, so a record holding a token in the clear is refused). */
 export const StoredOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: SavedAccountSchema.optional() }),
+  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: SavedAccountSchema.optional(),
+    reconnect: ReconnectResultSchema.optional() }),
   FailureOutcomeSchema,
 ]);
 
 /** What the events channel may carry: never an accountToken (strict, so one sent by mistake is refused). */
 const BrowserOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), ...DisplayFields, displayLabel: z.string(), spokenLabel: z.string() }),
+  z.strictObject({ status: z.literal('success'), ...DisplayFields, displayLabel: z.string(), spokenLabel: z.string(), note: z.string().optional() }),
   FailureOutcomeSchema.extend({ text: z.string(), lang: z.string() }),
 ]);
 

@@ -2,6 +2,8 @@
 // them: in memory (one instance, the default) and Redis (several instances, OBV_REDIS_URL). Routes and
 // the relay only ever talk to these interfaces, so both backends must behave identically.
 
+import { savingNote } from '../accounts/success-words.ts';
+import type { ReconnectResult, ReconnectTarget } from '../accounts/reconnect.ts';
 import { accountWords, browserFailureCode, failureWords } from './shopper-words.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import type { ConsentRecord } from '../accounts/consent.ts';
@@ -36,6 +38,8 @@ export type VerificationOutcome =
       fiAccountType: string;
       /** The account saved for the merchant user (the shopper consented, or re-authorized it): for the merchant's server only. */
       savedAccount?: SavedAccount;
+      /** A reconnect's success: the saved account it was for, and whether the bank linked another account. */
+      reconnect?: ReconnectResult;
     }
   | FailureOutcome;
 
@@ -53,6 +57,7 @@ export type StoredOutcome =
       fiName: string;
       fiAccountType: string;
       savedAccount?: SavedAccount;
+      reconnect?: ReconnectResult;
       accountToken?: never;
     }
   | FailureOutcome;
@@ -72,6 +77,8 @@ export type BrowserOutcome =
       fiAccountType: string;
       displayLabel: string;
       spokenLabel: string;
+      /** For a returning shopper: the account will be saved, was reconnected, or is another than the one to reconnect. */
+      note?: string;
       accountToken?: never;
     }
   | (FailureOutcome & { text: string; lang: string });
@@ -88,7 +95,8 @@ export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, lan
     return { status: 'failure', code, message: failureWords(code, 'en').text, ...failureWords(code, language) };
   }
   const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
-  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) };
+  const note = savingNote(outcome, language);
+  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language), ...(note ? { note } : {}) };
 }
 
 export interface SessionRecord {
@@ -125,7 +133,7 @@ export interface SessionRecord {
    */
   browserBinding?: string;
   /** A success here is saved for the merchant user: the saved account's id, and the shopper's consent or a re-authorization. */
-  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true };
+  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
 }

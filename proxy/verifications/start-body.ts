@@ -20,6 +20,11 @@ export const StartVerificationBody = z.object({
   linkToken: z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions').optional(),
   /** The shopper ticked "save this account": the version of the consent words the element showed. */
   consent: z.string().regex(/^[\w.-]{1,40}$/, 'must be the version of the consent words shown').optional(),
+  /**
+   * The shopper chose "Use another account" rather than reconnect the saved account the link session
+   * re-authorizes: a plain link (the stale account's token is not sent upstream). Ignored otherwise.
+   */
+  another: z.literal(true).optional().meta({ description: 'The shopper chose another account instead of reconnecting the one the link session re-authorizes' }),
   /** Without a link token: the shopper's language, for the enrichStart hook's request. */
   language: LanguageTag.optional(),
   merchantUserId: setByLinkSession,
@@ -31,6 +36,7 @@ export const StartVerificationBody = z.object({
 }).superRefine((body, ctx) => {
   if (body.linkToken === undefined) {
     if (body.consent !== undefined) ctx.addIssue({ code: 'custom', path: ['consent'], message: 'is only accepted with a linkToken (saving is the link session\'s choice)' });
+    if (body.another !== undefined) ctx.addIssue({ code: 'custom', path: ['another'], message: 'is only accepted with a linkToken (a reconnect is the link session\'s)' });
   } else if (body.language !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['language'], message: 'must not be sent with linkToken: the link session sets it' });
   }

@@ -74,8 +74,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     if (linkSession) await spendLinkSession(ctx, linkSession.id);
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
-    const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent);
-    const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session);
+    const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent, body.another);
+    const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session, body.another);
     const language = purchase.transaction.language;
     const sessionId = newId();
     const notificationRef = newId();

@@ -1,5 +1,5 @@
 // The custom-elements.json that `npm run build` generates from the JSDoc (built here by the test runner
-// into test-results/bundle/), and the README's element section, checked against what the element really
+// into test-results/bundle/), and the element guide (docs/ELEMENT.md), checked against what the element really
 // has: its observed attributes, the parts it renders, the custom properties its stylesheet reads, the
 // events it fires. A part, property or event added without its documentation fails here.
 import { expect, fixture, html } from '@open-wc/testing';
@@ -33,11 +33,10 @@ async function manifestDeclaration(): Promise<Declaration> {
   return found[0]!;
 }
 
-async function readmeElementSection(): Promise<string> {
-  const readme = await (await realFetch('/README.md')).text();
-  const section = /<!-- section:element -->([\s\S]*?)<!-- \/section:element -->/.exec(readme)?.[1];
-  if (!section) throw new Error('README has no element section');
-  return section;
+async function elementGuide(): Promise<string> {
+  const guide = await realFetch('/docs/ELEMENT.md');
+  if (!guide.ok) throw new Error(`docs/ELEMENT.md: ${guide.status}`);
+  return guide.text();
 }
 
 /** Every `part` the element renders on the way through its screens (both kinds of waiting, a failed change). */
@@ -65,7 +64,7 @@ async function renderedParts(world: ReturnType<ReturnType<typeof useWorld>>): Pr
   return [...parts].sort();
 }
 
-describe('custom-elements.json and the README', () => {
+describe('custom-elements.json and the element guide (docs/ELEMENT.md)', () => {
   const world = useWorld();
 
   it('lists every attribute the element observes, and no internal state', async () => {
@@ -95,9 +94,9 @@ describe('custom-elements.json and the README', () => {
     for (const event of declaration.events) expect(event.type?.text, event.name).to.match(/^CustomEvent<.+>$/);
   });
 
-  it('documents in the README every attribute, event, part, custom property and slot of the manifest', async () => {
+  it('documents in docs/ELEMENT.md every attribute, event, part, custom property and slot of the manifest', async () => {
     const declaration = await manifestDeclaration();
-    const section = await readmeElementSection();
+    const section = await elementGuide();
     const documented = [declaration.attributes, declaration.events, declaration.cssParts, declaration.cssProperties, declaration.slots].flatMap(names);
     const missing = documented.filter((name) => !section.includes(`\`${name}\``) && !section.includes(`"${name}"`));
     expect(missing).to.deep.equal([]);

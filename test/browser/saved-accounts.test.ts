@@ -2,17 +2,20 @@
 // the first one used at once (form value and obv-success), another choice replacing it, "Use another
 // account" starting the bank flow (or, when saving is allowed, first the consent box) and Cancel coming
 // back to the list, a failed choice showing an error
-// with Cancel back to the list, removal with a confirmation (the last one gone: the bank button), the
-// consent box's version sent only when ticked, and Reconnect.
+// with Cancel back to the list, removal confirmed in the element (the account named, Keep focused, the
+// removal announced, focus back on the list; the last one gone: the bank button), the consent box's
+// version sent only when ticked, and Reconnect (the other saved accounts and "Use another account" beside
+// it, "Reconnect" again after a cancel at the bank), and the success's note.
 import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import sinon from 'sinon';
-import { tick, until, useWorld } from './helpers.ts';
+import { FakeSocket, SESSION, tick, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
-const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', remove: 'Remove', removeConfirm: 'Remove this account?', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
+const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?', removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
 const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
+/** With the words of the box's details (proxy/accounts/consent.ts), for the axe checks. */
+const SAVING_DETAILED = { ...SAVING, more: 'What you authorize', details: 'You can remove it.' };
 const offered = (id: string, last4: string) => ({ id, fiName: 'Sandbox Federal Bank', accountLabel: `Checking ••••${last4}`, fiAccountType: 'CHECKING', displayLabel: `Checking ••••${last4}`, spokenLabel: `Checking ending in ${last4}` });
 const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-0000000000000', '9876')];
 
@@ -76,7 +79,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.starts).to.have.length(0);
     expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(false);
     const back = q(el, '[part~="secondary-button"]')!;
-    expect(back.textContent).to.equal(WORDS.title);
+    expect(back.textContent).to.equal(WORDS.useSaved);
     back.click();
     await until(() => el.state === 'saved', 'back to the list');
     expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
@@ -117,20 +120,57 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
   });
 
-  it('Remove asks first (the browser\'s confirmation); confirmed, the account leaves the list, and without accounts the bank button is back', async () => {
-    scripted({ accounts: [ACCOUNTS[0]], words: WORDS });
+  it('Remove asks in the element, naming the account; Keep keeps it; confirmed, the removal is announced and focus goes to the list, never to the next Remove', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
     await until(() => el.value !== '', 'a chosen account');
-    const confirm = sinon.stub(window, 'confirm').returns(false);
-    q(el, '.row button')!.click();
-    expect(confirm.calledOnceWith('Remove this account?')).to.equal(true);
-    await tick(20);
+    const shadow = el.shadowRoot!;
+    const removeOf = (row: number) => shadow.querySelectorAll<HTMLButtonElement>('.row')[row]!.querySelector<HTMLButtonElement>(':scope > button');
+    expect(removeOf(0)!.getAttribute('aria-label')).to.equal('Remove Sandbox Federal Bank Checking ending in 4321');
+    removeOf(0)!.focus();
+    removeOf(0)!.click();
+    await until(() => !!q(el, '.ask'), 'the question');
+    const ask = q(el, '.ask')!;
+    expect(ask.getAttribute('role')).to.equal('group');
+    expect(q(el, '#q')!.textContent!.replace(/\s+/g, ' ')).to.equal('Remove Sandbox Federal Bank Checking ••••4321Checking ending in 4321?');
+    expect(q(el, '#q .sr')!.textContent).to.equal('Checking ending in 4321');
+    await until(() => shadow.activeElement?.id === 'k', 'focus on Keep');
+    // Keep: nothing is removed, the question goes.
+    q(el, '#k')!.click();
+    await until(() => !q(el, '.ask'), 'the question gone');
     expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
-    confirm.returns(true);
-    q(el, '.row button')!.click();
+    // Again, confirmed.
+    removeOf(0)!.click();
+    await until(() => !!q(el, '.ask'), 'the question again');
+    q(el, '.ask button')!.click();
+    await until(() => shadow.querySelectorAll('.row').length === 1, 'the account removed');
+    const { requests, bodies } = world().proxy;
+    expect(bodies[requests.findIndex((r) => r.url.endsWith('/remove'))]).to.deep.equal({ linkToken: LINK_TOKEN, savedAccountId: ACCOUNTS[0]!.id });
+    // Said in the status (a live region), and shown.
+    await until(() => (q(el, '#s')!.textContent ?? '').includes('was removed'), 'the announcement');
+    expect(q(el, '#s')!.getAttribute('aria-live')).to.equal('polite');
+    expect(q(el, '#s p:not(.title) .sr')!.textContent).to.equal('Checking ending in 4321');
+    // Focus on the list: the account now chosen, not its Remove.
+    await until(() => shadow.activeElement === radios(el)[0], 'focus on the remaining account');
+    await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the remaining account chosen');
+    // The last one gone: the bank button.
+    removeOf(0)!.click();
+    await until(() => !!q(el, '.ask'), 'the question');
+    q(el, '.ask button')!.click();
     await until(() => el.state === 'idle', 'the bank button');
-    expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, savedAccountId: ACCOUNTS[0]!.id });
     expect(el.value).to.equal('');
+  });
+
+  it('the page\'s strings replace the question\'s and the announcement\'s words', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    el.strings = { removeConfirm: 'Forget {account} for good?', removed: 'Forgot {account}.' };
+    await until(() => el.value !== '', 'a chosen account');
+    q(el, '.row > button')!.click();
+    await until(() => !!q(el, '#q'), 'the question');
+    expect(q(el, '#q')!.textContent).to.match(/^Forget Sandbox Federal Bank .* for good\?$/);
+    q(el, '.ask button')!.click();
+    await until(() => (q(el, '#s')!.textContent ?? '').includes('Forgot'), 'the announcement in the page\'s words');
   });
 
   it('sends the consent words\' version with the start only when the box is ticked', async () => {
@@ -155,7 +195,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     ['a locked account', { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' }, 'Link another account'],
   ] as const) {
     it(`keeps the consent after ${what}: the box stays ticked beside "${label}", which starts with it (and without it once unticked)`, async () => {
-      scripted({ accounts: [], words: WORDS, saving: SAVING });
+      scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
       const el = await mount();
       await until(() => !!q(el, '#consent'), 'the consent box');
       q<HTMLInputElement>(el, '#consent')!.click();
@@ -183,7 +223,7 @@ describe('<obv-link-account> for a returning shopper', () => {
   }
 
   it('keeps the consent through "Try again" after a network error and through "Change"', async () => {
-    scripted({ accounts: [], words: WORDS, saving: SAVING });
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
     const el = await mount();
     await until(() => !!q(el, '#consent'), 'the consent box');
     q<HTMLInputElement>(el, '#consent')!.click();
@@ -228,6 +268,74 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(q(el, '.title [aria-hidden]')!.textContent).to.equal('Reconnect Sandbox Federal Bank ••••4321');
     expect(q(el, '.title .sr')!.textContent).to.equal('Reconnect Sandbox Federal Bank, Checking ending in 4321');
     expect(q(el, '[part~="button"]')!.textContent).to.equal('Reconnect');
+  });
+
+  const RECONNECT = { ...offered('x'.repeat(22), '8765'), displayLabel: 'Reconnect Sandbox Federal Bank ••••8765', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 8765' };
+  const buttons = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].map((b) => b.textContent);
+  /** The bank's answer to the start waited on. */
+  async function bankAnswers(el: ObvLinkAccountElement, outcome: object) {
+    await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'the bank step');
+    const socket = FakeSocket.last;
+    socket.accept();
+    socket.receive({ type: 'subscribed', sessionId: SESSION.sessionId, state: 'pending' });
+    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome });
+  }
+  const cancelledAtBank = { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank.', lang: 'en' };
+
+  it('the reconnect screen is no dead end: the other saved accounts and "Use another account" beside Reconnect', async () => {
+    scripted({ accounts: [ACCOUNTS[1]], words: WORDS, saving: SAVING, reconnect: RECONNECT });
+    const el = await mount();
+    await until(() => (q(el, '.title')?.textContent ?? '').includes('Reconnect'), 'the reconnect screen first, not the list');
+    expect(el.value, 'no saved account chosen behind the reconnect screen').to.equal('');
+    expect(buttons(el)).to.deep.equal(['Reconnect', 'Use a saved account', 'Use another account']);
+    // The other saved accounts: the list, its account chosen at once.
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')][1]!.click();
+    await until(() => el.state === 'saved' && el.value === `ref-${ACCOUNTS[1]!.id}`, 'the list, its account chosen');
+    // From the list, "Use another account": a plain link, "another" sent so the stale token is not.
+    q(el, '.actions > [part~="button"]')!.click();
+    await until(() => el.state === 'idle' && !!q(el, '#consent'), 'the bank step\'s screen');
+    expect(q(el, '.title')!.textContent).to.not.contain('Reconnect');
+    q(el, '[part~="button"]')!.click();
+    await until(() => world().proxy.starts.length === 1 && world().proxy.bodies.length === world().proxy.requests.length, 'the start');
+    expect(world().proxy.starts[0]!.body).to.deep.equal({ linkToken: LINK_TOKEN, another: true });
+  });
+
+  it('Reconnect starts the reconnect; after a cancel at the bank the button says "Reconnect" and does it; after "Use another account" it links', async () => {
+    scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
+    const el = await mount();
+    await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
+    expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
+    q(el, '[part~="button"]')!.click();
+    await bankAnswers(el, cancelledAtBank);
+    await until(() => el.state === 'failure', 'the cancel');
+    expect(buttons(el)[0]).to.equal('Reconnect');
+    q(el, '[part~="button"]')!.click();
+    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
+    el.cancel();
+    await until(() => el.state === 'idle', 'back on the reconnect screen');
+    // "Use another account": a plain link; its retry after a cancel at the bank links again.
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent === 'Use another account')!.click();
+    await until(() => buttons(el)[0]!.includes('Link your bank account'), 'the bank button');
+    expect(buttons(el)[1], 'back to the reconnect screen').to.equal('Reconnect');
+    q(el, '[part~="button"]')!.click();
+    await bankAnswers(el, cancelledAtBank);
+    await until(() => el.state === 'failure', 'the cancel');
+    expect(buttons(el)[0]).to.contain('Link your bank account');
+    q(el, '[part~="button"]')!.click();
+    await until(() => world().proxy.starts.length === 4 && world().proxy.bodies.length === world().proxy.requests.length, 'the fourth start');
+    expect(world().proxy.starts.slice(2).map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
+  });
+
+  it('a success shows the proxy\'s note under the account (a different account than the one to reconnect), in the live region', async () => {
+    scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
+    const el = await mount();
+    await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
+    q(el, '[part~="button"]')!.click();
+    const note = 'You linked a different account from the one to reconnect. It is used for this purchase only; the other one is unchanged.';
+    await bankAnswers(el, { status: 'success', linkRef: 'ref_1', ...offered('y', '4321'), note });
+    await until(() => el.state === 'success', 'the success');
+    expect([...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1)).to.equal(note);
   });
 
   it('without an offer (the proxy cannot say) the element offers the bank as before', async () => {

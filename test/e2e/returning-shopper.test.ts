@@ -1,7 +1,7 @@
 // A returning shopper in Chromium, in English and Spanish, on the demo shop: the first purchase saves the
 // account (the consent words on screen, the consent record reaching the shop's server), the next one pays
 // with the saved account in one click (no bank tab, no upstream verification), a stale account leads to
-// "Reconnect", the bank step and a payment, and removing the account stops it being offered and reaches
+// "Reconnect", the bank step and a payment (the same account: renewed), and removing the account (asked in the element) stops it being offered and reaches
 // the shop's server. All along, the browser never sees a saved account's sealed string or its token:
 // not in a response, a WebSocket frame, an event, the DOM, storage or the form value.
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
+import { SHOP } from '../../demo/checkout/server/orders.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import {
   element, expectNoLeak, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
@@ -36,7 +37,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(error.message));
       const words = offerWords(lang);
-      const consent = consentWords(lang);
+      const consent = consentWords(lang, SHOP.name);
       const checkout = async (state: 'idle' | 'saved') => {
         await page.goto(`${demo.url}?lang=${lang}`);
         await waitForState(page, state);
@@ -59,7 +60,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         assert.ok(saved, 'the shop\'s server saved the account');
         assert.equal(saved.fiName, 'Sandbox Federal Bank');
         const record = saved.consent as Record<string, string>;
-        assert.deepEqual([record.version, record.lang, record.checkbox, record.text], [consent.version, lang, consent.checkbox, consent.text], 'the exact words shown');
+        assert.deepEqual([record.version, record.lang, record.checkbox, record.text], [consent.version, lang, consent.checkbox, `${consent.text} ${consent.details}`], 'the exact words shown (the folded details too)');
         assert.match(record.userAgent ?? '', /Chrome/);
         assert.equal(record.ip, '127.0.0.1');
         assert.ok(Date.parse(record.acceptedAt ?? '') > 0);
@@ -91,7 +92,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         const title = host.locator('.title');
         await title.filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
         await saveScreenshot(page, `returning-${lang}-3-reconnect`);
-        await linkAtBank(page, host.getByRole('button', { name: words.reconnect }), lang);
+        await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang);
         const sent = [...demo.provider.state.verifications.values()].at(-1)!;
         assert.equal(sent.request.accountToken, accountToken, 'the verification request carries the saved token');
         await waitForState(page, 'success');
@@ -100,16 +101,14 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         assert.equal(demo.savedAccounts.list(shopper).length, 1, 'the same saved account, renewed');
         assert.equal(demo.savedAccounts.list(shopper)[0]!.accountId, saved.accountId);
 
-        // 4. Removing it, with a confirmation: no longer offered, and the shop's server forgot it.
+        // 4. Removing it, confirmed in the element (the question names the account, in the link session's
+        // language): no longer offered, and the shop's server forgot it.
         await checkout('saved');
-        // The browser's own confirmation, in the link session's language.
-        const asked = page.waitForEvent('dialog').then(async (dialog) => {
-          assert.equal(dialog.message(), words.removeConfirm);
-          await dialog.accept();
-        });
-        await saveScreenshot(page, `returning-${lang}-4-remove`);
         await host.getByRole('button', { name: new RegExp(`^${words.remove} Sandbox Federal Bank`) }).click();
-        await asked;
+        const question = host.getByRole('group', { name: new RegExp(`${words.removeConfirm.split('{account}')[0]}Sandbox Federal Bank`) });
+        await question.waitFor();
+        await saveScreenshot(page, `returning-${lang}-4-remove`);
+        await question.getByRole('button', { name: words.remove, exact: true }).click();
         await waitForState(page, 'idle');
         assert.deepEqual(demo.savedAccounts.list(shopper), [], 'the shop\'s server removed it');
         await checkout('idle');

@@ -1,7 +1,9 @@
 // The element's returning-shopper states in Chromium, in English and Spanish, at 320, 375 and 1280 px:
-// the saved-account list, "Use another account" (the consent box beside the bank button, the list one
-// step back), the consent box of a first purchase, and Reconnect (Remove asks with the browser's own confirmation dialog). Nothing overflows, every button is at least
-// 44 px, axe (WCAG 2.2 AA) finds nothing, and the radios behave as a radio group with spoken names.
+// the saved-account list, Remove's question in the element and the list after a removal, "Use another
+// account" (the consent box beside the bank button, the list one step back), the consent box of a first
+// purchase (its details folded), and Reconnect (alone, and with other saved accounts). Nothing overflows,
+// every button is at least 44 px and on one line, Remove sits on its account's line, axe (WCAG 2.2 AA)
+// finds nothing, and the radios behave as a radio group with spoken names.
 // The proxy is mocked with Playwright routes, with the proxy's own words (proxy/accounts/).
 // Saves test-results/saved-<state>-<lang>-<width>.png for people to look at.
 import assert from 'node:assert/strict';
@@ -24,8 +26,8 @@ interface Scenario {
   name: string;
   state: 'saved' | 'idle';
   offer: (lang: Lang) => Record<string, unknown>;
-  /** Shown from the list by a click on "Use another account". */
-  another?: true;
+  /** What the shopper does first: the name of the button pressed ("Use another account", Remove…). */
+  act?: (lang: Lang) => { press: string | RegExp; then?: string | RegExp }[];
 }
 
 const accounts = (lang: Lang) => [account('acc1', 'Checking ••••4321', 'CHECKING', lang), account('acc2', 'Savings ••••9876', 'SAVINGS', lang)];
@@ -37,9 +39,17 @@ const reconnect = (lang: Lang) => {
 
 const SCENARIOS: Scenario[] = [
   { name: 'list', state: 'saved', offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
-  { name: 'another', state: 'idle', another: true, offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
-  { name: 'consent', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), saving: consentWords(lang) }) },
+  { name: 'another', state: 'idle', act: (lang) => [{ press: offerWords(lang).useAnother }], offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
+  { name: 'confirm', state: 'saved', act: (lang) => [{ press: new RegExp(`^${offerWords(lang).remove} .*9876`) }], offer: (lang) => ({ accounts: accounts(lang), words: offerWords(lang), saving: consentWords(lang) }) },
+  {
+    name: 'removed',
+    state: 'saved',
+    act: (lang) => [{ press: new RegExp(`^${offerWords(lang).remove} .*9876`) }, { press: new RegExp(`^${offerWords(lang).remove}$`) }],
+    offer: (lang) => ({ accounts: [...accounts(lang), account('acc3', 'Savings ••••5555', 'SAVINGS', lang)], words: offerWords(lang), saving: consentWords(lang) }),
+  },
+  { name: 'consent', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), saving: consentWords(lang, 'Harbor & Pine Outfitters') }) },
   { name: 'reconnect', state: 'idle', offer: (lang) => ({ accounts: [], words: offerWords(lang), reconnect: reconnect(lang) }) },
+  { name: 'reconnect-others', state: 'idle', offer: (lang) => ({ accounts: accounts(lang).slice(1), words: offerWords(lang), saving: consentWords(lang), reconnect: reconnect(lang) }) },
 ];
 
 async function showScenario(browser: Browser, bundle: string, scenario: Scenario, lang: Lang, width: number): Promise<{ context: BrowserContext; page: Page }> {
@@ -61,16 +71,16 @@ async function showScenario(browser: Browser, bundle: string, scenario: Scenario
       const { id: _id, ...display } = chosen;
       return request.fulfill({ status: 201, contentType: 'application/json', body: JSON.stringify({ status: 'success', linkRef: `ref_${savedAccountId}`, ...display }) });
     }
+    if (url.pathname === '/obv/saved-accounts/remove') return request.fulfill({ status: 204, body: '' });
     return request.fulfill({ status: 404, body: '' });
   });
   await page.goto(`${ORIGIN}/`);
-  if (scenario.another) {
-    await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
-    await page.locator('obv-link-account').getByRole('button', { name: offerWords(lang).useAnother }).click();
-  }
+  if (scenario.act) await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
+  for (const { press } of scenario.act?.(lang) ?? []) await page.locator('obv-link-account').getByRole('button', { name: press }).click();
   await page.waitForFunction((state) => document.querySelector('obv-link-account')?.getAttribute('state') === state, scenario.state);
   if (scenario.state === 'saved') await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '');
   else await page.locator('obv-link-account').locator('.consent, .title span').first().waitFor();
+  if (scenario.name === 'removed') await page.locator('obv-link-account').locator('#s p:not(.title)').waitFor();
   await page.mouse.move(0, 0);
   return { context, page };
 }
@@ -81,9 +91,17 @@ async function measure(page: Page) {
     const card = root.querySelector<HTMLElement>('[part~="base"]')!;
     const controls = [...root.querySelectorAll<HTMLElement>('button, a, label')].map((control) => {
       const box = control.getBoundingClientRect();
-      return { label: control.textContent!.trim().slice(0, 40), width: box.width, height: box.height };
+      const style = getComputedStyle(control);
+      const lines = control.localName === 'label' ? 1 : Math.round((box.height - parseFloat(style.paddingTop) - parseFloat(style.paddingBottom) - 2) / parseFloat(style.lineHeight));
+      return { label: control.textContent!.trim().slice(0, 40), width: box.width, height: box.height, lines };
     });
-    return { controls, overflows: card.scrollWidth > card.clientWidth + 1 || host.getBoundingClientRect().right > document.documentElement.clientWidth };
+    // Remove beside its account: vertically within the account's label, never on a line of its own.
+    const apart = [...root.querySelectorAll<HTMLElement>('.row')].filter((row) => {
+      const label = row.querySelector('label')!.getBoundingClientRect();
+      const remove = row.querySelector(':scope > button')?.getBoundingClientRect();
+      return remove && (remove.top >= label.bottom || remove.bottom <= label.top);
+    }).length;
+    return { controls, apart, overflows: card.scrollWidth > card.clientWidth + 1 || host.getBoundingClientRect().right > document.documentElement.clientWidth };
   });
 }
 
@@ -105,9 +123,11 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       const where = `${scenario.name} ${lang} ${width}px`;
       const { context, page } = await showScenario(browser, bundle, scenario, lang, width);
       try {
-        const { controls, overflows } = await measure(page);
+        const { controls, overflows, apart } = await measure(page);
         if (overflows) problems.push(`${where}: the card overflows`);
+        if (apart) problems.push(`${where}: ${apart} Remove button(s) on a line apart from their account`);
         for (const control of controls) {
+          if (control.lines > 1) problems.push(`${where}: “${control.label}” wraps onto ${control.lines} lines`);
           if (control.height < 44 || control.width < 44) problems.push(`${where}: “${control.label}” is ${control.width}×${control.height} px, under 44 px`);
         }
         for (const violation of await harness.axeViolations(page)) problems.push(`${where}: axe ${violation}`);
@@ -127,7 +147,7 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       const group = host.getByRole('radiogroup', { name: 'Pay with a saved account' });
       const radios = group.getByRole('radio');
       assert.equal(await radios.count(), 2);
-      const first = group.getByRole('radio', { name: 'Sandbox Federal Bank · Checking ending in 4321' });
+      const first = group.getByRole('radio', { name: 'Sandbox Federal Bank Checking ending in 4321' });
       assert.equal(await first.isChecked(), true);
       const value = () => page.evaluate(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value);
       assert.equal(await value(), `ref_${'acc1'.padEnd(22, '0')}`);
@@ -143,7 +163,7 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       assert.equal(await consent.isChecked(), false, 'the consent box starts unchecked');
       assert.match(await host.locator('#ct').innerText(), /debit this bank account/);
       assert.equal(await value(), '', 'no saved account is chosen while another is about to be linked');
-      await host.getByRole('button', { name: 'Pay with a saved account' }).click();
+      await host.getByRole('button', { name: 'Use a saved account' }).click();
       await page.waitForFunction((ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref, `ref_${'acc2'.padEnd(22, '0')}`);
       assert.equal(await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(), true, 'back on the list, the choice is kept');
     } finally {

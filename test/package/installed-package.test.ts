@@ -20,6 +20,8 @@ import { lookupSession } from '../helpers/session-requests.ts';
 import { alive, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
 
 const QUICK_START = '### Quick start against the sandbox';
+/** The merchant's guides the README links to (docs/). */
+const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
 
 /** Tracked files that differ from HEAD (the build must leave this unchanged). */
 function trackedChanges(): string {
@@ -153,8 +155,8 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.equal(results.globals, 'none', 'importing defines no browser global on the server');
   });
 
-  test("every import in the README's and the production guide's code blocks resolves against the package, with the names it imports", async () => {
-    const documents = ['README.md', 'docs/GOING-TO-PRODUCTION.md'];
+  test("every import in the code blocks of the README and its guides resolves against the package, with the names it imports", async () => {
+    const documents = ['README.md', ...GUIDES];
     const imports = documents.flatMap((file) => snippetImports(readFileSync(path.join(ROOT, file), 'utf8'), file));
     assert.ok(imports.filter((found) => found.specifier.startsWith('obv-link')).length >= 6, 'the snippets import the package');
     // What a snippet's reader installs beside obv-link (the README says so where they are used).

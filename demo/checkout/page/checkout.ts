@@ -40,9 +40,21 @@ async function whenElementReady(): Promise<void> {
   await element.updateComplete;
 }
 
-/** The linked account's line as a screen reader should say it ("Checking ending in 4321"), from obv-success. */
+/** The linked account's line as the element shows it (in its language) and as a screen reader should say it, from obv-success. */
+let displayLabel = '';
 let spokenLabel = '';
-element.addEventListener('obv-success', (event) => (spokenLabel = event.detail.spokenLabel));
+element.addEventListener('obv-success', (event) => ({ displayLabel, spokenLabel } = event.detail));
+
+/**
+ * The hint under Pay speaks the element's language, like the account line in it: one language per
+ * sentence ("Paying from Corriente ••••4321" would mix two). Marked with `lang` for screen readers.
+ */
+const HINT = {
+  en: { paying: (line: Node[], bank: string) => ['Paying from ', ...line, ` at ${bank}.`], missing: 'Link a bank account to continue.' },
+  es: { paying: (line: Node[], bank: string) => ['Pagas desde ', ...line, ` en ${bank}.`], missing: 'Vincula una cuenta bancaria para continuar.' },
+};
+const hintLang: keyof typeof HINT = element.getAttribute('language') === 'es' ? 'es' : 'en';
+payHint.lang = hintLang;
 
 /** The account line shown with its bullets, and read without them (the hint is a live region). */
 function accountLine(shown: string): Node[] {
@@ -59,9 +71,13 @@ function updatePayButton(): void {
   const account = element.account;
   const ready = account !== undefined && form.checkValidity();
   payButton.disabled = !ready;
-  if (ready) payHint.replaceChildren('Paying from ', ...accountLine(account.accountLabel), ` at ${account.fiName}.`);
-  else payHint.textContent = 'Link a bank account to continue.';
+  if (ready) payHint.replaceChildren(...HINT[hintLang].paying(accountLine(displayLabel || account.accountLabel), account.fiName));
+  else payHint.textContent = HINT[hintLang].missing;
 }
+
+// The height reserved for a returning shopper's list (checkout.css `.returning-N`) holds until the element
+// shows its first screen of its own (the list), then gives way to the element's own height.
+element.addEventListener('obv-state-change', () => element.classList.remove('returning-1', 'returning-2', 'returning-3'), { once: true });
 
 for (const name of ELEMENT_EVENTS) {
   element.addEventListener(name, (event) => {

@@ -117,7 +117,11 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         currency: SHOP.currency,
         consumer: { firstName: SHOP.shopper.firstName, lastName: SHOP.shopper.lastName, email: SHOP.shopper.email },
         language: language === 'es' ? 'es-US' : 'en-US',
-        ...(reconnect ? { reauthorize: reconnect.sealed } : { savedAccounts: accounts.map((account) => account.sealed), allowSaving: true }),
+        // A reconnect is no dead end: the shopper's other saved accounts come with it, and saving is allowed
+        // (the bank may link another account: with consent, it is saved as a new one).
+        ...(reconnect ? { reauthorize: reconnect.sealed } : {}),
+        savedAccounts: accounts.filter((account) => account !== reconnect).map((account) => account.sealed),
+        allowSaving: true,
       });
       order.linkSession = { ...created, language };
       return created.linkToken;
@@ -134,7 +138,10 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     if (req.query.lang === 'es' || req.query.lang === 'en') order.language = req.query.lang;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
     res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
-    sendHtml(res, 200, checkoutPage(order, await linkTokenFor(order, order.language), order.language));
+    const linkToken = await linkTokenFor(order, order.language);
+    // A returning shopper's first screen is the saved list (a reconnect's is not): the page reserves its height.
+    const offered = order.reconnect ? 0 : saved.list(order.merchantUserId).length;
+    sendHtml(res, 200, checkoutPage(order, linkToken, order.language, offered));
   });
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
@@ -182,6 +189,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
           transactionStatus: result.response.transactionStatus,
           accountLabel: account?.accountLabel,
           fiName: account?.fiName,
+          fiAccountType: account?.fiAccountType,
           paidAt: Date.now(),
         };
       } else if (result.reconnect) {

@@ -18,6 +18,7 @@ export interface Payment {
   /** Display label of the linked account, from the verified outcome the proxy holds. */
   accountLabel?: string;
   fiName?: string;
+  fiAccountType?: string;
   paidAt: number;
 }
 

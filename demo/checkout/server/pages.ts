@@ -93,8 +93,12 @@ function languageSwitch(language: DemoLanguage): SafeHtml {
   return html`<nav class="language-switch" aria-label="Language of the bank linking">${link('en', 'English')}${link('es', 'Español')}</nav>`;
 }
 
-/** The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and the events panel. */
-export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en'): string {
+/**
+ * The checkout page: payment form with `<obv-link-account>` for the server's link session, order summary and
+ * the events panel. `savedAccounts`: how many the link session offers (not reconnecting), so the page
+ * reserves the list's height rather than the first-time screen's (checkout.css, checkout.ts).
+ */
+export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en', savedAccounts = 0): string {
   const total = formatMoney(order.totalCents);
   const body = html`<div class="layout">
 <div class="shop">
@@ -112,7 +116,7 @@ ${masthead()}
         <legend>Payment</legend>
         ${languageSwitch(language)}
         <obv-link-account
-          id="obv"
+          id="obv"${savedAccounts > 0 ? html` class="returning-${Math.min(savedAccounts, 3)}"` : ''}
           name="linkRef"
           required
           proxy-url="/obv"
@@ -120,7 +124,7 @@ ${masthead()}
           language="${language}"></obv-link-account>
       </fieldset>
       <button type="submit" class="pay-button" id="pay-button" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>
-      <p class="pay-hint" id="pay-hint" aria-live="polite">Link a bank account to continue.</p>
+      <p class="pay-hint" id="pay-hint" aria-live="polite" lang="${language}">${language === 'es' ? 'Vincula una cuenta bancaria para continuar.' : 'Link a bank account to continue.'}</p>
     </form>
   </section>
   ${orderSummary(order)}
@@ -132,38 +136,63 @@ ${eventsPanel()}
   return document('Checkout', 'page-checkout', body, true).value;
 }
 
-/** The page after the Pay button: the interactive transaction's outcome. */
+/** The receipt's words, in the checkout's language (the order keeps it): the shopper reads one language from the element to the receipt. */
+const RECEIPT = {
+  en: {
+    approved: 'Payment approved', notCompleted: 'Payment not completed', order: 'Order', transaction: 'Transaction ID', status: 'Status',
+    paidFrom: 'Paid from', amount: 'Amount', continue: 'Continue shopping', back: 'Back to checkout', declined: 'Declined',
+    failed: 'The payment could not be completed.', confirmed: 'Order confirmed',
+    thanks: (name: string, email: string) => html`Thanks, ${name}! Your order is confirmed and a receipt is on its way to ${email}.`,
+  },
+  es: {
+    approved: 'Pago aprobado', notCompleted: 'Pago no completado', order: 'Pedido', transaction: 'ID de transacción', status: 'Estado',
+    paidFrom: 'Pagado desde', amount: 'Importe', continue: 'Seguir comprando', back: 'Volver al pago', declined: 'Rechazado',
+    failed: 'No se pudo completar el pago.', confirmed: 'Pedido confirmado',
+    thanks: (name: string, email: string) => html`¡Gracias, ${name}! Tu pedido está confirmado y enviamos el recibo a ${email}.`,
+  },
+};
+
+const ACCOUNT_TYPES: Record<string, string> = { CHECKING: 'Corriente', SAVINGS: 'Ahorros' };
+
+/** The account's line in the receipt's language: in Spanish, "Corriente ••••4321" (as the element showed it). */
+function accountLine({ accountLabel = '', fiAccountType = '' }: { accountLabel?: string | undefined; fiAccountType?: string | undefined }, language: DemoLanguage): string {
+  const type = ACCOUNT_TYPES[fiAccountType.toUpperCase()];
+  return language === 'es' && type ? accountLabel.replace(/^(checking|savings)\b/i, type) : accountLabel;
+}
+
+/** The page after the Pay button: the interactive transaction's outcome, in the checkout's language. */
 export function resultPage(order: Order): string {
+  const words = RECEIPT[order.language];
   const paid = order.state === 'paid' && order.payment;
-  const account = [order.payment?.accountLabel, order.payment?.fiName].filter(Boolean).join(' · ');
+  const account = [order.payment && accountLine(order.payment, order.language), order.payment?.fiName].filter(Boolean).join(' · ');
   const body = html`<div class="shop result-shop">
 ${masthead()}
 <main class="result">
-  <section class="result-card ${paid ? 'is-approved' : 'is-declined'}" aria-labelledby="result-title">
+  <section class="result-card ${paid ? 'is-approved' : 'is-declined'}" aria-labelledby="result-title" lang="${order.language}">
     <span class="result-mark">${paid ? CHECK_ICON : CROSS_ICON}</span>
-    <h1 id="result-title">${paid ? 'Payment approved' : 'Payment not completed'}</h1>
+    <h1 id="result-title">${paid ? words.approved : words.notCompleted}</h1>
     <p class="result-lead">${
       paid
-        ? html`Thanks, ${SHOP.shopper.firstName}! Your order is confirmed and a receipt is on its way to ${SHOP.shopper.email}.`
-        : html`${order.failure?.detail ?? 'The payment could not be completed.'}`
+        ? words.thanks(SHOP.shopper.firstName, SHOP.shopper.email)
+        : html`${order.failure?.detail ?? words.failed}`
     }</p>
     <dl class="receipt">
-      <div><dt>Order</dt><dd class="mono">${order.orderId}</dd></div>
+      <div><dt>${words.order}</dt><dd class="mono">${order.orderId}</dd></div>
       ${
         order.payment
-          ? html`<div><dt>Transaction ID</dt><dd class="mono" id="transaction-id">${order.payment.transactionId}</dd></div>
-      <div><dt>Status</dt><dd><span class="status status-${order.payment.transactionStatus.toLowerCase()}" id="transaction-status">${order.payment.transactionStatus}</span></dd></div>`
-          : html`<div><dt>Status</dt><dd><span class="status status-declined" id="transaction-status">${order.failure?.title ?? 'Declined'}</span></dd></div>`
+          ? html`<div><dt>${words.transaction}</dt><dd class="mono" id="transaction-id">${order.payment.transactionId}</dd></div>
+      <div><dt>${words.status}</dt><dd><span class="status status-${order.payment.transactionStatus.toLowerCase()}" id="transaction-status">${order.payment.transactionStatus}</span></dd></div>`
+          : html`<div><dt>${words.status}</dt><dd><span class="status status-declined" id="transaction-status">${order.failure?.title ?? words.declined}</span></dd></div>`
       }
-      ${account ? html`<div><dt>Paid from</dt><dd>${account}</dd></div>` : ''}
-      <div><dt>Amount</dt><dd>${formatMoney(order.totalCents)}</dd></div>
+      ${account ? html`<div><dt>${words.paidFrom}</dt><dd>${account}</dd></div>` : ''}
+      <div><dt>${words.amount}</dt><dd>${formatMoney(order.totalCents)}</dd></div>
     </dl>
-    <a class="button-secondary" href="/">${paid ? 'Continue shopping' : 'Back to checkout'}</a>
+    <a class="button-secondary" href="/">${paid ? words.continue : words.back}</a>
   </section>
   ${orderSummary(order)}
 </main>
 </div>`;
-  return document(paid ? 'Order confirmed' : 'Payment not completed', 'page-result', body, false).value;
+  return document(paid ? words.confirmed : words.notCompleted, 'page-result', body, false).value;
 }
 
 /** A plain page for an unknown order (a stale link, or an order evicted from memory). */

@@ -3,7 +3,7 @@
 // without the proxy's key, bound to the shopper), the display fields and the consent record — never a
 // token, and passes the sealed strings back in the next checkout's link session.
 
-/** A saved account as the shop keeps it (the proxy's `savedAccount`, see README "Returning shoppers"). */
+/** A saved account as the shop keeps it (the proxy's `savedAccount`, see docs/RETURNING-SHOPPERS.md). */
 export interface SavedAccountRecord {
   sealed: string;
   accountId: string;

@@ -17,7 +17,7 @@ export interface RedisKeys {
   rateLimit(limiterName: string): string;
   /** The one pub/sub channel carrying every session event. */
   readonly eventsChannel: string;
-  /** Merchant events (proxy/events/redis-outbox.ts): one hash per event (`event`, `seq`, `attempts`, `status`). */
+  /** Merchant events (proxy/events/redis-outbox.ts): one hash per event (`event`, `seq`, `attempts`, `status` and where its delivery stands). */
   merchantEvent(eventId: string): string;
   /** Sorted set: event id → its sequence number, the order `GET /events` lists. */
   readonly merchantEventLog: string;
@@ -25,8 +25,12 @@ export interface RedisKeys {
   readonly merchantEventSeq: string;
   /** Sorted set: outbox job → when it is due (or when its lease ends). */
   readonly merchantEventJobs: string;
-  /** Sorted set: undelivered event id → when it was recorded (the backlog metrics). */
+  /** Sorted set: pending event id → since when it has been pending (the backlog metrics). */
   readonly merchantEventsPending: string;
+  /** Sorted set: pending event id → its sequence number (GET /events?delivery=pending, undelivered). */
+  readonly merchantEventsPendingSeq: string;
+  /** Sorted set: given-up event id → its sequence number (GET /events?delivery=failed, undelivered). */
+  readonly merchantEventsFailedSeq: string;
   /** String: an order's payment record (JSON, storage/payments.ts), kept for the payment retention. */
   payment(merchantTransactionId: string): string;
   /** String: the order an Idempotency-Key of POST /transactions was first used for (kept as long as its payment). */
@@ -56,6 +60,8 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventSeq: `${prefix}evt-seq`,
     merchantEventJobs: `${prefix}evt-jobs`,
     merchantEventsPending: `${prefix}evt-pending`,
+    merchantEventsPendingSeq: `${prefix}evt-pending-seq`,
+    merchantEventsFailedSeq: `${prefix}evt-failed-seq`,
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
     paymentKey: (idempotencyKey) => `${prefix}payment-key:${idempotencyKey}`,

@@ -20,7 +20,7 @@ export type SqliteDatabase = Database.Database;
 /** The database file's name inside the data directory. */
 export const DATABASE_FILE = 'obv-link.sqlite';
 
-/** The schema, version 1. Every table carries its own expiry (epoch ms) where its records expire. */
+/** The schema, version 2. Every table carries its own expiry (epoch ms) where its records expire. */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
@@ -76,9 +76,16 @@ CREATE TABLE IF NOT EXISTS events (
   body TEXT NOT NULL,
   attempts INTEGER NOT NULL DEFAULT 0,
   status TEXT NOT NULL,
-  created_at INTEGER NOT NULL
+  created_at INTEGER NOT NULL,
+  next_attempt_at INTEGER,
+  pending_since INTEGER,
+  delivered_at INTEGER,
+  acknowledged_by TEXT,
+  last_attempt_at INTEGER,
+  last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS events_pending ON events (created_at) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS events_undelivered ON events (seq) WHERE status != 'delivered';
 CREATE TABLE IF NOT EXISTS event_jobs (
   job TEXT PRIMARY KEY,
   due_at INTEGER NOT NULL
@@ -86,7 +93,23 @@ CREATE TABLE IF NOT EXISTS event_jobs (
 CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
 `;
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
+
+/**
+ * Version 1 → 2: where each event's delivery stands (GET /events shows it; acknowledge and redeliver
+ * change it). A pending event's next attempt is its job's due time.
+ */
+const TO_VERSION_2 = `
+ALTER TABLE events ADD COLUMN next_attempt_at INTEGER;
+ALTER TABLE events ADD COLUMN pending_since INTEGER;
+ALTER TABLE events ADD COLUMN delivered_at INTEGER;
+ALTER TABLE events ADD COLUMN acknowledged_by TEXT;
+ALTER TABLE events ADD COLUMN last_attempt_at INTEGER;
+ALTER TABLE events ADD COLUMN last_error TEXT;
+UPDATE events SET pending_since = created_at,
+  next_attempt_at = (SELECT due_at FROM event_jobs WHERE job = 'deliver:' || events.id)
+  WHERE status = 'pending';
+`;
 
 /** Why the data directory cannot be used, in words an operator acts on. */
 export class DataDirectoryError extends Error {
@@ -162,6 +185,7 @@ function migrate(db: SqliteDatabase): void {
     throw new Error(`it was written by a newer obv-link (schema ${version}; this version knows ${SCHEMA_VERSION})`);
   }
   db.transaction(() => {
+    if (version === 1) db.exec(TO_VERSION_2);
     db.exec(SCHEMA);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   })();

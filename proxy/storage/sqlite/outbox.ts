@@ -1,18 +1,30 @@
-// The merchant events' outbox on SQLite, for one instance: events, their order and their delivery jobs
-// in the data directory's file, so a restart or a crash loses no event recorded and no delivery owed.
+// The merchant events' outbox on SQLite, for one instance: events, their order, their delivery and their
+// jobs in the data directory's file, so a restart or a crash loses no event recorded, no delivery owed
+// and no acknowledgement answered (each change is one transaction, committed before the call returns).
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim).
-import type { EventOutbox, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
+import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
 import { jobKey, parseJobKey } from '../../events/outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../../events/shapes.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
+import type { Statement } from 'better-sqlite3';
 import type { SqliteHandle } from './database.ts';
 
 interface EventRow {
   seq: number;
   body: string;
   attempts: number;
-  status: StoredEvent['status'];
+  status: DeliveryState;
+  next_attempt_at: number | null;
+  delivered_at: number | null;
+  acknowledged_by: 'endpoint' | 'api' | null;
+  last_attempt_at: number | null;
+  last_error: string | null;
 }
+
+const EVENT_COLUMNS = 'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
+
+/** The states each list filter keeps (`delivery` of GET /events). */
+const STATES = { all: ['pending', 'delivered', 'failed'], pending: ['pending'], failed: ['failed'], undelivered: ['pending', 'failed'] } as const;
 
 export class SqliteEventOutbox implements EventOutbox {
   readonly #handle: SqliteHandle;
@@ -24,25 +36,33 @@ export class SqliteEventOutbox implements EventOutbox {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
     const { db } = handle;
     this.#statements = {
-      insertEvent: db.prepare("INSERT OR IGNORE INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 0, 'pending', ?)"),
+      insertEvent: db.prepare("INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)"),
       scheduleNew: db.prepare('INSERT OR IGNORE INTO event_jobs (job, due_at) VALUES (?, ?)'),
+      schedule: db.prepare('INSERT OR REPLACE INTO event_jobs (job, due_at) VALUES (?, ?)'),
       due: db.prepare<[number, number], { job: string }>('SELECT job FROM event_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
       moveJob: db.prepare('UPDATE event_jobs SET due_at = ? WHERE job = ?'),
       deleteJob: db.prepare('DELETE FROM event_jobs WHERE job = ?'),
-      getEvent: db.prepare<[string], EventRow>('SELECT seq, body, attempts, status FROM events WHERE id = ?'),
-      setStatus: db.prepare('UPDATE events SET status = ? WHERE id = ?'),
-      countAttempt: db.prepare('UPDATE events SET attempts = attempts + 1 WHERE id = ?'),
+      getEvent: db.prepare<[string], EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
+      delivered: db.prepare("UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', "
+        + "last_attempt_at = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
+      failed: db.prepare("UPDATE events SET status = 'failed', attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
+      retried: db.prepare("UPDATE events SET attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'"),
+      acknowledged: db.prepare("UPDATE events SET status = 'delivered', delivered_at = ?, acknowledged_by = 'api', next_attempt_at = NULL WHERE id = ? AND status != 'delivered'"),
+      restarted: db.prepare("UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, pending_since = ?, delivered_at = NULL, acknowledged_by = NULL, "
+        + "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'"),
+      hurried: db.prepare("UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
       seqOf: db.prepare<[string], { seq: number }>('SELECT seq FROM events WHERE id = ?'),
-      after: db.prepare<[number, number], { body: string }>('SELECT body FROM events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      backlog: db.prepare<[], { pending: number; oldest: number | null }>("SELECT count(*) AS pending, min(created_at) AS oldest FROM events WHERE status = 'pending'"),
+      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, db.prepare<[number, number], EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND status IN (${states.map((state) => `'${state}'`).join(', ')}) ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
+      backlog: db.prepare<[], { pending: number; oldest: number | null }>("SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
       trim: db.prepare("DELETE FROM events WHERE created_at <= ? AND status != 'pending'"),
     };
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     return this.#handle.db.transaction(() => {
-      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs).changes === 0) return false;
-      this.#statements.scheduleNew.run(jobKey({ kind: 'deliver', eventId: event.id }), nowMs);
+      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0) return false;
+      this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
     })();
   }
@@ -65,20 +85,21 @@ export class SqliteEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const row = this.#statements.getEvent.get(eventId);
-    return row && { event: MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent, body: row.body, attempts: row.attempts, status: row.status };
+    return row && storedEvent(row);
   }
 
-  async settle(eventId: string, status: 'delivered' | 'failed'): Promise<void> {
+  async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
     this.#handle.db.transaction(() => {
-      this.#statements.setStatus.run(status, eventId);
-      this.#statements.deleteJob.run(jobKey({ kind: 'deliver', eventId }));
+      if (outcome.ok) this.#statements.delivered.run(nowMs, nowMs, eventId);
+      else this.#statements.failed.run(nowMs, outcome.error, eventId);
+      this.#statements.deleteJob.run(deliverKey(eventId));
     })();
   }
 
-  async retryAt(eventId: string, atMs: number): Promise<void> {
+  async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
     this.#handle.db.transaction(() => {
-      this.#statements.countAttempt.run(eventId);
-      this.#statements.moveJob.run(atMs, jobKey({ kind: 'deliver', eventId }));
+      if (this.#statements.retried.run(nowMs, error, atMs, eventId).changes === 0) return;
+      this.#statements.moveJob.run(atMs, deliverKey(eventId));
     })();
   }
 
@@ -86,21 +107,37 @@ export class SqliteEventOutbox implements EventOutbox {
     this.#statements.moveJob.run(atMs, jobKey(job));
   }
 
-  async finishSessionCheck(sessionId: string): Promise<void> {
-    this.#statements.deleteJob.run(jobKey({ kind: 'session-check', sessionId }));
+  async finishJob(job: OutboxJob): Promise<void> {
+    this.#statements.deleteJob.run(jobKey(job));
   }
 
-  async list(afterId: string | undefined, limit: number, nowMs: number): Promise<{ events: MerchantEvent[]; hasMore: boolean } | undefined> {
+  async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
+    return this.#handle.db.transaction(() => {
+      if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0) this.#statements.deleteJob.run(deliverKey(eventId));
+      const row = this.#statements.getEvent.get(eventId);
+      return row && storedEvent(row);
+    })();
+  }
+
+  async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
+    return this.#handle.db.transaction(() => {
+      const changed = this.#statements.restarted.run(nowMs, nowMs, eventId).changes + this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
+      if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
+      const row = this.#statements.getEvent.get(eventId);
+      return row && storedEvent(row);
+    })();
+  }
+
+  async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
     await this.trim(nowMs);
     let afterSeq = 0;
-    if (afterId !== undefined) {
-      const row = this.#statements.seqOf.get(afterId);
+    if (query.after !== undefined) {
+      const row = this.#statements.seqOf.get(query.after);
       if (!row) return undefined;
       afterSeq = row.seq;
     }
-    const rows = this.#statements.after.all(afterSeq, limit + 1);
-    const hasMore = rows.length > limit;
-    return { events: rows.slice(0, limit).map((row) => MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent), hasMore };
+    const rows = this.#statements.after[query.delivery ?? 'all'].all(afterSeq, query.limit + 1);
+    return { events: rows.slice(0, query.limit).map(storedEvent), hasMore: rows.length > query.limit };
   }
 
   async backlog(): Promise<OutboxBacklog> {
@@ -114,4 +151,18 @@ export class SqliteEventOutbox implements EventOutbox {
 
   /** The storage bundle closes the file. */
   async close(): Promise<void> {}
+}
+
+function deliverKey(eventId: string): string {
+  return jobKey({ kind: 'deliver', eventId });
+}
+
+function storedEvent(row: EventRow): StoredEvent {
+  const delivery: EventDelivery = { state: row.status, attempts: row.attempts };
+  if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = row.next_attempt_at;
+  if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = row.delivered_at;
+  if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
+  if (row.last_attempt_at !== null) delivery.lastAttemptAt = row.last_attempt_at;
+  if (row.last_error !== null) delivery.lastError = row.last_error;
+  return { event: MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent, body: row.body, delivery };
 }

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import ts from 'typescript';
+import { anchorsOf, githubSlug } from '../../helpers/markdown-anchors.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const SOURCE = /\.(ts|tsx|js|mjs|cjs)$/;
@@ -73,34 +74,6 @@ export function outsideCitation(text: string): string | undefined {
     if (match) return match[0];
   }
   return undefined;
-}
-
-/** GitHub's heading anchor: lower case, punctuation dropped (hyphens kept), spaces to hyphens. */
-export function githubSlug(heading: string): string {
-  return heading
-    .trim()
-    .replace(/<[^>]*>/g, '')
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, '')
-    .replace(/ /g, '-');
-}
-
-/** The anchors of a Markdown document, duplicates numbered (`-1`, `-2`) as GitHub does. */
-export function anchorsOf(markdown: string): Set<string> {
-  const anchors = new Set<string>();
-  const counts = new Map<string, number>();
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
-    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (!heading) continue;
-    const base = githubSlug(heading[1] ?? '');
-    const count = counts.get(base) ?? 0;
-    counts.set(base, count + 1);
-    anchors.add(count === 0 ? base : `${base}-${count}`);
-  }
-  return anchors;
 }
 
 /** Links into the three documents: `docs/UPSTREAM.md#d3-…`, or `UPSTREAM.md#…` from inside docs/. */

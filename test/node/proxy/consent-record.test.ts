@@ -9,7 +9,7 @@ import { savingFor } from '../../../proxy/accounts/saving.ts';
 import type { ProxyContext } from '../../../proxy/context.ts';
 import type { LinkSession } from '../../../proxy/link-sessions/link-sessions.ts';
 
-const ctx = { now: () => Date.UTC(2026, 10, 24) } as unknown as ProxyContext;
+const ctx = { now: () => Date.UTC(2026, 10, 24), config: {} } as unknown as ProxyContext;
 const session = { allowSaving: true, language: 'en', merchantUserId: 'user-1' } as unknown as LinkSession;
 
 /** The consent record a start with these request values makes. */

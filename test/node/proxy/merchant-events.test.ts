@@ -401,11 +401,11 @@ describe('merchant events configuration', () => {
     await outbox.append(event(`evt_${'a'.repeat(22)}`), 0);
     await outbox.append(event(`evt_${'b'.repeat(22)}`), 500);
     assert.equal(await outbox.append(event(`evt_${'a'.repeat(22)}`), 600), false);
-    await outbox.settle(`evt_${'a'.repeat(22)}`, 'delivered');
-    assert.deepEqual((await outbox.list(`evt_${'a'.repeat(22)}`, 10, 900))?.events.map((e) => e.id), [`evt_${'b'.repeat(22)}`]);
-    assert.equal(await outbox.list(`evt_${'a'.repeat(22)}`, 10, 1_100), undefined);
+    await outbox.settle(`evt_${'a'.repeat(22)}`, { ok: true }, 600);
+    assert.deepEqual((await outbox.list({ after: `evt_${'a'.repeat(22)}`, limit: 10 }, 900))?.events.map((e) => e.event.id), [`evt_${'b'.repeat(22)}`]);
+    assert.equal(await outbox.list({ after: `evt_${'a'.repeat(22)}`, limit: 10 }, 1_100), undefined);
     // The pending one stays past the retention: it is still being delivered.
-    assert.deepEqual((await outbox.list(undefined, 10, 5_000))?.events.map((e) => e.id), [`evt_${'b'.repeat(22)}`]);
+    assert.deepEqual((await outbox.list({ limit: 10 }, 5_000))?.events.map((e) => e.event.id), [`evt_${'b'.repeat(22)}`]);
   });
 });
 

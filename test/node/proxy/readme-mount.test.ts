@@ -1,5 +1,5 @@
-// The README's "Mount it in an existing Express app" snippet, run as written: it is cut out of the
-// README, its import paths pointed at this checkout, its fixed port swapped for a free one, and a
+// The proxy guide's "Mount it in an existing Express app" snippet (docs/PROXY.md), run as written: it is cut out of the
+// guide, its import paths pointed at this checkout, its fixed port swapped for a free one, and a
 // stand-in for the merchant's session middleware put in front. A full verification then runs through it.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -21,28 +21,28 @@ const ROOT = path.resolve(import.meta.dirname, '../../..');
 const SESSION_USER = { id: 'readme-user-7', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' };
 const SESSION_CART = { orderId: 'order-readme', total: '49.99' };
 
-/** The first ```ts block under the README heading `heading`. */
-function readmeSnippet(heading: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+/** The first ```ts block under the proxy guide's heading `heading`. */
+function guideSnippet(heading: string): string {
+  const readme = readFileSync(path.join(ROOT, 'docs/PROXY.md'), 'utf8');
   const start = readme.indexOf(heading);
-  assert.ok(start >= 0, `README has a "${heading}" section`);
+  assert.ok(start >= 0, `docs/PROXY.md has a "${heading}" section`);
   const code = /```ts\n([\s\S]*?)```/.exec(readme.slice(start))?.[1];
   assert.ok(code, `the "${heading}" section has a ts code block`);
   return code;
 }
 
-/** Replaces `search` once, failing loudly when the README no longer contains it. */
+/** Replaces `search` once, failing loudly when the guide no longer contains it. */
 function replaceOnce(code: string, search: string, replacement: string): string {
-  assert.ok(code.includes(search), `the README snippet contains ${JSON.stringify(search)}`);
+  assert.ok(code.includes(search), `the guide's snippet contains ${JSON.stringify(search)}`);
   return code.replace(search, replacement);
 }
 
-test('the README mounting snippet serves a whole verification in a fresh Express app', async (t) => {
+test('the proxy guide\'s mounting snippet serves a whole verification in a fresh Express app', async (t) => {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
   t.after(() => provider.close());
   const port = await freePort();
 
-  let code = readmeSnippet('### Mount it in an existing Express app');
+  let code = guideSnippet('## Mount it in an existing Express app');
   code = replaceOnce(code, "from 'express'", `from ${JSON.stringify(import.meta.resolve('express'))}`);
   code = replaceOnce(code, "from 'obv-link/proxy'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
   code = replaceOnce(code, 'app.listen(3000)', `app.listen(${port}, '127.0.0.1')`);

@@ -1,4 +1,4 @@
-// The Redis client is an optional dependency (README "Redis"): a proxy without OBV_REDIS_URL must never
+// The Redis client is an optional dependency (docs/SEVERAL-INSTANCES.md): a proxy without OBV_REDIS_URL must never
 // load ioredis or rate-limit-redis, so `npm install --omit=optional` runs a single instance. Checked in a
 // child process that builds a proxy, serves one request, closes it and lists the packages it loaded.
 import assert from 'node:assert/strict';

@@ -34,7 +34,7 @@ const lookup = (baseUrl: string, sessionId: string) =>
   fetch(`${baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId }) });
 
 interface Problem { type: string; errors?: { path: string; message: string }[]; account?: Record<string, string> }
-interface Offer { accounts: { id: string; fiName: string; displayLabel: string; spokenLabel: string }[]; saving?: { version: string; label: string; text: string; lang: string }; reconnect?: { fiName: string; displayLabel: string } }
+interface Offer { accounts: { id: string; fiName: string; displayLabel: string; spokenLabel: string }[]; saving?: { version: string; label: string; text: string; details: string; more: string; lang: string }; reconnect?: { fiName: string; displayLabel: string } }
 
 describe('saved accounts', () => {
   let pair: ProxyPair;
@@ -97,7 +97,8 @@ describe('saved accounts', () => {
     assert.deepEqual(offer.accounts, []);
     assert.equal(offer.saving?.version, CONSENT_VERSION);
     assert.equal(offer.saving?.lang, 'es');
-    assert.match(offer.saving?.text ?? '', /Eliminar/);
+    assert.match(offer.saving?.details ?? '', /Eliminar/);
+    assert.match(offer.saving?.text ?? '', /^Autorizas a esta tienda /, 'no merchant name configured: the plain words');
     assert.equal((offer as unknown as { words: { remove: string } }).words.remove, 'Eliminar');
     const plain = await offerOf((await linkSession()).linkToken);
     assert.deepEqual(Object.keys(plain).sort(), ['accounts', 'words']);
@@ -114,7 +115,7 @@ describe('saved accounts', () => {
     assert.equal(saved.consent?.userAgent, 'SavedAccountTest/1.0');
     assert.equal(saved.consent?.ip, '127.0.0.1');
     assert.match(saved.consent?.checkbox ?? '', /Save this account/);
-    assert.match(saved.consent?.text ?? '', /debit this bank account/);
+    assert.match(saved.consent?.text ?? '', /debit this bank account.*Nothing is debited without your confirmation.*“Remove”/, 'the whole authorization, its collapsible part too');
     const accountToken = [...pair.provider.state.accounts.values()].at(-1)!.accountToken;
     assert.ok(!saved.sealed.includes(accountToken), 'the token is not readable in the sealed string');
     const report = reports.find((r) => r.sessionId === sessionId);
@@ -122,6 +123,7 @@ describe('saved accounts', () => {
     const browser = await (await lookup(pair.baseUrl, sessionId)).text();
     assert.ok(!browser.includes(saved.sealed) && !browser.includes(accountToken) && !browser.includes(saved.accountId), browser);
     assert.ok(browser.includes(linkRef));
+    assert.equal((JSON.parse(browser) as { outcome: { note?: string } }).outcome.note, 'This account will be saved for your next purchases.', 'the shopper is told');
   });
 
   test('without the consent box ticked nothing is saved; consent is refused where saving is not allowed or the words are another version', async () => {
@@ -324,6 +326,94 @@ describe('saved accounts', () => {
     assert.notEqual(linked.savedAccount.sealed, saved.sealed);
     const paid = await pay(view.outcome.linkRef, again.purchase);
     assert.equal(paid.status, 201, await paid.clone().text());
+  });
+
+  /** A stale saved account, and a link session (with saving allowed) that re-authorizes it. */
+  async function staleAndReconnect(who: 'good' | 'savings', extra: Record<string, unknown> = { allowSaving: true }) {
+    const { saved } = await linkAndSave(who);
+    const staleToken = [...pair.provider.state.accounts.values()].at(-1)!.accountToken;
+    assert.ok(pair.provider.markAccountStale(staleToken));
+    return { saved, staleToken, ...(await linkSession({ reauthorize: saved.sealed, ...extra })) };
+  }
+  async function finish(started: Response, who: 'good' | 'savings') {
+    assert.equal(started.status, 201, await started.clone().text());
+    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(consumerUrl, who);
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string; note?: string; displayLabel: string } };
+    const linked = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as
+      { savedAccount?: SavedAccount; reconnect?: { accountId: string; differentAccount: boolean }; accountLabel: string };
+    return { outcome: view.outcome, linked, sessionId, consumerUrl };
+  }
+  /** Whether `sealed` still needs re-authorizing: chosen in a new link session, its payment is refused so. */
+  async function stillStale(sealed: string) {
+    const { linkToken, purchase } = await linkSession({ savedAccounts: [sealed] });
+    const [offered] = (await offerOf(linkToken)).accounts;
+    const { linkRef } = (await (await post('/saved-accounts/use', { linkToken, savedAccountId: offered!.id })).json()) as { linkRef: string };
+    const paid = await pay(linkRef, purchase);
+    return paid.status === 422 && ((await paid.json()) as Problem).type === 'urn:obv-link:problem:reauthorization-required';
+  }
+
+  test('a reconnect that links a different account: the stale saved account is not relabelled; a new one with its own id and the consent of that start, and the shopper is told', async () => {
+    const { saved, linkToken } = await staleAndReconnect('savings');
+    assert.equal(saved.fiAccountType, 'SAVINGS');
+    const { outcome, linked } = await finish(await post('/verifications', { linkToken, consent: CONSENT_VERSION }), 'good');
+    assert.equal(linked.accountLabel, 'Checking ••••4321');
+    assert.deepEqual(linked.reconnect, { accountId: saved.accountId, differentAccount: true });
+    assert.ok(linked.savedAccount, 'the consent given on the re-authorizing start is kept');
+    assert.notEqual(linked.savedAccount.accountId, saved.accountId, 'never the stale account\'s id');
+    assert.match(linked.savedAccount.accountId, /^sa_/);
+    assert.equal(linked.savedAccount.reauthorized, undefined);
+    assert.equal(linked.savedAccount.fiAccountType, 'CHECKING');
+    assert.equal(linked.savedAccount.consent?.version, CONSENT_VERSION);
+    assert.match(outcome.note ?? '', /different account .* saved as a new account/);
+    assert.ok(await stillStale(saved.sealed), 'the savings account still needs reconnecting (its token was not re-linked)');
+    // The new saved account pays.
+    assert.equal(await stillStale(linked.savedAccount.sealed), false);
+  });
+
+  test('a reconnect that links a different account without the box ticked saves nothing; the same account is renewed, with a consent given again', async () => {
+    const different = await staleAndReconnect('savings');
+    const none = await finish(await post('/verifications', { linkToken: different.linkToken }), 'good');
+    assert.equal(none.linked.savedAccount, undefined);
+    assert.deepEqual(none.linked.reconnect, { accountId: different.saved.accountId, differentAccount: true });
+    assert.match(none.outcome.note ?? '', /for this purchase only/);
+
+    const same = await staleAndReconnect('good');
+    const renewed = await finish(await post('/verifications', { linkToken: same.linkToken, consent: CONSENT_VERSION }), 'good');
+    assert.deepEqual(renewed.linked.reconnect, { accountId: same.saved.accountId, differentAccount: false });
+    assert.equal(renewed.linked.savedAccount?.accountId, same.saved.accountId);
+    assert.equal(renewed.linked.savedAccount?.reauthorized, true);
+    assert.equal(renewed.linked.savedAccount?.consent?.version, CONSENT_VERSION);
+    assert.equal(renewed.outcome.note, 'Your saved account is reconnected.');
+    assert.equal(await stillStale(same.saved.sealed), false, 'the same token works again');
+  });
+
+  test('as an attacker: a reconnect never rebinds another user\'s saved account, a consent is refused where saving is not allowed, and "another" sends no stale token', async () => {
+    const { saved, linkToken, staleToken } = await staleAndReconnect('good', {});
+    // Another user's link session cannot name this saved account to reconnect, nor to offer.
+    for (const field of ['reauthorize', 'savedAccounts']) {
+      const refused = await server('/link-sessions', checkout({ merchantUserId: 'mallory', [field]: field === 'reauthorize' ? saved.sealed : [saved.sealed] }));
+      assert.equal(refused.status, 422, field);
+    }
+    // The re-authorizing link session does not allow saving: a consent sent anyway is refused, naming it.
+    const refused = await post('/verifications', { linkToken, consent: CONSENT_VERSION });
+    assert.equal(refused.status, 400);
+    assert.equal(((await refused.json()) as Problem).errors?.[0]?.path, 'consent');
+    // "Use another account": a plain link, the stale token not sent upstream, nothing renewed.
+    const started = await post('/verifications', { linkToken, another: true });
+    assert.equal(started.status, 201, await started.clone().text());
+    const { consumerUrl } = (await started.clone().json()) as { consumerUrl: string };
+    const request = pair.provider.state.verifications.get(new URL(consumerUrl).pathname.split('/').pop()!)?.request;
+    assert.equal(request?.accountToken, undefined);
+    assert.notEqual(request?.accountToken, staleToken);
+    const { linked } = await finish(started, 'good');
+    assert.equal(linked.savedAccount, undefined);
+    assert.equal(linked.reconnect, undefined);
+    assert.ok(await stillStale(saved.sealed));
+    // `another` only with a link token.
+    const bare = await post('/verifications', { another: true });
+    assert.equal(bare.status, 400);
   });
 
   test('the reauthorization codes are configurable: a code not listed passes through as the provider\'s refusal', async (t) => {

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
-import type { MerchantEvent, ObvProxyOptions } from '../../../proxy/index.ts';
+import type { ListedEvent, MerchantEvent, ObvProxyOptions } from '../../../proxy/index.ts';
 import { postLinkSession, ProxyProcess } from '../../chaos/cluster.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
@@ -133,7 +133,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     endpoint.deliveries.length = 0;
   });
 
-  it('after an outage GET /events on any instance returns what the merchant missed, in order, and the deliveries survive a Redis restart', { timeout: 60_000 }, async () => {
+  it('after an outage GET /events?delivery=undelivered on any instance returns what the merchant missed, in order, and the deliveries survive a Redis restart', { timeout: 60_000 }, async () => {
     endpoint.answer = () => 'ok';
     const [a, b] = [await instance('outage:'), await instance('outage:')];
     const seen = await a.proxy.events.emit('link.cancelled', order(100));
@@ -145,15 +145,45 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     await redis.stop('SIGKILL');
     await redis.start();
     const caughtUp = await eventually(async () => {
-      const page = await listEvents(b, `?after=${seen!.id}`).catch(() => undefined);
+      const page = await listEvents(b, '?delivery=undelivered').catch(() => undefined);
       return page?.data.length === 5 ? page : undefined;
     }, 15_000);
     assert.deepEqual(caughtUp.data.map((event) => event.id), missed.map((event) => event!.id));
     assert.deepEqual(caughtUp.data.map((event) => (event.data as { merchantTransactionId?: string }).merchantTransactionId), ['order-101', 'order-102', 'order-103', 'order-104', 'order-105']);
     assert.equal(caughtUp.hasMore, false);
+    assert.ok(caughtUp.data.every((event) => (event as unknown as ListedEvent).delivery.state === 'pending'));
     await endpoint.up();
     const delivered = await endpoint.waitForDistinct(6, 20_000);
     assert.deepEqual(new Set(delivered.map((event) => event.id)), new Set([seen!.id, ...missed.map((event) => event!.id)]));
+    endpoint.deliveries.length = 0;
+  });
+
+  it('an event acknowledged on one instance is pushed by none any more; a redelivery asked of one is sent once, by one', { timeout: 60_000 }, async () => {
+    const [a, b] = [await instance('ack:'), await instance('ack:')];
+    const refused = await a.proxy.events.emit('link.succeeded', { ...order(300), linkRef: 'ref-300', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' });
+    endpoint.answer = ({ event }) => (event?.id === refused!.id ? 'fail' : 'ok');
+    const pushes = () => endpoint.deliveries.filter((d) => d.event?.id === refused!.id).length;
+    await eventually(() => pushes() >= 2 || undefined, 15_000);
+    const [missed] = (await listEvents(b, '?delivery=undelivered')).data as unknown as ListedEvent[];
+    assert.equal(missed?.id, refused!.id);
+    assert.equal(missed!.delivery.lastError, 'answered 500');
+    const ack = await fetch(`${b.url}/obv/events/${refused!.id}/ack`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
+    assert.equal(ack.status, 200);
+    const afterAck = pushes();
+    // Several retry steps later (100–1 000 ms each): at most the attempt that was already under way.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    assert.ok(pushes() <= afterAck + 1, `${pushes() - afterAck} pushes after the acknowledgement`);
+    const listedOnA = ((await listEvents(a, '?limit=100')).data as unknown as ListedEvent[]).find((event) => event.id === refused!.id);
+    assert.deepEqual([listedOnA?.delivery.state, listedOnA?.delivery.acknowledgedBy], ['delivered', 'api']);
+    assert.deepEqual((await listEvents(a, '?delivery=undelivered')).data, []);
+
+    endpoint.answer = () => 'ok';
+    const before = pushes();
+    const redeliver = await fetch(`${a.url}/obv/events/${refused!.id}/redeliver`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
+    assert.equal(redeliver.status, 202);
+    await eventually(() => pushes() === before + 1 || undefined, 15_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(pushes(), before + 1, 'one instance sent it, once');
     endpoint.deliveries.length = 0;
   });
 

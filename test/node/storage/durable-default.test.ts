@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, configFromEnv, createLogger, createObvProxy, DataDirectoryError } from '../../../proxy/index.ts';
+import Database from 'better-sqlite3';
 import { createStorage } from '../../../proxy/storage/create-storage.ts';
+import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
 import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
 
@@ -112,5 +114,39 @@ describe('the SQLite file', () => {
     } finally {
       await after.close();
     }
+  });
+
+  test('a file of schema 1 is migrated at the open: its events keep their order, and a pending one its next attempt', async () => {
+    const dataDir = newDir();
+    // Schema 1 as the previous version wrote it (the events' tables only: every other table is unchanged).
+    const old = new Database(join(dataDir, DATABASE_FILE));
+    old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, created_at INTEGER NOT NULL);
+      CREATE INDEX events_pending ON events (created_at) WHERE status = 'pending';
+      CREATE TABLE event_jobs (job TEXT PRIMARY KEY, due_at INTEGER NOT NULL);`);
+    const event = (id: string) => ({ id, type: 'link.cancelled', createdAt: new Date(1_000).toISOString(), data: {} });
+    const [sent, waiting] = [`evt_${'s'.repeat(22)}`, `evt_${'w'.repeat(22)}`];
+    const now = Date.now();
+    old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 1, 'delivered', ?)").run(sent, JSON.stringify(event(sent)), now);
+    old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 2, 'pending', ?)").run(waiting, JSON.stringify(event(waiting)), now);
+    old.prepare('INSERT INTO event_jobs (job, due_at) VALUES (?, ?)').run(`deliver:${waiting}`, now + 60_000);
+    old.pragma('user_version = 1');
+    old.close();
+
+    const storage = createStorage({ kind: 'sqlite', dataDir, logger });
+    try {
+      const listed = await storage.eventOutbox.list({ limit: 10 }, now);
+      assert.deepEqual(listed?.events.map((stored) => [stored.event.id, stored.delivery]), [
+        [sent, { state: 'delivered', attempts: 1 }],
+        [waiting, { state: 'pending', attempts: 2, nextAttemptAt: now + 60_000 }],
+      ]);
+      assert.deepEqual((await storage.eventOutbox.list({ limit: 10, delivery: 'undelivered' }, now))?.events.map((stored) => stored.event.id), [waiting]);
+      assert.deepEqual(await storage.eventOutbox.backlog(), { pending: 1, oldestPendingAt: now });
+    } finally {
+      await storage.close();
+    }
+    const reopened = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
+    assert.equal(reopened.pragma('user_version', { simple: true }), 2);
+    reopened.close();
   });
 });

@@ -1,0 +1,33 @@
+// The demo (sandbox provider + proxy + checkout, demo/start-demo.ts) in its own process for the sections
+// that drive Chromium: the bench's own event loop — playwright's client, which handles every protocol
+// message of every page — then no longer delays the proxy's relay or the sandbox's notification. Until
+// 2026-11-26 the demo ran inside the bench process and that shared loop showed up in the shopper's p99.
+// The proxy's options come as JSON in BENCH_DEMO_PROXY (storage, data directory, Redis URL); the parent
+// owns that storage and removes it, since this process simply exits when the parent lets it go.
+import { startDemo } from '../../demo/start-demo.ts';
+import { serveRpc } from '../lib/rpc.ts';
+
+const wallClock = (): number => performance.timeOrigin + performance.now();
+
+// The sandbox provider sends its notifications with this process's global fetch: noting when one leaves
+// is the least intrusive hook (a benchmark-only wrapper).
+const sentAt: number[] = [];
+const originalFetch = globalThis.fetch;
+globalThis.fetch = (input, init) => {
+  if (String(input instanceof Request ? input.url : input).includes('/notifications/')) sentAt.push(wallClock());
+  return originalFetch(input, init);
+};
+
+const proxyOptions = JSON.parse(process.env.BENCH_DEMO_PROXY ?? '{}') as Record<string, unknown>;
+// No rate limit: hundreds of starts and choices a minute from one address.
+const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...proxyOptions } });
+
+serveRpc({
+  url: () => demo.url,
+  /** Forgets the notifications noted so far (before a sample's bank sign-in). */
+  resetNotifications: () => {
+    sentAt.length = 0;
+  },
+  /** When the first notification since the last reset left, on the machine's wall clock. */
+  firstNotificationAt: () => sentAt[0] ?? null,
+});

@@ -1,0 +1,145 @@
+// A returning shopper on a phone (375 px) in Chromium, in English and Spanish, on the demo shop: the
+// checkout with a saved account does not shift (CLS, measured by the browser's own layout-shift entries,
+// under 0.1); a stale account's reconnect that signs in to a different account says so, keeps the stale
+// saved account as it was and gives the shop a new saved account with its own id and consent; the saved
+// list's Remove asks in the element, naming the account, announces the removal and puts focus on the list;
+// axe (WCAG 2.2 AA) finds nothing in the reconnect screen, the different-account success, the question and after the removal.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import type { RunningDemo } from '../../demo/start-demo.ts';
+import { SHOP } from '../../demo/checkout/server/orders.ts';
+import { consentWords } from '../../proxy/accounts/consent.ts';
+import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { element, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
+
+const LINK_BUTTON = { en: 'Link your bank account', es: 'Vincular cuenta bancaria' } as const;
+const DIFFERENT = { en: /You linked a different account .* saved as a new account/, es: /Vinculaste una cuenta distinta .* cuenta nueva/ } as const;
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The WCAG 2.2 A/AA violations axe finds in the element, as `id (node count)` (the context bypasses the demo's CSP for axe's script). */
+async function axeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ content: AXE });
+  return page.evaluate(async () => {
+    const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: { id: string; nodes: unknown[] }[] }> } };
+    const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+    const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
+    return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
+  });
+}
+
+/** The page's cumulative layout shift so far (shifts right after an input excluded, as CLS does). */
+const layoutShift = (page: Page) => page.evaluate(() => (window as unknown as { obvLayoutShift: number }).obvLayoutShift);
+
+describe('a returning shopper on a phone: no layout shift, a reconnect to another account, the saved list', { timeout: TEST_TIMEOUT_MS * 6 }, () => {
+  let demo: RunningDemo;
+  let browser: Browser;
+  before(async () => {
+    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await demo?.close();
+  });
+
+  for (const lang of ['en', 'es'] as const) {
+    it(`${lang}: CLS under 0.1 with a saved account; a reconnect that links another account makes a new saved account; Remove asks in the element`, { timeout: TEST_TIMEOUT_MS * 3 }, async () => {
+      const context = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, bypassCSP: true });
+      context.setDefaultTimeout(STEP_TIMEOUT_MS);
+      await context.addInitScript(() => {
+        const state = window as unknown as { obvLayoutShift: number };
+        state.obvLayoutShift = 0;
+        new PerformanceObserver((list) => {
+          for (const entry of list.getEntries() as (PerformanceEntry & { value: number; hadRecentInput: boolean })[]) {
+            if (!entry.hadRecentInput) state.obvLayoutShift += entry.value;
+          }
+        }).observe({ type: 'layout-shift', buffered: true });
+      });
+      const page = await context.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(error.message));
+      const words = offerWords(lang);
+      const consent = consentWords(lang, SHOP.name);
+      const host = element(page);
+      const checkout = async (state: 'idle' | 'saved') => {
+        await page.goto(`${demo.url}?lang=${lang}`);
+        await waitForState(page, state);
+      };
+      try {
+        // A first purchase that saves the checking account; the consent words name the shop.
+        await checkout('idle');
+        assert.equal(await host.locator('#ct').innerText(), consent.text);
+        assert.match(consent.text, new RegExp(SHOP.name));
+        await host.getByRole('checkbox', { name: consent.checkbox }).check();
+        await linkAtBank(page, host.getByRole('button', { name: LINK_BUTTON[lang] }), lang);
+        await waitForState(page, 'success');
+        await pay(page);
+        await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
+        const shopper = `shopper-${(await context.cookies()).find((c) => c.name === 'nr_shopper')!.value}`;
+        const [checking] = demo.savedAccounts.list(shopper);
+        assert.ok(checking);
+
+        // The next checkout: its saved account in place without the page jumping.
+        await checkout('saved');
+        await page.locator('#pay-button:enabled').waitFor();
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        const cls = await layoutShift(page);
+        assert.ok(cls < 0.1, `CLS ${cls.toFixed(3)} at 375 px`);
+
+        // The bank marks it stale: Pay comes back to "Reconnect", with "Use another account" beside it.
+        const accountToken = [...demo.provider.state.transactions.values()].at(-1)!.accountToken;
+        assert.ok(demo.provider.markAccountStale(accountToken));
+        await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
+        await waitForState(page, 'idle');
+        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
+        assert.equal(await host.getByRole('button', { name: words.useAnother }).count(), 1);
+        const axe = async (state: string) => problems.push(...(await axeViolations(page)).map((violation) => `${state}: axe ${violation}`));
+        await axe('reconnect');
+        // The shopper signs in to the savings account instead, with the box ticked.
+        await host.getByRole('checkbox', { name: consent.checkbox }).check();
+        await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang, 'user_savings');
+        await waitForState(page, 'success');
+        const status = host.locator('#s');
+        await status.filter({ hasText: DIFFERENT[lang] }).waitFor();
+        await saveScreenshot(page, `reconnect-different-${lang}-375`);
+        await axe('a different account');
+        await pay(page);
+        await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
+        const saved = demo.savedAccounts.list(shopper);
+        assert.equal(saved.length, 2, 'the stale account kept, and a new one');
+        const savings = saved.find((account) => account.fiAccountType === 'SAVINGS')!;
+        const stale = saved.find((account) => account.accountId === checking.accountId)!;
+        assert.notEqual(savings.accountId, checking.accountId);
+        assert.equal(stale.sealed, checking.sealed, 'the stale saved account is as it was');
+        assert.equal(stale.fiAccountType, 'CHECKING');
+        assert.equal((savings.consent as { version?: string } | undefined)?.version, consent.version, 'the new account has its own consent');
+
+        // The saved list: Remove asks in the element, naming the account; the removal is said; focus on the list.
+        await checkout('saved');
+        await page.locator('#pay-button:enabled').waitFor();
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+        const clsTwo = await layoutShift(page);
+        assert.ok(clsTwo < 0.1, `CLS ${clsTwo.toFixed(3)} at 375 px with two saved accounts`);
+        const remove = host.getByRole('button', { name: new RegExp(`^${words.remove} Sandbox Federal Bank .*(Savings|ahorros)`) });
+        await remove.click();
+        const question = host.getByRole('group', { name: /Sandbox Federal Bank/ });
+        await question.waitFor();
+        await saveScreenshot(page, `remove-question-${lang}-375`);
+        await axe('Remove\'s question');
+        const focused = () => host.evaluate((el) => el.shadowRoot!.activeElement?.textContent ?? el.shadowRoot!.activeElement?.localName);
+        assert.equal(await focused(), words.keep, 'Keep is focused');
+        await question.getByRole('button', { name: words.remove, exact: true }).click();
+        await status.filter({ hasText: /Sandbox Federal Bank/ }).filter({ hasText: lang === 'en' ? 'was removed' : 'Se eliminó' }).waitFor();
+        await page.waitForFunction(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('type') === 'radio');
+        assert.equal(demo.savedAccounts.list(shopper).length, 1, 'the shop forgot it');
+        await axe('removed');
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+      }
+    });
+  }
+});

@@ -20,6 +20,8 @@ export interface FlowError {
   service?: true;
   /** The watch on a started session lost the proxy: nothing is lost, it resumes by itself. */
   watch?: true;
+  /** "Check now" could not reach the proxy either: the element says so, for the shopper who asked. */
+  checked?: boolean | undefined;
 }
 
 /** Where the flow stands; `kind` is the element's `state`. */
@@ -79,8 +81,13 @@ export interface LinkFlow extends ReactiveController {
   readonly status: FlowStatus;
   /** On a failure, expiry or error screen after "Change": the account "Keep …" brings back, else none. */
   linkedBefore(): LinkedAccount | undefined;
-  /** Starts a verification (`save`: the shopper ticked the consent box). Call it from a user gesture: the bank tab opens right away. */
+  /**
+   * Starts a verification (`save`: the consent box as the shopper left it; without a box, the consent given
+   * at the last start, so a retry or a "Change" never drops it). Call it from a user gesture: the bank tab opens right away.
+   */
   start(save?: boolean): void;
+  /** The consent the next start carries, unless the shopper changes the box: what the consent box shows. */
+  readonly consent: boolean;
   /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
   readonly saved: SavedAccounts;
   /**
@@ -95,11 +102,11 @@ export interface LinkFlow extends ReactiveController {
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
    */
   cancel(): void;
-  /** "Try again": follows the same session again after a network error, else starts a new one. */
-  retry(): void;
+  /** "Try again" (`save` as for start): asks about the same session again after a lost connection ("Check now"), else starts a new one. */
+  retry(save?: boolean): void;
   /** Forgets everything, the linked account too (the form was reset); a wrong attribute stays on screen. */
   reset(): void;
-  /** Picks up the session a previous page of this tab started (a reload while the consumer was at the bank). */
+  /** Picks up the session a previous page of this tab started for the same link session: a reload while the consumer was at the bank, or after linking. */
   resume(): void;
   /**
    * Shows the developer's message for a wrong attribute, or `undefined` once the attributes are usable. Only
@@ -135,6 +142,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   /** The last start reconnects the saved account the link session re-authorizes (not "Use another account"). */
   let reconnecting = false;
   let closed = false;
+  /** The shopper ticked "save" at the last start: a restart from any screen keeps it. */
+  let consent = false;
 
   const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
@@ -165,22 +174,19 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     watch?.close();
     watch = undefined;
   };
-  /** Holds `session` as the one waited on and remembers it for a reload; without one, forgets it. */
-  const remember = (session?: StartedSession) => {
-    pending = session;
+  /**
+   * Holds `session` as the one waited on and remembers it for a reload; `done`: its account is linked (a
+   * reload shows it again, not waited on); without one, forgets it.
+   */
+  const remember = (session?: StartedSession, done?: boolean) => {
+    pending = done ? undefined : session;
     const page = target();
-    if (page) savePending(page.storageKey, session, page.purchase);
+    if (page) savePending(page.storageKey, session, page.purchase, done);
   };
   /** Lets the session go: no tab, no watch, nothing to resume. */
   const abandon = () => {
     closeTab();
     stopWatching();
-    remember();
-  };
-  /** Ends a session that settled: the return page closes the bank's tab itself. */
-  const finish = () => {
-    tab = null;
-    blocked = closed = false;
     remember();
   };
 
@@ -199,14 +205,27 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
   }, (error) => fail({ kind: 'network', message: error.message }));
 
+  /**
+   * The proxy cannot be reached while a session is under way (offline, or the watch gave up): the session
+   * may still finish, so `pending` stays and the flow asks again by itself (see wake). Said once; again only
+   * to the shopper who pressed "Check now" (`checked`).
+   */
+  const lose = (message: string, checked?: boolean) => {
+    // A watch that is still trying stops: the flow asks again itself, once (see wake and recheck).
+    stopWatching();
+    if (checked || !lostWatch()) fail({ kind: 'network', message, watch: true, checked });
+  };
+
   /** How the watch on the session ended. */
   const ended = (end: WatchEnd) => {
     watch = undefined;
-    // The session may still finish: `pending` stays, and the watch resumes by itself (see wake).
-    if (end.kind === 'network') return fail({ ...end, watch: true });
+    if (end.kind === 'network') return lose(end.message);
     // Expired, the bank's page can no longer finish: its tab goes too, before the shopper signs in for nothing.
     if (end.kind === 'expired') closeTab();
-    finish();
+    // Settled: the return page closes the bank's tab itself. A linked account stays remembered for a reload.
+    tab = null;
+    blocked = closed = false;
+    remember(end.kind === 'success' ? pending : undefined, true);
     if (end.kind === 'expired') {
       set({ kind: 'expired' });
       report('expired', 'Session expired');
@@ -231,50 +250,63 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   };
 
   /**
-   * The bank tab is gone though the session is not done: said only once the proxy confirms the session is
-   * still waiting (the return page closes the tab itself just after the bank step), then the link offered.
+   * Asks the proxy about the session waited on, now. Its end settles the flow (a bank step finished while
+   * the connection was down shows its account); still waiting, it is followed again; unreachable, the
+   * connection is lost — never a closed tab (`checked`: the shopper pressed "Check now"). `tabGone`: the
+   * bank tab closed, said only when the session still waits for the bank (the return page closes the tab
+   * itself just after the bank step), with the link offered.
    */
-  const checkTab = () => {
+  const recheck = (checked?: boolean, tabGone?: boolean) => {
     const session = pending;
     const base = target()?.base;
-    if (status.kind !== 'waiting' || !tab?.closed || !session || !base) return;
-    tab = null;
-    fetchSession(base, session.sessionId, new AbortController().signal).then(
-      (snapshot) => snapshot.kind === 'pending' && !snapshot.returned,
-      () => true,
-    ).then((gone) => {
-      if (gone && pending === session && status.kind === 'waiting') {
-        closed = true;
-        refreshWaiting();
+    if (!session || !base) return;
+    fetchSession(base, session.sessionId).then((snapshot) => {
+      if (pending !== session) return;
+      if (snapshot.kind !== 'pending') {
+        stopWatching();
+        return ended(snapshot);
       }
-    });
+      if (tabGone && !snapshot.returned) closed = true;
+      // Followed again unless a watch runs (a lost connection or a reload ended the last one).
+      if (!watch) watchPending();
+      set(waiting(session));
+    }, (error: Error) => pending === session && lose(error.message, checked));
   };
-  /** The page is visible or online again: look at the tab, and pick up a lost watch. */
+  /** The bank tab is gone though the session may not be done (see recheck); `always` (truthy; a number is shorter in the budgeted bundle): ask the proxy all the same. */
+  const checkTab = (always?: unknown) => {
+    const gone = status.kind === 'waiting' && !!tab?.closed;
+    if (gone) tab = null;
+    if (gone || always) recheck(false, gone);
+  };
+  /**
+   * The page is visible or online again (back from the bank tab, a locked phone): ask the proxy
+   * about the session, in case a message was lost or the connection was, and look at the tab.
+   */
   const wake = () => {
     if (document.hidden) return;
-    checkTab();
-    // The tab that just closed may not say so yet when its checkout comes back to the front.
-    setTimeout(checkTab, 500);
-    if (lostWatch() && pending) {
-      set(waiting(pending));
-      watchPending();
-    }
+    checkTab(1);
+    // The tab that just closed may not say so yet when its checkout comes back to the front, and the
+    // network may not carry requests yet when the browser says it is back online: both are asked again.
+    setTimeout(checkTab, 500, 1);
   };
 
   const opened = (base: URL, session: StartedSession) => {
     aborter = undefined;
     remember(session);
+    // A tab closed while it said "Connecting to your bank…" (its "Back to checkout") was not blocked.
+    closed = !!tab?.closed;
     tab = navigateBankTab(tab, session.consumerUrl);
-    if (!tab) blocked = true;
+    if (!tab) blocked = !closed;
     set(waiting(session));
     if (tab) announceOpen(session);
-    else report('popup-blocked', 'New tab blocked');
+    else if (blocked) report('popup-blocked', 'New tab blocked');
     watch = watchSession(base, session, ended);
   };
 
   const start = (save?: boolean) => {
     const page = target();
     if (busy() || wrongAttribute() || !page) return;
+    consent = save ?? consent;
     const opener = page.tabOpener();
     // Opened by the page itself, the bank's tab could navigate the checkout (reverse tabnabbing).
     if (!opener) return report('configuration', 'start() needs the element on the page');
@@ -294,11 +326,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       timedOut = true;
       attempt.abort();
     }, timing.startTimeoutMs);
-    const consent = save && saved.offer?.saving?.version;
+    const version = consent && saved.offer?.saving?.version;
     // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
     const reconnect = !!saved.offer?.reconnect;
     reconnecting = reconnect && (previous.kind === 'idle' ? !previous.another : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
-    const request = { ...page.request, ...(consent ? { consent } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
+    const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
     startSession(page.base, request, idempotencyKey, attempt.signal).then(
       (session) => {
         clearTimeout(timer);
@@ -324,6 +356,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     get status() {
       return status;
     },
+    get consent() {
+      return consent;
+    },
     // After a failed "Use another account", "Keep …" brings back the saved account chosen before.
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
@@ -344,18 +379,14 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       set(rest());
       emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
     },
-    retry() {
-      if (pending && lostWatch()) {
-        set(waiting(pending));
-        watchPending();
-      } else {
-        start();
-      }
+    retry(save) {
+      if (pending && lostWatch()) recheck(true);
+      else start(save);
     },
     reset() {
       abandon();
       linked = undefined;
-      cancelled = false;
+      cancelled = consent = false;
       if (!wrongAttribute()) set(rest());
     },
     resume() {
@@ -363,6 +394,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const remembered = page && loadPending(page.storageKey, page.purchase);
       if (!remembered) return;
       pending = remembered;
+      // Linked before the reload: the proxy still has the account (its link reference), unless the session ended since.
+      if (remembered.done) return recheck();
       set(waiting(remembered));
       watchPending();
     },
@@ -396,6 +429,12 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       listening = new AbortController();
       document.addEventListener('visibilitychange', wake, listening);
       addEventListener('online', wake, listening);
+      // A bank step in a window of its own never hides the checkout, so no visibility change says when it
+      // closed: the tab is looked at every second while waiting (a no-op otherwise).
+      const timer = setInterval(checkTab, 1_000);
+      listening.signal.onabort = () => clearInterval(timer);
+      // Offline, said at once: the watch would take its retries to give up (the connection may come back first).
+      addEventListener('offline', () => status.kind === 'waiting' && lose('offline'), listening);
       if (status.kind === 'waiting') watchPending();
       if (status.kind === 'starting') {
         closeTab();

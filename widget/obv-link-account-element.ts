@@ -101,6 +101,8 @@ export class ObvLinkAccountElement extends LitElement {
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
+  /** The offer whose "Reconnect" was brought into view and focused (once per offer). */
+  #told: object | undefined;
   #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
@@ -164,8 +166,7 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    // The consent box, when the link session offers saving: ticked means "save the account I link now".
-    if (!this.#isDisabled) this.#flow.start(this.renderRoot.querySelector<HTMLInputElement>('#consent')?.checked);
+    if (!this.#isDisabled) this.#flow.start(this.#consent);
   }
 
   /**
@@ -200,8 +201,9 @@ export class ObvLinkAccountElement extends LitElement {
   protected override updated(): void {
     this.setAttribute('state', this.state);
     const value = this.value;
-    // No saved state to restore from: a link reference is single use and short-lived, so after a
-    // navigation the shopper links again rather than see an account whose reference may have paid.
+    // No saved state to restore from: a link reference is single use and short-lived. A reload shows the
+    // linked account again only for the same link session (resume, read from the proxy), never after a navigation
+    // to another purchase, where its reference may have paid.
     this.#internals.setFormValue(value || null);
     if (this.required && !value && !this.#isDisabled) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
@@ -254,7 +256,7 @@ export class ObvLinkAccountElement extends LitElement {
       failure ? (cancelled ? '' : failure.message)
       : misconfigured ? s.configurationHint
       : state === 'expired' ? s.expiredHint
-      : failed ? (error?.service ? s.serviceHint : s.networkHint)
+      : failed || error?.checked ? (error?.service ? s.serviceHint : s.networkHint)
       : '';
     // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
     const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked || closed || cancelled ? BANK_ICON : '';
@@ -286,6 +288,8 @@ export class ObvLinkAccountElement extends LitElement {
   #actions(s: ObvStrings, status: FlowStatus): TemplateResult {
     const offer = this.#flow.saved.offer;
     const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
+    // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
+    const box = consentBox(offer?.saving, this.#isDisabled, this.#flow.consent);
     switch (status.kind) {
       case 'idle': {
         const saved = this.#flow.saved;
@@ -293,7 +297,7 @@ export class ObvLinkAccountElement extends LitElement {
         // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
         // After "Use another account": back to the saved accounts, or to the reconnect screen.
         const reconnect = offer?.reconnect && !status.another;
-        return html`${consentBox(offer?.saving, this.#isDisabled)}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
+        return html`${box}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
           ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 'secondary-button') : nothing}${this.#button(words!.useAnother, this.#flow.another, 'secondary-button')}`
           : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 'secondary-button') : nothing}`;
       }
@@ -311,10 +315,11 @@ export class ObvLinkAccountElement extends LitElement {
         return this.#button(s.change, this.start, 'button', '');
       default: {
         const code = status.kind === 'failure' ? status.code : '';
+        const lost = status.kind === 'error' && status.error.watch;
         // After a cancelled reconnect, "Reconnect" again: what the button does.
         const label = CANCEL_CODES.test(code) ? (this.#flow.reconnecting() ? offer!.words.reconnect : s.linkAccount)
           : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
-          : status.kind === 'error' && status.error.watch ? s.checkNow
+          : lost ? s.checkNow
           : s.tryAgain;
         // After a failed "Change", this takes the consumer back to the account linked before, named (its
         // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
@@ -322,7 +327,7 @@ export class ObvLinkAccountElement extends LitElement {
         const before = this.#flow.linkedBefore();
         const [shown = '', spoken] = before?.label ?? [];
         const [lead, tail] = s.keep.split('{account}');
-        return html`${this.#button(label, this.#retry)}${before
+        return html`${lost ? nothing : box}${this.#button(label, this.#retry)}${before
           ? this.#button(html`<span>${lead}${line(shown, spoken || shown)}${tail}</span>`, this.cancel, 'secondary-button')
           : nothing}`;
       }
@@ -346,7 +351,15 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   #retry(): void {
-    if (!this.#isDisabled) this.#flow.retry();
+    if (!this.#isDisabled) this.#flow.retry(this.#consent);
+  }
+
+  /**
+   * The consent box, when the link session offers saving: ticked means "save the account I link now".
+   * Without a box on screen (Change), the consent given before stands.
+   */
+  get #consent(): boolean | undefined {
+    return this.renderRoot.querySelector<HTMLInputElement>('#consent')?.checked;
   }
 
   /** The `language` attribute, else the `lang` of the page around the element. */
@@ -385,6 +398,14 @@ export class ObvLinkAccountElement extends LitElement {
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */
   #changed(status: FlowStatus, previous: FlowStatus): void {
     this.requestUpdate();
+    const offer = this.#flow.saved.offer;
+    // A payment refused as stale brings the shopper back to a checkout that says "Reconnect" (and that nothing
+    // was charged): it comes into view with its button focused, on a phone too, where it starts below the fold.
+    if (status.kind === 'idle' && !status.another && offer?.reconnect && this.#told !== offer) {
+      this.#told = offer;
+      // (Chromium scrolls a focused control that is out of view to the middle of the screen.)
+      void this.updateComplete.then(() => this.renderRoot.querySelector<HTMLElement>('[part~="button"]')?.focus());
+    }
     // Re-rendering replaces the focused button; if focus was in here, bring it back to the new main control.
     // :focus-within rather than document.activeElement, which is only this when no other shadow root wraps us.
     const hadFocus = this.matches(':focus-within');
@@ -406,14 +427,17 @@ export class ObvLinkAccountElement extends LitElement {
         }
       });
     }
-    if (!newState) return;
-    // A screen reader ignores a live region that changes in a hidden tab: say it again once the tab is back.
-    if (document.hidden) {
-      document.addEventListener('visibilitychange', () => {
-        this._hush = true;
-        setTimeout(() => (this._hush = false), timing.reannouncePauseMs);
-      }, { once: true });
+    const reannounce = () => {
+      this._hush = true;
+      setTimeout(() => (this._hush = false), timing.reannouncePauseMs);
+    };
+    if (!newState) {
+      // "Check now" that still cannot reach the proxy says so again, each time the shopper asks.
+      if (status.kind === 'error') reannounce();
+      return;
     }
+    // A screen reader ignores a live region that changes in a hidden tab: say it again once the tab is back.
+    if (document.hidden) document.addEventListener('visibilitychange', reannounce, { once: true });
     emit(this, 'obv-state-change', { state: status.kind, previous: previous.kind });
   }
 }

@@ -16,10 +16,13 @@ export const naming = (words: string, { fiName, displayLabel, spokenLabel }: Off
   return html`${lead}${fiName} ${line(displayLabel, spokenLabel)}${tail}`;
 };
 
-/** The unchecked consent box and the debit authorization it refers to (a `<label>` around box and words). */
-export const consentBox = (saving: Words | undefined, disabled: boolean) =>
+/**
+ * The consent box and the debit authorization it refers to (a `<label>` around box and words): unchecked
+ * until the shopper ticks it, then `checked` on every screen that starts a bank step again.
+ */
+export const consentBox = (saving: Words | undefined, disabled: boolean, checked: boolean) =>
   saving
-    ? html`<div part="consent" class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct cd" ?disabled=${disabled}> ${saving.checkbox}</label><p id="ct">${saving.text}</p><details><summary>${saving.more}</summary><p id="cd">${saving.details}</p></details></div>`
+    ? html`<div part="consent" class="consent" lang=${saving.lang}><label><input id="consent" type="checkbox" aria-describedby="ct cd" ?disabled=${disabled} .checked=${checked}> ${saving.checkbox}</label><p id="ct">${saving.text}</p><details><summary>${saving.more}</summary><p id="cd">${saving.details}</p></details></div>`
     : nothing;
 
 /**

@@ -159,7 +159,7 @@ export function postJson(base: URL, path: string, body: object, init?: RequestIn
 }
 
 /** POST {base}/sessions/lookup. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
-export async function fetchSession(base: URL, sessionId: string, signal: AbortSignal): Promise<SessionSnapshot> {
+export async function fetchSession(base: URL, sessionId: string, signal?: AbortSignal): Promise<SessionSnapshot> {
   const response = await postSession(base, 'lookup', sessionId, { signal });
   if (response.status === 404) return { kind: 'expired' };
   if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
@@ -304,10 +304,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
     if (!done) fetchSession(base, sessionId, aborter.signal).then(settle, () => undefined);
   };
 
-  // Back on the page after a while (the bank tab, a locked phone): ask, in case a message was lost.
-  document.addEventListener('visibilitychange', () => {
-    if (!document.hidden) checkNow();
-  }, aborter); // {signal}: removed when the watch stops
+  // Back on the page after a while (the bank tab, a locked phone), the flow asks (link-flow.ts, wake).
   // The return page names no session (an id there would be readable by every same-origin page): each
   // waiting element asks the proxy about its own.
   channel.onmessage = (event: MessageEvent) => {

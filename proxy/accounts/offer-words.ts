@@ -20,6 +20,7 @@ export interface OfferWords {
   keep: string;
   /** "Reconnect" before the bank's name and the account's masked number; the button says it alone. */
   reconnect: string;
+  /** Under the Reconnect title: a reconnect follows a payment refused as stale, so it first says nothing was charged. */
   reconnectHint: string;
 }
 
@@ -33,7 +34,7 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
     removed: '{account} was removed from your saved accounts.',
     keep: 'Keep',
     reconnect: 'Reconnect',
-    reconnectHint: 'Your bank asks you to sign in again before this account can be used.',
+    reconnectHint: 'Nothing was charged: your bank asks you to sign in again before this account can be used.',
   },
   es: {
     title: 'Paga con una cuenta guardada',
@@ -44,7 +45,7 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
     removed: 'Se eliminó {account} de tus cuentas guardadas.',
     keep: 'Conservar',
     reconnect: 'Reconectar',
-    reconnectHint: 'Tu banco te pide que inicies sesión de nuevo para usar esta cuenta.',
+    reconnectHint: 'No se cobró nada: tu banco te pide que inicies sesión de nuevo para usar esta cuenta.',
   },
 };
 

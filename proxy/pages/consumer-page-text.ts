@@ -8,6 +8,11 @@ export interface ConsumerPageText {
   connectingMessage: string;
   /** The holding page's message naming the shop that sent the shopper (`{merchant}`), when it is configured. */
   connectingFromMerchant: string;
+  /** Shown once the provider has taken a few seconds: the page is still working. */
+  connectingSlow: string;
+  /** The holding page's button that closes the tab (the checkout is then in front), and what it says when the browser refuses. */
+  backToCheckout: string;
+  backRefused: string;
   returnedTitle: string;
   returnedMessage: string;
   cancelledTitle: string;
@@ -33,6 +38,9 @@ const en: ConsumerPageText = {
   connectingTitle: 'Connecting to your bank…',
   connectingMessage: 'Your bank’s page opens here in a moment.',
   connectingFromMerchant: '{merchant} is sending you to your bank to link your account. Your bank’s page opens here in a moment.',
+  connectingSlow: 'Still connecting. Your bank can take up to 20 seconds to answer.',
+  backToCheckout: 'Back to checkout',
+  backRefused: 'Close this tab to go back to the checkout.',
   returnedTitle: 'Bank step complete — you can close this tab',
   returnedMessage: 'Return to the checkout to continue.',
   cancelledTitle: 'Bank linking was cancelled',
@@ -56,6 +64,9 @@ const es: ConsumerPageText = {
   connectingTitle: 'Conectando con tu banco…',
   connectingMessage: 'La página de tu banco se abrirá aquí en un momento.',
   connectingFromMerchant: '{merchant} te lleva a tu banco para vincular tu cuenta. La página de tu banco se abrirá aquí en un momento.',
+  connectingSlow: 'Seguimos conectando. Tu banco puede tardar hasta 20 segundos en responder.',
+  backToCheckout: 'Volver al pago',
+  backRefused: 'Cierra esta pestaña para volver a la página de pago.',
   returnedTitle: 'Paso del banco completado: puedes cerrar esta pestaña',
   returnedMessage: 'Vuelve al pago para continuar.',
   cancelledTitle: 'Se canceló la vinculación bancaria',

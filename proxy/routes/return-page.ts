@@ -1,6 +1,8 @@
 // GET /connecting — the holding page the element opens in the new tab inside the click, before the bank's
-// address is known: the consumer reads "Connecting to your bank…" instead of a blank, untitled tab. No
-// script: the element navigates the tab on to the bank itself.
+// address is known: the consumer reads "Connecting to your bank…" instead of a blank, untitled tab, sees it
+// working (a spinner, then "Still connecting…" if the provider is slow) and has a way back: "Back to
+// checkout" closes the tab (the page's script, the same file as the return page's; the element then says
+// the bank tab was closed and offers the bank's page again, or Cancel). The element navigates the tab on to the bank itself.
 // GET /return/:returnRef — where the bank sends the consumer back (the returnURL, docs/UPSTREAM.md#d9-return-and-notification-urls). The URL carries
 // the session's return reference, never its id (the provider sees this URL, and the id reads the
 // outcome). The page says the step is done, tells the checkout tab over BroadcastChannel('obv-link')
@@ -35,7 +37,7 @@ export const returnPageOperations: Operation[] = [{
   method: 'get',
   path: '/return-page.js',
   operationId: 'returnPageScript',
-  summary: 'The return page\'s script (a file, so the page\'s CSP needs no inline script)',
+  summary: 'The script of the return and holding pages (a file, so their CSP needs no inline script)',
   caller: 'browser',
   responses: { 200: { description: 'The script', content: { 'text/javascript': z.string() } } },
   problems: { ...UNROUTED_PROBLEMS },
@@ -46,7 +48,7 @@ export const returnPageOperations: Operation[] = [{
   summary: '"Connecting to your bank…": the new tab\'s page before the bank\'s address is known',
   caller: 'browser',
   query: { lang },
-  responses: { 200: html('The holding page (strict CSP, no script)') },
+  responses: { 200: html('The holding page (strict CSP; its one script is /return-page.js, for "Back to checkout")') },
   problems: { ...UNROUTED_PROBLEMS },
 }, {
   method: 'get',
@@ -74,11 +76,27 @@ type PageWords = { [Key in keyof ConsumerPageText]: ConsumerPageText[Key] extend
 
 const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;margin:0;display:grid;place-items:center;min-height:100vh;'
   + 'background:#f6f7f9;color:#1b1f24}main{max-width:28rem;padding:2rem;text-align:center}h1{font-size:1.25rem}'
-  + '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}}';
+  // The holding page: a spinner (still, without motion; in forced colours an arc in the text colour on the
+  // page's, where every side would otherwise be painted alike), "Still connecting…" after a few seconds, and "Back to checkout".
+  + '.spin{width:2rem;height:2rem;margin:0 auto;border:3px solid #c9d1de;border-top-color:#2554d8;border-radius:50%;'
+  + 'animation:spin .8s linear infinite}@keyframes spin{to{rotate:1turn}}'
+  + '.slow{visibility:hidden;animation:show 0s 6s forwards}@keyframes show{to{visibility:visible}}'
+  + 'button{font:inherit;font-weight:600;min-height:2.75rem;margin-top:.5rem;padding:.6rem 1.25rem;color:inherit;background:transparent;'
+  + 'border:1px solid #8a94a3;border-radius:8px;cursor:pointer}button:focus-visible{outline:2px solid #2554d8;outline-offset:2px}'
+  + '@media (prefers-reduced-motion:reduce){.spin{animation:none}}'
+  + '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}.spin{border-color:#3a4250;border-top-color:#8fb0ff}}'
+  // Last, so that no colour above wins over the system ones.
+  + '@media (forced-colors:active){.spin{forced-color-adjust:none;border-color:Canvas;border-top-color:CanvasText}}';
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
-/** Runs in the returned tab. */
+/** Runs in the returned tab, and in the holding page for its "Back to checkout". */
 const SCRIPT = `(() => {
+  const back = document.getElementById('back');
+  // The tab was opened by the checkout's script, so it may close itself; a browser that refuses is told to.
+  if (back) back.onclick = () => {
+    window.close();
+    setTimeout(() => { document.getElementById('refused').hidden = false; }, 300);
+  };
   if (!document.documentElement.hasAttribute('data-returned')) return;
   try {
     const channel = new BroadcastChannel('obv-link');
@@ -103,6 +121,19 @@ function page(lang: string, title: string, message: string, returned = false, re
 <title>${title}</title><style>${STYLE}</style>
 ${returned ? '<script src="../return-page.js" defer></script>' : ''}</head>
 <body><main><h1>${title}</h1><p>${message}</p></main></body>
+</html>
+`;
+}
+
+/** "Connecting to your bank…": working (a spinner, then the slow provider's words) and a way back to the checkout. */
+function connectingPage(text: ConsumerPageText, message: string): string {
+  return `<!doctype html>
+<html lang="${text.lang}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${text.connectingTitle}</title><style>${STYLE}</style>
+<script src="return-page.js" defer></script></head>
+<body><main><div class="spin" aria-hidden="true"></div><h1>${text.connectingTitle}</h1><p>${message}</p><p class="slow">${text.connectingSlow}</p>
+<button id="back" type="button">${text.backToCheckout}</button><p id="refused" hidden>${text.backRefused}</p></main></body>
 </html>
 `;
 }
@@ -155,7 +186,7 @@ export function returnPageRouter(ctx: ProxyContext): Router {
   router.get('/connecting', (req, res) => {
     const text = consumerPageText(req.query.lang);
     const message = merchantName ? text.connectingFromMerchant.replace('{merchant}', merchantName) : text.connectingMessage;
-    res.set(secureHeaders).type('html').send(page(text.lang, text.connectingTitle, message));
+    res.set(secureHeaders).type('html').send(connectingPage(text, message));
   });
 
   router.get('/return/:returnRef', async (req, res) => {

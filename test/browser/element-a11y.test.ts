@@ -94,6 +94,26 @@ describe('<obv-link-account> accessibility', () => {
     await expect(refused).to.be.accessible();
   });
 
+  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'We couldn’t reach the server'], ['es', 'Esperando la conexión', 'No pudimos contactar con el servidor']] as const) {
+    it(`passes axe offline (${language}): the lost connection at once, and "Check now" still offline says it could not reach the server`, async () => {
+      world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
+      const el = await mount({ language });
+      await waiting(el);
+      window.dispatchEvent(new Event('offline'));
+      await until(() => el.state === 'error', 'the lost connection');
+      await el.updateComplete;
+      expect(text(el)).to.contain(title).and.not.contain(feedback);
+      await expect(el).to.be.accessible();
+      const button = el.shadowRoot!.querySelector<HTMLButtonElement>('[part~="button"]')!;
+      button.focus();
+      button.click();
+      await until(() => text(el).includes(feedback), 'the feedback');
+      expect(el.state).to.equal('error');
+      expect(el.shadowRoot!.activeElement, 'focus stays on Check now').to.equal(el.shadowRoot!.querySelector('[part~="button"]'));
+      await expect(el).to.be.accessible();
+    });
+  }
+
   it('passes axe on a failed change, with Cancel beside Try again', async () => {
     const el = await mount();
     await settle(el, success);

@@ -129,8 +129,9 @@ describe('the link flow (createLinkFlow)', () => {
     expect(down.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'network', message: 'Unavailable', service: true } });
   });
 
-  it('retries a network error of the watch by following the same session again, without a new start', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
+  it('retries a network error of the watch by asking about the same session again, without a new start; still unreachable, it says so', async () => {
+    let down = true;
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
     const { flow, kinds } = makeFlow();
     flow.start();
     // Three sockets that never open send the watch to polling; three failed polls end it.
@@ -141,11 +142,65 @@ describe('the link flow (createLinkFlow)', () => {
     await until(() => flow.status.kind === 'error', 'the network error');
     expect(flow.status).to.deep.include({ kind: 'error' });
     expect(flow.status.kind === 'error' && flow.status.error.kind).to.equal('network');
-    const posts = world().proxy.requests.filter((request) => request.method === 'POST').length;
+    expect(flow.status.kind === 'error' && !!flow.status.error.checked).to.equal(false);
+    // "Check now" while the proxy is still out of reach: the same screen, now saying it was checked.
     flow.retry();
+    await until(() => flow.status.kind === 'error' && !!flow.status.error.checked, 'the checked error');
+    down = false;
+    flow.retry();
+    await until(() => flow.status.kind === 'waiting', 'waiting again');
     expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false, closed: false });
-    expect(world().proxy.requests.filter((request) => request.method === 'POST').length).to.equal(posts);
-    expect(kinds().slice(-2)).to.deep.equal(['error', 'waiting']);
+    expect(world().proxy.starts).to.have.length(1);
+    expect(kinds().slice(-3)).to.deep.equal(['error', 'error', 'waiting']);
+  });
+
+  it('says a lost connection at once when the browser goes offline, never a closed tab; back online, a bank step finished meanwhile shows its account', async () => {
+    let down = true;
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: success.outcome } });
+    const { flow, statuses } = makeFlow();
+    flow.hostConnected();
+    await waiting(flow);
+    window.dispatchEvent(new Event('offline'));
+    expect(flow.status.kind === 'error' && flow.status.error).to.deep.include({ kind: 'network', watch: true });
+    // The bank tab closed itself after the bank step; the checkout is visible again, still offline.
+    world().tab.closed = true;
+    document.dispatchEvent(new Event('visibilitychange'));
+    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/lookup')), 'a lookup');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    expect(flow.status.kind).to.equal('error');
+    down = false;
+    window.dispatchEvent(new Event('online'));
+    await until(() => flow.status.kind === 'success', 'the account');
+    expect(statuses.some((status) => status.kind === 'waiting' && status.closed)).to.equal(false);
+    flow.hostDisconnected();
+  });
+
+  it('notices a bank tab closed while the checkout stays visible (a window of its own)', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    const { flow } = makeFlow();
+    flow.hostConnected();
+    await waiting(flow);
+    world().tab.closed = true;
+    // No visibility change, no click: the flow looks at the tab by itself.
+    await until(() => flow.status.kind === 'waiting' && flow.status.closed, 'the closed tab', 3000);
+    flow.hostDisconnected();
+  });
+
+  it('says the tab was closed, not blocked, when the shopper closed it while it said "Connecting to your bank…"', async () => {
+    let answer: (reply: { status: number; body: unknown }) => void = () => undefined;
+    const { flow, log } = makeFlow();
+    let asked = false;
+    world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => {
+      asked = true;
+      answer = resolve;
+    });
+    flow.start();
+    await until(() => asked, 'the start');
+    world().tab.closed = true;
+    answer({ status: 201, body: SESSION });
+    await until(() => flow.status.kind === 'waiting', 'waiting');
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: true });
+    expect(log.some((line) => line.includes('popup-blocked'))).to.equal(false);
   });
 
   it('gives up a start the proxy does not answer in time, as the service’s failure', async () => {
@@ -172,6 +227,7 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status.kind === 'error' && flow.status.error.watch).to.equal(true);
     down = false;
     window.dispatchEvent(new Event('online'));
+    await until(() => flow.status.kind === 'waiting', 'waiting again');
     expect(kinds().slice(-2)).to.deep.equal(['error', 'waiting']);
     flow.hostDisconnected();
   });
@@ -268,14 +324,39 @@ describe('the link flow (createLinkFlow)', () => {
     savePending(STORAGE_KEY, SESSION, 'link …AAAAAAAA');
     const same = makeFlow();
     same.flow.resume();
-    expect(same.flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
+    expect(same.flow.status).to.deep.include({ kind: 'waiting', tab: false, blocked: false, closed: false });
+    expect(same.flow.status.kind === 'waiting' && same.flow.status.session).to.deep.include(SESSION);
     expect(FakeSocket.instances).to.have.length(1);
   });
 
-  it('remembers a started session and forgets it once settled', async () => {
+  it('remembers a started session, keeps a linked one (marked done) and forgets a failed one', async () => {
     const { flow } = makeFlow();
     const socket = await waiting(flow);
     expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 'link …AAAAAAAA' });
+    socket.receive(success);
+    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 'link …AAAAAAAA', done: true });
+    flow.start();
+    await until(() => flow.status.kind === 'waiting' && FakeSocket.instances.length > 1, 'the second session');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive(failure);
+    expect(sessionStorage.getItem(STORAGE_KEY)).to.equal(null);
+  });
+
+  it('after a reload, shows the account linked for the same link session again (read from the proxy), without a bank step', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: success.outcome } });
+    savePending(STORAGE_KEY, SESSION, 'link …AAAAAAAA', true);
+    const { flow, log, kinds } = makeFlow();
+    flow.resume();
+    await until(() => flow.status.kind === 'success', 'the account');
+    expect(kinds()).to.deep.equal(['success']);
+    expect(log.some((line) => line.startsWith('obv-success') && line.includes(ACCOUNT.linkRef))).to.equal(true);
+    expect(world().proxy.starts).to.have.length(0);
+    expect(FakeSocket.instances).to.have.length(0);
+  });
+
+  it('never remembers a linked account without a link session (the next purchase in the tab would show it)', async () => {
+    const { flow } = makeFlow({ purchase: '' });
+    const socket = await waiting(flow);
     socket.receive(success);
     expect(sessionStorage.getItem(STORAGE_KEY)).to.equal(null);
   });

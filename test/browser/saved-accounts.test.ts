@@ -14,6 +14,8 @@ import { FakeSocket, SESSION, tick, until, useWorld } from './helpers.ts';
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
 const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?', removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
 const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
+/** With the words of the box's details (proxy/accounts/consent.ts), for the axe checks. */
+const SAVING_DETAILED = { ...SAVING, more: 'What you authorize', details: 'You can remove it.' };
 const offered = (id: string, last4: string) => ({ id, fiName: 'Sandbox Federal Bank', accountLabel: `Checking ••••${last4}`, fiAccountType: 'CHECKING', displayLabel: `Checking ••••${last4}`, spokenLabel: `Checking ending in ${last4}` });
 const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-0000000000000', '9876')];
 
@@ -185,6 +187,78 @@ describe('<obv-link-account> for a returning shopper', () => {
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow again');
     expect(world().proxy.bodies.at(-1)).to.deep.equal({ linkToken: LINK_TOKEN, consent: 'v-7' });
+  });
+
+  for (const [what, outcome, label] of [
+    ['a cancel at the bank', { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' }, 'Link your bank account'],
+    ['a failure', { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' }, 'Try again'],
+    ['a locked account', { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' }, 'Link another account'],
+  ] as const) {
+    it(`keeps the consent after ${what}: the box stays ticked beside "${label}", which starts with it (and without it once unticked)`, async () => {
+      scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+      const el = await mount();
+      await until(() => !!q(el, '#consent'), 'the consent box');
+      q<HTMLInputElement>(el, '#consent')!.click();
+      q(el, '[part~="button"]')!.click();
+      await until(() => el.state === 'waiting', 'the bank flow');
+      const { FakeSocket } = await import('./helpers.ts');
+      FakeSocket.last.accept();
+      FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
+      await until(() => el.state === 'failure', 'the failure');
+      expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked').to.equal(true);
+      await expect(el).to.be.accessible();
+      expect(q(el, '[part~="button"]')!.textContent).to.equal(label);
+      q(el, '[part~="button"]')!.click();
+      await until(() => el.state === 'waiting', 'the bank flow again');
+      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
+      // The shopper can still change it: unticked on the next failure screen, the next start has no consent.
+      FakeSocket.last.accept();
+      FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
+      await until(() => el.state === 'failure', 'the failure again');
+      q<HTMLInputElement>(el, '#consent')!.click();
+      q(el, '[part~="button"]')!.click();
+      await until(() => world().proxy.starts.length === 3 && el.state === 'waiting', 'the third start');
+      expect(world().proxy.starts.at(-1)!.body).to.deep.equal({ linkToken: LINK_TOKEN });
+    });
+  }
+
+  it('keeps the consent through "Try again" after a network error and through "Change"', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'error', 'the network error');
+    expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(true);
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { sessionId: 's-123', consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    const { FakeSocket } = await import('./helpers.ts');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321') } });
+    await until(() => el.state === 'success', 'linked');
+    q(el, '[part~="button"]')!.click(); // Change
+    await until(() => el.state === 'waiting', 'the bank flow for the change');
+    expect(world().proxy.starts.map((start) => start.body).slice(-2)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
+  });
+
+  it('after a payment refused as stale, brings "Reconnect" into view and focuses it, saying nothing was charged (the proxy\'s words)', async () => {
+    const hint = 'Nothing was charged: sign in again.';
+    scripted({ accounts: [], words: { ...WORDS, reconnectHint: hint }, reconnect: { ...offered('x'.repeat(22), '4321'), displayLabel: 'Reconnect Sandbox Federal Bank ••••4321', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321' } });
+    const spacer = document.createElement('div');
+    spacer.style.height = '3000px';
+    document.body.prepend(spacer);
+    try {
+      const el = await mount();
+      await until(() => el.matches(':focus-within'), 'focus on the element');
+      expect(el.shadowRoot!.activeElement!.textContent).to.equal('Reconnect');
+      expect(q(el, '[part~="status"]')!.textContent).to.contain(hint);
+      const box = el.getBoundingClientRect();
+      expect(box.top >= 0 && box.bottom <= innerHeight, 'in view').to.equal(true);
+    } finally {
+      spacer.remove();
+    }
   });
 
   it('says the proxy\'s "Reconnect …" title, spoken in words, with a Reconnect button', async () => {

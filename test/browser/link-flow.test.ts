@@ -52,7 +52,7 @@ describe('the link flow (createLinkFlow)', () => {
     const socket = await waiting(flow);
     expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false, closed: false });
     socket.receive(success);
-    expect(flow.status).to.deep.equal({ kind: 'success', account: ACCOUNT, label: ['Checking ••••4321', 'Checking ending in 4321'] });
+    expect(flow.status).to.deep.equal({ kind: 'success', account: ACCOUNT, label: ['Checking ••••4321', 'Checking ending in 4321'], note: '' });
     expect(log.map((line) => line.replace(/"idempotencyKey":"[^"]+"/, '"idempotencyKey":"…"'))).to.deep.equal([
       'idle → starting',
       'obv-start {"idempotencyKey":"…"}',

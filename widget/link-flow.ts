@@ -8,6 +8,7 @@ import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
 import { endpoint, fetchSession, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import type { SessionWords } from './strings.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
 export interface FlowError {
@@ -88,6 +89,8 @@ export interface LinkFlow extends ReactiveController {
   start(save?: boolean): void;
   /** The consent the next start carries, unless the shopper changes the box: what the consent box shows. */
   readonly consent: boolean;
+  /** The words the last start's answer carried for the states that follow it (widget/strings.ts). */
+  readonly words: SessionWords | undefined;
   /** The saved accounts offered with the page's link token, and the shopper's choice among them. */
   readonly saved: SavedAccounts;
   /**
@@ -135,6 +138,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   let watch: SessionWatch | undefined;
   /** The session waited on; kept through a network error, so "Try again" resumes it instead of starting over. */
   let pending: StartedSession | undefined;
+  /** The last start's words: they outlive its session (the outcome's screen, "Keep …" after a failed Change). */
+  let words: SessionWords | undefined;
   /** The account linked last: Cancel after a failed "Change" brings it back. */
   let linked: LinkedAccount | undefined;
   let blocked = false;
@@ -180,6 +185,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
    */
   const remember = (session?: StartedSession, done?: boolean) => {
     pending = done ? undefined : session;
+    words = session?.words ?? words;
     const page = target();
     if (page) savePending(page.storageKey, session, page.purchase, done);
   };
@@ -359,6 +365,9 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     get consent() {
       return consent;
     },
+    get words() {
+      return words;
+    },
     // After a failed "Use another account", "Keep …" brings back the saved account chosen before.
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
@@ -394,6 +403,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       const remembered = page && loadPending(page.storageKey, page.purchase);
       if (!remembered) return;
       pending = remembered;
+      words = remembered.words;
       // Linked before the reload: the proxy still has the account (its link reference), unless the session ended since.
       if (remembered.done) return recheck();
       set(waiting(remembered));

@@ -374,7 +374,7 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   get #s(): ObvStrings {
-    return stringsFor(this.#language, this.strings);
+    return stringsFor(this.#language, this.strings, this.#flow.words);
   }
 
   get #isDisabled(): boolean {

@@ -4,6 +4,7 @@
 // session id goes in request bodies, never in a URL (logs and proxies record URLs whole).
 import type { ObvAccount } from './events.ts';
 import { timing } from './settings.ts';
+import type { SessionWords } from './strings.ts';
 
 /** What the page tells the proxy when starting: nothing about the shopper or the purchase (see attributes.ts). */
 export interface StartRequest {
@@ -23,6 +24,8 @@ export interface StartedSession {
   consumerUrl: string;
   /** ISO 8601. */
   expiresAt: string;
+  /** The words of the states that follow, in both languages (proxy/sessions/bank-step-words.ts). */
+  words?: SessionWords;
 }
 
 /** A linked account with the proxy's words for its line (CONTRACTS §2): as shown, and as spoken. */
@@ -112,7 +115,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
  */
 export function readStartedSession(value: unknown): StartedSession | undefined {
   if (!isObject(value) || !isString(value.sessionId) || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
-  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt) };
+  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt), ...(isObject(value.words) ? { words: value.words as SessionWords } : {}) };
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */

@@ -1,5 +1,14 @@
 // Every word the element shows, in English and Spanish. Merchants can override any of them through the
 // element's `strings` property (e.g. to match their checkout's tone) without forking the component.
+// The words of the states after a start come with the start's answer (proxy/sessions/bank-step-words.ts),
+// so they cost the bundle nothing; the catalogues below hold the words needed before, or without, the proxy.
+
+/** The words the start's answer carries, in both languages (proxy/sessions/bank-step-words.ts). */
+type FromProxy = 'waitingTitle' | 'waitingHint' | 'showTab' | 'blockedTitle' | 'blockedHint' | 'openBank' | 'closedTitle' | 'closedHint'
+  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount' | 'cancelledTitle';
+
+/** Per primary language subtag: the words a start's answer carries. */
+export type SessionWords = Partial<Record<string, Partial<ObvStrings>>>;
 
 /** The texts `<obv-link-account>` shows. */
 export interface ObvStrings {
@@ -47,87 +56,50 @@ export interface ObvStrings {
   removed?: string;
 }
 
-const en: ObvStrings = {
+const en: Omit<ObvStrings, FromProxy> = {
   idleTitle: 'Pay from your bank account',
   linkAccount: 'Link your bank account',
   idleHint: 'Verify securely with your bank in a new tab.',
   starting: 'Connecting to your bank…',
-  waitingTitle: 'Continue in the bank tab',
-  waitingHint: 'Finish at your bank in the other tab. This page updates when you’re done.',
-  showTab: 'Go to the bank tab',
   cancel: 'Cancel',
-  blockedTitle: 'Your browser blocked the new tab',
-  blockedHint: 'Open your bank’s page with this link. This page updates when you’re done.',
-  openBank: 'Open your bank’s page',
-  successTitle: 'Bank account linked',
-  change: 'Change',
-  failureTitle: 'We couldn’t link your account',
   tryAgain: 'Try again',
-  expiredTitle: 'The bank session expired',
-  expiredHint: 'Please start again.',
   networkTitle: 'Connection problem',
   networkHint: 'We couldn’t reach the server. Check your connection.',
   configurationTitle: 'Bank linking is not available',
   configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
   cancelled: 'Bank linking cancelled.',
-  closedTitle: 'The bank tab was closed',
-  closedHint: 'Open your bank’s page again to finish, or cancel.',
   serviceTitle: 'Bank linking is not responding',
   serviceHint: 'The problem is on our side, not your connection. Please try again in a moment.',
-  lostTitle: 'Waiting for the connection',
-  lostHint: 'Nothing is lost: if you finished at your bank, this page updates by itself when the connection is back.',
-  checkNow: 'Check now',
-  cancelledTitle: 'Bank linking cancelled',
   keep: 'Keep {account}',
-  otherAccount: 'Link another account',
 };
 
-const es: ObvStrings = {
+const es: Omit<ObvStrings, FromProxy> = {
   idleTitle: 'Paga desde tu cuenta bancaria',
   linkAccount: 'Vincular cuenta bancaria',
   idleHint: 'Verifica de forma segura con tu banco en una pestaña nueva.',
   starting: 'Conectando con tu banco…',
-  waitingTitle: 'Continúa en la pestaña del banco',
-  waitingHint: 'Termina en tu banco en la otra pestaña. Esta página se actualiza al terminar.',
-  showTab: 'Ir a la pestaña del banco',
   cancel: 'Cancelar',
-  blockedTitle: 'Tu navegador bloqueó la pestaña nueva',
-  blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza al terminar.',
-  openBank: 'Abrir la página del banco',
-  successTitle: 'Cuenta bancaria vinculada',
-  change: 'Cambiar',
-  failureTitle: 'No pudimos vincular tu cuenta',
   tryAgain: 'Intentar de nuevo',
-  expiredTitle: 'La sesión del banco caducó',
-  expiredHint: 'Vuelve a empezar.',
   networkTitle: 'Problema de conexión',
   networkHint: 'No pudimos contactar con el servidor. Revisa tu conexión.',
   configurationTitle: 'La vinculación bancaria no está disponible',
   configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
   cancelled: 'Vinculación bancaria cancelada.',
-  closedTitle: 'Se cerró la pestaña del banco',
-  closedHint: 'Vuelve a abrir la página de tu banco para terminar, o cancela.',
   serviceTitle: 'La vinculación bancaria no responde',
   serviceHint: 'El problema es nuestro, no de tu conexión. Inténtalo de nuevo en un momento.',
-  lostTitle: 'Esperando la conexión',
-  lostHint: 'No se ha perdido nada: si terminaste en tu banco, esta página se actualiza sola cuando vuelva la conexión.',
-  checkNow: 'Comprobar ahora',
-  cancelledTitle: 'Vinculación bancaria cancelada',
   keep: 'Usar {account}',
-  otherAccount: 'Vincular otra cuenta',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */
-export const catalogues: Readonly<Record<'en' | 'es', ObvStrings>> = { en, es };
+export const catalogues: Readonly<Record<'en' | 'es', Omit<ObvStrings, FromProxy>>> = { en, es };
 
 /**
  * The strings for a BCP 47 language tag ("es", "es-MX", "en-US"…); unknown languages get English.
- * `overrides` replace individual entries.
+ * `fromProxy`: the last start's words (in the same language); `overrides` replace individual entries.
  */
-export function stringsFor(language: string | undefined, overrides?: Partial<ObvStrings>): ObvStrings {
-  const primary = (language ?? '').toLowerCase().split('-')[0];
-  const base = primary === 'es' ? es : en;
-  return overrides ? { ...base, ...overrides } : base;
+export function stringsFor(language: string | undefined, overrides?: Partial<ObvStrings>, fromProxy?: SessionWords): ObvStrings {
+  const primary = (language ?? '').toLowerCase().split('-')[0] === 'es' ? 'es' : 'en';
+  return { ...catalogues[primary], ...fromProxy?.[primary], ...overrides } as ObvStrings;
 }

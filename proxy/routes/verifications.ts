@@ -6,6 +6,7 @@ import type { ProxyContext } from '../context.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { startView } from '../sessions/view.ts';
+import { BANK_STEP_WORDS, type BankStepWords } from '../sessions/bank-step-words.ts';
 import { IdempotencyKey, parseJsonBody, parseOrThrow } from '../validation.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { createVerificationStarter } from '../verifications/start.ts';
@@ -16,11 +17,17 @@ import { newBankStepBinding, setBankStepCookie } from '../http/bank-step-cookie.
 
 
 
+/** One language's words for the states after a start (sessions/bank-step-words.ts). */
+const BankStepWordsSchema = z.object(Object.fromEntries(Object.keys(BANK_STEP_WORDS.en).map((key) => [key, z.string()])) as Record<keyof BankStepWords, z.ZodString>);
+
 /** The answer to a start (sessions/view.ts `startView`). */
 export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({
   sessionId: z.string().regex(ID_PATTERN).meta({ description: 'The session\'s capability: only this browser (and the merchant\'s server) knows it' }),
   consumerUrl: z.url().meta({ description: 'The bank\'s page for the consumer (open it in a new tab)' }),
   expiresAt: z.iso.datetime(),
+  words: z.object({ en: BankStepWordsSchema, es: BankStepWordsSchema }).meta({
+    description: 'The element\'s words for the states after a start (waiting, blocked or closed tab, lost connection, outcome titles and buttons), per language: the element shows those of its own language',
+  }),
 }));
 
 export const verificationsOperations: Operation[] = [{

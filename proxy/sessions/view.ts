@@ -1,4 +1,5 @@
 import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from './types.ts';
+import { BANK_STEP_WORDS } from './bank-step-words.ts';
 
 /** What the browser sees of a session (CONTRACTS §2). */
 export interface SessionView {
@@ -15,7 +16,7 @@ export function sessionView(record: SessionRecord): SessionView {
   return view;
 }
 
-/** The answer to a start (CONTRACTS §2): where to send the consumer, and until when. */
-export function startView(record: SessionRecord): { sessionId: string; consumerUrl: string; expiresAt: string } {
-  return { sessionId: record.sessionId, consumerUrl: record.consumerUrl, expiresAt: new Date(record.expiresAt).toISOString() };
+/** The answer to a start (CONTRACTS §2): where to send the consumer, until when, and the element's words for what follows. */
+export function startView(record: SessionRecord): { sessionId: string; consumerUrl: string; expiresAt: string; words: typeof BANK_STEP_WORDS } {
+  return { sessionId: record.sessionId, consumerUrl: record.consumerUrl, expiresAt: new Date(record.expiresAt).toISOString(), words: BANK_STEP_WORDS };
 }

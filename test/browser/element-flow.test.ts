@@ -74,6 +74,18 @@ describe('<obv-link-account> flow', () => {
     expect(statusText(el)).to.contain('Continue in the bank tab');
   });
 
+  it('shows the words the start\'s answer carries in its own language, and a page\'s `strings` over them', async () => {
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, words: { en: { waitingTitle: 'EN from the proxy' }, es: { waitingTitle: 'ES del proxy', showTab: 'Ir al banco' } } } });
+    const el = await mount('language=es');
+    el.strings = { showTab: 'Mi banco' };
+    await startWaiting(el);
+    await el.updateComplete;
+    expect(statusText(el)).to.contain('ES del proxy');
+    expect(part(el, 'button').textContent).to.equal('Mi banco');
+    // The words before the answer are the bundle's own.
+    expect(part(el, 'secondary-button').textContent).to.equal('Cancelar');
+  });
+
   it('subscribes over the proxy WebSocket and shows the linked account on a success result', async () => {
     const el = await mount();
     const socket = await startWaiting(el);

@@ -2,6 +2,7 @@
 // scripted fake socket) and window.open (a fake tab). Each test drives them step by step.
 import sinon from 'sinon';
 import { timing } from '../../widget/settings.ts';
+import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
 
 /** Resolves with the next `name` event on `target`. */
 export function once<T = unknown>(target: EventTarget, name: string): Promise<CustomEvent<T>> {
@@ -122,10 +123,12 @@ export class FakeProxy {
   }
 }
 
+/** A start's answer, with the proxy's words for the states that follow (as the real proxy sends them). */
 export const SESSION = {
   sessionId: 's-123',
   consumerUrl: 'https://bank.example/consumer/v-1?t=one-time',
   expiresAt: new Date(Date.now() + 30 * 60_000).toISOString(),
+  words: BANK_STEP_WORDS,
 };
 
 export const ACCOUNT = {

@@ -231,7 +231,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'error', 'the network error');
     expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(true);
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { sessionId: 's-123', consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
     const { FakeSocket } = await import('./helpers.ts');

@@ -3,9 +3,11 @@
 // test-results/element-<state>-<lang>-<width>.png for people to look at. Everything outside the page is
 // mocked with Playwright routes: the proxy's HTTP API, its WebSocket and the bank's page.
 import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
+import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
 
 const ORIGIN = 'http://merchant.test';
-const SESSION = { sessionId: 's-1', consumerUrl: 'http://bank.test/consumer/v-1?t=x', expiresAt: new Date(Date.now() + 9e5).toISOString() };
+// With the proxy's words for the states after the start, as the real proxy answers.
+const SESSION = { sessionId: 's-1', consumerUrl: 'http://bank.test/consumer/v-1?t=x', expiresAt: new Date(Date.now() + 9e5).toISOString(), words: BANK_STEP_WORDS };
 const ACCOUNT = { linkRef: 'ref_4321', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
 
 const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };

@@ -11,6 +11,7 @@ import type { RunningDemo } from '../../demo/start-demo.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { catalogues } from '../../widget/strings.ts';
+import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
 import {
   element, elementStatus, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
 } from './returning-shopper-steps.ts';
@@ -43,7 +44,7 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
   };
 
   for (const lang of ['en', 'es'] as const) {
-    const s = catalogues[lang];
+    const s = { ...catalogues[lang], ...BANK_STEP_WORDS[lang] };
     it(`${lang}: tick → Link → cancel at the bank → "${s.linkAccount}" (still ticked) → sign in → pay: the next order offers the saved account`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
       const { context, page, problems } = await shopper(lang);
       try {

@@ -6,6 +6,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { cancelSession, lookupSession } from '../../helpers/session-requests.ts';
+import { BANK_STEP_WORDS } from '../../../proxy/sessions/bank-step-words.ts';
 
 describe('verification flow against the sandbox', () => {
   let pair: ProxyPair;
@@ -19,15 +20,18 @@ describe('verification flow against the sandbox', () => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
-  test('starts a verification and answers 201 with sessionId, consumerUrl and expiresAt', async () => {
+  test('starts a verification and answers 201 with sessionId, consumerUrl, expiresAt and the element\'s words', async () => {
     const response = await fetch(`${pair.baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: pair.origin },
       body: JSON.stringify({ linkToken: await pair.createLinkSession({ merchantUserId: 'u-1', amount: '10.00' }) }),
     });
     assert.equal(response.status, 201);
-    const body = (await response.json()) as Record<string, string>;
+    const { words, ...body } = (await response.json()) as Record<string, string> & { words: unknown };
     assert.deepEqual(Object.keys(body).sort(), ['consumerUrl', 'expiresAt', 'sessionId']);
+    // The words of the states after a start, both languages: the element shows its own language's.
+    assert.deepEqual(words, BANK_STEP_WORDS);
+    assert.equal(BANK_STEP_WORDS.es.waitingTitle, 'Continúa en la pestaña del banco');
     assert.match(body.sessionId!, /^[A-Za-z0-9_-]{22}$/);
     assert.ok(body.consumerUrl!.startsWith(`${pair.provider.url}/consumer/`));
     assert.ok(Date.parse(body.expiresAt!) > Date.now());

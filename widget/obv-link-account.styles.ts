@@ -162,11 +162,10 @@ export const styles = unsafeCSS(`
   .actions :hover {
     filter: brightness(0.94);
   }
-  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width. */
+  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width;
+     so is a paragraph in a row (the Remove question's). */
   .list,
-  .consent {
-    flex-basis: 100%;
-  }
+  .consent,
   /* Each account a row of its own, ruled off from the next, Remove beside its account, even on a phone. */
   .row {
     display: flex;
@@ -200,9 +199,6 @@ export const styles = unsafeCSS(`
   }
   .row button {
     flex: none;
-  }
-  .row p {
-    flex-basis: 100%;
   }
 
   :focus-visible {

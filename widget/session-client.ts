@@ -115,7 +115,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
  */
 export function readStartedSession(value: unknown): StartedSession | undefined {
   if (!isObject(value) || !isString(value.sessionId) || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
-  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt), ...(isObject(value.words) ? { words: value.words as SessionWords } : {}) };
+  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt), words: value.words as SessionWords | undefined };
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */

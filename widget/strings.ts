@@ -100,6 +100,6 @@ export const catalogues: Readonly<Record<'en' | 'es', Omit<ObvStrings, FromProxy
  * `fromProxy`: the last start's words (in the same language); `overrides` replace individual entries.
  */
 export function stringsFor(language: string | undefined, overrides?: Partial<ObvStrings>, fromProxy?: SessionWords): ObvStrings {
-  const primary = (language ?? '').toLowerCase().split('-')[0] === 'es' ? 'es' : 'en';
+  const primary = /^es(-|$)/i.test(language ?? '') ? 'es' : 'en';
   return { ...catalogues[primary], ...fromProxy?.[primary], ...overrides } as ObvStrings;
 }

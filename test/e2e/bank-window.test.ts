@@ -46,6 +46,8 @@ describe('a bank window the checkout never hides, and the way back from "Connect
       await saveScreenshot(tab, 'connecting-page');
       await Promise.all([tab.waitForEvent('close'), back.click()]);
       await page.waitForFunction(() => document.visibilityState === 'visible');
+      // The live region is rewritten when the page comes back to the front (to be announced again): wait for its words.
+      await page.locator('obv-link-account [part~="status"]', { hasText: /Connecting to your bank/ }).waitFor({ timeout: 5_000 }).catch(() => undefined);
       assert.match(await elementStatus(page), /Connecting to your bank/);
     } finally {
       demo.provider.faults.tokenFailures = { count: 0, kind: '5xx' };

@@ -5,15 +5,23 @@
 // same-origin with the frame, may still bring the tab forward and close it. Never with the checkout as
 // its opener: see openBankTab.
 
-/** The tab's name: "Go to the bank tab" finds it with `open('', BANK_TAB)`, which also brings it to the front. */
+/** The start of the tab's name: "Go to the bank tab" finds it with `open('', name)`, which also brings it to the front. */
 export const BANK_TAB = 'obv-bank';
+
+/**
+ * The current tab's name, new at each opening: a tab left from the last bank step (its return page still
+ * closing itself, a moment later under load) is never reused by name, so its closing cannot take the new
+ * bank step's tab with it.
+ */
+let tabName = BANK_TAB;
 
 // Plain functions over the tab (`null` for none: blocked, closed, or left to close itself), not a class:
 // the build shortens function names, not method names, and the element's bytes are budgeted.
 
 /** Opens `url` in the bank tab from `opener`; `null` when the browser blocked it. */
 export function openBankTab(opener: Window, url: string): Window | null {
-  const tab = opener.open(url, BANK_TAB);
+  tabName = BANK_TAB + Date.now().toString(36);
+  const tab = opener.open(url, tabName);
   // Opened by the page itself (the frame did not exist yet), the tab loses its opener at once: the bank's
   // page then has nothing to navigate. Still at its initial about:blank, same-origin with us, the tab
   // accepts this. Not done for the frame's tabs: Chromium would then refuse to bring them forward or close them.
@@ -38,7 +46,7 @@ export function navigateBankTab(tab: Window | null, url: string): Window | null 
 export function showBankTab(tab: Window | null): Window | null {
   if (!tab || tab.closed) return null;
   // tab.focus() is refused: only the tab's opener (the frame) may call it. Naming it is allowed.
-  window.open('', BANK_TAB);
+  window.open('', tabName);
   return tab;
 }
 

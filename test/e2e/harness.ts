@@ -1,6 +1,7 @@
 // Shared steps of the end-to-end tests: a demo on port 0, Debian's Chromium through playwright-core,
 // and the consumer's moves (link, sign in at the sandbox bank, cancel), each with a bounded wait.
 import { mkdir } from 'node:fs/promises';
+import { after, before } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
 import { startDemo, type DemoOptions, type RunningDemo } from '../../demo/start-demo.ts';
@@ -30,6 +31,25 @@ export function startTestDemo(overrides: Omit<DemoOptions, 'port' | 'host'> = {}
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+}
+
+/** A suite's demo and Chromium: started before its tests, closed after them; read them inside the tests. */
+export interface DemoInChromium {
+  demo: RunningDemo;
+  browser: Browser;
+}
+
+/** Starts a demo (with `overrides`) and Chromium before the calling suite's tests and closes both after. */
+export function demoInChromium(overrides: Omit<DemoOptions, 'port' | 'host'> = {}): DemoInChromium {
+  const suite = {} as DemoInChromium;
+  before(async () => {
+    [suite.demo, suite.browser] = await Promise.all([startTestDemo(overrides), launchChromium()]);
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.demo?.close();
+  });
+  return suite;
 }
 
 /** A shopper's browser tab on the checkout, with the page's errors collected for assertions. */

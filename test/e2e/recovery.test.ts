@@ -5,33 +5,24 @@
 // linking keeps the account; a payment refused as stale brings the shopper back to a Reconnect that is in
 // view, focused and says nothing was charged. Each saves its pictures in test-results/e2e/.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { RunningDemo } from '../../demo/start-demo.ts';
+import { describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { catalogues } from '../../widget/strings.ts';
 import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
 import {
-  element, elementStatus, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
+  demoInChromium, element, elementStatus, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
 } from './returning-shopper-steps.ts';
 
 const BANK_WORDS = { en: { cancel: 'Cancel' }, es: { cancel: 'Cancelar' } } as const;
 const WIDTHS = { en: 1280, es: 375 } as const;
 
 describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, () => {
-  let demo: RunningDemo;
-  let browser: Browser;
-  before(async () => {
-    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await demo?.close();
-  });
+  const suite = demoInChromium();
 
   async function shopper(lang: 'en' | 'es', width: number = WIDTHS[lang]): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: width < 500 ? 812 : 900 } });
+    const context = await suite.browser.newContext({ viewport: { width, height: width < 500 ? 812 : 900 } });
     context.setDefaultTimeout(STEP_TIMEOUT_MS);
     const page = await context.newPage();
     const problems: string[] = [];
@@ -39,7 +30,7 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
     return { context, page, problems };
   }
   const checkout = async (page: Page, lang: 'en' | 'es', state: 'idle' | 'saved' = 'idle') => {
-    await page.goto(`${demo.url}?lang=${lang}`);
+    await page.goto(`${suite.demo.url}?lang=${lang}`);
     await waitForState(page, state);
   };
 
@@ -82,7 +73,7 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
         (window as unknown as { recordState(state: string): void }).recordState(`${(event as CustomEvent<{ state: string }>).detail.state}: ${host.shadowRoot.querySelector('.title')?.textContent ?? ''}`);
       }));
       // The bank step is finished in another browser profile that stays online (the checkout's goes offline).
-      const elsewhere = await browser.newContext();
+      const elsewhere = await suite.browser.newContext();
       try {
         await checkout(page, lang);
         const [bank] = await Promise.all([context.waitForEvent('page'), element(page).getByRole('button', { name: s.linkAccount }).click()]);
@@ -130,11 +121,11 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
         await linkAtBank(page, element(page).getByRole('button', { name: s.linkAccount }), lang);
         await waitForState(page, 'success');
         const linkRef = await element(page).evaluate((host) => (host as HTMLElement & { value: string }).value);
-        const verifications = demo.provider.stats.verificationRequests;
+        const verifications = suite.demo.provider.stats.verificationRequests;
         await page.reload();
         await waitForState(page, 'success');
         assert.equal(await element(page).evaluate((host) => (host as HTMLElement & { value: string }).value), linkRef);
-        assert.equal(demo.provider.stats.verificationRequests, verifications, 'no new bank step');
+        assert.equal(suite.demo.provider.stats.verificationRequests, verifications, 'no new bank step');
         await saveScreenshot(page, `recovery-${lang}-reload-after-linking`);
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
@@ -159,9 +150,9 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
           await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
           await checkout(page, lang, 'saved');
           await page.locator('#pay-button:enabled').waitFor();
-          const paid = demo.provider.stats.transactions;
-          const accountToken = [...demo.provider.state.transactions.values()].at(-1)!.accountToken;
-          assert.ok(demo.provider.markAccountStale(accountToken));
+          const paid = suite.demo.provider.stats.transactions;
+          const accountToken = [...suite.demo.provider.state.transactions.values()].at(-1)!.accountToken;
+          assert.ok(suite.demo.provider.markAccountStale(accountToken));
           await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
           await waitForState(page, 'idle');
           const reconnect = host.getByRole('button', { name: words.reconnect });
@@ -174,7 +165,7 @@ describe('recovery in Chromium (issue 30)', { timeout: TEST_TIMEOUT_MS * 12 }, (
           const box = await reconnect.boundingBox();
           const viewport = page.viewportSize()!;
           assert.ok(box && box.y >= 0 && box.y + box.height <= viewport.height, `Reconnect in view: ${JSON.stringify(box)}`);
-          assert.equal(demo.provider.stats.transactions, paid, 'nothing was charged');
+          assert.equal(suite.demo.provider.stats.transactions, paid, 'nothing was charged');
           await saveScreenshot(page, `recovery-${lang}-${width}-stale`);
           await page.screenshot({ path: `test-results/e2e/recovery-${lang}-${width}-stale-viewport.png` });
           assert.deepEqual(problems, []);

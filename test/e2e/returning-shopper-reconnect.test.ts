@@ -7,13 +7,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import type { RunningDemo } from '../../demo/start-demo.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
 import { SHOP } from '../../demo/checkout/server/orders.ts';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
-import { element, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
+import { demoInChromium, element, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
 
 const LINK_BUTTON = { en: 'Link your bank account', es: 'Vincular cuenta bancaria' } as const;
 const DIFFERENT = { en: /You linked a different account .* saved as a new account/, es: /Vinculaste una cuenta distinta .* cuenta nueva/ } as const;
@@ -35,19 +34,11 @@ async function axeViolations(page: Page): Promise<string[]> {
 const layoutShift = (page: Page) => page.evaluate(() => (window as unknown as { obvLayoutShift: number }).obvLayoutShift);
 
 describe('a returning shopper on a phone: no layout shift, a reconnect to another account, the saved list', { timeout: TEST_TIMEOUT_MS * 6 }, () => {
-  let demo: RunningDemo;
-  let browser: Browser;
-  before(async () => {
-    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await demo?.close();
-  });
+  const suite = demoInChromium();
 
   for (const lang of ['en', 'es'] as const) {
     it(`${lang}: CLS under 0.1 with a saved account; a reconnect that links another account makes a new saved account; Remove asks in the element`, { timeout: TEST_TIMEOUT_MS * 3 }, async () => {
-      const context = await browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, bypassCSP: true });
+      const context = await suite.browser.newContext({ viewport: { width: 375, height: 812 }, deviceScaleFactor: 2, bypassCSP: true });
       context.setDefaultTimeout(STEP_TIMEOUT_MS);
       await context.addInitScript(() => {
         const state = window as unknown as { obvLayoutShift: number };
@@ -65,7 +56,7 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
       const consent = consentWords(lang, SHOP.name);
       const host = element(page);
       const checkout = async (state: 'idle' | 'saved') => {
-        await page.goto(`${demo.url}?lang=${lang}`);
+        await page.goto(`${suite.demo.url}?lang=${lang}`);
         await waitForState(page, state);
       };
       try {
@@ -79,7 +70,7 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
         const shopper = `shopper-${(await context.cookies()).find((c) => c.name === 'nr_shopper')!.value}`;
-        const [checking] = demo.savedAccounts.list(shopper);
+        const [checking] = suite.demo.savedAccounts.list(shopper);
         assert.ok(checking);
 
         // The next checkout: its saved account in place without the page jumping.
@@ -90,8 +81,8 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         assert.ok(cls < 0.1, `CLS ${cls.toFixed(3)} at 375 px`);
 
         // The bank marks it stale: Pay comes back to "Reconnect", with "Use another account" beside it.
-        const accountToken = [...demo.provider.state.transactions.values()].at(-1)!.accountToken;
-        assert.ok(demo.provider.markAccountStale(accountToken));
+        const accountToken = [...suite.demo.provider.state.transactions.values()].at(-1)!.accountToken;
+        assert.ok(suite.demo.provider.markAccountStale(accountToken));
         await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
         await waitForState(page, 'idle');
         await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
@@ -108,7 +99,7 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         await axe('a different account');
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
-        const saved = demo.savedAccounts.list(shopper);
+        const saved = suite.demo.savedAccounts.list(shopper);
         assert.equal(saved.length, 2, 'the stale account kept, and a new one');
         const savings = saved.find((account) => account.fiAccountType === 'SAVINGS')!;
         const stale = saved.find((account) => account.accountId === checking.accountId)!;
@@ -134,7 +125,7 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         await question.getByRole('button', { name: words.remove, exact: true }).click();
         await status.filter({ hasText: /Sandbox Federal Bank/ }).filter({ hasText: lang === 'en' ? 'was removed' : 'Se eliminó' }).waitFor();
         await page.waitForFunction(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('type') === 'radio');
-        assert.equal(demo.savedAccounts.list(shopper).length, 1, 'the shop forgot it');
+        assert.equal(suite.demo.savedAccounts.list(shopper).length, 1, 'the shop forgot it');
         await axe('removed');
         assert.deepEqual(problems, []);
       } finally {

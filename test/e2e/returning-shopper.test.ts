@@ -5,32 +5,23 @@
 // the shop's server. All along, the browser never sees a saved account's sealed string or its token:
 // not in a response, a WebSocket frame, an event, the DOM, storage or the form value.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { RunningDemo } from '../../demo/start-demo.ts';
+import { describe, it } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
 import { consentWords } from '../../proxy/accounts/consent.ts';
 import { SHOP } from '../../demo/checkout/server/orders.ts';
 import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import {
-  element, expectNoLeak, launchChromium, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
+  demoInChromium, element, expectNoLeak, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
 } from './returning-shopper-steps.ts';
 
 const LINK_BUTTON = { en: 'Link your bank account', es: 'Vincular cuenta bancaria' } as const;
 
 describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, () => {
-  let demo: RunningDemo;
-  let browser: Browser;
-  before(async () => {
-    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await demo?.close();
-  });
+  const suite = demoInChromium();
 
   for (const lang of ['en', 'es'] as const) {
     it(`${lang}: saves with consent, pays again in one click, reconnects a stale account, and removes it`, { timeout: TEST_TIMEOUT_MS * 4 }, async () => {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 960 } });
+      const context = await suite.browser.newContext({ viewport: { width: 1280, height: 960 } });
       context.setDefaultTimeout(STEP_TIMEOUT_MS);
       const seen = await recordEverything(context);
       const page = await context.newPage();
@@ -39,7 +30,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
       const words = offerWords(lang);
       const consent = consentWords(lang, SHOP.name);
       const checkout = async (state: 'idle' | 'saved') => {
-        await page.goto(`${demo.url}?lang=${lang}`);
+        await page.goto(`${suite.demo.url}?lang=${lang}`);
         await waitForState(page, state);
       };
       try {
@@ -56,7 +47,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
         const shopper = `shopper-${(await context.cookies()).find((c) => c.name === 'nr_shopper')!.value}`;
-        const [saved] = demo.savedAccounts.list(shopper);
+        const [saved] = suite.demo.savedAccounts.list(shopper);
         assert.ok(saved, 'the shop\'s server saved the account');
         assert.equal(saved.fiName, 'Sandbox Federal Bank');
         const record = saved.consent as Record<string, string>;
@@ -72,19 +63,19 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         await page.locator('#pay-button:enabled').waitFor();
         await saveScreenshot(page, `returning-${lang}-2-saved`);
         const oneClickRef = await host.evaluate((el) => (el as HTMLElement & { value: string }).value);
-        const verifications = demo.provider.stats.verificationRequests;
-        const transactions = demo.provider.stats.transactions;
+        const verifications = suite.demo.provider.stats.verificationRequests;
+        const transactions = suite.demo.provider.stats.transactions;
         const tabs = context.pages().length;
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
-        assert.equal(demo.provider.stats.verificationRequests, verifications, 'no upstream verification');
-        assert.equal(demo.provider.stats.transactions, transactions + 1, 'paid once');
+        assert.equal(suite.demo.provider.stats.verificationRequests, verifications, 'no upstream verification');
+        assert.equal(suite.demo.provider.stats.transactions, transactions + 1, 'paid once');
         assert.equal(context.pages().length, tabs, 'no bank tab opened');
 
         // 3. The bank marks the account stale: Pay comes back with "Reconnect …", the bank step, a payment.
         // The token the one-click payment spent (the shop never had it: the proxy opened the saved account).
-        const accountToken = [...demo.provider.state.transactions.values()].at(-1)!.accountToken;
-        assert.ok(demo.provider.markAccountStale(accountToken));
+        const accountToken = [...suite.demo.provider.state.transactions.values()].at(-1)!.accountToken;
+        assert.ok(suite.demo.provider.markAccountStale(accountToken));
         await checkout('saved');
         await page.locator('#pay-button:enabled').waitFor();
         await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
@@ -93,13 +84,13 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         await title.filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
         await saveScreenshot(page, `returning-${lang}-3-reconnect`);
         await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang);
-        const sent = [...demo.provider.state.verifications.values()].at(-1)!;
+        const sent = [...suite.demo.provider.state.verifications.values()].at(-1)!;
         assert.equal(sent.request.accountToken, accountToken, 'the verification request carries the saved token');
         await waitForState(page, 'success');
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
-        assert.equal(demo.savedAccounts.list(shopper).length, 1, 'the same saved account, renewed');
-        assert.equal(demo.savedAccounts.list(shopper)[0]!.accountId, saved.accountId);
+        assert.equal(suite.demo.savedAccounts.list(shopper).length, 1, 'the same saved account, renewed');
+        assert.equal(suite.demo.savedAccounts.list(shopper)[0]!.accountId, saved.accountId);
 
         // 4. Removing it, confirmed in the element (the question names the account, in the link session's
         // language): no longer offered, and the shop's server forgot it.
@@ -110,12 +101,12 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         await saveScreenshot(page, `returning-${lang}-4-remove`);
         await question.getByRole('button', { name: words.remove, exact: true }).click();
         await waitForState(page, 'idle');
-        assert.deepEqual(demo.savedAccounts.list(shopper), [], 'the shop\'s server removed it');
+        assert.deepEqual(suite.demo.savedAccounts.list(shopper), [], 'the shop\'s server removed it');
         await checkout('idle');
         assert.equal(await host.getByRole('radio').count(), 0, 'not offered again');
 
         // Nothing the browser saw held a sealed saved account or its token.
-        const secrets = [accountToken, saved.sealed, demo.savedAccounts.list(shopper)[0]?.sealed ?? saved.sealed];
+        const secrets = [accountToken, saved.sealed, suite.demo.savedAccounts.list(shopper)[0]?.sealed ?? saved.sealed];
         await expectNoLeak(page, seen, secrets);
         assert.ok(seen.some((text) => text.includes(oneClickRef)), 'the recording holds what the browser did see (the link reference)');
         assert.deepEqual(problems, []);
@@ -126,10 +117,10 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
   }
 
   it('offers nothing from another shopper: each cookie is its own user', { timeout: TEST_TIMEOUT_MS }, async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     try {
       const page = await context.newPage();
-      await page.goto(demo.url);
+      await page.goto(suite.demo.url);
       await waitForState(page, 'idle');
       assert.equal(await element(page).getByRole('radio').count(), 0);
     } finally {

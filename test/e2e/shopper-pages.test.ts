@@ -2,10 +2,9 @@
 // (names the merchant, money as the shopper reads it, nothing overflowing at 320 px in Spanish) and the
 // demo checkout (a language switch, and no jump when the element's script arrives late).
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import type { RunningDemo } from '../../demo/start-demo.ts';
-import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, launchChromium, saveScreenshot, startTestDemo, waitForState } from './harness.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, demoInChromium, element, saveScreenshot, waitForState } from './harness.ts';
 
 /** Elements inside the bank's card that stick out of it, by their text. */
 function overflowing(page: Page): Promise<string[]> {
@@ -21,24 +20,15 @@ function overflowing(page: Page): Promise<string[]> {
 }
 
 describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
-  let demo: RunningDemo;
-  let browser: Browser;
-
-  before(async () => {
-    [demo, browser] = await Promise.all([startTestDemo(), launchChromium()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await demo?.close();
-  });
+  const suite = demoInChromium();
 
   for (const lang of ['en', 'es'] as const) {
     it(`shows the bank page at 320 px in ${lang} with the merchant's name, the amount as money, and nothing overflowing`, async () => {
-      const context = await browser.newContext({ viewport: { width: 320, height: 700 }, deviceScaleFactor: 2 });
+      const context = await suite.browser.newContext({ viewport: { width: 320, height: 700 }, deviceScaleFactor: 2 });
       context.setDefaultTimeout(STEP_TIMEOUT_MS);
       try {
         const page = await context.newPage();
-        await page.goto(`${demo.url}/?lang=${lang}`);
+        await page.goto(`${suite.demo.url}/?lang=${lang}`);
         await waitForState(page, 'idle');
         const [bank] = await Promise.all([context.waitForEvent('page'), element(page).locator('[part~="button"]').click()]);
         await bank.setViewportSize({ width: 320, height: 700 });
@@ -56,10 +46,10 @@ describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS 
   }
 
   it('switches the checkout’s element (and the bank step) to Spanish and back with the language links', async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await suite.browser.newContext({ viewport: { width: 1280, height: 900 } });
     try {
       const page = await context.newPage();
-      await page.goto(demo.url);
+      await page.goto(suite.demo.url);
       await waitForState(page, 'idle');
       await page.getByRole('navigation', { name: 'Language of the bank linking' }).getByRole('link', { name: 'Español' }).click();
       await waitForState(page, 'idle');
@@ -76,7 +66,7 @@ describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS 
 
   for (const width of [1280, 375, 320]) {
     it(`keeps the element’s space while its script is late at ${width} px: the checkout does not jump`, async () => {
-      const context = await browser.newContext({ viewport: { width, height: 900 } });
+      const context = await suite.browser.newContext({ viewport: { width, height: 900 } });
       try {
         const page = await context.newPage();
         let release: () => void = () => undefined;
@@ -86,7 +76,7 @@ describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS 
           await route.continue();
         });
         // The element's module holds DOMContentLoaded back; the page is parsed and styled before that.
-        await page.goto(demo.url, { waitUntil: 'commit' });
+        await page.goto(suite.demo.url, { waitUntil: 'commit' });
         await page.waitForFunction(() => document.readyState !== 'loading' && !!document.querySelector('#pay-button'));
         const payTop = () => page.locator('#pay-button').evaluate((button) => button.getBoundingClientRect().top);
         const before = await payTop();

@@ -103,6 +103,12 @@ export class ObvLinkAccountElement extends LitElement {
   #internals: ElementInternals;
   /** The offer whose "Reconnect" was brought into view and focused (once per offer). */
   #told: object | undefined;
+  /**
+   * The first screen waits (at most `timing.offerWaitMs`) for the saved-account offer, so that a
+   * returning shopper's list or the consent box never replaces a first screen already drawn: no layout
+   * shift. Until it is drawn the element has no `state` attribute, which pages reserve its space by.
+   */
+  #held = true;
   #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
@@ -196,10 +202,11 @@ export class ObvLinkAccountElement extends LitElement {
     // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
     this.#flow.configure(findConfigProblem(this));
     if (!this.hasUpdated && this.state !== 'error') this.#flow.resume();
+    this.#held &&= this.state === 'idle' && this.#flow.saved.loading;
   }
 
   protected override updated(): void {
-    this.setAttribute('state', this.state);
+    if (!this.#held) this.setAttribute('state', this.state);
     const value = this.value;
     // No saved state to restore from: a link reference is single use and short-lived. A reload shows the
     // linked account again only for the same link session (resume, read from the proxy), never after a navigation
@@ -213,7 +220,8 @@ export class ObvLinkAccountElement extends LitElement {
     }
   }
 
-  override render(): TemplateResult {
+  override render(): TemplateResult | typeof nothing {
+    if (this.#held) return nothing;
     const s = this.#s;
     const status = this.#flow.status;
     const state = status.kind;

@@ -3,6 +3,7 @@
 // consent words when saving is allowed, an account to reconnect — and the shopper's choices: use one (a
 // link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
 import { emitSuccess } from './events.ts';
+import { timing } from './settings.ts';
 import { parseOutcome, postJson, ProxyRequestError, type LinkedAccount } from './session-client.ts';
 
 /** An offered account: the proxy's id for it in this link session, the bank, the line as shown and as spoken. */
@@ -37,6 +38,8 @@ export interface SavedStatus {
 /** The flow's side of the saved accounts. */
 export interface SavedAccounts {
   readonly offer: Offer | undefined;
+  /** The offer for the link token is on its way (the element holds its first screen meanwhile). */
+  readonly loading: boolean;
   /** The saved-account list to rest on, while there is one (with an account to reconnect, once the shopper asked for it). */
   status(): SavedStatus | undefined;
   /** "Pay with a saved account" from the reconnect screen: the list, its first account chosen. */
@@ -57,6 +60,7 @@ export interface SavedAccounts {
  */
 export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void, failed: (error: Error) => void): SavedAccounts {
   let offer: Offer | undefined;
+  let loading = false;
   let linkToken: string | undefined;
   let base: URL;
   let chosen = '';
@@ -93,9 +97,18 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
     });
   };
 
+  /** The first account offered, if any, is used (the list preselects it, so the form is ready for the shop's Pay button). */
+  const chooseFirst = () => {
+    const first = offer?.accounts[0];
+    if (first) choose(first.id);
+  };
+
   return {
     get offer() {
       return offer;
+    },
+    get loading() {
+      return loading;
     },
     status,
     load(url, token) {
@@ -104,20 +117,29 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       base = url;
       offer = ready = asking = removed = undefined;
       listing = false;
-      post('offer').then((answer) => {
+      loading = true;
+      // A proxy slow to answer: the first screen is drawn without the offer after a while (the list replaces it when it comes).
+      setTimeout(() => {
+        if (loading) {
+          loading = false;
+          show();
+        }
+      }, timing.offerWaitMs);
+      // No offer (the proxy could not say): the first-time screen, drawn now if it was held for the offer.
+      post('offer').catch(() => undefined).then((answer) => {
         if (linkToken !== token) return;
-        offer = answer as Offer;
+        loading = false;
+        offer = answer as Offer | undefined;
         chosen = '';
         show(status());
-        // One preselected: the first, chosen at once, so the form is ready for the shop's Pay button.
-        if (offer.accounts[0] && showing()) choose(offer.accounts[0].id);
-      }, () => undefined);
+        if (showing()) chooseFirst();
+      });
     },
     choose,
     list() {
       listing = true;
       show(status());
-      if (!chosen && offer?.accounts[0]) choose(offer.accounts[0].id);
+      if (!chosen) chooseFirst();
     },
     ask(id) {
       asking = id;
@@ -132,7 +154,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
         if (chosen === id) chosen = '';
         // Without its last account the list gives way to the flow's rest (the bank button).
         show(status());
-        if (!chosen && offer.accounts[0]) choose(offer.accounts[0].id);
+        if (!chosen) chooseFirst();
       }, failed);
     },
   };

@@ -89,13 +89,7 @@ async function request(url: URL, init: RequestInit): Promise<Response> {
 
 /** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or an AbortError when aborted. */
 export async function startSession(base: URL, body: StartRequest, idempotencyKey: string, signal: AbortSignal): Promise<StartedSession> {
-  const url = endpoint(base, 'verifications');
-  const response = await request(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', 'Idempotency-Key': idempotencyKey },
-    body: JSON.stringify(body),
-    signal,
-  });
+  const response = await postJson(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey });
   const { status } = response;
   if (!response.ok) {
     // 4xx means what we sent (or where we sent it) is wrong; 408, 429 and 5xx are worth retrying later.
@@ -105,7 +99,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
     throw new ProxyRequestError(kind, await problemMessage(response), status >= 500);
   }
   const session = readStartedSession(await response.json().catch(() => undefined));
-  if (!session) throw new ProxyRequestError('configuration', `No session from ${url.href}`);
+  if (!session) throw new ProxyRequestError('configuration', `No session from ${endpoint(base, 'verifications').href}`);
   return session;
 }
 
@@ -150,11 +144,11 @@ export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: s
   return postJson(base, `sessions/${action}`, { sessionId }, init);
 }
 
-/** POST {base}/{path} with a JSON body (the saved-account routes too); rejects only when the proxy cannot be reached. */
-export function postJson(base: URL, path: string, body: object, init?: RequestInit): Promise<Response> {
+/** POST {base}/{path} with a JSON body and `headers` besides its type (the saved-account routes and the start too); rejects only when the proxy cannot be reached. */
+export function postJson(base: URL, path: string, body: object, init?: RequestInit, headers?: Record<string, string>): Promise<Response> {
   return request(endpoint(base, path), {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
+    headers: { 'Content-Type': 'application/json', ...headers },
     body: JSON.stringify(body),
     cache: 'no-store',
     ...init,
@@ -183,8 +177,9 @@ export interface SessionWatch {
 
 function backoff(attempt: number): number {
   const ceiling = Math.min(timing.reconnectMaxMs, timing.reconnectBaseMs * 2 ** attempt);
-  // Jitter spreads reconnects after a proxy restart instead of having every browser return at once.
-  return Math.round(ceiling * (0.5 + Math.random() / 2));
+  // Jitter spreads reconnects after a proxy restart instead of having every browser return at once
+  // (a fraction of a millisecond is fine for setTimeout).
+  return ceiling * (0.5 + Math.random() / 2);
 }
 
 /**

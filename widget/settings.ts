@@ -22,4 +22,6 @@ export const timing = {
    * announces the outcome that arrived while the tab was hidden.
    */
   reannouncePauseMs: 99,
+  /** How long the first screen waits for the saved-account offer before it is drawn without it. */
+  offerWaitMs: 2_000,
 };

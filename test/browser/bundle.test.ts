@@ -2,7 +2,7 @@
 // one module with production Lit inside, whose reactive properties work after minification.
 import { expect } from '@open-wc/testing';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, until, useWorld } from './helpers.ts';
+import { ACCOUNT, FakeSocket, SESSION, drawn, once, until, useWorld } from './helpers.ts';
 
 const BUNDLE = '/test-results/bundle/obv-link-account.js';
 
@@ -32,8 +32,7 @@ describe('the production bundle', () => {
     const linkToken = `lt_${'bundle-9'.repeat(4)}`;
     document.body.innerHTML = `<form><obv-link-account proxy-url="/obv" link-token="${linkToken}" required></obv-link-account></form>`;
     const form = document.querySelector('form')!;
-    const el = document.querySelector('obv-link-account') as ObvLinkAccountElement;
-    await el.updateComplete;
+    const el = await drawn(document.querySelector('obv-link-account') as ObvLinkAccountElement);
     expect(el.getAttribute('state')).to.equal('idle');
     expect(el.getAttribute('name')).to.equal('linkRef');
     expect(form.checkValidity()).to.equal(false);
@@ -82,8 +81,7 @@ describe('the production bundle', () => {
     await loaded;
     const inner = frame.contentWindow as Window & { violations: string[] };
     await until(() => Boolean(inner.customElements.get('obv-link-account')), 'the element to be defined in the frame');
-    const el = inner.document.querySelector('obv-link-account') as ObvLinkAccountElement;
-    await el.updateComplete;
+    const el = await drawn(inner.document.querySelector('obv-link-account') as ObvLinkAccountElement);
     const button = el.shadowRoot!.querySelector('[part="button"]')!;
     expect(inner.getComputedStyle(button).backgroundColor).to.equal('rgb(37, 84, 216)');
     // Violation reports arrive later and in order: provoke one on purpose and wait for it, so any report

@@ -6,7 +6,7 @@ import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { pendingKey } from '../../widget/pending-session.ts';
 import { timing } from '../../widget/settings.ts';
-import { ACCOUNT, FakeSocket, SESSION, once, useWorld, tick, until } from './helpers.ts';
+import { ACCOUNT, FakeSocket, SESSION, drawn, once, useWorld, tick, until } from './helpers.ts';
 
 function part(el: ObvLinkAccountElement, name: string): HTMLElement {
   const found = el.shadowRoot?.querySelector<HTMLElement>(`[part~="${name}"]`);
@@ -28,7 +28,7 @@ async function mount(attributes = ''): Promise<ObvLinkAccountElement> {
     el.setAttribute(name!, value);
   }
   await el.updateComplete;
-  return el;
+  return drawn(el);
 }
 
 /** Clicks the main button and waits until the element waits on the socket. */

@@ -23,6 +23,15 @@ export async function until(check: () => boolean, what: string, limitMs = 3000):
   }
 }
 
+/**
+ * Waits for the element's first screen. With a link token it first asks the proxy what to offer a
+ * returning shopper, and draws nothing (no `state` attribute) until the answer (or a failure) comes.
+ */
+export async function drawn<T extends HTMLElement>(el: T): Promise<T> {
+  await until(() => el.hasAttribute('state'), 'the first screen');
+  return el;
+}
+
 /** A WebSocket whose server side the test plays. */
 export class FakeSocket extends EventTarget {
   static instances: FakeSocket[] = [];

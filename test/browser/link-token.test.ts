@@ -5,7 +5,7 @@ import { expect, fixture, html } from '@open-wc/testing';
 import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { FakeSocket, until, useWorld } from './helpers.ts';
+import { FakeSocket, drawn, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
 
@@ -17,7 +17,7 @@ describe('<obv-link-account link-token>', () => {
   const world = useWorld();
 
   it('starts with the link token alone: no purchase, consumer or language from the page', async () => {
-    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" language="es" link-token=${LINK_TOKEN}></obv-link-account>`);
+    const el = await drawn(await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" language="es" link-token=${LINK_TOKEN}></obv-link-account>`));
     button(el).click();
     await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'the element to wait on a socket');
     expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }]);
@@ -26,7 +26,7 @@ describe('<obv-link-account link-token>', () => {
   it('ignores the purchase attributes of earlier versions: the link token alone is sent', async () => {
     // merchant-user-id, amount and the rest are no longer the element's: a page that still sets them
     // (or a shopper who adds them in the developer tools) changes nothing the proxy receives.
-    const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} amount="1.00" merchant-user-id="u-1" link-ref="ref-1" consumer-email="a@b.co"></obv-link-account>`);
+    const el = await drawn(await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} amount="1.00" merchant-user-id="u-1" link-ref="ref-1" consumer-email="a@b.co"></obv-link-account>`));
     expect(el.state).to.equal('idle');
     button(el).click();
     await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'the element to wait on a socket');

@@ -9,7 +9,8 @@
 import { expect, fixture, html } from '@open-wc/testing';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
-import { FakeSocket, SESSION, tick, until, useWorld } from './helpers.ts';
+import { timing } from '../../widget/settings.ts';
+import { FakeSocket, SESSION, drawn, tick, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
 const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?', removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
@@ -338,9 +339,53 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect([...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1)).to.equal(note);
   });
 
-  it('without an offer (the proxy cannot say) the element offers the bank as before', async () => {
+  it('draws nothing until it knows what to offer, then the list first (never the first-time screen before it)', async () => {
+    let answer!: () => void;
+    const { proxy } = world();
+    scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING });
+    const offer = proxy.routes['POST /obv/saved-accounts/offer']!;
+    proxy.routes['POST /obv/saved-accounts/offer'] = (request) => new Promise((resolve) => (answer = () => resolve(offer(request))));
+    const drawnStates: string[] = [];
+    const watcher = new MutationObserver((records) => drawnStates.push(...records.map((record) => (record.target as Element).getAttribute('state')!)));
+    try {
+      const el = await mount();
+      watcher.observe(el, { attributeFilter: ['state'] });
+      await until(() => proxy.requests.length > 0, 'the offer request');
+      await tick(50);
+      // Held: no screen, no state attribute (what pages reserve the element's height by), nothing to focus.
+      expect(el.hasAttribute('state')).to.equal(false);
+      expect(el.shadowRoot!.querySelector('[part]')).to.equal(null);
+      answer();
+      await drawn(el);
+      await until(() => el.value !== '', 'the first account to be ready');
+      expect(drawnStates[0]).to.equal('saved');
+      expect(drawnStates).not.to.include('idle');
+    } finally {
+      watcher.disconnect();
+    }
+  });
+
+  it('with a proxy slow to offer, draws the first-time screen after timing.offerWaitMs; the list still comes with the offer', async () => {
+    timing.offerWaitMs = 100;
+    let answer!: () => void;
+    const { proxy } = world();
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const offer = proxy.routes['POST /obv/saved-accounts/offer']!;
+    proxy.routes['POST /obv/saved-accounts/offer'] = (request) => new Promise((resolve) => (answer = () => resolve(offer(request))));
     const el = await mount();
-    await until(() => world().proxy.requests.length > 0, 'the offer request');
+    await until(() => proxy.requests.length > 0, 'the offer request');
+    const asked = Date.now();
+    await drawn(el);
+    expect(Date.now() - asked).to.be.at.least(80);
+    expect(el.state).to.equal('idle');
+    expect(q(el, '[part~="button"]')!.textContent).to.contain('Link your bank account');
+    answer();
+    await until(() => el.state === 'saved' && el.value !== '', 'the list once the offer came');
+  });
+
+  it('without an offer (the proxy cannot say) the element offers the bank as before', async () => {
+    const el = await drawn(await mount());
+    expect(world().proxy.requests.map((r) => new URL(r.url).pathname)).to.deep.equal(['/obv/saved-accounts/offer']);
     expect(el.state).to.equal('idle');
     expect(q(el, '[part~="button"]')!.textContent).to.contain('Link your bank account');
   });

@@ -75,10 +75,6 @@ function updatePayButton(): void {
   else payHint.textContent = HINT[hintLang].missing;
 }
 
-// The height reserved for a returning shopper's list (checkout.css `.returning-N`) holds until the element
-// shows its first screen of its own (the list), then gives way to the element's own height.
-element.addEventListener('obv-state-change', () => element.classList.remove('returning-1', 'returning-2', 'returning-3'), { once: true });
-
 for (const name of ELEMENT_EVENTS) {
   element.addEventListener(name, (event) => {
     log.add(event);

@@ -226,10 +226,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const ended = (end: WatchEnd) => {
     watch = undefined;
     if (end.kind === 'network') return lose(end.message);
-    // Expired, the bank's page can no longer finish: its tab goes too, before the shopper signs in for nothing.
-    if (end.kind === 'expired') closeTab();
-    // Settled: the return page closes the bank's tab itself. A linked account stays remembered for a reload.
-    tab = null;
+    // The bank tab goes at once, whatever the end: settled, the shopper is back on the checkout that shows
+    // it (the return page would close the tab too, a moment later); expired, the bank's page can no longer
+    // finish, before the shopper signs in for nothing. A linked account stays remembered for a reload.
+    closeTab();
     blocked = closed = false;
     remember(end.kind === 'success' ? pending : undefined, true);
     if (end.kind === 'expired') {

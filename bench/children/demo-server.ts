@@ -4,6 +4,7 @@
 // 2026-11-26 the demo ran inside the bench process and that shared loop showed up in the shopper's p99.
 // The proxy's options come as JSON in BENCH_DEMO_PROXY (storage, data directory, Redis URL); the parent
 // owns that storage and removes it, since this process simply exits when the parent lets it go.
+import { ServerResponse } from 'node:http';
 import { startDemo } from '../../demo/start-demo.ts';
 import { serveRpc } from '../lib/rpc.ts';
 
@@ -18,16 +19,29 @@ globalThis.fetch = (input, init) => {
   return originalFetch(input, init);
 };
 
+// The bank's redirect that ends a sample's bank step: when the sandbox writes its 303 to the sign-in
+// POST. Taken here, not from the browser: the element closes the bank tab as soon as the outcome
+// reaches it, which can be before the tab has read the 303 (the notification leaves as the 303 does).
+const redirectedAt: number[] = [];
+const writeHead = ServerResponse.prototype.writeHead;
+ServerResponse.prototype.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+  if (args[0] === 303 && this.req.method === 'POST') redirectedAt.push(wallClock());
+  return writeHead.apply(this, args);
+} as ServerResponse['writeHead'];
+
 const proxyOptions = JSON.parse(process.env.BENCH_DEMO_PROXY ?? '{}') as Record<string, unknown>;
 // No rate limit: hundreds of starts and choices a minute from one address.
 const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...proxyOptions } });
 
 serveRpc({
   url: () => demo.url,
-  /** Forgets the notifications noted so far (before a sample's bank sign-in). */
+  /** Forgets the notifications and redirects noted so far (before a sample's bank sign-in). */
   resetNotifications: () => {
     sentAt.length = 0;
+    redirectedAt.length = 0;
   },
   /** When the first notification since the last reset left, on the machine's wall clock. */
   firstNotificationAt: () => sentAt[0] ?? null,
+  /** When the sandbox wrote the first 303 to a POST since the last reset (the bank's redirect), on the machine's wall clock. */
+  firstRedirectAt: () => redirectedAt[0] ?? null,
 });

@@ -2,11 +2,13 @@
 // sandbox's notifications in it.
 import { BenchChild } from './rpc.ts';
 
-/** When the sandbox's notification of a sample left (children/demo-server.ts notes it). */
+/** When the sandbox's notification of a sample left, and its bank's redirect (children/demo-server.ts notes them). */
 export interface NotificationClock {
   reset(): Promise<void>;
   /** Wall-clock time of the first notification since the last reset, undefined if none left. */
   firstSentAt(): Promise<number | undefined>;
+  /** Wall-clock time the sandbox wrote its first 303 (the bank's redirect) since the last reset, undefined if none. */
+  firstRedirectAt(): Promise<number | undefined>;
 }
 
 export interface DemoChild extends NotificationClock {
@@ -22,6 +24,7 @@ export async function startDemoChild(proxyOptions: Readonly<Record<string, strin
     url,
     reset: () => child.call<void>('resetNotifications'),
     firstSentAt: async () => (await child.call<number | null>('firstNotificationAt')) ?? undefined,
+    firstRedirectAt: async () => (await child.call<number | null>('firstRedirectAt')) ?? undefined,
     close: () => child.close(),
   };
 }

@@ -1,6 +1,6 @@
 // The bank tab in a real, headful Chromium (Xvfb, no focus emulation) with real tabs: the element opens
 // the proxy's holding page inside the click, sends it on to the bank, brings it forward with "Go to the
-// bank tab" and closes it on Cancel, and the bank's page cannot navigate the checkout. A fake window
+// bank tab", closes it on Cancel and once the outcome is in, and the bank's page cannot navigate the checkout. A fake window
 // cannot show any of this: Chromium's opener rules decide it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -76,6 +76,26 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       // Brought forward, not reloaded or sent elsewhere.
       assert.equal(await tab.evaluate(() => (window as Window & { stillTheSamePage?: boolean }).stillTheSamePage), true);
       await saveScreenshot(tab, 'bank-tab-focused');
+    } finally {
+      await closeAll();
+    }
+  });
+
+  it('closes the bank tab as soon as the outcome is in, so the shopper is back on the checkout that shows it', async () => {
+    const page = await openCheckout();
+    try {
+      const tab = await startLinking(page);
+      // A return page that would stay open: only the element can close the tab here.
+      await tab.route('**/obv/return/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Returned</title><h1>Back</h1>' }));
+      await tab.getByLabel('Username').waitFor();
+      assert.equal(await visibility(page), 'hidden');
+      const closed = tab.waitForEvent('close', { timeout: STEP_TIMEOUT_MS });
+      await signInAtBank(tab, 'user_good');
+      await waitForState(page, 'success');
+      await closed;
+      await page.waitForFunction(() => document.visibilityState === 'visible');
+      // Said again now that the checkout is back in front (emptied a moment first, for screen readers).
+      await element(page).getByText('Bank account linked').waitFor();
     } finally {
       await closeAll();
     }
@@ -314,9 +334,22 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
   });
 
   it('says the outcome again when the shopper comes back to the checkout tab (a hidden tab’s live region is not heard)', async () => {
-    const page = await openCheckout();
+    // A bank tab the element does not hold, so cannot close when the outcome comes (it closes its own):
+    // the pop-up was blocked and the shopper opened the bank's page from the element's link.
+    const page = await chromium.context.newPage();
+    opened.push(page);
+    await page.addInitScript(() => {
+      window.open = () => null;
+    });
+    await page.goto(demo.url);
+    await waitForState(page, 'idle');
     try {
-      const tab = await startLinking(page);
+      await element(page).getByRole('button', { name: 'Link your bank account' }).click();
+      await waitForState(page, 'waiting');
+      const tabPromise = chromium.context.waitForEvent('page');
+      await element(page).getByRole('link', { name: /Open your bank/ }).click();
+      const tab = await tabPromise;
+      opened.push(tab);
       // A return page that stays open: the bank tab keeps the front while the outcome reaches the checkout.
       await tab.route('**/obv/return/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Returned</title><h1>Back</h1>' }));
       await tab.getByLabel('Username').waitFor();

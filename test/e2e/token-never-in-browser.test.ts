@@ -267,6 +267,9 @@ describe('the accountToken never reaches the browser', { timeout: TEST_TIMEOUT_M
         const bank = await startLinking(page);
         const bankUrls = [bank.url()];
         bank.on('framenavigated', (frame) => bankUrls.push(frame.url()));
+        // The notification after the bank's redirect, so the return page loads and broadcasts before the
+        // outcome arrives (an outcome closes the bank tab, which could otherwise be before its redirect).
+        demo.provider.controls.notifyLate({ ms: 500, count: 1 });
         await signInAtBank(bank, 'user_good', 'pass_good');
         await waitForState(page, 'success');
         await page.locator('#pay-button:enabled').waitFor();

@@ -83,10 +83,11 @@ export const styles = unsafeCSS(`
       animation: none;
     }
   }
-  /* Forced colours paint every side alike (a plain circle); a system colour is kept. */
+  /* Forced colours paint every side in one colour (a plain circle, however it turns): only the top side
+     is drawn then, an arc. */
   @media (forced-colors: active) {
     .spinner {
-      border-top-color: Highlight;
+      border-style: solid none none;
     }
   }
   .body {

@@ -85,8 +85,9 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
     const page = await openCheckout();
     try {
       const tab = await startLinking(page);
-      // A return page that would stay open: only the element can close the tab here.
-      await tab.route('**/obv/return/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Returned</title><h1>Back</h1>' }));
+      // A return page that would stay open (its script, which closes it, answers nothing; the page itself
+      // is the bank's redirect, which a route does not see): only the element can close the tab here.
+      await tab.route('**/return-page.js', (route) => route.fulfill({ contentType: 'text/javascript', body: '' }));
       await tab.getByLabel('Username').waitFor();
       assert.equal(await visibility(page), 'hidden');
       const closed = tab.waitForEvent('close', { timeout: STEP_TIMEOUT_MS });
@@ -350,8 +351,9 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await element(page).getByRole('link', { name: /Open your bank/ }).click();
       const tab = await tabPromise;
       opened.push(tab);
-      // A return page that stays open: the bank tab keeps the front while the outcome reaches the checkout.
-      await tab.route('**/obv/return/**', (route) => route.fulfill({ contentType: 'text/html', body: '<title>Returned</title><h1>Back</h1>' }));
+      // A return page that stays open (its script, which closes it, answers nothing): the bank tab keeps the
+      // front while the outcome reaches the checkout.
+      await tab.route('**/return-page.js', (route) => route.fulfill({ contentType: 'text/javascript', body: '' }));
       await tab.getByLabel('Username').waitFor();
       assert.equal(await visibility(page), 'hidden');
       // Every change of the live region, with whether the checkout was visible then.

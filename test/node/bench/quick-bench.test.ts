@@ -57,8 +57,10 @@ describe('npm run bench -- --quick', { timeout: TIMEOUT_MS }, () => {
     const performance = readFileSync(join(ROOT, 'docs/PERFORMANCE.md'), 'utf8');
     const started = Date.now();
     const { code, output } = await runBench(['--quick', '--storage', storages.join(','), '--out', out]);
+    // The sections that threw say why early in the output; the tail has the table and the verdict.
+    const failures = output.split('\n').filter((line) => line.includes(' FAILED: ')).map((line) => line.slice(0, 2_000));
     const tail = output.slice(-4_000);
-    assert.equal(code, 0, `the quick bench exited ${code}:\n${tail}`);
+    assert.equal(code, 0, `the quick bench exited ${code}:\n${failures.join('\n')}\n${tail}`);
 
     const results = JSON.parse(readFileSync(out, 'utf8')) as QuickResults;
     assert.equal(results.mode, 'quick');

@@ -34,6 +34,18 @@ describe('<obv-link-account> for a returning shopper', () => {
     proxy.routes['POST /obv/saved-accounts/use'] = async (request) => use(((await request.json()) as { savedAccountId: string }).savedAccountId);
     proxy.routes['POST /obv/saved-accounts/remove'] = () => ({ status: 204 });
   }
+  /** Holds the scripted offer's answer until the returned function is called. */
+  function holdOffer(): () => void {
+    const { proxy } = world();
+    const offer = proxy.routes['POST /obv/saved-accounts/offer']!;
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    proxy.routes['POST /obv/saved-accounts/offer'] = async (request) => {
+      await held;
+      return offer(request);
+    };
+    return () => release();
+  }
   const mount = () => fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef"></obv-link-account>`);
 
   it('lists the saved accounts, uses the first at once (form value, obv-success), and another choice replaces it', async () => {
@@ -340,11 +352,9 @@ describe('<obv-link-account> for a returning shopper', () => {
   });
 
   it('draws nothing until it knows what to offer, then the list first (never the first-time screen before it)', async () => {
-    let answer!: () => void;
     const { proxy } = world();
     scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING });
-    const offer = proxy.routes['POST /obv/saved-accounts/offer']!;
-    proxy.routes['POST /obv/saved-accounts/offer'] = (request) => new Promise((resolve) => (answer = () => resolve(offer(request))));
+    const answer = holdOffer();
     const drawnStates: string[] = [];
     const watcher = new MutationObserver((records) => drawnStates.push(...records.map((record) => (record.target as Element).getAttribute('state')!)));
     try {
@@ -367,11 +377,9 @@ describe('<obv-link-account> for a returning shopper', () => {
 
   it('with a proxy slow to offer, draws the first-time screen after timing.offerWaitMs; the list still comes with the offer', async () => {
     timing.offerWaitMs = 100;
-    let answer!: () => void;
     const { proxy } = world();
     scripted({ accounts: ACCOUNTS, words: WORDS });
-    const offer = proxy.routes['POST /obv/saved-accounts/offer']!;
-    proxy.routes['POST /obv/saved-accounts/offer'] = (request) => new Promise((resolve) => (answer = () => resolve(offer(request))));
+    const answer = holdOffer();
     const el = await mount();
     await until(() => proxy.requests.length > 0, 'the offer request');
     const asked = Date.now();

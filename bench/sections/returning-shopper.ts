@@ -4,8 +4,8 @@
 // value set). The radio shows as checked in the first frame after the click.
 // Beside it, from the same run, the first-time bank flow's last step alone (shopper-latency.ts: the
 // bank's redirect → the element showing the linked account), which a returning shopper skips entirely.
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_ARGS, chromiumPath } from '../../scripts/chromium.ts';
+import type { Page } from 'playwright-core';
+import { launchShopperBrowser } from '../lib/shopper-browser.ts';
 import { startDemoChild } from '../lib/demo-child.ts';
 import { ORDER_COOKIE } from '../../demo/checkout/server/checkout-routes.ts';
 import type { BenchOptions } from '../lib/options.ts';
@@ -91,7 +91,7 @@ export async function measureReturningShopper({ sizes }: BenchOptions, storage: 
   // No rate limit: hundreds of choices a minute from one address. The storage options are spread loosely
   // (lib/storage.ts): a proxy without `storage` drops that key.
   const demo = await startDemoChild(storage.proxyOptions);
-  const browser: Browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+  const { browser, priorities } = await launchShopperBrowser();
   const saved: number[] = [];
   const bank: number[] = [];
   try {
@@ -135,6 +135,6 @@ export async function measureReturningShopper({ sizes }: BenchOptions, storage: 
   return {
     section: 'returning',
     rows: [row('p50'), row('p99')],
-    data: { store: storage.name === 'sqlite' ? "the proxy's own (storage: sqlite)" : storage.name, samples: saved.length, bankSamples: bank.length, savedAccountChosen: chosen, firstTimeRedirectToShown: firstTime },
+    data: { store: storage.name === 'sqlite' ? "the proxy's own (storage: sqlite)" : storage.name, chromiumPriorities: priorities, samples: saved.length, bankSamples: bank.length, savedAccountChosen: chosen, firstTimeRedirectToShown: firstTime },
   };
 }

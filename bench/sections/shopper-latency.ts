@@ -26,7 +26,12 @@ const STALL_MS = 20;
 
 interface Sample {
   redirectToShownMs: number;
-  notificationToSocketMs: number;
+  /**
+   * Undefined when the outcome reached the element another way first: the return page tells the checkout
+   * it is back, and the element's read of its session can answer before the socket's frame (only the
+   * first delivery counts, and the socket is closed then).
+   */
+  notificationToSocketMs: number | undefined;
   /** The measured window on the machine's wall clock: the bank's redirect, the account shown. */
   redirectAt: number;
   shownAt: number;
@@ -81,15 +86,14 @@ export async function sampleOnce(browser: Browser, demo: { url: string }, notifi
     if (sentAt === undefined) throw new Error('no notification was sent');
     const redirectAt = await notifications.firstRedirectAt();
     if (redirectAt === undefined) throw new Error('the bank did not redirect');
-    return { redirectToShownMs: shownAt - redirectAt, notificationToSocketMs: resultAt - sentAt, redirectAt, shownAt };
+    return { redirectToShownMs: shownAt - redirectAt, notificationToSocketMs: resultAt === undefined ? undefined : resultAt - sentAt, redirectAt, shownAt };
   } finally {
     await context.close();
   }
 }
 
-async function resultTime(page: Page): Promise<number> {
+async function resultTime(page: Page): Promise<number | undefined> {
   const times = await page.evaluate(() => (window as unknown as { obvResultTimes: number[] }).obvResultTimes);
-  if (times[0] === undefined) throw new Error('the outcome did not arrive on the socket');
   return times[0];
 }
 
@@ -119,7 +123,8 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     await storage.close();
   }
   const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
-  const relay = summarize(samples.map((sample) => sample.notificationToSocketMs));
+  const bySocket = samples.flatMap((sample) => (sample.notificationToSocketMs === undefined ? [] : [sample.notificationToSocketMs]));
+  const relay = summarize(bySocket);
   const stall = summarize(stalls);
   const stalled = stalls.filter((ms) => ms >= STALL_MS).length;
   // The flows with no stall of the machine inside them: what the path itself costs.
@@ -127,8 +132,9 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
   const row = (which: 'p50' | 'p99') => ({
     metric: `shopper ${which}, bank redirect → element shows outcome (Chromium)`,
     value: formatMs(shown[which]),
-    baseline: `${formatMs(relay[which])} notification → socket`,
-    comparison: formatDeltaMs(shown[which] - relay[which]),
+    // (A quick run whose few outcomes all came by the session read has no socket figure to compare.)
+    baseline: bySocket.length > 0 ? `${formatMs(relay[which])} notification → socket` : 'no outcome came by the socket',
+    comparison: bySocket.length > 0 ? formatDeltaMs(shown[which] - relay[which]) : '',
     aim: which === 'p99' ? `≤ ${AIM_P99_MS} ms` : '',
     ...(which === 'p99' ? { met: shown.p99 <= AIM_P99_MS } : {}),
   });
@@ -147,6 +153,7 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
       chromiumPriorities: priorities,
       redirectToShown: shown,
       notificationToSocket: relay,
+      outcomesBySocket: bySocket.length,
       machineStallInWindow: stall,
       flowsWithStall: { thresholdMs: STALL_MS, count: stalled },
       redirectToShownWithoutStall: calm,

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
-import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, elementStatus, saveScreenshot, startTestDemo, waitForState } from './harness.ts';
+import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, clickThatMayClose, element, elementStatus, saveScreenshot, startTestDemo, waitForState } from './harness.ts';
 
 describe('a bank window the checkout never hides, and the way back from "Connecting to your bank…"', { timeout: TEST_TIMEOUT_MS * 3 }, () => {
   let demo: RunningDemo;
@@ -44,7 +44,8 @@ describe('a bank window the checkout never hides, and the way back from "Connect
       const back = tab.getByRole('button', { name: 'Back to checkout' });
       await back.waitFor();
       await saveScreenshot(tab, 'connecting-page');
-      await Promise.all([tab.waitForEvent('close'), back.click()]);
+      // The click closes the tab, sometimes before Playwright's click has finished waiting.
+      await Promise.all([tab.waitForEvent('close'), clickThatMayClose(tab, back)]);
       await page.waitForFunction(() => document.visibilityState === 'visible');
       // The live region is rewritten when the page comes back to the front (to be announced again): wait for its words.
       await page.locator('obv-link-account [part~="status"]', { hasText: /Connecting to your bank/ }).waitFor({ timeout: 5_000 }).catch(() => undefined);

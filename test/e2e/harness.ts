@@ -144,16 +144,19 @@ export function startLinking(page: Page): Promise<Page> {
 }
 
 /**
- * Submits the bank's form with `button`. The return page may close the tab at once, which can end
- * the click's own wait; the checkout's state is what the tests assert on, so that is not an error.
+ * Clicks `target` on `page` when the click may close the page (the return page closing itself, "Back to
+ * checkout"): a page that closes during the click can end Playwright's own wait with "Target page …
+ * has been closed". That is the outcome, not an error; tests assert the closing itself where it matters.
  */
+export async function clickThatMayClose(page: Page, target: Locator): Promise<void> {
+  await target.click().catch((error: Error) => {
+    if (!page.isClosed() && !/closed/i.test(error.message)) throw error;
+  });
+}
+
+/** Submits the bank's form with `button`; the return page may close the tab at once (see clickThatMayClose). */
 async function submitAtBank(bank: Page, button: 'Sign in' | 'Cancel'): Promise<void> {
-  await bank
-    .getByRole('button', { name: button, exact: true })
-    .click()
-    .catch((error: Error) => {
-      if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
-    });
+  await clickThatMayClose(bank, bank.getByRole('button', { name: button, exact: true }));
 }
 
 export async function signInAtBank(bank: Page, username: string, password = 'pass_good'): Promise<void> {

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import type { Locator, Page } from 'playwright-core';
 
+import { clickThatMayClose } from './harness.ts';
+
 export * from './harness.ts';
 
 export async function expectNoLeak(page: Page, seen: string[], secrets: string[]): Promise<void> {
@@ -30,8 +32,5 @@ export async function linkAtBank(page: Page, trigger: Locator, lang: 'en' | 'es'
   const [bank] = await Promise.all([page.context().waitForEvent('page'), trigger.click()]);
   await bank.getByLabel(words.username).fill(username);
   await bank.getByLabel(words.password).fill('pass_good');
-  await bank.getByRole('button', { name: words.signIn, exact: true }).click().catch((error: Error) => {
-    // The return page may close the tab before the click's own wait ends.
-    if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
-  });
+  await clickThatMayClose(bank, bank.getByRole('button', { name: words.signIn, exact: true }));
 }

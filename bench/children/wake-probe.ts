@@ -26,7 +26,7 @@ setTimeout(tick, PERIOD_MS);
 serveRpc({
   /** This process's id (the test stops it to make a stall it can see). */
   pid: () => process.pid,
-  /** The longest stall that ended between `from` and `to` (wall clock, ms), 0 if none; forgets older ones. */
+  /** The longest stall that overlapped `from`…`to` (wall clock, ms), 0 if none; forgets those that ended by `to`. */
   worstBetween: ({ from, to }: { from: number; to: number }) => {
     let worst = 0;
     for (const stall of late) if (stall.at >= from && stall.at - stall.ms <= to) worst = Math.max(worst, stall.ms);

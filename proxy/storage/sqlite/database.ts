@@ -1,5 +1,6 @@
 // The one SQLite file a single proxy instance keeps its state in (OBV_DATA_DIR, default ./obv-link-data).
-// better-sqlite3: synchronous statements prepared once, each read-modify-write one transaction.
+// Node's built-in SQLite (driver.ts): synchronous statements prepared once, each read-modify-write one
+// transaction.
 //
 // Durability, chosen per record kind: the file is in WAL mode with `synchronous = NORMAL`, so every
 // commit is in the operating system's hands before the call returns — a killed process (SIGKILL, a
@@ -13,9 +14,9 @@
 // hold a payment's lease. Several instances share state through Redis (OBV_REDIS_URL).
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import { openDatabase, pragma, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
 
-export type SqliteDatabase = Database.Database;
+export type { SqliteDatabase } from './driver.ts';
 
 /** The database file's name inside the data directory. */
 export const DATABASE_FILE = 'obv-link.sqlite';
@@ -126,6 +127,8 @@ export interface SqliteHandle {
   readonly path: string;
   /** Runs `step` as one transaction committed with `synchronous = FULL` (fsync before it returns). */
   durably<T>(step: () => T): T;
+  /** Runs `step` as one transaction (driver.ts `transaction`). */
+  transaction<T>(step: () => T): T;
   close(): void;
 }
 
@@ -140,21 +143,22 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
   let db: SqliteDatabase;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    db = new Database(path, { timeout: 1_000 });
+    db = openDatabase(path, 1_000);
   } catch (error) {
+    if (error instanceof SqliteUnavailableError) throw error;
     throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: cannot open ${DATABASE_FILE} (${(error as Error).message}); the proxy needs a writable directory of its own.`, { cause: error });
   }
   try {
     chmodSync(path, 0o600);
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    db.exec('PRAGMA locking_mode = EXCLUSIVE');
+    db.exec('PRAGMA journal_mode = WAL');
+    db.exec('PRAGMA synchronous = NORMAL');
     // The first write takes the exclusive lock now, at boot, rather than at the first shopper.
     db.exec('BEGIN IMMEDIATE; COMMIT;');
     migrate(db);
   } catch (error) {
     db.close();
-    const busy = (error as { code?: string }).code === 'SQLITE_BUSY';
+    const busy = (error as { errcode?: number }).errcode === SQLITE_BUSY;
     throw new DataDirectoryError(busy
       ? `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, or share state through Redis (OBV_REDIS_URL) to run several.`
       : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${(error as Error).message}).`, { cause: error });
@@ -164,13 +168,14 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
     db,
     path,
     durably<T>(step: () => T): T {
-      db.pragma('synchronous = FULL');
+      db.exec('PRAGMA synchronous = FULL');
       try {
-        return db.transaction(step)();
+        return transaction(db, step);
       } finally {
-        db.pragma('synchronous = NORMAL');
+        db.exec('PRAGMA synchronous = NORMAL');
       }
     },
+    transaction: (step) => transaction(db, step),
     close() {
       if (closed) return;
       closed = true;
@@ -179,14 +184,17 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
   };
 }
 
+/** SQLite's primary result code for a lock held elsewhere (node:sqlite's `errcode`). */
+const SQLITE_BUSY = 5;
+
 function migrate(db: SqliteDatabase): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
+  const version = Number(pragma(db, 'user_version'));
   if (version > SCHEMA_VERSION) {
     throw new Error(`it was written by a newer obv-link (schema ${version}; this version knows ${SCHEMA_VERSION})`);
   }
-  db.transaction(() => {
+  transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);
     db.exec(SCHEMA);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  })();
+    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+  });
 }

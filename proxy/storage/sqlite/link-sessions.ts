@@ -1,6 +1,7 @@
 // Link sessions on SQLite, for one instance.
 import { LinkSessionRecord, type LinkSessionStore } from '../link-sessions.ts';
 import type { SqliteHandle } from './database.ts';
+import { prepare } from './driver.ts';
 
 export class SqliteLinkSessionStore implements LinkSessionStore {
   readonly #now: () => number;
@@ -9,9 +10,9 @@ export class SqliteLinkSessionStore implements LinkSessionStore {
   constructor(handle: SqliteHandle, options: { now?: () => number } = {}) {
     this.#now = options.now ?? Date.now;
     this.#statements = {
-      insert: handle.db.prepare('INSERT INTO link_sessions (id, record, purge_at) VALUES (?, ?, ?)'),
-      get: handle.db.prepare<[string, number], { record: string }>('SELECT record FROM link_sessions WHERE id = ? AND purge_at > ?'),
-      use: handle.db.prepare('UPDATE link_sessions SET uses = uses + 1 WHERE id = ? AND purge_at > ? AND uses < ?'),
+      insert: prepare(handle.db, 'INSERT INTO link_sessions (id, record, purge_at) VALUES (?, ?, ?)'),
+      get: prepare<[string, number], { record: string }>(handle.db, 'SELECT record FROM link_sessions WHERE id = ? AND purge_at > ?'),
+      use: prepare(handle.db, 'UPDATE link_sessions SET uses = uses + 1 WHERE id = ? AND purge_at > ? AND uses < ?'),
     };
   }
 

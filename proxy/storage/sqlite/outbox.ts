@@ -6,8 +6,8 @@ import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQue
 import { jobKey, parseJobKey } from '../../events/outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../../events/shapes.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
-import type { Statement } from 'better-sqlite3';
 import type { SqliteHandle } from './database.ts';
+import { prepare, type Statement } from './driver.ts';
 
 interface EventRow {
   seq: number;
@@ -36,35 +36,35 @@ export class SqliteEventOutbox implements EventOutbox {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
     const { db } = handle;
     this.#statements = {
-      insertEvent: db.prepare("INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)"),
-      scheduleNew: db.prepare('INSERT OR IGNORE INTO event_jobs (job, due_at) VALUES (?, ?)'),
-      schedule: db.prepare('INSERT OR REPLACE INTO event_jobs (job, due_at) VALUES (?, ?)'),
-      due: db.prepare<[number, number], { job: string }>('SELECT job FROM event_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
-      moveJob: db.prepare('UPDATE event_jobs SET due_at = ? WHERE job = ?'),
-      deleteJob: db.prepare('DELETE FROM event_jobs WHERE job = ?'),
-      getEvent: db.prepare<[string], EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
-      delivered: db.prepare("UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', "
+      insertEvent: prepare(db, "INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)"),
+      scheduleNew: prepare(db, 'INSERT OR IGNORE INTO event_jobs (job, due_at) VALUES (?, ?)'),
+      schedule: prepare(db, 'INSERT OR REPLACE INTO event_jobs (job, due_at) VALUES (?, ?)'),
+      due: prepare<[number, number], { job: string }>(db, 'SELECT job FROM event_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      moveJob: prepare(db, 'UPDATE event_jobs SET due_at = ? WHERE job = ?'),
+      deleteJob: prepare(db, 'DELETE FROM event_jobs WHERE job = ?'),
+      getEvent: prepare<[string], EventRow>(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
+      delivered: prepare(db, "UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', "
         + "last_attempt_at = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
-      failed: db.prepare("UPDATE events SET status = 'failed', attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
-      retried: db.prepare("UPDATE events SET attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'"),
-      acknowledged: db.prepare("UPDATE events SET status = 'delivered', delivered_at = ?, acknowledged_by = 'api', next_attempt_at = NULL WHERE id = ? AND status != 'delivered'"),
-      restarted: db.prepare("UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, pending_since = ?, delivered_at = NULL, acknowledged_by = NULL, "
+      failed: prepare(db, "UPDATE events SET status = 'failed', attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
+      retried: prepare(db, "UPDATE events SET attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'"),
+      acknowledged: prepare(db, "UPDATE events SET status = 'delivered', delivered_at = ?, acknowledged_by = 'api', next_attempt_at = NULL WHERE id = ? AND status != 'delivered'"),
+      restarted: prepare(db, "UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, pending_since = ?, delivered_at = NULL, acknowledged_by = NULL, "
         + "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'"),
-      hurried: db.prepare("UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
-      seqOf: db.prepare<[string], { seq: number }>('SELECT seq FROM events WHERE id = ?'),
-      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, db.prepare<[number, number], EventRow>(
+      hurried: prepare(db, "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
+      seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
+      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db, 
         `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND status IN (${states.map((state) => `'${state}'`).join(', ')}) ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
-      backlog: db.prepare<[], { pending: number; oldest: number | null }>("SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
-      trim: db.prepare("DELETE FROM events WHERE created_at <= ? AND status != 'pending'"),
+      backlog: prepare<[], { pending: number; oldest: number | null }>(db, "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
+      trim: prepare(db, "DELETE FROM events WHERE created_at <= ? AND status != 'pending'"),
     };
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
-    return this.#handle.db.transaction(() => {
+    return this.#handle.transaction(() => {
       if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0) return false;
       this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
-    })();
+    });
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
@@ -72,7 +72,7 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async claimDue(nowMs: number, leaseMs: number, max: number): Promise<OutboxJob[]> {
-    return this.#handle.db.transaction(() => {
+    return this.#handle.transaction(() => {
       const jobs: OutboxJob[] = [];
       for (const { job } of this.#statements.due.all(nowMs, max)) {
         this.#statements.moveJob.run(nowMs + leaseMs, job);
@@ -80,7 +80,7 @@ export class SqliteEventOutbox implements EventOutbox {
         if (parsed) jobs.push(parsed);
       }
       return jobs;
-    })();
+    });
   }
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
@@ -89,18 +89,18 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
-    this.#handle.db.transaction(() => {
+    this.#handle.transaction(() => {
       if (outcome.ok) this.#statements.delivered.run(nowMs, nowMs, eventId);
       else this.#statements.failed.run(nowMs, outcome.error, eventId);
       this.#statements.deleteJob.run(deliverKey(eventId));
-    })();
+    });
   }
 
   async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
-    this.#handle.db.transaction(() => {
+    this.#handle.transaction(() => {
       if (this.#statements.retried.run(nowMs, error, atMs, eventId).changes === 0) return;
       this.#statements.moveJob.run(atMs, deliverKey(eventId));
-    })();
+    });
   }
 
   async postpone(job: OutboxJob, atMs: number): Promise<void> {
@@ -112,20 +112,20 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.db.transaction(() => {
+    return this.#handle.transaction(() => {
       if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0) this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
-    })();
+    });
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.db.transaction(() => {
+    return this.#handle.transaction(() => {
       const changed = this.#statements.restarted.run(nowMs, nowMs, eventId).changes + this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
-    })();
+    });
   }
 
   async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {

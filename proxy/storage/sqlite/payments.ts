@@ -4,6 +4,7 @@
 // the next lease check instead of waiting out the time-out.
 import { heldBy, leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
 import type { SqliteHandle } from './database.ts';
+import { prepare } from './driver.ts';
 
 export class SqlitePaymentStore implements PaymentStore {
   readonly #handle: SqliteHandle;
@@ -15,14 +16,14 @@ export class SqlitePaymentStore implements PaymentStore {
     this.#now = options.now ?? Date.now;
     const { db } = handle;
     this.#statements = {
-      get: db.prepare<[string, number], { record: string }>('SELECT record FROM payments WHERE merchant_transaction_id = ? AND purge_at > ?'),
-      put: db.prepare('INSERT OR REPLACE INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      delete: db.prepare('DELETE FROM payments WHERE merchant_transaction_id = ?'),
-      due: db.prepare<[number, number], { record: string }>("SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
-      endLeases: db.prepare("UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?"),
-      keyedOrder: db.prepare<[string, number], { merchant_transaction_id: string }>('SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?'),
-      putKey: db.prepare('INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)'),
-      markUnknown: db.prepare('UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
+      get: prepare<[string, number], { record: string }>(db, 'SELECT record FROM payments WHERE merchant_transaction_id = ? AND purge_at > ?'),
+      put: prepare(db, 'INSERT OR REPLACE INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      delete: prepare(db, 'DELETE FROM payments WHERE merchant_transaction_id = ?'),
+      due: prepare<[number, number], { record: string }>(db, "SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
+      endLeases: prepare(db, "UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?"),
+      keyedOrder: prepare<[string, number], { merchant_transaction_id: string }>(db, 'SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?'),
+      putKey: prepare(db, 'INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)'),
+      markUnknown: prepare(db, 'UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
     };
     const now = this.#now();
     this.#statements.endLeases.run(now, now);

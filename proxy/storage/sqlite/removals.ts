@@ -1,6 +1,7 @@
 // Saved-account removals on SQLite, committed with an fsync: a removal the shopper was told about holds.
 import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
 import type { SqliteHandle } from './database.ts';
+import { prepare } from './driver.ts';
 
 export class SqliteRemovalStore implements RemovalStore {
   readonly #handle: SqliteHandle;
@@ -9,9 +10,9 @@ export class SqliteRemovalStore implements RemovalStore {
   constructor(handle: SqliteHandle) {
     this.#handle = handle;
     this.#statements = {
-      insert: handle.db.prepare('INSERT OR IGNORE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)'),
-      has: handle.db.prepare<[string, string], { one: number }>('SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
-      delete: handle.db.prepare('DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+      insert: prepare(handle.db, 'INSERT OR IGNORE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)'),
+      has: prepare<[string, string], { one: number }>(handle.db, 'SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+      delete: prepare(handle.db, 'DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
     };
   }
 

@@ -6,6 +6,7 @@ import { TERMINAL_STATES } from '../../sessions/types.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../../sessions/codec.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
+import { prepare } from './driver.ts';
 
 interface SessionRow {
   base: string;
@@ -26,22 +27,22 @@ export class SqliteSessionStore implements SessionStore {
     const { db } = handle;
     // A claim still in flight when the file was last closed belonged to a process that is gone (one
     // instance per file): its start never answered, so a retry may claim the key again at once.
-    db.prepare('DELETE FROM idempotency_claims WHERE session_id IS NULL').run();
+    prepare(db, 'DELETE FROM idempotency_claims WHERE session_id IS NULL').run();
     this.#statements = {
-      insert: db.prepare('INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      get: db.prepare<[string], SessionRow>('SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
-      byRef: db.prepare<[string], { session_id: string }>('SELECT session_id FROM sessions WHERE notification_ref = ?'),
-      settle: db.prepare<[string, string, string, number], SessionRow>(`UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
+      insert: prepare(db, 'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      get: prepare<[string], SessionRow>(db, 'SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
+      byRef: prepare<[string], { session_id: string }>(db, 'SELECT session_id FROM sessions WHERE notification_ref = ?'),
+      settle: prepare<[string, string, string, number], SessionRow>(db, `UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
         AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ? RETURNING base, state, outcome`),
-      markReturned: db.prepare("UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?"),
-      readClaim: db.prepare<[string, number], { session_id: string | null }>('SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?'),
-      putClaim: db.prepare('INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)'),
-      releaseClaim: db.prepare('DELETE FROM idempotency_claims WHERE key = ? AND session_id IS NULL'),
-      readMark: db.prepare<[string, number], { value: string }>('SELECT value FROM markers WHERE key = ? AND purge_at > ?'),
+      markReturned: prepare(db, "UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?"),
+      readClaim: prepare<[string, number], { session_id: string | null }>(db, 'SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?'),
+      putClaim: prepare(db, 'INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)'),
+      releaseClaim: prepare(db, 'DELETE FROM idempotency_claims WHERE key = ? AND session_id IS NULL'),
+      readMark: prepare<[string, number], { value: string }>(db, 'SELECT value FROM markers WHERE key = ? AND purge_at > ?'),
       // One statement in the usual case: set unless a live marker holds the key (an expired one is replaced).
-      markIfFree: db.prepare(`INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)
+      markIfFree: prepare(db, `INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)
         ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= ?`),
-      deleteMark: db.prepare('DELETE FROM markers WHERE key = ?'),
+      deleteMark: prepare(db, 'DELETE FROM markers WHERE key = ?'),
     };
   }
 

@@ -6,6 +6,7 @@ import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { openSqliteDatabase, type SqliteHandle } from './database.ts';
+import { prepare } from './driver.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
 import { SqlitePaymentStore } from './payments.ts';
@@ -28,14 +29,14 @@ export interface SqliteStorage {
 export function openSqliteStorage(dataDir: string, options: { now?: () => number; sweepIntervalMs?: number } = {}): SqliteStorage {
   const handle = openSqliteDatabase(dataDir);
   const now = options.now ?? Date.now;
-  const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => handle.db.prepare(`DELETE FROM ${table} WHERE purge_at <= ?`));
-  const purgeClaims = handle.db.prepare('DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
+  const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => prepare(handle.db, `DELETE FROM ${table} WHERE purge_at <= ?`));
+  const purgeClaims = prepare(handle.db, 'DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
   const sweep = () => {
     const at = now();
-    handle.db.transaction(() => {
+    handle.transaction(() => {
       for (const statement of purge) statement.run(at);
       purgeClaims.run(at);
-    })();
+    });
   };
   const sweeper = setInterval(sweep, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   sweeper.unref();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { ConfigError, configFromEnv, createLogger, createObvProxy, DataDirectoryError } from '../../../proxy/index.ts';
-import Database from 'better-sqlite3';
+import { DatabaseSync } from 'node:sqlite';
 import { createStorage } from '../../../proxy/storage/create-storage.ts';
 import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
@@ -119,7 +119,7 @@ describe('the SQLite file', () => {
   test('a file of schema 1 is migrated at the open: its events keep their order, and a pending one its next attempt', async () => {
     const dataDir = newDir();
     // Schema 1 as the previous version wrote it (the events' tables only: every other table is unchanged).
-    const old = new Database(join(dataDir, DATABASE_FILE));
+    const old = new DatabaseSync(join(dataDir, DATABASE_FILE));
     old.exec(`CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
       attempts INTEGER NOT NULL DEFAULT 0, status TEXT NOT NULL, created_at INTEGER NOT NULL);
       CREATE INDEX events_pending ON events (created_at) WHERE status = 'pending';
@@ -130,7 +130,7 @@ describe('the SQLite file', () => {
     old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 1, 'delivered', ?)").run(sent, JSON.stringify(event(sent)), now);
     old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 2, 'pending', ?)").run(waiting, JSON.stringify(event(waiting)), now);
     old.prepare('INSERT INTO event_jobs (job, due_at) VALUES (?, ?)').run(`deliver:${waiting}`, now + 60_000);
-    old.pragma('user_version = 1');
+    old.exec('PRAGMA user_version = 1');
     old.close();
 
     const storage = createStorage({ kind: 'sqlite', dataDir, logger });
@@ -145,8 +145,8 @@ describe('the SQLite file', () => {
     } finally {
       await storage.close();
     }
-    const reopened = new Database(join(dataDir, DATABASE_FILE), { readonly: true });
-    assert.equal(reopened.pragma('user_version', { simple: true }), 2);
+    const reopened = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
+    assert.equal(reopened.prepare('PRAGMA user_version').get()?.user_version, 2);
     reopened.close();
   });
 });

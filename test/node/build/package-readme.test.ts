@@ -34,7 +34,9 @@ describe("the README's clone-only blocks", () => {
     assert.deepEqual(commands, ['npm install && npm run demo', 'npm test']);
     const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.match(manifest.scripts.demo ?? '', /demo\/main\.ts/, 'npm run demo runs the demo');
-    assert.match(manifest.scripts.test ?? '', /test:node/, 'npm test runs the tests');
+    // `npm test` puts the project's runtime first (scripts/node.sh), then runs the chain of suites.
+    assert.match(manifest.scripts.test ?? '', /^sh scripts\/node\.sh npm run -s test:all$/, 'npm test runs on the project\'s runtime');
+    assert.match(manifest.scripts['test:all'] ?? '', /test:browser.*test:node/, 'npm test runs the tests');
     assert.match(readFileSync(path.join(ROOT, '.ci/run'), 'utf8'), /\nnpm test\n?$/, 'CI runs that same test command');
   });
 

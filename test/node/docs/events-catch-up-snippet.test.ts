@@ -39,6 +39,10 @@ test('the catch-up snippet finds the event the endpoint refused, whatever the de
     // Both attempted: the payment went through (the newer event), the link was refused.
     for (let i = 0; i < 500 && !endpoint.deliveries.some((delivery) => delivery.event?.id === linked!.id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(endpoint.events.filter((event) => event.id === paid!.id).length, 1);
+    // The endpoint's answer reaches the outbox a moment after the endpoint saw the event: wait for the proxy
+    // to record the payment's delivery, so the snippet meets the state the guide describes.
+    const deliveredPayment = async () => (await pair.proxy.listEvents({})).events.find((event) => event.id === paid!.id)?.delivery.state === 'delivered';
+    for (let i = 0; i < 500 && !(await deliveredPayment()); i++) await new Promise((resolve) => setTimeout(resolve, 20));
 
     const module = join(dir, 'catch-up.mjs');
     writeFileSync(module, code);

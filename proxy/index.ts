@@ -67,6 +67,7 @@ export { ProblemError } from './errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
+export { SqliteUnavailableError } from './storage/sqlite/driver.ts';
 export type { PaymentRecord, PaymentState } from './storage/payments.ts';
 export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';

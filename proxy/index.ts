@@ -64,7 +64,7 @@ export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
 export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
-export { SessionBackendUnavailableError } from './sessions/errors.ts';
+export { SessionBackendUnavailableError, StorageFullError } from './sessions/errors.ts';
 export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
 export { SqliteUnavailableError } from './storage/sqlite/driver.ts';

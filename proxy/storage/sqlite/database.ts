@@ -12,12 +12,15 @@
 // Opening, in this order: the directory and its files are checked (data-directory.ts: ours, private, no
 // links), the directory is locked for this process (instance-lock.ts: a second proxy on it is refused,
 // a killed one's restart is not), then the database is opened with SQLite's normal locking, so a backup
-// or an operator's `sqlite3` can read it while the proxy runs. Every failure to open is one
-// DataDirectoryError line naming the cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
+// or an operator's `sqlite3` can read it while the proxy runs. Its statements throw StorageFullError
+// when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError line naming the
+// cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
 import { join } from 'node:path';
-import { DATABASE_FILE, DataDirectoryError, prepareDataDirectory } from './data-directory.ts';
+import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
+import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
 import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
 import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
+import { StorageFullError } from '../../sessions/errors.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
@@ -140,13 +143,15 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
     raw = openDatabase(path, 1_000);
     raw.exec('PRAGMA journal_mode = WAL');
     raw.exec('PRAGMA synchronous = NORMAL');
+    // A WAL that fits its volume (disk-full.ts): on a small one, SQLite's 4 MB default could fill it.
+    raw.exec(`PRAGMA wal_autocheckpoint = ${walCheckpointPages(dir, Number(pragma(raw, 'page_size')))}`);
     migrate(raw, dir);
   } catch (error) {
     raw?.close();
     lock.release();
     throw explainOpenFailure(error, dir);
   }
-  const db = raw;
+  const db = guardDiskSpace(raw, dir);
   const file = raw;
   let closed = false;
   return {
@@ -184,6 +189,7 @@ const SQLITE_NOTADB = 26;
  */
 export function explainOpenFailure(error: unknown, dir: string): Error {
   if (error instanceof DataDirectoryError || error instanceof SqliteUnavailableError) return error;
+  if (error instanceof StorageFullError || isDiskFull(error, dir)) return new DataDirectoryError(diskFullMessage(dir), { cause: error });
   const message = (error as Error | undefined)?.message ?? String(error);
   switch (sqliteCode(error)) {
     case SQLITE_BUSY:

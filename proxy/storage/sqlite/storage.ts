@@ -7,6 +7,7 @@ import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { explainOpenFailure, openSqliteDatabase, type SqliteHandle } from './database.ts';
+import { StorageFullError } from '../../sessions/errors.ts';
 import { prepare } from './driver.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
@@ -54,7 +55,14 @@ export function openSqliteStorage(dataDir: string, options: { now?: () => number
     throw explainOpenFailure(error, dirname(handle.path));
   }
   const { sessionStore } = repositories;
-  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
+  const sweeper = setInterval(() => {
+    try {
+      sweep();
+    } catch (error) {
+      // A full disk is told once by the outage log; the sweep runs again at the next interval.
+      if (!(error instanceof StorageFullError)) throw error;
+    }
+  }, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   sweeper.unref();
   return {
     handle,

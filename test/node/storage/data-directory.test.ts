@@ -144,4 +144,18 @@ describe('the data directory on a volume that cannot take it', { skip: smallVolu
       volume.close();
     }
   });
+
+  test('a full volume: the boot names the directory, the free bytes and what to do; once space is back it opens', async () => {
+    const volume = mountSmallVolume(512 * 1024);
+    try {
+      const dataDir = join(volume.dir, 'data');
+      volume.fill();
+      assert.match(refusal(dataDir), new RegExp(`^OBV_DATA_DIR ${dataDir}: the disk is full \\(\\d+ bytes free on its volume\\)\\. Free space on that volume `
+        + '\\(or move the directory to a larger one\\), then start the proxy again'));
+      volume.free();
+      await opens(dataDir);
+    } finally {
+      volume.close();
+    }
+  });
 });

@@ -8,10 +8,13 @@ import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './
 import { safeError } from './logger.ts';
 import { startProxyServers } from './server.ts';
 import { sendTestEventsFromCli } from './events/test-events-cli.ts';
+import { backupFromCli } from './storage/sqlite/backup-cli.ts';
 import { SqliteUnavailableError } from './storage/sqlite/driver.ts';
 
 // `npx obv-link-proxy send-test-event [type]`: signed samples to OBV_EVENTS_URL, then exit (events/test-events.ts).
 if (process.argv[2] === 'send-test-event') process.exit(await sendTestEventsFromCli(process.argv[3]));
+// `npx obv-link-proxy backup <file> [--overwrite]`: a copy of OBV_DATA_DIR's database, then exit (storage/sqlite/backup.ts).
+if (process.argv[2] === 'backup') process.exit(await backupFromCli(process.argv.slice(3)));
 
 let config;
 try {

@@ -68,6 +68,7 @@ export { SessionBackendUnavailableError, StorageFullError } from './sessions/err
 export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
 export { SqliteUnavailableError } from './storage/sqlite/driver.ts';
+export { backupDatabase, BackupError, type BackupOptions, type BackupResult } from './storage/sqlite/backup.ts';
 export type { PaymentRecord, PaymentState } from './storage/payments.ts';
 export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';

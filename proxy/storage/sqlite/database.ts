@@ -12,9 +12,9 @@
 // Opening, in this order: the directory and its files are checked (data-directory.ts: ours, private, no
 // links), the directory is locked for this process (instance-lock.ts: a second proxy on it is refused,
 // a killed one's restart is not), then the database is opened with SQLite's normal locking, so a backup
-// or an operator's `sqlite3` can read it while the proxy runs. Its statements throw StorageFullError
-// when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError line naming the
-// cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
+// (backup.ts) or an operator's `sqlite3` can read it while the proxy runs. Its statements throw
+// StorageFullError when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError
+// line naming the cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
 import { join } from 'node:path';
 import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
 import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';

@@ -1,6 +1,6 @@
 // Node's built-in SQLite (`node:sqlite`, Node 22.13 and later): no native module to build, nothing for
 // npm to run at install. This file is the only one that loads it; the rest of storage/sqlite/ sees the
-// small typed surface below.
+// small typed surface below (and the backup's worker thread, backup.ts, which opens its own connection).
 //
 // On Node 22 the module prints "ExperimentalWarning: SQLite is an experimental feature" once, when it
 // is first loaded (Node 24 prints nothing). A merchant would see it at every start, so that one warning

@@ -11,18 +11,18 @@
 // small volume the WAL alone can fill it, and its pages can then never be copied (the database would
 // have to grow into space the WAL holds): the proxy would stay full for good, whatever space is freed,
 // since the WAL takes that too. So:
-// - the WAL is checkpointed at a sixteenth of the volume when that is under 4 MB (`walCheckpointPages`,
-//   set at the open; volumes of 64 MB and more keep SQLite's default);
+// - on a volume under 64 MB, the WAL is checkpointed when it reaches a sixteenth of the volume
+//   (`walCheckpointPages`, set at the open); larger volumes keep SQLite's default;
 // - after a write fails for lack of room, the WAL is checkpointed and truncated
-//   (`wal_checkpoint(TRUNCATE)`): at most once a second, outside the failed transaction. It may itself
-//   need room (the database grows by the pages it takes in); when it cannot run, the next failure (a
-//   request, or the outage log's write probe once a second) tries again;
-// - the first write that succeeds after failures truncates it again, so the space the operator freed
-//   is not kept by the WAL.
+//   (`wal_checkpoint(TRUNCATE)`), at most once a second. It may itself need room (the database grows by
+//   the pages it takes in); when it cannot run, the next failure (a request, or the outage log's write
+//   probe once a second) tries again;
+// - the first statement that succeeds after failures has it truncated again, so the space the operator
+//   freed is not kept by the WAL.
 import { statfsSync } from 'node:fs';
 import { StorageFullError } from '../../sessions/errors.ts';
 import { freeBytes } from './data-directory.ts';
-import { sqliteCode, type SqliteDatabase, type Statement } from './driver.ts';
+import { pragma, sqliteCode, type SqliteDatabase, type Statement } from './driver.ts';
 
 /** SQLite's primary result codes met here (node:sqlite's `errcode`). */
 const SQLITE_IOERR = 10;
@@ -66,30 +66,26 @@ export function isDiskFull(error: unknown, dir: string): boolean {
  * `db`, whose statements (and `exec`) throw StorageFullError for a full disk and everything else as
  * SQLite threw it. Every repository prepares through this one connection, so none of them needs to know.
  */
-export function guardDiskSpace(db: SqliteDatabase, dir: string, now: () => number = Date.now): SqliteDatabase {
+export function guardDiskSpace(db: SqliteDatabase, dir: string): SqliteDatabase {
   let lastCheckpoint = Number.NEGATIVE_INFINITY;
-  let checkpointDue = false;
-  /** Since a write failed for lack of room, until one succeeds. */
+  let scheduled: NodeJS.Timeout | undefined;
+  /** Since a write failed for lack of room, until a statement succeeds. */
   let failing = false;
-  const checkpoint = (force: boolean) => {
-    if (checkpointDue || (!force && now() - lastCheckpoint < CHECKPOINT_INTERVAL_MS)) return;
-    checkpointDue = true;
-    // Once the statement's transaction is over (driver.ts `transaction` is synchronous): a checkpoint
-    // cannot run inside one.
-    setImmediate(() => {
-      checkpointDue = false;
-      lastCheckpoint = now();
-      try {
-        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
-      } catch {
-        // No room for the database to take the WAL's pages yet: the next failure tries again.
-      }
-    }).unref();
+  // At most one a second, on a timer: never inside the failed statement's transaction (driver.ts
+  // `transaction` is synchronous, and a checkpoint cannot run inside one).
+  const checkpointSoon = () => {
+    if (scheduled) return;
+    scheduled = setTimeout(() => {
+      scheduled = undefined;
+      lastCheckpoint = Date.now();
+      truncateWal(db);
+    }, Math.max(0, lastCheckpoint + CHECKPOINT_INTERVAL_MS - Date.now()));
+    scheduled.unref();
   };
   const translate = (error: unknown): unknown => {
     if (error instanceof StorageFullError || !isDiskFull(error, dir)) return error;
     failing = true;
-    checkpoint(false);
+    checkpointSoon();
     return new StorageFullError(dir, freeBytes(dir), { cause: error });
   };
   const guarded = <F extends (...args: never[]) => unknown>(target: object, method: F) =>
@@ -102,7 +98,7 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string, now: () => numbe
       }
       if (failing) {
         failing = false;
-        checkpoint(true);
+        checkpointSoon();
       }
       return result;
     };
@@ -117,6 +113,23 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string, now: () => numbe
       }) as Statement;
     },
   });
+}
+
+/**
+ * `wal_checkpoint(TRUNCATE)` without waiting: it would wait (busy_timeout) for a reader on an older
+ * snapshot, such as a backup, to finish; with no wait it gives up at once and the next attempt runs it.
+ * It fails when the database has no room yet for the WAL's pages: the next attempt runs it too.
+ */
+function truncateWal(db: SqliteDatabase): void {
+  const busyTimeout = Number(pragma(db, 'busy_timeout'));
+  try {
+    db.exec('PRAGMA busy_timeout = 0');
+    db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+  } catch {
+    // Tried again at the next failure, or the next success after one.
+  } finally {
+    db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
+  }
 }
 
 /**

@@ -341,7 +341,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const transactionClient = config.pgwAppId && config.pgwClientId
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
-  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
+  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings, outage: storeOutage });
   const verifyEvent = createEventVerifier(config.eventsSecrets ?? []);
   const leases = watchPaymentLeases({ payments: repositories.payments, events, logger, now });
   const ctx: ProxyContext = {

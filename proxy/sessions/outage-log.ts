@@ -9,7 +9,7 @@ import { markerKey } from './markers.ts';
 import type { SessionStore } from './types.ts';
 
 /** What was turned away while the store was down. */
-export type RefusedKind = 'requests' | 'subscriptions' | 'readinessProbes' | 'expiryChecks';
+export type RefusedKind = 'requests' | 'subscriptions' | 'readinessProbes' | 'expiryChecks' | 'eventJobs';
 
 /** The errors an outage consists of. */
 export type OutageError = SessionBackendUnavailableError | StorageFullError;
@@ -47,7 +47,7 @@ export class StoreOutageLog {
   refused(kind: RefusedKind, error: OutageError): void {
     if (!this.#down) {
       const full = error instanceof StorageFullError;
-      this.#down = { since: this.now(), full, refused: { requests: 0, subscriptions: 0, readinessProbes: 0, expiryChecks: 0 } };
+      this.#down = { since: this.now(), full, refused: { requests: 0, subscriptions: 0, readinessProbes: 0, expiryChecks: 0, eventJobs: 0 } };
       if (full) {
         this.logger.error({ location: error.location, freeBytes: error.freeBytes },
           'storage is full: answering writes 503 storage-full with Retry-After, /readyz 503, until space returns; free space on the volume '

@@ -151,7 +151,8 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
     lock.release();
     throw explainOpenFailure(error, dir);
   }
-  const db = guardDiskSpace(raw, dir);
+  const guard = guardDiskSpace(raw, dir);
+  const { db } = guard;
   const file = raw;
   let closed = false;
   return {
@@ -169,6 +170,7 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
     close() {
       if (closed) return;
       closed = true;
+      guard.stop();
       file.close();
       lock.release();
     },

@@ -65,8 +65,9 @@ export function isDiskFull(error: unknown, dir: string): boolean {
 /**
  * `db`, whose statements (and `exec`) throw StorageFullError for a full disk and everything else as
  * SQLite threw it. Every repository prepares through this one connection, so none of them needs to know.
+ * `stop()` before closing the database: a truncation still due is dropped.
  */
-export function guardDiskSpace(db: SqliteDatabase, dir: string): SqliteDatabase {
+export function guardDiskSpace(db: SqliteDatabase, dir: string): { db: SqliteDatabase; stop(): void } {
   let lastCheckpoint = Number.NEGATIVE_INFINITY;
   let scheduled: NodeJS.Timeout | undefined;
   /** Since a write failed for lack of room, until a statement succeeds. */
@@ -102,7 +103,7 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string): SqliteDatabase 
       }
       return result;
     };
-  return forwarding(db, {
+  const guardedDb = forwarding(db, {
     exec: guarded(db, db.exec),
     prepare: (sql: string) => {
       const statement = db.prepare(sql);
@@ -113,6 +114,13 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string): SqliteDatabase 
       }) as Statement;
     },
   });
+  return {
+    db: guardedDb,
+    stop() {
+      clearTimeout(scheduled);
+      scheduled = undefined;
+    },
+  };
 }
 
 /**
@@ -121,14 +129,15 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string): SqliteDatabase 
  * It fails when the database has no room yet for the WAL's pages: the next attempt runs it too.
  */
 function truncateWal(db: SqliteDatabase): void {
-  const busyTimeout = Number(pragma(db, 'busy_timeout'));
+  let busyTimeout: number | undefined;
   try {
+    busyTimeout = Number(pragma(db, 'busy_timeout'));
     db.exec('PRAGMA busy_timeout = 0');
     db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   } catch {
     // Tried again at the next failure, or the next success after one.
   } finally {
-    db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
+    if (busyTimeout !== undefined) db.exec(`PRAGMA busy_timeout = ${busyTimeout}`);
   }
 }
 

@@ -101,4 +101,21 @@ describe('SQLite on a full disk', { skip: smallVolumeSkipReason() }, () => {
     assert.equal(await walTruncated(wal), 0, `the WAL (${held} bytes) gave back the space once a write went through`);
     assert.equal(await storage.sessionStore.readMark('page-1'), 'p'.repeat(5_000));
   });
+  test('a storage closed while a truncation is due closes cleanly (the timer is dropped, nothing runs on a closed file)', async (t) => {
+    const volume = mountSmallVolume(VOLUME_BYTES);
+    t.after(() => volume.close());
+    const storage = createStorage({ kind: 'sqlite', dataDir: join(volume.dir, 'data'), logger });
+    volume.fill(0);
+    // The first failure's truncation runs at once; the second's is due a second later.
+    await assert.rejects(storage.sessionStore.mark('a', 'v'.repeat(512 * 1024), 3_600_000), StorageFullError);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await assert.rejects(storage.sessionStore.mark('b', 'v'.repeat(512 * 1024), 3_600_000), StorageFullError);
+    await storage.close();
+    let uncaught: unknown;
+    const record = (error: unknown) => (uncaught = error);
+    process.once('uncaughtException', record);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    process.removeListener('uncaughtException', record);
+    assert.equal(uncaught, undefined);
+  });
 });

@@ -16,7 +16,7 @@ import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
 const logger = createLogger('silent');
 const dirs: string[] = [];
 const newDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'obv-cli-'));
+  const dir = mkdtempSync(join(tmpdir(), 'obv-storage-cli-'));
   dirs.push(dir);
   return dir;
 };

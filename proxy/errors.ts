@@ -1,7 +1,7 @@
 // The proxy's error vocabulary: every problem kind it answers with (one row each below), one constructor
 // for them (`problem`), and the class the single error handler in http/problem.ts writes as
 // application/problem+json. Routes throw (or `next()`) problems; no route formats an error body itself.
-import { SESSION_STORE_RETRY_AFTER_SECONDS } from './config/limits.ts';
+import { SESSION_STORE_RETRY_AFTER_SECONDS, STORAGE_FULL_RETRY_AFTER_SECONDS } from './config/limits.ts';
 
 /** A field-level problem, in the `errors` array of a validation problem. */
 export interface FieldError {
@@ -77,8 +77,10 @@ const KINDS_BY_STATUS = {
   502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
   // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
+  // `storage-full`: the disk holding the SQLite storage is full; nothing of the request was stored.
   503: {
     'session-store-unavailable': 'Session store unavailable',
+    'storage-full': 'Storage full',
     'outcome-in-progress': 'Outcome being processed',
     'sealing-key-unavailable': 'Stored credential unavailable',
   },
@@ -95,6 +97,7 @@ export type ProblemSlug = { [Status in keyof KindsByStatus]: keyof KindsByStatus
  */
 const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
   'session-store-unavailable': { 'retry-after': String(SESSION_STORE_RETRY_AFTER_SECONDS) },
+  'storage-full': { 'retry-after': String(STORAGE_FULL_RETRY_AFTER_SECONDS) },
   // The order's first payment is still at the provider: its result is readable within moments.
   'payment-in-progress': { 'retry-after': '1' },
 };

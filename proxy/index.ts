@@ -64,9 +64,11 @@ export type { ProxyMetrics } from './metrics.ts';
 export * from './upstream/errors.ts';
 export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './errors.ts';
-export { SessionBackendUnavailableError } from './sessions/errors.ts';
+export { SessionBackendUnavailableError, StorageFullError } from './sessions/errors.ts';
 export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
+export { SqliteUnavailableError } from './storage/sqlite/driver.ts';
+export { backupDatabase, BackupError, type BackupOptions, type BackupResult } from './storage/sqlite/backup.ts';
 export type { PaymentRecord, PaymentState } from './storage/payments.ts';
 export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 export { MemorySessionStore } from './sessions/memory/store.ts';
@@ -339,7 +341,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const transactionClient = config.pgwAppId && config.pgwClientId
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
-  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
+  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings, outage: storeOutage });
   const verifyEvent = createEventVerifier(config.eventsSecrets ?? []);
   const leases = watchPaymentLeases({ payments: repositories.payments, events, logger, now });
   const ctx: ProxyContext = {

@@ -51,6 +51,11 @@ export const BANK_STEP_RETURN_GRACE_MS = 10_000;
 export const BANK_STEP_FINISHING_REFRESH_SECONDS = 2;
 /** `Retry-After` (seconds) of the 503 answered while the session store (Redis) cannot be reached. */
 export const SESSION_STORE_RETRY_AFTER_SECONDS = 5;
+/**
+ * `Retry-After` (seconds) of the 503 answered while the storage's disk is full: space returns when an
+ * operator frees it, rarely within seconds, so retrying sooner only adds load.
+ */
+export const STORAGE_FULL_RETRY_AFTER_SECONDS = 30;
 /** How often the in-memory store drops records past their grace. */
 export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
 /** The SQLite storage's directory when OBV_DATA_DIR is not set (relative to the working directory). */

@@ -11,6 +11,7 @@ import { sessionLogRef } from '../sessions/ids.ts';
 import type { EventOutbox, OutboxJob, StoredEvent } from './outbox.ts';
 import type { EventSigner } from './signing.ts';
 import { EVENT_TRIM_INTERVAL_MS } from '../config/limits.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 
 export interface EventWorkerOptions {
   outbox: EventOutbox;
@@ -26,6 +27,8 @@ export interface EventWorkerOptions {
   maxInFlight: number;
   /** Runs a session-check job: `done`, or when to look again. */
   checkSession(sessionId: string): Promise<'done' | number>;
+  /** Where a store outage or a full disk is counted (one line per outage) instead of a warning here. */
+  outage?: Pick<StoreOutageLog, 'refused'>;
 }
 
 export interface EventWorker {
@@ -51,8 +54,15 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
   const { outbox, logger, metrics, now } = options;
   const shutdown = new AbortController();
   const inFlight = new Set<Promise<void>>();
-  // The outbox failing (Redis down) would otherwise log once per poll: once a minute is enough.
-  const outboxWarnings = new WarningLimiter(logger);
+  // The outbox failing would otherwise log once per poll: once a minute is enough, and an outage the
+  // outage log tells (Redis down, a full disk) is only counted there.
+  const warnings = new WarningLimiter(logger);
+  const outboxWarnings = {
+    warn(key: string, fields: Record<string, unknown>, message: string, error: unknown): void {
+      if (options.outage && StoreOutageLog.covers(error)) options.outage.refused('eventJobs', error);
+      else warnings.warn(key, { ...fields, err: safeError(error) }, message);
+    },
+  };
   let filling = false;
   let again = false;
 
@@ -124,7 +134,7 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
       .catch((error: unknown) => {
         // The job's lease brings it back; a failing backend is logged at most once a minute.
         const subject = job.kind === 'deliver' ? { event: job.eventId } : { session: sessionLogRef(job.sessionId) };
-        outboxWarnings.warn(`job:${job.kind}`, { ...subject, err: safeError(error) }, 'merchant events: a job failed; it runs again when its lease ends');
+        outboxWarnings.warn(`job:${job.kind}`, subject, 'merchant events: a job failed; it runs again when its lease ends', error);
       })
       .finally(() => {
         inFlight.delete(running);
@@ -150,7 +160,7 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
     }
     filling = true;
     fill()
-      .catch((error: unknown) => outboxWarnings.warn('claim', { err: safeError(error) }, 'merchant events: the outbox cannot be read; retrying'))
+      .catch((error: unknown) => outboxWarnings.warn('claim', {}, 'merchant events: the outbox cannot be read; retrying', error))
       .finally(() => {
         filling = false;
         if (again) {
@@ -163,7 +173,7 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
   const poller = setInterval(wake, options.pollIntervalMs);
   poller.unref();
   const trimmer = setInterval(() => {
-    outbox.trim(now()).catch((error: unknown) => outboxWarnings.warn('trim', { err: safeError(error) }, 'merchant events: could not trim the list'));
+    outbox.trim(now()).catch((error: unknown) => outboxWarnings.warn('trim', {}, 'merchant events: could not trim the list', error));
   }, EVENT_TRIM_INTERVAL_MS);
   trimmer.unref();
   wake();

@@ -8,6 +8,7 @@ import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../metrics.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../sessions/types.ts';
+import type { StoreOutageLog } from '../sessions/outage-log.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
 import type { EventOutbox, ListQuery, StoredEvent } from './outbox.ts';
@@ -72,6 +73,8 @@ export interface MerchantEventsOptions {
   metrics: ProxyMetrics;
   now: () => number;
   timings?: EventTimings;
+  /** Counts the delivery worker's store failures during an outage (sessions/outage-log.ts). */
+  outage?: Pick<StoreOutageLog, 'refused'>;
 }
 
 /** The order fields of a session, as events carry them (unset ones left out). */
@@ -151,6 +154,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     leaseMs: timings.leaseMs ?? EVENT_LEASE_MS,
     pollIntervalMs: timings.pollIntervalMs ?? EVENT_POLL_INTERVAL_MS,
     maxInFlight: EVENT_MAX_IN_FLIGHT,
+    ...(options.outage ? { outage: options.outage } : {}),
     async checkSession(sessionId) {
       const record = await store.get(sessionId);
       if (!record) return 'done';

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { problem, ProblemError } from '../errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
-import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { SessionBackendUnavailableError, StorageFullError } from '../sessions/errors.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import { StoreOutageLog } from '../sessions/outage-log.ts';
 import {
@@ -42,6 +42,10 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof SessionBackendUnavailableError) {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
   }
+  if (error instanceof StorageFullError) {
+    // The operator's words (the directory, the free bytes) stay in the log's one line (sessions/outage-log.ts).
+    return problem('storage-full', 'The server cannot store anything right now (its storage is full); nothing of this request was kept. Try again later.', { cause: error });
+  }
   if (error instanceof UnsealError) {
     // A record this instance cannot open: during a key rotation another instance may have the key, so
     // the same request may succeed elsewhere; the log names the key id for the operator.
@@ -67,7 +71,7 @@ export function sendProblem(res: Response, problem: ProblemError): void {
 
 /**
  * Final error handler: logs server-side failures with their operator message, sends problem+json. A
- * session store outage goes to `storeOutage` (one line per outage) instead of a line per request.
+ * session store outage or a full disk goes to `storeOutage` (one line per outage) instead of a line per request.
  */
 export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>, storeOutage?: StoreOutageLog): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
@@ -76,7 +80,7 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
       return;
     }
     const problem = toProblem(error);
-    if (error instanceof SessionBackendUnavailableError) metrics?.storeErrors.inc();
+    if (StoreOutageLog.covers(error)) metrics?.storeErrors.inc();
     if (storeOutage && StoreOutageLog.covers(error)) {
       storeOutage.refused('requests', error);
     } else if (problem.status >= 500 || error instanceof UpstreamError) {

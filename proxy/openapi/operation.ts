@@ -92,7 +92,7 @@ export const JSON_BODY_PROBLEMS = {
 
 /** Problems of a route that reads or writes the session store. */
 export const STORE_PROBLEMS = {
-  503: 'The session store (Redis) cannot be reached; `Retry-After` says when to try again.',
+  503: 'The session store (Redis) cannot be reached (`session-store-unavailable`), or the disk holding the SQLite storage is full (`storage-full`); `Retry-After` says when to try again.',
 } as const;
 
 /** Problems of the routes behind the merchant API key. */

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { MerchantEvents } from '../events/merchant-events.ts';
 import type { PaymentStore } from '../storage/payments.ts';
 import { safeError } from '../logger.ts';
-import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { StoreOutageLog } from '../sessions/outage-log.ts';
 import { PAYMENT_LEASE_CHECK_BATCH, PAYMENT_LEASE_CHECK_INTERVAL_MS } from '../config/limits.ts';
 import { tellPayment } from './payment-events.ts';
 
@@ -44,8 +44,8 @@ export function watchPaymentLeases(options: PaymentLeaseOptions): PaymentLeases 
   const tick = () => {
     running ??= expireDue()
       .catch((error: unknown) => {
-        // A store outage is told once by the outage log (sessions/outage-log.ts), not once a second here.
-        if (!(error instanceof SessionBackendUnavailableError)) logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
+        // A store outage or a full disk is told once by the outage log (sessions/outage-log.ts), not once a second here.
+        if (!StoreOutageLog.covers(error)) logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
       })
       .finally(() => { running = undefined; });
   };

@@ -1,5 +1,5 @@
 // GET /healthz — the process answers (liveness). GET /readyz — this instance can take shoppers: the
-// session store answers, the provider did not refuse the client credentials at the last token request
+// session store takes a write (a tiny one: a full disk still answers reads), the provider did not refuse the client credentials at the last token request
 // (no token request per probe: see upstream/credential-check.ts), and no shutdown has begun (a load
 // balancer stops routing to it when draining).
 import express, { type Router } from 'express';
@@ -7,7 +7,8 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../log-limits.ts';
 import { safeError } from '../logger.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { probeWrite, StoreOutageLog } from '../sessions/outage-log.ts';
+import { StorageFullError } from '../sessions/errors.ts';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the last token request said of the client credentials (absent until one was made). */
@@ -29,15 +30,15 @@ export const readinessOperations: Operation[] = [{
   caller: 'operations',
   responses: {
     200: {
-      description: 'The session store answers and the provider has not refused the client credentials',
+      description: 'The session store takes writes and the provider has not refused the client credentials',
       content: { 'application/json': z.object({ status: z.literal('ready'), sessionStore: z.literal('ok'), credentials: credentials.optional() }) },
     },
     503: {
-      description: 'Shutting down, the session store does not answer, or the credentials are being checked or were refused',
+      description: 'Shutting down, the session store does not answer or its disk is full, or the credentials are being checked or were refused',
       content: {
         'application/json': z.union([
           z.object({ status: z.literal('draining') }),
-          z.object({ status: z.literal('unavailable'), sessionStore: z.literal('unreachable'), credentials: credentials.optional() }),
+          z.object({ status: z.literal('unavailable'), sessionStore: z.enum(['unreachable', 'full']), credentials: credentials.optional() }),
           z.object({ status: z.enum(['starting', 'unavailable']), sessionStore: z.literal('ok'), credentials: z.enum(['checking', 'refused']) }),
         ]),
       },
@@ -45,9 +46,6 @@ export const readinessOperations: Operation[] = [{
   },
   problems: { ...UNROUTED_PROBLEMS },
 }];
-
-/** An id that can never be a session (ids are 22 base64url characters): reading it exercises the store. */
-const PROBE_ID = 'readyz-probe';
 
 export function readinessRouter(ctx: ProxyContext): Router {
   const router = express.Router();
@@ -66,12 +64,12 @@ export function readinessRouter(ctx: ProxyContext): Router {
     // Reported once something was asked; an unchecked proxy (mounted, never checked) says nothing of them.
     const credentialsField = credentials === 'unchecked' ? {} : { credentials };
     try {
-      await ctx.store.get(PROBE_ID);
+      await probeWrite(ctx.store, ctx.now());
     } catch (error) {
       ctx.metrics.storeErrors.inc();
       if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
       else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
-      res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable', ...credentialsField });
+      res.status(503).json({ status: 'unavailable', sessionStore: error instanceof StorageFullError ? 'full' : 'unreachable', ...credentialsField });
       return;
     }
     if (credentials === 'checking' || credentials === 'refused') {

@@ -16,3 +16,22 @@ export class SessionBackendUnavailableError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * The backend answers but cannot store anything: the disk holding it is full (SQLite's volume). Reads
+ * still work. Like an outage it is transient and told once (sessions/outage-log.ts), and it becomes `503
+ * storage-full` + `Retry-After`; unlike one it usually waits for the operator to free space. Nothing
+ * that failed this way was stored, so nothing that failed this way was acknowledged.
+ */
+export class StorageFullError extends Error {
+  override name = 'StorageFullError';
+  constructor(
+    /** Where the state lives (the data directory): safe to log. */
+    readonly location: string,
+    /** The bytes left for this user on that volume when the write failed, when known. */
+    readonly freeBytes: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(`the disk holding ${location} is full (${freeBytes === undefined ? 'free space unknown' : `${freeBytes} bytes free`})`, options);
+  }
+}

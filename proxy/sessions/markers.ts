@@ -22,6 +22,8 @@ export const markerKey = {
   outcomeHandled: (sessionId: string) => `outcome:${sessionId}`,
   /** Session id → the delivery whose `onOutcome` call is running (a lease: a crash frees it in time). */
   outcomeRunning: (sessionId: string) => `outcome-running:${sessionId}`,
+  /** Written (and expired at once) to prove the store takes writes: /readyz, the outage log (outage-log.ts). */
+  writeProbe: 'probe:write',
 } as const;
 
 /** A marker bound to a session lives as long as the session's record. */

@@ -15,6 +15,7 @@ import { lookupSession } from '../helpers/session-requests.ts';
 import { eventually } from '../node/redis/support.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../helpers/merchant-endpoint.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { checkout } from './checkout-flows.ts';
 
 /** What the checkout page reads of its session (POST /sessions/lookup). */
 async function readSession(proxy: { url: string }, sessionId: string): Promise<{ body: Record<string, unknown> }> {
@@ -228,6 +229,30 @@ for (const backend of backends) {
       const delivered = await eventually(() => endpoint.deliveries.find((d) => d.answer === 'ok' && d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order), 20_000);
       assert.equal(delivered.event!.data.linkRef, linkRef);
     });
+
+    if (backend.name.startsWith('SQLite')) {
+      test('one proxy per data directory: a second one is refused in one line; a SIGKILL frees the directory for the next at once', async () => {
+        // `npm start` itself (the suite's instances run a test entry point that prints no boot refusal).
+        const second = new ProxyProcess('crash-second', { ...proxy.settings, keepPort: false, script: 'proxy/cli.ts' });
+        let killed = false;
+        try {
+          await assert.rejects(second.start(), /exited \(1\) while starting/);
+          const log = readdirSync('test-results/crash-safety').filter((file) => file.startsWith('crash-second.'))
+            .map((file) => readFileSync(join('test-results/crash-safety', file), 'utf8')).join('');
+          assert.match(log, new RegExp(`^OBV_DATA_DIR ${dataDir} is in use by another obv-link proxy\\. `, 'm'));
+          assert.doesNotMatch(log, /\n\s+at /, 'one line, no stack');
+          // The running one is SIGKILLed: no stale lock to clear, the other takes the directory at once.
+          await proxy.kill();
+          killed = true;
+          await second.start();
+          const taken = await checkout(second.url, `crash-second-${Date.now()}`);
+          assert.deepEqual([taken.refused, typeof taken.paid?.transactionId], [undefined, 'string']);
+        } finally {
+          await second.kill();
+          if (killed) await proxy.start();
+        }
+      });
+    }
 
     test('the stored state holds no accountToken and no link token in the clear', async () => {
       const tokens = [...provider.state.accounts.keys()];

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -272,6 +272,12 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as { state: string; transactionId: string };
     assert.deepEqual([record.state, record.transactionId], ['completed', transactionId]);
     assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
+    // A backup while it runs, by the installed command (its worker thread runs from the built package).
+    const backup = startChild(bin(app, 'obv-link-proxy'), ['backup', 'obv-link-backup.sqlite'], { cwd: app.dir, env: cleanEnv({}) });
+    children.push(backup);
+    assert.equal(await backup.exited(), 0, backup.output());
+    assert.match(backup.output(), /^backup: wrote \S+obv-link-backup\.sqlite \(.+, mode 0600\): a consistent copy of \S+obv-link-data\/obv-link\.sqlite, checked, in \d+ ms$/m);
+    assert.equal(statSync(path.join(app.dir, 'obv-link-backup.sqlite')).mode & 0o777, 0o600);
     proxy.process.kill('SIGTERM');
     assert.equal(await proxy.exited(), 0);
   });

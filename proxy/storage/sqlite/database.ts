@@ -9,17 +9,21 @@
 // loss too. Sessions and events pay no fsync per write, which keeps a start within a millisecond of the
 // in-memory store (docs/PERFORMANCE.md).
 //
-// One instance per file: the database is opened with `locking_mode = EXCLUSIVE`, so a second proxy on
-// the same directory fails at boot with a clear message instead of two processes both believing they
-// hold a payment's lease. Several instances share state through Redis (OBV_REDIS_URL).
-import { chmodSync, mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { openDatabase, pragma, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
+// Opening, in this order: the directory and its files are checked (data-directory.ts: ours, private, no
+// links), the directory is locked for this process (instance-lock.ts: a second proxy on it is refused,
+// a killed one's restart is not), then the database is opened with SQLite's normal locking, so a backup
+// (backup.ts) or an operator's `sqlite3` can read it while the proxy runs. Its statements throw
+// StorageFullError when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError
+// line naming the cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
+import { join } from 'node:path';
+import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
+import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
+import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
+import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
+import { StorageFullError } from '../../sessions/errors.ts';
 
 export type { SqliteDatabase } from './driver.ts';
-
-/** The database file's name inside the data directory. */
-export const DATABASE_FILE = 'obv-link.sqlite';
+export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
 
 /** The schema, version 2. Every table carries its own expiry (epoch ms) where its records expire. */
 const SCHEMA = `
@@ -112,14 +116,6 @@ UPDATE events SET pending_since = created_at,
   WHERE status = 'pending';
 `;
 
-/** Why the data directory cannot be used, in words an operator acts on. */
-export class DataDirectoryError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DataDirectoryError';
-  }
-}
-
 /** The open database and the one way to commit a money record with an fsync. */
 export interface SqliteHandle {
   readonly db: SqliteDatabase;
@@ -135,34 +131,29 @@ export interface SqliteHandle {
 /**
  * Opens (creating it, and the directory, if needed) the database in `dataDir`. The directory is made
  * readable by this user only (0700), the file too (0600): it holds sealed credentials and shoppers' names.
- * @throws DataDirectoryError when the directory cannot be created or another instance holds the file.
+ * @throws DataDirectoryError when the directory or the file cannot be used, or another instance holds it
+ * @throws SqliteUnavailableError when this Node has no node:sqlite
  */
 export function openSqliteDatabase(dataDir: string): SqliteHandle {
-  const dir = resolve(dataDir);
+  const dir = prepareDataDirectory(dataDir);
   const path = join(dir, DATABASE_FILE);
-  let db: SqliteDatabase;
+  const lock = lockDataDirectory(dir);
+  let raw: SqliteDatabase | undefined;
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    db = openDatabase(path, 1_000);
+    raw = openDatabase(path, 1_000);
+    raw.exec('PRAGMA journal_mode = WAL');
+    raw.exec('PRAGMA synchronous = NORMAL');
+    // A WAL that fits its volume (disk-full.ts): on a small one, SQLite's 4 MB default could fill it.
+    raw.exec(`PRAGMA wal_autocheckpoint = ${walCheckpointPages(dir, Number(pragma(raw, 'page_size')))}`);
+    migrate(raw, dir);
   } catch (error) {
-    if (error instanceof SqliteUnavailableError) throw error;
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: cannot open ${DATABASE_FILE} (${(error as Error).message}); the proxy needs a writable directory of its own.`, { cause: error });
+    raw?.close();
+    lock.release();
+    throw explainOpenFailure(error, dir);
   }
-  try {
-    chmodSync(path, 0o600);
-    db.exec('PRAGMA locking_mode = EXCLUSIVE');
-    db.exec('PRAGMA journal_mode = WAL');
-    db.exec('PRAGMA synchronous = NORMAL');
-    // The first write takes the exclusive lock now, at boot, rather than at the first shopper.
-    db.exec('BEGIN IMMEDIATE; COMMIT;');
-    migrate(db);
-  } catch (error) {
-    db.close();
-    const busy = (error as { errcode?: number }).errcode === SQLITE_BUSY;
-    throw new DataDirectoryError(busy
-      ? `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, or share state through Redis (OBV_REDIS_URL) to run several.`
-      : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${(error as Error).message}).`, { cause: error });
-  }
+  const guard = guardDiskSpace(raw, dir);
+  const { db } = guard;
+  const file = raw;
   let closed = false;
   return {
     db,
@@ -179,22 +170,59 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
     close() {
       if (closed) return;
       closed = true;
-      db.close();
+      guard.stop();
+      file.close();
+      lock.release();
     },
   };
 }
 
-/** SQLite's primary result code for a lock held elsewhere (node:sqlite's `errcode`). */
+/** SQLite's primary result codes an open can meet (node:sqlite's `errcode`). */
 const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+const SQLITE_READONLY = 8;
+const SQLITE_CORRUPT = 11;
+const SQLITE_CANTOPEN = 14;
+const SQLITE_NOTADB = 26;
 
-function migrate(db: SqliteDatabase): void {
+/**
+ * What went wrong while opening (or, in storage.ts, while the repositories first touch the file), as the
+ * one line an operator acts on. Errors that already are such a line pass through.
+ */
+export function explainOpenFailure(error: unknown, dir: string): Error {
+  if (error instanceof DataDirectoryError || error instanceof SqliteUnavailableError) return error;
+  if (error instanceof StorageFullError || isDiskFull(error, dir)) return new DataDirectoryError(diskFullMessage(dir), { cause: error });
+  const message = (error as Error | undefined)?.message ?? String(error);
+  switch (sqliteCode(error)) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      // The lock file was ours, so the database is held by something else: a proxy of a release before
+      // the lock file (it held the database itself), or a tool writing to it.
+      return new DataDirectoryError(`${inUseMessage(dir)} (${DATABASE_FILE} is locked: a proxy of an earlier release, or a tool writing to it.)`, { cause: error });
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is damaged (${message}). Stop here and restore the last backup: `
+        + `move the damaged file and its -wal and -shm aside, put the backup in their place as ${DATABASE_FILE}, start again `
+        + '(docs/GOING-TO-PRODUCTION.md, "Backup and restore").', { cause: error });
+    case SQLITE_READONLY:
+    case SQLITE_CANTOPEN:
+      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be opened for writing (${message}): `
+        + 'check that the volume is mounted writable and the files are the proxy user\'s.', { cause: error });
+    default:
+      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${message}).`, { cause: error });
+  }
+}
+
+function migrate(db: SqliteDatabase, dir: string): void {
   const version = Number(pragma(db, 'user_version'));
   if (version > SCHEMA_VERSION) {
-    throw new Error(`it was written by a newer obv-link (schema ${version}; this version knows ${SCHEMA_VERSION})`);
+    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} was written by a newer obv-link (schema ${version}; this version knows `
+      + `${SCHEMA_VERSION}): run that version, or restore a backup taken by this one.`);
   }
   transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);
     db.exec(SCHEMA);
-    db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+    // Written only when it changes: a start that changes nothing writes nothing, so it can run on a full disk.
+    if (version !== SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   });
 }

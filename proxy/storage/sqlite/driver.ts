@@ -1,6 +1,6 @@
 // Node's built-in SQLite (`node:sqlite`, Node 22.13 and later): no native module to build, nothing for
 // npm to run at install. This file is the only one that loads it; the rest of storage/sqlite/ sees the
-// small typed surface below.
+// small typed surface below (and the backup's worker thread, backup.ts, which opens its own connection).
 //
 // On Node 22 the module prints "ExperimentalWarning: SQLite is an experimental feature" once, when it
 // is first loaded (Node 24 prints nothing). A merchant would see it at every start, so that one warning
@@ -33,11 +33,22 @@ interface SqliteModule {
   DatabaseSync: new (path: string) => SqliteDatabase;
 }
 
+/** The first Node.js with node:sqlite loadable without a flag. */
+const SQLITE_NODE = [22, 13] as const;
+
 /** Why the built-in SQLite could not be loaded, in one line an operator acts on. */
 export class SqliteUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`obv-link's default storage needs Node.js 22.13 or later (its built-in node:sqlite); this is Node ${process.versions.node}. `
-      + 'Upgrade Node.js (24 LTS recommended), or keep state in Redis (OBV_REDIS_URL).', { cause });
+  constructor(cause: unknown, version = process.versions.node) {
+    const [major = 0, minor = 0] = version.split('.').map(Number);
+    const tooOld = major < SQLITE_NODE[0] || (major === SQLITE_NODE[0] && minor < SQLITE_NODE[1]);
+    super(tooOld
+      ? `obv-link's default storage needs Node.js ${SQLITE_NODE.join('.')} or later (its built-in node:sqlite); this is Node ${version}. `
+        + 'Upgrade Node.js (24 LTS recommended), or keep state in Redis (OBV_REDIS_URL).'
+      // A recent enough Node without the module: started with --no-experimental-sqlite (NODE_OPTIONS
+      // too), or built without SQLite (some distributions' packages).
+      : `obv-link's default storage needs node:sqlite, which this Node ${version} does not offer (${(cause as Error | undefined)?.message ?? 'not loadable'}): `
+        + 'remove --no-experimental-sqlite from the command line and NODE_OPTIONS, or use the official Node.js build; or keep state in Redis (OBV_REDIS_URL).',
+    { cause });
     this.name = 'SqliteUnavailableError';
   }
 }
@@ -112,3 +123,13 @@ export function transaction<T>(db: SqliteDatabase, step: () => T): T {
 }
 
 const depth = new WeakMap<SqliteDatabase, number>();
+
+/**
+ * The primary SQLite result code of an error node:sqlite threw (`SQLITE_BUSY` = 5, `SQLITE_FULL` = 13…),
+ * or undefined for any other error. node:sqlite's `errcode` is the extended code where SQLite has one
+ * (`SQLITE_IOERR_SHMSIZE` = 4874 is an `SQLITE_IOERR`, 10): its low byte is the primary code.
+ */
+export function sqliteCode(error: unknown): number | undefined {
+  const code = (error as { errcode?: unknown } | undefined)?.errcode;
+  return typeof code === 'number' ? code & 0xff : undefined;
+}

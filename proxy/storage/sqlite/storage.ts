@@ -1,11 +1,13 @@
 // Every repository on one SQLite file, and the sweep that drops what is past its retention.
+import { dirname } from 'node:path';
 import type { SessionStore } from '../../sessions/types.ts';
 import type { EventOutbox } from '../../events/outbox.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
-import { openSqliteDatabase, type SqliteHandle } from './database.ts';
+import { explainOpenFailure, openSqliteDatabase, type SqliteHandle } from './database.ts';
+import { StorageFullError } from '../../sessions/errors.ts';
 import { prepare } from './driver.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
@@ -38,16 +40,33 @@ export function openSqliteStorage(dataDir: string, options: { now?: () => number
       purgeClaims.run(at);
     });
   };
-  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
+  let repositories;
+  try {
+    // Their constructors clear what a process that is gone left behind: the first writes of a start.
+    repositories = {
+      sessionStore: new SqliteSessionStore(handle, { now }),
+      eventOutbox: new SqliteEventOutbox(handle),
+      payments: new SqlitePaymentStore(handle, { now }),
+      linkSessions: new SqliteLinkSessionStore(handle, { now }),
+      removals: new SqliteRemovalStore(handle),
+    };
+  } catch (error) {
+    handle.close();
+    throw explainOpenFailure(error, dirname(handle.path));
+  }
+  const { sessionStore } = repositories;
+  const sweeper = setInterval(() => {
+    try {
+      sweep();
+    } catch (error) {
+      // A full disk is told once by the outage log; the sweep runs again at the next interval.
+      if (!(error instanceof StorageFullError)) throw error;
+    }
+  }, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   sweeper.unref();
-  const sessionStore = new SqliteSessionStore(handle, { now });
   return {
     handle,
-    sessionStore,
-    eventOutbox: new SqliteEventOutbox(handle),
-    payments: new SqlitePaymentStore(handle, { now }),
-    linkSessions: new SqliteLinkSessionStore(handle, { now }),
-    removals: new SqliteRemovalStore(handle),
+    ...repositories,
     sweep,
     async close() {
       clearInterval(sweeper);

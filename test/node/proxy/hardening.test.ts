@@ -6,7 +6,7 @@ import http from 'node:http';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { SessionBackendUnavailableError, StorageFullError } from '../../../proxy/sessions/errors.ts';
 import { startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
@@ -145,12 +145,13 @@ describe('log hygiene', () => {
 });
 
 describe('/readyz', () => {
-  test('is ready while the session store answers, 503 when it does not, and 503 once draining', async (t) => {
+  test('is ready while the session store takes a write, 503 when it does not (unreachable, or full), and 503 once draining', async (t) => {
+    /** Reads keep working throughout: readiness must prove the store takes a write. */
     class FlakyStore extends MemorySessionStore {
-      down = false;
-      override async get(sessionId: string) {
-        if (this.down) throw new SessionBackendUnavailableError('store down');
-        return super.get(sessionId);
+      down: Error | undefined;
+      override async mark(key: string, value: string, ttlMs: number) {
+        if (this.down) throw this.down;
+        return super.mark(key, value, ttlMs);
       }
     }
     const store = new FlakyStore();
@@ -162,9 +163,16 @@ describe('/readyz', () => {
     const ready = await fetch(`${pair.baseUrl}/readyz`);
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok' });
-    store.down = true;
-    assert.equal((await fetch(`${pair.baseUrl}/readyz`)).status, 503);
-    store.down = false;
+    store.down = new SessionBackendUnavailableError('store down');
+    const unreachable = await fetch(`${pair.baseUrl}/readyz`);
+    assert.equal(unreachable.status, 503);
+    assert.deepEqual(await unreachable.json(), { status: 'unavailable', sessionStore: 'unreachable' });
+    store.down = new StorageFullError('/var/lib/obv-link', 0);
+    const full = await fetch(`${pair.baseUrl}/readyz`);
+    assert.equal(full.status, 503);
+    assert.deepEqual(await full.json(), { status: 'unavailable', sessionStore: 'full' });
+    store.down = undefined;
+    assert.equal((await fetch(`${pair.baseUrl}/readyz`)).status, 200);
     await pair.proxy.drain();
     const draining = await fetch(`${pair.baseUrl}/readyz`);
     assert.equal(draining.status, 503);

@@ -187,7 +187,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     endpoint.deliveries.length = 0;
   });
 
-  it('while Redis is down the delivery worker says so once, not at every poll, and delivers again once it is back', { timeout: 60_000 }, async () => {
+  it('while Redis is down the delivery worker says so once (the outage\'s line, not one per poll), and delivers again once it is back', { timeout: 60_000 }, async () => {
     endpoint.answer = () => 'ok';
     const logs = captureLogs('debug');
     const started = await startInstance({ provider, redisUrl: redis.url, redisPrefix: 'quiet:', logger: logs.logger, extra: eventsOptions(endpoint) });
@@ -197,11 +197,14 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     await redis.stop('SIGKILL');
     // 20 polls a second for 1.5 s: each one fails to claim.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
-    assert.equal(logs.find('merchant events: the outbox cannot be read').length, 1);
+    assert.equal(logs.find('session store is unavailable').length, 1);
+    assert.equal(logs.find('merchant events: the outbox cannot be read').length, 0, 'counted by the outage log, not told again');
     await redis.start();
     const after = await eventually(() => started.proxy.events.emit('link.cancelled', order(201)).catch(() => undefined), 15_000);
     const delivered = await endpoint.waitForDistinct(2, 15_000);
     assert.ok(delivered.some((event) => event.id === after!.id));
+    const back = await eventually(() => logs.find('session store is back')[0], 15_000);
+    assert.ok(Number((back.refused as { eventJobs?: number }).eventJobs) > 1, 'the failed polls are counted');
   });
 });
 

@@ -1,6 +1,7 @@
 // Durable by default: where the configuration puts state, what production refuses, and the SQLite file's
-// own promises (one instance per directory, private permissions, what a restart keeps).
+// own promises (one proxy per directory while others may read it, private permissions, what a restart keeps).
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,6 +82,31 @@ describe('the SQLite file', () => {
       await first.close();
     }
     // Closed (or killed): the directory is usable again.
+    const again = createStorage({ kind: 'sqlite', dataDir, logger });
+    await again.close();
+  });
+
+  test('is one process\'s: a second process is refused while the first runs, and takes the directory at once when the first is SIGKILLed', async () => {
+    const dataDir = newDir();
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/hold-data-directory.ts', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
+        holder.once('exit', (code) => reject(new Error(`the holder exited (${code})`)));
+      });
+      assert.throws(() => createStorage({ kind: 'sqlite', dataDir, logger }), (error: unknown) =>
+        error instanceof DataDirectoryError && /in use by another obv-link proxy/.test(error.message));
+      // Meanwhile others may read the database (a backup, an operator's sqlite3): it is not held exclusively.
+      const reader = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
+      assert.equal(reader.prepare('SELECT count(*) AS n FROM payments').get()?.n, 0);
+      reader.close();
+    } finally {
+      await new Promise((resolve) => {
+        holder.once('exit', resolve);
+        holder.kill('SIGKILL');
+      });
+    }
+    // The operating system dropped the lock with the process: no stale lock to remove by hand.
     const again = createStorage({ kind: 'sqlite', dataDir, logger });
     await again.close();
   });

@@ -11,16 +11,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
+import { launchChromium, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
 import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from './markdown-code.ts';
+import { paidOrderSurvivesSigkill, quickStartLinksAndPays } from './quick-start.ts';
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
-import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
 import { eventually } from '../node/redis/support.ts';
-import { lookupSession } from '../helpers/session-requests.ts';
-import { alive, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
+import {
+  alive, bin, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp,
+  type Child, type TempApp,
+} from './temp-apps.ts';
 
-const QUICK_START = '### Quick start against the sandbox';
 /** The merchant's guides the README links to (docs/). */
 const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'HOSTED-LINK', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
 const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
@@ -226,54 +227,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('npx obv-link-proxy keeps its state in ./obv-link-data: an order paid before a SIGKILL is refused after the restart, and still answered', async () => {
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
-    children.push(sandbox);
-    const [, providerUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const apiKey = 'tarball-merchant-api-key-0123456789abcdef';
-    const boot = () => {
-      // No storage setting at all: the default is SQLite in ./obv-link-data.
-      const child = startChild(bin(app, 'obv-link-proxy'), [], {
-        cwd: app.dir,
-        env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: providerUrl!, OBV_PUBLIC_URL: url, PORT: String(port), OBV_MERCHANT_API_KEY: apiKey, OBV_LOG_LEVEL: 'info' }),
-      });
-      children.push(child);
-      return child;
-    };
-    const api = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const order = `tarball-${Date.now()}`;
-    const purchase = { merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } };
-
-    let proxy = boot();
-    await proxy.waitFor(/obv-link proxy listening/);
-    assert.match(proxy.output(), /state is kept in SQLite/);
-    const { linkToken } = (await (await fetch(`${url}/obv/link-sessions`, { method: 'POST', headers: api, body: JSON.stringify(purchase) })).json()) as { linkToken: string };
-    const started = await fetch(`${url}/obv/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify({ linkToken }) });
-    assert.equal(started.status, 201);
-    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
-    await signInOverHttp(consumerUrl);
-    const linkRef = await eventually(async () => {
-      const session = (await (await lookupSession(`${url}/obv`, sessionId, { origin: url })).json()) as { outcome?: { linkRef?: string } };
-      return session.outcome?.linkRef;
-    });
-    const pay = () => fetch(`${url}/obv/transactions`, { method: 'POST', headers: api, body: JSON.stringify({ linkRef, merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD' }) });
-    const paid = await pay();
-    assert.equal(paid.status, 201);
-    const { transactionId } = (await paid.json()) as { transactionId: string };
-
-    proxy.process.kill('SIGKILL');
-    await proxy.exited();
-    proxy = boot();
-    await proxy.waitFor(/obv-link proxy listening/);
-    const again = await pay();
-    assert.equal(again.status, 409);
-    assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, transactionId);
-    const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as { state: string; transactionId: string };
-    assert.deepEqual([record.state, record.transactionId], ['completed', transactionId]);
-    assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
-    proxy.process.kill('SIGTERM');
-    assert.equal(await proxy.exited(), 0);
+    await paidOrderSurvivesSigkill(app, process.execPath, children);
   });
 
   test('the hosted-link quick start (docs/HOSTED-LINK.md), word for word: an order, its hosted page on a phone-sized Chromium, the way back, the payment', async (t) => {
@@ -411,61 +365,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
-    const commands = readmeBlock(QUICK_START, 'sh');
-    const envLine = commands.split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
-    assert.ok(envLine, 'the quick start runs server.js with its variables');
-    const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
-    assert.ok(Object.keys(variables).length <= 5, `at most 5 variables, the README sets ${Object.keys(variables).join(', ')}`);
-    assert.match(envLine, /node server\.js$/);
-
-    // The sandbox as the README starts it, on a free port instead of 4010.
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
-    children.push(sandbox);
-    const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
-
-    app.write('server.js', readmeBlock(QUICK_START, 'js'));
-    app.write('checkout.html', readmeBlock(QUICK_START, 'html'));
-    const port = await freePort();
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(variables)) {
-      env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl!).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
-    }
-    const server = startChild(process.execPath, ['server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
-    children.push(server);
-    const shop = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${shop}/obv/healthz`, server);
-    assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], 'the quick start listens on this machine only (HOST unset)');
-
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_TIMEOUT_MS);
-    t.after(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${shop}/`);
-    const element = page.locator('obv-link-account');
-    const [bank] = await Promise.all([
-      context.waitForEvent('page'),
-      element.getByRole('button', { name: 'Link your bank account' }).click(),
-    ]);
-    await signInAtBank(bank, 'user_good');
-    await page.locator('obv-link-account[state="success"]').waitFor();
-    assert.match(await element.locator('[part~="status"]').innerText(), /Checking ••••4321/);
-
-    const [response] = await Promise.all([page.waitForResponse(`${shop}/pay`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
-    assert.equal(response.status(), 201, await response.text());
-    const transaction = (await response.json()) as { transactionStatus?: string; transactionId?: string };
-    assert.equal(transaction.transactionStatus, 'APPROVED');
-    assert.ok(transaction.transactionId);
-    await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
-    // As the README says: Pay again (the same form, posted once more) and the order, paid once, answers 409 with that payment.
-    const again = await fetch(`${shop}/pay`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: response.request().postData() ?? '' });
-    assert.equal(again.status, 409);
-    assert.equal(((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId, transaction.transactionId);
-    assert.deepEqual(problems, []);
-
-    server.process.kill('SIGTERM');
-    assert.equal(await server.exited(), 0, 'the README server stops on SIGTERM');
+    await quickStartLinksAndPays(t, app, browser, process.execPath, children);
   });
 });
 
@@ -496,20 +396,4 @@ function execBuffer(command: string, args: string[], cwd: string): Promise<Buffe
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });
-}
-
-/** The installed bin's path: what `npx <name>` runs (node, through the file's shebang). */
-function bin(app: TempApp, name: string): string {
-  return path.join(app.dir, 'node_modules/.bin', name);
-}
-
-/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
-async function waitForHttp(url: string, server: Child): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const ok = await fetch(url).then((response) => response.ok, () => false);
-    if (ok) return;
-    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

@@ -123,6 +123,22 @@ export function startChild(command: string, args: string[], options: { cwd: stri
   };
 }
 
+/** The installed bin's path: what `npx <name>` runs (node, through the file's shebang). */
+export function bin(app: TempApp, name: string): string {
+  return path.join(app.dir, 'node_modules/.bin', name);
+}
+
+/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
+export async function waitForHttp(url: string, server: Child, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url).then((response) => response.ok, () => false);
+    if (ok) return;
+    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 /** The first fenced block of `language` after `heading` in the README (fails loudly when missing). */
 export function readmeBlock(heading: string, language: string, readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
   const start = readme.indexOf(heading);

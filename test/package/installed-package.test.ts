@@ -1,8 +1,9 @@
 // The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
 // then installed into fresh apps in temp folders with npm, no tsx and no bundler on the server side.
 // The Express app is the README's quick start, file for file; the bins boot from env and refuse bad
-// config; React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then
-// driven in Chromium (frameworks.ts).
+// config; a strict TypeScript app type-checks against the package's declarations with skipLibCheck off;
+// React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then driven in
+// Chromium (frameworks.ts).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,7 +19,7 @@ import { paidOrderSurvivesSigkill, quickStartLinksAndPays } from './quick-start.
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
 import {
-  alive, bin, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp,
+  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp,
   type Child, type TempApp,
 } from './temp-apps.ts';
 
@@ -366,6 +367,26 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
 
   test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
     await quickStartLinksAndPays(t, app, browser, process.execPath, children);
+  });
+});
+
+describe('a TypeScript app (strict, skipLibCheck off) with only the package, express, typescript and @types/node installed', () => {
+  let app: TempApp;
+
+  before(async () => {
+    app = tempApp('typescript', tarball);
+    copyFixture(app, 'typescript');
+    await app.install(['express', 'typescript', '@types/node'].map(pinned));
+  });
+
+  after(() => app?.remove());
+
+  test("type-checks against the package's declarations (fixtures/typescript), with the optional dependencies and without them", async () => {
+    const tsc = () => exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], app.dir);
+    await tsc();
+    await exec('npm', ['prune', '--omit=optional'], app.dir, 60_000, cleanEnv());
+    assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false, 'npm prune --omit=optional removed the Redis client');
+    await tsc();
   });
 });
 

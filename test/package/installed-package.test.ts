@@ -1,9 +1,9 @@
 // The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
 // then installed into fresh apps in temp folders with npm, no tsx and no bundler on the server side.
-// The Express app is the README's quick start, file for file; the bins boot from env and refuse bad
-// config; a strict TypeScript app type-checks against the package's declarations with skipLibCheck off;
-// React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then driven in
-// Chromium (frameworks.ts).
+// The Express app is the README's quick start, file for file; the bins boot from env, refuse bad
+// config, and on a Node too old say so in one line; a strict TypeScript app type-checks against the
+// package's declarations with skipLibCheck off; React 19 and Vue 3 apps are type-checked and built with
+// Vite against the tarball, then driven in Chromium (frameworks.ts).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,6 +18,7 @@ import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from '.
 import { paidOrderSurvivesSigkill, quickStartLinksAndPays } from './quick-start.ts';
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
+import { lowestSupportedNode, unsupportedNode } from '../helpers/node-runtimes.ts';
 import {
   alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp,
   type Child, type TempApp,
@@ -229,6 +230,35 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
 
   test('npx obv-link-proxy keeps its state in ./obv-link-data: an order paid before a SIGKILL is refused after the restart, and still answered', async () => {
     await paidOrderSurvivesSigkill(app, process.execPath, children);
+  });
+
+  test('on a Node older than it supports, the bins say so in one line and exit 1 (run directly or by npx), and createObvProxy names the Node it needs', async () => {
+    const { node: old, version } = await unsupportedNode();
+    const needed = lowestSupportedNode();
+    for (const name of ['obv-link-proxy', 'obv-link-sandbox']) {
+      const line = `${name} needs Node.js ${needed} or later; this is Node.js ${version}. Install Node.js 24 LTS (https://nodejs.org/) and run it again.`;
+      const direct = startChild(old, [bin(app, name)], { cwd: app.dir, env: cleanEnv({ OBV_SANDBOX: 'true', PROVIDER_PORT: '0' }) });
+      children.push(direct);
+      assert.equal(await direct.exited(), 1);
+      assert.equal(direct.output(), `${line}\n`);
+      // As on a machine whose `node` is that one: npx (its npm, when it has one beside it) runs the bin's shebang with it.
+      const npx = startChild('npx', ['--no-install', name], { cwd: app.dir, env: cleanEnv({ PATH: `${path.dirname(old)}:${process.env.PATH ?? ''}`, OBV_SANDBOX: 'true' }) });
+      children.push(npx);
+      assert.equal(await npx.exited(30_000), 1, npx.output());
+      assert.deepEqual(npx.output().split('\n').filter((text) => text && !text.startsWith('npm ')), [line], 'one line besides npm\'s own notices');
+    }
+    // Mounted in an app on that Node, the default storage names the Node it needs (storage/sqlite/driver.ts).
+    const script = `
+      import { createObvProxy } from 'obv-link/proxy';
+      try {
+        createObvProxy({ sandbox: true, baseUrl: 'http://127.0.0.1:9', publicUrl: 'http://127.0.0.1:9', dataDir: 'old-node-data', logLevel: 'silent' });
+        console.log('created');
+      } catch (error) {
+        console.log(error.name + ': ' + error.message);
+      }`;
+    const output = await exec(old, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv());
+    const [major, minor] = needed.split('.');
+    assert.match(output, new RegExp(`^SqliteUnavailableError: .*needs Node\\.js ${major}\\.${minor} or later.*; this is Node ${version.replaceAll('.', '\\.')}\\. Upgrade Node\\.js.*\\n$`));
   });
 
   test('the hosted-link quick start (docs/HOSTED-LINK.md), word for word: an order, its hosted page on a phone-sized Chromium, the way back, the payment', async (t) => {

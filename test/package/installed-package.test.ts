@@ -1,5 +1,6 @@
 // The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
-// then installed into fresh apps in temp folders with npm, no tsx and no bundler on the server side.
+// then installed into fresh apps in temp folders with npm 12 and its default settings (no install script
+// approved, none of the package's tree blocked), no tsx and no bundler on the server side.
 // The Express app is the README's quick start, file for file; the bins boot from env, refuse bad
 // config, and on a Node too old say so in one line; a strict TypeScript app type-checks against the
 // package's declarations with skipLibCheck off; React 19 and Vue 3 apps are type-checked and built with
@@ -20,8 +21,8 @@ import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
 import { lowestSupportedNode, unsupportedNode } from '../helpers/node-runtimes.ts';
 import {
-  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp,
-  type Child, type TempApp,
+  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree, packThisCheckout,
+  pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
 } from './temp-apps.ts';
 
 /** The merchant's guides the README links to (docs/). */
@@ -31,6 +32,26 @@ const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
 /** Tracked files that differ from HEAD (the build must leave this unchanged). */
 function trackedChanges(): string {
   return execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+}
+
+/**
+ * npm 12 by default blocks every dependency's install script the app has not approved, and names them in
+ * a warning. None may be of the package's own tree (obv-link and all it pulls in, from npm's dependency
+ * graph); a blocked package outside that tree came with the app's own packages (a bundler the framework
+ * apps install on purpose). Checks the npm and its settings first, so a machine whose npm runs or skips
+ * every script cannot make this pass, and that npm's warning lists what `npm install-scripts ls` does, so
+ * a warning the parser no longer reads cannot either. Returns the app's own blocked packages.
+ */
+async function blockedOutsideThePackage(app: TempApp, installed: InstallReport): Promise<string[]> {
+  const { npm, settings } = await npmScriptPolicy(app);
+  assert.ok(Number(npm.split('.')[0]) >= 12, `the apps install with npm 12 or later (this is npm ${npm})`);
+  assert.equal(settings, 'ignore-scripts=false\nallow-scripts=\ndangerously-allow-all-scripts=false', "npm's default install-script policy");
+  assert.deepEqual(installed.blocked, await pendingInstallScripts(app), `npm's warning names what waits for an approval:\n${installed.output}`);
+  const tree = await packageTree(app);
+  assert.ok(['express@', 'zod@', 'ws@'].every((dependency) => [...tree].some((name) => name.startsWith(dependency))), `npm query lists the package's dependencies: ${[...tree].join(', ')}`);
+  assert.deepEqual(installed.blocked.filter((name) => tree.has(name)), [], `an install script of the package's tree is blocked:\n${installed.output}`);
+  assert.equal(await npmLsFinds(app, 'better-sqlite3'), false, 'npm ls better-sqlite3 finds it');
+  return installed.blocked.filter((name) => !tree.has(name));
 }
 
 let packDir: string;
@@ -131,17 +152,22 @@ test('the content-hashed element build matches its SRI value, and the README sni
 
 describe('a plain-JavaScript Express 5 app that follows the README', () => {
   let app: TempApp;
+  let installed: InstallReport;
   const children: Child[] = [];
 
   before(async () => {
     app = tempApp('express', tarball);
     // --omit=optional: one instance needs nothing but Node and the proxy's own dependencies (no Redis client).
-    await app.install([pinned('express')], ['--omit=optional']);
+    installed = await app.install([pinned('express')], ['--omit=optional']);
   });
 
   after(() => {
     for (const child of children) child.kill();
     app?.remove();
+  });
+
+  test('installs with npm 12 and its default settings: no install script to approve, none blocked, no better-sqlite3', async () => {
+    assert.deepEqual(await blockedOutsideThePackage(app, installed), [], 'express and the package need no install script');
   });
 
   test('installs without the Redis client and without any TypeScript tooling', () => {
@@ -423,12 +449,17 @@ describe('a TypeScript app (strict, skipLibCheck off) with only the package, exp
 for (const framework of ['react', 'vue'] as FrameworkName[]) {
   describe(`a ${framework === 'react' ? 'React 19' : 'Vue 3'} app built with Vite against the tarball`, () => {
     let app: TempApp;
+    let installed: InstallReport;
 
     before(async () => {
-      app = await prepareFrameworkApp(framework, tarball);
+      ({ app, installed } = await prepareFrameworkApp(framework, tarball));
     });
 
     after(() => app?.remove());
+
+    test("npm blocks no install script of the package's tree (what it blocks is the app's own tooling)", async () => {
+      await blockedOutsideThePackage(app, installed);
+    });
 
     test('type-checks and builds, and its element takes attributes, properties (strings, disabled both ways), events and gives the form value', async () => {
       await driveFrameworkApp(framework, app, browser);

@@ -1,10 +1,11 @@
 // The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
 // then installed into fresh apps in temp folders with npm 12 and its default settings (no install script
-// approved, none of the package's tree blocked), no tsx and no bundler on the server side.
-// The Express app is the README's quick start, file for file; the bins boot from env, refuse bad
-// config, and on a Node too old say so in one line; a strict TypeScript app type-checks against the
-// package's declarations with skipLibCheck off; React 19 and Vue 3 apps are type-checked and built with
-// Vite against the tarball, then driven in Chromium (frameworks.ts).
+// approved), no tsx and no bundler on the server side. The Express app is the README's quick start, file
+// for file; the bins boot from env, refuse bad config, and on a Node too old say so in one line. The
+// quick start and a restart also run on the lowest Node the package supports (22.13, fetched by
+// scripts/node.sh). A strict TypeScript app type-checks against the package's declarations with
+// skipLibCheck off. React 19 and Vue 3 apps are type-checked and built with Vite against the tarball,
+// then driven in Chromium (frameworks.ts).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,13 +17,13 @@ import type { Browser } from 'playwright-core';
 import { launchChromium, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
 import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from './markdown-code.ts';
-import { paidOrderSurvivesSigkill, quickStartLinksAndPays } from './quick-start.ts';
+import { experimentalWarnings, paidOrderSurvivesSigkill, quickStartLinksAndPays, stillPaidAfterRestart } from './quick-start.ts';
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
-import { lowestSupportedNode, unsupportedNode } from '../helpers/node-runtimes.ts';
+import { fetchedNode, lowestSupportedNode, nodeVersion, unsupportedNode } from '../helpers/node-runtimes.ts';
 import {
-  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree, packThisCheckout,
-  pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
+  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree,
+  packThisCheckout, pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
 } from './temp-apps.ts';
 
 /** The merchant's guides the README links to (docs/). */
@@ -423,6 +424,45 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
 
   test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
     await quickStartLinksAndPays(t, app, browser, process.execPath, children);
+  });
+});
+
+// npm 12 itself does not run on Node 22.13 (its engines: ^22.22.2 || ^24.15.0), and a merchant there
+// installs with the npm they have; the files are the same for a tree with no install script. What the
+// lowest Node changes is the runtime: every process of this app runs on it.
+describe(`the README's quick start on the lowest Node the package supports (${lowestSupportedNode()})`, () => {
+  let app: TempApp;
+  let installed: InstallReport;
+  let node: string;
+  const children: Child[] = [];
+
+  before(async () => {
+    node = await fetchedNode(lowestSupportedNode());
+    app = tempApp('lowest-node', tarball);
+    // A merchant's plain install: the optional dependencies (the Redis client) too.
+    installed = await app.install([pinned('express')]);
+  });
+
+  after(() => {
+    for (const child of children) child.kill();
+    app?.remove();
+  });
+
+  test('installs with its optional dependencies, and npm blocks no install script', async () => {
+    assert.equal(await nodeVersion(node), lowestSupportedNode());
+    assert.deepEqual(await blockedOutsideThePackage(app, installed), []);
+  });
+
+  test('links and pays in Chromium, and after a restart the order is still paid; the terminal shows no experimental warning', async (t) => {
+    const run = await quickStartLinksAndPays(t, app, browser, node, children);
+    const restarted = await stillPaidAfterRestart(app, node, run, children);
+    // Node 22 warns that node:sqlite is experimental when it loads; the proxy keeps that one warning away.
+    assert.deepEqual(experimentalWarnings(run.server.errors() + restarted.errors()), []);
+  });
+
+  test('npx obv-link-proxy keeps its state: an order paid before a SIGKILL is refused after the restart; no experimental warning', async () => {
+    const boots = await paidOrderSurvivesSigkill(app, node, children);
+    assert.deepEqual(experimentalWarnings(boots.map((boot) => boot.errors()).join('')), []);
   });
 });
 

@@ -1,6 +1,8 @@
-// Two journeys of the installed-package tests: the README's quick start, word for word, linked and paid in
+// The two journeys the installed-package tests run on each supported Node (the one running the tests, and
+// the lowest the package supports): the README's quick start, word for word, linked and paid in
 // Chromium; and `npx obv-link-proxy`'s state in ./obv-link-data, still paid after a SIGKILL and a restart.
-// Each starts the app's processes with the `node` binary it is given and returns them.
+// Each starts the app's processes with the `node` binary it is given and returns them, so a caller can
+// read what they wrote (e.g. that no experimental warning reached the merchant's terminal).
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -94,6 +96,41 @@ export async function quickStartLinksAndPays(t: TestContext, app: TempApp, brows
 }
 
 /**
+ * After the quick start: a new process with `node` opens the proxy on the same ./obv-link-data (a
+ * restart) and is asked for the order the README's server paid: still paid, with the same payment, and a
+ * second payment refused (409). (The README's server keeps its orders in memory, so it cannot be asked
+ * itself after a restart.)
+ */
+export async function stillPaidAfterRestart(app: TempApp, node: string, run: QuickStartRun, children: Child[]): Promise<Child> {
+  const server = readmeBlock(QUICK_START, 'js');
+  const merchantUserId = /merchantUserId: '([^']+)'/.exec(server)?.[1];
+  const order = /amount: '([^']+)', currency: '([^']+)'/.exec(server);
+  assert.ok(merchantUserId && order, "the README's server names its shopper and its order's amount and currency");
+  app.write('still-paid.js', `
+    import { configFromEnv, createObvProxy, ProblemError } from 'obv-link/proxy';
+    const [orderId, linkRef] = process.argv.slice(2);
+    const proxy = createObvProxy(configFromEnv());
+    const payment = await proxy.readPayment(orderId);
+    let again;
+    try {
+      await proxy.pay({ linkRef, merchantUserId: ${JSON.stringify(merchantUserId)}, merchantTransactionId: orderId, amount: ${JSON.stringify(order[1])}, currency: ${JSON.stringify(order[2])} });
+      again = 'paid twice';
+    } catch (error) {
+      again = error instanceof ProblemError ? error.status : String(error);
+    }
+    await proxy.close();
+    console.log('still-paid ' + JSON.stringify({ state: payment?.state, transactionId: payment?.transactionId, again }));
+  `);
+  const check = startChild(node, ['still-paid.js', run.orderId, run.linkRef], { cwd: app.dir, env: cleanEnv({ ...run.env, OBV_LOG_LEVEL: 'error' }) });
+  children.push(check);
+  assert.equal(await check.exited(30_000), 0, check.output());
+  const line = check.output().split('\n').find((text) => text.startsWith('still-paid '));
+  const answer = JSON.parse(line?.slice('still-paid '.length) ?? '{}') as { state?: string; transactionId?: string; again?: unknown };
+  assert.deepEqual(answer, { state: 'completed', transactionId: run.transactionId, again: 409 }, check.output());
+  return check;
+}
+
+/**
  * `npx obv-link-proxy` with `node`, no storage setting (SQLite in ./obv-link-data): a link and a payment
  * over its HTTP API, a SIGKILL, a restart; the order is refused a second payment (409, the first one) and
  * still answered. Returns the two boots.
@@ -148,4 +185,9 @@ export async function paidOrderSurvivesSigkill(app: TempApp, node: string, child
   proxy.process.kill('SIGTERM');
   assert.equal(await proxy.exited(), 0);
   return boots;
+}
+
+/** Node's experimental-feature warnings (`(node:…) ExperimentalWarning: SQLite is an experimental feature…`) in `text`. */
+export function experimentalWarnings(text: string): string[] {
+  return text.split('\n').filter((line) => /ExperimentalWarning|experimental feature/i.test(line));
 }

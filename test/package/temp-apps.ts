@@ -161,7 +161,10 @@ export function copyFixture(app: TempApp, name: string): void {
 /** A child process with its output collected, for boot checks and clean-exit checks. */
 export interface Child {
   process: ChildProcess;
+  /** stdout and stderr, as they came. */
   output(): string;
+  /** stderr alone (what Node's own warnings write to). */
+  errors(): string;
   /** Resolves when the output matches `pattern` (bounded); rejects with the output otherwise. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** Resolves with the exit code (or signal name) once the process ended (bounded). */
@@ -174,12 +177,17 @@ export interface Child {
 export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Child {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
   let text = '';
+  let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    errors += chunk.toString();
+  });
   const exit = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   return {
     process: child,
     output: () => text,
+    errors: () => errors,
     async waitFor(pattern, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {

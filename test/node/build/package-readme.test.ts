@@ -34,7 +34,9 @@ describe("the README's clone-only blocks", () => {
     assert.deepEqual(commands, ['npm install && npm run demo', 'npm test']);
     const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.match(manifest.scripts.demo ?? '', /demo\/main\.ts/, 'npm run demo runs the demo');
-    assert.match(manifest.scripts.test ?? '', /test:node/, 'npm test runs the tests');
+    // `npm test` runs test:all on the project's runtime (scripts/node.sh), and test:all every suite.
+    assert.match(manifest.scripts.test ?? '', /^sh scripts\/node\.sh npm run -s test:all$/, 'npm test runs the tests on the project\'s runtime');
+    assert.match(manifest.scripts['test:all'] ?? '', /test:node/, 'npm test runs the tests');
     assert.match(readFileSync(path.join(ROOT, '.ci/run'), 'utf8'), /\nnpm test\n?$/, 'CI runs that same test command');
   });
 

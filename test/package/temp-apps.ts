@@ -61,7 +61,8 @@ export interface TempApp {
   /**
    * `npm install` of the tarball and `packages` into the app, with npm's default settings: the environment
    * of a shell (no npm_config_* of the npm running these tests: `npm run -s` would silence npm's warnings)
-   * and no flag but `extraArgs` and those that keep it off the network where the cache will do.
+   * and no flag but `extraArgs`, `--prefer-offline` (the cache holds the pinned versions) and
+   * `--no-audit --no-fund` (no registry audit, no funding notice).
    */
   install(packages: string[], extraArgs?: string[]): Promise<InstallReport>;
   write(file: string, text: string): void;

@@ -10,6 +10,8 @@
 # script) and npm as the `npm` package, both into .runtime/ (ignored by git), once; npm checks their
 # integrity against the registry. OBV_NODE_VERSION / OBV_NPM_VERSION pick other versions (CI runs the
 # package test on the lowest supported Node that way).
+# The floor of package.json's engines.node (^22.13.0 || >=23.4.0): node:sqlite without a flag arrived in
+# 22.13.0 and 23.4.0, so on the 23 line the floor is 23.4.0.
 OBV_NODE_FLOOR=22.13.0
 : "${OBV_NODE_VERSION:=24.22.3}"
 : "${OBV_NPM_VERSION:=12.2.2}"
@@ -26,7 +28,9 @@ obv_version_at_least() {
 obv_use_runtime() {
   here_node=$(node -p 'process.versions.node' 2>/dev/null || echo 0.0.0)
   here_npm=$(npm --version 2>/dev/null || echo 0.0.0)
-  if [ -z "${OBV_NODE_FORCE:-}" ] && obv_version_at_least "$here_node" "$OBV_NODE_FLOOR" \
+  here_floor=$OBV_NODE_FLOOR
+  case "$here_node" in 23.*) here_floor=23.4.0 ;; esac
+  if [ -z "${OBV_NODE_FORCE:-}" ] && obv_version_at_least "$here_node" "$here_floor" \
     && obv_version_at_least "$here_npm" 12.0.0; then
     return 0
   fi

@@ -1,6 +1,8 @@
-// `npm start` and `npm run demo` under a process manager: it signals the npm process, and npm (11) passes
-// the signal only to its own child. Whatever npm runs must then stop: the port closes and no process of
-// the group is left behind (a tsx wrapper or a shell in between used to keep the server running).
+// `npm start` and `npm run demo` under a process manager: it signals the npm process, and npm (12, as 11)
+// passes the signal only to its own child. Whatever npm runs must then stop: the port closes and no
+// process of the group is left behind (a tsx wrapper or a shell in between used to keep the server
+// running). The scripts read `exec sh scripts/node.sh node …`: npm's shell execs scripts/node.sh, which
+// picks the runtime and execs node, so npm's child is node itself.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -31,6 +33,12 @@ function processesInGroup(group: number): { pid: number; command: string }[] {
     }
   }
   return found;
+}
+
+/** The parent process id of `pid` (Linux /proc). */
+function parentOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 }
 
 function portAnswers(port: number): Promise<boolean> {
@@ -74,7 +82,10 @@ async function signalNpmAndExpectEverythingGone(script: string, env: Record<stri
   try {
     assert.ok(await eventually(() => ready.test(output()) || npm.exitCode !== null, START_TIMEOUT_MS), `npm run ${script} did not start:\n${output()}`);
     assert.ok(await portAnswers(port), `npm run ${script} listens on ${port}:\n${output()}`);
-    assert.ok(processesInGroup(group).length >= 2, 'npm and what it runs are in the group');
+    const running = processesInGroup(group);
+    assert.ok(running.length >= 2, 'npm and what it runs are in the group');
+    assert.deepEqual(running.filter(({ command }) => /^(\S*\/)?(ba|da)?sh /.test(command)), [], `no shell between npm and node: ${JSON.stringify(running)}`);
+    assert.ok(running.some(({ pid, command }) => /^(\S*\/)?node /.test(command) && parentOf(pid) === npm.pid), `npm's child is node: ${JSON.stringify(running)}`);
 
     process.kill(group, signal); // the npm process alone, not its group
     const exited = await eventually(() => npm.exitCode !== null || npm.signalCode !== null, STOP_TIMEOUT_MS);

@@ -12,7 +12,7 @@ import { startProvider } from '../../sandbox/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
 import { SANDBOX_DEFAULTS } from '../../proxy/config/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { copyFixture, exec, FIXTURES, freePort, pinned, tempApp, type TempApp } from './temp-apps.ts';
+import { copyFixture, exec, FIXTURES, freePort, pinned, tempApp, type InstallReport, type TempApp } from './temp-apps.ts';
 
 export type FrameworkName = 'react' | 'vue';
 
@@ -31,15 +31,15 @@ const SETUP: Record<FrameworkName, { packages: string[]; typeCheck: string[]; la
   },
 };
 
-/** The app installed, type-checked and built into `dist/` (a type error fails here with tsc's output). */
-export async function prepareFrameworkApp(framework: FrameworkName, tarball: string): Promise<TempApp> {
+/** The app installed (and what npm said), type-checked and built into `dist/` (a type error fails here with tsc's output). */
+export async function prepareFrameworkApp(framework: FrameworkName, tarball: string): Promise<{ app: TempApp; installed: InstallReport }> {
   const app = tempApp(framework, tarball);
   try {
     copyFixture(app, framework);
-    await app.install(SETUP[framework].packages.map(pinned));
+    const installed = await app.install(SETUP[framework].packages.map(pinned));
     await exec(process.execPath, SETUP[framework].typeCheck, app.dir);
     await exec(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--logLevel', 'warn'], app.dir);
-    return app;
+    return { app, installed };
   } catch (error) {
     app.remove();
     throw error;

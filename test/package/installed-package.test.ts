@@ -1,26 +1,31 @@
 // The package as a merchant installs it: this checkout is packed once (`npm pack` runs the prepack build),
-// then installed into fresh apps in temp folders with npm, no tsx and no bundler on the server side.
-// The Express app is the README's quick start, file for file; the bins boot from env and refuse bad
-// config; React 19 and Vue 3 apps are type-checked and built with Vite against the tarball, then
-// driven in Chromium (frameworks.ts).
+// then installed into fresh apps in temp folders with npm 12 and its default settings (no install script
+// approved), no tsx and no bundler on the server side. The Express app is the README's quick start, file
+// for file; the bins boot from env, refuse bad config, and on a Node too old say so in one line. The
+// quick start and a restart also run on the lowest Node the package supports (22.13, fetched by
+// scripts/node.sh). A strict TypeScript app type-checks against the package's declarations with
+// skipLibCheck off. React 19 and Vue 3 apps are type-checked and built with Vite against the tarball,
+// then driven in Chromium (frameworks.ts).
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
+import { launchChromium, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
 import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from './markdown-code.ts';
+import { experimentalWarnings, paidOrderSurvivesSigkill, quickStartLinksAndPays, stillPaidAfterRestart } from './quick-start.ts';
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
-import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
 import { eventually } from '../node/redis/support.ts';
-import { lookupSession } from '../helpers/session-requests.ts';
-import { alive, cleanEnv, descendants, exec, freePort, listeningAddresses, packThisCheckout, pinned, readmeBlock, ROOT, startChild, tempApp, type Child, type TempApp } from './temp-apps.ts';
+import { fetchedNode, lowestSupportedNode, nodeVersion, unsupportedNode } from '../helpers/node-runtimes.ts';
+import {
+  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree,
+  packThisCheckout, pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
+} from './temp-apps.ts';
 
-const QUICK_START = '### Quick start against the sandbox';
 /** The merchant's guides the README links to (docs/). */
 const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'HOSTED-LINK', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
 const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
@@ -28,6 +33,26 @@ const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
 /** Tracked files that differ from HEAD (the build must leave this unchanged). */
 function trackedChanges(): string {
   return execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' });
+}
+
+/**
+ * npm 12 by default blocks every dependency's install script the app has not approved, and names them in
+ * a warning. None may be of the package's own tree (obv-link and all it pulls in, from npm's dependency
+ * graph); a blocked package outside that tree came with the app's own packages (a bundler the framework
+ * apps install on purpose). Checks the npm and its settings first, so a machine whose npm runs or skips
+ * every script cannot make this pass, and that npm's warning lists what `npm install-scripts ls` does, so
+ * a warning the parser no longer reads cannot either. Returns the app's own blocked packages.
+ */
+async function blockedOutsideThePackage(app: TempApp, installed: InstallReport): Promise<string[]> {
+  const { npm, settings } = await npmScriptPolicy(app);
+  assert.ok(Number(npm.split('.')[0]) >= 12, `the apps install with npm 12 or later (this is npm ${npm})`);
+  assert.equal(settings, 'ignore-scripts=false\nallow-scripts=\ndangerously-allow-all-scripts=false', "npm's default install-script policy");
+  assert.deepEqual(installed.blocked, await pendingInstallScripts(app), `npm's warning names what waits for an approval:\n${installed.output}`);
+  const tree = await packageTree(app);
+  assert.ok(['express@', 'zod@', 'ws@'].every((dependency) => [...tree].some((name) => name.startsWith(dependency))), `npm query lists the package's dependencies: ${[...tree].join(', ')}`);
+  assert.deepEqual(installed.blocked.filter((name) => tree.has(name)), [], `an install script of the package's tree is blocked:\n${installed.output}`);
+  assert.equal(await npmLsFinds(app, 'better-sqlite3'), false, 'npm ls better-sqlite3 finds it');
+  return installed.blocked.filter((name) => !tree.has(name));
 }
 
 let packDir: string;
@@ -128,17 +153,22 @@ test('the content-hashed element build matches its SRI value, and the README sni
 
 describe('a plain-JavaScript Express 5 app that follows the README', () => {
   let app: TempApp;
+  let installed: InstallReport;
   const children: Child[] = [];
 
   before(async () => {
     app = tempApp('express', tarball);
     // --omit=optional: one instance needs nothing but Node and the proxy's own dependencies (no Redis client).
-    await app.install([pinned('express')], ['--omit=optional']);
+    installed = await app.install([pinned('express')], ['--omit=optional']);
   });
 
   after(() => {
     for (const child of children) child.kill();
     app?.remove();
+  });
+
+  test('installs with npm 12 and its default settings: no install script to approve, none blocked, no better-sqlite3', async () => {
+    assert.deepEqual(await blockedOutsideThePackage(app, installed), [], 'express and the package need no install script');
   });
 
   test('installs without the Redis client and without any TypeScript tooling', () => {
@@ -226,60 +256,40 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('npx obv-link-proxy keeps its state in ./obv-link-data: an order paid before a SIGKILL is refused after the restart, and still answered', async () => {
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
-    children.push(sandbox);
-    const [, providerUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const apiKey = 'tarball-merchant-api-key-0123456789abcdef';
-    const boot = () => {
-      // No storage setting at all: the default is SQLite in ./obv-link-data.
-      const child = startChild(bin(app, 'obv-link-proxy'), [], {
-        cwd: app.dir,
-        env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: providerUrl!, OBV_PUBLIC_URL: url, PORT: String(port), OBV_MERCHANT_API_KEY: apiKey, OBV_LOG_LEVEL: 'info' }),
-      });
-      children.push(child);
-      return child;
-    };
-    const api = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-    const order = `tarball-${Date.now()}`;
-    const purchase = { merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } };
+    await paidOrderSurvivesSigkill(app, process.execPath, children);
+  });
 
-    let proxy = boot();
-    await proxy.waitFor(/obv-link proxy listening/);
-    assert.match(proxy.output(), /state is kept in SQLite/);
-    const { linkToken } = (await (await fetch(`${url}/obv/link-sessions`, { method: 'POST', headers: api, body: JSON.stringify(purchase) })).json()) as { linkToken: string };
-    const started = await fetch(`${url}/obv/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify({ linkToken }) });
-    assert.equal(started.status, 201);
-    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
-    await signInOverHttp(consumerUrl);
-    const linkRef = await eventually(async () => {
-      const session = (await (await lookupSession(`${url}/obv`, sessionId, { origin: url })).json()) as { outcome?: { linkRef?: string } };
-      return session.outcome?.linkRef;
-    });
-    const pay = () => fetch(`${url}/obv/transactions`, { method: 'POST', headers: api, body: JSON.stringify({ linkRef, merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD' }) });
-    const paid = await pay();
-    assert.equal(paid.status, 201);
-    const { transactionId } = (await paid.json()) as { transactionId: string };
-
-    proxy.process.kill('SIGKILL');
-    await proxy.exited();
-    proxy = boot();
-    await proxy.waitFor(/obv-link proxy listening/);
-    const again = await pay();
-    assert.equal(again.status, 409);
-    assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, transactionId);
-    const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as { state: string; transactionId: string };
-    assert.deepEqual([record.state, record.transactionId], ['completed', transactionId]);
-    assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
-    // A backup while it runs, by the installed command (its worker thread runs from the built package).
-    const backup = startChild(bin(app, 'obv-link-proxy'), ['backup', 'obv-link-backup.sqlite'], { cwd: app.dir, env: cleanEnv({}) });
-    children.push(backup);
-    assert.equal(await backup.exited(), 0, backup.output());
-    assert.match(backup.output(), /^backup: wrote \S+obv-link-backup\.sqlite \(.+, mode 0600\): a consistent copy of \S+obv-link-data\/obv-link\.sqlite, checked, in \d+ ms$/m);
-    assert.equal(statSync(path.join(app.dir, 'obv-link-backup.sqlite')).mode & 0o777, 0o600);
-    proxy.process.kill('SIGTERM');
-    assert.equal(await proxy.exited(), 0);
+  test('on a Node older than it supports, the bins say so in one line and exit 1 (run directly or by npx), and createObvProxy names the Node it needs', async () => {
+    const { node: old, version } = await unsupportedNode();
+    const needed = lowestSupportedNode();
+    for (const name of ['obv-link-proxy', 'obv-link-sandbox']) {
+      const line = `${name} needs Node.js ${needed} or later; this is Node.js ${version}. Install Node.js 24 LTS (https://nodejs.org/) and run it again.`;
+      const direct = startChild(old, [bin(app, name)], { cwd: app.dir, env: cleanEnv({ OBV_SANDBOX: 'true', PROVIDER_PORT: '0' }) });
+      children.push(direct);
+      assert.equal(await direct.exited(), 1);
+      assert.equal(direct.output(), `${line}\n`);
+      // As on a machine whose `node` is that one: npx (its npm, when it has one beside it) runs the bin's shebang with it.
+      const npx = startChild('npx', ['--no-install', name], { cwd: app.dir, env: cleanEnv({ PATH: `${path.dirname(old)}:${process.env.PATH ?? ''}`, OBV_SANDBOX: 'true' }) });
+      children.push(npx);
+      assert.equal(await npx.exited(30_000), 1, npx.output());
+      assert.deepEqual(npx.output().split('\n').filter((text) => text && !text.startsWith('npm ')), [line], 'one line besides npm\'s own notices');
+    }
+    // Mounted in an app on that Node, the default storage names the Node it needs (storage/sqlite/driver.ts).
+    const script = `
+      import { createObvProxy } from 'obv-link/proxy';
+      try {
+        createObvProxy({ sandbox: true, baseUrl: 'http://127.0.0.1:9', publicUrl: 'http://127.0.0.1:9', dataDir: 'old-node-data', logLevel: 'silent' });
+        console.log('created');
+      } catch (error) {
+        console.log(error.name + ': ' + error.message);
+      }`;
+    const output = await exec(old, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv());
+    // One line naming the Node needed (its major.minor at least), the one found, and what to do.
+    const [said = '', ...rest] = output.split('\n').filter(Boolean);
+    assert.deepEqual(rest, [], output);
+    assert.match(said, /^SqliteUnavailableError: /);
+    assert.ok(said.includes(needed.split('.').slice(0, 2).join('.')) && said.includes(version), said);
+    assert.match(said, /upgrade|install/i);
   });
 
   test('the hosted-link quick start (docs/HOSTED-LINK.md), word for word: an order, its hosted page on a phone-sized Chromium, the way back, the payment', async (t) => {
@@ -417,73 +427,83 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('mounts the proxy with the README lines, serves the element with a script tag, and links and pays in Chromium', async (t) => {
-    const commands = readmeBlock(QUICK_START, 'sh');
-    const envLine = commands.split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
-    assert.ok(envLine, 'the quick start runs server.js with its variables');
-    const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
-    assert.ok(Object.keys(variables).length <= 5, `at most 5 variables, the README sets ${Object.keys(variables).join(', ')}`);
-    assert.match(envLine, /node server\.js$/);
+    await quickStartLinksAndPays(t, app, browser, process.execPath, children);
+  });
+});
 
-    // The sandbox as the README starts it, on a free port instead of 4010.
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
-    children.push(sandbox);
-    const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
+// npm 12 itself does not run on Node 22.13 (its engines: ^22.22.2 || ^24.15.0), and a merchant there
+// installs with the npm they have; the files are the same for a tree with no install script. What the
+// lowest Node changes is the runtime: every process of this app runs on it.
+describe(`the README's quick start on the lowest Node the package supports (${lowestSupportedNode()})`, () => {
+  let app: TempApp;
+  let installed: InstallReport;
+  let node: string;
+  const children: Child[] = [];
 
-    app.write('server.js', readmeBlock(QUICK_START, 'js'));
-    app.write('checkout.html', readmeBlock(QUICK_START, 'html'));
-    const port = await freePort();
-    const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries(variables)) {
-      env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl!).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
-    }
-    const server = startChild(process.execPath, ['server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
-    children.push(server);
-    const shop = `http://127.0.0.1:${port}`;
-    await waitForHttp(`${shop}/obv/healthz`, server);
-    assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], 'the quick start listens on this machine only (HOST unset)');
+  before(async () => {
+    node = await fetchedNode(lowestSupportedNode());
+    app = tempApp('lowest-node', tarball);
+    // A merchant's plain install: the optional dependencies (the Redis client) too.
+    installed = await app.install([pinned('express')]);
+  });
 
-    const context = await browser.newContext();
-    context.setDefaultTimeout(STEP_TIMEOUT_MS);
-    t.after(() => context.close());
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${shop}/`);
-    const element = page.locator('obv-link-account');
-    const [bank] = await Promise.all([
-      context.waitForEvent('page'),
-      element.getByRole('button', { name: 'Link your bank account' }).click(),
-    ]);
-    await signInAtBank(bank, 'user_good');
-    await page.locator('obv-link-account[state="success"]').waitFor();
-    assert.match(await element.locator('[part~="status"]').innerText(), /Checking ••••4321/);
+  after(() => {
+    for (const child of children) child.kill();
+    app?.remove();
+  });
 
-    const [response] = await Promise.all([page.waitForResponse(`${shop}/pay`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
-    assert.equal(response.status(), 201, await response.text());
-    const transaction = (await response.json()) as { transactionStatus?: string; transactionId?: string };
-    assert.equal(transaction.transactionStatus, 'APPROVED');
-    assert.ok(transaction.transactionId);
-    await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
-    // As the README says: Pay again (the same form, posted once more) and the order, paid once, answers 409 with that payment.
-    const again = await fetch(`${shop}/pay`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: response.request().postData() ?? '' });
-    assert.equal(again.status, 409);
-    assert.equal(((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId, transaction.transactionId);
-    assert.deepEqual(problems, []);
+  test('installs with its optional dependencies, and npm blocks no install script', async () => {
+    assert.equal(await nodeVersion(node), lowestSupportedNode());
+    assert.deepEqual(await blockedOutsideThePackage(app, installed), []);
+  });
 
-    server.process.kill('SIGTERM');
-    assert.equal(await server.exited(), 0, 'the README server stops on SIGTERM');
+  test('links and pays in Chromium, and after a restart the order is still paid; the terminal shows no experimental warning', async (t) => {
+    const run = await quickStartLinksAndPays(t, app, browser, node, children);
+    const restarted = await stillPaidAfterRestart(app, node, run, children);
+    // Node 22 warns that node:sqlite is experimental when it loads; the proxy keeps that one warning away.
+    assert.deepEqual(experimentalWarnings(run.server.errors() + restarted.errors()), []);
+  });
+
+  test('npx obv-link-proxy keeps its state: an order paid before a SIGKILL is refused after the restart; no experimental warning', async () => {
+    const boots = await paidOrderSurvivesSigkill(app, node, children);
+    assert.deepEqual(experimentalWarnings(boots.map((boot) => boot.errors()).join('')), []);
+  });
+});
+
+describe('a TypeScript app (strict, skipLibCheck off) with only the package, express, typescript and @types/node installed', () => {
+  let app: TempApp;
+
+  before(async () => {
+    app = tempApp('typescript', tarball);
+    copyFixture(app, 'typescript');
+    await app.install(['express', 'typescript', '@types/node'].map(pinned));
+  });
+
+  after(() => app?.remove());
+
+  test("type-checks against the package's declarations (fixtures/typescript), with the optional dependencies and without them", async () => {
+    const tsc = () => exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], app.dir);
+    await tsc();
+    await exec('npm', ['prune', '--omit=optional'], app.dir, 60_000, cleanEnv());
+    assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false, 'npm prune --omit=optional removed the Redis client');
+    await tsc();
   });
 });
 
 for (const framework of ['react', 'vue'] as FrameworkName[]) {
   describe(`a ${framework === 'react' ? 'React 19' : 'Vue 3'} app built with Vite against the tarball`, () => {
     let app: TempApp;
+    let installed: InstallReport;
 
     before(async () => {
-      app = await prepareFrameworkApp(framework, tarball);
+      ({ app, installed } = await prepareFrameworkApp(framework, tarball));
     });
 
     after(() => app?.remove());
+
+    test("npm blocks no install script of the package's tree (what it blocks is the app's own tooling)", async () => {
+      await blockedOutsideThePackage(app, installed);
+    });
 
     test('type-checks and builds, and its element takes attributes, properties (strings, disabled both ways), events and gives the form value', async () => {
       await driveFrameworkApp(framework, app, browser);
@@ -502,20 +522,4 @@ function execBuffer(command: string, args: string[], cwd: string): Promise<Buffe
   return new Promise((resolve, reject) => {
     execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
   });
-}
-
-/** The installed bin's path: what `npx <name>` runs (node, through the file's shebang). */
-function bin(app: TempApp, name: string): string {
-  return path.join(app.dir, 'node_modules/.bin', name);
-}
-
-/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
-async function waitForHttp(url: string, server: Child): Promise<void> {
-  const deadline = Date.now() + STEP_TIMEOUT_MS;
-  for (;;) {
-    const ok = await fetch(url).then((response) => response.ok, () => false);
-    if (ok) return;
-    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }

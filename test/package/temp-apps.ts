@@ -1,7 +1,7 @@
 // Shared steps of the installed-package tests: pack this checkout once (`npm pack`, which runs the
-// `prepack` build), make throw-away apps in temp folders that install the tarball with npm as configured
-// on the machine (versions pinned to this project's lockfile, so the npm cache already holds them), and
-// run their commands as child processes with bounded time.
+// `prepack` build), make throw-away apps in temp folders that install the tarball with npm as a merchant
+// runs it (npm 12, its default settings; versions pinned to this project's lockfile, so the npm cache
+// already holds them), and run their commands as child processes with bounded time.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,10 +41,30 @@ export function pinned(name: string): string {
   return `${name}@${version}`;
 }
 
+/** What one `npm install` did. */
+export interface InstallReport {
+  /** What npm printed (stdout and stderr). */
+  output: string;
+  /** The packages (`name@version`) whose install scripts npm blocked, as its warning names them. */
+  blocked: string[];
+}
+
+/**
+ * Bounds one `npm install` of the tarball with a few packages. The tree is plain JavaScript (nothing
+ * compiles since the native SQLite module is gone): 10–30 s from the npm cache here, up to about a
+ * minute on a loaded machine or with a cold cache.
+ */
+const INSTALL_TIMEOUT_MS = 180_000;
+
 export interface TempApp {
   dir: string;
-  /** `npm install` of the tarball and `packages` into the app. */
-  install(packages: string[], extraArgs?: string[]): Promise<void>;
+  /**
+   * `npm install` of the tarball and `packages` into the app, with npm's default settings: the environment
+   * of a shell (no npm_config_* of the npm running these tests: `npm run -s` would silence npm's warnings)
+   * and no flag but `extraArgs`, `--prefer-offline` (the cache holds the pinned versions) and
+   * `--no-audit --no-fund` (no registry audit, no funding notice).
+   */
+  install(packages: string[], extraArgs?: string[]): Promise<InstallReport>;
   write(file: string, text: string): void;
   remove(): void;
 }
@@ -56,9 +76,8 @@ export function tempApp(prefix: string, tarball: string): TempApp {
   return {
     dir,
     async install(packages, extraArgs = []) {
-      // Bounded generously: the native SQLite module compiles itself when no prebuilt binary can be fetched
-      // (offline), which takes minutes on a machine busy with other work.
-      await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', ...extraArgs], dir, 900_000);
+      const output = await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', ...extraArgs], dir, INSTALL_TIMEOUT_MS, cleanEnv());
+      return { output, blocked: blockedInstallScripts(output) };
     },
     write(file, text) {
       mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
@@ -70,6 +89,71 @@ export function tempApp(prefix: string, tarball: string): TempApp {
   };
 }
 
+const BLOCKED_HEADER = /^npm warn install-scripts (\d+) packages? had install scripts blocked because they are not covered by allowScripts:$/m;
+
+/**
+ * The packages npm 12 names in its warning "N packages had install scripts blocked because they are not
+ * covered by allowScripts", one `  name@version (event: command)` line each. A warning whose lines do
+ * not parse fails here rather than reading as "nothing blocked".
+ */
+export function blockedInstallScripts(output: string): string[] {
+  const header = BLOCKED_HEADER.exec(output);
+  if (!header) return [];
+  const lines = output.slice(header.index + header[0].length).split('\n').slice(1);
+  const blocked: string[] = [];
+  for (const line of lines) {
+    const named = /^npm warn install-scripts {3}(\S+@[^@\s]+) \(/.exec(line);
+    if (!named) break;
+    blocked.push(named[1]!);
+  }
+  assert.equal(blocked.length, Number(header[1]), `npm's warning names each blocked package:\n${output}`);
+  return blocked.sort();
+}
+
+/** Runs npm in `app` with a shell's environment; its stdout, also when it exits 1 (`npm ls` finding nothing does). */
+async function npmIn(app: TempApp, args: string[]): Promise<string> {
+  try {
+    return (await run('npm', args, { cwd: app.dir, env: cleanEnv(), timeout: 60_000, maxBuffer: 32 * 1024 * 1024 })).stdout;
+  } catch (error) {
+    const { code, stdout = '', stderr = '' } = error as { code?: unknown; stdout?: string; stderr?: string };
+    if (code === 1 && stdout) return stdout;
+    throw new Error(`npm ${args.join(' ')} failed in ${app.dir}:\n${stdout}\n${stderr}`, { cause: error });
+  }
+}
+
+/**
+ * obv-link and everything it pulls in, however deep (`name@version`), from npm's own dependency graph
+ * (`npm query`): what a merchant gets by installing the package, as opposed to what the app installs
+ * beside it (express, or the bundler and compilers of the framework apps).
+ */
+export async function packageTree(app: TempApp): Promise<Set<string>> {
+  const nodes = JSON.parse(await npmIn(app, ['query', '#obv-link, #obv-link *'])) as { name: string; version: string }[];
+  assert.ok(nodes.some((node) => node.name === 'obv-link'), 'npm query finds obv-link in the app');
+  return new Set(nodes.map((node) => `${node.name}@${node.version}`));
+}
+
+/** The packages whose install scripts wait for an approval (`npm install-scripts ls`), `name@version`. */
+export async function pendingInstallScripts(app: TempApp): Promise<string[]> {
+  const { allowScripts } = JSON.parse(await npmIn(app, ['install-scripts', 'ls', '--json'])) as { allowScripts: { changes: { key: string; change: string }[] }[] };
+  return allowScripts.flatMap(({ changes }) => changes.filter(({ change }) => change === 'pending').map(({ key }) => key)).sort();
+}
+
+/** Whether `npm ls <name>` finds the package anywhere in the app's tree. */
+export async function npmLsFinds(app: TempApp, name: string): Promise<boolean> {
+  const tree = JSON.parse(await npmIn(app, ['ls', name, '--all', '--json'])) as { dependencies?: object };
+  return tree.dependencies !== undefined && Object.keys(tree.dependencies).length > 0;
+}
+
+/**
+ * The install-script policy of the npm that installs the apps: npm 12 or later (it blocks a dependency's
+ * install script unless the app approves it) with nothing set that runs or skips scripts wholesale.
+ */
+export async function npmScriptPolicy(app: TempApp): Promise<{ npm: string; settings: string }> {
+  const npm = (await npmIn(app, ['--version'])).trim();
+  const settings = (await npmIn(app, ['config', 'get', 'ignore-scripts', 'allow-scripts', 'dangerously-allow-all-scripts'])).trim();
+  return { npm, settings };
+}
+
 /** Copies the fixture folder `name` (test/package/fixtures/<name>) into `app`. */
 export function copyFixture(app: TempApp, name: string): void {
   cpSync(path.join(FIXTURES, name), app.dir, { recursive: true });
@@ -78,7 +162,10 @@ export function copyFixture(app: TempApp, name: string): void {
 /** A child process with its output collected, for boot checks and clean-exit checks. */
 export interface Child {
   process: ChildProcess;
+  /** stdout and stderr, as they came. */
   output(): string;
+  /** stderr alone (what Node's own warnings write to). */
+  errors(): string;
   /** Resolves when the output matches `pattern` (bounded); rejects with the output otherwise. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   /** Resolves with the exit code (or signal name) once the process ended (bounded). */
@@ -91,12 +178,17 @@ export interface Child {
 export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Child {
   const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
   let text = '';
+  let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    errors += chunk.toString();
+  });
   const exit = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
   return {
     process: child,
     output: () => text,
+    errors: () => errors,
     async waitFor(pattern, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -121,6 +213,22 @@ export function startChild(command: string, args: string[], options: { cwd: stri
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
+}
+
+/** The installed bin's path: what `npx <name>` runs (node, through the file's shebang). */
+export function bin(app: TempApp, name: string): string {
+  return path.join(app.dir, 'node_modules/.bin', name);
+}
+
+/** Polls `url` until it answers 200 (bounded), failing with the server's output otherwise. */
+export async function waitForHttp(url: string, server: Child, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ok = await fetch(url).then((response) => response.ok, () => false);
+    if (ok) return;
+    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /** The first fenced block of `language` after `heading` in the README (fails loudly when missing). */

@@ -2,7 +2,8 @@
 // and a rate-limit store sharing the store's connection. `create-backend.ts` picks it when OBV_REDIS_URL is set.
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { RedisResultBus } from './bus.ts';
-import { readyOrClose, type RedisLogger } from './connection.ts';
+import { readyOrClose } from './connection.ts';
+import type { RedisLogger } from './connection-options.ts';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './store.ts';
 import { browserOutcome } from '../types.ts';
 

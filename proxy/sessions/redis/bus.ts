@@ -20,9 +20,8 @@ import {
   createRedisConnection,
   readyOrClose,
   waitUntilReady,
-  type RedisConnectionOptions,
-  type RedisLogger,
 } from './connection.ts';
+import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
 import type { ResultBus, SessionEvent } from '../types.ts';

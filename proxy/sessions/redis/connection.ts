@@ -7,25 +7,8 @@
 // attempt fails). That lets the backend be built synchronously and serve the first request of a process
 // that started a moment ago, without ever queueing across an outage.
 import type { Redis } from 'ioredis';
+import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { loadIoredis } from './packages.ts';
-
-/** The subset of a pino logger the Redis backend writes to. */
-export interface RedisLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
-
-export interface RedisConnectionOptions {
-  /** `redis://[user:password@]host:port[/db]` or `rediss://…` (TLS). */
-  url: string;
-  /** Shown in logs and in `CLIENT LIST`, e.g. `commands` or `subscriber`. */
-  role: string;
-  /** A command without a reply after this long rejects (a hung server, a half-open socket). Default 2000. */
-  commandTimeoutMs?: number;
-  /** Upper bound of the back-off between reconnect attempts. Default 2000. */
-  maxReconnectDelayMs?: number;
-  logger?: RedisLogger;
-}
 
 const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 2_000;

@@ -8,8 +8,8 @@ import {
   createRedisConnection,
   readyOrClose,
   waitUntilReady,
-  type RedisConnectionOptions,
 } from './connection.ts';
+import type { RedisConnectionOptions } from './connection-options.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
@@ -48,6 +48,10 @@ const DONE_PREFIX = 'session:';
  * to the rate-limit stores it makes.
  */
 export class RedisSessionStore implements SessionStore {
+  /**
+   * The commands connection, lent to the other Redis repositories (storage/create-storage.ts).
+   * @internal Left out of the published declarations, which must not need ioredis's types (an optional dependency).
+   */
   readonly redis: Redis;
   readonly keys: RedisKeys;
   readonly #graceMs: number;

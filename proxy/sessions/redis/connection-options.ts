@@ -1,0 +1,21 @@
+// The options of a Redis connection, apart from connection.ts: they are part of the package's public
+// types (RedisBackendOptions), and a declaration that imports connection.ts would make a TypeScript
+// merchant's compiler look for ioredis's types, which `npm install --omit=optional` leaves out.
+
+/** The subset of a pino logger the Redis backend writes to. */
+export interface RedisLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface RedisConnectionOptions {
+  /** `redis://[user:password@]host:port[/db]` or `rediss://…` (TLS). */
+  url: string;
+  /** Shown in logs and in `CLIENT LIST`, e.g. `commands` or `subscriber`. */
+  role: string;
+  /** A command without a reply after this long rejects (a hung server, a half-open socket). Default 2000. */
+  commandTimeoutMs?: number;
+  /** Upper bound of the back-off between reconnect attempts. Default 2000. */
+  maxReconnectDelayMs?: number;
+  logger?: RedisLogger;
+}

@@ -26,6 +26,10 @@ export interface BankStepWords {
   otherAccount: string;
   /** A cancel at the bank: said as plainly as the checkout's own Cancel. */
   cancelledTitle: string;
+  /** Under the first screen's title after the checkout's own Cancel. */
+  cancelled: string;
+  /** The button back to the account linked before a failed "Change"; `{account}` is that account's line. */
+  keep: string;
 }
 
 export const BANK_STEP_WORDS: Readonly<Record<'en' | 'es', BankStepWords>> = {
@@ -48,6 +52,8 @@ export const BANK_STEP_WORDS: Readonly<Record<'en' | 'es', BankStepWords>> = {
     failureTitle: 'We couldn’t link your account',
     otherAccount: 'Link another account',
     cancelledTitle: 'Bank linking cancelled',
+    cancelled: 'Bank linking cancelled.',
+    keep: 'Keep {account}',
   },
   es: {
     waitingTitle: 'Continúa en la pestaña del banco',
@@ -68,5 +74,7 @@ export const BANK_STEP_WORDS: Readonly<Record<'en' | 'es', BankStepWords>> = {
     failureTitle: 'No pudimos vincular tu cuenta',
     otherAccount: 'Vincular otra cuenta',
     cancelledTitle: 'Vinculación bancaria cancelada',
+    cancelled: 'Vinculación bancaria cancelada.',
+    keep: 'Usar {account}',
   },
 };

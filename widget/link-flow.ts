@@ -326,33 +326,26 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     cancelled = closed = false;
     set({ kind: 'starting', blocked });
     emit(host, 'obv-start', { idempotencyKey });
-    // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      attempt.abort();
-    }, timing.startTimeoutMs);
     const version = consent && saved.offer?.saving?.version;
     // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
     const reconnect = !!saved.offer?.reconnect;
     reconnecting = reconnect && (previous.kind === 'idle' ? !previous.another : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
     const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
-    startSession(page.base, request, idempotencyKey, attempt.signal).then(
-      (session) => {
-        clearTimeout(timer);
-        if (attempt === aborter) opened(page.base, session);
-      },
+    // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
+    const timeout = AbortSignal.timeout(timing.startTimeoutMs);
+    startSession(page.base, request, idempotencyKey, AbortSignal.any([attempt.signal, timeout])).then(
+      (session) => attempt === aborter && opened(page.base, session),
       (error: Error) => {
-        clearTimeout(timer);
         // A newer attempt or a cancel has taken over; this answer is stale.
-        if (attempt !== aborter || (attempt.signal.aborted && !timedOut)) return;
+        if (attempt !== aborter) return;
         aborter = undefined;
         closeTab();
+        const timedOut = timeout.aborted;
         const refused = error instanceof ProxyRequestError ? error : undefined;
         fail({
-          kind: refused?.kind === 'configuration' ? 'configuration' : 'network',
-          message: timedOut ? `No answer from ${endpoint(page.base, 'verifications').href} within ${timing.startTimeoutMs} ms` : error.message,
-          ...(timedOut || refused?.service ? { service: true } : {}),
+          kind: refused?.kind ?? 'network',
+          message: timedOut ? `No answer within ${timing.startTimeoutMs} ms` : error.message,
+          ...(timedOut || (refused?.status ?? 0) >= 500 ? { service: true } : {}),
         });
       },
     );

@@ -223,51 +223,38 @@ export class ObvLinkAccountElement extends LitElement {
   override render(): TemplateResult | typeof nothing {
     if (this.#held) return nothing;
     const s = this.#s;
-    const status = this.#flow.status;
+    const flow = this.#flow;
+    const status = flow.status;
     const state = status.kind;
+    const offer = flow.saved.offer;
     const error = state === 'error' ? status.error : undefined;
     const failure = state === 'failure' ? status : undefined;
-    // A cancel, at the bank or here, is the shopper's choice: said as plainly as the checkout's own Cancel, not in red.
-    const cancelled = !!failure && CANCEL_CODES.test(failure.code);
-    // A lost watch is no failure either: it picks up again by itself, and nothing is lost.
-    const failed = (!!failure && !cancelled) || state === 'expired' || (!!error && !error.watch);
-    // A wrong attribute, or a proxy that refused the request (4xx). Only the first hides the actions:
-    // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
-    const misconfigured = error?.kind === 'configuration';
-    const blocked = 'blocked' in status && status.blocked;
-    const closed = state === 'waiting' && status.closed;
-    const offer = this.#flow.saved.offer;
     // The reconnect screen, unless the shopper chose "Use another account" there.
     const reconnect = state === 'idle' && !status.another && offer?.reconnect;
     const removed = state === 'saved' && status.removed;
-    const titles: Record<ObvState, unknown> = {
-      // "Reconnect Sandbox Federal Bank ••••4321", in the proxy's words, spoken without the bullets.
-      idle: reconnect ? line(reconnect.displayLabel, reconnect.spokenLabel) : s.idleTitle,
-      saved: offer?.words.title,
-      starting: s.starting,
-      waiting: closed ? s.closedTitle : blocked ? s.blockedTitle : s.waitingTitle,
-      success: s.successTitle,
-      failure: cancelled ? s.cancelledTitle : s.failureTitle,
-      expired: s.expiredTitle,
-      error: misconfigured ? s.configurationTitle : error?.watch ? s.lostTitle : error?.service ? s.serviceTitle : s.networkTitle,
-    };
-    // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
-    const hint =
-      state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint)
+    const blocked = 'blocked' in status && status.blocked;
+    // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A cancel, at the bank or here,
+    // is the shopper's choice: said as plainly as the checkout's own Cancel, not in red. A lost watch is no
+    // failure either: it picks up again by itself, and nothing is lost.
+    const screen =
+      failure ? (CANCEL_CODES.test(failure.code) ? 'cancelled' : state)
+      : error ? (error.watch ? 'lost' : error.kind === 'configuration' || error.service ? 'configuration' : 'network')
+      : state === 'waiting' ? (status.closed ? 'closed' : blocked ? 'blocked' : state)
+      : state;
+    const words = s as unknown as Record<string, string | undefined>;
+    // Said in red, in the error part: only shopper-facing words (what went wrong for the developer is in
+    // `obv-error` and the console).
+    const failed = /^(failure|expired|configuration|network)$/.test(screen);
+    const text =
+      failure ? failure.message
+      : state === 'idle' ? (status.cancelled && s.cancelled) || (reconnect ? offer.words.reconnectHint : s.idleHint)
       : removed ? naming(s.removed ?? offer!.words.removed, removed)
-      : state === 'waiting' ? (closed ? s.closedHint : blocked ? s.blockedHint : s.waitingHint)
-      : error?.watch ? s.lostHint
-      : cancelled ? failure.message
-      : '';
-    // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
-    const problem =
-      failure ? (cancelled ? '' : failure.message)
-      : misconfigured ? s.configurationHint
-      : state === 'expired' ? s.expiredHint
-      : failed || error?.checked ? (error?.service ? s.serviceHint : s.networkHint)
-      : '';
+      : words[`${screen}Hint`];
+    // "Check now" that could not reach the proxy either says so, for the shopper who asked.
+    const problem = failed ? text : error?.checked ? (error.service ? s.configurationHint : s.networkHint) : '';
     // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked || closed || cancelled ? BANK_ICON : '';
+    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : /^(starting|waiting|lost)$/.test(screen) && !blocked ? '' : BANK_ICON;
+    const lang = (failure?.lang || nothing) as string;
     // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
     return html`
       <div part="base" class="card ${failed ? 'danger' : state}" lang=${this.#lang}>
@@ -279,83 +266,86 @@ export class ObvLinkAccountElement extends LitElement {
             ${this._hush
               ? nothing
               : html`
-                  <p class="title">${titles[state]}</p>
-                  ${hint ? html`<p lang=${(cancelled && failure.lang) || nothing}>${hint}</p>` : nothing}
-                  ${state === 'success' ? this.#renderAccount(status.account, status.label) : nothing}
-                  ${state === 'success' && status.note ? html`<p>${status.note}</p>` : nothing}
-                  ${problem ? html`<p part="error" class="error" lang=${failure?.lang || nothing}>${problem}</p>` : nothing}
+                  <p class="title">
+                    ${reconnect
+                      ? line(reconnect.displayLabel, reconnect.spokenLabel)
+                      : state === 'saved' ? offer?.words.title : words[`${screen}Title`] ?? s.starting}
+                  </p>
+                  ${text && !failed ? html`<p lang=${lang}>${text}</p>` : nothing}
+                  ${state === 'success'
+                    ? html`<p part="account" class="account"><span class="fi">${status.account.fiName}</span>${this.#line(status.label)}</p>${status.note ? html`<p>${status.note}</p>` : nothing}`
+                    : nothing}
+                  ${problem ? html`<p part="error" class="error" lang=${lang}>${problem}</p>` : nothing}
                 `}
           </div>
         </div>
-        ${error?.attribute ? nothing : html`<div class="actions">${this.#actions(s, status)}</div>`}
+        ${error?.attribute ? nothing : html`<div class="actions">${this.#actions(s, status, screen)}</div>`}
         <iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>
       </div>
     `;
   }
 
-  #actions(s: ObvStrings, status: FlowStatus): TemplateResult {
-    const offer = this.#flow.saved.offer;
-    const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
+  #actions(s: ObvStrings, status: FlowStatus, screen: string): TemplateResult {
+    const flow = this.#flow;
+    const saved = flow.saved;
+    const offer = saved.offer;
+    const words = offer?.words;
+    const cancel = this.#button(s.cancel, this.cancel, 1);
     // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
-    const box = consentBox(offer?.saving, this.#isDisabled, this.#flow.consent);
+    const box = consentBox(offer?.saving, this.#isDisabled, flow.consent);
     switch (status.kind) {
       case 'idle': {
-        const saved = this.#flow.saved;
-        const words = offer?.words;
         // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
         // After "Use another account": back to the saved accounts, or to the reconnect screen.
         const reconnect = offer?.reconnect && !status.another;
         return html`${box}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
-          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 'secondary-button') : nothing}${this.#button(words!.useAnother, this.#flow.another, 'secondary-button')}`
-          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 'secondary-button') : nothing}`;
+          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 1) : nothing}${this.#button(words!.useAnother, flow.another, 1)}`
+          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 1) : nothing}`;
       }
       case 'saved':
         // With saving allowed, "Use another account" first shows the consent box beside the bank button.
-        return savedList(status, this.#flow.saved, offer?.saving ? this.#flow.another : this.start, this.#isDisabled,
-          { ...offer!.words, removeConfirm: s.removeConfirm ?? offer!.words.removeConfirm });
+        return savedList(status, saved, offer?.saving ? flow.another : this.start, this.#isDisabled,
+          { ...words!, removeConfirm: s.removeConfirm ?? words!.removeConfirm });
       case 'starting':
         return cancel;
       case 'waiting':
         return html`${status.tab
-          ? this.#button(s.showTab, this.#flow.showTab)
-          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
+          ? this.#button(s.showTab, flow.showTab)
+          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
       case 'success':
-        return this.#button(s.change, this.start, 'button', '');
+        return this.#button(s.change, this.start, 2);
       default: {
         const code = status.kind === 'failure' ? status.code : '';
-        const lost = status.kind === 'error' && status.error.watch;
+        const lost = screen === 'lost';
         // After a cancelled reconnect, "Reconnect" again: what the button does.
-        const label = CANCEL_CODES.test(code) ? (this.#flow.reconnecting() ? offer!.words.reconnect : s.linkAccount)
+        const label = screen === 'cancelled' ? (flow.reconnecting() ? words!.reconnect : s.linkAccount)
           : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
           : lost ? s.checkNow
           : s.tryAgain;
         // After a failed "Change", this takes the consumer back to the account linked before, named (its
         // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
         // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
-        const before = this.#flow.linkedBefore();
-        const [shown = '', spoken] = before?.label ?? [];
-        const [lead, tail] = s.keep.split('{account}');
+        const before = flow.linkedBefore();
+        const [lead, tail] = (s.keep ?? '{account}').split('{account}');
         return html`${lost ? nothing : box}${this.#button(label, this.#retry)}${before
-          ? this.#button(html`<span>${lead}${line(shown, spoken || shown)}${tail}</span>`, this.cancel, 'secondary-button')
+          ? this.#button(html`<span>${lead}${this.#line(before.label)}${tail}</span>`, this.cancel, 1)
           : nothing}`;
       }
     }
   }
 
-  /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
-  #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
+  /**
+   * One of the element's buttons: the main one (`part="button"`, filled with the accent), a secondary one
+   * (`kind` 1), or the main one unfilled (`kind` 2: "Change", where one more Enter would drop the account).
+   */
+  #button(label: unknown, onClick: () => void, kind = 0): TemplateResult {
     // Not described by the status: the live region says it once; a description would say it again with the button.
-    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
+    return html`<button part=${kind === 1 ? 'secondary-button' : 'button'} class=${kind ? '' : 'primary'} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
   }
 
-  #renderAccount(account: ObvAccount, [shown, spoken]: [string, string]): TemplateResult {
-    // "••••4321" would be read "bullet bullet bullet bullet 4321": the proxy's spoken form replaces it.
-    return html`
-      <p part="account" class="account">
-        <span class="fi">${account.fiName}</span>
-        ${line(shown, spoken || shown)}
-      </p>
-    `;
+  /** A linked account's line: "••••4321" would be read "bullet bullet bullet bullet 4321", the proxy's spoken form replaces it. */
+  #line([shown, spoken]: [string, string]): TemplateResult {
+    return line(shown, spoken || shown);
   }
 
   #retry(): void {

@@ -37,15 +37,15 @@ export const styles = unsafeCSS(`
   .success {
     --_tone: var(--obv-success, #13795b);
   }
+  .danger {
+    --_tone: var(--obv-danger, #b42318);
+  }
   /* Narrow: after .card, which it overrides. */
   @container (width < 20rem) {
     .card {
       gap: 0.75rem;
       padding: 0.875rem 0.75rem;
     }
-  }
-  .danger {
-    --_tone: var(--obv-danger, #b42318);
   }
   .icon {
     flex: none;

@@ -4,7 +4,7 @@
 // link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
 import { emitSuccess } from './events.ts';
 import { timing } from './settings.ts';
-import { parseOutcome, postJson, ProxyRequestError, type LinkedAccount } from './session-client.ts';
+import { parseOutcome, post as postTo, type LinkedAccount } from './session-client.ts';
 
 /** An offered account: the proxy's id for it in this link session, the bank, the line as shown and as spoken. */
 export interface OfferedAccount {
@@ -72,12 +72,7 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   const status = (): SavedStatus | undefined =>
     (offer?.accounts[0] && (listing || !offer.reconnect) ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed } : undefined);
   /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
-  const post = async (action: string, savedAccountId?: string) => {
-    const response = await postJson(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
-    // Shown as a connection problem whatever it was: "Try again", or Cancel back to the list.
-    if (!response.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response.status}`);
-    return response.json().catch(() => undefined) as Promise<unknown>;
-  };
+  const post = (action: string, savedAccountId?: string) => postTo(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
 
   const choose = (id: string) => {
     if (id === chosen && ready) return;

@@ -94,7 +94,7 @@ describe('<obv-link-account> accessibility', () => {
     await expect(refused).to.be.accessible();
   });
 
-  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'We couldn’t reach the server'], ['es', 'Esperando la conexión', 'No pudimos contactar con el servidor']] as const) {
+  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'Check your internet connection'], ['es', 'Esperando la conexión', 'Revisa tu conexión a internet']] as const) {
     it(`passes axe offline (${language}): the lost connection at once, and "Check now" still offline says it could not reach the server`, async () => {
       world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
       const el = await mount({ language });

@@ -7,7 +7,7 @@ import { emit, emitSuccess, type ObvErrorKind, type ObvState } from './events.ts
 import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
-import { endpoint, fetchSession, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import { endpoint, fetchSession, postSession, ProxyRequestError, readSession, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 import type { SessionWords } from './strings.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
@@ -372,14 +372,25 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     },
     cancel() {
       if (!busy() && !canGoBack()) return;
-      const sessionId = pending?.sessionId;
+      const session = busy() && pending;
       const base = target()?.base;
-      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
-      if (sessionId && base && busy()) postSession(base, 'cancel', sessionId, { keepalive: true }).catch(() => undefined);
       abandon();
       cancelled = true;
       set(rest());
-      emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
+      emit(host, 'obv-cancel', session ? { sessionId: session.sessionId } : {});
+      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored. Its answer
+      // says what the session ended as: a success that landed at this very moment cannot be undone (the merchant
+      // hears it), so it is shown; one not yet released to this browser (the bank step's binding) is followed.
+      if (session && base) {
+        postSession(base, 'cancel', session.sessionId, { keepalive: true }).then((body) => {
+          const end = readSession(body);
+          if (end.kind !== 'failure' && end.kind !== 'expired' && !pending && !busy()) {
+            pending = session;
+            if (end.kind === 'success') ended(end);
+            else watchPending();
+          }
+        }, () => undefined);
+      }
     },
     retry(save) {
       if (pending && lostWatch()) recheck(true);

@@ -194,6 +194,38 @@ describe('<obv-link-account> flow', () => {
     expect(el.state).to.equal('idle');
   });
 
+  it('keeps a success that landed at the moment of Cancel: the proxy\'s answer to the cancel says it, and the account is shown', async () => {
+    // The bank step succeeded at the proxy just before the cancel reached it: the cancel cannot undo it, and
+    // the merchant's server hears link.succeeded. The shopper must see that account, not "cancelled".
+    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+    });
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    const succeeded = once<{ linkRef: string }>(el, 'obv-success');
+    part(el, 'secondary-button').click();
+    expect((await succeeded).detail.linkRef).to.equal(ACCOUNT.linkRef);
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+  });
+
+  it('follows a session whose cancel the proxy refused because it ended first, until its outcome is released', async () => {
+    // With the bank step's binding on, a success may be held back from the starting browser for a moment:
+    // the cancel's answer then says "returned" (back from the bank) and the success comes after.
+    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt } });
+    const el = await mount();
+    await startWaiting(el);
+    const succeeded = once(el, 'obv-success');
+    el.cancel();
+    await until(() => FakeSocket.instances.length > 1, 'the session followed again');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await succeeded;
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+  });
+
   it('cancels while starting and ignores the late answer of the proxy', async () => {
     let answer!: () => void;
     world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));

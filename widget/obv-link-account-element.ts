@@ -1,18 +1,12 @@
-import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { LitElement, nothing, type TemplateResult } from 'lit';
 import { findConfigProblem, flowTarget } from './attributes.ts';
 import { emit, type ObvAccount, type ObvState } from './events.ts';
 import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
-import { consentBox, line, naming, savedList } from './saved-view.ts';
+import { card } from './views.ts';
 
-// Icon outlines on a 24×24 grid, stroked by the stylesheet.
-const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
-const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
-/** The failure codes of a cancel: at the bank (the provider's) and at the checkout (the proxy's). */
-const CANCEL_CODES = /^(CONSUMER_)?CANCELLED$/;
-const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
 
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
@@ -94,10 +88,11 @@ export class ObvLinkAccountElement extends LitElement {
   /** Replacements for any of the element's texts. */
   declare strings: Partial<ObvStrings> | undefined;
 
-  /** Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
-  private declare _hush: boolean;
-  /** The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
-  private declare _quiet: boolean;
+  // Members named `_…` are internal: the view (views.ts, CardHost) reads them; the build shortens them.
+  /** @internal Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
+  declare _hush: boolean;
+  /** @internal The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
+  declare _quiet: boolean;
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
@@ -109,7 +104,8 @@ export class ObvLinkAccountElement extends LitElement {
    * shift. Until it is drawn the element has no `state` attribute, which pages reserve its space by.
    */
   #held = true;
-  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
+  /** @internal */
+  readonly _flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
     super();
@@ -120,12 +116,12 @@ export class ObvLinkAccountElement extends LitElement {
     this._formDisabled = false;
     this._quiet = false;
     this.#internals = this.attachInternals();
-    this.addController(this.#flow);
+    this.addController(this._flow);
   }
 
   /** Where the flow stands: idle, saved (a returning shopper's saved accounts), starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
   get state(): ObvState {
-    return this.#flow.status.kind;
+    return this._flow.status.kind;
   }
 
   /**
@@ -133,7 +129,7 @@ export class ObvLinkAccountElement extends LitElement {
    * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
    */
   get account(): ObvAccount | undefined {
-    const status = this.#flow.status;
+    const status = this._flow.status;
     return status.kind === 'success' ? status.account : status.kind === 'saved' ? status.ready?.account : undefined;
   }
 
@@ -172,7 +168,7 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    if (!this.#isDisabled) this.#flow.start(this.#consent);
+    if (!this._off) this._flow.start(this.#consent);
   }
 
   /**
@@ -180,12 +176,12 @@ export class ObvLinkAccountElement extends LitElement {
    * linked before. After a "Change" that failed, expired or hit a network error, it also goes back to that account.
    */
   cancel(): void {
-    this.#flow.cancel();
+    this._flow.cancel();
   }
 
   /** @internal */
   formResetCallback(): void {
-    this.#flow.reset();
+    this._flow.reset();
   }
 
   /**
@@ -200,9 +196,9 @@ export class ObvLinkAccountElement extends LitElement {
 
   protected override willUpdate(): void {
     // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
-    this.#flow.configure(findConfigProblem(this));
-    if (!this.hasUpdated && this.state !== 'error') this.#flow.resume();
-    this.#held &&= this.state === 'idle' && this.#flow.saved.loading;
+    this._flow.configure(findConfigProblem(this));
+    if (!this.hasUpdated && this.state !== 'error') this._flow.resume();
+    this.#held &&= this.state === 'idle' && this._flow.saved.loading;
   }
 
   protected override updated(): void {
@@ -212,144 +208,21 @@ export class ObvLinkAccountElement extends LitElement {
     // linked account again only for the same link session (resume, read from the proxy), never after a navigation
     // to another purchase, where its reference may have paid.
     this.#internals.setFormValue(value || null);
-    if (this.required && !value && !this.#isDisabled) {
+    if (this.required && !value && !this._off) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
-      this.#internals.setValidity({ valueMissing: true }, this.#s.valueMissing, anchor);
+      this.#internals.setValidity({ valueMissing: true }, this._s.valueMissing, anchor);
     } else {
       this.#internals.setValidity({});
     }
   }
 
   override render(): TemplateResult | typeof nothing {
-    if (this.#held) return nothing;
-    const s = this.#s;
-    const flow = this.#flow;
-    const status = flow.status;
-    const state = status.kind;
-    const offer = flow.saved.offer;
-    const error = state === 'error' ? status.error : undefined;
-    const failure = state === 'failure' ? status : undefined;
-    // The reconnect screen, unless the shopper chose "Use another account" there.
-    const reconnect = state === 'idle' && !status.another && offer?.reconnect;
-    const removed = state === 'saved' && status.removed;
-    const blocked = 'blocked' in status && status.blocked;
-    // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A cancel, at the bank or here,
-    // is the shopper's choice: said as plainly as the checkout's own Cancel, not in red. A lost watch is no
-    // failure either: it picks up again by itself, and nothing is lost.
-    const screen =
-      failure ? (CANCEL_CODES.test(failure.code) ? 'cancelled' : state)
-      : error ? (error.watch ? 'lost' : error.kind === 'configuration' || error.service ? 'configuration' : 'network')
-      : state === 'waiting' ? (status.closed ? 'closed' : blocked ? 'blocked' : state)
-      : state;
-    const words = s as unknown as Record<string, string | undefined>;
-    // Said in red, in the error part: only shopper-facing words (what went wrong for the developer is in
-    // `obv-error` and the console).
-    const failed = /^(failure|expired|configuration|network)$/.test(screen);
-    const text =
-      failure ? failure.message
-      : state === 'idle' ? (status.cancelled && s.cancelled) || (reconnect ? offer.words.reconnectHint : s.idleHint)
-      : removed ? naming(s.removed ?? offer!.words.removed, removed)
-      : words[`${screen}Hint`];
-    // "Check now" that could not reach the proxy either says so, for the shopper who asked.
-    const problem = failed ? text : error?.checked ? (error.service ? s.configurationHint : s.networkHint) : '';
-    // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : /^(starting|waiting|lost)$/.test(screen) && !blocked ? '' : BANK_ICON;
-    const lang = (failure?.lang || nothing) as string;
-    // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
-    return html`
-      <div part="base" class="card ${failed ? 'danger' : state}" lang=${this.#lang}>
-        <div part="icon" class="icon" aria-hidden="true">
-          ${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}
-        </div>
-        <div class="body">
-          <div part="status" id="s" role="status" aria-live=${this._quiet ? 'off' : 'polite'} tabindex=${this._quiet ? -1 : nothing} @blur=${this.#speak}>
-            ${this._hush
-              ? nothing
-              : html`
-                  <p class="title">
-                    ${reconnect
-                      ? line(reconnect.displayLabel, reconnect.spokenLabel)
-                      : state === 'saved' ? offer?.words.title : words[`${screen}Title`] ?? s.starting}
-                  </p>
-                  ${text && !failed ? html`<p lang=${lang}>${text}</p>` : nothing}
-                  ${state === 'success'
-                    ? html`<p part="account" class="account"><span class="fi">${status.account.fiName}</span>${this.#line(status.label)}</p>${status.note ? html`<p>${status.note}</p>` : nothing}`
-                    : nothing}
-                  ${problem ? html`<p part="error" class="error" lang=${lang}>${problem}</p>` : nothing}
-                `}
-          </div>
-        </div>
-        ${error?.attribute ? nothing : html`<div class="actions">${this.#actions(s, status, screen)}</div>`}
-        <iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>
-      </div>
-    `;
+    return this.#held ? nothing : card(this);
   }
 
-  #actions(s: ObvStrings, status: FlowStatus, screen: string): TemplateResult {
-    const flow = this.#flow;
-    const saved = flow.saved;
-    const offer = saved.offer;
-    const words = offer?.words;
-    const cancel = this.#button(s.cancel, this.cancel, 1);
-    // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
-    const box = consentBox(offer?.saving, this.#isDisabled, flow.consent);
-    switch (status.kind) {
-      case 'idle': {
-        // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
-        // After "Use another account": back to the saved accounts, or to the reconnect screen.
-        const reconnect = offer?.reconnect && !status.another;
-        return html`${box}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
-          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 1) : nothing}${this.#button(words!.useAnother, flow.another, 1)}`
-          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 1) : nothing}`;
-      }
-      case 'saved':
-        // With saving allowed, "Use another account" first shows the consent box beside the bank button.
-        return savedList(status, saved, offer?.saving ? flow.another : this.start, this.#isDisabled,
-          { ...words!, removeConfirm: s.removeConfirm ?? words!.removeConfirm });
-      case 'starting':
-        return cancel;
-      case 'waiting':
-        return html`${status.tab
-          ? this.#button(s.showTab, flow.showTab)
-          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
-      case 'success':
-        return this.#button(s.change, this.start, 2);
-      default: {
-        const code = status.kind === 'failure' ? status.code : '';
-        const lost = screen === 'lost';
-        // After a cancelled reconnect, "Reconnect" again: what the button does.
-        const label = screen === 'cancelled' ? (flow.reconnecting() ? words!.reconnect : s.linkAccount)
-          : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
-          : lost ? s.checkNow
-          : s.tryAgain;
-        // After a failed "Change", this takes the consumer back to the account linked before, named (its
-        // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
-        // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
-        const before = flow.linkedBefore();
-        const [lead, tail] = (s.keep ?? '{account}').split('{account}');
-        return html`${lost ? nothing : box}${this.#button(label, this.#retry)}${before
-          ? this.#button(html`<span>${lead}${this.#line(before.label)}${tail}</span>`, this.cancel, 1)
-          : nothing}`;
-      }
-    }
-  }
-
-  /**
-   * One of the element's buttons: the main one (`part="button"`, filled with the accent), a secondary one
-   * (`kind` 1), or the main one unfilled (`kind` 2: "Change", where one more Enter would drop the account).
-   */
-  #button(label: unknown, onClick: () => void, kind = 0): TemplateResult {
-    // Not described by the status: the live region says it once; a description would say it again with the button.
-    return html`<button part=${kind === 1 ? 'secondary-button' : 'button'} class=${kind ? '' : 'primary'} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
-  }
-
-  /** A linked account's line: "••••4321" would be read "bullet bullet bullet bullet 4321", the proxy's spoken form replaces it. */
-  #line([shown, spoken]: [string, string]): TemplateResult {
-    return line(shown, spoken || shown);
-  }
-
-  #retry(): void {
-    if (!this.#isDisabled) this.#flow.retry(this.#consent);
+  /** @internal "Try again" (or "Check now"), with the consent box as the shopper left it. */
+  _retry(): void {
+    if (!this._off) this._flow.retry(this.#consent);
   }
 
   /**
@@ -365,17 +238,19 @@ export class ObvLinkAccountElement extends LitElement {
     return this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined);
   }
 
-  /** The language of the element's own words, marked on it: a Spanish element on an English page is read in Spanish. */
-  get #lang(): string {
+  /** @internal The language of the element's own words, marked on it: a Spanish element on an English page is read in Spanish. */
+  get _lang(): string {
     const language = this.#language ?? '';
     return /^es(-|$)/i.test(language) ? language : 'en';
   }
 
-  get #s(): ObvStrings {
-    return stringsFor(this.#language, this.strings, this.#flow.words);
+  /** @internal The element's words: its own, the proxy's since the last start, the page's `strings` over them. */
+  get _s(): ObvStrings {
+    return stringsFor(this.#language, this.strings, this._flow.words);
   }
 
-  get #isDisabled(): boolean {
+  /** @internal Disabled, by its attribute or a disabled `<fieldset>`. */
+  get _off(): boolean {
     return this.disabled || this._formDisabled;
   }
 
@@ -388,15 +263,15 @@ export class ObvLinkAccountElement extends LitElement {
     return this.isConnected ? (this.renderRoot.querySelector('iframe')?.contentWindow ?? window) : undefined;
   }
 
-  /** The status lost focus: from now on its changes are announced again. */
-  #speak(): void {
+  /** @internal The status lost focus: from now on its changes are announced again. */
+  _speak(): void {
     this._quiet = false;
   }
 
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */
   #changed(status: FlowStatus, previous: FlowStatus): void {
     this.requestUpdate();
-    const offer = this.#flow.saved.offer;
+    const offer = this._flow.saved.offer;
     // A payment refused as stale brings the shopper back to a checkout that says "Reconnect" (and that nothing
     // was charged): it comes into view with its button focused, on a phone too, where it starts below the fold.
     if (status.kind === 'idle' && !status.another && offer?.reconnect && this.#told !== offer) {

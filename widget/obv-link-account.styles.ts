@@ -163,7 +163,7 @@ export const styles = unsafeCSS(`
   .actions :hover {
     filter: brightness(0.94);
   }
-  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width;
+  /* Returning shoppers (views.ts): the saved accounts, one per row, and the consent box, full width;
      so is a paragraph in a row (the Remove question's). */
   .list,
   .consent,

@@ -98,8 +98,6 @@ export interface LinkFlow extends ReactiveController {
    * box (which would read as the chosen saved account's, beside the list), and the list one step back.
    */
   another(): void;
-  /** The last start reconnects the link session's stale saved account: "Try again" reconnects it again. */
-  reconnecting(): boolean;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -242,8 +240,16 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       emitSuccess(host, end);
     } else {
       const { code, message, text, lang } = end;
-      // The proxy's words for the shopper, else the provider's own.
-      set({ kind: 'failure', message: text || message, lang, code });
+      // A cancel at the bank is the shopper's choice, as the checkout's own Cancel is: back where they were
+      // (the reconnect screen with the account's name and "Use another account", the saved accounts, the
+      // account linked before), with "Bank linking cancelled." under the first screen. Anything else: the
+      // proxy's words for the shopper, else the provider's own.
+      if (/^(CONSUMER_)?CANCELLED$/.test(code)) {
+        cancelled = true;
+        set(rest());
+      } else {
+        set({ kind: 'failure', message: text || message, lang, code });
+      }
       emit(host, 'obv-failure', { code, message });
     }
   };
@@ -365,14 +371,14 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
     saved,
-    reconnecting: () => reconnecting,
     another() {
       // From the list, or from the reconnect screen: a plain link, the consent box beside it.
       if (status.kind === 'saved' || (status.kind === 'idle' && saved.offer?.reconnect)) set({ kind: 'idle', cancelled: false, another: true });
     },
     cancel() {
-      if (!busy() && !canGoBack()) return;
-      const session = busy() && pending;
+      // While starting or waiting, also offline while the bank step may still finish (a lost watch).
+      const session = (busy() || lostWatch()) && pending;
+      if (!session && !busy() && !canGoBack()) return;
       const base = target()?.base;
       abandon();
       cancelled = true;

@@ -36,8 +36,6 @@ export interface CardHost {
 const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
 const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
 const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
-/** The failure codes of a cancel: at the bank (the provider's) and at the checkout (the proxy's). */
-const CANCEL_CODES = /^(CONSUMER_)?CANCELLED$/;
 
 /** The card: icon, status (the live region: title, hint, account, error) and the actions of the flow's state. */
 export function card(host: CardHost): TemplateResult {
@@ -52,12 +50,10 @@ export function card(host: CardHost): TemplateResult {
   const reconnect = state === 'idle' && !status.another && offer?.reconnect;
   const removed = state === 'saved' && status.removed;
   const blocked = 'blocked' in status && status.blocked;
-  // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A cancel, at the bank or here,
-  // is the shopper's choice: said as plainly as the checkout's own Cancel, not in red. A lost watch is no
-  // failure either: it picks up again by itself, and nothing is lost.
+  // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A lost watch is no failure:
+  // it picks up again by itself, and nothing is lost.
   const screen =
-    failure ? (CANCEL_CODES.test(failure.code) ? 'cancelled' : state)
-    : error ? (error.watch ? 'lost' : error.kind === 'configuration' || error.service ? 'configuration' : 'network')
+    error ? (error.watch ? 'lost' : error.kind === 'configuration' || error.service ? 'configuration' : 'network')
     : state === 'waiting' ? (status.closed ? 'closed' : blocked ? 'blocked' : state)
     : state;
   const words = s as unknown as Record<string, string | undefined>;
@@ -105,19 +101,20 @@ export function card(host: CardHost): TemplateResult {
 }
 
 function actions(host: CardHost, s: ObvStrings, status: FlowStatus, screen: string): TemplateResult {
-const flow = host._flow;
+  const flow = host._flow;
   const saved = flow.saved;
   const offer = saved.offer;
   const words = offer?.words;
   const cancel = button(host, s.cancel, host.cancel, 1);
-  // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
-  const box = consentBox(offer?.saving, host._off, flow.consent);
   switch (status.kind) {
     case 'idle': {
       // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
       // After "Use another account": back to the saved accounts, or to the reconnect screen.
       const reconnect = offer?.reconnect && !status.another;
-      return html`${box}${button(host, reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, host.start)}${reconnect
+      // The consent box only where the shopper confirms a bank step, beside its button, as they left it:
+      // never beside a failure (it would read as the failed account's), a saved list, or Reconnect (the
+      // account is saved already); a retry carries the consent given at the last start.
+      return html`${reconnect ? nothing : consentBox(offer?.saving, host._off, flow.consent)}${button(host, reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, host.start)}${reconnect
         ? html`${offer.accounts[0] ? button(host, words!.useSaved, saved.list, 1) : nothing}${button(host, words!.useAnother, flow.another, 1)}`
         : status.another ? button(host, saved.status() ? words!.useSaved : words!.reconnect, host.cancel, 1) : nothing}`;
     }
@@ -136,19 +133,18 @@ const flow = host._flow;
     default: {
       const code = status.kind === 'failure' ? status.code : '';
       const lost = screen === 'lost';
-      // After a cancelled reconnect, "Reconnect" again: what the button does.
-      const label = screen === 'cancelled' ? (flow.reconnecting() ? words!.reconnect : s.linkAccount)
-        : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
+      const label = /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
         : lost ? s.checkNow
         : s.tryAgain;
       // After a failed "Change", this takes the consumer back to the account linked before, named (its
       // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
       // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
+      // Offline while the bank step may still finish: Cancel stops waiting for it.
       const before = flow.linkedBefore();
       const [lead, tail] = (s.keep ?? '{account}').split('{account}');
-      return html`${lost ? nothing : box}${button(host, label, host._retry)}${before
+      return html`${button(host, label, host._retry)}${before
         ? button(host, html`<span>${lead}${accountLine(before.label)}${tail}</span>`, host.cancel, 1)
-        : nothing}`;
+        : lost ? cancel : nothing}`;
     }
   }
 }

@@ -360,7 +360,7 @@ describe('<obv-link-account> its own language', () => {
 });
 
 describe('<obv-link-account> cancels and failures', () => {
-  useWorld();
+  const world = useWorld();
 
   const cancelledAtBank = {
     type: 'result',
@@ -368,15 +368,48 @@ describe('<obv-link-account> cancels and failures', () => {
     outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank, so no account was linked.', lang: 'en' },
   };
 
-  it('shows a cancel at the bank as neutrally as a cancel at the checkout: no red, no error', async () => {
+  for (const [language, hint, label] of [['en', 'Bank linking cancelled.', 'Link your bank account'], ['es', 'Vinculación bancaria cancelada.', 'Vincular cuenta bancaria']] as const) {
+    it(`takes a cancel at the bank back to the first screen, as the checkout's own Cancel does: no red, no error (${language})`, async () => {
+      const el = await mount({ language });
+      const failed = once<{ code: string }>(el, 'obv-failure');
+      await settle(el, cancelledAtBank);
+      expect((await failed).detail.code, 'the page still hears how the bank step ended').to.equal('CONSUMER_CANCELLED');
+      expect(el.state).to.equal('idle');
+      expect(text(el)).to.contain(hint);
+      expect(el.shadowRoot!.querySelector('.danger, [part~="error"]')).to.equal(null);
+      expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain(label);
+      await expect(el).to.be.accessible();
+    });
+  }
+
+  it('takes a cancel at the bank after a linked account back to that account, without "cancelled"', async () => {
     const el = await mount();
+    await settle(el, success);
     await settle(el, cancelledAtBank);
-    expect(el.state).to.equal('failure');
-    expect(text(el)).to.contain('Bank linking cancelled');
-    expect(text(el)).to.contain('You cancelled at your bank');
-    expect(el.shadowRoot!.querySelector('.danger, [part~="error"]')).to.equal(null);
-    expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Link your bank account');
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+    expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
   });
+
+  for (const [language, title, cancel] of [['en', 'Waiting for the connection', 'Cancel'], ['es', 'Esperando la conexión', 'Cancelar']] as const) {
+    it(`offers Cancel while offline with a bank step under way; it stops waiting for it (${language})`, async () => {
+      world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
+      const el = await mount({ language });
+      await waiting(el);
+      window.dispatchEvent(new Event('offline'));
+      await until(() => el.state === 'error', 'the lost connection');
+      await el.updateComplete;
+      expect(text(el)).to.contain(title);
+      const secondary = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="secondary-button"]');
+      expect(secondary?.textContent).to.equal(cancel);
+      await expect(el).to.be.accessible();
+      const cancelled = once(el, 'obv-cancel');
+      secondary!.click();
+      await cancelled;
+      expect(el.state).to.equal('idle');
+      expect(world().tab.close.called).to.equal(true);
+    });
+  }
 
   it('names the account the secondary button keeps after a failed “Change”', async () => {
     const el = await mount({ language: 'es' });

@@ -203,37 +203,69 @@ describe('<obv-link-account> for a returning shopper', () => {
   });
 
   for (const [what, outcome, label] of [
-    ['a cancel at the bank', { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' }, 'Link your bank account'],
     ['a failure', { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' }, 'Try again'],
     ['a locked account', { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' }, 'Link another account'],
   ] as const) {
-    it(`keeps the consent after ${what}: the box stays ticked beside "${label}", which starts with it (and without it once unticked)`, async () => {
+    it(`shows no consent box beside ${what} (it would read as the failed account's); "${label}" starts with the consent given`, async () => {
       scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
       const el = await mount();
       await until(() => !!q(el, '#consent'), 'the consent box');
       q<HTMLInputElement>(el, '#consent')!.click();
       q(el, '[part~="button"]')!.click();
       await until(() => el.state === 'waiting', 'the bank flow');
-      const { FakeSocket } = await import('./helpers.ts');
       FakeSocket.last.accept();
       FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
       await until(() => el.state === 'failure', 'the failure');
-      expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked').to.equal(true);
+      expect(q(el, '#consent'), 'no box on the failure screen').to.equal(null);
+      expect(q(el, '[part~="consent"]')).to.equal(null);
       await expect(el).to.be.accessible();
       expect(q(el, '[part~="button"]')!.textContent).to.equal(label);
       q(el, '[part~="button"]')!.click();
       await until(() => el.state === 'waiting', 'the bank flow again');
       expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
-      // The shopper can still change it: unticked on the next failure screen, the next start has no consent.
-      FakeSocket.last.accept();
-      FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
-      await until(() => el.state === 'failure', 'the failure again');
-      q<HTMLInputElement>(el, '#consent')!.click();
-      q(el, '[part~="button"]')!.click();
-      await until(() => world().proxy.starts.length === 3 && el.state === 'waiting', 'the third start');
-      expect(world().proxy.starts.at(-1)!.body).to.deep.equal({ linkToken: LINK_TOKEN });
     });
   }
+
+  it('a cancel at the bank comes back to the consent box as the shopper left it', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' } });
+    await until(() => el.state === 'idle', 'the first screen');
+    expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked, beside the button it governs').to.equal(true);
+    // Unticked now, the next start has no consent.
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => world().proxy.starts.length === 2 && el.state === 'waiting', 'the second start');
+    expect(world().proxy.starts.at(-1)!.body).to.deep.equal({ linkToken: LINK_TOKEN });
+  });
+
+  it('after a failed "Change" shows no consent box: Keep brings the account back as it was linked, its note with it', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    const note = 'This account will be saved for your next purchases.';
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321'), note } });
+    await until(() => el.state === 'success', 'linked');
+    q(el, '[part~="button"]')!.click(); // Change
+    await until(() => el.state === 'waiting', 'the bank flow for the change');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' } });
+    await until(() => el.state === 'failure', 'the failed change');
+    expect(q(el, '#consent'), 'nothing beside Keep that Keep would not honour').to.equal(null);
+    q(el, '[part~="secondary-button"]')!.click(); // Keep Checking ••••4321
+    await until(() => el.state === 'success', 'the account back');
+    expect(el.value).to.equal('ref-1');
+    expect(q(el, '#s')!.textContent).to.contain(note);
+  });
 
   it('keeps the consent through "Try again" after a network error and through "Change"', async () => {
     scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
@@ -243,7 +275,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'error', 'the network error');
-    expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(true);
+    expect(q(el, '#consent')).to.equal(null);
     world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
@@ -313,31 +345,39 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.starts[0]!.body).to.deep.equal({ linkToken: LINK_TOKEN, another: true });
   });
 
-  it('Reconnect starts the reconnect; after a cancel at the bank the button says "Reconnect" and does it; after "Use another account" it links', async () => {
+  for (const [language, hint] of [['en', 'Bank linking cancelled.'], ['es', 'Vinculación bancaria cancelada.']] as const) {
+    it(`after Reconnect and a cancel at the bank, comes back to the reconnect screen: the account's name, Reconnect, "Use another account" (${language})`, async () => {
+      scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
+      const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} language=${language}></obv-link-account>`);
+      await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
+      expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
+      expect(q(el, '#consent'), 'no consent box beside Reconnect: the account is saved already').to.equal(null);
+      q(el, '[part~="button"]')!.click();
+      await bankAnswers(el, cancelledAtBank);
+      await until(() => el.state === 'idle', 'back on the reconnect screen');
+      expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
+      expect(q(el, '.title [aria-hidden]')!.textContent).to.equal(RECONNECT.displayLabel);
+      expect(q(el, '#s')!.textContent).to.contain(hint);
+      await expect(el).to.be.accessible();
+      q(el, '[part~="button"]')!.click();
+      await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
+      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
+    });
+  }
+
+  it('after "Use another account" from the reconnect screen, links another account (the stale token not sent), its retry too', async () => {
     scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
-    expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
-    q(el, '[part~="button"]')!.click();
-    await bankAnswers(el, cancelledAtBank);
-    await until(() => el.state === 'failure', 'the cancel');
-    expect(buttons(el)[0]).to.equal('Reconnect');
-    q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
-    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
-    el.cancel();
-    await until(() => el.state === 'idle', 'back on the reconnect screen');
-    // "Use another account": a plain link; its retry after a cancel at the bank links again.
     [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent === 'Use another account')!.click();
     await until(() => buttons(el)[0]!.includes('Link your bank account'), 'the bank button');
     expect(buttons(el)[1], 'back to the reconnect screen').to.equal('Reconnect');
     q(el, '[part~="button"]')!.click();
-    await bankAnswers(el, cancelledAtBank);
-    await until(() => el.state === 'failure', 'the cancel');
-    expect(buttons(el)[0]).to.contain('Link your bank account');
+    await bankAnswers(el, { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' });
+    await until(() => el.state === 'failure', 'the failure');
     q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 4 && world().proxy.bodies.length === world().proxy.requests.length, 'the fourth start');
-    expect(world().proxy.starts.slice(2).map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
+    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
   });
 
   it('a success shows the proxy\'s note under the account (a different account than the one to reconnect), in the live region', async () => {

@@ -37,7 +37,7 @@ const OfferViewSchema = describes<OfferView>()(z.object({
   accounts: z.array(z.object({ id: z.string().meta({ description: 'The account\'s id in this link session only' }), ...AccountLine })),
   words: z.object({
     lang: z.enum(['en', 'es']), title: z.string(), useAnother: z.string(), useSaved: z.string(), remove: z.string(), removeConfirm: z.string(), removed: z.string(),
-    keep: z.string(), reconnect: z.string(), reconnectHint: z.string(),
+    keep: z.string(), reconnect: z.string(), reconnectHint: z.string(), offline: z.string(), busy: z.string(), down: z.string(),
   }),
   saving: z.object({ version: z.string(), lang: z.enum(['en', 'es']), checkbox: z.string(), text: z.string(), more: z.string(), details: z.string() }).optional()
     .meta({ description: 'Present when the link session allows saving: the consent box\'s words and their version' }),

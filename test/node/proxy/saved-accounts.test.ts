@@ -484,3 +484,46 @@ describe('saved accounts in merchant events', () => {
     assert.ok(!JSON.stringify(removed[0]).includes(saved!.sealed), 'the removal event names the account, not its seal');
   });
 });
+
+describe('saved-account choices and the rate limits', () => {
+  let pair: ProxyPair;
+  // The starts' limit, as low as a test can make it: choices must not count against it.
+  before(async () => {
+    pair = await startProxyPair({ proxy: { rateLimit: 3 } });
+  });
+  after(() => pair.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${pair.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: pair.origin, ...headers },
+    body: JSON.stringify(body),
+  });
+  const linkSession = async (extra: Record<string, unknown> = {}) =>
+    ((await (await post('/link-sessions', checkout(extra), { authorization: AUTH })).json()) as { linkToken: string }).linkToken;
+
+  test('a shopper toggling between saved accounts never meets a limit: choices have their own, and the starts\' still holds', async () => {
+    const first = await linkSession({ allowSaving: true });
+    const started = (await (await post('/verifications', { linkToken: first, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const { savedAccount } = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
+    const linkToken = await linkSession({ savedAccounts: [savedAccount.sealed, savedAccount.sealed] });
+    const { accounts } = (await (await post('/saved-accounts/offer', { linkToken })).json()) as Offer;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const response = await post('/saved-accounts/use', { linkToken, savedAccountId: accounts[i % accounts.length]!.id });
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    assert.deepEqual([...new Set(statuses)], [201], 'forty choices within a minute, all made');
+    // The starts' own limit (3 a minute from this address, one used above) is untouched by the choices, and still applies.
+    const starts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await post('/verifications', { linkToken: await linkSession() });
+      starts.push(response.status);
+      await response.body?.cancel();
+    }
+    assert.deepEqual(starts, [201, 201, 429]);
+  });
+});

@@ -203,11 +203,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
-  // A saved-account choice that failed: "Try again" links another account; Cancel there, then a click on the account, tries it again.
   // The shopper's own "Use another account" is not undone by an answer about the list.
   const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
     if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
-  }, (error) => fail({ kind: 'network', message: error.message }));
+  });
 
   /**
    * The proxy cannot be reached while a session is under way (offline, or the watch gave up): the session
@@ -296,6 +295,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
    */
   const wake = () => {
     if (document.hidden) return;
+    // A saved account chosen while offline is used now.
+    saved.retry(1);
     checkTab(1);
     // The tab that just closed may not say so yet when its checkout comes back to the front, and the
     // network may not carry requests yet when the browser says it is back online: both are asked again.

@@ -65,8 +65,12 @@ export function card(host: CardHost): TemplateResult {
     : state === 'idle' ? (status.cancelled && s.cancelled) || (reconnect ? offer.words.reconnectHint : s.idleHint)
     : removed ? naming(s.removed ?? offer!.words.removed, removed)
     : words[`${screen}Hint`];
-  // "Check now" that could not reach the proxy either says so, for the shopper who asked.
-  const problem = failed ? text : error?.checked ? (error.service ? s.configurationHint : s.networkHint) : '';
+  // "Check now" that could not reach the proxy either says so, for the shopper who asked; a saved account's
+  // choice that did not go through says why, in the proxy's words, under the list that stays.
+  const problem = failed ? text
+    : error?.checked ? (error.service ? s.configurationHint : s.networkHint)
+    : state === 'saved' && status.problem ? offer!.words[status.problem]
+    : '';
   // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
   const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : /^(starting|waiting|lost)$/.test(screen) && !blocked ? '' : BANK_ICON;
   const lang = (failure?.lang || nothing) as string;
@@ -121,7 +125,7 @@ function actions(host: CardHost, s: ObvStrings, status: FlowStatus, screen: stri
     case 'saved':
       // With saving allowed, "Use another account" first shows the consent box beside the bank button.
       return savedList(status, saved, offer?.saving ? flow.another : host.start, host._off,
-        { ...words!, removeConfirm: s.removeConfirm ?? words!.removeConfirm });
+        { ...words!, removeConfirm: s.removeConfirm ?? words!.removeConfirm, tryAgain: s.tryAgain });
     case 'starting':
       return cancel;
     case 'waiting':
@@ -181,14 +185,17 @@ export const consentBox = (saving: Words | undefined, disabled: boolean, checked
 
 /**
  * The list as a radio group (arrows move the choice, which uses the account at once; a click, not a
- * change, so the chosen radio clicked again after a failure tries again), then "Use another account".
- * Remove asks first, in the account's row: the question names the account, Keep is focused.
+ * change, so the chosen radio clicked again after a failure tries again), then "Try again" when the last
+ * choice did not go through, and "Use another account". Remove asks first, in the account's row: the
+ * question names the account, Keep is focused.
  */
-export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother: () => void, disabled: boolean, w: Words): TemplateResult {
+export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother: () => void, disabled: boolean, w: Words & { tryAgain: string }): TemplateResult {
   return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map((account) => html`<div class="row">
     <label><input type="radio" name="saved" .checked=${account.id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(account.id)}><span><span class="fi">${account.fiName}</span> ${line(account.displayLabel, account.spokenLabel)}</span></label>
     ${status.asking === account.id
       ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
       : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`}
-  </div>`)}</div><button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
+  </div>`)}</div>${status.problem
+    ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${() => saved.retry()}>${w.tryAgain}</button>`
+    : nothing}<button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
 }

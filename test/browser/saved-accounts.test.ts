@@ -7,13 +7,18 @@
 // version sent only when ticked, and Reconnect (the other saved accounts and "Use another account" beside
 // it, "Reconnect" again after a cancel at the bank), and the success's note.
 import { expect, fixture, html } from '@open-wc/testing';
+import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { timing } from '../../widget/settings.ts';
 import { FakeSocket, SESSION, drawn, tick, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
-const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?', removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
+const WORDS = {
+  lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?',
+  removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.',
+  offline: 'You are offline: this account is used once you are back.', busy: 'Too many changes at once: wait a moment.', down: 'That did not work just now.',
+};
 const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
 /** With the words of the box's details (proxy/accounts/consent.ts), for the axe checks. */
 const SAVING_DETAILED = { ...SAVING, more: 'What you authorize', details: 'You can remove it.' };
@@ -119,18 +124,80 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(q(el, '#consent')).to.not.equal(null);
   });
 
-  it('a failed choice shows an error; Cancel brings the list back, and a click on the chosen account tries again', async () => {
+  const problemText = (el: ObvLinkAccountElement) => q(el, '[part~="error"]')?.textContent ?? '';
+  const mainButtons = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > [part~="button"]')].map((b) => b.textContent);
+
+  it('a choice made offline keeps the list, the account chosen, says so, and is used by itself once the browser is back online', async () => {
+    let online = false;
+    sinon.stub(Navigator.prototype, 'onLine').get(() => online);
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (online ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } } : new TypeError('Failed to fetch')));
+    const el = await mount();
+    await until(() => el.state === 'saved' && problemText(el) !== '', 'the first choice failed offline');
+    radios(el)[1]!.click();
+    await el.updateComplete;
+    expect(problemText(el), 'a new choice clears the last problem').to.equal('');
+    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2 && problemText(el) !== '', 'the second choice failed offline');
+    expect(el.state, 'the list stays').to.equal('saved');
+    expect(radios(el).map((r) => r.checked)).to.deep.equal([false, true]);
+    expect(problemText(el)).to.equal(WORDS.offline);
+    expect(q(el, '#s')!.textContent, 'said in the live region').to.contain(WORDS.offline);
+    expect(el.value).to.equal('');
+    expect(mainButtons(el)).to.deep.equal(['Try again', 'Use another account']);
+    await expect(el).to.be.accessible();
+    online = true;
+    window.dispatchEvent(new Event('online'));
+    await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the same choice used once back online');
+    expect(problemText(el)).to.equal('');
+    expect(world().proxy.starts, 'never a bank step instead').to.have.length(0);
+  });
+
+  it('a choice refused by the rate limit (429) says so and keeps the list; "Try again" uses the same account', async () => {
+    let limited = true;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (limited ? { status: 429, body: { title: 'Too Many Requests', status: 429 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
+    const el = await mount();
+    await until(() => problemText(el) !== '', 'the refused choice');
+    expect(problemText(el)).to.equal(WORDS.busy);
+    expect(el.state).to.equal('saved');
+    limited = false;
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > button')].find((b) => b.textContent === 'Try again')!.click();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account used');
+    expect(world().proxy.starts).to.have.length(0);
+  });
+
+  it('a choice the proxy could not make (5xx) says so and keeps the list; a click on the chosen account tries again', async () => {
     let failing = true;
     scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
     const el = await mount();
-    await until(() => el.state === 'error', 'the error');
-    el.cancel();
-    await until(() => el.state === 'saved', 'back to the list');
-    expect(el.value).to.equal('');
+    await until(() => problemText(el) !== '', 'the failed choice');
+    expect(problemText(el)).to.equal(WORDS.down);
+    expect(el.state).to.equal('saved');
     failing = false;
     radios(el)[0]!.click();
     await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
+  });
+
+  it('arrowing through the list sends one choice at a time: the latest once the one on its way is answered', async () => {
+    const three = [...ACCOUNTS, offered('id-three-00000000000', '5555')];
+    const waiting: (() => void)[] = [];
+    const answer = async () => {
+      await until(() => waiting.length > 0, 'a choice waiting for its answer');
+      waiting.shift()!();
+    };
+    scripted({ accounts: three, words: WORDS }, (id) => new Promise<Reply>((resolve) => waiting.push(() => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }))));
+    const el = await mount();
+    const uses = () => world().proxy.bodies.filter((_, i) => world().proxy.requests[i]!.url.endsWith('/use')) as { savedAccountId: string }[];
+    await until(() => uses().length === 1, 'the first choice on its way');
+    radios(el)[1]!.click();
+    radios(el)[2]!.click();
+    radios(el)[1]!.click();
+    await tick(20);
+    expect(uses()).to.have.length(1);
+    await answer();
+    await until(() => uses().length === 2, 'the latest choice sent');
+    expect(uses().map((body) => body.savedAccountId)).to.deep.equal([three[0]!.id, three[1]!.id]);
+    await answer();
+    await until(() => el.value === `ref-${three[1]!.id}`, 'the latest choice ready');
   });
 
   it('Remove asks in the element, naming the account; Keep keeps it; confirmed, the removal is announced and focus goes to the list, never to the next Remove', async () => {

@@ -37,16 +37,16 @@ import { card } from './views.ts';
  * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change"; Remove and Keep beside a saved account.
  * @csspart link - The link to the bank's page, shown when the new tab was blocked or closed, or after a reload.
  *
- * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
- * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff).
+ * @cssproperty --obv-accent - Main button and focus colour (default #2554d8; #93b4ff in a dark colour scheme).
+ * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff; #0b1020 dark).
  * @cssproperty --obv-radius - Corner radius of the card; buttons use a little less (default 12px).
  * @cssproperty --obv-font - Font family (default the system UI font).
- * @cssproperty --obv-text - Text colour (default #1c2434).
- * @cssproperty --obv-muted - Secondary text colour (default #5b6474).
- * @cssproperty --obv-surface - Card background (default #fff).
- * @cssproperty --obv-border - Card and secondary button border (default #dde2ea).
- * @cssproperty --obv-success - Success colour (default #13795b).
- * @cssproperty --obv-danger - Failure and error colour (default #b42318).
+ * @cssproperty --obv-text - Text colour (default #1c2434; #eef0f3 dark).
+ * @cssproperty --obv-muted - Secondary text colour (default #5b6474; #b7bfcc dark).
+ * @cssproperty --obv-surface - Card background (default #fff; #1f242b dark).
+ * @cssproperty --obv-border - Card and secondary button border (default #dde2ea; #3a414c dark).
+ * @cssproperty --obv-success - Success colour (default #13795b; #6fd3a8 dark).
+ * @cssproperty --obv-danger - Failure and error colour, and the confirming Remove (default #b42318; #ff8a80 dark).
  */
 export class ObvLinkAccountElement extends LitElement {
   static override styles = styles;
@@ -117,6 +117,17 @@ export class ObvLinkAccountElement extends LitElement {
     this._quiet = false;
     this.#internals = this.attachInternals();
     this.addController(this._flow);
+    // Escape closes what is open: Remove's question (as Keep does), or the wait for the bank (as Cancel does).
+    this.addEventListener('keydown', (event) => {
+      const status = this._flow.status;
+      const asking = status.kind === 'saved' && status.asking;
+      if (event.key !== 'Escape' || !(asking || status.kind === 'starting' || status.kind === 'waiting')) return;
+      // Handled here: a dialog around the element stays open.
+      event.preventDefault();
+      event.stopPropagation();
+      if (asking) this._flow.saved.ask();
+      else this.cancel();
+    });
   }
 
   /** Where the flow stands: idle, saved (a returning shopper's saved accounts), starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */

@@ -37,7 +37,10 @@ const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
 const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
 const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
 
-/** The card: icon, status (the live region: title, hint, account, error) and the actions of the flow's state. */
+/**
+ * The card: icon, status (the live region: the title, a heading of the page's outline; hint, account,
+ * error) and the actions of the flow's state.
+ */
 export function card(host: CardHost): TemplateResult {
   const s = host._s;
   const flow = host._flow;
@@ -85,11 +88,11 @@ export function card(host: CardHost): TemplateResult {
           ${host._hush
             ? nothing
             : html`
-                <p class="title">
+                <h2 class="title">
                   ${reconnect
                     ? line(reconnect.displayLabel, reconnect.spokenLabel)
                     : state === 'saved' ? offer?.words.title : words[`${screen}Title`] ?? s.starting}
-                </p>
+                </h2>
                 ${text && !failed ? html`<p lang=${lang}>${text}</p>` : nothing}
                 ${state === 'success'
                   ? html`<p part="account" class="account"><span class="fi">${status.account.fiName}</span>${accountLine(status.label)}</p>${status.note ? html`<p>${status.note}</p>` : nothing}`
@@ -193,7 +196,7 @@ export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother:
   return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map((account) => html`<div class="row">
     <label><input type="radio" name="saved" .checked=${account.id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(account.id)}><span><span class="fi">${account.fiName}</span> ${line(account.displayLabel, account.spokenLabel)}</span></label>
     ${status.asking === account.id
-      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
+      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" class="primary" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
       : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`}
   </div>`)}</div>${status.problem
     ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${() => saved.retry()}>${w.tryAgain}</button>`

@@ -499,6 +499,31 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
   });
 });
 
+describe('<obv-link-account> titles and colour schemes', () => {
+  useWorld();
+
+  it('makes each state\'s title a heading', async () => {
+    const el = await mount();
+    const title = el.shadowRoot!.querySelector('.title')!;
+    expect(title.tagName).to.equal('H2');
+    expect(title.textContent!.trim()).to.equal('Pay from your bank account');
+    await settle(el, success);
+    expect(el.shadowRoot!.querySelector('h2')!.textContent!.trim()).to.equal('Bank account linked');
+  });
+
+  it('follows a dark colour scheme of the page (as the hosted page declares in dark mode), and stays light on a page that declares none', async () => {
+    const card = (el: ObvLinkAccountElement) => getComputedStyle(el.shadowRoot!.querySelector('[part~="base"]')!);
+    const light = await mount();
+    expect(card(light).backgroundColor).to.equal('rgb(255, 255, 255)');
+    const dark = await mount({ style: 'color-scheme: dark' });
+    expect(card(dark).backgroundColor).to.equal('rgb(31, 36, 43)');
+    expect(card(dark).color).to.equal('rgb(238, 240, 243)');
+    await expect(dark).to.be.accessible();
+    await settle(dark, failure);
+    await expect(dark).to.be.accessible();
+  });
+});
+
 describe('<obv-link-account> on a merchant’s dark surface', () => {
   useWorld();
   const DARK = '--obv-surface:#1c2434;--obv-text:#f3f4f6;--obv-muted:#c3c8d2;--obv-border:#4b5563';

@@ -226,6 +226,25 @@ describe('<obv-link-account> flow', () => {
     expect(el.value).to.equal(ACCOUNT.linkRef);
   });
 
+  it('Escape while waiting for the bank cancels, as the Cancel button does', async () => {
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    const cancelled = once<{ sessionId?: string }>(el, 'obv-cancel');
+    part(el, 'button').dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+    expect((await cancelled).detail).to.deep.equal({ sessionId: SESSION.sessionId });
+    expect(el.state).to.equal('idle');
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
+  it('leaves Escape alone where nothing is open (a dialog around the element may close)', async () => {
+    const el = await mount();
+    const escape = new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true, cancelable: true });
+    part(el, 'button').dispatchEvent(escape);
+    expect(escape.defaultPrevented).to.equal(false);
+    expect(el.state).to.equal('idle');
+  });
+
   it('cancels while starting and ignores the late answer of the proxy', async () => {
     let answer!: () => void;
     world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));

@@ -241,6 +241,34 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.value).to.equal('');
   });
 
+  it('Escape closes Remove\'s question as Keep does (nothing removed, focus back on the list); Remove is lighter than its account, the confirming Remove destructive', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    const shadow = el.shadowRoot!;
+    const remove = q<HTMLButtonElement>(el, '.row > button')!;
+    expect(Number(getComputedStyle(remove).fontWeight), 'Remove is not as heavy as the account\'s bank name').to.be.below(Number(getComputedStyle(q(el, '.row .fi')!).fontWeight));
+    expect(getComputedStyle(remove).borderTopColor).to.equal('rgba(0, 0, 0, 0)');
+    remove.focus();
+    remove.click();
+    await until(() => shadow.activeElement?.id === 'k', 'focus on Keep');
+    const confirm = q<HTMLButtonElement>(el, '.ask button')!;
+    expect(getComputedStyle(confirm).backgroundColor, 'the confirming Remove in the danger colour').to.equal('rgb(180, 35, 24)');
+    await expect(el).to.be.accessible();
+    let outside = 0;
+    const count = () => outside++;
+    document.addEventListener('keydown', count);
+    try {
+      q(el, '#k')!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+      await until(() => !q(el, '.ask'), 'the question gone');
+    } finally {
+      document.removeEventListener('keydown', count);
+    }
+    expect(outside, 'handled by the element: a dialog around it stays open').to.equal(0);
+    expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
+    await until(() => shadow.activeElement === radios(el)[0], 'focus on the chosen account');
+  });
+
   it('the page\'s strings replace the question\'s and the announcement\'s words', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();

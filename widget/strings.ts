@@ -5,7 +5,7 @@
 
 /** The words the start's answer carries, in both languages (proxy/sessions/bank-step-words.ts). */
 type FromProxy = 'waitingTitle' | 'waitingHint' | 'showTab' | 'blockedTitle' | 'blockedHint' | 'openBank' | 'closedTitle' | 'closedHint'
-  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount' | 'cancelledTitle'
+  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount'
   | 'cancelled' | 'keep';
 
 /** Per primary language subtag: the words a start's answer carries. */
@@ -42,7 +42,6 @@ export interface ObvStrings {
   lostTitle: string;
   lostHint: string;
   checkNow: string;
-  cancelledTitle: string;
   /** The button back to the account linked before a failed "Change"; `{account}` is that account's line (alone when the proxy has not said these words yet). */
   keep: string;
   /** Instead of "Try again" when the same account cannot work (locked, not verifiable). */

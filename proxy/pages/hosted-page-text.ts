@@ -39,7 +39,7 @@ const en: HostedPageText = {
   fromShop: 'Your shop asks you to link a bank account',
   amountLabel: 'Amount',
   continueWithAccount: 'Continue with this account',
-  explainer: 'Your bank opens in a new tab. Linking does not pay anything: the shop charges the amount after you link.',
+  explainer: 'Linking does not pay anything: the shop charges the amount after you link an account.',
   doneTitle: 'You can close this page',
   doneMessage: 'We are taking you back. If nothing happens, return to the app yourself.',
   outcomes: {
@@ -49,7 +49,7 @@ const en: HostedPageText = {
     expired: 'This bank link expired: no account was linked.',
   },
   returnToApp: 'Return to the app',
-  unknownTitle: 'Link not recognised',
+  unknownTitle: 'Link not recognized',
   unknownMessage: 'This bank link is not known here. Ask the shop for a new one. You can close this page.',
   expiredTitle: 'This bank link has expired',
   expiredMessage: 'No account was linked. Ask the shop for a new link. You can close this page.',
@@ -66,7 +66,7 @@ const es: HostedPageText = {
   fromShop: 'Tu tienda te pide vincular una cuenta bancaria',
   amountLabel: 'Importe',
   continueWithAccount: 'Continuar con esta cuenta',
-  explainer: 'Tu banco se abre en una pestaña nueva. Vincular no paga nada: la tienda cobra el importe después de que vincules.',
+  explainer: 'Vincular no paga nada: la tienda cobra el importe después de que vincules una cuenta.',
   doneTitle: 'Puedes cerrar esta página',
   doneMessage: 'Te estamos llevando de vuelta. Si no pasa nada, vuelve tú a la aplicación.',
   outcomes: {

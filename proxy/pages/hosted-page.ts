@@ -120,10 +120,13 @@ export interface HostedPageInput {
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 
-/** The amount as the shopper reads it in their language (`$12.50`, `12,50 US$`); as given when Intl cannot. */
+/**
+ * The amount as a US shopper reads it in their language (`$12.50` in English and in Spanish: es-US, not
+ * Spain's `12,50 US$`; the provider serves the US only); as given when Intl cannot.
+ */
 export function formatAmount(amount: string, currency: string, lang: string): string {
   try {
-    return new Intl.NumberFormat(lang, { style: 'currency', currency }).format(Number(amount));
+    return new Intl.NumberFormat(`${lang}-US`, { style: 'currency', currency }).format(Number(amount));
   } catch {
     return `${amount} ${currency}`;
   }

@@ -38,7 +38,7 @@ const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Co
 const lockedEs = {
   type: 'result',
   sessionId: SESSION.sessionId,
-  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
+  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.', lang: 'es' },
 };
 const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
@@ -134,7 +134,7 @@ describe('<obv-link-account> accessibility', () => {
     expect(region.getAttribute('aria-live')).to.equal('polite');
     const socket = await waiting(el);
     expect(status(el)).to.equal(region);
-    expect(text(el)).to.contain('Continue in the bank tab');
+    expect(text(el)).to.contain('Continue at your bank');
     socket.receive(success);
     await el.updateComplete;
     expect(status(el)).to.equal(region);
@@ -150,7 +150,7 @@ describe('<obv-link-account> accessibility of the other screens', () => {
       const el = await mount();
       await waiting(el);
       expect(el.shadowRoot!.querySelector('[part~="link"]')).not.to.equal(null);
-      expect(text(el)).to.contain('Your browser blocked the new tab');
+      expect(text(el)).to.contain('Your browser blocked your bank’s page');
       await expect(el).to.be.accessible();
     });
   });
@@ -170,7 +170,7 @@ describe('<obv-link-account> accessibility of the other screens', () => {
     it('passes axe in Spanish while waiting and after a failure', async () => {
       const el = await mount({ language: 'es' });
       await waiting(el);
-      expect(text(el)).to.contain('Continúa en la pestaña del banco');
+      expect(text(el)).to.contain('Continúa en tu banco');
       await expect(el).to.be.accessible();
       FakeSocket.last.receive(failure);
       await el.updateComplete;

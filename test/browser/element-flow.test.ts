@@ -73,7 +73,7 @@ describe('<obv-link-account> flow', () => {
     expect(body).to.deep.equal({ linkToken: LINK_TOKEN });
     await el.updateComplete;
     expect(el.state).to.equal('waiting');
-    expect(statusText(el)).to.contain('Continue in the bank tab');
+    expect(statusText(el)).to.contain('Continue at your bank');
   });
 
   it('shows the words the start\'s answer carries in its own language, and a page\'s `strings` over them', async () => {
@@ -132,7 +132,7 @@ describe('<obv-link-account> flow', () => {
     expect((await error).detail.kind).to.equal('expired');
     await el.updateComplete;
     expect(el.state).to.equal('expired');
-    expect(statusText(el)).to.contain('The bank session expired');
+    expect(statusText(el)).to.contain('Your bank session timed out');
   });
 
   it('fires obv-state-change with the previous state on every transition', async () => {
@@ -172,7 +172,7 @@ describe('<obv-link-account> flow', () => {
     expect(world().open.calledOnce).to.equal(true);
     const link = part(el, 'link') as HTMLAnchorElement;
     expect(link.href).to.equal(SESSION.consumerUrl);
-    expect(statusText(el)).to.contain('The bank tab was closed');
+    expect(statusText(el)).to.contain('Your bank’s page was closed');
     expect(el.state).to.equal('waiting');
     expect(el.shadowRoot!.activeElement).to.equal(link);
   });
@@ -595,7 +595,7 @@ describe('<obv-link-account> with a blocked pop-up', () => {
     expect(link.href).to.equal(SESSION.consumerUrl);
     expect(link.target).to.equal('_blank');
     expect(link.rel).to.equal('noopener');
-    expect(statusText(el)).to.contain('Your browser blocked the new tab');
+    expect(statusText(el)).to.contain('Your browser blocked your bank’s page');
     const opened = once(el, 'obv-open');
     // Keep the test page where it is: only the element's reaction to the click matters.
     link.addEventListener('click', (event) => event.preventDefault(), { once: true });

@@ -228,8 +228,8 @@ describe('<obv-link-account> with the keyboard', () => {
     expect(world().open.calledOnce).to.equal(true);
     await until(() => el.state === 'waiting', 'waiting');
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
-    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to the bank tab');
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to your bank"');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to your bank');
     await sendKeys({ press: 'Enter' });
     // Named as the tab was opened (a name of its own per bank step).
     expect(world().open.lastCall.args).to.deep.equal(['', world().open.firstCall.args[1]]);
@@ -255,7 +255,7 @@ describe('<obv-link-account> with the keyboard', () => {
     await sendKeys({ press: 'Enter' });
     await until(() => el.state === 'waiting', 'waiting');
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to your bank"');
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await el.updateComplete;

@@ -480,7 +480,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
     q(el, '[part~="button"]')!.click();
-    const note = 'You linked a different account from the one to reconnect. It is used for this purchase only; the other one is unchanged.';
+    const note = 'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.';
     await bankAnswers(el, { status: 'success', linkRef: 'ref_1', ...offered('y', '4321'), note });
     await until(() => el.state === 'success', 'the success');
     expect([...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1)).to.equal(note);

@@ -21,7 +21,7 @@ const WORDS = {
   },
   es: {
     success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' },
-    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
+    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.', lang: 'es' },
     cancelled: { text: 'Cancelaste en tu banco, así que no se vinculó ninguna cuenta.', lang: 'es' },
   },
 };

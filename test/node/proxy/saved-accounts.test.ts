@@ -311,7 +311,7 @@ describe('saved accounts', () => {
     const again = await linkSession({ reauthorize: saved.sealed, merchantTransactionId: purchase.merchantTransactionId });
     const offer = await offerOf(again.linkToken);
     assert.equal(offer.reconnect?.fiName, 'Sandbox Federal Bank');
-    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank ••••4321');
+    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank Checking ••••4321', 'the type with the masked number, as in the list');
     assert.equal((offer.reconnect as { spokenLabel?: string }).spokenLabel, 'Reconnect Sandbox Federal Bank, Checking ending in 4321');
     assert.ok(!JSON.stringify(offer).includes(saved.sealed));
     const started = (await (await post('/verifications', { linkToken: again.linkToken })).json()) as { sessionId: string; consumerUrl: string };
@@ -366,7 +366,7 @@ describe('saved accounts', () => {
     assert.equal(linked.savedAccount.reauthorized, undefined);
     assert.equal(linked.savedAccount.fiAccountType, 'CHECKING');
     assert.equal(linked.savedAccount.consent?.version, CONSENT_VERSION);
-    assert.match(outcome.note ?? '', /different account .* saved as a new account/);
+    assert.match(outcome.note ?? '', /isn’t the account you were reconnecting: it will be saved as a new account/);
     assert.ok(await stillStale(saved.sealed), 'the savings account still needs reconnecting (its token was not re-linked)');
     // The new saved account pays.
     assert.equal(await stillStale(linked.savedAccount.sealed), false);

@@ -27,7 +27,7 @@ const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-00000
 
 const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) => el.shadowRoot!.querySelector<T>(selector);
 /** What the scripted proxy answers. */
-type Reply = { status: number; body?: unknown };
+type Reply = { status: number; body?: unknown } | Error;
 const radios = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]')];
 
 describe('<obv-link-account> for a returning shopper', () => {

@@ -19,6 +19,8 @@ export interface HostedPageText {
   /** Shown once the flow ended, whether or not the redirect opened. */
   doneTitle: string;
   doneMessage: string;
+  /** Instead of doneMessage when the page is opened again after linking: nothing navigates by itself. */
+  alreadyMessage: string;
   /** What happened, on the closing panel. */
   outcomes: Record<'linked' | 'failed' | 'cancelled' | 'expired', string>;
   returnToApp: string;
@@ -42,6 +44,7 @@ const en: HostedPageText = {
   explainer: 'Linking does not pay anything: the shop charges the amount after you link an account.',
   doneTitle: 'You can close this page',
   doneMessage: 'We are taking you back. If nothing happens, return to the app yourself.',
+  alreadyMessage: 'This link is done. Return to the app to continue.',
   outcomes: {
     linked: 'Your bank account is linked.',
     failed: 'No account was linked.',
@@ -69,6 +72,7 @@ const es: HostedPageText = {
   explainer: 'Vincular no paga nada: la tienda cobra el importe después de que vincules una cuenta.',
   doneTitle: 'Puedes cerrar esta página',
   doneMessage: 'Te estamos llevando de vuelta. Si no pasa nada, vuelve tú a la aplicación.',
+  alreadyMessage: 'Este enlace ya se usó. Vuelve a la aplicación para continuar.',
   outcomes: {
     linked: 'Tu cuenta bancaria está vinculada.',
     failed: 'No se vinculó ninguna cuenta.',

@@ -133,7 +133,9 @@ export async function refuseRemoved(ctx: Pick<ProxyContext, 'removals'>, merchan
 
 export async function offerView(ctx: ProxyContext, session: SessionForOffer): Promise<OfferView> {
   const { language, reauthorize } = session;
-  const accounts = (await stillOffered(ctx, session)).map((account) => view(account, language));
+  // The account to reconnect is offered as Reconnect only, never also preselected in the list, where
+  // every Pay with it would be refused as stale (a merchant may pass it in savedAccounts too).
+  const accounts = (await stillOffered(ctx, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language, ctx.config.merchantName);
   if (reauthorize) {

@@ -60,8 +60,12 @@ describe('demo checkout in a browser', { timeout: TEST_TIMEOUT_MS * 4 }, () => {
       await bankClosed;
       await page.locator('#pay-button:enabled').waitFor();
       assert.match(await elementStatus(page), /Checking ••••4321/);
-      // The pay hint is a live region: it shows the bullets and is read with the spoken line instead.
+      // The pay hint shows the bullets and is read with the spoken line instead. It is no live region: the
+      // element's own announces the success, and two at once talk over each other. It describes Pay.
       const hint = page.locator('#pay-hint');
+      assert.equal(await hint.getAttribute('aria-live'), null);
+      assert.deepEqual(await page.evaluate(() => [...document.querySelectorAll('[aria-live], [role="status"], [role="alert"], [role="log"]')].map((node) => node.id)), [], 'no live region of the page\'s own');
+      assert.equal(await payButton(page).getAttribute('aria-describedby'), 'pay-hint');
       assert.match((await hint.innerText()).replace(/\s+/g, ' '), /Paying from Checking ••••4321/);
       assert.match(await hint.evaluate((node) => [...node.childNodes].filter((child) => !(child instanceof Element && child.getAttribute('aria-hidden') === 'true')).map((child) => child.textContent).join('')), /^Paying from Checking ending in 4321 at /);
 

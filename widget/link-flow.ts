@@ -326,13 +326,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const previous = status;
     stopWatching();
     remember();
-    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
-    blocked = !tab;
     const idempotencyKey = randomId();
     const attempt = (aborter = new AbortController());
-    cancelled = closed = false;
-    set({ kind: 'starting', blocked });
-    emit(host, 'obv-start', { idempotencyKey });
     const version = consent && saved.offer?.saving?.version;
     // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
     const reconnect = !!saved.offer?.reconnect;
@@ -340,6 +335,7 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
     // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
     const timeout = AbortSignal.timeout(timing.startTimeoutMs);
+    // The request leaves first: opening the tab takes the page's thread a while (a new tab, its holding page).
     startSession(page.base, request, idempotencyKey, AbortSignal.any([attempt.signal, timeout])).then(
       (session) => attempt === aborter && opened(page.base, session),
       (error: Error) => {
@@ -356,6 +352,12 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
         });
       },
     );
+    // Still inside the click: pop-up blockers let the tab through.
+    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    blocked = !tab;
+    cancelled = closed = false;
+    set({ kind: 'starting', blocked });
+    emit(host, 'obv-start', { idempotencyKey });
   };
 
   return {

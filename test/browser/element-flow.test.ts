@@ -245,6 +245,17 @@ describe('<obv-link-account> flow', () => {
     expect(el.state).to.equal('idle');
   });
 
+  it('sends the start before it opens the bank tab: the request leaves at once, opening a tab holds the page a while', async () => {
+    const el = await mount();
+    part(el, 'button').click();
+    const fetchStub = window.fetch as unknown as sinon.SinonStub;
+    const start = fetchStub.getCalls().find((call) => String(call.args[0]).endsWith('/verifications'));
+    expect(start, 'the start was sent within the click').to.not.equal(undefined);
+    expect(world().open.calledOnce, 'and the tab opened within the click').to.equal(true);
+    expect(world().open.firstCall.calledAfter(start!)).to.equal(true);
+    await until(() => el.state === 'waiting', 'waiting');
+  });
+
   it('cancels while starting and ignores the late answer of the proxy', async () => {
     let answer!: () => void;
     world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));

@@ -3,6 +3,7 @@
 // bundle's gzip shrinks by when that source's bytes are blanked out: what cutting it would give back.
 // Usage: npm run build && sh scripts/node.sh tsx scripts/element-sources.ts [dist/obv-link-account.js]
 import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 const file = process.argv[2] ?? 'dist/obv-link-account.js';
@@ -57,7 +58,8 @@ const rows = [...map.sources.keys(), -1].map((index) => {
     if (mine) minified++;
     blanked += mine ? '' : code[i];
   }
-  const name = index < 0 ? '(unmapped)' : map.sources[index]!.replace(/^(\.\.\/)+/, '').replace(/^node_modules\//, '');
+  // Sources are relative to the map: named from the repository (Lit's by its package).
+  const name = index < 0 ? '(unmapped)' : relative(process.cwd(), resolve(dirname(file), map.sources[index]!)).replace(/^node_modules\//, '');
   return { name, minified, gzip: total - gzip(blanked) };
 });
 rows.sort((a, b) => b.gzip - a.gzip);

@@ -11,7 +11,7 @@ const code = readFileSync(file, 'utf8');
 const map = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[]; mappings: string };
 
 const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
-/** One segment's fields (Base64 VLQ, as the source map spec writes them). */
+/** One segment's fields (Base64 VLQ, as source maps write them). */
 function decodeSegment(segment: string): number[] {
   const values: number[] = [];
   let value = 0;

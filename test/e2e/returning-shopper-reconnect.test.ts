@@ -90,7 +90,7 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         assert.ok(suite.demo.provider.markAccountStale(accountToken));
         await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
         await waitForState(page, 'idle');
-        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank Checking ••••4321` }).waitFor();
+        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ${lang === 'en' ? 'Checking' : 'Corriente'} ••••4321` }).waitFor();
         assert.equal(await host.getByRole('button', { name: words.useAnother }).count(), 1);
         const axe = async (state: string) => problems.push(...(await axeViolations(page)).map((violation) => `${state}: axe ${violation}`));
         await axe('reconnect');

@@ -14,6 +14,7 @@ export const styles = unsafeCSS(`
     --_muted: var(--obv-muted, light-dark(#5b6474, #b7bfcc));
     --_surface: var(--obv-surface, light-dark(#fff, #1f242b));
     --_border: var(--obv-border, light-dark(#dde2ea, #3a414c));
+    --_danger: var(--obv-danger, light-dark(#b42318, #ff8a80));
     display: block;
     max-width: 32rem;
     font: 0.9375rem/1.45 var(--obv-font, system-ui, sans-serif);
@@ -40,11 +41,12 @@ export const styles = unsafeCSS(`
   .success {
     --_tone: var(--obv-success, light-dark(#13795b, #6fd3a8));
   }
-  .danger,
-  /* Remove's confirming button: destructive, in the danger colour. */
+  .danger {
+    --_tone: var(--_danger);
+  }
+  /* Remove's confirming button: destructive, in the danger colour (a failure's retry keeps the accent). */
   .ask .primary {
-    --_tone: var(--obv-danger, light-dark(#b42318, #ff8a80));
-    --_accent: var(--_tone);
+    --_accent: var(--_danger);
   }
   /* Narrow: after .card, which it overrides. */
   @container (width < 20rem) {

@@ -76,6 +76,14 @@ describe('<obv-link-account> accessibility', () => {
     }
   });
 
+  it('keeps the retry of a failure in the accent colour (the card turns red, not its main button)', async () => {
+    const el = await mount();
+    await settle(el, failure);
+    const retry = el.shadowRoot!.querySelector<HTMLElement>('[part="button"]')!;
+    expect(getComputedStyle(retry).backgroundColor).to.equal('rgb(37, 84, 216)');
+    expect(getComputedStyle(el.shadowRoot!.querySelector('[part~="icon"]')!).color).to.equal('rgb(180, 35, 24)');
+  });
+
   it('passes axe with a network error, a configuration error and a proxy’s refusal', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();

@@ -72,7 +72,7 @@ export type TargetReader = () => FlowTarget | undefined;
 export type StatusListener = (status: FlowStatus, previous: FlowStatus) => void;
 
 /** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
-const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+const randomId = (): string => crypto.randomUUID?.() ?? String(Math.random());
 
 /**
  * One element's linking flow. As a Lit controller it stops listening when the element leaves the page and
@@ -239,11 +239,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       emitSuccess(host, end);
     } else {
       const { code, message, text, lang } = end;
-      // A cancel at the bank is the shopper's choice, as the checkout's own Cancel is: back where they were
+      // A cancel (the bank's CONSUMER_CANCELLED, any code ending so) is the shopper's choice, as the checkout's own Cancel is: back where they were
       // (the reconnect screen with the account's name and "Use another account", the saved accounts, the
       // account linked before), with "Bank linking cancelled." under the first screen. Anything else: the
       // proxy's words for the shopper, else the provider's own.
-      if (/^(CONSUMER_)?CANCELLED$/.test(code)) {
+      if (code.endsWith('CANCELLED')) {
         cancelled = true;
         set(rest());
       } else {

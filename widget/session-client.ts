@@ -95,7 +95,7 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
   // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
   // obv-error and the console, and shows the shopper only "Bank linking is not available".
   const session = readStartedSession(await post(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey }));
-  if (!session) throw new ProxyRequestError('configuration', 'No session in the answer');
+  if (!session) throw new ProxyRequestError('configuration', 'No session');
   return session;
 }
 
@@ -104,8 +104,8 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
  * has an id and an http(s) `consumerUrl` (the element links to it: never a javascript: URL).
  */
 export function readStartedSession(value: unknown): StartedSession | undefined {
-  if (!isObject(value) || !value.sessionId || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
-  return { sessionId: text(value.sessionId), consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt), words: value.words as SessionWords | undefined };
+  // Taken as it comes (the proxy's answer, or this page's own earlier copy of it) once these two hold.
+  return isObject(value) && typeof value.sessionId === 'string' && /^https?:/i.test(text(value.consumerUrl)) ? (value as unknown as StartedSession) : undefined;
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */

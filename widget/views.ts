@@ -52,7 +52,7 @@ export function card(host: CardHost): TemplateResult {
   // The reconnect screen, unless the shopper chose "Use another account" there.
   const reconnect = state === 'idle' && !status.another && offer?.reconnect;
   const removed = state === 'saved' && status.removed;
-  const blocked = 'blocked' in status && status.blocked;
+  const blocked = (status as { blocked?: boolean }).blocked;
   // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A lost watch is no failure:
   // it picks up again by itself, and nothing is lost.
   const screen =

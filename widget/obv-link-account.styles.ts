@@ -167,8 +167,8 @@ export const styles = unsafeCSS(`
     background: var(--_accent);
     border-color: var(--_accent);
   }
-  /* The buttons and the link: nothing else in the actions can be hovered (a slotted label is light DOM). */
-  .actions :hover {
+  /* The buttons and the link only: a filter on a hovered row would dim its Remove too. */
+  :is(button, a):hover {
     filter: brightness(0.94);
   }
   /* Returning shoppers (views.ts): the saved accounts, one per row, and the consent box, full width;

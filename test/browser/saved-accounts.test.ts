@@ -7,6 +7,7 @@
 // version sent only when ticked, and Reconnect (the other saved accounts and "Use another account" beside
 // it, "Reconnect" again after a cancel at the bank), and the success's note.
 import { expect, fixture, html } from '@open-wc/testing';
+import { resetMouse, sendMouse } from '@web/test-runner-commands';
 import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
@@ -177,6 +178,25 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
   });
 
+  it('fires change when a new choice withdraws the link of the account chosen before, and again when the new one is ready', async () => {
+    let answer: () => void = () => undefined;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (id === ACCOUNTS[0]!.id
+      ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }
+      : new Promise<Reply>((resolve) => (answer = () => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } })))));
+    const el = await mount();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account ready');
+    const values: string[] = [];
+    el.addEventListener('change', () => values.push(el.value));
+    radios(el)[1]!.click();
+    await until(() => values.length === 1, 'the change');
+    expect(values, 'no account to pay with while the new one is on its way').to.deep.equal(['']);
+    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2, 'the second choice sent');
+    await tick(10);
+    answer();
+    await until(() => values.length === 2, 'the second change');
+    expect(values).to.deep.equal(['', `ref-${ACCOUNTS[1]!.id}`]);
+  });
+
   it('arrowing through the list sends one choice at a time: the latest once the one on its way is answered', async () => {
     const three = [...ACCOUNTS, offered('id-three-00000000000', '5555')];
     const waiting: (() => void)[] = [];
@@ -267,6 +287,23 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(outside, 'handled by the element: a dialog around it stays open').to.equal(0);
     expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
     await until(() => shadow.activeElement === radios(el)[0], 'focus on the chosen account');
+  });
+
+  it('shades only the button or link under the pointer: a hovered row does not dim its Remove', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    const label = q(el, '.row label')!.getBoundingClientRect();
+    await sendMouse({ type: 'move', position: [Math.round(label.left + 10), Math.round(label.top + label.height / 2)] });
+    try {
+      expect(getComputedStyle(q(el, '.row')!).filter).to.equal('none');
+      expect(getComputedStyle(q(el, '.list')!).filter).to.equal('none');
+      const remove = q(el, '.row > button')!.getBoundingClientRect();
+      await sendMouse({ type: 'move', position: [Math.round(remove.left + remove.width / 2), Math.round(remove.top + remove.height / 2)] });
+      expect(getComputedStyle(q(el, '.row > button')!).filter).to.equal('brightness(0.94)');
+    } finally {
+      await resetMouse();
+    }
   });
 
   it('the page\'s strings replace the question\'s and the announcement\'s words', async () => {

@@ -23,6 +23,7 @@ import { card } from './views.ts';
  * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
  * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
  * @fires {CustomEvent<{state: ObvState, previous: ObvState}>} obv-state-change - The `state` changed.
+ * @fires {Event} change - The form `value` changed, as native form controls say it (also with no new state: a saved account's link withdrawn while another one is chosen).
  *
  * @attr state - Reflects the read-only `state` property, for CSS (`obv-link-account[state="success"]`).
  *
@@ -104,6 +105,8 @@ export class ObvLinkAccountElement extends LitElement {
    * shift. Until it is drawn the element has no `state` attribute, which pages reserve its space by.
    */
   #held = true;
+  /** The form value of the last update: `change` fires when it changes. */
+  #value = '';
   /** @internal */
   readonly _flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
@@ -219,6 +222,12 @@ export class ObvLinkAccountElement extends LitElement {
     // linked account again only for the same link session (resume, read from the proxy), never after a navigation
     // to another purchase, where its reference may have paid.
     this.#internals.setFormValue(value || null);
+    // A form control's change, for the page's Pay button: also a saved account's link withdrawn while
+    // another one is being chosen, where the state stays the same.
+    if (value !== this.#value) {
+      this.#value = value;
+      this.dispatchEvent(new Event('change', { bubbles: true }));
+    }
     if (this.required && !value && !this._off) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
       this.#internals.setValidity({ valueMissing: true }, this._s.valueMissing, anchor);

@@ -38,6 +38,19 @@ describe('<obv-link-account> in a form', () => {
     expect(new FormData(form).get('linkRef')).to.equal(ACCOUNT.linkRef);
   });
 
+  it('fires change, as form controls do, each time its value changes: linked, then withdrawn by "Change"', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    const values: string[] = [];
+    form.addEventListener('change', (event) => values.push((event.target as ObvLinkAccountElement).value));
+    await link(el);
+    expect(values).to.deep.equal([ACCOUNT.linkRef]);
+    el.shadowRoot!.querySelector<HTMLElement>('[part~="button"]')!.click(); // Change
+    await el.updateComplete;
+    expect(values).to.deep.equal([ACCOUNT.linkRef, '']);
+  });
+
   it('is valid without an account when not required', async () => {
     const form = await fixture<HTMLFormElement>(html`<form><obv-link-account></obv-link-account></form>`);
     await form.querySelector('obv-link-account')!.updateComplete;

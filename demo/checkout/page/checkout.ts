@@ -85,6 +85,8 @@ for (const name of ELEMENT_EVENTS) {
     void element.updateComplete.then(updatePayButton);
   });
 }
+// Its form value changed with no new state too: a saved account's link withdrawn while another is chosen.
+element.addEventListener('change', updatePayButton);
 
 form.addEventListener('submit', (event) => {
   if (payButton.disabled || !form.checkValidity()) {

@@ -11,10 +11,10 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
-/** "$75.12" in English, "75,12 US$" in Spanish: money as the shopper reads it (the code as is if Intl does not know it). */
+/** "$75.12" in English and in Spanish (es-US: the service is for US consumers): money as the shopper reads it (the code as is if Intl does not know it). */
 export function formatMoney(amount: string, currency: string, lang: string): string {
   try {
-    return new Intl.NumberFormat(lang, { style: 'currency', currency }).format(Number(amount));
+    return new Intl.NumberFormat(`${lang}-US`, { style: 'currency', currency }).format(Number(amount));
   } catch {
     return `${amount} ${currency}`;
   }

@@ -7,7 +7,7 @@ import { emit, emitSuccess, type ObvErrorKind, type ObvState } from './events.ts
 import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
-import { endpoint, fetchSession, postSession, ProxyRequestError, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import { endpoint, fetchSession, postSession, ProxyRequestError, readSession, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
 import type { SessionWords } from './strings.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
@@ -72,7 +72,7 @@ export type TargetReader = () => FlowTarget | undefined;
 export type StatusListener = (status: FlowStatus, previous: FlowStatus) => void;
 
 /** A fresh idempotency key; crypto.randomUUID is missing on plain-http pages, where a weaker key still dedupes. */
-const randomId = (): string => crypto.randomUUID?.() ?? `${Date.now()}-${Math.random()}`;
+const randomId = (): string => crypto.randomUUID?.() ?? String(Math.random());
 
 /**
  * One element's linking flow. As a Lit controller it stops listening when the element leaves the page and
@@ -98,8 +98,6 @@ export interface LinkFlow extends ReactiveController {
    * box (which would read as the chosen saved account's, beside the list), and the list one step back.
    */
   another(): void;
-  /** The last start reconnects the link session's stale saved account: "Try again" reconnects it again. */
-  reconnecting(): boolean;
   /**
    * Stops waiting for the bank (closing its tab when it can) and goes back to idle, or to the account
    * linked before; after a "Change" that failed, expired or hit a network error, also back to that account.
@@ -205,11 +203,10 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     set({ kind: 'error', error });
     report(error.kind, error.message);
   };
-  // A saved-account choice that failed: "Try again" links another account; Cancel there, then a click on the account, tries it again.
   // The shopper's own "Use another account" is not undone by an answer about the list.
   const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
     if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
-  }, (error) => fail({ kind: 'network', message: error.message }));
+  });
 
   /**
    * The proxy cannot be reached while a session is under way (offline, or the watch gave up): the session
@@ -242,8 +239,16 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       emitSuccess(host, end);
     } else {
       const { code, message, text, lang } = end;
-      // The proxy's words for the shopper, else the provider's own.
-      set({ kind: 'failure', message: text || message, lang, code });
+      // A cancel (the bank's CONSUMER_CANCELLED, any code ending so) is the shopper's choice, as the checkout's own Cancel is: back where they were
+      // (the reconnect screen with the account's name and "Use another account", the saved accounts, the
+      // account linked before), with "Bank linking cancelled." under the first screen. Anything else: the
+      // proxy's words for the shopper, else the provider's own.
+      if (code.endsWith('CANCELLED')) {
+        cancelled = true;
+        set(rest());
+      } else {
+        set({ kind: 'failure', message: text || message, lang, code });
+      }
       emit(host, 'obv-failure', { code, message });
     }
   };
@@ -290,6 +295,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
    */
   const wake = () => {
     if (document.hidden) return;
+    // A saved account chosen while offline is used now.
+    saved.retry(1);
     checkTab(1);
     // The tab that just closed may not say so yet when its checkout comes back to the front, and the
     // network may not carry requests yet when the browser says it is back online: both are asked again.
@@ -319,43 +326,38 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const previous = status;
     stopWatching();
     remember();
-    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
-    blocked = !tab;
     const idempotencyKey = randomId();
     const attempt = (aborter = new AbortController());
-    cancelled = closed = false;
-    set({ kind: 'starting', blocked });
-    emit(host, 'obv-start', { idempotencyKey });
-    // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      attempt.abort();
-    }, timing.startTimeoutMs);
     const version = consent && saved.offer?.saving?.version;
     // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
     const reconnect = !!saved.offer?.reconnect;
     reconnecting = reconnect && (previous.kind === 'idle' ? !previous.another : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
     const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
-    startSession(page.base, request, idempotencyKey, attempt.signal).then(
-      (session) => {
-        clearTimeout(timer);
-        if (attempt === aborter) opened(page.base, session);
-      },
+    // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
+    const timeout = AbortSignal.timeout(timing.startTimeoutMs);
+    // The request leaves first: opening the tab takes the page's thread a while (a new tab, its holding page).
+    startSession(page.base, request, idempotencyKey, AbortSignal.any([attempt.signal, timeout])).then(
+      (session) => attempt === aborter && opened(page.base, session),
       (error: Error) => {
-        clearTimeout(timer);
         // A newer attempt or a cancel has taken over; this answer is stale.
-        if (attempt !== aborter || (attempt.signal.aborted && !timedOut)) return;
+        if (attempt !== aborter) return;
         aborter = undefined;
         closeTab();
+        const timedOut = timeout.aborted;
         const refused = error instanceof ProxyRequestError ? error : undefined;
         fail({
-          kind: refused?.kind === 'configuration' ? 'configuration' : 'network',
-          message: timedOut ? `No answer from ${endpoint(page.base, 'verifications').href} within ${timing.startTimeoutMs} ms` : error.message,
-          ...(timedOut || refused?.service ? { service: true } : {}),
+          kind: refused?.kind ?? 'network',
+          message: timedOut ? `No answer within ${timing.startTimeoutMs} ms` : error.message,
+          ...(timedOut || (refused?.status ?? 0) >= 500 ? { service: true } : {}),
         });
       },
     );
+    // Still inside the click: pop-up blockers let the tab through.
+    tab = openBankTab(opener, `${endpoint(page.base, 'connecting')}?lang=${page.language}`);
+    blocked = !tab;
+    cancelled = closed = false;
+    set({ kind: 'starting', blocked });
+    emit(host, 'obv-start', { idempotencyKey });
   };
 
   return {
@@ -372,21 +374,32 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
     start,
     saved,
-    reconnecting: () => reconnecting,
     another() {
       // From the list, or from the reconnect screen: a plain link, the consent box beside it.
       if (status.kind === 'saved' || (status.kind === 'idle' && saved.offer?.reconnect)) set({ kind: 'idle', cancelled: false, another: true });
     },
     cancel() {
-      if (!busy() && !canGoBack()) return;
-      const sessionId = pending?.sessionId;
+      // While starting or waiting, also offline while the bank step may still finish (a lost watch).
+      const session = (busy() || lostWatch()) && pending;
+      if (!session && !busy() && !canGoBack()) return;
       const base = target()?.base;
-      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored.
-      if (sessionId && base && busy()) postSession(base, 'cancel', sessionId, { keepalive: true }).catch(() => undefined);
       abandon();
       cancelled = true;
       set(rest());
-      emit(host, 'obv-cancel', sessionId ? { sessionId } : {});
+      emit(host, 'obv-cancel', session ? { sessionId: session.sessionId } : {});
+      // Tell the proxy, so the bank's return page says "cancelled" and a late success is not stored. Its answer
+      // says what the session ended as: a success that landed at this very moment cannot be undone (the merchant
+      // hears it), so it is shown; one not yet released to this browser (the bank step's binding) is followed.
+      if (session && base) {
+        postSession(base, 'cancel', session.sessionId, { keepalive: true }).then((body) => {
+          const end = readSession(body);
+          if (end.kind !== 'failure' && end.kind !== 'expired' && !pending && !busy()) {
+            pending = session;
+            if (end.kind === 'success') ended(end);
+            else watchPending();
+          }
+        }, () => undefined);
+      }
     },
     retry(save) {
       if (pending && lostWatch()) recheck(true);

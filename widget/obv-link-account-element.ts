@@ -1,18 +1,12 @@
-import { LitElement, html, nothing, type TemplateResult } from 'lit';
+import { LitElement, nothing, type TemplateResult } from 'lit';
 import { findConfigProblem, flowTarget } from './attributes.ts';
 import { emit, type ObvAccount, type ObvState } from './events.ts';
 import { createLinkFlow, type FlowStatus } from './link-flow.ts';
 import { timing } from './settings.ts';
 import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
-import { consentBox, line, naming, savedList } from './saved-view.ts';
+import { card } from './views.ts';
 
-// Icon outlines on a 24×24 grid, stroked by the stylesheet.
-const BANK_ICON = 'M3 10h18M5 10v7m5-7v7m4-7v7m5-7v7M3 20h18M12 3l9 5H3z';
-const CHECK_ICON = 'M5 12.5l4.5 4.5L19 7.5';
-/** The failure codes of a cancel: at the bank (the provider's) and at the checkout (the proxy's). */
-const CANCEL_CODES = /^(CONSUMER_)?CANCELLED$/;
-const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 0-19';
 
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
@@ -29,6 +23,7 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
  * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
  * @fires {CustomEvent<{state: ObvState, previous: ObvState}>} obv-state-change - The `state` changed.
+ * @fires {Event} change - The form `value` changed, as native form controls say it (also with no new state: a saved account's link withdrawn while another one is chosen).
  *
  * @attr state - Reflects the read-only `state` property, for CSS (`obv-link-account[state="success"]`).
  *
@@ -43,16 +38,16 @@ const ALERT_ICON = 'M12 7.5v6m0 3.5v.01M12 2.5a9.5 9.5 0 1 0 0 19a9.5 9.5 0 1 0 
  * @csspart secondary-button - The Cancel button (while starting or waiting), or "Keep <account>" after a failed "Change"; Remove and Keep beside a saved account.
  * @csspart link - The link to the bank's page, shown when the new tab was blocked or closed, or after a reload.
  *
- * @cssproperty --obv-accent - Main button and focus colour (default #2554d8).
- * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff).
+ * @cssproperty --obv-accent - Main button and focus colour (default #2554d8; #93b4ff in a dark colour scheme).
+ * @cssproperty --obv-accent-contrast - Text on the accent colour (default #fff; #0b1020 dark).
  * @cssproperty --obv-radius - Corner radius of the card; buttons use a little less (default 12px).
  * @cssproperty --obv-font - Font family (default the system UI font).
- * @cssproperty --obv-text - Text colour (default #1c2434).
- * @cssproperty --obv-muted - Secondary text colour (default #5b6474).
- * @cssproperty --obv-surface - Card background (default #fff).
- * @cssproperty --obv-border - Card and secondary button border (default #dde2ea).
- * @cssproperty --obv-success - Success colour (default #13795b).
- * @cssproperty --obv-danger - Failure and error colour (default #b42318).
+ * @cssproperty --obv-text - Text colour (default #1c2434; #eef0f3 dark).
+ * @cssproperty --obv-muted - Secondary text colour (default #5b6474; #b7bfcc dark).
+ * @cssproperty --obv-surface - Card background (default #fff; #1f242b dark).
+ * @cssproperty --obv-border - Card and secondary button border (default #dde2ea; #3a414c dark).
+ * @cssproperty --obv-success - Success colour (default #13795b; #6fd3a8 dark).
+ * @cssproperty --obv-danger - Failure and error colour, and the confirming Remove (default #b42318; #ff8a80 dark).
  */
 export class ObvLinkAccountElement extends LitElement {
   static override styles = styles;
@@ -94,10 +89,11 @@ export class ObvLinkAccountElement extends LitElement {
   /** Replacements for any of the element's texts. */
   declare strings: Partial<ObvStrings> | undefined;
 
-  /** Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
-  private declare _hush: boolean;
-  /** The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
-  private declare _quiet: boolean;
+  // Members named `_…` are internal: the view (views.ts, CardHost) reads them; the build shortens them.
+  /** @internal Empties the live region for a moment, so that an outcome that arrived while the tab was hidden is announced. */
+  declare _hush: boolean;
+  /** @internal The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
+  declare _quiet: boolean;
   /** Inside a disabled `<fieldset>`. */
   private declare _formDisabled: boolean;
   #internals: ElementInternals;
@@ -109,7 +105,10 @@ export class ObvLinkAccountElement extends LitElement {
    * shift. Until it is drawn the element has no `state` attribute, which pages reserve its space by.
    */
   #held = true;
-  #flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
+  /** The form value of the last update: `change` fires when it changes. */
+  #value = '';
+  /** @internal */
+  readonly _flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
 
   constructor() {
     super();
@@ -120,12 +119,23 @@ export class ObvLinkAccountElement extends LitElement {
     this._formDisabled = false;
     this._quiet = false;
     this.#internals = this.attachInternals();
-    this.addController(this.#flow);
+    this.addController(this._flow);
+    // Escape closes what is open: Remove's question (as Keep does), or the wait for the bank (as Cancel does).
+    this.addEventListener('keydown', (event) => {
+      const status = this._flow.status;
+      const asking = status.kind === 'saved' && status.asking;
+      if (event.key !== 'Escape' || !(asking || status.kind === 'starting' || status.kind === 'waiting')) return;
+      // Handled here: a dialog around the element stays open.
+      event.preventDefault();
+      event.stopPropagation();
+      if (asking) this._flow.saved.ask();
+      else this.cancel();
+    });
   }
 
   /** Where the flow stands: idle, saved (a returning shopper's saved accounts), starting, waiting, success, failure, expired or error. Read-only; reflected as the `state` attribute. */
   get state(): ObvState {
-    return this.#flow.status.kind;
+    return this._flow.status.kind;
   }
 
   /**
@@ -133,7 +143,7 @@ export class ObvLinkAccountElement extends LitElement {
    * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
    */
   get account(): ObvAccount | undefined {
-    const status = this.#flow.status;
+    const status = this._flow.status;
     return status.kind === 'success' ? status.account : status.kind === 'saved' ? status.ready?.account : undefined;
   }
 
@@ -172,7 +182,7 @@ export class ObvLinkAccountElement extends LitElement {
    * is opened right away, so that pop-up blockers let it through.
    */
   start(): void {
-    if (!this.#isDisabled) this.#flow.start(this.#consent);
+    if (!this._off) this._flow.start(this.#consent);
   }
 
   /**
@@ -180,12 +190,12 @@ export class ObvLinkAccountElement extends LitElement {
    * linked before. After a "Change" that failed, expired or hit a network error, it also goes back to that account.
    */
   cancel(): void {
-    this.#flow.cancel();
+    this._flow.cancel();
   }
 
   /** @internal */
   formResetCallback(): void {
-    this.#flow.reset();
+    this._flow.reset();
   }
 
   /**
@@ -200,9 +210,9 @@ export class ObvLinkAccountElement extends LitElement {
 
   protected override willUpdate(): void {
     // Cheap, and silent unless the verdict changes: no need to track which attribute changed.
-    this.#flow.configure(findConfigProblem(this));
-    if (!this.hasUpdated && this.state !== 'error') this.#flow.resume();
-    this.#held &&= this.state === 'idle' && this.#flow.saved.loading;
+    this._flow.configure(findConfigProblem(this));
+    if (!this.hasUpdated && this.state !== 'error') this._flow.resume();
+    this.#held &&= this.state === 'idle' && this._flow.saved.loading;
   }
 
   protected override updated(): void {
@@ -212,154 +222,27 @@ export class ObvLinkAccountElement extends LitElement {
     // linked account again only for the same link session (resume, read from the proxy), never after a navigation
     // to another purchase, where its reference may have paid.
     this.#internals.setFormValue(value || null);
-    if (this.required && !value && !this.#isDisabled) {
+    // A form control's change, for the page's Pay button: also a saved account's link withdrawn while
+    // another one is being chosen, where the state stays the same.
+    if (value !== this.#value) {
+      this.#value = value;
+      this.dispatchEvent(new Event('change', { bubbles: true }));
+    }
+    if (this.required && !value && !this._off) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
-      this.#internals.setValidity({ valueMissing: true }, this.#s.valueMissing, anchor);
+      this.#internals.setValidity({ valueMissing: true }, this._s.valueMissing, anchor);
     } else {
       this.#internals.setValidity({});
     }
   }
 
   override render(): TemplateResult | typeof nothing {
-    if (this.#held) return nothing;
-    const s = this.#s;
-    const status = this.#flow.status;
-    const state = status.kind;
-    const error = state === 'error' ? status.error : undefined;
-    const failure = state === 'failure' ? status : undefined;
-    // A cancel, at the bank or here, is the shopper's choice: said as plainly as the checkout's own Cancel, not in red.
-    const cancelled = !!failure && CANCEL_CODES.test(failure.code);
-    // A lost watch is no failure either: it picks up again by itself, and nothing is lost.
-    const failed = (!!failure && !cancelled) || state === 'expired' || (!!error && !error.watch);
-    // A wrong attribute, or a proxy that refused the request (4xx). Only the first hides the actions:
-    // nothing the consumer does can fix an attribute, but the page may fix what the proxy refused.
-    const misconfigured = error?.kind === 'configuration';
-    const blocked = 'blocked' in status && status.blocked;
-    const closed = state === 'waiting' && status.closed;
-    const offer = this.#flow.saved.offer;
-    // The reconnect screen, unless the shopper chose "Use another account" there.
-    const reconnect = state === 'idle' && !status.another && offer?.reconnect;
-    const removed = state === 'saved' && status.removed;
-    const titles: Record<ObvState, unknown> = {
-      // "Reconnect Sandbox Federal Bank ••••4321", in the proxy's words, spoken without the bullets.
-      idle: reconnect ? line(reconnect.displayLabel, reconnect.spokenLabel) : s.idleTitle,
-      saved: offer?.words.title,
-      starting: s.starting,
-      waiting: closed ? s.closedTitle : blocked ? s.blockedTitle : s.waitingTitle,
-      success: s.successTitle,
-      failure: cancelled ? s.cancelledTitle : s.failureTitle,
-      expired: s.expiredTitle,
-      error: misconfigured ? s.configurationTitle : error?.watch ? s.lostTitle : error?.service ? s.serviceTitle : s.networkTitle,
-    };
-    // "Cancelled" only on the idle screen: back on a previous account it would read "Bank account linked. Bank linking cancelled."
-    const hint =
-      state === 'idle' ? (status.cancelled ? s.cancelled : reconnect ? offer.words.reconnectHint : s.idleHint)
-      : removed ? naming(s.removed ?? offer!.words.removed, removed)
-      : state === 'waiting' ? (closed ? s.closedHint : blocked ? s.blockedHint : s.waitingHint)
-      : error?.watch ? s.lostHint
-      : cancelled ? failure.message
-      : '';
-    // Only shopper-facing words here: what went wrong for the developer is in `obv-error` and the console.
-    const problem =
-      failure ? (cancelled ? '' : failure.message)
-      : misconfigured ? s.configurationHint
-      : state === 'expired' ? s.expiredHint
-      : failed || error?.checked ? (error?.service ? s.serviceHint : s.networkHint)
-      : '';
-    // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
-    const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : state === 'idle' || state === 'saved' || blocked || closed || cancelled ? BANK_ICON : '';
-    // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
-    return html`
-      <div part="base" class="card ${failed ? 'danger' : state}" lang=${this.#lang}>
-        <div part="icon" class="icon" aria-hidden="true">
-          ${icon ? html`<svg viewBox="0 0 24 24"><path d=${icon} /></svg>` : html`<span class="spinner"></span>`}
-        </div>
-        <div class="body">
-          <div part="status" id="s" role="status" aria-live=${this._quiet ? 'off' : 'polite'} tabindex=${this._quiet ? -1 : nothing} @blur=${this.#speak}>
-            ${this._hush
-              ? nothing
-              : html`
-                  <p class="title">${titles[state]}</p>
-                  ${hint ? html`<p lang=${(cancelled && failure.lang) || nothing}>${hint}</p>` : nothing}
-                  ${state === 'success' ? this.#renderAccount(status.account, status.label) : nothing}
-                  ${state === 'success' && status.note ? html`<p>${status.note}</p>` : nothing}
-                  ${problem ? html`<p part="error" class="error" lang=${failure?.lang || nothing}>${problem}</p>` : nothing}
-                `}
-          </div>
-        </div>
-        ${error?.attribute ? nothing : html`<div class="actions">${this.#actions(s, status)}</div>`}
-        <iframe hidden sandbox="allow-same-origin allow-popups allow-popups-to-escape-sandbox"></iframe>
-      </div>
-    `;
+    return this.#held ? nothing : card(this);
   }
 
-  #actions(s: ObvStrings, status: FlowStatus): TemplateResult {
-    const offer = this.#flow.saved.offer;
-    const cancel = this.#button(s.cancel, this.cancel, 'secondary-button');
-    // Beside every button that starts a bank step, with the consent as the shopper left it (see #consent).
-    const box = consentBox(offer?.saving, this.#isDisabled, this.#flow.consent);
-    switch (status.kind) {
-      case 'idle': {
-        const saved = this.#flow.saved;
-        const words = offer?.words;
-        // The reconnect screen is no dead end: the other saved accounts, and "Use another account" (a plain link).
-        // After "Use another account": back to the saved accounts, or to the reconnect screen.
-        const reconnect = offer?.reconnect && !status.another;
-        return html`${box}${this.#button(reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, this.start)}${reconnect
-          ? html`${offer.accounts[0] ? this.#button(words!.useSaved, saved.list, 'secondary-button') : nothing}${this.#button(words!.useAnother, this.#flow.another, 'secondary-button')}`
-          : status.another ? this.#button(saved.status() ? words!.useSaved : words!.reconnect, this.cancel, 'secondary-button') : nothing}`;
-      }
-      case 'saved':
-        // With saving allowed, "Use another account" first shows the consent box beside the bank button.
-        return savedList(status, this.#flow.saved, offer?.saving ? this.#flow.another : this.start, this.#isDisabled,
-          { ...offer!.words, removeConfirm: s.removeConfirm ?? offer!.words.removeConfirm });
-      case 'starting':
-        return cancel;
-      case 'waiting':
-        return html`${status.tab
-          ? this.#button(s.showTab, this.#flow.showTab)
-          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${this.#flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
-      case 'success':
-        return this.#button(s.change, this.start, 'button', '');
-      default: {
-        const code = status.kind === 'failure' ? status.code : '';
-        const lost = status.kind === 'error' && status.error.watch;
-        // After a cancelled reconnect, "Reconnect" again: what the button does.
-        const label = CANCEL_CODES.test(code) ? (this.#flow.reconnecting() ? offer!.words.reconnect : s.linkAccount)
-          : /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
-          : lost ? s.checkNow
-          : s.tryAgain;
-        // After a failed "Change", this takes the consumer back to the account linked before, named (its
-        // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
-        // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
-        const before = this.#flow.linkedBefore();
-        const [shown = '', spoken] = before?.label ?? [];
-        const [lead, tail] = s.keep.split('{account}');
-        return html`${lost ? nothing : box}${this.#button(label, this.#retry)}${before
-          ? this.#button(html`<span>${lead}${line(shown, spoken || shown)}${tail}</span>`, this.cancel, 'secondary-button')
-          : nothing}`;
-      }
-    }
-  }
-
-  /** One of the element's buttons; the main one (`part="button"`) is filled with the accent unless told otherwise. */
-  #button(label: unknown, onClick: () => void, part = 'button', kind = part === 'button' ? 'primary' : ''): TemplateResult {
-    // Not described by the status: the live region says it once; a description would say it again with the button.
-    return html`<button part=${part} class=${kind} ?disabled=${this.#isDisabled} @click=${onClick}>${label}</button>`;
-  }
-
-  #renderAccount(account: ObvAccount, [shown, spoken]: [string, string]): TemplateResult {
-    // "••••4321" would be read "bullet bullet bullet bullet 4321": the proxy's spoken form replaces it.
-    return html`
-      <p part="account" class="account">
-        <span class="fi">${account.fiName}</span>
-        ${line(shown, spoken || shown)}
-      </p>
-    `;
-  }
-
-  #retry(): void {
-    if (!this.#isDisabled) this.#flow.retry(this.#consent);
+  /** @internal "Try again" (or "Check now"), with the consent box as the shopper left it. */
+  _retry(): void {
+    if (!this._off) this._flow.retry(this.#consent);
   }
 
   /**
@@ -375,17 +258,19 @@ export class ObvLinkAccountElement extends LitElement {
     return this.language ?? (this.closest('[lang]')?.getAttribute('lang') || undefined);
   }
 
-  /** The language of the element's own words, marked on it: a Spanish element on an English page is read in Spanish. */
-  get #lang(): string {
+  /** @internal The language of the element's own words, marked on it: a Spanish element on an English page is read in Spanish. */
+  get _lang(): string {
     const language = this.#language ?? '';
     return /^es(-|$)/i.test(language) ? language : 'en';
   }
 
-  get #s(): ObvStrings {
-    return stringsFor(this.#language, this.strings, this.#flow.words);
+  /** @internal The element's words: its own, the proxy's since the last start, the page's `strings` over them. */
+  get _s(): ObvStrings {
+    return stringsFor(this.#language, this.strings, this._flow.words);
   }
 
-  get #isDisabled(): boolean {
+  /** @internal Disabled, by its attribute or a disabled `<fieldset>`. */
+  get _off(): boolean {
     return this.disabled || this._formDisabled;
   }
 
@@ -398,15 +283,15 @@ export class ObvLinkAccountElement extends LitElement {
     return this.isConnected ? (this.renderRoot.querySelector('iframe')?.contentWindow ?? window) : undefined;
   }
 
-  /** The status lost focus: from now on its changes are announced again. */
-  #speak(): void {
+  /** @internal The status lost focus: from now on its changes are announced again. */
+  _speak(): void {
     this._quiet = false;
   }
 
   /** Every new status of the flow: re-render, and on a new state tell the page and keep focus and announcements right. */
   #changed(status: FlowStatus, previous: FlowStatus): void {
     this.requestUpdate();
-    const offer = this.#flow.saved.offer;
+    const offer = this._flow.saved.offer;
     // A payment refused as stale brings the shopper back to a checkout that says "Reconnect" (and that nothing
     // was charged): it comes into view with its button focused, on a phone too, where it starts below the fold.
     if (status.kind === 'idle' && !status.another && offer?.reconnect && this.#told !== offer) {

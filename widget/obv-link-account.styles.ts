@@ -4,13 +4,17 @@
 import { unsafeCSS } from 'lit';
 
 export const styles = unsafeCSS(`
+  /* The defaults follow the page's colour scheme (light-dark() reads the color-scheme the element
+     inherits): dark on a page that declares color-scheme: light dark in dark mode, as the hosted page
+     does; light on a page that declares none. */
   :host {
-    --_accent: var(--obv-accent, #2554d8);
+    --_accent: var(--obv-accent, light-dark(#2554d8, #93b4ff));
     --_radius: var(--obv-radius, 12px);
-    --_text: var(--obv-text, #1c2434);
-    --_muted: var(--obv-muted, #5b6474);
-    --_surface: var(--obv-surface, #fff);
-    --_border: var(--obv-border, #dde2ea);
+    --_text: var(--obv-text, light-dark(#1c2434, #eef0f3));
+    --_muted: var(--obv-muted, light-dark(#5b6474, #b7bfcc));
+    --_surface: var(--obv-surface, light-dark(#fff, #1f242b));
+    --_border: var(--obv-border, light-dark(#dde2ea, #3a414c));
+    --_danger: var(--obv-danger, light-dark(#b42318, #ff8a80));
     display: block;
     max-width: 32rem;
     font: 0.9375rem/1.45 var(--obv-font, system-ui, sans-serif);
@@ -35,7 +39,14 @@ export const styles = unsafeCSS(`
     box-shadow: 0 1px 2px #1018280f;
   }
   .success {
-    --_tone: var(--obv-success, #13795b);
+    --_tone: var(--obv-success, light-dark(#13795b, #6fd3a8));
+  }
+  .danger {
+    --_tone: var(--_danger);
+  }
+  /* Remove's confirming button: destructive, in the danger colour (a failure's retry keeps the accent). */
+  .ask .primary {
+    --_accent: var(--_danger);
   }
   /* Narrow: after .card, which it overrides. */
   @container (width < 20rem) {
@@ -43,9 +54,6 @@ export const styles = unsafeCSS(`
       gap: 0.75rem;
       padding: 0.875rem 0.75rem;
     }
-  }
-  .danger {
-    --_tone: var(--obv-danger, #b42318);
   }
   .icon {
     flex: none;
@@ -155,15 +163,15 @@ export const styles = unsafeCSS(`
     cursor: pointer;
   }
   .primary {
-    color: var(--obv-accent-contrast, #fff);
+    color: var(--obv-accent-contrast, light-dark(#fff, #0b1020));
     background: var(--_accent);
     border-color: var(--_accent);
   }
-  /* The buttons and the link: nothing else in the actions can be hovered (a slotted label is light DOM). */
-  .actions :hover {
+  /* The buttons and the link only: a filter on a hovered row would dim its Remove too. */
+  :is(button, a):hover {
     filter: brightness(0.94);
   }
-  /* Returning shoppers (saved-view.ts): the saved accounts, one per row, and the consent box, full width;
+  /* Returning shoppers (views.ts): the saved accounts, one per row, and the consent box, full width;
      so is a paragraph in a row (the Remove question's). */
   .list,
   .consent,
@@ -198,8 +206,11 @@ export const styles = unsafeCSS(`
     align-items: center;
     min-height: 2.75rem;
   }
-  .row button {
+  /* Remove beside an account: lighter than the account it removes (no border, regular weight). */
+  .row > button {
     flex: none;
+    font-weight: 400;
+    border-color: transparent;
   }
 
   :focus-visible {

@@ -4,7 +4,7 @@
 // link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
 import { emitSuccess } from './events.ts';
 import { timing } from './settings.ts';
-import { parseOutcome, postJson, ProxyRequestError, type LinkedAccount } from './session-client.ts';
+import { parseOutcome, post as postTo, type LinkedAccount, type ProxyRequestError } from './session-client.ts';
 
 /** An offered account: the proxy's id for it in this link session, the bank, the line as shown and as spoken. */
 export interface OfferedAccount {
@@ -15,7 +15,15 @@ export interface OfferedAccount {
 }
 
 /** Words the proxy writes in the link session's language (proxy/accounts/offer-words.ts, consent.ts). */
-export type Words = Record<'lang' | 'title' | 'useAnother' | 'useSaved' | 'remove' | 'removeConfirm' | 'removed' | 'keep' | 'reconnect' | 'reconnectHint' | 'checkbox' | 'text' | 'more' | 'details' | 'version', string>;
+export type Words = Record<'lang' | 'title' | 'useAnother' | 'useSaved' | 'remove' | 'removeConfirm' | 'removed' | 'keep' | 'reconnect' | 'reconnectHint'
+  | Problem | 'checkbox' | 'text' | 'more' | 'details' | 'version', string>;
+
+/**
+ * Why the last choice or removal did not go through; the list stays, and says it in the proxy's words:
+ * `offline` (tried again by itself once the browser is back online), `busy` (the proxy's rate limit, 429),
+ * `down` (the proxy could not, or was out of reach while the browser is online).
+ */
+export type Problem = 'offline' | 'busy' | 'down';
 
 export interface Offer {
   accounts: OfferedAccount[];
@@ -25,7 +33,7 @@ export interface Offer {
   reconnect?: OfferedAccount;
 }
 
-/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing, one just removed. */
+/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing, one just removed, why the last choice failed. */
 export interface SavedStatus {
   kind: 'saved';
   accounts: OfferedAccount[];
@@ -33,6 +41,7 @@ export interface SavedStatus {
   ready?: LinkedAccount | undefined;
   asking?: string | undefined;
   removed?: OfferedAccount | undefined;
+  problem?: Problem | undefined;
 }
 
 /** The flow's side of the saved accounts. */
@@ -51,14 +60,16 @@ export interface SavedAccounts {
   /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
   choose(id: string): void;
   remove(id: string): void;
+  /** Tries the failed choice again ("Try again"); `auto` (back online): only one that failed offline. */
+  retry(auto?: unknown): void;
 }
 
 /**
  * `showing` says whether the flow shows the list; `show` puts a new list (or, given none, the flow's
- * rest) in place of the list or the idle screen; `failed` shows an error (always a connection problem). The choice outlives a
- * "Use another account" that the shopper cancels.
+ * rest) in place of the list or the idle screen. The choice outlives a "Use another account" that the
+ * shopper cancels, and a failure: the list stays, the account chosen, and says why.
  */
-export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void, failed: (error: Error) => void): SavedAccounts {
+export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void): SavedAccounts {
   let offer: Offer | undefined;
   let loading = false;
   let linkToken: string | undefined;
@@ -67,34 +78,47 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   let ready: LinkedAccount | undefined;
   let asking: string | undefined;
   let removed: OfferedAccount | undefined;
+  let problem: Problem | undefined;
+  /** The choice whose request is on its way: one at a time, so arrowing through the list sends the latest only. */
+  let picking: string | undefined;
   /** With an account to reconnect, the reconnect screen comes first; the list once the shopper asks for it. */
   let listing = false;
   const status = (): SavedStatus | undefined =>
-    (offer?.accounts[0] && (listing || !offer.reconnect) ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed } : undefined);
+    (offer?.accounts[0] && (listing || !offer.reconnect) ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed, problem } : undefined);
   /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
-  const post = async (action: string, savedAccountId?: string) => {
-    const response = await postJson(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
-    // Shown as a connection problem whatever it was: "Try again", or Cancel back to the list.
-    if (!response.ok) throw new ProxyRequestError('network', `saved-accounts/${action} ${response.status}`);
-    return response.json().catch(() => undefined) as Promise<unknown>;
+  const post = (action: string, savedAccountId?: string) => postTo(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
+
+  /** Says why a request failed, and keeps the list. */
+  const failed = (error: ProxyRequestError) => {
+    problem = error.status === 429 ? 'busy' : !error.status && !navigator.onLine ? 'offline' : 'down';
+    asking = undefined;
+    show(status());
+  };
+
+  /** Asks the proxy for the chosen account's link; a newer choice made meanwhile goes next. */
+  const pick = () => {
+    const id = (picking = chosen);
+    post('use', id).then((outcome) => {
+      picking = undefined;
+      const linked = parseOutcome(outcome);
+      if (chosen !== id) return chosen && pick();
+      if (linked?.kind !== 'success') return;
+      ready = linked;
+      show(status());
+      emitSuccess(host, linked);
+    }, (error: ProxyRequestError) => {
+      picking = undefined;
+      if (chosen !== id) return chosen && pick();
+      failed(error);
+    });
   };
 
   const choose = (id: string) => {
     if (id === chosen && ready) return;
     chosen = id;
-    asking = undefined;
-    ready = undefined;
+    asking = ready = problem = undefined;
     show(status());
-    post('use', id).then((outcome) => {
-      const linked = parseOutcome(outcome);
-      // A newer choice took over while this one was on its way.
-      if (chosen !== id || linked?.kind !== 'success') return;
-      ready = linked;
-      show(status());
-      emitSuccess(host, linked);
-    }, (error: Error) => {
-      if (chosen === id && showing()) failed(error);
-    });
+    if (!picking) pick();
   };
 
   /** The first account offered, if any, is used (the list preselects it, so the form is ready for the shop's Pay button). */
@@ -146,7 +170,11 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
       removed = undefined;
       show(status());
     },
+    retry(auto) {
+      if (problem && chosen && (!auto || problem === 'offline')) choose(chosen);
+    },
     remove(id) {
+      problem = undefined;
       post('remove', id).then(() => {
         removed = offer!.accounts.find((account) => account.id === id);
         asking = undefined;

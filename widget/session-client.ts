@@ -48,8 +48,8 @@ export class ProxyRequestError extends Error {
   constructor(
     readonly kind: 'network' | 'configuration',
     message: string,
-    /** The proxy answered, with a failure of its own or the provider's (5xx): not the shopper's network. */
-    readonly service = false,
+    /** The proxy's answer, when it answered (a 5xx is a failure of its own or the provider's: not the shopper's network). */
+    readonly status = 0,
   ) {
     super(message);
   }
@@ -57,7 +57,6 @@ export class ProxyRequestError extends Error {
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null;
-const isString = (value: unknown): value is string => typeof value === 'string' && value !== '';
 const text = (value: unknown): string => (value == null ? '' : String(value));
 
 /** Joins a path onto the proxy base, keeping the base's own path ("/obv" + "ws" → "/obv/ws"). */
@@ -68,38 +67,35 @@ export function endpoint(base: URL, path: string): URL {
 }
 
 /**
- * The problem+json `detail` (or `title`); `HTTP <status>` if the body says nothing. The proxy's detail
- * already names each wrong field (CONTRACTS §2), so its `errors` are not repeated.
+ * POST {base}/{path} with a JSON body and `headers` besides its type (the start, a session's lookup or
+ * cancel, the saved-account routes); the answer's JSON (`undefined` when it has none), or a
+ * {@link ProxyRequestError}: `network` when the proxy cannot be reached or answers 408, 429 or 5xx (worth
+ * trying again later), `configuration` for any other 4xx (what we sent, or where we sent it, is wrong). Its
+ * message is the problem+json `detail` (or `title`), which already names each wrong field (CONTRACTS §2),
+ * else `HTTP <status>`. An abort or a time-out passes through.
  */
-async function problemMessage(response: Response): Promise<string> {
-  const body: unknown = await response.json().catch(() => undefined);
-  const problem = isObject(body) ? body : {};
-  return text(problem.detail || problem.title) || `HTTP ${response.status}`;
-}
-
-/** fetch, with "cannot connect" turned into a network {@link ProxyRequestError} (aborts pass through). */
-async function request(url: URL, init: RequestInit): Promise<Response> {
+export async function post(base: URL, path: string, body: object, init?: RequestInit, headers?: Record<string, string>): Promise<unknown> {
+  const url = endpoint(base, path);
+  let response: Response;
   try {
-    return await fetch(url, init);
+    response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body), cache: 'no-store', ...init });
   } catch (error) {
-    if ((error as Error).name === 'AbortError') throw error;
+    if (init?.signal?.aborted) throw error;
     throw new ProxyRequestError('network', `Cannot reach ${url.href}`);
   }
+  const { status } = response;
+  const answer: unknown = await response.json().catch(() => undefined);
+  if (response.ok) return answer;
+  const problem = isObject(answer) ? answer : {};
+  throw new ProxyRequestError(status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network', text(problem.detail || problem.title) || `HTTP ${status}`, status);
 }
 
-/** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or an AbortError when aborted. */
+/** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or the signal's reason. */
 export async function startSession(base: URL, body: StartRequest, idempotencyKey: string, signal: AbortSignal): Promise<StartedSession> {
-  const response = await postJson(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey });
-  const { status } = response;
-  if (!response.ok) {
-    // 4xx means what we sent (or where we sent it) is wrong; 408, 429 and 5xx are worth retrying later.
-    const kind = status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network';
-    // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
-    // obv-error and the console, and shows the shopper only "Bank linking is not available".
-    throw new ProxyRequestError(kind, await problemMessage(response), status >= 500);
-  }
-  const session = readStartedSession(await response.json().catch(() => undefined));
-  if (!session) throw new ProxyRequestError('configuration', `No session from ${endpoint(base, 'verifications').href}`);
+  // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
+  // obv-error and the console, and shows the shopper only "Bank linking is not available".
+  const session = readStartedSession(await post(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey }));
+  if (!session) throw new ProxyRequestError('configuration', 'No session');
   return session;
 }
 
@@ -108,18 +104,18 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
  * has an id and an http(s) `consumerUrl` (the element links to it: never a javascript: URL).
  */
 export function readStartedSession(value: unknown): StartedSession | undefined {
-  if (!isObject(value) || !isString(value.sessionId) || !/^https?:/i.test(text(value.consumerUrl))) return undefined;
-  return { sessionId: value.sessionId, consumerUrl: text(value.consumerUrl), expiresAt: text(value.expiresAt), words: value.words as SessionWords | undefined };
+  // Taken as it comes (the proxy's answer, or this page's own earlier copy of it) once these two hold.
+  return isObject(value) && typeof value.sessionId === 'string' && /^https?:/i.test(text(value.consumerUrl)) ? (value as unknown as StartedSession) : undefined;
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
 export function parseOutcome(value: unknown): SessionOutcome | undefined {
   if (!isObject(value)) return undefined;
-  if (value.status === 'success' && isString(value.linkRef)) {
+  if (value.status === 'success' && value.linkRef) {
     const accountLabel = text(value.accountLabel);
     return {
       kind: 'success',
-      account: { linkRef: value.linkRef, accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
+      account: { linkRef: text(value.linkRef), accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
       label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
       note: text(value.note),
     };
@@ -140,31 +136,26 @@ export type SessionEnd = SessionOutcome | { kind: 'expired' };
 export type SessionSnapshot = SessionEnd | { kind: 'pending'; returned?: boolean };
 
 /** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
-export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<Response> {
-  return postJson(base, `sessions/${action}`, { sessionId }, init);
+export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<unknown> {
+  return post(base, `sessions/${action}`, { sessionId }, init);
 }
 
-/** POST {base}/{path} with a JSON body and `headers` besides its type (the saved-account routes and the start too); rejects only when the proxy cannot be reached. */
-export function postJson(base: URL, path: string, body: object, init?: RequestInit, headers?: Record<string, string>): Promise<Response> {
-  return request(endpoint(base, path), {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    cache: 'no-store',
-    ...init,
-  });
+/** What a session's body (POST /sessions/lookup or /sessions/cancel) says of it. */
+export function readSession(data: unknown): SessionSnapshot {
+  if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
+  // `returned`: back from the bank, the outcome on its way.
+  return data.state === 'expired' ? { kind: 'expired' } : parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' };
 }
 
 /** POST {base}/sessions/lookup. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
 export async function fetchSession(base: URL, sessionId: string, signal?: AbortSignal): Promise<SessionSnapshot> {
-  const response = await postSession(base, 'lookup', sessionId, { signal });
-  if (response.status === 404) return { kind: 'expired' };
-  if (!response.ok) throw new ProxyRequestError('network', await problemMessage(response));
-  const data: unknown = await response.json().catch(() => undefined);
-  if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
-  if (data.state === 'expired') return { kind: 'expired' };
-  // `returned`: back from the bank, the outcome on its way.
-  return parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' };
+  try {
+    return readSession(await postSession(base, 'lookup', sessionId, { signal }));
+  } catch (error) {
+    // Not found: ended and forgotten. Any other refusal is the proxy's failure, not a verdict on the session.
+    if ((error as ProxyRequestError).status === 404) return { kind: 'expired' };
+    throw (error as ProxyRequestError).kind ? new ProxyRequestError('network', (error as Error).message) : error;
+  }
 }
 
 /** How a watch ends: the session's end, or a network error (the proxy could not be asked; the session may still end). */
@@ -279,9 +270,7 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
       } else if (message.type === 'result' && ours) {
         const outcome = parseOutcome(message.outcome);
         if (outcome) settle(outcome);
-      } else if (message.type === 'expired' && ours) {
-        settle({ kind: 'expired' });
-      } else if (message.type === 'error' && message.code === 'unknown_session') {
+      } else if ((message.type === 'expired' && ours) || message.code === 'unknown_session') {
         // Unknown: ended and forgotten (see SessionSnapshot).
         settle({ kind: 'expired' });
       }

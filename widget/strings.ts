@@ -5,7 +5,8 @@
 
 /** The words the start's answer carries, in both languages (proxy/sessions/bank-step-words.ts). */
 type FromProxy = 'waitingTitle' | 'waitingHint' | 'showTab' | 'blockedTitle' | 'blockedHint' | 'openBank' | 'closedTitle' | 'closedHint'
-  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount' | 'cancelledTitle';
+  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount'
+  | 'cancelled' | 'keep';
 
 /** Per primary language subtag: the words a start's answer carries. */
 export type SessionWords = Partial<Record<string, Partial<ObvStrings>>>;
@@ -34,16 +35,14 @@ export interface ObvStrings {
   configurationTitle: string;
   configurationHint: string;
   valueMissing: string;
+  /** Under the first screen's title after a Cancel (while the start was under way and had no answer yet, the first screen's own hint). */
   cancelled: string;
   closedTitle: string;
   closedHint: string;
-  serviceTitle: string;
-  serviceHint: string;
   lostTitle: string;
   lostHint: string;
   checkNow: string;
-  cancelledTitle: string;
-  /** The button back to the account linked before a failed "Change"; `{account}` is that account's line. */
+  /** The button back to the account linked before a failed "Change"; `{account}` is that account's line (alone when the proxy has not said these words yet). */
   keep: string;
   /** Instead of "Try again" when the same account cannot work (locked, not verifiable). */
   otherAccount: string;
@@ -59,37 +58,29 @@ export interface ObvStrings {
 const en: Omit<ObvStrings, FromProxy> = {
   idleTitle: 'Pay from your bank account',
   linkAccount: 'Link your bank account',
-  idleHint: 'Verify securely with your bank in a new tab.',
+  idleHint: 'Verify securely with your bank.',
   starting: 'Connecting to your bank…',
   cancel: 'Cancel',
   tryAgain: 'Try again',
   networkTitle: 'Connection problem',
-  networkHint: 'We couldn’t reach the server. Check your connection.',
+  networkHint: 'Check your internet connection, then try again.',
   configurationTitle: 'Bank linking is not available',
   configurationHint: 'Please choose another way to pay, or try again later.',
   valueMissing: 'Link a bank account to continue.',
-  cancelled: 'Bank linking cancelled.',
-  serviceTitle: 'Bank linking is not responding',
-  serviceHint: 'The problem is on our side, not your connection. Please try again in a moment.',
-  keep: 'Keep {account}',
 };
 
 const es: Omit<ObvStrings, FromProxy> = {
   idleTitle: 'Paga desde tu cuenta bancaria',
   linkAccount: 'Vincular cuenta bancaria',
-  idleHint: 'Verifica de forma segura con tu banco en una pestaña nueva.',
+  idleHint: 'Verifica de forma segura con tu banco.',
   starting: 'Conectando con tu banco…',
   cancel: 'Cancelar',
   tryAgain: 'Intentar de nuevo',
   networkTitle: 'Problema de conexión',
-  networkHint: 'No pudimos contactar con el servidor. Revisa tu conexión.',
+  networkHint: 'Revisa tu conexión a internet e inténtalo de nuevo.',
   configurationTitle: 'La vinculación bancaria no está disponible',
   configurationHint: 'Elige otra forma de pago o inténtalo más tarde.',
   valueMissing: 'Vincula una cuenta bancaria para continuar.',
-  cancelled: 'Vinculación bancaria cancelada.',
-  serviceTitle: 'La vinculación bancaria no responde',
-  serviceHint: 'El problema es nuestro, no de tu conexión. Inténtalo de nuevo en un momento.',
-  keep: 'Usar {account}',
 };
 
 /** The built-in catalogues, keyed by primary language subtag. */

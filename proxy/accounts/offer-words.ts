@@ -22,6 +22,12 @@ export interface OfferWords {
   reconnect: string;
   /** Under the Reconnect title: a reconnect follows a payment refused as stale, so it first says nothing was charged. */
   reconnectHint: string;
+  /** Under the list, when choosing a saved account failed offline (the element uses it by itself once back online). */
+  offline: string;
+  /** Under the list, when the proxy's rate limit refused the choice (429). */
+  busy: string;
+  /** Under the list, when the proxy could not make the choice (5xx, or out of reach while online). */
+  down: string;
 }
 
 const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
@@ -35,6 +41,9 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
     keep: 'Keep',
     reconnect: 'Reconnect',
     reconnectHint: 'Nothing was charged: your bank asks you to sign in again before this account can be used.',
+    offline: 'You’re offline. This account is used as soon as you’re back online.',
+    busy: 'Too many changes in a short time. Wait a moment, then try again.',
+    down: 'We couldn’t use this account just now. Try again in a moment.',
   },
   es: {
     title: 'Paga con una cuenta guardada',
@@ -46,6 +55,9 @@ const WORDS: Record<'en' | 'es', Omit<OfferWords, 'lang'>> = {
     keep: 'Conservar',
     reconnect: 'Reconectar',
     reconnectHint: 'No se cobró nada: tu banco te pide que inicies sesión de nuevo para usar esta cuenta.',
+    offline: 'No tienes conexión. Esta cuenta se usará en cuanto vuelvas a estar en línea.',
+    busy: 'Demasiados cambios en poco tiempo. Espera un momento y vuelve a intentarlo.',
+    down: 'No pudimos usar esta cuenta ahora. Inténtalo de nuevo en un momento.',
   },
 };
 

@@ -133,15 +133,17 @@ export async function refuseRemoved(ctx: Pick<ProxyContext, 'removals'>, merchan
 
 export async function offerView(ctx: ProxyContext, session: SessionForOffer): Promise<OfferView> {
   const { language, reauthorize } = session;
-  const accounts = (await stillOffered(ctx, session)).map((account) => view(account, language));
+  // The account to reconnect is offered as Reconnect only, never also preselected in the list, where
+  // every Pay with it would be refused as stale (a merchant may pass it in savedAccounts too).
+  const accounts = (await stillOffered(ctx, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language, ctx.config.merchantName);
   if (reauthorize) {
-    // The element's title as is: "Reconnect Sandbox Federal Bank ••••4321" (the masked number alone after
-    // the bank's name), and how a screen reader says it ("…, Checking ending in 4321").
+    // The element's title as is: "Reconnect Sandbox Federal Bank Checking ••••4321" (the account's type with
+    // its masked number, as in the saved list), and how a screen reader says it ("…, Checking ending in 4321").
     const { id: _browserId, displayLabel, spokenLabel, ...reconnect } = view(reauthorize, language);
     const { reconnect: verb } = offer.words;
-    offer.reconnect = { ...reconnect, displayLabel: `${verb} ${reconnect.fiName} ${displayLabel.split(' ').pop()}`, spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}` };
+    offer.reconnect = { ...reconnect, displayLabel: `${verb} ${reconnect.fiName} ${displayLabel}`, spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}` };
   }
   return offer;
 }

@@ -1,14 +1,17 @@
 // Whether a verification's success is saved for the merchant user, decided when it starts: the link
 // session re-authorizes a saved account (the success renews it, same account id, when it is the same
 // account: reconnect.ts), or it allows saving and the shopper ticked the consent box (the start names the
-// version of the words it showed).
+// version of the words it showed). One row per bank account: a success that links an account the user has
+// saved already (one the link session knows: offered and not removed, or the one to re-authorize) renews
+// that saved account under its `accountId`, whichever way it was linked; sameness is reconnect.ts's
+// (bank, type and masked number: the provider names an account by nothing else, docs/UPSTREAM.md D21).
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { validationProblem } from '../validation.ts';
 import { consentAddress, consentUserAgent, consentWords, type ConsentRecord } from './consent.ts';
-import { sameAccount, type ReconnectResult } from './reconnect.ts';
+import { sameAccount, type ReconnectResult, type ReconnectTarget } from './reconnect.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAccount } from './saved-account.ts';
 
 /**
@@ -19,11 +22,20 @@ import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAcco
  */
 export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
   const consent = consentVersion === undefined ? undefined : consentRecord(ctx, req, session, consentVersion);
-  if (session.reauthorize && !another) {
-    const { accountId, accountLabel, fiName, fiAccountType } = session.reauthorize;
-    return { accountId: newAccountId(), ...(consent ? { consent } : {}), reconnect: { accountId, accountLabel, fiName, fiAccountType } };
-  }
-  return consent ? { accountId: newAccountId(), consent } : undefined;
+  // The user's saved accounts the success may turn out to be (their display fields only, no seal);
+  // stillKnown() then drops those the shopper removed.
+  const known = [...(session.savedAccounts ?? []), ...(session.reauthorize ? [session.reauthorize] : [])].map(target);
+  const extra = { ...(consent ? { consent } : {}), ...(known.length ? { known } : {}) };
+  if (session.reauthorize && !another) return { accountId: newAccountId(), ...extra, reconnect: target(session.reauthorize) };
+  return consent ? { accountId: newAccountId(), ...extra } : undefined;
+}
+
+const target = ({ accountId, accountLabel, fiName, fiAccountType }: ReconnectTarget): ReconnectTarget => ({ accountId, accountLabel, fiName, fiAccountType });
+
+/** `known` without the saved accounts the shopper removed: a removed account's id is refused from then on, never renewed. */
+export async function stillKnown(ctx: Pick<ProxyContext, 'removals'>, merchantUserId: string, known: ReconnectTarget[]): Promise<ReconnectTarget[]> {
+  const removed = await Promise.all(known.map((account) => ctx.removals.isRemoved(merchantUserId, account.accountId)));
+  return known.filter((_, index) => !removed[index]);
 }
 
 /** The record of the consent the start names (the version of the words shown); 400 where saving is not allowed. */
@@ -79,8 +91,10 @@ export function savedAccountFor(ctx: ProxyContext, record: SessionRecord, outcom
     ...(reauthorized ? { reauthorized: true as const } : {}),
   });
   const target = saving.reconnect;
+  // An account the user has saved already keeps its id: the merchant's row for it is renewed, not doubled.
+  const accountId = saving.known?.find((known) => sameAccount(known, outcome))?.accountId ?? saving.accountId;
   // A record started before reconnects were compared (`reauthorized` alone): renewed, as it was promised.
-  if (!target) return { savedAccount: save(saving.accountId, !!saving.reauthorized) };
+  if (!target) return { savedAccount: save(accountId, !!saving.reauthorized) };
   if (sameAccount(target, outcome)) return { savedAccount: save(target.accountId, true), reconnect: { accountId: target.accountId, differentAccount: false } };
-  return { ...(saving.consent ? { savedAccount: save(saving.accountId, false) } : {}), reconnect: { accountId: target.accountId, differentAccount: true } };
+  return { ...(saving.consent ? { savedAccount: save(accountId, false) } : {}), reconnect: { accountId: target.accountId, differentAccount: true } };
 }

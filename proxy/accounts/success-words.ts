@@ -16,12 +16,12 @@ const NOTES = {
     es: 'Tu cuenta guardada está reconectada.',
   },
   differentSaved: {
-    en: 'You linked a different account from the one to reconnect. It will be saved as a new account; the other one is unchanged.',
-    es: 'Vinculaste una cuenta distinta de la que ibas a reconectar. Se guardará como una cuenta nueva; la otra no cambia.',
+    en: 'This isn’t the account you were reconnecting: it will be saved as a new account, and the other one still needs reconnecting.',
+    es: 'Esta no es la cuenta que ibas a reconectar: se guardará como una cuenta nueva, y la otra todavía necesita reconectarse.',
   },
   different: {
-    en: 'You linked a different account from the one to reconnect. It is used for this purchase only; the other one is unchanged.',
-    es: 'Vinculaste una cuenta distinta de la que ibas a reconectar. Se usa solo para esta compra; la otra no cambia.',
+    en: 'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.',
+    es: 'Esta no es la cuenta que ibas a reconectar: se usará solo para esta compra, y la otra todavía necesita reconectarse.',
   },
 };
 

@@ -17,6 +17,14 @@ export const NOTIFICATION_BODY_LIMIT_BYTES = 64 * 1024;
 // ── Rate limits ──────────────────────────────────────────────────────────────────────────────────
 /** Window of the per-address start limit (`rateLimit` starts per window). */
 export const START_RATE_WINDOW_MS = MINUTE_MS;
+/**
+ * Saved-account choices and removals (POST /saved-accounts/use, /remove) per client address per minute.
+ * Their own limit, not the starts' (`rateLimit`, 30): each click or arrow key on a saved account is a
+ * choice, and a shopper toggling between accounts must never meet it (the element sends one at a time);
+ * no upstream call is behind one, and a link session allows MAX_USES_PER_LINK_SESSION in all. Counted per
+ * instance.
+ */
+export const SAVED_ACCOUNT_CHOICES_PER_MINUTE = 240;
 /** Window of the failed API-key limit (`authFailureLimit` refused keys per window). */
 export const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
 

@@ -9,7 +9,7 @@
 // - the page is reopenable (an app killed, a mail opened twice) while its link session is: until it
 //   expires or its order is paid (resolveLinkSession).
 // When the flow ends, the page sends the shopper to `completionRedirectUri` with `status` and the
-// merchant's own `state`, and nothing else.
+// merchant's own `state` (and, for a failure, its code), and nothing else.
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyConfig } from '../config/schema.ts';
@@ -32,7 +32,7 @@ const CompletionRedirectUri = z.string().max(2000).refine((value) => {
 /** `hosted` in POST /link-sessions (CONTRACTS §3). */
 export const HostedRequest = z.strictObject({
   completionRedirectUri: CompletionRedirectUri.meta({
-    description: 'Where the page sends the shopper when the flow ends, with `status=linked|failed|cancelled|expired` (and `state`) added to its query: '
+    description: 'Where the page sends the shopper when the flow ends, with `status=linked|failed|cancelled|expired` (and `state`, and a failure\'s `code`) added to its query: '
       + 'https, or a custom scheme listed in OBV_HOSTED_REDIRECT_SCHEMES (http only in sandbox mode, to a loopback host)',
   }),
   state: z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters').optional()

@@ -45,7 +45,7 @@ const en: ConsumerPageText = {
   returnedMessage: 'Return to the checkout to continue.',
   cancelledTitle: 'Bank linking was cancelled',
   cancelledMessage: 'You cancelled this at the checkout, so no account was linked. You can close this tab.',
-  unknownTitle: 'Link not recognised',
+  unknownTitle: 'Link not recognized',
   unknownMessage: 'This verification is not known here. You can close this tab.',
   otherBrowserTitle: 'Finish in the browser where you started',
   otherBrowserMessage: 'This bank link was started in one browser and finished in another, so for your safety no account was linked. '

@@ -19,6 +19,8 @@ export interface HostedPageText {
   /** Shown once the flow ended, whether or not the redirect opened. */
   doneTitle: string;
   doneMessage: string;
+  /** Instead of doneMessage when the page is opened again after linking: nothing navigates by itself. */
+  alreadyMessage: string;
   /** What happened, on the closing panel. */
   outcomes: Record<'linked' | 'failed' | 'cancelled' | 'expired', string>;
   returnToApp: string;
@@ -39,9 +41,10 @@ const en: HostedPageText = {
   fromShop: 'Your shop asks you to link a bank account',
   amountLabel: 'Amount',
   continueWithAccount: 'Continue with this account',
-  explainer: 'Your bank opens in a new tab. Linking does not pay anything: the shop charges the amount after you link.',
+  explainer: 'Linking does not pay anything: the shop charges the amount after you link an account.',
   doneTitle: 'You can close this page',
   doneMessage: 'We are taking you back. If nothing happens, return to the app yourself.',
+  alreadyMessage: 'This link is done. Return to the app to continue.',
   outcomes: {
     linked: 'Your bank account is linked.',
     failed: 'No account was linked.',
@@ -49,7 +52,7 @@ const en: HostedPageText = {
     expired: 'This bank link expired: no account was linked.',
   },
   returnToApp: 'Return to the app',
-  unknownTitle: 'Link not recognised',
+  unknownTitle: 'Link not recognized',
   unknownMessage: 'This bank link is not known here. Ask the shop for a new one. You can close this page.',
   expiredTitle: 'This bank link has expired',
   expiredMessage: 'No account was linked. Ask the shop for a new link. You can close this page.',
@@ -66,9 +69,10 @@ const es: HostedPageText = {
   fromShop: 'Tu tienda te pide vincular una cuenta bancaria',
   amountLabel: 'Importe',
   continueWithAccount: 'Continuar con esta cuenta',
-  explainer: 'Tu banco se abre en una pestaña nueva. Vincular no paga nada: la tienda cobra el importe después de que vincules.',
+  explainer: 'Vincular no paga nada: la tienda cobra el importe después de que vincules una cuenta.',
   doneTitle: 'Puedes cerrar esta página',
   doneMessage: 'Te estamos llevando de vuelta. Si no pasa nada, vuelve tú a la aplicación.',
+  alreadyMessage: 'Este enlace ya se usó. Vuelve a la aplicación para continuar.',
   outcomes: {
     linked: 'Tu cuenta bancaria está vinculada.',
     failed: 'No se vinculó ninguna cuenta.',

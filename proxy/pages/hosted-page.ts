@@ -25,22 +25,31 @@ const STYLE = [
   '#continue{display:block;width:100%;min-height:48px;margin-top:1rem;border:0;border-radius:.5rem;background:#1d4ed8;color:#fff;',
   'font:inherit;font-weight:600;cursor:pointer}#continue:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}',
   '#continue[hidden]{display:none}',
+  '#give-up{display:block;width:100%;min-height:48px;margin-top:.75rem;border:1px solid #d5d9e0;border-radius:.5rem;background:#fff;',
+  'color:#1b1f24;font:inherit;font-weight:600;cursor:pointer}#give-up:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}',
   '#back{display:inline-block;min-height:44px;padding:.625rem 1rem;border-radius:.5rem;background:#1d4ed8;color:#fff;',
   'font-weight:600;text-decoration:none}',
   '#back:focus-visible{outline:3px solid #1b1f24;outline-offset:2px}',
   '.message{text-align:center;padding-top:3rem}',
+  // The element follows the page's colour scheme (its light-dark() defaults): dark here in dark mode.
+  ':root{color-scheme:light dark}',
   '@media (prefers-color-scheme:dark){body{background:#15181d;color:#eef0f3}.shop,.amount dt,.explainer{color:#b7bfcc}',
-  '.amount,#done{background:#1f242b;border-color:#3a414c}#back,#continue{background:#93b4ff;color:#0b1020}',
-  '#back:focus-visible,#continue:focus-visible{outline-color:#eef0f3}}',
+  '.amount,#done,#give-up{background:#1f242b;border-color:#3a414c;color:#eef0f3}#back,#continue{background:#93b4ff;color:#0b1020}',
+  '#back:focus-visible,#continue:focus-visible,#give-up:focus-visible{outline-color:#eef0f3}}',
 ].join('');
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
 
 /**
- * Runs in the hosted page. Ends once, on the element's first end of the flow: linked (obv-success, also a
- * saved account confirmed with the page's Continue), cancelled (obv-cancel, or a cancel at the bank), failed (any other obv-failure),
- * expired (the verification's time ran out, or the link session's while nothing is under way). Then it
- * shows "You can close this page" with a manual link, and navigates: an app's custom scheme may open
- * nothing on a desktop, the page then stays readable.
+ * Runs in the hosted page. Ends once: linked (obv-success after a bank step started here, or a saved
+ * account confirmed with the page's Continue), cancelled (obv-cancel, or a cancel at the bank), expired (the
+ * link session's time ran out while nothing is under way). Then it shows "You can close this page" with
+ * a manual link, and navigates: an app's custom scheme may open nothing on a desktop, the page then stays
+ * readable. A failure at the bank (or a bank session that timed out) does not end it: the element shows
+ * it with its retry, and the page offers "Return to the app", which ends with status=failed (or expired)
+ * and the failure's code. It composes nothing but that code (code-shaped, as the element got it) into the
+ * completion URL the server built for each status. Opened again after a success (the element shows the
+ * account it linked in this tab, or this browser remembers the link), it says so with the way back, and
+ * navigates nowhere: Back from the app never bounces the shopper.
  */
 export const HOSTED_PAGE_SCRIPT = `(() => {
   const root = document.getElementById('hosted');
@@ -48,18 +57,37 @@ export const HOSTED_PAGE_SCRIPT = `(() => {
   const done = document.getElementById('done');
   const back = document.getElementById('back');
   const proceed = document.getElementById('continue');
-  if (!root || !element || !done || !back || !proceed) return;
+  const giveUp = document.getElementById('give-up');
+  if (!root || !element || !done || !back || !proceed || !giveUp) return;
+  const left = Number(root.getAttribute('data-expires-in'));
   let ended = false;
-  const end = (status) => {
+  // A bank step (or a saved account's choice) made on this page: its success ends the page.
+  let started = false;
+  // What "Return to the app" sends after a failure: [status, code].
+  let failed = ['failed', ''];
+  const target = (status, code) => {
+    const base = root.getAttribute('data-' + status);
+    if (!base || !/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/.test(code)) return base;
+    const url = new URL(base);
+    url.searchParams.set('code', code);
+    return url.href;
+  };
+  // This browser remembers, until the link session ends, that this page linked an account: opened again in
+  // a new tab it says so (keyed by a hash of the page's address, which is the link's capability).
+  const memory = crypto.subtle.digest('SHA-256', new TextEncoder().encode(location.pathname))
+    .then((hash) => 'obv-hosted-linked:' + btoa(String.fromCharCode(...new Uint8Array(hash))).slice(0, 22), () => '');
+  const remember = () => memory.then((key) => { try { if (key && Number.isFinite(left)) localStorage.setItem(key, String(Date.now() + left)); } catch {} });
+  const finish = (status, code, leave) => {
     if (ended) return;
-    const target = root.getAttribute('data-' + status);
-    if (!target) return;
+    const url = target(status, code);
+    if (!url) return;
     ended = true;
-    proceed.hidden = true;
+    proceed.hidden = giveUp.hidden = true;
     // Nothing more happens here: the app already has its answer (a "Change" now would start a link nobody waits for).
     element.inert = true;
-    back.setAttribute('href', target);
+    back.setAttribute('href', url);
     document.documentElement.setAttribute('data-ended', status);
+    for (const node of done.querySelectorAll('[data-message]')) node.hidden = node.getAttribute('data-message') !== (leave ? 'leaving' : 'already');
     setTimeout(() => {
       element.hidden = true;
       for (const node of document.querySelectorAll('.explainer')) node.hidden = true;
@@ -67,26 +95,48 @@ export const HOSTED_PAGE_SCRIPT = `(() => {
       done.hidden = false;
       const heading = document.getElementById('done-title');
       if (heading) heading.focus();
-    }, 1200);
-    window.location.assign(target);
+    }, leave ? 1200 : 0);
+    if (leave) window.location.assign(url);
   };
+  const linked = () => {
+    remember();
+    finish('linked', '', true);
+  };
+  element.addEventListener('obv-start', () => {
+    started = true;
+    giveUp.hidden = true;
+  });
   // A saved account is ready as soon as it is chosen (the first one at once): the shopper confirms it here.
   element.addEventListener('obv-success', () => {
     if (element.state === 'saved') proceed.hidden = false;
-    else end('linked');
+    else if (started) linked();
+    else finish('linked', '', false);
   });
   element.addEventListener('obv-state-change', (event) => { if (event.detail.state !== 'saved') proceed.hidden = true; });
-  proceed.addEventListener('click', () => { if (element.state === 'saved' && element.value) end('linked'); });
-  element.addEventListener('obv-cancel', () => end('cancelled'));
-  element.addEventListener('obv-failure', (event) => end(/^(CONSUMER_)?CANCELLED$/.test(event.detail && event.detail.code) ? 'cancelled' : 'failed'));
-  element.addEventListener('obv-error', (event) => { if (event.detail && event.detail.kind === 'expired') end('expired'); });
-  const left = Number(root.getAttribute('data-expires-in'));
+  proceed.addEventListener('click', () => { if (element.state === 'saved' && element.value) linked(); });
+  element.addEventListener('obv-cancel', () => finish('cancelled', '', true));
+  const offerReturn = (status, code) => {
+    failed = [status, code];
+    giveUp.hidden = false;
+  };
+  element.addEventListener('obv-failure', (event) => {
+    const code = (event.detail && event.detail.code) || '';
+    if (/^(CONSUMER_)?CANCELLED$/.test(code)) finish('cancelled', '', true);
+    else offerReturn('failed', code);
+  });
+  element.addEventListener('obv-error', (event) => { if (event.detail && event.detail.kind === 'expired') offerReturn('expired', ''); });
+  giveUp.addEventListener('click', () => finish(failed[0], failed[1], true));
+  memory.then((key) => {
+    let until = 0;
+    try { until = Number(key && localStorage.getItem(key)); } catch {}
+    if (until > Date.now() && !started) finish('linked', '', false);
+  });
   const expire = () => {
     if (ended) return;
     // A bank step under way runs to its own end (its session has its own expiry).
     const state = element.state;
     if (state === 'waiting' || state === 'starting') { setTimeout(expire, 5000); return; }
-    end('expired');
+    finish('expired', '', true);
   };
   if (Number.isFinite(left)) setTimeout(expire, Math.max(0, Math.min(left, 2147483647)));
 })();
@@ -120,10 +170,13 @@ export interface HostedPageInput {
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 
-/** The amount as the shopper reads it in their language (`$12.50`, `12,50 US$`); as given when Intl cannot. */
+/**
+ * The amount as a US shopper reads it in their language (`$12.50` in English and in Spanish: es-US, not
+ * Spain's `12,50 US$`; the provider serves the US only); as given when Intl cannot.
+ */
 export function formatAmount(amount: string, currency: string, lang: string): string {
   try {
-    return new Intl.NumberFormat(lang, { style: 'currency', currency }).format(Number(amount));
+    return new Intl.NumberFormat(`${lang}-US`, { style: 'currency', currency }).format(Number(amount));
   } catch {
     return `${amount} ${currency}`;
   }
@@ -168,10 +221,12 @@ export function hostedPageHtml(input: HostedPageInput): string {
 <dl class="amount"><dt>${escapeHtml(text.amountLabel)}</dt><dd>${escapeHtml(formatAmount(input.amount, input.currency, text.lang))}</dd></dl>
 <obv-link-account proxy-url="${escapeHtml(input.proxyUrl)}" link-token="${escapeHtml(input.linkToken)}"${language}></obv-link-account>
 <button type="button" id="continue" hidden>${escapeHtml(text.continueWithAccount)}</button>
+<button type="button" id="give-up" hidden>${escapeHtml(text.returnToApp)}</button>
 <p class="explainer">${escapeHtml(text.explainer)}</p>
 <section id="done" hidden aria-labelledby="done-title"><h2 id="done-title" tabindex="-1">${escapeHtml(text.doneTitle)}</h2>
 ${HOSTED_STATUSES.map((status) => `<p class="outcome" data-outcome="${status}" hidden>${escapeHtml(text.outcomes[status])}</p>`).join('')}
-<p>${escapeHtml(text.doneMessage)}</p><a id="back" href="#">${escapeHtml(text.returnToApp)}</a></section>
+<p data-message="leaving">${escapeHtml(text.doneMessage)}</p><p data-message="already" hidden>${escapeHtml(text.alreadyMessage)}</p>
+<a id="back" href="#">${escapeHtml(text.returnToApp)}</a></section>
 </main>`;
   return shell(text.lang, `${text.title} · ${input.merchantName ?? ''}`.replace(/ · $/, ''), head, body);
 }

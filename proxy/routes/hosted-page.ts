@@ -23,7 +23,7 @@ export const hostedPageOperations: Operation[] = [{
   operationId: 'hostedPage',
   summary: 'The hosted link page of a link session made with `hosted` (open it in an app or send it to the shopper)',
   description: 'The shop\'s name, the amount and the element for the link session, in its language; when the flow ends the page sends the shopper '
-    + 'to `hosted.completionRedirectUri` with `status` (and `state`) and nothing else. Reopenable until the link session expires or its order is paid. '
+    + 'to `hosted.completionRedirectUri` with `status` (and `state`, and a failure\'s `code`: a failure is shown with its retry first) and nothing else. Reopenable until the link session expires or its order is paid. '
     + 'Strict CSP, SRI, `Referrer-Policy: no-referrer`, `Cache-Control: no-store`.',
   caller: 'browser',
   pathParams: { hostedRef: z.string().meta({ description: 'The page\'s reference from `hostedUrl` (never the link token)' }) },

@@ -3,6 +3,7 @@
 // display fields under per-link-session ids, the consent words, an account to reconnect), /use (choose
 // one: a link reference at once) and /remove (the shopper removed one). accounts/ does the work.
 import express, { type Router } from 'express';
+import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { resolveLinkSession, spendLinkSession } from '../link-sessions/link-sessions.ts';
@@ -10,7 +11,8 @@ import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
 import { ID_PATTERN } from '../sessions/ids.ts';
 import { parseJsonBody } from '../validation.ts';
-import { START_BODY_LIMIT } from '../config/limits.ts';
+import { SAVED_ACCOUNT_CHOICES_PER_MINUTE, START_BODY_LIMIT, START_RATE_WINDOW_MS } from '../config/limits.ts';
+import { problem } from '../errors.ts';
 import { offerView } from '../accounts/offer.ts';
 import { chooseSavedAccount, findOffered, removeSavedAccount } from '../accounts/choice.ts';
 import type { OfferView } from '../accounts/offer.ts';
@@ -37,7 +39,7 @@ const OfferViewSchema = describes<OfferView>()(z.object({
   accounts: z.array(z.object({ id: z.string().meta({ description: 'The account\'s id in this link session only' }), ...AccountLine })),
   words: z.object({
     lang: z.enum(['en', 'es']), title: z.string(), useAnother: z.string(), useSaved: z.string(), remove: z.string(), removeConfirm: z.string(), removed: z.string(),
-    keep: z.string(), reconnect: z.string(), reconnectHint: z.string(),
+    keep: z.string(), reconnect: z.string(), reconnectHint: z.string(), offline: z.string(), busy: z.string(), down: z.string(),
   }),
   saving: z.object({ version: z.string(), lang: z.enum(['en', 'es']), checkbox: z.string(), text: z.string(), more: z.string(), details: z.string() }).optional()
     .meta({ description: 'Present when the link session allows saving: the consent box\'s words and their version' }),
@@ -71,7 +73,7 @@ export const savedAccountsOperations: Operation[] = [{
   caller: 'browser',
   body: { contentType: 'application/json', schema: ChoiceBody },
   responses: { 201: { description: 'The outcome, as a session\'s', content: { 'application/json': BrowserOutcomeSchema } } },
-  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address, or choices with this link token (`link-token-exhausted`).' },
+  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many choices from this address (`rate-limited`), or with this link token (`link-token-exhausted`).' },
 }, {
   method: 'post',
   path: '/saved-accounts/remove',
@@ -80,13 +82,22 @@ export const savedAccountsOperations: Operation[] = [{
   caller: 'browser',
   body: { contentType: 'application/json', schema: ChoiceBody },
   responses: { 204: { description: 'Removed' } },
-  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address.' },
+  problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many choices from this address.' },
 }];
 
 export function savedAccountsRouter(ctx: ProxyContext): Router {
   const router = express.Router();
   const deliver = createOutcomeDelivery(ctx);
   const json = express.json({ limit: START_BODY_LIMIT });
+  // Choices have a limit of their own, far above a shopper's clicks (config/limits.ts); starts keep theirs.
+  // OBV_RATE_LIMIT=0 turns both off.
+  const choices = ctx.config.rateLimit === 0 ? json : rateLimit({
+    windowMs: START_RATE_WINDOW_MS,
+    limit: SAVED_ACCOUNT_CHOICES_PER_MINUTE,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    handler: (_req, _res, next) => next(problem('rate-limited', 'Too many saved-account choices from this address; try again in a moment.')),
+  });
 
   router.post('/saved-accounts/offer', json, async (req, res) => {
     const { linkToken } = parseJsonBody(OfferBody, req);
@@ -94,7 +105,7 @@ export function savedAccountsRouter(ctx: ProxyContext): Router {
     res.set('cache-control', 'no-store').json(await offerView(ctx, session));
   });
 
-  router.post('/saved-accounts/use', ctx.rateLimiter, json, async (req, res) => {
+  router.post('/saved-accounts/use', choices, json, async (req, res) => {
     const body = parseJsonBody(ChoiceBody, req);
     const linkSession = await resolveLinkSession(ctx, body.linkToken);
     const offered = await findOffered(ctx, linkSession, body.savedAccountId);
@@ -102,7 +113,7 @@ export function savedAccountsRouter(ctx: ProxyContext): Router {
     res.status(201).set('cache-control', 'no-store').json(await chooseSavedAccount(ctx, deliver, linkSession, offered));
   });
 
-  router.post('/saved-accounts/remove', ctx.rateLimiter, json, async (req, res) => {
+  router.post('/saved-accounts/remove', choices, json, async (req, res) => {
     const body = parseJsonBody(ChoiceBody, req);
     const linkSession = await resolveLinkSession(ctx, body.linkToken);
     await removeSavedAccount(ctx, linkSession, await findOffered(ctx, linkSession, body.savedAccountId));

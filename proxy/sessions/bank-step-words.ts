@@ -1,9 +1,10 @@
-// The element's words for the states that follow a start (waiting on the bank, a blocked or closed tab, a
-// lost connection, the outcome's titles and buttons), sent with the start's answer (sessions/view.ts) rather
+// The element's words for the states that follow a start (waiting on the bank, a blocked or closed bank
+// page, a lost connection, the outcome's titles and buttons), sent with the start's answer (sessions/view.ts) rather
 // than built into the element: every word in its bundle costs every merchant's shoppers bytes, and these
 // are only needed once the proxy has answered. Both languages, keyed by primary subtag: the element picks
 // its own language (its `language` attribute or the page's `lang`), as for the words it keeps (widget/strings.ts).
-// A page's `strings` still replace any of them.
+// A page's `strings` still replace any of them. They name the bank's page, never a tab: on a phone, and in
+// an app's browser (the hosted page), the bank may open in a window or view of its own.
 
 export interface BankStepWords {
   waitingTitle: string;
@@ -24,49 +25,53 @@ export interface BankStepWords {
   failureTitle: string;
   /** Instead of "Try again" when the same account cannot work (locked, not verifiable). */
   otherAccount: string;
-  /** A cancel at the bank: said as plainly as the checkout's own Cancel. */
-  cancelledTitle: string;
+  /** Under the first screen's title after the checkout's own Cancel. */
+  cancelled: string;
+  /** The button back to the account linked before a failed "Change"; `{account}` is that account's line. */
+  keep: string;
 }
 
 export const BANK_STEP_WORDS: Readonly<Record<'en' | 'es', BankStepWords>> = {
   en: {
-    waitingTitle: 'Continue in the bank tab',
-    waitingHint: 'Finish at your bank in the other tab. This page updates when you’re done.',
-    showTab: 'Go to the bank tab',
-    blockedTitle: 'Your browser blocked the new tab',
+    waitingTitle: 'Continue at your bank',
+    waitingHint: 'Finish at your bank. This page updates when you’re done.',
+    showTab: 'Go to your bank',
+    blockedTitle: 'Your browser blocked your bank’s page',
     blockedHint: 'Open your bank’s page with this link. This page updates when you’re done.',
     openBank: 'Open your bank’s page',
-    closedTitle: 'The bank tab was closed',
+    closedTitle: 'Your bank’s page was closed',
     closedHint: 'Open your bank’s page again to finish, or cancel.',
     lostTitle: 'Waiting for the connection',
     lostHint: 'Nothing is lost: if you finished at your bank, this page updates by itself when the connection is back.',
     checkNow: 'Check now',
-    expiredTitle: 'The bank session expired',
-    expiredHint: 'Please start again.',
+    expiredTitle: 'Your bank session timed out',
+    expiredHint: 'It ended before you finished at your bank. Nothing was charged: start again when you’re ready.',
     successTitle: 'Bank account linked',
     change: 'Change',
     failureTitle: 'We couldn’t link your account',
     otherAccount: 'Link another account',
-    cancelledTitle: 'Bank linking cancelled',
+    cancelled: 'Bank linking cancelled.',
+    keep: 'Keep {account}',
   },
   es: {
-    waitingTitle: 'Continúa en la pestaña del banco',
-    waitingHint: 'Termina en tu banco en la otra pestaña. Esta página se actualiza al terminar.',
-    showTab: 'Ir a la pestaña del banco',
-    blockedTitle: 'Tu navegador bloqueó la pestaña nueva',
-    blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza al terminar.',
-    openBank: 'Abrir la página del banco',
-    closedTitle: 'Se cerró la pestaña del banco',
+    waitingTitle: 'Continúa en tu banco',
+    waitingHint: 'Termina en tu banco. Esta página se actualiza cuando termines.',
+    showTab: 'Ir a tu banco',
+    blockedTitle: 'Tu navegador bloqueó la página de tu banco',
+    blockedHint: 'Abre la página de tu banco con este enlace. Esta página se actualiza cuando termines.',
+    openBank: 'Abrir la página de tu banco',
+    closedTitle: 'Se cerró la página de tu banco',
     closedHint: 'Vuelve a abrir la página de tu banco para terminar, o cancela.',
     lostTitle: 'Esperando la conexión',
-    lostHint: 'No se ha perdido nada: si terminaste en tu banco, esta página se actualiza sola cuando vuelva la conexión.',
+    lostHint: 'No se perdió nada: si terminaste en tu banco, esta página se actualiza sola cuando vuelva la conexión.',
     checkNow: 'Comprobar ahora',
-    expiredTitle: 'La sesión del banco caducó',
-    expiredHint: 'Vuelve a empezar.',
+    expiredTitle: 'Se agotó el tiempo de tu sesión bancaria',
+    expiredHint: 'Terminó antes de que acabaras en tu banco. No se cobró nada: vuelve a empezar cuando quieras.',
     successTitle: 'Cuenta bancaria vinculada',
     change: 'Cambiar',
     failureTitle: 'No pudimos vincular tu cuenta',
     otherAccount: 'Vincular otra cuenta',
-    cancelledTitle: 'Vinculación bancaria cancelada',
+    cancelled: 'Vinculación bancaria cancelada.',
+    keep: 'Usar {account}',
   },
 };

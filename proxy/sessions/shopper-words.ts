@@ -13,7 +13,7 @@ const FAILURES: Record<string, Record<Lang, string>> = {
   },
   ACCOUNT_LOCKED: {
     en: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
-    es: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
+    es: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.',
   },
   CONSUMER_CANCELLED: {
     en: 'You cancelled at your bank, so no account was linked.',

@@ -132,8 +132,12 @@ export interface SessionRecord {
    * bound: the session's success is held back until that browser reaches the return page.
    */
   browserBinding?: string;
-  /** A success here is saved for the merchant user: the saved account's id, and the shopper's consent or a re-authorization. */
-  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget };
+  /**
+   * A success here is saved for the merchant user: the new saved account's id, and the shopper's consent or a
+   * re-authorization; `known`: the user's saved accounts the link session knew, whose id a success that
+   * links one of them again keeps (accounts/saving.ts).
+   */
+  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget; known?: ReconnectTarget[] };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
 }

@@ -14,7 +14,7 @@ import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
 import { fieldErrors, validationProblem } from '../validation.ts';
 import { resolveLinkSession, spendLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
-import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
+import { savingFor, stillKnown, tokenToReauthorize } from '../accounts/saving.ts';
 import type { NewBinding } from '../http/bank-step-cookie.ts';
 
 // Field errors in the upstream request are named as the start's purchase knows them (the link session's
@@ -75,6 +75,7 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
     const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent, body.another);
+    if (linkSession && saving?.known) saving.known = await stillKnown(ctx, linkSession.session.merchantUserId, saving.known);
     const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session, body.another);
     const language = purchase.transaction.language;
     const sessionId = newId();

@@ -38,7 +38,7 @@ const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Co
 const lockedEs = {
   type: 'result',
   sessionId: SESSION.sessionId,
-  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
+  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.', lang: 'es' },
 };
 const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
 const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
@@ -76,6 +76,14 @@ describe('<obv-link-account> accessibility', () => {
     }
   });
 
+  it('keeps the retry of a failure in the accent colour (the card turns red, not its main button)', async () => {
+    const el = await mount();
+    await settle(el, failure);
+    const retry = el.shadowRoot!.querySelector<HTMLElement>('[part="button"]')!;
+    expect(getComputedStyle(retry).backgroundColor).to.equal('rgb(37, 84, 216)');
+    expect(getComputedStyle(el.shadowRoot!.querySelector('[part~="icon"]')!).color).to.equal('rgb(180, 35, 24)');
+  });
+
   it('passes axe with a network error, a configuration error and a proxy’s refusal', async () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     const el = await mount();
@@ -94,7 +102,7 @@ describe('<obv-link-account> accessibility', () => {
     await expect(refused).to.be.accessible();
   });
 
-  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'We couldn’t reach the server'], ['es', 'Esperando la conexión', 'No pudimos contactar con el servidor']] as const) {
+  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'Check your internet connection'], ['es', 'Esperando la conexión', 'Revisa tu conexión a internet']] as const) {
     it(`passes axe offline (${language}): the lost connection at once, and "Check now" still offline says it could not reach the server`, async () => {
       world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
       const el = await mount({ language });
@@ -134,7 +142,7 @@ describe('<obv-link-account> accessibility', () => {
     expect(region.getAttribute('aria-live')).to.equal('polite');
     const socket = await waiting(el);
     expect(status(el)).to.equal(region);
-    expect(text(el)).to.contain('Continue in the bank tab');
+    expect(text(el)).to.contain('Continue at your bank');
     socket.receive(success);
     await el.updateComplete;
     expect(status(el)).to.equal(region);
@@ -150,7 +158,7 @@ describe('<obv-link-account> accessibility of the other screens', () => {
       const el = await mount();
       await waiting(el);
       expect(el.shadowRoot!.querySelector('[part~="link"]')).not.to.equal(null);
-      expect(text(el)).to.contain('Your browser blocked the new tab');
+      expect(text(el)).to.contain('Your browser blocked your bank’s page');
       await expect(el).to.be.accessible();
     });
   });
@@ -170,7 +178,7 @@ describe('<obv-link-account> accessibility of the other screens', () => {
     it('passes axe in Spanish while waiting and after a failure', async () => {
       const el = await mount({ language: 'es' });
       await waiting(el);
-      expect(text(el)).to.contain('Continúa en la pestaña del banco');
+      expect(text(el)).to.contain('Continúa en tu banco');
       await expect(el).to.be.accessible();
       FakeSocket.last.receive(failure);
       await el.updateComplete;
@@ -360,7 +368,7 @@ describe('<obv-link-account> its own language', () => {
 });
 
 describe('<obv-link-account> cancels and failures', () => {
-  useWorld();
+  const world = useWorld();
 
   const cancelledAtBank = {
     type: 'result',
@@ -368,15 +376,48 @@ describe('<obv-link-account> cancels and failures', () => {
     outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank, so no account was linked.', lang: 'en' },
   };
 
-  it('shows a cancel at the bank as neutrally as a cancel at the checkout: no red, no error', async () => {
+  for (const [language, hint, label] of [['en', 'Bank linking cancelled.', 'Link your bank account'], ['es', 'Vinculación bancaria cancelada.', 'Vincular cuenta bancaria']] as const) {
+    it(`takes a cancel at the bank back to the first screen, as the checkout's own Cancel does: no red, no error (${language})`, async () => {
+      const el = await mount({ language });
+      const failed = once<{ code: string }>(el, 'obv-failure');
+      await settle(el, cancelledAtBank);
+      expect((await failed).detail.code, 'the page still hears how the bank step ended').to.equal('CONSUMER_CANCELLED');
+      expect(el.state).to.equal('idle');
+      expect(text(el)).to.contain(hint);
+      expect(el.shadowRoot!.querySelector('.danger, [part~="error"]')).to.equal(null);
+      expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain(label);
+      await expect(el).to.be.accessible();
+    });
+  }
+
+  it('takes a cancel at the bank after a linked account back to that account, without "cancelled"', async () => {
     const el = await mount();
+    await settle(el, success);
     await settle(el, cancelledAtBank);
-    expect(el.state).to.equal('failure');
-    expect(text(el)).to.contain('Bank linking cancelled');
-    expect(text(el)).to.contain('You cancelled at your bank');
-    expect(el.shadowRoot!.querySelector('.danger, [part~="error"]')).to.equal(null);
-    expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Link your bank account');
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+    expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
   });
+
+  for (const [language, title, cancel] of [['en', 'Waiting for the connection', 'Cancel'], ['es', 'Esperando la conexión', 'Cancelar']] as const) {
+    it(`offers Cancel while offline with a bank step under way; it stops waiting for it (${language})`, async () => {
+      world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
+      const el = await mount({ language });
+      await waiting(el);
+      window.dispatchEvent(new Event('offline'));
+      await until(() => el.state === 'error', 'the lost connection');
+      await el.updateComplete;
+      expect(text(el)).to.contain(title);
+      const secondary = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="secondary-button"]');
+      expect(secondary?.textContent).to.equal(cancel);
+      await expect(el).to.be.accessible();
+      const cancelled = once(el, 'obv-cancel');
+      secondary!.click();
+      await cancelled;
+      expect(el.state).to.equal('idle');
+      expect(world().tab.close.called).to.equal(true);
+    });
+  }
 
   it('names the account the secondary button keeps after a failed “Change”', async () => {
     const el = await mount({ language: 'es' });
@@ -463,6 +504,31 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
     await settle(el, { type: 'expired', sessionId: SESSION.sessionId });
     expect(el.state).to.equal('expired');
     expect(part(el, 'error').hasAttribute('lang')).to.equal(false);
+  });
+});
+
+describe('<obv-link-account> titles and colour schemes', () => {
+  useWorld();
+
+  it('makes each state\'s title a heading', async () => {
+    const el = await mount();
+    const title = el.shadowRoot!.querySelector('.title')!;
+    expect(title.tagName).to.equal('H2');
+    expect(title.textContent!.trim()).to.equal('Pay from your bank account');
+    await settle(el, success);
+    expect(el.shadowRoot!.querySelector('h2')!.textContent!.trim()).to.equal('Bank account linked');
+  });
+
+  it('follows a dark colour scheme of the page (as the hosted page declares in dark mode), and stays light on a page that declares none', async () => {
+    const card = (el: ObvLinkAccountElement) => getComputedStyle(el.shadowRoot!.querySelector('[part~="base"]')!);
+    const light = await mount();
+    expect(card(light).backgroundColor).to.equal('rgb(255, 255, 255)');
+    const dark = await mount({ style: 'color-scheme: dark' });
+    expect(card(dark).backgroundColor).to.equal('rgb(31, 36, 43)');
+    expect(card(dark).color).to.equal('rgb(238, 240, 243)');
+    await expect(dark).to.be.accessible();
+    await settle(dark, failure);
+    await expect(dark).to.be.accessible();
   });
 });
 

@@ -73,7 +73,7 @@ describe('<obv-link-account> flow', () => {
     expect(body).to.deep.equal({ linkToken: LINK_TOKEN });
     await el.updateComplete;
     expect(el.state).to.equal('waiting');
-    expect(statusText(el)).to.contain('Continue in the bank tab');
+    expect(statusText(el)).to.contain('Continue at your bank');
   });
 
   it('shows the words the start\'s answer carries in its own language, and a page\'s `strings` over them', async () => {
@@ -132,7 +132,7 @@ describe('<obv-link-account> flow', () => {
     expect((await error).detail.kind).to.equal('expired');
     await el.updateComplete;
     expect(el.state).to.equal('expired');
-    expect(statusText(el)).to.contain('The bank session expired');
+    expect(statusText(el)).to.contain('Your bank session timed out');
   });
 
   it('fires obv-state-change with the previous state on every transition', async () => {
@@ -172,7 +172,7 @@ describe('<obv-link-account> flow', () => {
     expect(world().open.calledOnce).to.equal(true);
     const link = part(el, 'link') as HTMLAnchorElement;
     expect(link.href).to.equal(SESSION.consumerUrl);
-    expect(statusText(el)).to.contain('The bank tab was closed');
+    expect(statusText(el)).to.contain('Your bank’s page was closed');
     expect(el.state).to.equal('waiting');
     expect(el.shadowRoot!.activeElement).to.equal(link);
   });
@@ -192,6 +192,68 @@ describe('<obv-link-account> flow', () => {
     // A late result for the cancelled session changes nothing.
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     expect(el.state).to.equal('idle');
+  });
+
+  it('keeps a success that landed at the moment of Cancel: the proxy\'s answer to the cancel says it, and the account is shown', async () => {
+    // The bank step succeeded at the proxy just before the cancel reached it: the cancel cannot undo it, and
+    // the merchant's server hears link.succeeded. The shopper must see that account, not "cancelled".
+    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+    });
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    const succeeded = once<{ linkRef: string }>(el, 'obv-success');
+    part(el, 'secondary-button').click();
+    expect((await succeeded).detail.linkRef).to.equal(ACCOUNT.linkRef);
+    expect(el.state).to.equal('success');
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+  });
+
+  it('follows a session whose cancel the proxy refused because it ended first, until its outcome is released', async () => {
+    // With the bank step's binding on, a success may be held back from the starting browser for a moment:
+    // the cancel's answer then says "returned" (back from the bank) and the success comes after.
+    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt } });
+    const el = await mount();
+    await startWaiting(el);
+    const succeeded = once(el, 'obv-success');
+    el.cancel();
+    await until(() => FakeSocket.instances.length > 1, 'the session followed again');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    await succeeded;
+    expect(el.value).to.equal(ACCOUNT.linkRef);
+  });
+
+  it('Escape while waiting for the bank cancels, as the Cancel button does', async () => {
+    const el = await mount();
+    await startWaiting(el);
+    await el.updateComplete;
+    const cancelled = once<{ sessionId?: string }>(el, 'obv-cancel');
+    part(el, 'button').dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+    expect((await cancelled).detail).to.deep.equal({ sessionId: SESSION.sessionId });
+    expect(el.state).to.equal('idle');
+    expect(world().tab.close.calledOnce).to.equal(true);
+  });
+
+  it('leaves Escape alone where nothing is open (a dialog around the element may close)', async () => {
+    const el = await mount();
+    const escape = new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true, cancelable: true });
+    part(el, 'button').dispatchEvent(escape);
+    expect(escape.defaultPrevented).to.equal(false);
+    expect(el.state).to.equal('idle');
+  });
+
+  it('sends the start before it opens the bank tab: the request leaves at once, opening a tab holds the page a while', async () => {
+    const el = await mount();
+    part(el, 'button').click();
+    const fetchStub = window.fetch as unknown as sinon.SinonStub;
+    const start = fetchStub.getCalls().find((call) => String(call.args[0]).endsWith('/verifications'));
+    expect(start, 'the start was sent within the click').to.not.equal(undefined);
+    expect(world().open.calledOnce, 'and the tab opened within the click').to.equal(true);
+    expect(world().open.firstCall.calledAfter(start!)).to.equal(true);
+    await until(() => el.state === 'waiting', 'waiting');
   });
 
   it('cancels while starting and ignores the late answer of the proxy', async () => {
@@ -544,7 +606,7 @@ describe('<obv-link-account> with a blocked pop-up', () => {
     expect(link.href).to.equal(SESSION.consumerUrl);
     expect(link.target).to.equal('_blank');
     expect(link.rel).to.equal('noopener');
-    expect(statusText(el)).to.contain('Your browser blocked the new tab');
+    expect(statusText(el)).to.contain('Your browser blocked your bank’s page');
     const opened = once(el, 'obv-open');
     // Keep the test page where it is: only the element's reaction to the click matters.
     link.addEventListener('click', (event) => event.preventDefault(), { once: true });

@@ -38,6 +38,19 @@ describe('<obv-link-account> in a form', () => {
     expect(new FormData(form).get('linkRef')).to.equal(ACCOUNT.linkRef);
   });
 
+  it('fires change, as form controls do, each time its value changes: linked, then withdrawn by "Change"', async () => {
+    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account></obv-link-account></form>`);
+    const el = form.querySelector('obv-link-account')!;
+    await el.updateComplete;
+    const values: string[] = [];
+    form.addEventListener('change', (event) => values.push((event.target as ObvLinkAccountElement).value));
+    await link(el);
+    expect(values).to.deep.equal([ACCOUNT.linkRef]);
+    el.shadowRoot!.querySelector<HTMLElement>('[part~="button"]')!.click(); // Change
+    await el.updateComplete;
+    expect(values).to.deep.equal([ACCOUNT.linkRef, '']);
+  });
+
   it('is valid without an account when not required', async () => {
     const form = await fixture<HTMLFormElement>(html`<form><obv-link-account></obv-link-account></form>`);
     await form.querySelector('obv-link-account')!.updateComplete;
@@ -228,8 +241,8 @@ describe('<obv-link-account> with the keyboard', () => {
     expect(world().open.calledOnce).to.equal(true);
     await until(() => el.state === 'waiting', 'waiting');
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
-    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to the bank tab');
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to your bank"');
+    expect(el.shadowRoot!.activeElement!.textContent).to.contain('Go to your bank');
     await sendKeys({ press: 'Enter' });
     // Named as the tab was opened (a name of its own per bank step).
     expect(world().open.lastCall.args).to.deep.equal(['', world().open.firstCall.args[1]]);
@@ -255,7 +268,7 @@ describe('<obv-link-account> with the keyboard', () => {
     await sendKeys({ press: 'Enter' });
     await until(() => el.state === 'waiting', 'waiting');
     await el.updateComplete;
-    await until(() => focusedPart(el) === 'button', 'focus on "Go to the bank tab"');
+    await until(() => focusedPart(el) === 'button', 'focus on "Go to your bank"');
     FakeSocket.last.accept();
     FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await el.updateComplete;

@@ -88,10 +88,10 @@ describe('custom-elements.json and the element guide (docs/ELEMENT.md)', () => {
     expect(names(declaration.cssProperties)).to.deep.equal(read);
   });
 
-  it('lists the seven obv- events, each with its detail type', async () => {
+  it('lists the seven obv- events, each with its detail type, and the form control\'s change', async () => {
     const declaration = await manifestDeclaration();
-    expect(names(declaration.events)).to.deep.equal(['obv-cancel', 'obv-error', 'obv-failure', 'obv-open', 'obv-start', 'obv-state-change', 'obv-success']);
-    for (const event of declaration.events) expect(event.type?.text, event.name).to.match(/^CustomEvent<.+>$/);
+    expect(names(declaration.events)).to.deep.equal(['change', 'obv-cancel', 'obv-error', 'obv-failure', 'obv-open', 'obv-start', 'obv-state-change', 'obv-success']);
+    for (const event of declaration.events) expect(event.type?.text, event.name).to.match(event.name === 'change' ? /^Event$/ : /^CustomEvent<.+>$/);
   });
 
   it('documents in docs/ELEMENT.md every attribute, event, part, custom property and slot of the manifest', async () => {

@@ -7,13 +7,19 @@
 // version sent only when ticked, and Reconnect (the other saved accounts and "Use another account" beside
 // it, "Reconnect" again after a cancel at the bank), and the success's note.
 import { expect, fixture, html } from '@open-wc/testing';
+import { resetMouse, sendMouse } from '@web/test-runner-commands';
+import sinon from 'sinon';
 import '../../widget/obv-link-account.ts';
 import type { ObvLinkAccountElement } from '../../widget/obv-link-account-element.ts';
 import { timing } from '../../widget/settings.ts';
 import { FakeSocket, SESSION, drawn, tick, until, useWorld } from './helpers.ts';
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
-const WORDS = { lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?', removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.' };
+const WORDS = {
+  lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?',
+  removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.',
+  offline: 'You are offline: this account is used once you are back.', busy: 'Too many changes at once: wait a moment.', down: 'That did not work just now.',
+};
 const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
 /** With the words of the box's details (proxy/accounts/consent.ts), for the axe checks. */
 const SAVING_DETAILED = { ...SAVING, more: 'What you authorize', details: 'You can remove it.' };
@@ -22,7 +28,7 @@ const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-00000
 
 const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) => el.shadowRoot!.querySelector<T>(selector);
 /** What the scripted proxy answers. */
-type Reply = { status: number; body?: unknown };
+type Reply = { status: number; body?: unknown } | Error;
 const radios = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]')];
 
 describe('<obv-link-account> for a returning shopper', () => {
@@ -119,18 +125,99 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(q(el, '#consent')).to.not.equal(null);
   });
 
-  it('a failed choice shows an error; Cancel brings the list back, and a click on the chosen account tries again', async () => {
+  const problemText = (el: ObvLinkAccountElement) => q(el, '[part~="error"]')?.textContent ?? '';
+  const mainButtons = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > [part~="button"]')].map((b) => b.textContent);
+
+  it('a choice made offline keeps the list, the account chosen, says so, and is used by itself once the browser is back online', async () => {
+    let online = false;
+    sinon.stub(Navigator.prototype, 'onLine').get(() => online);
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (online ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } } : new TypeError('Failed to fetch')));
+    const el = await mount();
+    await until(() => el.state === 'saved' && problemText(el) !== '', 'the first choice failed offline');
+    radios(el)[1]!.click();
+    await el.updateComplete;
+    expect(problemText(el), 'a new choice clears the last problem').to.equal('');
+    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2 && problemText(el) !== '', 'the second choice failed offline');
+    expect(el.state, 'the list stays').to.equal('saved');
+    expect(radios(el).map((r) => r.checked)).to.deep.equal([false, true]);
+    expect(problemText(el)).to.equal(WORDS.offline);
+    expect(q(el, '#s')!.textContent, 'said in the live region').to.contain(WORDS.offline);
+    expect(el.value).to.equal('');
+    expect(mainButtons(el)).to.deep.equal(['Try again', 'Use another account']);
+    await expect(el).to.be.accessible();
+    online = true;
+    window.dispatchEvent(new Event('online'));
+    await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the same choice used once back online');
+    expect(problemText(el)).to.equal('');
+    expect(world().proxy.starts, 'never a bank step instead').to.have.length(0);
+  });
+
+  it('a choice refused by the rate limit (429) says so and keeps the list; "Try again" uses the same account', async () => {
+    let limited = true;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (limited ? { status: 429, body: { title: 'Too Many Requests', status: 429 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
+    const el = await mount();
+    await until(() => problemText(el) !== '', 'the refused choice');
+    expect(problemText(el)).to.equal(WORDS.busy);
+    expect(el.state).to.equal('saved');
+    limited = false;
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > button')].find((b) => b.textContent === 'Try again')!.click();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account used');
+    expect(world().proxy.starts).to.have.length(0);
+  });
+
+  it('a choice the proxy could not make (5xx) says so and keeps the list; a click on the chosen account tries again', async () => {
     let failing = true;
     scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
     const el = await mount();
-    await until(() => el.state === 'error', 'the error');
-    el.cancel();
-    await until(() => el.state === 'saved', 'back to the list');
-    expect(el.value).to.equal('');
+    await until(() => problemText(el) !== '', 'the failed choice');
+    expect(problemText(el)).to.equal(WORDS.down);
+    expect(el.state).to.equal('saved');
     failing = false;
     radios(el)[0]!.click();
     await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
+  });
+
+  it('fires change when a new choice withdraws the link of the account chosen before, and again when the new one is ready', async () => {
+    let answer: () => void = () => undefined;
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (id === ACCOUNTS[0]!.id
+      ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }
+      : new Promise<Reply>((resolve) => (answer = () => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } })))));
+    const el = await mount();
+    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account ready');
+    const values: string[] = [];
+    el.addEventListener('change', () => values.push(el.value));
+    radios(el)[1]!.click();
+    await until(() => values.length === 1, 'the change');
+    expect(values, 'no account to pay with while the new one is on its way').to.deep.equal(['']);
+    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2, 'the second choice sent');
+    await tick(10);
+    answer();
+    await until(() => values.length === 2, 'the second change');
+    expect(values).to.deep.equal(['', `ref-${ACCOUNTS[1]!.id}`]);
+  });
+
+  it('arrowing through the list sends one choice at a time: the latest once the one on its way is answered', async () => {
+    const three = [...ACCOUNTS, offered('id-three-00000000000', '5555')];
+    const waiting: (() => void)[] = [];
+    const answer = async () => {
+      await until(() => waiting.length > 0, 'a choice waiting for its answer');
+      waiting.shift()!();
+    };
+    scripted({ accounts: three, words: WORDS }, (id) => new Promise<Reply>((resolve) => waiting.push(() => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }))));
+    const el = await mount();
+    const uses = () => world().proxy.bodies.filter((_, i) => world().proxy.requests[i]!.url.endsWith('/use')) as { savedAccountId: string }[];
+    await until(() => uses().length === 1, 'the first choice on its way');
+    radios(el)[1]!.click();
+    radios(el)[2]!.click();
+    radios(el)[1]!.click();
+    await tick(20);
+    expect(uses()).to.have.length(1);
+    await answer();
+    await until(() => uses().length === 2, 'the latest choice sent');
+    expect(uses().map((body) => body.savedAccountId)).to.deep.equal([three[0]!.id, three[1]!.id]);
+    await answer();
+    await until(() => el.value === `ref-${three[1]!.id}`, 'the latest choice ready');
   });
 
   it('Remove asks in the element, naming the account; Keep keeps it; confirmed, the removal is announced and focus goes to the list, never to the next Remove', async () => {
@@ -174,6 +261,51 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.value).to.equal('');
   });
 
+  it('Escape closes Remove\'s question as Keep does (nothing removed, focus back on the list); Remove is lighter than its account, the confirming Remove destructive', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    const shadow = el.shadowRoot!;
+    const remove = q<HTMLButtonElement>(el, '.row > button')!;
+    expect(Number(getComputedStyle(remove).fontWeight), 'Remove is not as heavy as the account\'s bank name').to.be.below(Number(getComputedStyle(q(el, '.row .fi')!).fontWeight));
+    expect(getComputedStyle(remove).borderTopColor).to.equal('rgba(0, 0, 0, 0)');
+    remove.focus();
+    remove.click();
+    await until(() => shadow.activeElement?.id === 'k', 'focus on Keep');
+    const confirm = q<HTMLButtonElement>(el, '.ask button')!;
+    expect(getComputedStyle(confirm).backgroundColor, 'the confirming Remove in the danger colour').to.equal('rgb(180, 35, 24)');
+    await expect(el).to.be.accessible();
+    let outside = 0;
+    const count = () => outside++;
+    document.addEventListener('keydown', count);
+    try {
+      q(el, '#k')!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true, composed: true }));
+      await until(() => !q(el, '.ask'), 'the question gone');
+    } finally {
+      document.removeEventListener('keydown', count);
+    }
+    expect(outside, 'handled by the element: a dialog around it stays open').to.equal(0);
+    expect(world().proxy.requests.some((r) => r.url.endsWith('/remove'))).to.equal(false);
+    await until(() => shadow.activeElement === radios(el)[0], 'focus on the chosen account');
+  });
+
+  it('shades only the button or link under the pointer: a hovered row does not dim its Remove', async () => {
+    scripted({ accounts: ACCOUNTS, words: WORDS });
+    const el = await mount();
+    await until(() => el.value !== '', 'a chosen account');
+    const label = q(el, '.row label')!.getBoundingClientRect();
+    await sendMouse({ type: 'move', position: [Math.round(label.left + 10), Math.round(label.top + label.height / 2)] });
+    try {
+      expect(getComputedStyle(q(el, '.row')!).filter).to.equal('none');
+      expect(getComputedStyle(q(el, '.list')!).filter).to.equal('none');
+      const remove = q(el, '.row > button')!.getBoundingClientRect();
+      await sendMouse({ type: 'move', position: [Math.round(remove.left + remove.width / 2), Math.round(remove.top + remove.height / 2)] });
+      expect(getComputedStyle(q(el, '.row > button')!).filter).to.equal('brightness(0.94)');
+    } finally {
+      await resetMouse();
+    }
+  });
+
   it('the page\'s strings replace the question\'s and the announcement\'s words', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
@@ -203,37 +335,69 @@ describe('<obv-link-account> for a returning shopper', () => {
   });
 
   for (const [what, outcome, label] of [
-    ['a cancel at the bank', { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' }, 'Link your bank account'],
     ['a failure', { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' }, 'Try again'],
     ['a locked account', { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' }, 'Link another account'],
   ] as const) {
-    it(`keeps the consent after ${what}: the box stays ticked beside "${label}", which starts with it (and without it once unticked)`, async () => {
+    it(`shows no consent box beside ${what} (it would read as the failed account's); "${label}" starts with the consent given`, async () => {
       scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
       const el = await mount();
       await until(() => !!q(el, '#consent'), 'the consent box');
       q<HTMLInputElement>(el, '#consent')!.click();
       q(el, '[part~="button"]')!.click();
       await until(() => el.state === 'waiting', 'the bank flow');
-      const { FakeSocket } = await import('./helpers.ts');
       FakeSocket.last.accept();
       FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
       await until(() => el.state === 'failure', 'the failure');
-      expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked').to.equal(true);
+      expect(q(el, '#consent'), 'no box on the failure screen').to.equal(null);
+      expect(q(el, '[part~="consent"]')).to.equal(null);
       await expect(el).to.be.accessible();
       expect(q(el, '[part~="button"]')!.textContent).to.equal(label);
       q(el, '[part~="button"]')!.click();
       await until(() => el.state === 'waiting', 'the bank flow again');
       expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
-      // The shopper can still change it: unticked on the next failure screen, the next start has no consent.
-      FakeSocket.last.accept();
-      FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome });
-      await until(() => el.state === 'failure', 'the failure again');
-      q<HTMLInputElement>(el, '#consent')!.click();
-      q(el, '[part~="button"]')!.click();
-      await until(() => world().proxy.starts.length === 3 && el.state === 'waiting', 'the third start');
-      expect(world().proxy.starts.at(-1)!.body).to.deep.equal({ linkToken: LINK_TOKEN });
     });
   }
+
+  it('a cancel at the bank comes back to the consent box as the shopper left it', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' } });
+    await until(() => el.state === 'idle', 'the first screen');
+    expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked, beside the button it governs').to.equal(true);
+    // Unticked now, the next start has no consent.
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => world().proxy.starts.length === 2 && el.state === 'waiting', 'the second start');
+    expect(world().proxy.starts.at(-1)!.body).to.deep.equal({ linkToken: LINK_TOKEN });
+  });
+
+  it('after a failed "Change" shows no consent box: Keep brings the account back as it was linked, its note with it', async () => {
+    scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
+    const el = await mount();
+    await until(() => !!q(el, '#consent'), 'the consent box');
+    q<HTMLInputElement>(el, '#consent')!.click();
+    q(el, '[part~="button"]')!.click();
+    await until(() => el.state === 'waiting', 'the bank flow');
+    const note = 'This account will be saved for your next purchases.';
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321'), note } });
+    await until(() => el.state === 'success', 'linked');
+    q(el, '[part~="button"]')!.click(); // Change
+    await until(() => el.state === 'waiting', 'the bank flow for the change');
+    FakeSocket.last.accept();
+    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' } });
+    await until(() => el.state === 'failure', 'the failed change');
+    expect(q(el, '#consent'), 'nothing beside Keep that Keep would not honour').to.equal(null);
+    q(el, '[part~="secondary-button"]')!.click(); // Keep Checking ••••4321
+    await until(() => el.state === 'success', 'the account back');
+    expect(el.value).to.equal('ref-1');
+    expect(q(el, '#s')!.textContent).to.contain(note);
+  });
 
   it('keeps the consent through "Try again" after a network error and through "Change"', async () => {
     scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
@@ -243,7 +407,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     world().proxy.routes['POST /obv/verifications'] = () => new TypeError('Failed to fetch');
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'error', 'the network error');
-    expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(true);
+    expect(q(el, '#consent')).to.equal(null);
     world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
@@ -313,31 +477,39 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.starts[0]!.body).to.deep.equal({ linkToken: LINK_TOKEN, another: true });
   });
 
-  it('Reconnect starts the reconnect; after a cancel at the bank the button says "Reconnect" and does it; after "Use another account" it links', async () => {
+  for (const [language, hint] of [['en', 'Bank linking cancelled.'], ['es', 'Vinculación bancaria cancelada.']] as const) {
+    it(`after Reconnect and a cancel at the bank, comes back to the reconnect screen: the account's name, Reconnect, "Use another account" (${language})`, async () => {
+      scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
+      const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} language=${language}></obv-link-account>`);
+      await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
+      expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
+      expect(q(el, '#consent'), 'no consent box beside Reconnect: the account is saved already').to.equal(null);
+      q(el, '[part~="button"]')!.click();
+      await bankAnswers(el, cancelledAtBank);
+      await until(() => el.state === 'idle', 'back on the reconnect screen');
+      expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
+      expect(q(el, '.title [aria-hidden]')!.textContent).to.equal(RECONNECT.displayLabel);
+      expect(q(el, '#s')!.textContent).to.contain(hint);
+      await expect(el).to.be.accessible();
+      q(el, '[part~="button"]')!.click();
+      await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
+      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
+    });
+  }
+
+  it('after "Use another account" from the reconnect screen, links another account (the stale token not sent), its retry too', async () => {
     scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
-    expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
-    q(el, '[part~="button"]')!.click();
-    await bankAnswers(el, cancelledAtBank);
-    await until(() => el.state === 'failure', 'the cancel');
-    expect(buttons(el)[0]).to.equal('Reconnect');
-    q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
-    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
-    el.cancel();
-    await until(() => el.state === 'idle', 'back on the reconnect screen');
-    // "Use another account": a plain link; its retry after a cancel at the bank links again.
     [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent === 'Use another account')!.click();
     await until(() => buttons(el)[0]!.includes('Link your bank account'), 'the bank button');
     expect(buttons(el)[1], 'back to the reconnect screen').to.equal('Reconnect');
     q(el, '[part~="button"]')!.click();
-    await bankAnswers(el, cancelledAtBank);
-    await until(() => el.state === 'failure', 'the cancel');
-    expect(buttons(el)[0]).to.contain('Link your bank account');
+    await bankAnswers(el, { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' });
+    await until(() => el.state === 'failure', 'the failure');
     q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 4 && world().proxy.bodies.length === world().proxy.requests.length, 'the fourth start');
-    expect(world().proxy.starts.slice(2).map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
+    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
   });
 
   it('a success shows the proxy\'s note under the account (a different account than the one to reconnect), in the live region', async () => {
@@ -345,7 +517,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
     q(el, '[part~="button"]')!.click();
-    const note = 'You linked a different account from the one to reconnect. It is used for this purchase only; the other one is unchanged.';
+    const note = 'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.';
     await bankAnswers(el, { status: 'success', linkRef: 'ref_1', ...offered('y', '4321'), note });
     await until(() => el.state === 'success', 'the success');
     expect([...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1)).to.equal(note);

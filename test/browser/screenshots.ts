@@ -21,7 +21,7 @@ const WORDS = {
   },
   es: {
     success: { displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' },
-    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.', lang: 'es' },
+    locked: { text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.', lang: 'es' },
     cancelled: { text: 'Cancelaste en tu banco, así que no se vinculó ninguna cuenta.', lang: 'es' },
   },
 };
@@ -50,6 +50,8 @@ export interface Scenario {
   steps?: string[];
   /** The state of the picture when there are no steps. */
   state?: string;
+  /** Shown once the last step is over (its state may be the one before the click, e.g. idle after a cancel at the bank). */
+  shows?: (lang: Lang) => string;
 }
 
 const send = (ws: WebSocketRoute, message: object) => ws.send(JSON.stringify({ sessionId: SESSION.sessionId, ...message }));
@@ -75,7 +77,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'proxy-refused', proxyRefuses: true, steps: ['error'] },
   // Recovery (issue 23): a closed bank tab, a cancel at the bank, a failing service, a lost connection.
   { name: 'bank-tab-closed', closeTab: true, steps: ['waiting'] },
-  { name: 'cancelled-at-bank', socket: cancelledAtBank, steps: ['failure'] },
+  { name: 'cancelled-at-bank', socket: cancelledAtBank, steps: ['idle'], shows: (lang) => BANK_STEP_WORDS[lang].cancelled },
   { name: 'service-error', proxyFails: true, steps: ['error'] },
   { name: 'connection-lost', watchLost: true, steps: ['error'] },
 ];
@@ -164,6 +166,7 @@ export async function showScenario(
     await element.locator('[part~="link"]').waitFor();
   }
   await stateIs(page, scenario.state ?? scenario.steps!.at(-1)!);
+  if (scenario.shows) await element.locator('[part~="status"]', { hasText: scenario.shows(lang) }).waitFor({ timeout: 15_000 });
   // Not the tab the element opened: the checkout is the page in the picture, with no button under the
   // pointer (the last click leaves it over the next state's button, which would show its hover shade).
   await page.bringToFront();

@@ -70,7 +70,7 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await page.bringToFront();
       await page.waitForFunction(() => document.visibilityState === 'visible');
       assert.equal(await visibility(tab), 'hidden');
-      await element(page).getByRole('button', { name: 'Go to the bank tab' }).click();
+      await element(page).getByRole('button', { name: 'Go to your bank' }).click();
       await tab.waitForFunction(() => document.visibilityState === 'visible');
       assert.equal(await visibility(page), 'hidden');
       // Brought forward, not reloaded or sent elsewhere.
@@ -239,7 +239,7 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       // The shopper closes the bank tab without finishing; the checkout comes back to the front.
       await tab.close();
       await page.bringToFront();
-      await element(page).getByText('The bank tab was closed').waitFor();
+      await element(page).getByText('Your bank’s page was closed').waitFor();
       assert.match(await elementStatus(page), /Open your bank’s page again to finish, or cancel/);
       await page.waitForFunction(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') === 'link');
       await saveScreenshot(page, 'bank-tab-closed-en');
@@ -264,8 +264,8 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       // Closed from the bank tab's own script: the checkout stays in front and sees no visibility change.
       await tab.evaluate(() => window.close());
       await tab.waitForEvent('close');
-      await element(page).getByRole('button', { name: 'Go to the bank tab' }).click();
-      await element(page).getByText('The bank tab was closed').waitFor();
+      await element(page).getByRole('button', { name: 'Go to your bank' }).click();
+      await element(page).getByText('Your bank’s page was closed').waitFor();
       assert.equal(await focusedPart(page), 'link');
       assert.equal(chromium.context.pages().filter((p) => p.url().includes('/consumer/')).length, 0, 'no blank or second bank tab');
     } finally {

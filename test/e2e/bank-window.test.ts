@@ -75,7 +75,7 @@ describe('a bank window the checkout never hides, and the way back from "Connect
       await page.waitForTimeout(1_200);
       await bank.close();
       await element(page).getByRole('link', { name: 'Open your bank’s page' }).waitFor();
-      assert.match(await elementStatus(page), /The bank tab was closed/);
+      assert.match(await elementStatus(page), /Your bank’s page was closed/);
       assert.equal(await page.evaluate(() => (window as unknown as { visibilityChanges: number }).visibilityChanges), 0, 'no visibility change told it');
       await saveScreenshot(page, 'bank-window-closed');
     } finally {

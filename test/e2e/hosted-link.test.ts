@@ -1,7 +1,9 @@
 // The hosted link page in Chromium with mobile emulation (375 px, touch), English and Spanish, against the
 // demo's proxy and sandbox bank with the bank step bound to the starting browser: link through the page and
-// arrive at an https completion URL and at a custom-scheme one (the navigation intercepted), a cancel, a
-// failure and an expiry each sent back with their status, a saved account confirmed in one tap. axe finds
+// arrive at an https completion URL and at a custom-scheme one (the navigation intercepted), a cancel and
+// an expiry each sent back with their status, a failure shown with its retry before "Return to the app"
+// sends it back with its code, the page opened again after linking (same tab, new tab) saying so, dark
+// mode, a saved account confirmed in one tap. axe finds
 // nothing on any state of the page (the 404/410 pages included), nothing inline runs (CSP violations are
 // console errors), and the completion URL carries none of the secrets the run knows of.
 import assert from 'node:assert/strict';
@@ -169,9 +171,10 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
     ];
   }
 
-  function assertCompletion(arrived: URL, expected: { base: string; status: string; state: string }, created: Created[]): void {
+  function assertCompletion(arrived: URL, expected: { base: string; status: string; state: string; code?: string }, created: Created[]): void {
     assert.equal(`${arrived.protocol}//${arrived.host}${arrived.pathname}`, expected.base);
-    assert.deepEqual([...arrived.searchParams.entries()], [['status', expected.status], ['state', expected.state]], 'status and state, nothing else');
+    const params = [['status', expected.status], ['state', expected.state], ...(expected.code ? [['code', expected.code]] : [])];
+    assert.deepEqual([...arrived.searchParams.entries()], params, 'status, state and a failure\'s code, nothing else');
     const secrets = knownSecrets(created);
     assert.ok(secrets.length >= 5);
     for (const secret of secrets) assert.ok(!arrived.href.includes(secret), 'the completion URL carries no secret');
@@ -189,7 +192,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
         await waitForElementState(page, 'idle');
         const text = hostedPageText(lang);
         await page.getByRole('heading', { level: 1, name: text.title }).waitFor();
-        assert.match(await page.locator('.amount dd').innerText(), lang === 'en' ? /^\$42\.50$/ : /^42,50\sUS\$$/);
+        assert.match(await page.locator('.amount dd').innerText(), /^\$42\.50$/, 'US amounts for US shoppers, in Spanish too');
         assert.match(await page.locator('.shop').innerText(), /Northwind Roasters/);
         assert.deepEqual(await axe(page), [], 'idle');
         await saveScreenshot(page, `hosted-${lang}-375-idle`);
@@ -266,17 +269,93 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
   });
 
   for (const lang of ['en', 'es'] as const) {
-    it(`${lang}: a failure at the bank (user_bad) sends the shopper back with status=failed`, { timeout: TEST_TIMEOUT_MS }, async () => {
+    it(`${lang}: a failure at the bank (user_bad) is shown with its retry first; "Return to the app" then sends status=failed and its code`, { timeout: TEST_TIMEOUT_MS }, async () => {
       const phone = await openPhone(lang);
       try {
         const created = await createHosted(demo, lang, 'myapp://linked');
+        const { page } = phone;
+        const text = hostedPageText(lang);
+        await page.goto(created.hostedUrl);
+        await waitForElementState(page, 'idle');
+        await atBank(page, lang, 'user_bad');
+        await waitForElementState(page, 'failure');
+        // The failure and its retry, on the page: nothing sent back to the app yet.
+        const retry = page.locator('obv-link-account').getByRole('button', { name: lang === 'en' ? 'Link another account' : 'Vincular otra cuenta' });
+        await retry.waitFor();
+        const giveUp = page.getByRole('button', { name: text.returnToApp });
+        await giveUp.waitFor();
+        await page.waitForTimeout(1_500);
+        assert.deepEqual(phone.arrivals, [], 'the page does not leave by itself');
+        assert.deepEqual(await axe(page), [], 'the failure with its retry');
+        await saveScreenshot(page, `hosted-${lang}-375-failure`);
+        await giveUp.tap();
+        assertCompletion(await waitForArrival(phone), { base: 'myapp://linked', status: 'failed', state: stateOf(created), code: 'ACCOUNT_NOT_VERIFIED' }, [created]);
+        await page.getByText(text.outcomes.failed, { exact: true }).waitFor();
+        assert.deepEqual(await axe(page), [], 'done after a failure');
+        await saveScreenshot(page, `hosted-${lang}-375-failed`);
+      } finally {
+        await phone.context.close();
+      }
+    });
+
+    it(`${lang}: after a failure the retry links, and the page sends status=linked`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
+      const phone = await openPhone(lang);
+      try {
+        const created = await createHosted(demo, lang, 'https://shop.example/linked');
+        const { page } = phone;
+        await page.goto(created.hostedUrl);
+        await waitForElementState(page, 'idle');
+        await atBank(page, lang, 'user_bad');
+        await waitForElementState(page, 'failure');
+        await atBank(page, lang, 'user_good', lang === 'en' ? 'Link another account' : 'Vincular otra cuenta');
+        assertCompletion(await waitForArrival(phone), { base: 'https://shop.example/linked', status: 'linked', state: stateOf(created) }, [created]);
+      } finally {
+        await phone.context.close();
+      }
+    });
+
+    it(`${lang}: opened again after linking, in the same tab (Back from the app) or a new one, it says so with the way back, and goes nowhere by itself`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
+      const phone = await openPhone(lang);
+      try {
+        const created = await createHosted(demo, lang, 'https://shop.example/linked');
+        const { page } = phone;
+        const text = hostedPageText(lang);
+        await page.goto(created.hostedUrl);
+        await waitForElementState(page, 'idle');
+        await atBank(page, lang, 'user_good');
+        await waitForArrival(phone);
+        await page.waitForURL(/^https:\/\/shop\.example\//);
+        // Back from the app: the same tab, the element shows the account it linked here.
+        await page.goBack();
+        await page.getByText(text.alreadyMessage, { exact: true }).waitFor();
+        const back = page.getByRole('link', { name: text.returnToApp });
+        assert.match((await back.getAttribute('href'))!, /^https:\/\/shop\.example\/linked\?status=linked&state=/);
+        await page.waitForTimeout(1_500);
+        assert.equal(phone.arrivals.length, 1, 'no second trip to the app by itself');
+        assert.deepEqual(await axe(page), [], 'already linked');
+        await saveScreenshot(page, `hosted-${lang}-375-already`);
+        // A new tab of the same browser (the app opened the link again).
+        const again = await phone.context.newPage();
+        await again.goto(created.hostedUrl);
+        await again.getByText(text.alreadyMessage, { exact: true }).waitFor();
+        assert.match((await again.getByRole('link', { name: text.returnToApp }).getAttribute('href'))!, /status=linked/);
+        assert.equal(phone.arrivals.length, 1);
+      } finally {
+        await phone.context.close();
+      }
+    });
+
+    it(`${lang}: in dark mode the element's card is dark like the page`, { timeout: TEST_TIMEOUT_MS }, async () => {
+      const phone = await openPhone(lang);
+      try {
+        await phone.page.emulateMedia({ colorScheme: 'dark' });
+        const created = await createHosted(demo, lang, 'https://shop.example/linked');
         await phone.page.goto(created.hostedUrl);
         await waitForElementState(phone.page, 'idle');
-        await atBank(phone.page, lang, 'user_bad');
-        assertCompletion(await waitForArrival(phone), { base: 'myapp://linked', status: 'failed', state: stateOf(created) }, [created]);
-        await phone.page.getByText(hostedPageText(lang).outcomes.failed, { exact: true }).waitFor();
-        assert.deepEqual(await axe(phone.page), [], 'done after a failure');
-        await saveScreenshot(phone.page, `hosted-${lang}-375-failed`);
+        const card = await phone.page.locator('obv-link-account').evaluate((el) => getComputedStyle(el.shadowRoot!.querySelector('[part~="base"]')!).backgroundColor);
+        assert.equal(card, 'rgb(31, 36, 43)');
+        assert.deepEqual(await axe(phone.page), [], 'dark');
+        await saveScreenshot(phone.page, `hosted-${lang}-375-dark`);
       } finally {
         await phone.context.close();
       }

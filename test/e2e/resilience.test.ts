@@ -54,7 +54,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
       async ({ page }) => {
         await element(page).getByRole('button', { name: 'Link your bank account' }).click();
         await waitForState(page, 'waiting');
-        assert.match(await elementStatus(page), /Your browser blocked the new tab/);
+        assert.match(await elementStatus(page), /Your browser blocked your bank’s page/);
         const popupError = (await page.locator('#event-log > li[data-event="obv-error"] .event-detail').textContent()) ?? '';
         assert.match(popupError, /popup-blocked/);
 
@@ -137,7 +137,7 @@ describe('demo checkout when the browser gets in the way', { timeout: TEST_TIMEO
       await page.locator('obv-link-account[state="expired"]').waitFor({ timeout: SHORT_SESSION_TTL_MS + STEP_TIMEOUT_MS });
       // Expired, the session closes its bank tab.
       await bankClosed;
-      assert.match(await elementStatus(page), /The bank session expired/);
+      assert.match(await elementStatus(page), /Your bank session timed out/);
       const expiredError = (await page.locator('#event-log > li[data-event="obv-error"] .event-detail').textContent()) ?? '';
       assert.match(expiredError, /"kind": "expired"/);
       assert.equal(await page.locator('#pay-button').isDisabled(), true);

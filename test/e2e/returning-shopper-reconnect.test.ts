@@ -1,7 +1,8 @@
 // A returning shopper on a phone (375 px) in Chromium, in English and Spanish, on the demo shop: the
 // first-time checkout and the checkout with a saved account do not shift (CLS, measured by the browser's
-// own layout-shift entries, under 0.1); a stale account's reconnect that signs in to a different account says so, keeps the stale
-// saved account as it was and gives the shop a new saved account with its own id and consent; the saved
+// own layout-shift entries, under 0.1); a stale account's reconnect that signs in to a different account says so and keeps the stale
+// saved account as it was, and the next checkout offers it as Reconnect again (never preselected with Pay
+// enabled); the other account saved through "Use another account" gets its own id and consent; the saved
 // list's Remove asks in the element, naming the account, announces the removal and puts focus on the list;
 // axe (WCAG 2.2 AA) finds nothing in the reconnect screen, the different-account success, the question and after the removal.
 import assert from 'node:assert/strict';
@@ -15,7 +16,7 @@ import { offerWords } from '../../proxy/accounts/offer-words.ts';
 import { demoInChromium, element, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
 
 const LINK_BUTTON = { en: 'Link your bank account', es: 'Vincular cuenta bancaria' } as const;
-const DIFFERENT = { en: /You linked a different account .* saved as a new account/, es: /Vinculaste una cuenta distinta .* cuenta nueva/ } as const;
+const DIFFERENT = { en: /isn’t the account you were reconnecting: it will be used for this purchase only/, es: /no es la cuenta que ibas a reconectar: se usará solo para esta compra/ } as const;
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -89,12 +90,13 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         assert.ok(suite.demo.provider.markAccountStale(accountToken));
         await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
         await waitForState(page, 'idle');
-        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
+        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ${lang === 'en' ? 'Checking' : 'Corriente'} ••••4321` }).waitFor();
         assert.equal(await host.getByRole('button', { name: words.useAnother }).count(), 1);
         const axe = async (state: string) => problems.push(...(await axeViolations(page)).map((violation) => `${state}: axe ${violation}`));
         await axe('reconnect');
-        // The shopper signs in to the savings account instead, with the box ticked.
-        await host.getByRole('checkbox', { name: consent.checkbox }).check();
+        // No consent box beside Reconnect (the account is saved already). The shopper signs in to the savings
+        // account instead: used for this purchase only, the stale account untouched.
+        assert.equal(await host.getByRole('checkbox').count(), 0, 'no consent box on the reconnect screen');
         await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang, 'user_savings');
         await waitForState(page, 'success');
         const status = host.locator('#s');
@@ -103,14 +105,38 @@ describe('a returning shopper on a phone: no layout shift, a reconnect to anothe
         await axe('a different account');
         await pay(page);
         await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
+        assert.deepEqual(suite.demo.savedAccounts.list(shopper).map((account) => account.accountId), [checking.accountId], 'nothing saved over the stale account');
+
+        // The next checkout marks the stale account before Pay: Reconnect again, never preselected with Pay enabled.
+        await checkout('idle');
+        await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank` }).waitFor();
+        assert.equal(await host.getByRole('radio').count(), 0, 'the stale account is not in a list to pick');
+        assert.equal(await payButton(page).isDisabled(), true, 'Pay waits for a usable account');
+        // "Use another account": the consent box beside the bank button; the savings account saved as a new one.
+        await host.getByRole('button', { name: words.useAnother }).click();
+        await host.getByRole('checkbox', { name: consent.checkbox }).check();
+        await linkAtBank(page, host.getByRole('button', { name: LINK_BUTTON[lang] }), lang, 'user_savings');
+        await waitForState(page, 'success');
+        await pay(page);
+        await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
         const saved = suite.demo.savedAccounts.list(shopper);
         assert.equal(saved.length, 2, 'the stale account kept, and a new one');
         const savings = saved.find((account) => account.fiAccountType === 'SAVINGS')!;
         const stale = saved.find((account) => account.accountId === checking.accountId)!;
         assert.notEqual(savings.accountId, checking.accountId);
         assert.equal(stale.sealed, checking.sealed, 'the stale saved account is as it was');
-        assert.equal(stale.fiAccountType, 'CHECKING');
+        assert.equal(stale.stale, true);
         assert.equal((savings.consent as { version?: string } | undefined)?.version, consent.version, 'the new account has its own consent');
+
+        // Reconnected with the same account: renewed under its id, no longer stale; both accounts listed next time.
+        await checkout('idle');
+        await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang);
+        await waitForState(page, 'success');
+        await pay(page);
+        await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
+        const renewed = suite.demo.savedAccounts.list(shopper).find((account) => account.accountId === checking.accountId)!;
+        assert.equal(renewed.stale, undefined);
+        assert.notEqual(renewed.sealed, checking.sealed);
 
         // The saved list: Remove asks in the element, naming the account; the removal is said; focus on the list.
         await checkout('saved');

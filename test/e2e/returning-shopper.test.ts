@@ -81,7 +81,7 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
         await Promise.all([page.waitForURL((url) => url.pathname === '/'), payButton(page).click()]);
         await waitForState(page, 'idle');
         const title = host.locator('.title');
-        await title.filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
+        await title.filter({ hasText: `${words.reconnect} Sandbox Federal Bank ${lang === 'en' ? 'Checking' : 'Corriente'} ••••4321` }).waitFor();
         await saveScreenshot(page, `returning-${lang}-3-reconnect`);
         await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), lang);
         const sent = [...suite.demo.provider.state.verifications.values()].at(-1)!;

@@ -131,7 +131,7 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     await waitForState(page, 'saved');
     await Promise.all([page.waitForURL(`${shop}/checkout`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
     await waitForState(page, 'idle');
-    await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank ••••4321` }).waitFor();
+    await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank Checking ••••4321` }).waitFor();
     await saveScreenshot(page, 'package-guide-returning-reconnect').catch(() => undefined);
     await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), 'en');
     assert.equal([...provider.state.verifications.values()].at(-1)!.request.accountToken, accountToken, 'the re-verification carries the saved token');

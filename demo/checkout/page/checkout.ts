@@ -56,7 +56,10 @@ const HINT = {
 const hintLang: keyof typeof HINT = element.getAttribute('language') === 'es' ? 'es' : 'en';
 payHint.lang = hintLang;
 
-/** The account line shown with its bullets, and read without them (the hint is a live region). */
+/**
+ * The account line shown with its bullets, and read without them. The hint describes Pay and is no live
+ * region: the element's status announces the success, and two regions at once talk over each other.
+ */
 function accountLine(shown: string): Node[] {
   const visible = Object.assign(document.createElement('span'), { textContent: shown });
   visible.setAttribute('aria-hidden', 'true');
@@ -82,6 +85,8 @@ for (const name of ELEMENT_EVENTS) {
     void element.updateComplete.then(updatePayButton);
   });
 }
+// Its form value changed with no new state too: a saved account's link withdrawn while another is chosen.
+element.addEventListener('change', updatePayButton);
 
 form.addEventListener('submit', (event) => {
   if (payButton.disabled || !form.checkValidity()) {

@@ -109,7 +109,9 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     const current = order.linkSession;
     if (!current || current.language !== language || current.expiresAt - LINK_SESSION_MARGIN_MS <= Date.now()) {
       const accounts = saved.list(order.merchantUserId);
-      const reconnect = accounts.find((account) => account.accountId === order.reconnect);
+      // A stale account (the bank refused a payment with it) is offered as Reconnect, this order's or the
+      // shopper's first, never preselected in the list where Pay would bounce; other stale ones wait.
+      const reconnect = accounts.find((account) => account.accountId === order.reconnect) ?? accounts.find((account) => account.stale);
       const created = await options.proxy.createLinkSession({
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
@@ -120,7 +122,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         // A reconnect is no dead end: the shopper's other saved accounts come with it, and saving is allowed
         // (the bank may link another account: with consent, it is saved as a new one).
         ...(reconnect ? { reauthorize: reconnect.sealed } : {}),
-        savedAccounts: accounts.filter((account) => account !== reconnect).map((account) => account.sealed),
+        savedAccounts: accounts.filter((account) => account !== reconnect && !account.stale).map((account) => account.sealed),
         allowSaving: true,
       });
       order.linkSession = { ...created, language };
@@ -140,7 +142,8 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
     const linkToken = await linkTokenFor(order, order.language);
     // A returning shopper's first screen is the saved list (a reconnect's is not): the page reserves its height.
-    const offered = order.reconnect ? 0 : saved.list(order.merchantUserId).length;
+    const accounts = saved.list(order.merchantUserId);
+    const offered = order.reconnect || accounts.some((account) => account.stale) ? 0 : accounts.length;
     sendHtml(res, 200, checkoutPage(order, linkToken, order.language, offered));
   });
 
@@ -196,6 +199,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         // The bank wants the shopper to sign in again: back to the checkout, which offers "Reconnect".
         order.state = 'open';
         order.reconnect = result.reconnect;
+        saved.markStale(order.merchantUserId, result.reconnect);
         order.linkSession = undefined;
         res.redirect(303, '/');
         return;

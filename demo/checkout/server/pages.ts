@@ -123,8 +123,8 @@ ${masthead()}
           link-token="${linkToken}"
           language="${language}"></obv-link-account>
       </fieldset>
-      <button type="submit" class="pay-button" id="pay-button" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>
-      <p class="pay-hint" id="pay-hint" aria-live="polite" lang="${language}">${language === 'es' ? 'Vincula una cuenta bancaria para continuar.' : 'Link a bank account to continue.'}</p>
+      <button type="submit" class="pay-button" id="pay-button" aria-describedby="pay-hint" disabled>${LOCK_ICON}<span>Pay ${total}</span></button>
+      <p class="pay-hint" id="pay-hint" lang="${language}">${language === 'es' ? 'Vincula una cuenta bancaria para continuar.' : 'Link a bank account to continue.'}</p>
     </form>
   </section>
   ${orderSummary(order)}

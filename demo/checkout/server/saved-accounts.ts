@@ -13,6 +13,8 @@ export interface SavedAccountRecord {
   linkedAt: string;
   /** The shopper's consent as the proxy recorded it: the words shown, their version, when, IP, user agent. */
   consent?: Record<string, unknown> | undefined;
+  /** The bank refused a payment with it (`reauthorization-required`): offered as Reconnect until renewed. */
+  stale?: true;
 }
 
 /** At most this many saved accounts per shopper, and shoppers remembered. */
@@ -27,15 +29,26 @@ export class SavedAccountBook {
     return this.#byShopper.get(merchantUserId) ?? [];
   }
 
-  /** Saves (or, after a re-authorization, replaces by `accountId`) an account for the shopper. */
+  /**
+   * Saves an account for the shopper, or replaces the one with its `accountId` (the proxy keeps the id of
+   * an account saved again, and of a reconnected one: one row per bank account). The copy saved is fresh,
+   * never stale.
+   */
   save(merchantUserId: string, account: SavedAccountRecord): void {
     const earlier = this.list(merchantUserId).find((a) => a.accountId === account.accountId);
     // A re-authorization brings no new consent: the first one stands.
-    const record = { ...account, consent: account.consent ?? earlier?.consent };
+    const { stale: _stale, ...fresh } = account;
+    const record = { ...fresh, consent: account.consent ?? earlier?.consent };
     const others = this.list(merchantUserId).filter((a) => a.accountId !== account.accountId);
     this.#byShopper.delete(merchantUserId);
     this.#byShopper.set(merchantUserId, [record, ...others].slice(0, MAX_PER_SHOPPER));
     while (this.#byShopper.size > MAX_SHOPPERS) this.#byShopper.delete(this.#byShopper.keys().next().value!);
+  }
+
+  /** The bank wants the shopper to sign in again before this account pays (until a reconnect renews it). */
+  markStale(merchantUserId: string, accountId: string): void {
+    const account = this.list(merchantUserId).find((a) => a.accountId === accountId);
+    if (account) account.stale = true;
   }
 
   /** The shopper removed it at checkout (the proxy's onSavedAccountRemoved). */

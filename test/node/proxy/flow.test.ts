@@ -31,7 +31,7 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual(Object.keys(body).sort(), ['consumerUrl', 'expiresAt', 'sessionId']);
     // The words of the states after a start, both languages: the element shows its own language's.
     assert.deepEqual(words, BANK_STEP_WORDS);
-    assert.equal(BANK_STEP_WORDS.es.waitingTitle, 'Continúa en la pestaña del banco');
+    assert.equal(BANK_STEP_WORDS.es.waitingTitle, 'Continúa en tu banco');
     assert.match(body.sessionId!, /^[A-Za-z0-9_-]{22}$/);
     assert.ok(body.consumerUrl!.startsWith(`${pair.provider.url}/consumer/`));
     assert.ok(Date.parse(body.expiresAt!) > Date.now());
@@ -86,7 +86,7 @@ describe('verification flow against the sandbox', () => {
       status: 'failure',
       code: 'ACCOUNT_LOCKED',
       message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
-      text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquear esta.',
+      text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.',
       lang: 'es',
     });
     const linked = await pair.startVerification({ language: 'es' });

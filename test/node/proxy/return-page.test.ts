@@ -74,7 +74,7 @@ describe('return page in Chromium', () => {
       const page = await context.newPage();
       const response = await page.goto(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`);
       assert.equal(response?.status(), 404);
-      assert.match(await page.textContent('h1') ?? '', /Link not recognised/);
+      assert.match(await page.textContent('h1') ?? '', /Link not recognized/);
       // The known-session case above proves delivery takes well under this; here nothing may arrive.
       await checkout.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
       assert.deepEqual(await checkout.evaluate(() => window.obvMessages), []);

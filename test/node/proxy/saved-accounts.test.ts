@@ -175,6 +175,42 @@ describe('saved accounts', () => {
     assert.ok(reports.some((r) => r.savedAccountId === saved.accountId), 'onOutcome hears the choice');
   });
 
+  /** Links through the bank with the consent box ticked, from a link session that knows `savedAccounts`: the saved account the server gets. */
+  async function saveAgain(savedAccounts: string[], who: 'good' | 'savings' = 'good'): Promise<SavedAccount | undefined> {
+    const { linkToken } = await linkSession({ allowSaving: true, savedAccounts });
+    const started = (await (await post('/verifications', { linkToken, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, who);
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    return ((await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount?: SavedAccount }).savedAccount;
+  }
+
+  test('one row per bank account: saving the same account again renews its saved account under the same accountId; another account gets its own', async () => {
+    const { saved } = await linkAndSave();
+    const again = await saveAgain([saved.sealed]);
+    assert.equal(again?.accountId, saved.accountId, 'the same bank account, linked and saved again: the same id');
+    assert.notEqual(again?.sealed, saved.sealed, 'renewed: a new seal (its token and linkedAt)');
+    assert.equal(again?.consent?.version, CONSENT_VERSION, 'with the consent of this start');
+    const book = new Map([saved, again!].map((account) => [account.accountId, account]));
+    assert.equal(book.size, 1, 'a merchant keying by accountId keeps one row');
+    const savings = await saveAgain([saved.sealed], 'savings');
+    assert.notEqual(savings?.accountId, saved.accountId, 'another account (savings) is a saved account of its own');
+  });
+
+  test('an account the shopper removed is not renewed under its id: saved again, it is a new saved account', async () => {
+    const { saved } = await linkAndSave();
+    const { linkToken } = await linkSession({ allowSaving: true, savedAccounts: [saved.sealed] });
+    const [offered] = (await offerOf(linkToken)).accounts;
+    assert.equal((await post('/saved-accounts/remove', { linkToken, savedAccountId: offered!.id })).status, 204);
+    const started = (await (await post('/verifications', { linkToken, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const { savedAccount } = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount?: SavedAccount };
+    assert.ok(savedAccount);
+    assert.notEqual(savedAccount.accountId, saved.accountId);
+  });
+
   test('another user\'s, an altered and an unknown-key saved account are refused (422 naming each index), never offered', async () => {
     const { saved } = await linkAndSave();
     const flipped = saved.sealed.slice(0, -3) + (saved.sealed.at(-3) === 'A' ? 'B' : 'A') + saved.sealed.slice(-2);
@@ -210,6 +246,7 @@ describe('saved accounts', () => {
     assert.equal(offer.accounts.length, 2);
     const target = offer.accounts[1]!;
 
+    const earlier = removals.length;
     failRemoval = true;
     const refused = await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id });
     assert.equal(refused.status, 500);
@@ -218,16 +255,16 @@ describe('saved accounts', () => {
 
     const removed = await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id });
     assert.equal(removed.status, 204);
-    assert.equal(removals.length, 1);
-    assert.equal(removals[0]!.accountId, second.saved.accountId);
-    assert.equal(removals[0]!.sealed, second.saved.sealed);
-    assert.equal(removals[0]!.merchantUserId, USER);
+    assert.equal(removals.length, earlier + 1);
+    assert.equal(removals.at(-1)!.accountId, second.saved.accountId);
+    assert.equal(removals.at(-1)!.sealed, second.saved.sealed);
+    assert.equal(removals.at(-1)!.merchantUserId, USER);
     assert.deepEqual((await offerOf(linkToken)).accounts.map((a) => a.id), [offer.accounts[0]!.id]);
     const use = await post('/saved-accounts/use', { linkToken, savedAccountId: target.id });
     assert.equal(use.status, 404);
     assert.equal(((await use.json()) as Problem).type, 'urn:obv-link:problem:unknown-saved-account');
     assert.equal((await post('/saved-accounts/remove', { linkToken, savedAccountId: target.id })).status, 404);
-    assert.equal(removals.length, 1);
+    assert.equal(removals.length, earlier + 1);
   });
 
   test('a removal is remembered by the proxy: the account is refused in any later link session (410 naming it), gone from open ones, and a reference made from it before no longer pays', async () => {
@@ -311,7 +348,7 @@ describe('saved accounts', () => {
     const again = await linkSession({ reauthorize: saved.sealed, merchantTransactionId: purchase.merchantTransactionId });
     const offer = await offerOf(again.linkToken);
     assert.equal(offer.reconnect?.fiName, 'Sandbox Federal Bank');
-    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank ••••4321');
+    assert.equal(offer.reconnect?.displayLabel, 'Reconnect Sandbox Federal Bank Checking ••••4321', 'the type with the masked number, as in the list');
     assert.equal((offer.reconnect as { spokenLabel?: string }).spokenLabel, 'Reconnect Sandbox Federal Bank, Checking ending in 4321');
     assert.ok(!JSON.stringify(offer).includes(saved.sealed));
     const started = (await (await post('/verifications', { linkToken: again.linkToken })).json()) as { sessionId: string; consumerUrl: string };
@@ -366,7 +403,7 @@ describe('saved accounts', () => {
     assert.equal(linked.savedAccount.reauthorized, undefined);
     assert.equal(linked.savedAccount.fiAccountType, 'CHECKING');
     assert.equal(linked.savedAccount.consent?.version, CONSENT_VERSION);
-    assert.match(outcome.note ?? '', /different account .* saved as a new account/);
+    assert.match(outcome.note ?? '', /isn’t the account you were reconnecting: it will be saved as a new account/);
     assert.ok(await stillStale(saved.sealed), 'the savings account still needs reconnecting (its token was not re-linked)');
     // The new saved account pays.
     assert.equal(await stillStale(linked.savedAccount.sealed), false);
@@ -482,5 +519,48 @@ describe('saved accounts in merchant events', () => {
     assert.equal(removed.length, 1);
     assert.deepEqual([removed[0]!.data.accountId, removed[0]!.data.merchantUserId], [saved!.accountId, USER]);
     assert.ok(!JSON.stringify(removed[0]).includes(saved!.sealed), 'the removal event names the account, not its seal');
+  });
+});
+
+describe('saved-account choices and the rate limits', () => {
+  let pair: ProxyPair;
+  // The starts' limit, as low as a test can make it: choices must not count against it.
+  before(async () => {
+    pair = await startProxyPair({ proxy: { rateLimit: 3 } });
+  });
+  after(() => pair.close());
+
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) => fetch(`${pair.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: pair.origin, ...headers },
+    body: JSON.stringify(body),
+  });
+  const linkSession = async (extra: Record<string, unknown> = {}) =>
+    ((await (await post('/link-sessions', checkout(extra), { authorization: AUTH })).json()) as { linkToken: string }).linkToken;
+
+  test('a shopper toggling between saved accounts never meets a limit: choices have their own, and the starts\' still holds', async () => {
+    const first = await linkSession({ allowSaving: true });
+    const started = (await (await post('/verifications', { linkToken: first, consent: CONSENT_VERSION })).json()) as { sessionId: string; consumerUrl: string };
+    await completeConsumerStep(started.consumerUrl, 'good');
+    await pair.provider.notificationsSettled();
+    const view = (await (await lookup(pair.baseUrl, started.sessionId)).json()) as { outcome: { linkRef: string } };
+    const { savedAccount } = (await (await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: AUTH } })).json()) as { savedAccount: SavedAccount };
+    const linkToken = await linkSession({ savedAccounts: [savedAccount.sealed, savedAccount.sealed] });
+    const { accounts } = (await (await post('/saved-accounts/offer', { linkToken })).json()) as Offer;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const response = await post('/saved-accounts/use', { linkToken, savedAccountId: accounts[i % accounts.length]!.id });
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    assert.deepEqual([...new Set(statuses)], [201], 'forty choices within a minute, all made');
+    // The starts' own limit (3 a minute from this address, one used above) is untouched by the choices, and still applies.
+    const starts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const response = await post('/verifications', { linkToken: await linkSession() });
+      starts.push(response.status);
+      await response.body?.cancel();
+    }
+    assert.deepEqual(starts, [201, 201, 429]);
   });
 });

@@ -38,6 +38,15 @@ describe('consumer page (consumerUrl)', () => {
     assert.doesNotMatch(html, /role="alert"/);
   });
 
+  test('shows a US consumer\'s amount as one, in Spanish too ($49.99, not Spain\'s 49,99 US$)', async (t) => {
+    const provider = await startTestProvider(t);
+    const spanish = verificationBody({ returnURL: RETURN_URL }, { transaction: { amount: '49.99', currency: 'USD', product: 'OBV', language: 'es-US' } });
+    const html = await (await fetch((await startVerification(provider, spanish)).consumerUrl)).text();
+    assert.match(html, /<html lang="es">/);
+    assert.match(html, /\$49\.99/);
+    assert.doesNotMatch(html, /49,99/);
+  });
+
   test('serves the stylesheet the page links to', async (t) => {
     const provider = await startTestProvider(t);
     const response = await fetch(`${provider.url}/consumer-assets/bank.css`);

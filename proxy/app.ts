@@ -2,7 +2,7 @@
 // `trust proxy` (req.ip → originatorIp and the rate limit) while still inheriting the parent's when unset.
 import express, { type Express, type RequestHandler } from 'express';
 import type { ProxyContext } from './context.ts';
-import { WarningLimiter } from './log-limits.ts';
+import { WarningLimiter } from './common/log-limits.ts';
 import { cors } from './http/cors.ts';
 import { notFoundHandler, problemHandler } from './http/problem.ts';
 import { eventsRouter } from './routes/events.ts';

@@ -2,7 +2,7 @@
 // drain them (/readyz 503 for OBV_DRAIN_WINDOW, then in-flight requests finish, sockets get 1001) and the
 // process exits 0 within OBV_DRAIN_WINDOW + OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
 import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './index.ts';
-import { safeError } from './logger.ts';
+import { safeError } from './common/logger.ts';
 import { startProxyServers } from './server.ts';
 import { sendTestEventsFromCli } from './events/test-events-cli.ts';
 

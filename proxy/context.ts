@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import type { Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from './config/schema.ts';
-import type { ProxyMetrics } from './metrics.ts';
+import type { ProxyMetrics } from './common/metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';

@@ -7,12 +7,12 @@ import type { Logger } from 'pino';
 import { createApp, createNotificationApp } from './app.ts';
 import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config/schema.ts';
 import type { ProxyContext } from './context.ts';
-import { createLogger } from './logger.ts';
+import { createLogger } from './common/logger.ts';
 import { createOriginPolicy } from './http/origin.ts';
 import { createClientAddress } from './http/client-address.ts';
-import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './metrics.ts';
+import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from './common/metrics.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
-import { problem } from './errors.ts';
+import { problem } from './common/errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import { createStorage, memoryRepositories, redisRepositories, type Storage } from './storage/create-storage.ts';
 import { watchPaymentLeases } from './payments/leases.ts';
@@ -25,7 +25,7 @@ import { createEventVerifier, type DeliveryHeaders } from './events/verify-event
 import { EVENT_TYPES as EVENT_TYPE_LIST, type EventType as MerchantEventType, type MerchantEvent } from './events/shapes.ts';
 import { sendTestEvents, type TestEventResult } from './events/test-events.ts';
 import { acknowledgeEvent, EventId, EventListQuery, listEvents, redeliverEvent, type ListedEvent } from './events/event-list.ts';
-import { IdempotencyKey, text } from './validation.ts';
+import { IdempotencyKey, text } from './common/validation.ts';
 import { z } from 'zod';
 import { RedisSessionStore } from './sessions/redis/store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
@@ -40,7 +40,7 @@ import { BANK_STEP_RETURN_GRACE_MS, START_RATE_WINDOW_MS } from './config/limits
 import { isSandboxSealingKey } from './sealing/keys.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
-import { parseOrThrow } from './validation.ts';
+import { parseOrThrow } from './common/validation.ts';
 import { releasedReader } from './sessions/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
@@ -59,11 +59,11 @@ export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } fr
 export type { PaymentView } from './payments/orders.ts';
 export type { Relay } from './relay/relay.ts';
 export type * from './sessions/types.ts';
-export { createLogger } from './logger.ts';
-export type { ProxyMetrics } from './metrics.ts';
+export { createLogger } from './common/logger.ts';
+export type { ProxyMetrics } from './common/metrics.ts';
 export * from './upstream/errors.ts';
 export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
-export { ProblemError } from './errors.ts';
+export { ProblemError } from './common/errors.ts';
 export { SessionBackendUnavailableError } from './sessions/errors.ts';
 export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createLogger, createObvProxy } from '../../proxy/index.ts';
 import { createStorage, type StorageKind } from '../../proxy/storage/create-storage.ts';
-import { newId } from '../../proxy/sessions/ids.ts';
+import { newId } from '../../proxy/common/ids.ts';
 import { cpuTimeMs, settledMemory } from '../lib/memory.ts';
 import { BENCH_MOUNT_PATH as MOUNT_PATH, benchPaymentOptions, benchProxyOptions } from '../lib/obv-proxy-options.ts';
 import { serveRpc } from '../lib/rpc.ts';

@@ -2,11 +2,11 @@
 // reference for this order at once: no bank step, no upstream verification), or remove it (it is no
 // longer offered in this link session, and the merchant's server hears of it to delete its copy).
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { CompleteDelivery } from '../notifications/delivery.ts';
-import { safeError } from '../logger.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { safeError } from '../common/logger.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
 import { sealOutcome } from '../sessions/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
 import type { OfferedAccount } from './offer.ts';

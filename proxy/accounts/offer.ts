@@ -4,8 +4,8 @@
 // offered account (fresh for this link session) and its display fields: never a sealed string or token.
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { newId } from '../sessions/ids.ts';
+import { problem } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
 import { accountWords } from '../sessions/shopper-words.ts';
 import { consentWords, type ConsentWords } from './consent.ts';
 import { offerWords, type OfferWords } from './offer-words.ts';

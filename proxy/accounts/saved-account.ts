@@ -9,7 +9,7 @@ import type { Sealer } from '../sealing/sealer.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import type { ConsentRecord } from './consent.ts';
 import type { ReconnectResult } from './reconnect.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import { describes } from '../openapi/operation.ts';
 
 /** The sealed string's additional data: a saved account opens only for the merchant user it names. */

@@ -4,10 +4,10 @@
 // is one failed attempt: counted, logged once (with the reason and when it is tried next), retried.
 // Session-check jobs (the expiry of a session) run here too, through `checkSession`.
 import type { Logger } from 'pino';
-import type { ProxyMetrics } from '../metrics.ts';
-import { WarningLimiter } from '../log-limits.ts';
-import { safeError } from '../logger.ts';
-import { sessionLogRef } from '../sessions/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import { WarningLimiter } from '../common/log-limits.ts';
+import { safeError } from '../common/logger.ts';
+import { sessionLogRef } from '../common/ids.ts';
 import type { EventOutbox, OutboxJob, StoredEvent } from './outbox.ts';
 import type { EventSigner } from './signing.ts';
 import { EVENT_TRIM_INTERVAL_MS } from '../config/limits.ts';

@@ -4,8 +4,8 @@
 // nothing whatever order deliveries happen in), acknowledge one it handled (its retries stop), or ask
 // for one again.
 import { z } from 'zod';
-import { problem } from '../errors.ts';
-import { validationProblem } from '../validation.ts';
+import { problem } from '../common/errors.ts';
+import { validationProblem } from '../common/validation.ts';
 import type { MerchantEvents } from './merchant-events.ts';
 import type { DeliveryFilter, StoredEvent } from './outbox.ts';
 import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from './shapes.ts';

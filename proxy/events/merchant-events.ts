@@ -5,7 +5,7 @@
 // events off (no OBV_EVENTS_URL) every method does nothing.
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
-import type { ProxyMetrics } from '../metrics.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../sessions/types.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';

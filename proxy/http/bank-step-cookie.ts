@@ -13,7 +13,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ProxyConfig } from '../config/schema.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 

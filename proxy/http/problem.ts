@@ -1,7 +1,7 @@
 // The single mapping from any error to an application/problem+json response. Routes only throw.
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { problem, ProblemError } from '../errors.ts';
+import { problem, ProblemError } from '../common/errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
 import { SessionBackendUnavailableError } from '../sessions/errors.ts';
@@ -13,9 +13,9 @@ import {
   UpstreamHttpError,
   UpstreamTimeoutError,
 } from '../upstream/errors.ts';
-import { safeError } from '../logger.ts';
-import { pathForLog } from '../sessions/ids.ts';
-import type { ProxyMetrics } from '../metrics.ts';
+import { safeError } from '../common/logger.ts';
+import { pathForLog } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
 
 /** body-parser's errors carry `type` and `status` (and `limit` when too large). */
 function fromBodyParser(error: unknown): ProblemError | undefined {

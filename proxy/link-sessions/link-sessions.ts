@@ -7,10 +7,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts';
 import { readPayment } from '../payments/orders.ts';
-import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
+import { Amount, CurrencyCode, LanguageTag, text } from '../common/validation.ts';
 import { openOfferedAccounts, refuseRemoved, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
 import { checkCompletionUri, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef } from './hosted.ts';
 

@@ -2,8 +2,8 @@
 // one back into the verified account (GET /links/:linkRef, `proxy.readLink()`) or pays with it
 // (payments/pay.ts). A reference is bound to the user, order and amount it was verified for.
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
+import { problem } from '../common/errors.ts';
+import { ID_PATTERN } from '../common/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';

@@ -6,10 +6,10 @@
 // delivered once it is released, by whoever sees it first after the decision: the return page that
 // takes it, or a later notification of the same outcome; until then nothing of it leaves the store.
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { OnOutcome, OutcomeReport } from '../hooks.ts';
-import { safeError } from '../logger.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { safeError } from '../common/logger.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../sessions/types.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';

@@ -5,9 +5,9 @@
 // time once the provider's signature proves the provider sent it.
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { clip, WarningLimiter } from '../log-limits.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
+import { problem } from '../common/errors.ts';
+import { clip, WarningLimiter } from '../common/log-limits.ts';
+import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { markerKey } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { readNotification, type ReportedNotification } from './outcome.ts';

@@ -3,7 +3,7 @@
 // module exports its operations next to its router; operations.ts lists every module's, and a test
 // fails when the app has a route the list does not describe (or the other way round).
 import { z } from 'zod';
-import type { ProblemBody } from '../errors.ts';
+import type { ProblemBody } from '../common/errors.ts';
 
 /** Who calls the route; becomes the operation's tag. */
 export type Caller = 'browser' | 'merchant server' | 'provider' | 'operations';

@@ -5,19 +5,19 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem, type ProblemError } from '../errors.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
+import { problem, type ProblemError } from '../common/errors.ts';
+import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
 import { resolveLinkRef } from '../links/linked-account.ts';
-import { Amount, CurrencyCode, text } from '../validation.ts';
+import { Amount, CurrencyCode, text } from '../common/validation.ts';
 import { claimOrder, earlierPayment, finishPayment, readPayment, releaseOrder, type PaymentRecord, type Replay } from './orders.ts';
 import { tellPayment } from './payment-events.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
 import type { EventData } from '../events/shapes.ts';
-import { safeError } from '../logger.ts';
+import { safeError } from '../common/logger.ts';
 
 /** CONTRACTS §3. Strict: a field the proxy does not know is refused, never passed to the provider. */
 export const PaymentInput = z.strictObject({

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { EventData } from '../events/shapes.ts';
 import type { MerchantEvents } from '../events/merchant-events.ts';
-import { safeError } from '../logger.ts';
+import { safeError } from '../common/logger.ts';
 import type { PaymentRecord } from '../storage/payments.ts';
 
 export type PaymentEventType = 'payment.succeeded' | 'payment.failed' | 'payment.unknown';

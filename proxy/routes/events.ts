@@ -9,7 +9,7 @@ import { TypedMerchantEventSchema } from '../events/shapes.ts';
 import {
   acknowledgeEvent, DELIVERY_FILTERS, EVENT_LIST_DEFAULT, EVENT_LIST_MAX, EventId, EventListQuery, ListedEventSchema, listEvents, redeliverEvent,
 } from '../events/event-list.ts';
-import { parseOrThrow } from '../validation.ts';
+import { parseOrThrow } from '../common/validation.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 const eventIdParam = { eventId: EventId.meta({ description: 'The event\'s id (also the webhook-id header of its deliveries)' }) };

@@ -6,14 +6,14 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { ProblemError } from '../errors.ts';
+import { ProblemError } from '../common/errors.ts';
 import { HOSTED_REF_PATTERN, HostedRequest, linkTokenOfHostedRef } from '../link-sessions/hosted.ts';
 import { linkSessionId, resolveLinkSession } from '../link-sessions/link-sessions.ts';
 import { loadElementScript, type ElementScript } from '../pages/element-script.ts';
 import { HOSTED_PAGE_SCRIPT, hostedMessageHtml, hostedPageCsp, hostedPageHtml } from '../pages/hosted-page.ts';
 import { hostedPageText, type HostedPageText } from '../pages/hosted-page-text.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
-import { WarningLimiter } from '../log-limits.ts';
+import { WarningLimiter } from '../common/log-limits.ts';
 
 const html = (description: string) => ({ description, content: { 'text/html': z.string() } });
 

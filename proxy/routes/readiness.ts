@@ -5,8 +5,8 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { WarningLimiter } from '../log-limits.ts';
-import { safeError } from '../logger.ts';
+import { WarningLimiter } from '../common/log-limits.ts';
+import { safeError } from '../common/logger.ts';
 import { StoreOutageLog } from '../sessions/outage-log.ts';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 

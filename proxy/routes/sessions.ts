@@ -9,12 +9,12 @@
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
+import { problem } from '../common/errors.ts';
+import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { browserOutcome, CANCELLED_CODE } from '../sessions/types.ts';
 import { sessionView, type SessionView } from '../sessions/view.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
-import { parseJsonBody } from '../validation.ts';
+import { parseJsonBody } from '../common/validation.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the element sends to read or cancel its session (CONTRACTS §2). */

@@ -5,8 +5,8 @@
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../validation.ts';
+import { problem } from '../common/errors.ts';
+import { IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../common/validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment } from '../payments/orders.ts';
 import { PaymentInput, type Payer } from '../payments/pay.ts';

@@ -18,7 +18,7 @@
 //   merchant's hook and events and the API-key routes (`releasedRecord`), and expires unconfirmed.
 // The limit: a victim whose browser never comes back to the return page (tab closed at the bank, no
 // redirect) leaves the starter's later return to confirm. docs/PROXY.md "Security notes" says so.
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import { markerKey, sessionMarkerTtlMs } from './markers.ts';
 import type { FailureOutcome, SessionRecord, SessionStore } from './types.ts';
 

@@ -3,7 +3,7 @@
 // across instances.
 import { createHash } from 'node:crypto';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { IdempotencyStore, SessionRecord, SessionStore } from '../sessions/types.ts';
 
 function hashOf(value: string): string {

@@ -4,15 +4,15 @@
 // checked, sent to endpoint 2, and the session created.
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { VerificationDraft } from '../hooks.ts';
 import { plainAddress } from '../http/client-address.ts';
 import type { StartVerificationBody } from './start-body.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
 import type { SessionRecord } from '../sessions/types.ts';
 import { VerificationRequest } from '../upstream/verification-client.ts';
-import { fieldErrors, validationProblem } from '../validation.ts';
+import { fieldErrors, validationProblem } from '../common/validation.ts';
 import { resolveLinkSession, spendLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
 import { savingFor, tokenToReauthorize } from '../accounts/saving.ts';
 import type { NewBinding } from '../http/bank-step-cookie.ts';

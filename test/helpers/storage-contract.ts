@@ -3,7 +3,7 @@
 // and Redis, so the three answer the same.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { newId } from '../../proxy/sessions/ids.ts';
+import { newId } from '../../proxy/common/ids.ts';
 import type { Storage } from '../../proxy/storage/create-storage.ts';
 import type { PaymentRecord } from '../../proxy/storage/payments.ts';
 

@@ -26,7 +26,7 @@ import {
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
 import type { ResultBus, SessionEvent } from '../types.ts';
-import { sessionLogRef } from '../ids.ts';
+import { sessionLogRef } from '../../common/ids.ts';
 
 type Listener = (event: SessionEvent) => void;
 

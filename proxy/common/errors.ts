@@ -1,7 +1,7 @@
 // The proxy's error vocabulary: every problem kind it answers with (one row each below), one constructor
 // for them (`problem`), and the class the single error handler in http/problem.ts writes as
 // application/problem+json. Routes throw (or `next()`) problems; no route formats an error body itself.
-import { SESSION_STORE_RETRY_AFTER_SECONDS } from './config/limits.ts';
+import { SESSION_STORE_RETRY_AFTER_SECONDS } from '../config/limits.ts';
 
 /** A field-level problem, in the `errors` array of a validation problem. */
 export interface FieldError {

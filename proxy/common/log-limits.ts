@@ -2,7 +2,7 @@
 // warning an attacker can trigger at will is written once per key (and then at most once a minute, with
 // a count of the ones left out), so a flood of bad requests cannot grow the log without bound.
 import type { Logger } from 'pino';
-import { LOGGED_VALUE_MAX, WARNING_INTERVAL_MS, WARNING_MAX_KEYS } from './config/limits.ts';
+import { LOGGED_VALUE_MAX, WARNING_INTERVAL_MS, WARNING_MAX_KEYS } from '../config/limits.ts';
 
 /** `value` as a string of at most `max` characters (`…` marks a cut). */
 export function clip(value: unknown, max = LOGGED_VALUE_MAX): string {

@@ -2,7 +2,7 @@
 // one way a failed parse becomes a 400 naming every failing field.
 import type { Request } from 'express';
 import { z } from 'zod';
-import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../contracts/amount.ts';
+import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import { type FieldError, problem } from './errors.ts';
 
 /** `value` if it is a plain JSON object, else an empty one: for reading undocumented answers field by field. */

@@ -2,7 +2,7 @@
 // upstream request before a verification starts, `onOutcome` hears every stored outcome,
 // `onSavedAccountRemoved` hears a shopper remove a saved account at checkout.
 import type { Request } from 'express';
-import type { VerificationOutcome } from './sessions/types.ts';
+import type { VerificationOutcome } from './storage/sessions.ts';
 import type { SavedAccountDisplay } from './accounts/saved-account.ts';
 
 /**

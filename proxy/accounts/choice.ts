@@ -8,7 +8,7 @@ import type { CompleteDelivery } from '../notifications/delivery.ts';
 import { safeError } from '../common/logger.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
 import { sealOutcome } from '../sessions/sealed-outcome.ts';
-import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
+import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../storage/sessions.ts';
 import type { OfferedAccount } from './offer.ts';
 import { stillOffered } from './offer.ts';
 import { reopenSavedAccountToken } from './saved-account.ts';

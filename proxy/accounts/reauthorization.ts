@@ -4,7 +4,7 @@
 // problem of its own, `reauthorization-required`, naming the account, so it can make a link session
 // that re-authorizes it.
 import { problem, type ProblemError } from '../common/errors.ts';
-import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { asObject } from '../common/validation.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;

@@ -5,7 +5,7 @@
 import type { Request } from 'express';
 import type { ProxyContext } from '../context.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
-import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { validationProblem } from '../common/validation.ts';
 import { consentAddress, consentUserAgent, consentWords, type ConsentRecord } from './consent.ts';
 import { sameAccount, type ReconnectResult } from './reconnect.ts';

@@ -4,7 +4,7 @@
 // (loopback by default). Nothing here is mounted on the public router.
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutboxBacklog } from '../events/outbox.ts';
+import type { OutboxBacklog } from '../storage/outbox.ts';
 
 export interface ProxyMetrics {
   registry: Registry;

@@ -8,7 +8,7 @@ import type { ProxyMetrics } from '../common/metrics.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
 import { sessionLogRef } from '../common/ids.ts';
-import type { EventOutbox, OutboxJob, StoredEvent } from './outbox.ts';
+import type { EventOutbox, OutboxJob, StoredEvent } from '../storage/outbox.ts';
 import type { EventSigner } from './signing.ts';
 import { EVENT_TRIM_INTERVAL_MS } from '../config/limits.ts';
 

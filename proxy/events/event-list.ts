@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { problem } from '../common/errors.ts';
 import { validationProblem } from '../common/validation.ts';
 import type { MerchantEvents } from './merchant-events.ts';
-import type { DeliveryFilter, StoredEvent } from './outbox.ts';
-import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from './shapes.ts';
+import type { DeliveryFilter, StoredEvent } from '../storage/outbox.ts';
+import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from '../storage/events.ts';
 
 export const EVENT_LIST_MAX = 100;
 export const EVENT_LIST_DEFAULT = 50;

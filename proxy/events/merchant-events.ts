@@ -7,11 +7,11 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
-import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../sessions/types.ts';
+import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
-import type { EventOutbox, ListQuery, StoredEvent } from './outbox.ts';
-import { buildEvent, type EventData, type EventType, type MerchantEvent } from './shapes.ts';
+import type { EventOutbox, ListQuery, StoredEvent } from '../storage/outbox.ts';
+import { buildEvent, type EventData, type EventType, type MerchantEvent } from '../storage/events.ts';
 import { createEventSigner } from './signing.ts';
 import {
   EVENT_ATTEMPT_TIMEOUT_MS,

@@ -14,7 +14,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ProxyConfig } from '../config/schema.ts';
 import { problem } from '../common/errors.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import type { SessionRecord } from '../storage/sessions.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 
 export const BANK_STEP_COOKIE = 'obv_bank_step';

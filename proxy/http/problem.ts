@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { problem, ProblemError } from '../common/errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
-import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { SessionBackendUnavailableError } from '../storage/errors.ts';
 import { UnsealError } from '../sealing/sealer.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { StoreOutageLog } from '../storage/outage-log.ts';
 import {
   TokenError,
   UpstreamError,

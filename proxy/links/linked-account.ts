@@ -4,8 +4,8 @@
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { ID_PATTERN } from '../common/ids.ts';
-import { markerKey } from '../sessions/markers.ts';
-import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
+import { markerKey } from '../storage/markers.ts';
+import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { openOutcome } from '../sessions/sealed-outcome.ts';
 import { readPayment } from '../payments/orders.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';

@@ -5,7 +5,7 @@
 // errorCode/errorMessage or error.code/error.message.
 import { z } from 'zod';
 import { problem, type ProblemError } from '../common/errors.ts';
-import type { FailureOutcome } from '../sessions/types.ts';
+import type { FailureOutcome } from '../storage/sessions.ts';
 import { asObject, parseOrThrow } from '../common/validation.ts';
 
 /**

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { MerchantEvents } from '../events/merchant-events.ts';
 import type { PaymentStore } from '../storage/payments.ts';
 import { safeError } from '../common/logger.ts';
-import { SessionBackendUnavailableError } from '../sessions/errors.ts';
+import { SessionBackendUnavailableError } from '../storage/errors.ts';
 import { PAYMENT_LEASE_CHECK_BATCH, PAYMENT_LEASE_CHECK_INTERVAL_MS } from '../config/limits.ts';
 import { tellPayment } from './payment-events.ts';
 

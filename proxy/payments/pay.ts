@@ -14,9 +14,9 @@ import { resolveLinkRef } from '../links/linked-account.ts';
 import { Amount, CurrencyCode, text } from '../common/validation.ts';
 import { claimOrder, earlierPayment, finishPayment, readPayment, releaseOrder, type PaymentRecord, type Replay } from './orders.ts';
 import { tellPayment } from './payment-events.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import type { SessionRecord } from '../storage/sessions.ts';
 import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
-import type { EventData } from '../events/shapes.ts';
+import type { EventData } from '../storage/events.ts';
 import { safeError } from '../common/logger.ts';
 
 /** CONTRACTS §3. Strict: a field the proxy does not know is refused, never passed to the provider. */

@@ -2,7 +2,7 @@
 // id, never the order's): a retry or another instance that tells the same thing records nothing new, and
 // two payments of one order (the first charged nothing) never share an event id.
 import type { Logger } from 'pino';
-import type { EventData } from '../events/shapes.ts';
+import type { EventData } from '../storage/events.ts';
 import type { MerchantEvents } from '../events/merchant-events.ts';
 import { safeError } from '../common/logger.ts';
 import type { PaymentRecord } from '../storage/payments.ts';

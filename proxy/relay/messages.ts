@@ -1,6 +1,6 @@
 // The WebSocket protocol (CONTRACTS §2): what a client may send, what the server sends.
 import { z } from 'zod';
-import type { BrowserOutcome, SessionState } from '../sessions/types.ts';
+import type { BrowserOutcome, SessionState } from '../storage/sessions.ts';
 
 export const SubscribeMessage = z.object({
   type: z.literal('subscribe'),

@@ -9,11 +9,11 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { safeError } from '../common/logger.ts';
 import type { OriginPolicy } from '../http/origin.ts';
-import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore } from '../sessions/types.ts';
+import { browserOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { CLOSE, type ServerMessage, SubscribeMessage } from './messages.ts';
 import { defaultSocketCap } from './socket-cap.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { StoreOutageLog } from '../storage/outage-log.ts';
 import {
   RELAY_CLOSE_GRACE_MS,
   RELAY_EXPIRY_RETRY_MS,

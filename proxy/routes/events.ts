@@ -5,7 +5,7 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { TypedMerchantEventSchema } from '../events/shapes.ts';
+import { TypedMerchantEventSchema } from '../storage/events.ts';
 import {
   acknowledgeEvent, DELIVERY_FILTERS, EVENT_LIST_DEFAULT, EVENT_LIST_MAX, EventId, EventListQuery, ListedEventSchema, listEvents, redeliverEvent,
 } from '../events/event-list.ts';

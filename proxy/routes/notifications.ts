@@ -9,7 +9,7 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
-import type { VerificationOutcome } from '../sessions/types.ts';
+import type { VerificationOutcome } from '../storage/sessions.ts';
 import { openOutcome, sealOutcome } from '../sessions/sealed-outcome.ts';
 import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';

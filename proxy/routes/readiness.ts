@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { StoreOutageLog } from '../storage/outage-log.ts';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the last token request said of the client credentials (absent until one was made). */

@@ -21,12 +21,12 @@ import { problem } from '../common/errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { carriesBankStepCookie } from '../http/bank-step-cookie.ts';
 import { bankStepReturn, type ReturnVerdict } from '../sessions/bank-step.ts';
-import { CANCELLED_CODE, type SessionRecord } from '../sessions/types.ts';
+import { CANCELLED_CODE, type SessionRecord } from '../storage/sessions.ts';
 import { createOutcomeDelivery } from '../notifications/delivery.ts';
 import { BANK_STEP_FINISHING_REFRESH_SECONDS } from '../config/limits.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
-import { markerKey } from '../sessions/markers.ts';
+import { markerKey } from '../storage/markers.ts';
 import { consumerPageText, type ConsumerPageText } from '../pages/consumer-page-text.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
-import { browserOutcome, CANCELLED_CODE } from '../sessions/types.ts';
+import { browserOutcome, CANCELLED_CODE } from '../storage/sessions.ts';
 import { sessionView, type SessionView } from '../sessions/view.ts';
 import { releasedRecord } from '../sessions/bank-step.ts';
 import { parseJsonBody } from '../common/validation.ts';

@@ -19,8 +19,8 @@
 // The limit: a victim whose browser never comes back to the return page (tab closed at the bank, no
 // redirect) leaves the starter's later return to confirm. docs/PROXY.md "Security notes" says so.
 import { problem } from '../common/errors.ts';
-import { markerKey, sessionMarkerTtlMs } from './markers.ts';
-import type { FailureOutcome, SessionRecord, SessionStore } from './types.ts';
+import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
+import type { FailureOutcome, SessionRecord, SessionStore } from '../storage/sessions.ts';
 
 /** The failure a session whose bank step was completed in another browser ends with (shopper-words.ts has its words). */
 export const BANK_STEP_ELSEWHERE_CODE = 'BANK_STEP_ELSEWHERE';

@@ -1,4 +1,4 @@
-import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from './types.ts';
+import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from '../storage/sessions.ts';
 import { BANK_STEP_WORDS } from './bank-step-words.ts';
 
 /** What the browser sees of a session (CONTRACTS §2). */

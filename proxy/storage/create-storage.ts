@@ -6,13 +6,13 @@
 // Every backend gives the same repositories (test/helpers/storage-contract.ts runs one contract on all).
 import type { Logger } from 'pino';
 import type { Store } from 'express-rate-limit';
-import type { ResultBus, SessionStore } from '../sessions/types.ts';
-import { MemorySessionStore } from '../sessions/memory/store.ts';
-import { MemoryResultBus } from '../sessions/memory/bus.ts';
-import { createRedisBackend } from '../sessions/redis/backend.ts';
-import type { EventOutbox } from '../events/outbox.ts';
-import { MemoryEventOutbox } from '../events/memory-outbox.ts';
-import { RedisEventOutbox } from '../events/redis-outbox.ts';
+import type { ResultBus, SessionStore } from './sessions.ts';
+import { MemorySessionStore } from './memory/session-store.ts';
+import { MemoryResultBus } from './memory/bus.ts';
+import { createRedisBackend } from './redis/storage.ts';
+import type { EventOutbox } from './outbox.ts';
+import { MemoryEventOutbox } from './memory/outbox.ts';
+import { RedisEventOutbox } from './redis/outbox.ts';
 import type { PaymentStore } from './payments.ts';
 import type { LinkSessionStore } from './link-sessions.ts';
 import type { RemovalStore } from './removals.ts';
@@ -23,7 +23,7 @@ import { RedisPaymentStore } from './redis/payments.ts';
 import { RedisLinkSessionStore } from './redis/link-sessions.ts';
 import { RedisRemovalStore } from './redis/removals.ts';
 import { openSqliteStorage } from './sqlite/storage.ts';
-import type { RedisSessionStore } from '../sessions/redis/store.ts';
+import type { RedisSessionStore } from './redis/session-store.ts';
 
 export type StorageKind = 'sqlite' | 'redis' | 'memory';
 

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
-import type { IdempotencyStore, SessionRecord, SessionStore } from '../sessions/types.ts';
+import type { IdempotencyStore, SessionRecord, SessionStore } from '../storage/sessions.ts';
 
 function hashOf(value: string): string {
   return createHash('sha256').update(value).digest('base64url');

@@ -1,6 +1,6 @@
 // Every repository on one SQLite file, and the sweep that drops what is past its retention.
-import type { SessionStore } from '../../sessions/types.ts';
-import type { EventOutbox } from '../../events/outbox.ts';
+import type { SessionStore } from '../sessions.ts';
+import type { EventOutbox } from '../outbox.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { startProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
@@ -154,7 +154,7 @@ describe('/readyz', () => {
       }
     }
     const store = new FlakyStore();
-    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/sessions/memory/bus.ts')).MemoryResultBus() } });
+    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/storage/memory/bus.ts')).MemoryResultBus() } });
     t.after(async () => {
       await pair.close();
       await store.close();

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { problem, ProblemError } from '../../../proxy/common/errors.ts';
 import { toProblem } from '../../../proxy/http/problem.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { TokenError, UpstreamHttpError, UpstreamTimeoutError } from '../../../proxy/upstream/errors.ts';
 
 describe('problem kinds', () => {

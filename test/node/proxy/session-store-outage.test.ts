@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MemoryResultBus, SessionBackendUnavailableError, type SessionEvent, type SessionStore } from '../../../proxy/index.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
 import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { signNotification, successPayload } from '../../helpers/webhooks.ts';

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
-import { createRedisBackend, type RedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
+import { createRedisBackend, type RedisBackend } from '../../../proxy/storage/redis/storage.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/storage/redis/session-store.ts';
 import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { startRedisRoleRelay, type RedisRole, type RedisRoleRelay } from '../../helpers/redis-role-relay.ts';

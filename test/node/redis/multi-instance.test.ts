@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import type { ResultBus } from '../../../proxy/sessions/types.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { openRedisBackend } from '../../../proxy/storage/redis/storage.ts';
+import type { ResultBus } from '../../../proxy/storage/sessions.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
   newLinkToken,

@@ -1,7 +1,7 @@
 // Building the Redis backend: synchronously (as createSessionBackend does) and when Redis is missing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createRedisBackend, openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
+import { createRedisBackend, openRedisBackend } from '../../../proxy/storage/redis/storage.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { SUCCESS, SUCCESS_VIEW, eventually, pendingRecord } from './support.ts';
 

@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisBackend, type RedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import { openRedisResultBus, type RedisResultBus } from '../../../proxy/sessions/redis/bus.ts';
-import type { SessionEvent } from '../../../proxy/sessions/types.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { openRedisBackend, type RedisBackend } from '../../../proxy/storage/redis/storage.ts';
+import { openRedisResultBus, type RedisResultBus } from '../../../proxy/storage/redis/bus.ts';
+import type { SessionEvent } from '../../../proxy/storage/sessions.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { FAILURE, FAILURE_VIEW, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
 

@@ -1,7 +1,7 @@
 // Names of the session store's one-time markers (MarkerStore.mark), in one place so no two features can
 // collide on a key, and how long a session-bound marker lives. Markers hold only short-lived facts bound
 // to one session; business records (link sessions, payments, removals) have repositories (storage/).
-import type { SessionRecord } from './types.ts';
+import type { SessionRecord } from './sessions.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 
 export const markerKey = {

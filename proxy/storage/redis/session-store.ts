@@ -2,7 +2,7 @@
 // a request or a notification sees the same sessions, idempotency keys and webhook ids.
 import type { Redis } from 'ioredis';
 import type { Store as RateLimitStore } from 'express-rate-limit';
-import { decodeSession, encodeSession, stateForOutcome } from '../codec.ts';
+import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
 import {
   closeConnection,
   createRedisConnection,
@@ -15,7 +15,7 @@ import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
-import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../types.ts';
+import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../sessions.ts';
 
 export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, 'role'> {
   /** Prefix of every key (default `obv:`). */

@@ -5,13 +5,13 @@
 // event by sequence number) two sets index the undelivered ones by sequence number, so a list filtered
 // to them reads only them.
 import type { Redis } from 'ioredis';
-import { redisCommand } from '../sessions/redis/errors.ts';
-import type { RedisKeys } from '../sessions/redis/keys.ts';
-import { runScript, script } from '../sessions/redis/scripts.ts';
-import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from './outbox.ts';
-import { jobKey, parseJobKey } from './outbox.ts';
-import type { MerchantEvent } from './shapes.ts';
-import { EVENT_RETENTION_MS } from '../config/limits.ts';
+import { redisCommand } from './errors.ts';
+import type { RedisKeys } from './keys.ts';
+import { runScript, script } from './scripts.ts';
+import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import { jobKey, parseJobKey } from '../outbox.ts';
+import type { MerchantEvent } from '../events.ts';
+import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 /** An event's hash fields as the scripts return them, in this order (`decode` reads them). */
 const FIELDS = "'event', 'attempts', 'status', 'next', 'at', 'by', 'last', 'err'";

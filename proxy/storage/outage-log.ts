@@ -4,7 +4,7 @@
 // while it is down tells when it is back, even if no request comes.
 import type { Logger } from 'pino';
 import { SessionBackendUnavailableError } from './errors.ts';
-import type { SessionStore } from './types.ts';
+import type { SessionStore } from './sessions.ts';
 
 /** What was turned away while the store was down. */
 export type RefusedKind = 'requests' | 'subscriptions' | 'readinessProbes' | 'expiryChecks';

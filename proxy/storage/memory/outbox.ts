@@ -1,9 +1,9 @@
 // The outbox in memory, for one instance: Maps in insertion order. Synchronous inside, so each method is
 // atomic on Node's single thread. A restart loses every event in it, delivered or not (docs/SEVERAL-INSTANCES.md).
-import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from './outbox.ts';
-import { jobKey, keeps, parseJobKey } from './outbox.ts';
-import type { MerchantEvent } from './shapes.ts';
-import { EVENT_RETENTION_MS } from '../config/limits.ts';
+import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import { jobKey, keeps, parseJobKey } from '../outbox.ts';
+import type { MerchantEvent } from '../events.ts';
+import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 interface Entry {
   event: MerchantEvent;

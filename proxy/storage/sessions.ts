@@ -4,7 +4,7 @@
 
 import { savingNote } from '../accounts/success-words.ts';
 import type { ReconnectResult, ReconnectTarget } from '../accounts/reconnect.ts';
-import { accountWords, browserFailureCode, failureWords } from './shopper-words.ts';
+import { accountWords, browserFailureCode, failureWords } from '../sessions/shopper-words.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import type { ConsentRecord } from '../accounts/consent.ts';
 

@@ -2,7 +2,7 @@
 // behind this one interface, as for sessions: in memory (one instance; a restart loses it), SQLite (one
 // instance, on disk) and Redis (shared by every instance; survives restarts and kills). The delivery
 // worker (delivery.ts) and the list, acknowledge and redeliver calls (event-list.ts) only ever talk to it.
-import type { MerchantEvent } from './shapes.ts';
+import type { MerchantEvent } from './events.ts';
 
 /**
  * Work the outbox schedules: delivering one event, or looking at one session when its time is up (the

@@ -2,7 +2,7 @@
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
 import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
-import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from './types.ts';
+import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from './sessions.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
 

@@ -1,7 +1,7 @@
 // SessionStore for one instance: plain Maps, swept on a timer. Everything is synchronous inside, so
 // "atomic" operations (settle, claim) are atomic for free on Node's single thread.
-import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../types.ts';
-import { TERMINAL_STATES } from '../types.ts';
+import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
+import { TERMINAL_STATES } from '../sessions.ts';
 import { MEMORY_SWEEP_INTERVAL_MS, RECORD_GRACE_MS } from '../../config/limits.ts';
 
 export interface MemorySessionStoreOptions {

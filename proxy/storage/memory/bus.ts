@@ -1,6 +1,6 @@
 // ResultBus for one instance: listeners indexed by session id, so publishing costs the same however
 // many sessions are open.
-import type { ResultBus, SessionEvent } from '../types.ts';
+import type { ResultBus, SessionEvent } from '../sessions.ts';
 
 type Listener = (event: SessionEvent) => void;
 

@@ -14,7 +14,7 @@
 // the sessions it has listeners for and delivers outcomes it may have missed, re-reading the ones it could
 // not read (the commands connection may come back after the subscriber) until it has read them all.
 import type { Redis } from 'ioredis';
-import { decodeEvent } from '../codec.ts';
+import { decodeEvent } from '../session-codec.ts';
 import {
   closeConnection,
   createRedisConnection,
@@ -25,7 +25,7 @@ import {
 } from './connection.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
-import type { ResultBus, SessionEvent } from '../types.ts';
+import type { ResultBus, SessionEvent } from '../sessions.ts';
 import { sessionLogRef } from '../../common/ids.ts';
 
 type Listener = (event: SessionEvent) => void;

@@ -3,8 +3,8 @@
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { RedisResultBus } from './bus.ts';
 import { readyOrClose, type RedisLogger } from './connection.ts';
-import { RedisSessionStore, type RedisSessionStoreOptions } from './store.ts';
-import { browserOutcome } from '../types.ts';
+import { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.ts';
+import { browserOutcome } from '../sessions.ts';
 
 export interface RedisBackendOptions extends RedisSessionStoreOptions {
   logger?: RedisLogger;

@@ -2,7 +2,7 @@
 // Spanish, and the record of that agreement the merchant's server receives. The element shows the
 // words the proxy sends it (never words of its own), so the record holds exactly what was on screen.
 import { isIP, SocketAddress } from 'node:net';
-import { shopperLanguage } from '../sessions/shopper-words.ts';
+import { shopperLanguage } from '../words/outcomes.ts';
 
 /** Bump when any of the words change: a record names the version its shopper saw. */
 export const CONSENT_VERSION = '2026-11-26';

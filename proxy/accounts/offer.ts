@@ -6,9 +6,9 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
-import { accountWords } from '../sessions/shopper-words.ts';
+import { accountWords } from '../words/outcomes.ts';
 import { consentWords, type ConsentWords } from './consent.ts';
-import { offerWords, type OfferWords } from './offer-words.ts';
+import { offerWords, type OfferWords } from '../words/offer.ts';
 import { openSavedAccount, refusalReason } from './saved-account.ts';
 
 /** At most this many saved accounts per link session: a list to choose from, not a store. */

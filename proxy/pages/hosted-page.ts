@@ -4,7 +4,7 @@
 // completion URL the server already built for each status: it never composes a URL from what it sees.
 import { createHash } from 'node:crypto';
 import { completionRedirect, HOSTED_STATUSES, type HostedRequest } from '../link-sessions/hosted.ts';
-import type { HostedPageText } from './hosted-page-text.ts';
+import type { HostedPageText } from '../words/hosted-page.ts';
 
 const STYLE = [
   '*{box-sizing:border-box}',

@@ -11,7 +11,7 @@ import { HOSTED_REF_PATTERN, HostedRequest, linkTokenOfHostedRef } from '../link
 import { linkSessionId, resolveLinkSession } from '../link-sessions/link-sessions.ts';
 import { loadElementScript, type ElementScript } from '../pages/element-script.ts';
 import { HOSTED_PAGE_SCRIPT, hostedMessageHtml, hostedPageCsp, hostedPageHtml } from '../pages/hosted-page.ts';
-import { hostedPageText, type HostedPageText } from '../pages/hosted-page-text.ts';
+import { hostedPageText, type HostedPageText } from '../words/hosted-page.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 

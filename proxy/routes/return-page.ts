@@ -27,7 +27,7 @@ import { BANK_STEP_FINISHING_REFRESH_SECONDS } from '../config/limits.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
 import { markerKey } from '../storage/markers.ts';
-import { consumerPageText, type ConsumerPageText } from '../pages/consumer-page-text.ts';
+import { consumerPageText, type ConsumerPageText } from '../words/consumer-pages.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 const lang = { description: 'The page\'s language: Spanish for `es…`, English otherwise', schema: z.string() };

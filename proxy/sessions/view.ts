@@ -1,5 +1,5 @@
 import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from '../storage/sessions.ts';
-import { BANK_STEP_WORDS } from './bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../words/bank-step.ts';
 
 /** What the browser sees of a session (CONTRACTS §2). */
 export interface SessionView {

@@ -2,9 +2,9 @@
 // them: in memory (one instance, the default) and Redis (several instances, OBV_REDIS_URL). Routes and
 // the relay only ever talk to these interfaces, so both backends must behave identically.
 
-import { savingNote } from '../accounts/success-words.ts';
+import { savingNote } from '../words/saving-notes.ts';
 import type { ReconnectResult, ReconnectTarget } from '../accounts/reconnect.ts';
-import { accountWords, browserFailureCode, failureWords } from '../sessions/shopper-words.ts';
+import { accountWords, browserFailureCode, failureWords } from '../words/outcomes.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import type { ConsentRecord } from '../accounts/consent.ts';
 

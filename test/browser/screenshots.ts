@@ -3,7 +3,7 @@
 // test-results/element-<state>-<lang>-<width>.png for people to look at. Everything outside the page is
 // mocked with Playwright routes: the proxy's HTTP API, its WebSocket and the bank's page.
 import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
-import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';
 
 const ORIGIN = 'http://merchant.test';
 // With the proxy's words for the states after the start, as the real proxy answers.

@@ -3,7 +3,7 @@
 // line as shown and as a screen reader should say it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { accountWords, browserFailureCode, failureWords } from '../../../proxy/sessions/shopper-words.ts';
+import { accountWords, browserFailureCode, failureWords } from '../../../proxy/words/outcomes.ts';
 
 describe('shopper words', () => {
   test('translates the known failure codes into English and Spanish', () => {

@@ -2,9 +2,9 @@
 // will be saved, that a reconnect renewed the saved account, or that the bank linked a different account
 // than the one to reconnect (reconnect.ts). Sent with the outcome, like its other words, so they cost the
 // element's bundle nothing.
-import { shopperLanguage } from '../sessions/shopper-words.ts';
-import type { SavedAccount } from './saved-account.ts';
-import type { ReconnectResult } from './reconnect.ts';
+import { shopperLanguage } from './outcomes.ts';
+import type { SavedAccount } from '../accounts/saved-account.ts';
+import type { ReconnectResult } from '../accounts/reconnect.ts';
 
 const NOTES = {
   saved: {

@@ -2,7 +2,7 @@
 // Reconnect), in the link session's language, English or Spanish. Sent with the offer rather than built
 // into the element, like the outcome words (sessions/shopper-words.ts): every word in the element's
 // bundle costs every merchant's shoppers bytes, and only returning shoppers need these.
-import { shopperLanguage } from '../sessions/shopper-words.ts';
+import { shopperLanguage } from './outcomes.ts';
 
 export interface OfferWords {
   /** The language the words are written in. */

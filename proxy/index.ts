@@ -19,7 +19,7 @@ import { watchPaymentLeases } from './payments/leases.ts';
 import { protectionWarnings } from './config/warnings.ts';
 import { ReconcileBody, reconcilePayment, type Reconciled } from './payments/reconcile.ts';
 import { createPayer, PaymentInput, type PaymentAnswer } from './payments/pay.ts';
-import { readLinkedAccount, type LinkedAccount } from './links/linked-account.ts';
+import { readLinkedAccount, type LinkedAccount } from './payments/linked-account.ts';
 import { paymentView, readPayment, type PaymentView } from './payments/orders.ts';
 import { createEventVerifier, type DeliveryHeaders } from './events/verify-event.ts';
 import { EVENT_TYPES as EVENT_TYPE_LIST, type EventType as MerchantEventType, type MerchantEvent } from './storage/events.ts';
@@ -37,11 +37,11 @@ import { CredentialState, logCredentialCheck, type CredentialCheck } from './ups
 import { createTransactionClient } from './upstream/transaction-client.ts';
 import { createVerificationClient } from './upstream/verification-client.ts';
 import { BANK_STEP_RETURN_GRACE_MS, START_RATE_WINDOW_MS } from './config/limits.ts';
-import { isSandboxSealingKey } from './sealing/keys.ts';
+import { isSandboxSealingKey } from './config/sealing-keys.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from './link-sessions/link-sessions.ts';
 import { parseOrThrow } from './common/validation.ts';
-import { releasedReader } from './sessions/bank-step.ts';
+import { releasedReader } from './verifications/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
@@ -50,7 +50,7 @@ export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, Save
 export type { SavedAccount } from './accounts/saved-account.ts';
 export type { ReconnectResult } from './accounts/reconnect.ts';
 export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
-export type { LinkedAccount } from './links/linked-account.ts';
+export type { LinkedAccount } from './payments/linked-account.ts';
 export { WebhookSignatureError } from './notifications/signature.ts';
 export type { DeliveryHeaders } from './events/verify-event.ts';
 export type { TestEventResult } from './events/test-events.ts';

@@ -4,10 +4,10 @@
 import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
-import type { CompleteDelivery } from '../notifications/delivery.ts';
+import type { CompleteDelivery } from '../verifications/delivery.ts';
 import { safeError } from '../common/logger.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
-import { sealOutcome } from '../sessions/sealed-outcome.ts';
+import { sealOutcome } from '../sealing/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../storage/sessions.ts';
 import type { OfferedAccount } from './offer.ts';
 import { stillOffered } from './offer.ts';

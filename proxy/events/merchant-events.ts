@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
-import { releasedRecord } from '../sessions/bank-step.ts';
+import { releasedRecord } from '../verifications/bank-step.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';

@@ -10,7 +10,7 @@ import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
-import { resolveLinkRef } from '../links/linked-account.ts';
+import { resolveLinkRef } from './linked-account.ts';
 import { Amount, CurrencyCode, text } from '../common/validation.ts';
 import { claimOrder, earlierPayment, finishPayment, readPayment, releaseOrder, type PaymentRecord, type Replay } from './orders.ts';
 import { tellPayment } from './payment-events.ts';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
-import { readLinkedAccount, type LinkedAccount } from '../links/linked-account.ts';
+import { readLinkedAccount, type LinkedAccount } from '../payments/linked-account.ts';
 
 const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
   linkRef: z.string(),

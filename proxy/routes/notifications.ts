@@ -10,16 +10,16 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
 import type { VerificationOutcome } from '../storage/sessions.ts';
-import { openOutcome, sealOutcome } from '../sessions/sealed-outcome.ts';
+import { openOutcome, sealOutcome } from '../sealing/sealed-outcome.ts';
 import { rawBody } from '../http/raw-body.ts';
 import { createNotificationIntake } from '../notifications/intake.ts';
-import { createOutcomeDelivery, sameOutcome } from '../notifications/delivery.ts';
+import { createOutcomeDelivery, sameOutcome } from '../verifications/delivery.ts';
 import { NOTIFICATION_BODY_LIMIT_BYTES } from '../config/limits.ts';
 import { savedAccountFor } from '../accounts/saving.ts';
 import { scrubProviderText } from '../upstream/provider-text.ts';
 import type { Operation } from '../openapi/operation.ts';
 import { NotificationBody } from '../notifications/outcome.ts';
-import { outcomeArrivedAt } from '../sessions/bank-step.ts';
+import { outcomeArrivedAt } from '../verifications/bank-step.ts';
 
 const webhookHeader = (description: string) => ({ description, schema: z.string().min(1), required: true });
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { resolveLinkSession, spendLinkSession } from '../link-sessions/link-sessions.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
-import { createOutcomeDelivery } from '../notifications/delivery.ts';
+import { createOutcomeDelivery } from '../verifications/delivery.ts';
 import { ID_PATTERN } from '../common/ids.ts';
 import { parseJsonBody } from '../common/validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';

@@ -12,8 +12,8 @@ import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { browserOutcome, CANCELLED_CODE } from '../storage/sessions.ts';
-import { sessionView, type SessionView } from '../sessions/view.ts';
-import { releasedRecord } from '../sessions/bank-step.ts';
+import { sessionView, type SessionView } from '../verifications/view.ts';
+import { releasedRecord } from '../verifications/bank-step.ts';
 import { parseJsonBody } from '../common/validation.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { plainAddress } from '../http/client-address.ts';
 import { ID_PATTERN } from '../common/ids.ts';
-import { startView } from '../sessions/view.ts';
+import { startView } from '../verifications/view.ts';
 import { BANK_STEP_WORDS, type BankStepWords } from '../words/bank-step.ts';
 import { IdempotencyKey, parseJsonBody, parseOrThrow } from '../common/validation.ts';
 import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';

@@ -11,7 +11,7 @@ import type { VerificationDraft } from '../../proxy/hooks.ts';
 import { MemoryResultBus } from '../../proxy/storage/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/storage/memory/session-store.ts';
 import type { ResultBus, SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
-import { openOutcome } from '../../proxy/sessions/sealed-outcome.ts';
+import { openOutcome } from '../../proxy/sealing/sealed-outcome.ts';
 import { createSealer } from '../../proxy/sealing/sealer.ts';
 import { captureLogs, type LogCapture } from './log-capture.ts';
 import { SANDBOX_WEBHOOK_SECRET } from './webhooks.ts';

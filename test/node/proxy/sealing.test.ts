@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ConfigError, configFromEnv } from '../../../proxy/index.ts';
-import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/sealing/keys.ts';
+import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/config/sealing-keys.ts';
 import { createSealer, UnsealError } from '../../../proxy/sealing/sealer.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 import { PRODUCTION_ENV } from '../../helpers/production-env.ts';

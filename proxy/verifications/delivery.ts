@@ -12,10 +12,10 @@ import { safeError } from '../common/logger.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
 import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import { browserOutcome, type SessionRecord, type VerificationOutcome } from '../storage/sessions.ts';
-import { openOutcome } from '../sessions/sealed-outcome.ts';
-import type { ReportedNotification } from './outcome.ts';
+import { openOutcome } from '../sealing/sealed-outcome.ts';
+import type { ReportedNotification } from '../notifications/outcome.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
-import { releasedRecord } from '../sessions/bank-step.ts';
+import { releasedRecord } from './bank-step.ts';
 
 /** The same outcome as the provider reports it (the link reference, saved account and reconnect are ours, so they are left out). */
 export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {

@@ -1,7 +1,7 @@
 // The one place a success's accountToken is sealed before it is stored, and opened again for the server
 // side that needs it (the transaction, the merchant's onOutcome hook). The seal is bound to the session,
 // so a sealed token copied into another record does not open there.
-import type { Sealer } from '../sealing/sealer.ts';
+import type { Sealer } from './sealer.ts';
 import type { SessionRecord, StoredOutcome, VerificationOutcome } from '../storage/sessions.ts';
 
 const tokenContext = (sessionId: string) => `account-token:${sessionId}`;

@@ -6,11 +6,11 @@ import { problem } from '../common/errors.ts';
 import { ID_PATTERN } from '../common/ids.ts';
 import { markerKey } from '../storage/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
-import { openOutcome } from '../sessions/sealed-outcome.ts';
-import { readPayment } from '../payments/orders.ts';
+import { openOutcome } from '../sealing/sealed-outcome.ts';
+import { readPayment } from './orders.ts';
 import type { SavedAccount } from '../accounts/saved-account.ts';
 import type { ReconnectResult } from '../accounts/reconnect.ts';
-import { requireBankStepConfirmed } from '../sessions/bank-step.ts';
+import { requireBankStepConfirmed } from '../verifications/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 

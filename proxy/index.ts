@@ -51,7 +51,7 @@ export type { SavedAccount } from './accounts/saved-account.ts';
 export type { ReconnectResult } from './accounts/reconnect.ts';
 export type { ConsentRecord, ConsentWords } from './accounts/consent.ts';
 export type { LinkedAccount } from './payments/linked-account.ts';
-export { WebhookSignatureError } from './notifications/signature.ts';
+export { WebhookSignatureError } from './common/webhook-signature.ts';
 export type { DeliveryHeaders } from './events/verify-event.ts';
 export type { TestEventResult } from './events/test-events.ts';
 export type { PaymentInput, PaymentAnswer } from './payments/pay.ts';

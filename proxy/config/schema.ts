@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { SANDBOX_DEFAULTS, withSandboxDefaults } from './sandbox-defaults.ts';
 import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS, RECORD_GRACE_MS } from './limits.ts';
 import { isSandboxSealingKey, SealingKeyList } from './sealing-keys.ts';
-import { webhookKeyBytes } from '../notifications/signature.ts';
+import { webhookKeyBytes } from '../common/webhook-signature.ts';
 import { unknownVariables } from './unknown-variables.ts';
 import { MerchantApiKeyList, MIN_API_KEY_LENGTH } from './merchant-api-keys.ts';
 

@@ -11,7 +11,7 @@ import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { markerKey } from '../storage/markers.ts';
 import type { SessionRecord } from '../storage/sessions.ts';
 import { readNotification, type ReportedNotification } from './outcome.ts';
-import { createWebhookVerifier } from './signature.ts';
+import { createWebhookVerifier } from '../common/webhook-signature.ts';
 import { WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 
 export interface NotificationIntake {

@@ -44,7 +44,8 @@ import { parseOrThrow } from './common/validation.ts';
 import { releasedReader } from './verifications/bank-step.ts';
 
 export type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
-export { ConfigError, configFromEnv, parseProxyConfig, ENV_VARIABLES } from './config/schema.ts';
+export { ConfigError, configFromEnv, parseProxyConfig } from './config/schema.ts';
+export { ENV_VARIABLES } from './config/env.ts';
 export type { MerchantApiKey } from './config/merchant-api-keys.ts';
 export type { EnrichStart, OnOutcome, OnSavedAccountRemoved, OutcomeReport, SavedAccountRemoval, VerificationDraft } from './hooks.ts';
 export type { SavedAccount } from './accounts/saved-account.ts';

@@ -7,10 +7,10 @@
 // it against the package case by case. Delete it for `new Webhook(secret).verify` when the package hashes
 // with node:crypto, or when that row is dropped.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { webhookKeyBytes } from '../config/webhook-keys.ts';
 
 /** Timestamps further than this from our clock are refused (replay window), as the package does. */
 const TOLERANCE_SECONDS = 5 * 60;
-const SECRET_PREFIX = 'whsec_';
 
 /** A rejected signature; `message` says why (it is logged and sent in the 401 detail). */
 export class WebhookSignatureError extends Error {
@@ -27,14 +27,6 @@ export interface WebhookHeaders {
 export interface WebhookVerifier {
   /** Throws WebhookSignatureError unless one `v1,` signature in the header matches `payload`. */
   verify(payload: string, headers: WebhookHeaders, nowMs?: number): void;
-}
-
-/**
- * The key a `whsec_…` secret stands for: base64 after the prefix, decoded leniently as the package does.
- * Also what signs merchant events (events/signing.ts) and what the production guardrails compare.
- */
-export function webhookKeyBytes(secret: string): Buffer {
-  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
 }
 
 /** Builds a verifier for a `whsec_…` secret (the key is base64 after the prefix). */

@@ -2,7 +2,7 @@
 // counterpart of notifications/signature.ts. With several secrets (a rotation) every one signs, and the
 // signatures go space-separated in one header, so the merchant's old and new secret both verify.
 import { createHmac } from 'node:crypto';
-import { webhookKeyBytes } from '../common/webhook-signature.ts';
+import { webhookKeyBytes } from '../config/webhook-keys.ts';
 
 export interface SignedHeaders {
   'webhook-id': string;

@@ -3,7 +3,7 @@
 // schemas as the routes parse them (their input), response schemas as the routes answer (their output).
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { OPERATIONS, WEBHOOKS } from './operations.ts';
+import { OPERATIONS, WEBHOOKS } from '../routes/operations.ts';
 import { type Caller, type Operation, ProblemSchema, type ResponseSpec } from './operation.ts';
 
 type JsonSchema = Record<string, unknown>;

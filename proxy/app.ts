@@ -11,7 +11,7 @@ import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
 import { merchantApiKeys } from './config/merchant-api-keys.ts';
 import { notificationsRouter } from './routes/notifications.ts';
-import { openApiDocument } from './openapi/document.ts';
+import { proxyOpenApiDocument } from './routes/operations.ts';
 import { openApiRouter } from './routes/openapi.ts';
 import { readinessRouter } from './routes/readiness.ts';
 import { returnPageRouter } from './routes/return-page.ts';
@@ -66,7 +66,7 @@ export function createApp(ctx: ProxyContext, pay: Payer | undefined, options: { 
   app.use(warnOnUntrustedForwarding(ctx));
 
   app.use(readinessRouter(ctx));
-  app.use(openApiRouter(openApiDocument({ serverUrl: ctx.config.publicUrl.replace(/\/+$/, '') + ctx.config.mountPath })));
+  app.use(openApiRouter(proxyOpenApiDocument(ctx.config.publicUrl.replace(/\/+$/, '') + ctx.config.mountPath)));
   // Server-to-server and top-level navigation routes: no CORS. Notifications live on their own
   // listener instead when notificationPublicUrl says so.
   if (!ctx.config.notificationPublicUrl) app.use(notificationsRouter(ctx));

@@ -10,7 +10,7 @@ import { UnsealError } from '../sealing/sealer.ts';
 import type { ConsentRecord } from './consent.ts';
 import type { ReconnectResult } from './reconnect.ts';
 import { problem } from '../common/errors.ts';
-import { describes } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 
 /** The sealed string's additional data: a saved account opens only for the merchant user it names. */
 const savedAccountContext = (merchantUserId: string) => `saved-account:${merchantUserId}`;

@@ -1,5 +1,6 @@
-// Input checks shared by the routes and the upstream client: the one zod rule for free text, and the
-// one way a failed parse becomes a 400 naming every failing field.
+// Input checks shared by the routes and the upstream client: the one zod rule for free text, the one way
+// a failed parse becomes a 400 naming every failing field, and `describes`, which ties a schema written
+// for a type the code already has to that type.
 import type { Request } from 'express';
 import { z } from 'zod';
 import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
@@ -52,3 +53,16 @@ export function parseJsonBody<Schema extends z.ZodType>(schema: Schema, req: Pic
   if (!req.is('application/json')) throw problem('unsupported-media-type', 'The request body must be application/json.');
   return parseOrThrow(schema, req.body, 'The request body');
 }
+
+/**
+ * Compile time only: `schema`'s output and `T` as JSON carries it are assignable both ways, so a schema
+ * written for a type the code already has cannot drift from it (the build fails instead).
+ */
+export function describes<T>() {
+  return <Schema extends z.ZodType>(schema: Schema & (SameShape<z.output<Schema>, Json<T>> extends true ? unknown : { schemaDiffersFrom: T })) => schema;
+}
+type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/** `T` after JSON.stringify at the top level: a key whose value may be undefined may be absent. */
+type Json<T> = T extends object
+  ? { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & { [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined> }
+  : T;

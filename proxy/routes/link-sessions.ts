@@ -6,7 +6,8 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from '../link-sessions/link-sessions.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 import { parseJsonBody } from '../common/validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 

@@ -3,7 +3,8 @@
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
-import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
 import { readLinkedAccount, type LinkedAccount } from '../payments/linked-account.ts';
 

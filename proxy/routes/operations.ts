@@ -1,6 +1,7 @@
 // Every route's operations, in the document's order. A new route module exports its `Operation[]` and
 // adds one line here; test/node/proxy/openapi.test.ts fails while a mounted route is missing.
 import type { Operation } from '../openapi/operation.ts';
+import { openApiDocument, type JsonSchema } from '../openapi/document.ts';
 import { eventsOperations, eventWebhooks } from './events.ts';
 import { linkSessionsOperations } from './link-sessions.ts';
 import { linksOperations } from './links.ts';
@@ -31,3 +32,8 @@ export const OPERATIONS: readonly Operation[] = [
 
 /** What the proxy sends to the merchant's server (the document's `webhooks`). */
 export const WEBHOOKS: readonly Operation[] = [...eventWebhooks];
+
+/** The proxy's OpenAPI document, its routes at `serverUrl` (`{publicUrl}{mountPath}`, or the mount path alone). */
+export function proxyOpenApiDocument(serverUrl: string): JsonSchema {
+  return openApiDocument({ serverUrl, operations: OPERATIONS, webhooks: WEBHOOKS });
+}

@@ -14,7 +14,8 @@ import { START_BODY_LIMIT } from '../config/limits.ts';
 import { offerView } from '../accounts/offer.ts';
 import { chooseSavedAccount, findOffered, removeSavedAccount } from '../accounts/choice.ts';
 import type { OfferView } from '../accounts/offer.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 import { BrowserOutcomeSchema } from './sessions.ts';
 
 const LinkToken = z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions');

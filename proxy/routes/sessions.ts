@@ -15,7 +15,8 @@ import { browserOutcome, CANCELLED_CODE } from '../storage/sessions.ts';
 import { sessionView, type SessionView } from '../verifications/view.ts';
 import { releasedRecord } from '../verifications/bank-step.ts';
 import { parseJsonBody } from '../common/validation.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 
 /** What the element sends to read or cancel its session (CONTRACTS §2). */
 export const SessionRequestBody = z.strictObject({

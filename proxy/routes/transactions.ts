@@ -11,7 +11,8 @@ import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
 import { paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment } from '../payments/orders.ts';
 import { PaymentInput, type Payer } from '../payments/pay.ts';
 import { ReconcileBody, reconcilePayment, type Reconciled } from '../payments/reconcile.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 
 /** The provider's answer, passed through: these fields as the sandbox sends them, and whatever else the provider adds. */
 const ProviderTransactionAnswer = z.looseObject({

@@ -3,7 +3,7 @@
 // `onSavedAccountRemoved` hears a shopper remove a saved account at checkout.
 import type { Request } from 'express';
 import type { VerificationOutcome } from './storage/sessions.ts';
-import type { SavedAccountDisplay } from './accounts/saved-account.ts';
+import type { SavedAccountDisplay } from './storage/saved-accounts.ts';
 
 /**
  * Lets the merchant's code name the purchase of a start without a link token from its own session

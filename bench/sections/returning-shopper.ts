@@ -12,7 +12,7 @@ import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
 import type { BenchStorage } from '../lib/storage.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { sampleOnce } from './shopper-latency.ts';
 

@@ -7,7 +7,7 @@ import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { newId } from '../common/ids.ts';
 import { accountWords } from '../words/outcomes.ts';
-import { consentWords, type ConsentWords } from './consent.ts';
+import { consentWords, type ConsentWords } from '../words/consent.ts';
 import { offerWords, type OfferWords } from '../words/offer.ts';
 import { openSavedAccount, refusalReason } from './saved-account.ts';
 

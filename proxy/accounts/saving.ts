@@ -7,9 +7,13 @@ import type { ProxyContext } from '../context.ts';
 import type { LinkSession } from '../link-sessions/link-sessions.ts';
 import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { validationProblem } from '../common/validation.ts';
-import { consentAddress, consentUserAgent, consentWords, type ConsentRecord } from './consent.ts';
-import { sameAccount, type ReconnectResult } from './reconnect.ts';
-import { newAccountId, reopenSavedAccountToken, sealSavedAccount, type SavedAccount } from './saved-account.ts';
+import { consentAddress, consentUserAgent } from './consent.ts';
+import { consentWords } from '../words/consent.ts';
+import { type ConsentRecord } from '../storage/saved-accounts.ts';
+import { sameAccount } from './reconnect.ts';
+import { type ReconnectResult } from '../storage/saved-accounts.ts';
+import { newAccountId, reopenSavedAccountToken, sealSavedAccount } from './saved-account.ts';
+import { type SavedAccount } from '../storage/saved-accounts.ts';
 
 /**
  * `record.saving` for a start from `session` with the shopper's consent choice (`consentVersion` when

@@ -4,7 +4,13 @@
 // (loopback by default). Nothing here is mounted on the public router.
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { OutboxBacklog } from '../storage/outbox.ts';
+
+/** The merchant events not yet delivered, as the outbox counts them (storage/outbox.ts `EventBacklog`). */
+export interface EventBacklog {
+  pending: number;
+  /** Epoch ms since when the oldest of them has been pending; undefined when none. */
+  oldestPendingAt: number | undefined;
+}
 
 export interface ProxyMetrics {
   registry: Registry;
@@ -31,7 +37,7 @@ export interface ProxyMetrics {
   /** Merchant events given up after their last attempt, by type. */
   eventsFailed: Counter<'type'>;
   /** Where the pending-events gauges read from (the outbox; in Redis mode every instance reports the shared figure). */
-  addEventBacklogSource(read: () => Promise<OutboxBacklog>): void;
+  addEventBacklogSource(read: () => Promise<EventBacklog>): void;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): ProxyMetrics {
@@ -47,8 +53,8 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
       this.set(sources.reduce((sum, count) => sum + count(), 0));
     },
   });
-  let readBacklog: (() => Promise<OutboxBacklog>) | undefined;
-  let backlog: Promise<OutboxBacklog | undefined> | undefined;
+  let readBacklog: (() => Promise<EventBacklog>) | undefined;
+  let backlog: Promise<EventBacklog | undefined> | undefined;
   // Both gauges come from one read per scrape; a read that fails (Redis down) leaves the last values.
   const currentBacklog = () => {
     backlog ??= (readBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => {

@@ -8,8 +8,8 @@ import { markerKey } from '../storage/markers.ts';
 import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { openOutcome } from '../sealing/sealed-outcome.ts';
 import { readPayment } from './orders.ts';
-import type { SavedAccount } from '../accounts/saved-account.ts';
-import type { ReconnectResult } from '../accounts/reconnect.ts';
+import type { SavedAccount } from '../storage/saved-accounts.ts';
+import type { ReconnectResult } from '../storage/saved-accounts.ts';
 import { requireBankStepConfirmed } from '../verifications/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;

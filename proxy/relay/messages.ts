@@ -1,6 +1,7 @@
 // The WebSocket protocol (CONTRACTS §2): what a client may send, what the server sends.
 import { z } from 'zod';
-import type { BrowserOutcome, SessionState } from '../storage/sessions.ts';
+import type { BrowserOutcome } from '../storage/result-bus.ts';
+import type { SessionState } from '../storage/sessions.ts';
 
 export const SubscribeMessage = z.object({
   type: z.literal('subscribe'),

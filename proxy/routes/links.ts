@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ProxyContext } from '../context.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { describes } from '../common/validation.ts';
-import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from '../storage/saved-accounts.ts';
 import { readLinkedAccount, type LinkedAccount } from '../payments/linked-account.ts';
 
 const LinkedAccountSchema = describes<LinkedAccount>()(z.object({

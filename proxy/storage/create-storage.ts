@@ -6,7 +6,8 @@
 // Every backend gives the same repositories (test/helpers/storage-contract.ts runs one contract on all).
 import type { Logger } from 'pino';
 import type { Store } from 'express-rate-limit';
-import type { ResultBus, SessionStore } from './sessions.ts';
+import type { ResultBus } from './result-bus.ts';
+import type { SessionStore } from './sessions.ts';
 import { MemorySessionStore } from './memory/session-store.ts';
 import { MemoryResultBus } from './memory/bus.ts';
 import { createRedisBackend } from './redis/storage.ts';

@@ -2,7 +2,7 @@
 // data. Strict schemas: `emit` parses every event with them, so a field that is not listed here (an
 // accountToken, a session id) can never ride along. docs/CONTRACTS.md §5 is the same table in prose.
 import { z } from 'zod';
-import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from './saved-accounts.ts';
 
 /** `evt_` + 22 base64url characters (128+ bits). */
 export const EVENT_ID_PATTERN = /^evt_[A-Za-z0-9_-]{22}$/;

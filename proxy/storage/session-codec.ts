@@ -1,8 +1,9 @@
 // What a shared backend (Redis, SQLite) reads back is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
-import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
-import type { SessionEvent, SessionRecord, SessionState, StoredOutcome } from './sessions.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from './saved-accounts.ts';
+import type { SessionEvent } from './result-bus.ts';
+import type { SessionRecord, SessionState, StoredOutcome } from './sessions.ts';
 
 const SessionStateSchema = z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']);
 

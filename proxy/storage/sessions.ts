@@ -1,12 +1,8 @@
-// The seams between the proxy's routes/relay and where sessions live. Two implementations sit behind
-// them: in memory (one instance, the default) and Redis (several instances, OBV_REDIS_URL). Routes and
-// the relay only ever talk to these interfaces, so both backends must behave identically.
-
-import { savingNote } from '../words/saving-notes.ts';
-import type { ReconnectResult, ReconnectTarget } from '../accounts/reconnect.ts';
-import { accountWords, browserFailureCode, failureWords } from '../words/outcomes.ts';
-import type { SavedAccount } from '../accounts/saved-account.ts';
-import type { ConsentRecord } from '../accounts/consent.ts';
+// Sessions as every backend stores them: the record, its outcome (the token sealed), its idempotency
+// claims and its one-time markers, behind one interface (SessionStore) that memory/, sqlite/ and redis/
+// implement alike (test/helpers/session-backend-contract.ts holds them to one behaviour). The result bus
+// beside it carries what a browser may see of a session (result-bus.ts).
+import type { ConsentRecord, ReconnectResult, ReconnectTarget, SavedAccount } from './saved-accounts.ts';
 
 /** Where a verification session stands. `succeeded`, `failed` and `expired` are terminal. */
 export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'expired';
@@ -61,43 +57,6 @@ export type StoredOutcome =
       accountToken?: never;
     }
   | FailureOutcome;
-
-/**
- * What a browser may see of an outcome: display fields and the link reference, never the token, plus
- * the shopper-ready words in the verification's language (shopper-words.ts): the account line as shown
- * and as spoken, or the failure's text and the language it is written in.
- * (`accountToken?: never` makes the compiler refuse a stored outcome where this one is expected.)
- */
-export type BrowserOutcome =
-  | {
-      status: 'success';
-      linkRef: string;
-      accountLabel: string;
-      fiName: string;
-      fiAccountType: string;
-      displayLabel: string;
-      spokenLabel: string;
-      /** For a returning shopper: the account will be saved, was reconnected, or is another than the one to reconnect. */
-      note?: string;
-      accountToken?: never;
-    }
-  | (FailureOutcome & { text: string; lang: string });
-
-/**
- * The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus);
- * `language` is the verification's (`transaction.language`).
- */
-export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, language: string | undefined): BrowserOutcome {
-  if (outcome.status !== 'success') {
-    // The proxy's words only (English in `message`, the shopper's language in `text`): the provider's
-    // message stays on the server.
-    const code = browserFailureCode(outcome.code);
-    return { status: 'failure', code, message: failureWords(code, 'en').text, ...failureWords(code, language) };
-  }
-  const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
-  const note = savingNote(outcome, language);
-  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language), ...(note ? { note } : {}) };
-}
 
 export interface SessionRecord {
   /** 128-bit random id, known only to the browser that started the session (and the merchant server). */
@@ -190,23 +149,5 @@ export interface SessionStore extends IdempotencyStore, MarkerStore {
   settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult>;
   /** Moves `pending` → `returned` (the consumer came back from the bank). No-op in any other state. */
   markReturned(sessionId: string): Promise<SessionRecord | undefined>;
-  close(): Promise<void>;
-}
-
-/** A message the relay forwards to every subscriber of one session. */
-export type SessionEvent =
-  | { type: 'state'; sessionId: string; state: SessionState }
-  | { type: 'result'; sessionId: string; outcome: BrowserOutcome }
-  | { type: 'expired'; sessionId: string };
-
-/**
- * Fan-out of session events to whichever instance holds the browser's socket. At-most-once (Redis
- * pub/sub is): the store is the source of truth, and the relay reads it on subscribe.
- */
-export interface ResultBus {
-  /** Rejects with SessionBackendUnavailableError when the backend cannot be reached. */
-  publish(event: SessionEvent): Promise<void>;
-  /** Returns the function that unsubscribes. Cost per published event must not grow with open sessions. */
-  subscribe(sessionId: string, listener: (event: SessionEvent) => void): () => void;
   close(): Promise<void>;
 }

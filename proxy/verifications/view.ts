@@ -1,4 +1,5 @@
-import { browserOutcome, type BrowserOutcome, type SessionRecord, type SessionState } from '../storage/sessions.ts';
+import { browserOutcome, type BrowserOutcome } from '../storage/result-bus.ts';
+import { type SessionRecord, type SessionState } from '../storage/sessions.ts';
 import { BANK_STEP_WORDS } from '../words/bank-step.ts';
 
 /** What the browser sees of a session (CONTRACTS §2). */

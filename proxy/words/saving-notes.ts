@@ -1,10 +1,8 @@
 // What the success screen adds for a returning shopper, in the verification's language: that the account
 // will be saved, that a reconnect renewed the saved account, or that the bank linked a different account
-// than the one to reconnect (reconnect.ts). Sent with the outcome, like its other words, so they cost the
-// element's bundle nothing.
+// than the one to reconnect (accounts/reconnect.ts). Sent with the outcome, like its other words, so they
+// cost the element's bundle nothing.
 import { shopperLanguage } from './outcomes.ts';
-import type { SavedAccount } from '../accounts/saved-account.ts';
-import type { ReconnectResult } from '../accounts/reconnect.ts';
 
 const NOTES = {
   saved: {
@@ -26,7 +24,13 @@ const NOTES = {
 };
 
 /** The success's note for the shopper, or undefined when there is nothing to add. */
-export function savingNote(outcome: { savedAccount?: SavedAccount | undefined; reconnect?: ReconnectResult | undefined }, language: string | undefined): string | undefined {
+/** What of a success's saved account and reconnect the note depends on (storage/saved-accounts.ts has their whole shapes). */
+interface SavingOutcome {
+  savedAccount?: { reauthorized?: true } | undefined;
+  reconnect?: { differentAccount: boolean } | undefined;
+}
+
+export function savingNote(outcome: SavingOutcome, language: string | undefined): string | undefined {
   const { savedAccount, reconnect } = outcome;
   const key = reconnect?.differentAccount ? (savedAccount ? 'differentSaved' : 'different')
     : savedAccount?.reauthorized ? 'reconnected'

@@ -11,7 +11,7 @@ import type { RunningDemo } from '../../demo/start-demo.ts';
 import { MemoryResultBus } from '../../proxy/storage/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/storage/memory/session-store.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { element, pay, saveScreenshot, signInAtBank, startLinking, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './harness.ts';
 
 describe('bank step bound to the starting browser (headful Chromium)', { timeout: TEST_TIMEOUT_MS * 3 }, () => {

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import type { OutcomeReport } from '../../proxy/hooks.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { linkSessionId } from '../../proxy/link-sessions/link-sessions.ts';
 import { hostedPageText } from '../../proxy/words/hosted-page.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { catalogues } from '../../widget/strings.ts';
 import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startElementInChromium, threeAtATime, type ElementInChromium } from '../helpers/element-in-chromium.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { accountWords } from '../../proxy/words/outcomes.ts';
 

@@ -10,7 +10,8 @@ import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigIn
 import type { VerificationDraft } from '../../proxy/hooks.ts';
 import { MemoryResultBus } from '../../proxy/storage/memory/bus.ts';
 import { MemorySessionStore } from '../../proxy/storage/memory/session-store.ts';
-import type { ResultBus, SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
+import type { ResultBus } from '../../proxy/storage/result-bus.ts';
+import type { SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
 import { openOutcome } from '../../proxy/sealing/sealed-outcome.ts';
 import { createSealer } from '../../proxy/sealing/sealer.ts';
 import { captureLogs, type LogCapture } from './log-capture.ts';

@@ -1,6 +1,6 @@
 // ResultBus for one instance: listeners indexed by session id, so publishing costs the same however
 // many sessions are open.
-import type { ResultBus, SessionEvent } from '../sessions.ts';
+import type { ResultBus, SessionEvent } from '../result-bus.ts';
 
 type Listener = (event: SessionEvent) => void;
 

@@ -25,7 +25,7 @@ import {
 } from './connection.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
-import type { ResultBus, SessionEvent } from '../sessions.ts';
+import type { ResultBus, SessionEvent } from '../result-bus.ts';
 import { sessionLogRef } from '../../common/ids.ts';
 
 type Listener = (event: SessionEvent) => void;

@@ -4,7 +4,7 @@ import type { Store as RateLimitStore } from 'express-rate-limit';
 import { RedisResultBus } from './bus.ts';
 import { readyOrClose, type RedisLogger } from './connection.ts';
 import { RedisSessionStore, type RedisSessionStoreOptions } from './session-store.ts';
-import { browserOutcome } from '../sessions.ts';
+import { browserOutcome } from '../result-bus.ts';
 
 export interface RedisBackendOptions extends RedisSessionStoreOptions {
   logger?: RedisLogger;

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test, type TestContext } from 'node:test';
 import type { OutcomeReport } from '../../../proxy/index.ts';
 import { createLogger, createStorage } from '../../../proxy/index.ts';
-import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { MemoryResultBus } from '../../../proxy/storage/memory/bus.ts';
 import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
 import { markerKey } from '../../../proxy/storage/markers.ts';

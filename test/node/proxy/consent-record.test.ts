@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Request } from 'express';
-import { CONSENT_USER_AGENT_MAX, CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_USER_AGENT_MAX } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { savingFor } from '../../../proxy/accounts/saving.ts';
 import type { ProxyContext } from '../../../proxy/context.ts';
 import type { LinkSession } from '../../../proxy/link-sessions/link-sessions.ts';

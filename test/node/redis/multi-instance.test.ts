@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { openRedisBackend } from '../../../proxy/storage/redis/storage.ts';
-import type { ResultBus } from '../../../proxy/storage/sessions.ts';
+import type { ResultBus } from '../../../proxy/storage/result-bus.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
   newLinkToken,

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { openRedisBackend, type RedisBackend } from '../../../proxy/storage/redis/storage.ts';
 import { openRedisResultBus, type RedisResultBus } from '../../../proxy/storage/redis/bus.ts';
-import type { SessionEvent } from '../../../proxy/storage/sessions.ts';
+import type { SessionEvent } from '../../../proxy/storage/result-bus.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { FAILURE, FAILURE_VIEW, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
 

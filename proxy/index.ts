@@ -2,7 +2,7 @@
 // and the session backend; `attachRelay(server)` adds the WebSocket relay to the merchant's server.
 import type { Server } from 'node:http';
 import type { Express, RequestHandler } from 'express';
-import { rateLimit, type Store } from 'express-rate-limit';
+import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import { createApp, createNotificationApp } from './app.ts';
 import { parseProxyConfig, type ProxyConfig, type ProxyConfigInput } from './config/schema.ts';
@@ -14,7 +14,8 @@ import { createMetrics, metricsHandler, timeUpstream, type ProxyMetrics } from '
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { problem } from './common/errors.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
-import { createStorage, memoryRepositories, redisRepositories, type Storage } from './storage/create-storage.ts';
+import { createStorage } from './storage/create-storage.ts';
+import type { Storage } from './storage/storage.ts';
 import { watchPaymentLeases } from './payments/leases.ts';
 import { protectionWarnings } from './config/warnings.ts';
 import { ReconcileBody, reconcilePayment, type Reconciled } from './payments/reconcile.ts';
@@ -27,12 +28,8 @@ import { sendTestEvents, type TestEventResult } from './events/test-events.ts';
 import { acknowledgeEvent, EventId, EventListQuery, listEvents, redeliverEvent, type ListedEvent } from './events/event-list.ts';
 import { IdempotencyKey, text } from './common/validation.ts';
 import { z } from 'zod';
-import { RedisSessionStore } from './storage/redis/session-store.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/merchant-events.ts';
-import type { EventOutbox } from './storage/outbox.ts';
 import { StoreOutageLog } from './storage/outage-log.ts';
-import type { ResultBus } from './storage/result-bus.ts';
-import type { SessionStore } from './storage/sessions.ts';
 import { TokenManager } from './upstream/token-manager.ts';
 import { CredentialState, logCredentialCheck, type CredentialCheck } from './upstream/credential-check.ts';
 import { createTransactionClient } from './upstream/transaction-client.ts';
@@ -69,7 +66,8 @@ export * from './upstream/errors.ts';
 export type { CredentialCheck, CredentialStatus } from './upstream/credential-check.ts';
 export { ProblemError } from './common/errors.ts';
 export { SessionBackendUnavailableError } from './storage/errors.ts';
-export { createStorage, type Storage, type StorageKind, type StorageOptions } from './storage/create-storage.ts';
+export { createStorage, type StorageOptions } from './storage/create-storage.ts';
+export type { Storage, StorageKind } from './storage/storage.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
 export type { PaymentRecord, PaymentState } from './storage/payments.ts';
 export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
@@ -81,7 +79,7 @@ export type { MerchantEvents, EmitOptions, EventTimings } from './events/merchan
 export type { ListedEvent, ListedDelivery } from './events/event-list.ts';
 export type { EventOutbox } from './storage/outbox.ts';
 export { MemoryEventOutbox } from './storage/memory/outbox.ts';
-export { createRedisBackend, openRedisBackend, type RedisBackend, type RedisBackendOptions } from './storage/redis/storage.ts';
+export { openRedisStorage, type RedisStorage, type RedisStorageOptions } from './storage/redis/storage.ts';
 export { serverOptions } from './http/server-options.ts';
 
 /** What `createObvProxy` needs besides the configuration. All optional. */
@@ -89,18 +87,12 @@ export interface ObvProxyDependencies {
   /** pino logger; default: a new one at `logLevel`. */
   logger?: Logger;
   /**
-   * Where every record lives, built by you (`createStorage`); default: the one `storage` names (SQLite in
-   * `dataDir`, Redis, or memory). `createObvProxy` does not close a storage you pass.
+   * Where every record lives (sessions, the result bus, link sessions, payments, removals, the merchant
+   * events' outbox, the rate-limit counters), built by you: `createStorage({ kind, … })`, or
+   * `openRedisStorage({ url, … })` with every Redis knob. Default: the one `storage` names (SQLite in
+   * `dataDir`, Redis at `redisUrl`, or memory), closed by `close()`. A storage you pass you close.
    */
   backend?: Storage;
-  /** Session store; default: the storage's. With your own, the other records are in memory (or on its Redis connection). */
-  sessionStore?: SessionStore;
-  /** Result bus; give it together with `sessionStore`. */
-  resultBus?: ResultBus;
-  /** express-rate-limit store shared across instances; default: the backend's, else in memory. */
-  rateLimitStore?: Store;
-  /** express-rate-limit store for the failed API-key counts (a store of its own); default: the backend's, else in memory. */
-  authFailureStore?: Store;
   /** Fill the upstream verification request from the merchant's own session. */
   enrichStart?: EnrichStart;
   /**
@@ -114,11 +106,6 @@ export interface ObvProxyDependencies {
    * `accountId`: delete it from your records. If it throws, the removal is refused and it stays offered.
    */
   onSavedAccountRemoved?: OnSavedAccountRemoved;
-  /**
-   * Where merchant events wait and stay listed; default: the session backend's (memory, or Redis with
-   * redisUrl). With your own `sessionStore`: a Redis outbox on it when it is a RedisSessionStore, else memory.
-   */
-  eventOutbox?: EventOutbox;
   /** Merchant event delivery timings (tests: a short retry schedule instead of a day). */
   eventTimings?: EventTimings;
   /** Relay tuning (tests, benchmarks). */
@@ -242,8 +229,7 @@ export interface ObvProxy {
 }
 
 /** One line at boot saying where state lives, and loudly when a restart loses it. */
-function logStorage(logger: Logger, config: ProxyConfig, storage: Storage | undefined): void {
-  if (!storage) return;
+function logStorage(logger: Logger, config: ProxyConfig, storage: Storage): void {
   if (storage.kind === 'memory') {
     logger.warn(`storage is in memory (OBV_STORAGE=memory${config.sandbox ? '' : ', OBV_ALLOW_VOLATILE_STORAGE=true'}): a restart loses every payment record (an order could be paid twice), session and merchant event`);
   } else {
@@ -265,17 +251,12 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   // The schema is a plain z.object: it drops the dependency keys (and any other unknown key).
   const config = parseProxyConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
-  if ((options.sessionStore === undefined) !== (options.resultBus === undefined)) {
-    throw new TypeError('createObvProxy: pass sessionStore and resultBus together (both talk to the same backend)');
-  }
   const now = options.now ?? Date.now;
-  const ownStorage = options.backend || options.sessionStore ? undefined
+  const ownStorage = options.backend ? undefined
     : createStorage({ kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, now: options.now });
-  const backend = options.backend ?? ownStorage;
-  const store = options.sessionStore ?? backend!.sessionStore;
-  const bus = options.resultBus ?? backend!.resultBus;
-  const repositories = backend ?? (store instanceof RedisSessionStore ? redisRepositories(store) : memoryRepositories(options.now));
-  const eventOutbox = options.eventOutbox ?? repositories.eventOutbox;
+  const backend = options.backend ?? ownStorage!;
+  const store = backend.sessionStore;
+  const bus = backend.resultBus;
   logStorage(logger, config, backend);
   if (config.sandbox) {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
@@ -324,7 +305,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     ? new TokenManager({ ...tokenOptions, scope: config.transactionScope })
     : tokens;
 
-  const rateLimitStore = options.rateLimitStore ?? backend?.rateLimitStore;
+  const rateLimitStore = backend.rateLimitStore;
   const rateLimiter = config.rateLimit > 0
     ? rateLimit({
       windowMs: START_RATE_WINDOW_MS,
@@ -343,18 +324,18 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const transactionClient = config.pgwAppId && config.pgwClientId
     ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
     : undefined;
-  const events = createMerchantEvents({ config, outbox: eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
+  const events = createMerchantEvents({ config, outbox: backend.eventOutbox, store, logger, metrics, now, timings: options.eventTimings });
   const verifyEvent = createEventVerifier(config.eventsSecrets ?? []);
-  const leases = watchPaymentLeases({ payments: repositories.payments, events, logger, now });
+  const leases = watchPaymentLeases({ payments: backend.payments, events, logger, now });
   const ctx: ProxyContext = {
     config,
     logger,
     store,
     bus,
-    payments: repositories.payments,
+    payments: backend.payments,
     leases,
-    linkSessions: repositories.linkSessions,
-    removals: repositories.removals,
+    linkSessions: backend.linkSessions,
+    removals: backend.removals,
     sealer,
     verifications: { start: (request) => timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)) },
     transactions: transactionClient && {
@@ -366,7 +347,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     events,
     originPolicy: createOriginPolicy(config.publicUrl, config.allowedOrigins, logger),
     rateLimiter,
-    authFailureStore: options.authFailureStore ?? backend?.authFailureStore,
+    authFailureStore: backend.authFailureStore,
     metrics,
     lifecycle: { draining: false },
     storeOutage,

@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
-import { startProxyPair } from '../../helpers/proxy-harness.ts';
+import { startProxyPair, storageWith } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -154,7 +154,7 @@ describe('/readyz', () => {
       }
     }
     const store = new FlakyStore();
-    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/storage/memory/bus.ts')).MemoryResultBus() } });
+    const pair = await startProxyPair({ proxy: { backend: storageWith({ sessionStore: store }) } });
     t.after(async () => {
       await pair.close();
       await store.close();

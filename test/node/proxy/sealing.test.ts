@@ -92,7 +92,7 @@ describe('a record sealed under a key this instance lacks', () => {
     const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     // An instance still on the old keys shares the store (a rolling deploy done in the wrong order).
     const { startProxy } = await import('../../helpers/proxy-harness.ts');
-    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { sessionStore: pair.store, resultBus: pair.bus, sealingKeys: [key('old')] } });
+    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { backend: pair.backend, sealingKeys: [key('old')] } });
     t.after(() => stale.close());
     const read = await fetch(`${stale.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
     assert.equal(read.status, 503);

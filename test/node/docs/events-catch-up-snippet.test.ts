@@ -39,6 +39,10 @@ test('the catch-up snippet finds the event the endpoint refused, whatever the de
     // Both attempted: the payment went through (the newer event), the link was refused.
     for (let i = 0; i < 500 && !endpoint.deliveries.some((delivery) => delivery.event?.id === linked!.id); i++) await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(endpoint.events.filter((event) => event.id === paid!.id).length, 1);
+    // The endpoint answered the payment 2xx; the proxy records it delivered a moment later (after the answer).
+    for (let i = 0; i < 500 && (await pair.proxy.listEvents({ delivery: 'pending' })).events.some((event) => event.id === paid!.id); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
 
     const module = join(dir, 'catch-up.mjs');
     writeFileSync(module, code);

@@ -6,7 +6,7 @@ import type { ProxyMetrics } from './common/metrics.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import type { EnrichStart, OnOutcome, OnSavedAccountRemoved } from './hooks.ts';
 import type { Sealer } from './sealing/sealer.ts';
-import type { MerchantEvents } from './events/merchant-events.ts';
+import type { MerchantEvents } from './events/events.ts';
 import type { StoreOutageLog } from './storage/outage-log.ts';
 import type { ResultBus } from './storage/result-bus.ts';
 import type { SessionStore } from './storage/sessions.ts';

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { problem } from '../common/errors.ts';
 import { validationProblem } from '../common/validation.ts';
-import type { MerchantEvents } from './merchant-events.ts';
+import type { MerchantEvents } from './events.ts';
 import type { DeliveryFilter, StoredEvent } from '../storage/outbox.ts';
 import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from '../storage/events.ts';
 

@@ -3,7 +3,7 @@
 // instance) and tells the merchant with `payment.unknown`: the provider may have charged, so the order
 // is never paid again by a retry; the merchant reconciles it (reconcile.ts).
 import type { Logger } from 'pino';
-import type { MerchantEvents } from '../events/merchant-events.ts';
+import type { MerchantEvents } from '../events/events.ts';
 import type { PaymentStore } from '../storage/payments.ts';
 import { safeError } from '../common/logger.ts';
 import { SessionBackendUnavailableError } from '../storage/errors.ts';

@@ -3,7 +3,7 @@
 // two payments of one order (the first charged nothing) never share an event id.
 import type { Logger } from 'pino';
 import type { EventData } from '../storage/events.ts';
-import type { MerchantEvents } from '../events/merchant-events.ts';
+import type { MerchantEvents } from '../events/events.ts';
 import { safeError } from '../common/logger.ts';
 import type { PaymentRecord } from '../storage/payments.ts';
 

@@ -2,18 +2,25 @@
 // session re-authorizes a saved account (the success renews it, same account id, when it is the same
 // account: reconnect.ts), or it allows saving and the shopper ticked the consent box (the start names the
 // version of the words it showed).
-import type { Request } from 'express';
-import type { ProxyContext } from '../context.ts';
-import type { LinkSession } from '../link-sessions/link-sessions.ts';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
+import type { ConsentRecord, ReconnectResult, SavedAccount } from '../storage/saved-accounts.ts';
 import { validationProblem } from '../common/validation.ts';
-import { consentAddress, consentUserAgent } from './consent.ts';
 import { consentWords } from '../words/consent.ts';
-import { type ConsentRecord } from '../storage/saved-accounts.ts';
+import { consentAddress, consentUserAgent } from './consent.ts';
 import { sameAccount } from './reconnect.ts';
-import { type ReconnectResult } from '../storage/saved-accounts.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount } from './saved-account.ts';
-import { type SavedAccount } from '../storage/saved-accounts.ts';
+import type { OfferingLinkSession } from './offer.ts';
+
+/** The browser that starts: its address and User-Agent, as the request carried them (a consent record keeps both). */
+export interface ShopperClient {
+  address: string | undefined;
+  userAgent: string | undefined;
+}
+
+/** What a consent record needs: the store's name in the words, and a clock. */
+type ConsentDeps = { config: Pick<ProxyConfig, 'merchantName'>; now: () => number };
 
 /**
  * `record.saving` for a start from `session` with the shopper's consent choice (`consentVersion` when
@@ -21,8 +28,8 @@ import { type SavedAccount } from '../storage/saved-accounts.ts';
  * account it reconnects, and keeps a consent given on the same start: it is the new saved account's if
  * the bank links a different account (reconnect.ts).
  */
-export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
-  const consent = consentVersion === undefined ? undefined : consentRecord(ctx, req, session, consentVersion);
+export function savingFor(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
+  const consent = consentVersion === undefined ? undefined : consentRecord(deps, client, session, consentVersion);
   if (session.reauthorize && !another) {
     const { accountId, accountLabel, fiName, fiAccountType } = session.reauthorize;
     return { accountId: newAccountId(), ...(consent ? { consent } : {}), reconnect: { accountId, accountLabel, fiName, fiAccountType } };
@@ -31,26 +38,26 @@ export function savingFor(ctx: ProxyContext, req: Request, session: LinkSession,
 }
 
 /** The record of the consent the start names (the version of the words shown); 400 where saving is not allowed. */
-function consentRecord(ctx: ProxyContext, req: Request, session: LinkSession, consentVersion: string): ConsentRecord {
+function consentRecord(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string): ConsentRecord {
   const refuse = (message: string) => validationProblem('The request body', [{ path: 'consent', message }]);
   if (!session.allowSaving) throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
-  const words = consentWords(session.language, ctx.config.merchantName);
+  const words = consentWords(session.language, deps.config.merchantName);
   if (consentVersion !== words.version) throw refuse(`must be the version of the consent words the element showed (${words.version})`);
   return {
     version: words.version,
     lang: words.lang,
     checkbox: words.checkbox,
     text: `${words.text} ${words.details}`,
-    acceptedAt: new Date(ctx.now()).toISOString(),
-    ip: consentAddress(req.ip),
-    userAgent: consentUserAgent(req.get('user-agent')),
+    acceptedAt: new Date(deps.now()).toISOString(),
+    ip: consentAddress(client.address),
+    userAgent: consentUserAgent(client.userAgent),
   };
 }
 
 /** The token of the saved account a re-authorizing link session names (it opened when the session was made). */
-export function tokenToReauthorize(ctx: ProxyContext, session: LinkSession, another = false): string | undefined {
+export function tokenToReauthorize(deps: { sealer: Sealer }, session: OfferingLinkSession, another = false): string | undefined {
   if (!session.reauthorize || another) return undefined;
-  return reopenSavedAccountToken(ctx.sealer, session.reauthorize.sealed, session.merchantUserId, 'The saved account to re-authorize',
+  return reopenSavedAccountToken(deps.sealer, session.reauthorize.sealed, session.merchantUserId, 'The saved account to re-authorize',
     { path: 'linkToken', message: 'names a saved account that cannot be opened' });
 }
 
@@ -67,13 +74,13 @@ export interface SuccessSaving {
  * reconnect that linked the same account renews it (same id, `reauthorized`); one that linked another
  * account saves that one only with a consent of its own, under a new id, and leaves the stale one alone.
  */
-export function savedAccountFor(ctx: ProxyContext, record: SessionRecord, outcome: Omit<Success, 'linkRef'>): SuccessSaving {
+export function savedAccountFor(deps: { sealer: Sealer; now: () => number }, record: SessionRecord, outcome: Omit<Success, 'linkRef'>): SuccessSaving {
   const { saving, merchantUserId } = record;
   if (!saving || !merchantUserId) return {};
   const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
-  const linkedAt = new Date(ctx.now()).toISOString();
+  const linkedAt = new Date(deps.now()).toISOString();
   const save = (accountId: string, reauthorized: boolean): SavedAccount => ({
-    sealed: sealSavedAccount(ctx.sealer, { accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt }),
+    sealed: sealSavedAccount(deps.sealer, { accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt }),
     accountId,
     accountLabel,
     fiName,

@@ -17,7 +17,7 @@ export interface EventWorkerOptions {
   url: string;
   sign: EventSigner;
   logger: Logger;
-  metrics: ProxyMetrics;
+  metrics: Pick<ProxyMetrics, 'eventsSent' | 'eventAttemptsFailed' | 'eventsFailed'>;
   now: () => number;
   retryDelaysMs: readonly number[];
   attemptTimeoutMs: number;

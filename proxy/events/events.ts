@@ -6,8 +6,7 @@
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
-import { releasedRecord } from '../verifications/bank-step.ts';
-import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
+import { CANCELLED_CODE, type SessionRecord } from '../storage/sessions.ts';
 import { startEventWorker, type EventWorker } from './delivery.ts';
 import { eventIdFor, randomEventId } from './ids.ts';
 import type { EventOutbox, ListQuery, StoredEvent } from '../storage/outbox.ts';
@@ -50,7 +49,7 @@ export interface MerchantEvents {
   sessionStarted(record: SessionRecord): Promise<void>;
   /**
    * The session's link.* event, if it has ended (outcome stored, or expired); once per session. `released`
-   * is the record as a browser may see it (sessions/bank-step.ts `releasedRecord`): the caller has it,
+   * is the record as a browser may see it (verifications/bank-step.ts `releasedRecord`): the caller has it,
    * so the bank-step marker is not read again here.
    */
   sessionEnded(released: SessionRecord): Promise<void>;
@@ -67,11 +66,15 @@ export interface MerchantEvents {
 export interface MerchantEventsOptions {
   config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
   outbox: EventOutbox;
-  store: SessionStore;
+  /**
+   * A session as a browser may see it (verifications/bank-step.ts `releasedReader`): a success held for its
+   * bank step is no end yet. Undefined when the session is gone.
+   */
+  released(sessionId: string): Promise<SessionRecord | undefined>;
   logger: Logger;
-  metrics: ProxyMetrics;
+  metrics: Pick<ProxyMetrics, 'addEventBacklogSource' | 'eventsSent' | 'eventAttemptsFailed' | 'eventsFailed'>;
   now: () => number;
-  timings?: EventTimings;
+  timings?: EventTimings | undefined;
 }
 
 /** The order fields of a session, as events carry them (unset ones left out). */
@@ -111,7 +114,7 @@ const OFF: MerchantEvents = {
 };
 
 export function createMerchantEvents(options: MerchantEventsOptions): MerchantEvents {
-  const { config, outbox, store, now } = options;
+  const { config, outbox, now } = options;
   if (!config.eventsUrl || !config.eventsSecrets?.length) return OFF;
   const timings = options.timings ?? {};
   const sessionCheckDelayMs = timings.sessionCheckDelayMs ?? SESSION_CHECK_DELAY_MS;
@@ -152,9 +155,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     pollIntervalMs: timings.pollIntervalMs ?? EVENT_POLL_INTERVAL_MS,
     maxInFlight: EVENT_MAX_IN_FLIGHT,
     async checkSession(sessionId) {
-      const record = await store.get(sessionId);
-      if (!record) return 'done';
-      const released = await releasedRecord(store, record, now());
+      const released = await options.released(sessionId);
+      if (!released) return 'done';
       if (!sessionEndEvent(released)) return now() + sessionCheckDelayMs;
       // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
       // outcome was stored): same id, so nothing new when it was not.

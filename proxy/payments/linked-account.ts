@@ -1,18 +1,24 @@
 // Link references: what the browser holds instead of the accountToken. Only the merchant's server turns
 // one back into the verified account (GET /links/:linkRef, `proxy.readLink()`) or pays with it
 // (payments/pay.ts). A reference is bound to the user, order and amount it was verified for.
-import type { ProxyContext } from '../context.ts';
 import { problem } from '../common/errors.ts';
 import { ID_PATTERN } from '../common/ids.ts';
 import { markerKey } from '../storage/markers.ts';
-import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
+import type { SessionRecord, SessionStore, VerificationOutcome } from '../storage/sessions.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import { openOutcome } from '../sealing/sealed-outcome.ts';
-import { readPayment } from './orders.ts';
+import { readPayment, type OrderDeps } from './orders.ts';
 import type { SavedAccount } from '../storage/saved-accounts.ts';
 import type { ReconnectResult } from '../storage/saved-accounts.ts';
 import { requireBankStepConfirmed } from '../verifications/bank-step.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
+
+/** Where a link reference leads: the session store (its marker and record) and the keys that open its token. */
+export interface LinkRefDeps {
+  sessions: Pick<SessionStore, 'get' | 'readMark'>;
+  sealer: Sealer;
+}
 
 /** A verified account as the merchant's server reads it: the token, and what it was verified for. */
 export interface LinkedAccount {
@@ -36,29 +42,29 @@ export interface LinkedAccount {
 }
 
 /** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
-export async function resolveLinkRef(ctx: ProxyContext, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
-  const sessionId = ID_PATTERN.test(linkRef) ? await ctx.store.readMark(markerKey.linkRef(linkRef)) : undefined;
-  const record = sessionId === undefined ? undefined : await ctx.store.get(sessionId);
-  const outcome = record && openOutcome(ctx.sealer, record);
+export async function resolveLinkRef(deps: LinkRefDeps, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
+  const sessionId = ID_PATTERN.test(linkRef) ? await deps.sessions.readMark(markerKey.linkRef(linkRef)) : undefined;
+  const record = sessionId === undefined ? undefined : await deps.sessions.get(sessionId);
+  const outcome = record && openOutcome(deps.sealer, record);
   if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
     throw problem('unknown-link-ref',
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
       { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
-  await requireBankStepConfirmed(ctx.store, record, 'linkRef');
+  await requireBankStepConfirmed(deps.sessions, record, 'linkRef');
   return { record, outcome };
 }
 
 /** The order this reference paid, once it has (its order's payment was made with it). */
-async function paidOrderOf(ctx: ProxyContext, record: SessionRecord, linkRef: string): Promise<string | undefined> {
+async function paidOrderOf(deps: OrderDeps, record: SessionRecord, linkRef: string): Promise<string | undefined> {
   if (record.merchantTransactionId === undefined) return undefined;
-  const payment = await readPayment(ctx, record.merchantTransactionId);
+  const payment = await readPayment(deps, record.merchantTransactionId);
   return typeof payment === 'object' && payment.linkRef === linkRef ? payment.merchantTransactionId : undefined;
 }
 
 /** The verified account behind `linkRef`, token included, for the merchant's server; 404/403 as resolveLinkRef. */
-export async function readLinkedAccount(ctx: ProxyContext, linkRef: string): Promise<LinkedAccount> {
-  const { record, outcome } = await resolveLinkRef(ctx, linkRef);
+export async function readLinkedAccount(deps: LinkRefDeps & OrderDeps, linkRef: string): Promise<LinkedAccount> {
+  const { record, outcome } = await resolveLinkRef(deps, linkRef);
   const account: LinkedAccount = {
     linkRef,
     accountToken: outcome.accountToken,
@@ -69,7 +75,7 @@ export async function readLinkedAccount(ctx: ProxyContext, linkRef: string): Pro
     merchantTransactionId: record.merchantTransactionId,
     amount: record.amount,
     currency: record.currency,
-    redeemedFor: await paidOrderOf(ctx, record, linkRef),
+    redeemedFor: await paidOrderOf(deps, record, linkRef),
     ...(outcome.savedAccount ? { savedAccount: outcome.savedAccount } : {}),
     ...(outcome.reconnect ? { reconnect: outcome.reconnect } : {}),
     ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),

@@ -4,15 +4,18 @@
 // A call that certainly charged nothing frees the order; one that may have charged leaves it `unknown`.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import type { RemovalStore } from '../storage/removals.ts';
 import { problem, type ProblemError } from '../common/errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
-import { resolveLinkRef } from './linked-account.ts';
+import { resolveLinkRef, type LinkRefDeps } from './linked-account.ts';
 import { Amount, CurrencyCode, text } from '../common/validation.ts';
-import { claimOrder, earlierPayment, finishPayment, readPayment, releaseOrder, type PaymentRecord, type Replay } from './orders.ts';
+import { claimOrder, earlierPayment, finishPayment, readPayment, releaseOrder, type OrderDeps, type PaymentRecord, type Replay } from './orders.ts';
 import { tellPayment } from './payment-events.ts';
 import type { SessionRecord } from '../storage/sessions.ts';
 import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
@@ -107,8 +110,17 @@ export type Payer = (input: PaymentInput, idempotencyKey?: string) => Promise<Pa
  * as a problem (404 unknown reference, 409 paid or in progress, 422 mismatch or reused key, …) and the
  * upstream errors (502, 504) as they are.
  */
-export function createPayer(ctx: ProxyContext, client: TransactionClient): Payer {
-  const { config, logger } = ctx;
+/** What paying needs: the order's rules (orders.ts), where link references lead, removals, events, the settings it sends. */
+export interface PayerDeps extends OrderDeps, LinkRefDeps {
+  config: OrderDeps['config'] & Pick<ProxyConfig, 'product' | 'transactionRegion' | 'merchantId' | 'merchantSubId'
+    | 'declinedTransactionStatuses' | 'paidTransactionStatuses' | 'reauthorizationCodes'>;
+  removals: Pick<RemovalStore, 'isRemoved'>;
+  events: Pick<MerchantEvents, 'emit'>;
+  logger: Logger;
+}
+
+export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
+  const { config, logger } = deps;
 
   /**
    * Endpoint 4 for the claimed payment. Freed when it certainly charged nothing, `unknown` when it may
@@ -134,8 +146,8 @@ export function createPayer(ctx: ProxyContext, client: TransactionClient): Payer
       });
     } catch (error) {
       if (nothingCharged(error)) {
-        await releaseOrder(ctx, payment);
-        await tellPayment(ctx, 'payment.failed', payment, { code: 'PAYMENT_NOT_SENT',
+        await releaseOrder(deps, payment);
+        await tellPayment(deps, 'payment.failed', payment, { code: 'PAYMENT_NOT_SENT',
           message: 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
       } else {
         await finishUnknown(payment, 'The payment service did not answer (a time-out or a server error); it may have charged. Check with the provider and record the result.');
@@ -151,22 +163,22 @@ export function createPayer(ctx: ProxyContext, client: TransactionClient): Payer
     };
     const status = (answered.transactionStatus ?? '').toUpperCase();
     if (result.status >= 400 && !refusalMayHaveCharged(result.status)) {
-      await releaseOrder(ctx, payment);
-      await tellPayment(ctx, 'payment.failed', payment, { code: 'PAYMENT_REFUSED',
+      await releaseOrder(deps, payment);
+      await tellPayment(deps, 'payment.failed', payment, { code: 'PAYMENT_REFUSED',
         message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.` });
     } else if (result.status >= 400) {
       await finishUnknown(answered, `The payment service answered HTTP ${result.status}, which may mean it charged (a duplicate transaction). Check with the provider and record the result.`);
     } else if (isOneOf(status, config.declinedTransactionStatuses)) {
       // Answered, and declined: nothing was charged (OBV_DECLINED_TRANSACTION_STATUSES).
-      await releaseOrder(ctx, payment);
-      await tellPayment(ctx, 'payment.failed', answered, { code: 'PAYMENT_DECLINED',
+      await releaseOrder(deps, payment);
+      await tellPayment(deps, 'payment.failed', answered, { code: 'PAYMENT_DECLINED',
         message: `The payment service declined the payment (transactionStatus ${answered.transactionStatus}); nothing was charged and the order may be paid again.` });
     } else if (!isOneOf(status, config.paidTransactionStatuses)) {
       await finishUnknown(answered, `The payment service answered transactionStatus ${answered.transactionStatus ?? '(none)'}, which is neither paid nor declined (OBV_PAID_TRANSACTION_STATUSES). Check with the provider and record the result.`);
     } else {
       const paid: PaymentRecord = { ...answered, state: 'completed' };
-      await finishPayment(ctx, paid);
-      await tellPayment(ctx, 'payment.succeeded', paid, { transactionId: paid.transactionId ?? '', transactionStatus: paid.transactionStatus ?? '' });
+      await finishPayment(deps, paid);
+      await tellPayment(deps, 'payment.succeeded', paid, { transactionId: paid.transactionId ?? '', transactionStatus: paid.transactionStatus ?? '' });
     }
     return result;
   }
@@ -174,37 +186,37 @@ export function createPayer(ctx: ProxyContext, client: TransactionClient): Payer
   /** The payment may have charged: kept `unknown` (no retry pays the order again) and the merchant told. */
   async function finishUnknown(payment: PaymentRecord, reason: string): Promise<void> {
     const unknown: PaymentRecord = { ...payment, state: 'unknown' };
-    if (await finishPayment(ctx, unknown)) await tellPayment(ctx, 'payment.unknown', unknown, { reason });
+    if (await finishPayment(deps, unknown)) await tellPayment(deps, 'payment.unknown', unknown, { reason });
   }
 
   async function tellReauthorization(data: EventData<'reauthorization.required'>): Promise<void> {
     try {
-      await ctx.events.emit('reauthorization.required', data);
+      await deps.events.emit('reauthorization.required', data);
     } catch (error) {
       logger.error({ err: safeError(error), merchantTransactionId: data.merchantTransactionId, type: 'reauthorization.required' }, 'the merchant event could not be recorded');
     }
   }
 
   const tellReplayed = (payment: PaymentRecord) =>
-    tellPayment(ctx, 'payment.succeeded', payment, { transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' });
+    tellPayment(deps, 'payment.succeeded', payment, { transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' });
 
   return async function pay(input: PaymentInput, idempotencyKey?: string): Promise<PaymentAnswer> {
     const retry = { idempotencyKey, requestDigest: requestDigest(input) };
     // An order paid before answers with that payment, whatever link reference is offered now.
-    const earlier = await readPayment(ctx, input.merchantTransactionId);
+    const earlier = await readPayment(deps, input.merchantTransactionId);
     if (earlier !== undefined) {
-      const replayed = earlierPayment(ctx, earlier, retry);
+      const replayed = earlierPayment(deps, earlier, retry);
       await tellReplayed(replayed.replay);
       return replayAnswer(replayed);
     }
-    const { record, outcome } = await resolveLinkRef(ctx, input.linkRef);
+    const { record, outcome } = await resolveLinkRef(deps, input.linkRef);
     requireVerifiedPurchase(record, input);
     // A reference made from a saved account the shopper removed since pays nothing (storage/removals.ts).
-    if (record.savedAccountId !== undefined && record.merchantUserId !== undefined && await ctx.removals.isRemoved(record.merchantUserId, record.savedAccountId)) {
+    if (record.savedAccountId !== undefined && record.merchantUserId !== undefined && await deps.removals.isRemoved(record.merchantUserId, record.savedAccountId)) {
       throw problem('saved-account-removed', 'The shopper removed the saved account this link reference was made from; nothing was charged.',
         { errors: [{ path: 'linkRef', message: 'was made from a saved account the shopper removed' }] });
     }
-    const claimed = await claimOrder(ctx, {
+    const claimed = await claimOrder(deps, {
       merchantTransactionId: input.merchantTransactionId,
       merchantUserId: input.merchantUserId,
       amount: record.amount!,

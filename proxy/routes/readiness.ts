@@ -4,7 +4,10 @@
 // balancer stops routing to it when draining).
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
+import type { Logger } from 'pino';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { SessionStore } from '../storage/sessions.ts';
+import type { CredentialState } from '../upstream/credential-check.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
 import { StoreOutageLog } from '../storage/outage-log.ts';
@@ -49,27 +52,39 @@ export const readinessOperations: Operation[] = [{
 /** An id that can never be a session (ids are 22 base64url characters): reading it exercises the store. */
 const PROBE_ID = 'readyz-probe';
 
-export function readinessRouter(ctx: ProxyContext): Router {
+/** What readiness reads: the shutdown's state, the credentials' last known status, the session store. */
+export interface ReadinessDeps {
+  /** `draining` once shutdown began. */
+  lifecycle: { draining: boolean };
+  /** What the last token request said of the client credentials, and a way to ask once more. */
+  credentials: { state: CredentialState; recheck(): void };
+  store: Pick<SessionStore, 'get'>;
+  metrics: Pick<ProxyMetrics, 'storeErrors'>;
+  storeOutage: StoreOutageLog;
+  logger: Logger;
+}
+
+export function readinessRouter(deps: ReadinessDeps): Router {
   const router = express.Router();
-  const warnings = new WarningLimiter(ctx.logger);
+  const warnings = new WarningLimiter(deps.logger);
   router.get('/healthz', (_req, res) => {
     res.set('cache-control', 'no-store').json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
     res.set('cache-control', 'no-store');
-    if (ctx.lifecycle.draining) {
+    if (deps.lifecycle.draining) {
       res.status(503).json({ status: 'draining' });
       return;
     }
-    if (ctx.credentials.state.recheckDue) ctx.credentials.recheck();
-    const { status: credentials } = ctx.credentials.state.current;
+    if (deps.credentials.state.recheckDue) deps.credentials.recheck();
+    const { status: credentials } = deps.credentials.state.current;
     // Reported once something was asked; an unchecked proxy (mounted, never checked) says nothing of them.
     const credentialsField = credentials === 'unchecked' ? {} : { credentials };
     try {
-      await ctx.store.get(PROBE_ID);
+      await deps.store.get(PROBE_ID);
     } catch (error) {
-      ctx.metrics.storeErrors.inc();
-      if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
+      deps.metrics.storeErrors.inc();
+      if (StoreOutageLog.covers(error)) deps.storeOutage.refused('readinessProbes', error);
       else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
       res.status(503).json({ status: 'unavailable', sessionStore: 'unreachable', ...credentialsField });
       return;

@@ -2,17 +2,14 @@
 // link token in the body (never in a URL): POST /saved-accounts/offer (what to show: the saved accounts'
 // display fields under per-link-session ids, the consent words, an account to reconnect), /use (choose
 // one: a link reference at once) and /remove (the shopper removed one). accounts/ does the work.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { resolveLinkSession, spendLinkSession } from '../link-sessions/link-sessions.ts';
+import type { LinkSessions } from '../link-sessions/link-sessions.ts';
+import type { Verifications } from '../verifications/verifications.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
-import { createOutcomeDelivery } from '../verifications/delivery.ts';
 import { ID_PATTERN } from '../common/ids.ts';
 import { parseJsonBody } from '../common/validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
-import { offerView } from '../accounts/offer.ts';
-import { chooseSavedAccount, findOffered, removeSavedAccount } from '../accounts/choice.ts';
 import type { OfferView } from '../accounts/offer.ts';
 import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 import { describes } from '../common/validation.ts';
@@ -84,29 +81,30 @@ export const savedAccountsOperations: Operation[] = [{
   problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many requests from this address.' },
 }];
 
-export function savedAccountsRouter(ctx: ProxyContext): Router {
+export interface SavedAccountsRouteDeps {
+  linkSessions: Pick<LinkSessions, 'offer' | 'removeSavedAccount'>;
+  verifications: Pick<Verifications, 'useSavedAccount'>;
+  /** Per-client-IP limit (shared with the starts): a choice makes a session, a removal calls the merchant. */
+  rateLimiter: RequestHandler;
+}
+
+export function savedAccountsRouter(deps: SavedAccountsRouteDeps): Router {
   const router = express.Router();
-  const deliver = createOutcomeDelivery(ctx);
   const json = express.json({ limit: START_BODY_LIMIT });
 
   router.post('/saved-accounts/offer', json, async (req, res) => {
     const { linkToken } = parseJsonBody(OfferBody, req);
-    const { session } = await resolveLinkSession(ctx, linkToken);
-    res.set('cache-control', 'no-store').json(await offerView(ctx, session));
+    res.set('cache-control', 'no-store').json(await deps.linkSessions.offer(linkToken));
   });
 
-  router.post('/saved-accounts/use', ctx.rateLimiter, json, async (req, res) => {
-    const body = parseJsonBody(ChoiceBody, req);
-    const linkSession = await resolveLinkSession(ctx, body.linkToken);
-    const offered = await findOffered(ctx, linkSession, body.savedAccountId);
-    await spendLinkSession(ctx, linkSession.id);
-    res.status(201).set('cache-control', 'no-store').json(await chooseSavedAccount(ctx, deliver, linkSession, offered));
+  router.post('/saved-accounts/use', deps.rateLimiter, json, async (req, res) => {
+    const { linkToken, savedAccountId } = parseJsonBody(ChoiceBody, req);
+    res.status(201).set('cache-control', 'no-store').json(await deps.verifications.useSavedAccount(linkToken, savedAccountId));
   });
 
-  router.post('/saved-accounts/remove', ctx.rateLimiter, json, async (req, res) => {
-    const body = parseJsonBody(ChoiceBody, req);
-    const linkSession = await resolveLinkSession(ctx, body.linkToken);
-    await removeSavedAccount(ctx, linkSession, await findOffered(ctx, linkSession, body.savedAccountId));
+  router.post('/saved-accounts/remove', deps.rateLimiter, json, async (req, res) => {
+    const { linkToken, savedAccountId } = parseJsonBody(ChoiceBody, req);
+    await deps.linkSessions.removeSavedAccount(linkToken, savedAccountId);
     res.status(204).end();
   });
   return router;

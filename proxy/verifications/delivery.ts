@@ -2,30 +2,47 @@
 // sockets, the session's merchant event and the merchant's onOutcome hook. Each step is idempotent, so a
 // provider retry after a failure here runs it again safely: the relay sends at most one result per
 // socket, the link index is a marker, the event's id is the session's (recorded once), and the hook is
-// marked done only after it returned. A success whose bank step is bound (sessions/bank-step.ts) is
+// marked done only after it returned. A success whose bank step is bound (bank-step.ts) is
 // delivered once it is released, by whoever sees it first after the decision: the return page that
 // takes it, or a later notification of the same outcome; until then nothing of it leaves the store.
-import type { ProxyContext } from '../context.ts';
+import type { Logger } from 'pino';
 import { problem } from '../common/errors.ts';
-import type { OnOutcome, OutcomeReport } from '../hooks.ts';
 import { safeError } from '../common/logger.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
-import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
-import { browserOutcome } from '../storage/result-bus.ts';
-import { type SessionRecord, type VerificationOutcome } from '../storage/sessions.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import { openOutcome } from '../sealing/sealed-outcome.ts';
-import type { ReportedNotification } from '../notifications/outcome.ts';
+import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
+import { browserOutcome, type ResultBus } from '../storage/result-bus.ts';
+import type { SessionRecord, SessionStore, VerificationOutcome } from '../storage/sessions.ts';
 import { OUTCOME_HOOK_LEASE_MS } from '../config/limits.ts';
 import { releasedRecord } from './bank-step.ts';
 
-/** The same outcome as the provider reports it (the link reference, saved account and reconnect are ours, so they are left out). */
-export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
-  if (!stored || stored.status !== reported.status) return false;
-  const { linkRef: _ours, savedAccount: _saved, reconnect: _reconnect, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown; reconnect?: unknown };
-  // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
-  const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
-  const fields = Object.keys(ours!);
-  return fields.length === Object.keys(theirs!).length && fields.every((field) => ours![field] === theirs![field]);
+/** What the merchant's `onOutcome` hook receives: the whole outcome, token included (server side only). */
+export interface OutcomeReport {
+  sessionId: string;
+  merchantUserId: string | undefined;
+  merchantTransactionId: string | undefined;
+  amount: string | undefined;
+  currency: string | undefined;
+  /** The outcome; a success's `savedAccount` is the account saved for the user (store it). */
+  outcome: VerificationOutcome;
+  /** Set when the shopper chose a saved account (no bank step): its stable id. */
+  savedAccountId?: string;
+}
+
+/** Called once per session when its outcome is stored, whether or not the shopper is still on the page. */
+export type OnOutcome = (report: OutcomeReport) => void | Promise<void>;
+
+export interface DeliveryDeps {
+  store: Pick<SessionStore, 'mark' | 'readMark' | 'unmark'>;
+  bus: Pick<ResultBus, 'publish'>;
+  sealer: Sealer;
+  events: Pick<MerchantEvents, 'sessionEnded'>;
+  /** The merchant's hook, called once per session with the released outcome (token included). */
+  onOutcome?: OnOutcome | undefined;
+  logger: Logger;
+  now: () => number;
 }
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
@@ -41,8 +58,8 @@ function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): Out
  */
 export type CompleteDelivery = (record: SessionRecord) => Promise<'held' | 'delivered'>;
 
-export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
-  const { store, bus, logger } = ctx;
+export function createOutcomeDelivery(deps: DeliveryDeps): CompleteDelivery {
+  const { store, bus, logger } = deps;
 
   /** The hook runs under a lease, so overlapping deliveries (retries, several instances) call it once. */
   async function callOnOutcomeOnce(onOutcome: OnOutcome, record: SessionRecord, outcome: VerificationOutcome, ttlMs: number): Promise<void> {
@@ -66,16 +83,16 @@ export function createOutcomeDelivery(ctx: ProxyContext): CompleteDelivery {
     if (!record.outcome) return 'delivered';
     // As it is released: a success held for its bank step has no outcome yet; one completed in another
     // browser is the failure BANK_STEP_ELSEWHERE, so nothing below ever carries its account.
-    const released = await releasedRecord(store, record, ctx.now());
+    const released = await releasedRecord(store, record, deps.now());
     const outcome = released.outcome;
     if (!outcome) return 'held';
-    const ttlMs = sessionMarkerTtlMs(record, ctx.now());
+    const ttlMs = sessionMarkerTtlMs(record, deps.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
     // Before the hook: a hook that keeps failing must not hold back the event (a retry runs this again,
     // and the event is recorded once).
-    await ctx.events.sessionEnded(released);
-    if (ctx.onOutcome) await callOnOutcomeOnce(ctx.onOutcome, released, openOutcome(ctx.sealer, released)!, ttlMs);
+    await deps.events.sessionEnded(released);
+    if (deps.onOutcome) await callOnOutcomeOnce(deps.onOutcome, released, openOutcome(deps.sealer, released)!, ttlMs);
     return 'delivered';
   };
 }

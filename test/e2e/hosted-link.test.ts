@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
-import type { OutcomeReport } from '../../proxy/hooks.ts';
+import type { OutcomeReport } from '../../proxy/index.ts';
 import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { linkSessionId } from '../../proxy/link-sessions/link-sessions.ts';

@@ -7,7 +7,7 @@ import type { TestContext } from 'node:test';
 import express from 'express';
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../../sandbox/index.ts';
 import { createObvProxy, createStorage, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput, type Storage } from '../../proxy/index.ts';
-import type { VerificationDraft } from '../../proxy/hooks.ts';
+import type { VerificationDraft } from '../../proxy/index.ts';
 import type { ResultBus } from '../../proxy/storage/result-bus.ts';
 import type { SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
 import { openOutcome } from '../../proxy/sealing/sealed-outcome.ts';

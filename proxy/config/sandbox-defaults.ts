@@ -11,7 +11,7 @@ export const SANDBOX_DEFAULTS = {
   merchantId: 'sandbox-merchant',
   pgwAppId: 'sandbox-app',
   pgwClientId: 'sandbox_client',
-  /** Derived from a published phrase (sealing/keys.ts): the sandbox's fake tokens only. */
+  /** Derived from a published phrase (config/sealing-keys.ts): the sandbox's fake tokens only. */
   sealingKeys: [SANDBOX_SEALING_KEY] as SealingKey[],
 } as const;
 

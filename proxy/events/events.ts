@@ -130,7 +130,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
   }
 
   /**
-   * The session's end as the merchant may hear it: a success held for the bank step (sessions/bank-step.ts)
+   * The session's end as the merchant may hear it: a success held for the bank step (verifications/bank-step.ts)
    * has not ended yet. It is told when the starting browser confirms it (the return page delivers it), or
    * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
    * backed by someone else's bank step.

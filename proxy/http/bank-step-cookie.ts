@@ -1,4 +1,4 @@
-// The cookie that binds a session's bank step to the browser that started it (sessions/bank-step.ts).
+// The cookie that binds a session's bank step to the browser that started it (verifications/bank-step.ts).
 // One opaque secret per browser, `obv_bank_step`, scoped to the proxy's mount path (never to one
 // session's return page: nothing in it names the URL that confirms a step), HttpOnly and SameSite=Lax
 // so the bank's redirect back (a top-level GET navigation) carries it. A start reuses the secret the
@@ -7,7 +7,7 @@
 //
 // The cookie says "this request comes from the browser that started", and whoever started holds it —
 // an attacker's script too: a script sets any Origin it likes and reads Set-Cookie. So the cookie is
-// never proof that the bank step was done by its holder; sessions/bank-step.ts decides what a return
+// never proof that the bank step was done by its holder; verifications/bank-step.ts decides what a return
 // with it may confirm. The Origin check below is a usability guard (a start from a page the cookie could
 // not reach would never be confirmable), not a security boundary.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';

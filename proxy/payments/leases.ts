@@ -44,7 +44,7 @@ export function watchPaymentLeases(options: PaymentLeaseOptions): PaymentLeases 
   const tick = () => {
     running ??= expireDue()
       .catch((error: unknown) => {
-        // A store outage is told once by the outage log (sessions/outage-log.ts), not once a second here.
+        // A store outage is told once by the outage log (storage/outage-log.ts), not once a second here.
         if (!(error instanceof SessionBackendUnavailableError)) logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
       })
       .finally(() => { running = undefined; });

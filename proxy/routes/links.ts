@@ -1,5 +1,5 @@
 // GET /links/:linkRef — for the merchant's SERVER only (its API key): the verified account behind a link
-// reference (links/linked-account.ts), token included.
+// reference (payments/linked-account.ts), token included.
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';

@@ -20,7 +20,7 @@ export const SessionRequestBody = z.strictObject({
   sessionId: z.string().regex(ID_PATTERN, 'must be the sessionId the start answered'),
 });
 
-/** What the browser sees of an outcome (sessions/types.ts `BrowserOutcome`): never the accountToken. */
+/** What the browser sees of an outcome (storage/result-bus.ts `BrowserOutcome`): never the accountToken. */
 export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   z.object({
     status: z.literal('success'),
@@ -41,7 +41,7 @@ export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
-/** A session as the browser sees it (sessions/view.ts). */
+/** A session as the browser sees it (verifications/view.ts). */
 export const SessionViewSchema = describes<SessionView>()(z.object({
   sessionId: z.string().regex(ID_PATTERN),
   state: z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']),

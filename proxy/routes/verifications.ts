@@ -18,10 +18,10 @@ import { newBankStepBinding, setBankStepCookie } from '../http/bank-step-cookie.
 
 
 
-/** One language's words for the states after a start (sessions/bank-step-words.ts). */
+/** One language's words for the states after a start (words/bank-step.ts). */
 const BankStepWordsSchema = z.object(Object.fromEntries(Object.keys(BANK_STEP_WORDS.en).map((key) => [key, z.string()])) as Record<keyof BankStepWords, z.ZodString>);
 
-/** The answer to a start (sessions/view.ts `startView`). */
+/** The answer to a start (verifications/view.ts `startView`). */
 export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({
   sessionId: z.string().regex(ID_PATTERN).meta({ description: 'The session\'s capability: only this browser (and the merchant\'s server) knows it' }),
   consumerUrl: z.url().meta({ description: 'The bank\'s page for the consumer (open it in a new tab)' }),

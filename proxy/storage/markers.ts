@@ -12,7 +12,7 @@ export const markerKey = {
   /** Link reference (what the browser holds) → session id. */
   linkRef: (ref: string) => `link:${ref}`,
   /**
-   * Session id → how its bound bank step ended (sessions/bank-step.ts): `confirmed` (the starting browser
+   * Session id → how its bound bank step ended (verifications/bank-step.ts): `confirmed` (the starting browser
    * came back after the outcome) or `elsewhere` (a browser without the binding came back first). Set once.
    */
   bankStep: (sessionId: string) => `bank-step:${sessionId}`,

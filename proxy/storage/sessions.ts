@@ -120,7 +120,7 @@ export interface IdempotencyStore {
 }
 
 /**
- * Short-lived one-time facts bound to a session (sessions/markers.ts names them all): never a business
+ * Short-lived one-time facts bound to a session (markers.ts names them all): never a business
  * record, which has a repository of its own (storage/).
  */
 export interface MarkerStore {
@@ -137,7 +137,7 @@ export interface MarkerStore {
 
 /**
  * Sessions, as each backend stores them; the same object serves the session's idempotency claims and
- * markers. Every method rejects with SessionBackendUnavailableError (sessions/errors.ts) when the backend
+ * markers. Every method rejects with SessionBackendUnavailableError (errors.ts) when the backend
  * cannot be reached; the proxy answers that with 503 + Retry-After. Any other rejection is a 500.
  */
 export interface SessionStore extends IdempotencyStore, MarkerStore {

@@ -51,7 +51,7 @@ function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): Out
 }
 
 /**
- * Completes the delivery of `record`'s stored outcome as it is released (sessions/bank-step.ts): `held`
+ * Completes the delivery of `record`'s stored outcome as it is released (verifications/bank-step.ts): `held`
  * when it is a success still waiting for its bank step (nothing is delivered: the return page releases
  * it later, from the store), `delivered` otherwise; throws (a problem) when a step failed and should be
  * run again.

@@ -1,5 +1,5 @@
 // The element's words for the states that follow a start (waiting on the bank, a blocked or closed tab, a
-// lost connection, the outcome's titles and buttons), sent with the start's answer (sessions/view.ts) rather
+// lost connection, the outcome's titles and buttons), sent with the start's answer (verifications/view.ts) rather
 // than built into the element: every word in its bundle costs every merchant's shoppers bytes, and these
 // are only needed once the proxy has answered. Both languages, keyed by primary subtag: the element picks
 // its own language (its `language` attribute or the page's `lang`), as for the words it keeps (widget/strings.ts).

@@ -1,6 +1,6 @@
 // The element's words for a returning shopper (the saved-account list, Remove, its confirmation and its announcement,
 // Reconnect), in the link session's language, English or Spanish. Sent with the offer rather than built
-// into the element, like the outcome words (sessions/shopper-words.ts): every word in the element's
+// into the element, like the outcome words (words/outcomes.ts): every word in the element's
 // bundle costs every merchant's shoppers bytes, and only returning shoppers need these.
 import { shopperLanguage } from './outcomes.ts';
 

@@ -12,7 +12,7 @@ const ACCOUNT = { linkRef: 'ref_4321', accountLabel: 'Checking ••••4321'
 
 const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };
 
-/** The proxy's words for each language (proxy/sessions/shopper-words.ts), as the socket delivers them. */
+/** The proxy's words for each language (proxy/words/outcomes.ts), as the socket delivers them. */
 const WORDS = {
   en: {
     success: { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },

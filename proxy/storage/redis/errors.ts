@@ -11,7 +11,7 @@ const UNAVAILABLE_REPLY = /^(LOADING|MASTERDOWN|READONLY|OOM|BUSY|TRYAGAIN|CLUST
 
 /**
  * True when `error` means Redis could not be used, rather than Redis refusing the command. Every
- * failure that is not a reply from the server is one: the connections fail fast (redis-connection.ts),
+ * failure that is not a reply from the server is one: the connections fail fast (connection.ts),
  * so a command sent while Redis is down, cut off in flight or left unanswered past the command time-out
  * rejects with ioredis's own errors, and the commands' arguments are built by this code, never invalid.
  */

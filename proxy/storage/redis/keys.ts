@@ -17,7 +17,7 @@ export interface RedisKeys {
   rateLimit(limiterName: string): string;
   /** The one pub/sub channel carrying every session event. */
   readonly eventsChannel: string;
-  /** Merchant events (proxy/events/redis-outbox.ts): one hash per event (`event`, `seq`, `attempts`, `status` and where its delivery stands). */
+  /** Merchant events (outbox.ts): one hash per event (`event`, `seq`, `attempts`, `status` and where its delivery stands). */
   merchantEvent(eventId: string): string;
   /** Sorted set: event id → its sequence number, the order `GET /events` lists. */
   readonly merchantEventLog: string;

@@ -16,7 +16,7 @@ export function script(source: string): RedisScript {
 
 // Reply of the session scripts: false for an unknown session, else {changed, base, state, outcome|false}.
 // Times come from the caller (ARGV) so every instance and the in-memory store share one notion of "now":
-// a session is expired from `expiresAt` on (now >= expiresAt), as in memory/store.ts.
+// a session is expired from `expiresAt` on (now >= expiresAt), as in memory/session-store.ts.
 
 /**
  * KEYS[1] session hash, KEYS[2] notification reference; ARGV[1] base JSON, ARGV[2] state, ARGV[3]

@@ -1,4 +1,4 @@
-// The words the browser gets with an outcome (proxy/sessions/shopper-words.ts): known failure codes in
+// The words the browser gets with an outcome (proxy/words/outcomes.ts): known failure codes in
 // the shopper's language, the proxy's general words for any other (never the provider's text), the account
 // line as shown and as a screen reader should say it.
 import assert from 'node:assert/strict';

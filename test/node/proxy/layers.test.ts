@@ -2,9 +2,9 @@
 // imports a folder above its own or the root, no files import each other in a loop (type-only imports
 // included), the relay reaches only storage, the pages only the words, the words nothing. Run with
 // dependency-cruiser, over the real tree, and over a small tree that breaks each rule once, so the check is
-// shown to catch what it forbids.
+// shown to catch what it forbids. The picture in docs/ARCHITECTURE.md lists the same folders in the same order.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +29,13 @@ async function violations(dir: string): Promise<string[]> {
   return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`).sort();
 }
 
+/** The folders the picture under "## The layers" draws, top to bottom: each line of its first code block that starts with ` name/`. */
+function drawnLayers(architecture: string): string[] {
+  const section = architecture.slice(architecture.indexOf('\n## The layers'));
+  const picture = /```\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+  return [...picture.matchAll(/^ ([a-z-]+)\/ /gm)].map((match) => match[1]!);
+}
+
 describe('the proxy\'s folder layers', () => {
   test('every folder of proxy/ has its place in the list', () => {
     const folders = readdirSync(join(ROOT, 'proxy'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
@@ -36,6 +43,10 @@ describe('the proxy\'s folder layers', () => {
     assert.deepEqual(unlisted, [], `add each folder to LAYERS in .dependency-cruiser.mjs, in its place: ${unlisted.join(', ')}`);
     const gone = LAYERS.filter((name) => !folders.includes(name));
     assert.deepEqual(gone, [], `LAYERS names folders proxy/ no longer has: ${gone.join(', ')}`);
+  });
+
+  test('docs/ARCHITECTURE.md draws the same layers, in the same order', () => {
+    assert.deepEqual(drawnLayers(readFileSync(join(ROOT, 'docs/ARCHITECTURE.md'), 'utf8')), LAYERS);
   });
 
   test('no import climbs a layer, and no files import each other in a loop', async () => {

@@ -5,7 +5,7 @@
 // A start that cannot happen for a reason the operator can fix (a setting, the data directory, a Node
 // without node:sqlite) is one line on stderr naming the cause and the fix, and exit code 1: no stack.
 import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './index.ts';
-import { safeError } from './logger.ts';
+import { safeError } from './common/logger.ts';
 import { startProxyServers } from './server.ts';
 import { sendTestEventsFromCli } from './events/test-events-cli.ts';
 import { backupFromCli } from './storage/sqlite/backup-cli.ts';

@@ -4,9 +4,9 @@
 // {mount}/openapi.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openApiDocument } from '../proxy/openapi/document.ts';
+import { proxyOpenApiDocument } from '../proxy/routes/operations.ts';
 
 const target = process.argv[2] ?? 'dist/openapi.json';
 mkdirSync(dirname(target), { recursive: true });
-writeFileSync(target, `${JSON.stringify(openApiDocument({ serverUrl: '/obv' }), null, 2)}\n`);
+writeFileSync(target, `${JSON.stringify(proxyOpenApiDocument('/obv'), null, 2)}\n`);
 console.log(`openapi: wrote ${target}`);

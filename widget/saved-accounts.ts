@@ -14,7 +14,7 @@ export interface OfferedAccount {
   spokenLabel: string;
 }
 
-/** Words the proxy writes in the link session's language (proxy/accounts/offer-words.ts, consent.ts). */
+/** Words the proxy writes in the link session's language (proxy/words/offer.ts, consent.ts). */
 export type Words = Record<'lang' | 'title' | 'useAnother' | 'useSaved' | 'remove' | 'removeConfirm' | 'removed' | 'keep' | 'reconnect' | 'reconnectHint'
   | Problem | 'checkbox' | 'text' | 'more' | 'details' | 'version', string>;
 

@@ -24,7 +24,7 @@ export interface StartedSession {
   consumerUrl: string;
   /** ISO 8601. */
   expiresAt: string;
-  /** The words of the states that follow, in both languages (proxy/sessions/bank-step-words.ts). */
+  /** The words of the states that follow, in both languages (proxy/words/bank-step.ts). */
   words?: SessionWords;
 }
 

@@ -1,9 +1,9 @@
 // Every word the element shows, in English and Spanish. Merchants can override any of them through the
 // element's `strings` property (e.g. to match their checkout's tone) without forking the component.
-// The words of the states after a start come with the start's answer (proxy/sessions/bank-step-words.ts),
+// The words of the states after a start come with the start's answer (proxy/words/bank-step.ts),
 // so they cost the bundle nothing; the catalogues below hold the words needed before, or without, the proxy.
 
-/** The words the start's answer carries, in both languages (proxy/sessions/bank-step-words.ts). */
+/** The words the start's answer carries, in both languages (proxy/words/bank-step.ts). */
 type FromProxy = 'waitingTitle' | 'waitingHint' | 'showTab' | 'blockedTitle' | 'blockedHint' | 'openBank' | 'closedTitle' | 'closedHint'
   | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount'
   | 'cancelled' | 'keep';

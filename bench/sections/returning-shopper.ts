@@ -12,8 +12,8 @@ import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
 import { summarize } from '../lib/stats.ts';
 import type { BenchStorage } from '../lib/storage.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import { sampleOnce } from './shopper-latency.ts';
 
 const STEP_TIMEOUT_MS = 15_000;

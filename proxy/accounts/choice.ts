@@ -1,28 +1,37 @@
-// What the shopper does with an offered saved account in the element: choose it (the form gets a link
-// reference for this order at once: no bank step, no upstream verification), or remove it (it is no
-// longer offered in this link session, and the merchant's server hears of it to delete its copy).
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import type { LinkSession } from '../link-sessions/link-sessions.ts';
-import type { CompleteDelivery } from '../notifications/delivery.ts';
-import { safeError } from '../logger.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
-import { sealOutcome } from '../sessions/sealed-outcome.ts';
-import { browserOutcome, type BrowserOutcome, type SessionRecord } from '../sessions/types.ts';
-import type { OfferedAccount } from './offer.ts';
-import { stillOffered } from './offer.ts';
-import { reopenSavedAccountToken } from './saved-account.ts';
-import type { SavedAccountRemoval } from '../hooks.ts';
+// What the shopper does with an offered saved account in the element besides choosing it (a session
+// settled at once: verifications/saved-choice.ts): find it by the id the offer gave it, or remove it (it is
+// no longer offered, in this link session or any later one, and the merchant's server hears of it to
+// delete its copy).
+import type { Logger } from 'pino';
+import { problem } from '../common/errors.ts';
+import { safeError } from '../common/logger.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import type { RemovalStore } from '../storage/removals.ts';
+import type { SavedAccountDisplay } from '../storage/saved-accounts.ts';
+import { stillOffered, type OfferedAccount, type OfferingLinkSession } from './offer.ts';
 
-/** The link session an offered account is chosen or removed in: its id and values. */
-export interface OfferingSession {
-  id: string;
-  session: LinkSession;
+/**
+ * Called once when a shopper removes a saved account in the element (after confirming): delete it from
+ * your records. If it throws, the removal is refused (500) and the account stays offered.
+ */
+export type OnSavedAccountRemoved = (removal: SavedAccountRemoval) => void | Promise<void>;
+
+/** What the merchant's server hears when a shopper removes a saved account (`onSavedAccountRemoved`, and merchant events). */
+export interface SavedAccountRemoval extends SavedAccountDisplay {
+  merchantUserId: string;
+  /** The saved account's stable id: delete your record of it. */
+  accountId: string;
+  /** The sealed string as your server passed it in the link session. */
+  sealed: string;
+  /** The order whose checkout it was removed from. */
+  merchantTransactionId: string;
+  /** ISO 8601. */
+  removedAt: string;
 }
 
 /** The offered account the browser names by its id in this link session; 404 when there is none (or it was removed). */
-export async function findOffered(ctx: ProxyContext, { session }: OfferingSession, offeredId: string): Promise<OfferedAccount> {
-  const offered = (await stillOffered(ctx, session)).find((account) => account.id === offeredId);
+export async function findOffered(deps: { removals: Pick<RemovalStore, 'isRemoved'> }, session: OfferingLinkSession, offeredId: string): Promise<OfferedAccount> {
+  const offered = (await stillOffered(deps, session)).find((account) => account.id === offeredId);
   if (!offered) {
     throw problem('unknown-saved-account', 'This link session offers no saved account with this id (or the shopper removed it).',
       { errors: [{ path: 'savedAccountId', message: 'is not a saved account offered in this link session' }] });
@@ -30,42 +39,17 @@ export async function findOffered(ctx: ProxyContext, { session }: OfferingSessio
   return offered;
 }
 
-/**
- * Pays with a saved account: a session for this order, settled as a success at once with the saved
- * token and a new link reference, delivered like any outcome (link index, `onOutcome`). `/transactions`
- * then pays it as it pays a bank link.
- */
-export async function chooseSavedAccount(ctx: ProxyContext, deliver: CompleteDelivery, { id, session }: OfferingSession, offered: OfferedAccount): Promise<BrowserOutcome> {
-  const accountToken = reopenSavedAccountToken(ctx.sealer, offered.sealed, session.merchantUserId, 'This saved account',
-    { path: 'savedAccountId', message: 'cannot be opened' });
-  const now = ctx.now();
-  const sessionId = newId();
-  const record: SessionRecord = {
-    sessionId,
-    notificationRef: newId(),
-    consumerUrl: '',
-    state: 'pending',
-    createdAt: now,
-    expiresAt: now + ctx.config.sessionTtlMs,
-    merchantUserId: session.merchantUserId,
-    merchantTransactionId: session.merchantTransactionId,
-    amount: session.amount,
-    currency: session.currency,
-    ...(session.language ? { language: session.language } : {}),
-    linkSessionId: id,
-    savedAccountId: offered.accountId,
-  };
-  await ctx.store.create(record);
-  const { accountLabel, fiName, fiAccountType } = offered;
-  const { record: settled } = await ctx.store.settle(sessionId, sealOutcome(ctx.sealer, sessionId, { status: 'success', linkRef: newId(), accountToken, accountLabel, fiName, fiAccountType }));
-  await deliver(settled);
-  ctx.metrics.starts.inc({ result: 'saved-account' });
-  ctx.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
-  return browserOutcome(settled.outcome!, session.language);
+/** What a removal needs: where removals are remembered, the merchant's hook and events, a log, a clock. */
+export interface RemovalDeps {
+  removals: RemovalStore;
+  onSavedAccountRemoved?: OnSavedAccountRemoved | undefined;
+  events: Pick<MerchantEvents, 'emit'>;
+  logger: Logger;
+  now: () => number;
 }
 
 /** Removes `offered` from the link session; the merchant's hook runs once per removal (a retry after its failure runs it again). */
-export async function removeSavedAccount(ctx: ProxyContext, { session }: OfferingSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
+export async function removeSavedAccount(deps: RemovalDeps, session: OfferingLinkSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
   const removal: SavedAccountRemoval = {
     merchantUserId: session.merchantUserId,
     accountId: offered.accountId,
@@ -74,27 +58,27 @@ export async function removeSavedAccount(ctx: ProxyContext, { session }: Offerin
     fiName: offered.fiName,
     fiAccountType: offered.fiAccountType,
     merchantTransactionId: session.merchantTransactionId,
-    removedAt: new Date(ctx.now()).toISOString(),
+    removedAt: new Date(deps.now()).toISOString(),
   };
   // Remembered first, for good and for every deployment (a removal is refused in any later link session);
   // two removals at once (a double click): one of them tells the merchant.
   const { merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order } = removal;
-  if (!(await ctx.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))) return removal;
+  if (!(await deps.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))) return removal;
   const key = `saved-account-removed:${JSON.stringify([user, account])}`;
   try {
-    await ctx.onSavedAccountRemoved?.(removal);
+    await deps.onSavedAccountRemoved?.(removal);
   } catch (error) {
-    await ctx.removals.forget(user, account);
-    ctx.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
+    await deps.removals.forget(user, account);
+    deps.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
     throw problem('removal-hook-failed', 'The merchant\'s server could not record the removal; try again.');
   }
   const { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId } = removal;
   try {
-    await ctx.events.emit('saved_account.removed', { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId }, { once: key });
+    await deps.events.emit('saved_account.removed', { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId }, { once: key });
   } catch (error) {
     // The hook has heard it; the event list is the second channel, logged when it cannot be written.
-    ctx.logger.error({ err: safeError(error), merchantTransactionId }, 'the saved_account.removed event could not be recorded');
+    deps.logger.error({ err: safeError(error), merchantTransactionId }, 'the saved_account.removed event could not be recorded');
   }
-  ctx.logger.info({ merchantTransactionId: session.merchantTransactionId }, 'saved account removed by the shopper');
+  deps.logger.info({ merchantTransactionId: session.merchantTransactionId }, 'saved account removed by the shopper');
   return removal;
 }

@@ -3,12 +3,15 @@
 // and refuses, naming its index, any it cannot open. The browser then sees only an opaque id per
 // offered account (fresh for this link session) and its display fields: never a sealed string or token.
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { newId } from '../sessions/ids.ts';
-import { accountWords } from '../sessions/shopper-words.ts';
-import { consentWords, type ConsentWords } from './consent.ts';
-import { offerWords, type OfferWords } from './offer-words.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { Sealer } from '../sealing/sealer.ts';
+import type { RemovalStore } from '../storage/removals.ts';
+import { problem } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
+import { accountWords } from '../words/outcomes.ts';
+import { consentWords, type ConsentWords } from '../words/consent.ts';
+import { offerWords, type OfferWords } from '../words/offer.ts';
 import { openSavedAccount, refusalReason } from './saved-account.ts';
 
 /** At most this many saved accounts per link session: a list to choose from, not a store. */
@@ -49,11 +52,11 @@ export const StoredSavedAccountFields = {
  * Opens every saved account of a new link session for `merchantUserId`; a 422 naming each one that does
  * not open (another user's, altered, under an unknown key), so none is ever offered.
  */
-export function openOfferedAccounts(ctx: ProxyContext, merchantUserId: string, input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined }) {
+export function openOfferedAccounts(deps: { sealer: Sealer; logger: Logger }, merchantUserId: string, input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined }) {
   const errors: { path: string; message: string }[] = [];
   const open = (sealed: string, path: string): OfferedAccount | undefined => {
     try {
-      const { accountId, accountLabel, fiName, fiAccountType } = openSavedAccount(ctx.sealer, sealed, merchantUserId);
+      const { accountId, accountLabel, fiName, fiAccountType } = openSavedAccount(deps.sealer, sealed, merchantUserId);
       return { id: newId(), sealed, accountId, accountLabel, fiName, fiAccountType };
     } catch (error) {
       errors.push({ path, message: refusalReason(error) });
@@ -63,7 +66,7 @@ export function openOfferedAccounts(ctx: ProxyContext, merchantUserId: string, i
   const savedAccounts = input.savedAccounts?.map((sealed, index) => open(sealed, `savedAccounts.${index}`));
   const reauthorize = input.reauthorize === undefined ? undefined : open(input.reauthorize, 'reauthorize');
   if (errors.length > 0) {
-    ctx.logger.warn({ refused: errors.map((e) => e.path) }, 'refused saved accounts in a link session');
+    deps.logger.warn({ refused: errors.map((e) => e.path) }, 'refused saved accounts in a link session');
     throw problem('saved-account-refused', `These saved accounts cannot be used for user ${merchantUserId}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
   }
   return {
@@ -96,21 +99,26 @@ export interface OfferView {
   reconnect?: Omit<OfferedAccountView, 'id'>;
 }
 
-interface SessionForOffer {
+/** What accounts/ reads of a link session (link-sessions/link-sessions.ts `LinkSession` holds it all). */
+export interface OfferingLinkSession {
   merchantUserId: string;
+  merchantTransactionId: string;
   language?: string | undefined;
   savedAccounts?: OfferedAccount[] | undefined;
   allowSaving?: boolean | undefined;
   reauthorize?: OfferedAccount | undefined;
 }
 
+/** Where removals are remembered, for what is still offered. */
+type Removals = { removals: Pick<RemovalStore, 'isRemoved'> };
+
 const view = ({ id, accountLabel, fiName, fiAccountType }: OfferedAccount, language: string | undefined): OfferedAccountView =>
   ({ id, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) });
 
 /** The offered accounts of link session `linkSessionId` that the shopper has not removed. */
-export async function stillOffered(ctx: Pick<ProxyContext, 'removals'>, session: SessionForOffer): Promise<OfferedAccount[]> {
+export async function stillOffered(deps: Removals, session: OfferingLinkSession): Promise<OfferedAccount[]> {
   const accounts = session.savedAccounts ?? [];
-  const removed = await Promise.all(accounts.map((a) => ctx.removals.isRemoved(session.merchantUserId, a.accountId)));
+  const removed = await Promise.all(accounts.map((a) => deps.removals.isRemoved(session.merchantUserId, a.accountId)));
   return accounts.filter((_, index) => !removed[index]);
 }
 
@@ -119,25 +127,25 @@ export async function stillOffered(ctx: Pick<ProxyContext, 'removals'>, session:
  * remembers removals itself (storage/removals.ts), so a copy the merchant's server still holds is never
  * offered again, with or without an onSavedAccountRemoved hook or events.
  */
-export async function refuseRemoved(ctx: Pick<ProxyContext, 'removals'>, merchantUserId: string, offered: { savedAccounts?: OfferedAccount[]; reauthorize?: OfferedAccount }): Promise<void> {
+export async function refuseRemoved(deps: Removals, merchantUserId: string, offered: { savedAccounts?: OfferedAccount[]; reauthorize?: OfferedAccount }): Promise<void> {
   const named = [
     ...(offered.savedAccounts ?? []).map((account, index) => ({ account, path: `savedAccounts.${index}` })),
     ...(offered.reauthorize ? [{ account: offered.reauthorize, path: 'reauthorize' }] : []),
   ];
-  const removed = await Promise.all(named.map(({ account }) => ctx.removals.isRemoved(merchantUserId, account.accountId)));
+  const removed = await Promise.all(named.map(({ account }) => deps.removals.isRemoved(merchantUserId, account.accountId)));
   const errors = named.filter((_, index) => removed[index]).map(({ path }) => ({ path, message: 'was removed by the shopper; delete it from your records' }));
   if (errors.length > 0) {
     throw problem('saved-account-removed', `The shopper removed these saved accounts: ${errors.map((e) => e.path).join(', ')}. Delete them from your records.`, { errors });
   }
 }
 
-export async function offerView(ctx: ProxyContext, session: SessionForOffer): Promise<OfferView> {
+export async function offerView(deps: Removals & { config: Pick<ProxyConfig, 'merchantName'> }, session: OfferingLinkSession): Promise<OfferView> {
   const { language, reauthorize } = session;
   // The account to reconnect is offered as Reconnect only, never also preselected in the list, where
   // every Pay with it would be refused as stale (a merchant may pass it in savedAccounts too).
-  const accounts = (await stillOffered(ctx, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
+  const accounts = (await stillOffered(deps, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
-  if (session.allowSaving) offer.saving = consentWords(language, ctx.config.merchantName);
+  if (session.allowSaving) offer.saving = consentWords(language, deps.config.merchantName);
   if (reauthorize) {
     // The element's title as is: "Reconnect Sandbox Federal Bank Checking ••••4321" (the account's type with
     // its masked number, as in the saved list), and how a screen reader says it ("…, Checking ending in 4321").

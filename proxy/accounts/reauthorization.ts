@@ -3,9 +3,9 @@
 // OBV_REAUTHORIZATION_CODES as that signal (docs/UPSTREAM.md D20) and answers the merchant's server a
 // problem of its own, `reauthorization-required`, naming the account, so it can make a link session
 // that re-authorizes it.
-import { problem, type ProblemError } from '../errors.ts';
-import type { SessionRecord, VerificationOutcome } from '../sessions/types.ts';
-import { asObject } from '../validation.ts';
+import { problem, type ProblemError } from '../common/errors.ts';
+import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
+import { asObject } from '../common/validation.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 

@@ -4,20 +4,7 @@
 // proxy takes the account for the same one only when all three display fields match. Only then is the
 // saved account renewed under its id; any other account is a new saved account (own id, own consent,
 // or none), and the stale one stays as it was.
-import type { SavedAccountDisplay } from './saved-account.ts';
-
-/** The saved account a re-authorizing start was for: its id and what it showed. */
-export interface ReconnectTarget extends SavedAccountDisplay {
-  accountId: string;
-}
-
-/** What a reconnect's success says about the saved account it was for (link.succeeded, GET /links, onOutcome). */
-export interface ReconnectResult {
-  /** The saved account the link session re-authorized. */
-  accountId: string;
-  /** True when the bank linked another account: that saved account was not renewed (it is still stale). */
-  differentAccount: boolean;
-}
+import type { SavedAccountDisplay } from '../storage/saved-accounts.ts';
 
 /** Case, surrounding and repeated spaces aside: a bank may send "CHECKING" once and "Checking" the next time. */
 const normal = (value: string) => value.normalize('NFKC').trim().replace(/\s+/g, ' ').toUpperCase();

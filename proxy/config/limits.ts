@@ -52,7 +52,7 @@ export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
  * OBV_BIND_BANK_STEP: how long after a success arrives a return by the starting browser must wait before
  * it confirms the bank step, so the bank's redirect of the browser that actually signed in (which may
  * reach the proxy a little after the provider's notification) wins over a starter who polls the return
- * page (sessions/bank-step.ts). The shopper's return page shows "Finishing…" meanwhile.
+ * page (verifications/bank-step.ts). The shopper's return page shows "Finishing…" meanwhile.
  */
 export const BANK_STEP_RETURN_GRACE_MS = 10_000;
 /** How often the return page's "Finishing…" reloads itself (seconds). */

@@ -1,7 +1,7 @@
 // With OBV_SANDBOX=true the sandbox's published credentials (docs/SANDBOX.md) fill whatever the
 // merchant left unset, so a first run against `npx obv-link-sandbox` needs only a handful of variables.
 // Values the merchant sets always win; without the sandbox flag nothing is filled in.
-import { SANDBOX_SEALING_KEY, type SealingKey } from '../sealing/keys.ts';
+import { SANDBOX_SEALING_KEY, type SealingKey } from './sealing-keys.ts';
 
 /** The sandbox's documented client, webhook secret and endpoint-4 header values. */
 export const SANDBOX_DEFAULTS = {
@@ -11,7 +11,7 @@ export const SANDBOX_DEFAULTS = {
   merchantId: 'sandbox-merchant',
   pgwAppId: 'sandbox-app',
   pgwClientId: 'sandbox_client',
-  /** Derived from a published phrase (sealing/keys.ts): the sandbox's fake tokens only. */
+  /** Derived from a published phrase (config/sealing-keys.ts): the sandbox's fake tokens only. */
   sealingKeys: [SANDBOX_SEALING_KEY] as SealingKey[],
 } as const;
 

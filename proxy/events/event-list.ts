@@ -4,11 +4,11 @@
 // nothing whatever order deliveries happen in), acknowledge one it handled (its retries stop), or ask
 // for one again.
 import { z } from 'zod';
-import { problem } from '../errors.ts';
-import { validationProblem } from '../validation.ts';
-import type { MerchantEvents } from './merchant-events.ts';
-import type { DeliveryFilter, StoredEvent } from './outbox.ts';
-import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from './shapes.ts';
+import { problem } from '../common/errors.ts';
+import { validationProblem } from '../common/validation.ts';
+import type { MerchantEvents } from './events.ts';
+import type { DeliveryFilter, StoredEvent } from '../storage/outbox.ts';
+import { EVENT_ID_PATTERN, typedEventSchema, type MerchantEvent } from '../storage/events.ts';
 
 export const EVENT_LIST_MAX = 100;
 export const EVENT_LIST_DEFAULT = 50;

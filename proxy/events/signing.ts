@@ -1,8 +1,8 @@
 // Standard Webhooks signing (https://www.standardwebhooks.com) of an outgoing merchant event: the
-// counterpart of notifications/signature.ts. With several secrets (a rotation) every one signs, and the
+// counterpart of common/webhook-signature.ts. With several secrets (a rotation) every one signs, and the
 // signatures go space-separated in one header, so the merchant's old and new secret both verify.
 import { createHmac } from 'node:crypto';
-import { webhookKeyBytes } from '../notifications/signature.ts';
+import { webhookKeyBytes } from '../config/webhook-keys.ts';
 
 export interface SignedHeaders {
   'webhook-id': string;

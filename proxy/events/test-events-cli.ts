@@ -2,7 +2,7 @@
 // start` reads it), one signed sample of `type` — or of every type — to OBV_EVENTS_URL, one line each.
 // Exit code 0 when every sample was answered 2xx, 1 otherwise, 2 for a bad type or configuration.
 import { ConfigError, configFromEnv } from '../config/schema.ts';
-import { EVENT_TYPES, type EventType } from './shapes.ts';
+import { EVENT_TYPES, type EventType } from '../storage/events.ts';
 import { sendTestEvents } from './test-events.ts';
 
 export async function sendTestEventsFromCli(type: string | undefined, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<number> {

@@ -3,7 +3,7 @@
 // handler without a whole bank step. Every sample is built through the same strict schemas as real
 // events and carries data no real order has (`order-test-0001`, `user-test`).
 import { randomEventId } from './ids.ts';
-import { buildEvent, EVENT_TYPES, type EventData, type EventType, type MerchantEvent } from './shapes.ts';
+import { buildEvent, EVENT_TYPES, type EventData, type EventType, type MerchantEvent } from '../storage/events.ts';
 import { createEventSigner } from './signing.ts';
 
 const ORDER = { merchantUserId: 'user-test', merchantTransactionId: 'order-test-0001', amount: '49.99', currency: 'USD' };

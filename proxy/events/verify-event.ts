@@ -1,8 +1,8 @@
 // The merchant's side of an event, in process: check a delivery's Standard Webhooks signature against
 // OBV_EVENTS_SECRETS (any of them, as during a rotation) and parse its body, as the events guide's handler does (docs/EVENTS.md)
 // by hand in other languages. Throws WebhookSignatureError for a forged, altered or stale delivery.
-import { createWebhookVerifier, WebhookSignatureError } from '../notifications/signature.ts';
-import { MerchantEventSchema, type MerchantEvent } from './shapes.ts';
+import { createWebhookVerifier, WebhookSignatureError } from '../common/webhook-signature.ts';
+import { MerchantEventSchema, type MerchantEvent } from '../storage/events.ts';
 
 /** The headers of a delivery, by name (any case), as Express's `req.headers` or a fetch Headers object gives them. */
 export type DeliveryHeaders = Record<string, string | string[] | undefined> | Headers;

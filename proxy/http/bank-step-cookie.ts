@@ -1,4 +1,4 @@
-// The cookie that binds a session's bank step to the browser that started it (sessions/bank-step.ts).
+// The cookie that binds a session's bank step to the browser that started it (verifications/bank-step.ts).
 // One opaque secret per browser, `obv_bank_step`, scoped to the proxy's mount path (never to one
 // session's return page: nothing in it names the URL that confirms a step), HttpOnly and SameSite=Lax
 // so the bank's redirect back (a top-level GET navigation) carries it. A start reuses the secret the
@@ -7,14 +7,14 @@
 //
 // The cookie says "this request comes from the browser that started", and whoever started holds it —
 // an attacker's script too: a script sets any Origin it likes and reads Set-Cookie. So the cookie is
-// never proof that the bank step was done by its holder; sessions/bank-step.ts decides what a return
+// never proof that the bank step was done by its holder; verifications/bank-step.ts decides what a return
 // with it may confirm. The Origin check below is a usability guard (a start from a page the cookie could
 // not reach would never be confirmable), not a security boundary.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { ProxyConfig } from '../config/schema.ts';
-import { problem } from '../errors.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import { problem } from '../common/errors.ts';
+import type { SessionRecord } from '../storage/sessions.ts';
 import { RECORD_GRACE_MS } from '../config/limits.ts';
 
 export const BANK_STEP_COOKIE = 'obv_bank_step';
@@ -23,7 +23,7 @@ export const BANK_STEP_COOKIE = 'obv_bank_step';
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
 /** The path every proxy route lives under, as browsers see it (publicUrl's own path, then the mount). */
-function mountPath(config: ProxyConfig): string {
+function mountPath(config: Pick<ProxyConfig, 'publicUrl' | 'mountPath'>): string {
   return `${new URL(config.publicUrl).pathname.replace(/\/+$/, '')}${config.mountPath}` || '/';
 }
 
@@ -53,7 +53,7 @@ export interface NewBinding {
  * could not set the cookie in a page's browser (one not sent by a page on OBV_PUBLIC_URL's origin),
  * so a misconfigured checkout fails at once instead of never confirming.
  */
-export function newBankStepBinding(config: ProxyConfig, req: Request): NewBinding | undefined {
+export function newBankStepBinding(config: Pick<ProxyConfig, 'bindBankStep' | 'publicUrl'>, req: Request): NewBinding | undefined {
   if (!config.bindBankStep) return undefined;
   const publicOrigin = new URL(config.publicUrl).origin;
   const site = req.get('sec-fetch-site');
@@ -72,7 +72,7 @@ export function newBankStepBinding(config: ProxyConfig, req: Request): NewBindin
  * Sets the browser's secret on the start's answer: the new one, or on an idempotent repeat the one the
  * request carries when it is the session's (another client repeating the key gets no cookie).
  */
-export function setBankStepCookie(res: Response, config: ProxyConfig, record: SessionRecord, now: number, made: NewBinding | undefined): void {
+export function setBankStepCookie(res: Response, config: Pick<ProxyConfig, 'publicUrl' | 'mountPath'>, record: SessionRecord, now: number, made: NewBinding | undefined): void {
   if (!record.browserBinding) return;
   const value = made?.binding === record.browserBinding ? made.secret : bindingCookies(res.req).find((held) => carriesBinding(held, record));
   if (!value) return;

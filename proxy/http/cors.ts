@@ -6,7 +6,7 @@
 // OBV_ALLOWED_ORIGINS reads a 403 naming the setting instead of failing as a network error ("Connection
 // problem"). That lets nothing through: the preflight does no work, and the request itself is refused.
 import type { RequestHandler } from 'express';
-import { problem } from '../errors.ts';
+import { problem } from '../common/errors.ts';
 import type { OriginPolicy } from './origin.ts';
 
 const PREFLIGHT_HEADERS = {

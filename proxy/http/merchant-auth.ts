@@ -6,11 +6,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import type { Logger } from 'pino';
-import { problem } from '../errors.ts';
-import { clip, WarningLimiter } from '../log-limits.ts';
+import { problem } from '../common/errors.ts';
+import { clip, WarningLimiter } from '../common/log-limits.ts';
 import { AUTH_FAILURE_WINDOW_MS } from '../config/limits.ts';
 import type { MerchantApiKey } from '../config/merchant-api-keys.ts';
-import type { ProxyMetrics } from '../metrics.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value).digest();

@@ -5,7 +5,7 @@
 // This protects browsers from other sites' pages; it is no proof of who calls: a script sends any
 // Origin it likes, so nothing security relevant (the bank step's binding included) rests on it.
 import type { Logger } from 'pino';
-import { clip, WarningLimiter } from '../log-limits.ts';
+import { clip, WarningLimiter } from '../common/log-limits.ts';
 
 export interface OriginPolicy {
   /** True when a browser on `origin` may call us. */

@@ -1,21 +1,21 @@
 // The single mapping from any error to an application/problem+json response. Routes only throw.
 import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
-import { problem, ProblemError } from '../errors.ts';
+import { problem, ProblemError } from '../common/errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
-import { SessionBackendUnavailableError, StorageFullError } from '../sessions/errors.ts';
+import { SessionBackendUnavailableError, StorageFullError } from '../storage/errors.ts';
 import { UnsealError } from '../sealing/sealer.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { StoreOutageLog } from '../storage/outage-log.ts';
 import {
   TokenError,
   UpstreamError,
   UpstreamHttpError,
   UpstreamTimeoutError,
 } from '../upstream/errors.ts';
-import { safeError } from '../logger.ts';
-import { pathForLog } from '../sessions/ids.ts';
-import type { ProxyMetrics } from '../metrics.ts';
+import { safeError } from '../common/logger.ts';
+import { pathForLog } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
 
 /** body-parser's errors carry `type` and `status` (and `limit` when too large). */
 function fromBodyParser(error: unknown): ProblemError | undefined {

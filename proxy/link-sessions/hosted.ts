@@ -13,7 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ProxyConfig } from '../config/schema.ts';
-import { validationProblem } from '../validation.ts';
+import { validationProblem } from '../common/validation.ts';
 
 /** `hl_` and 32 base64url characters: 192 random bits. */
 export const HOSTED_REF_PATTERN = /^hl_[A-Za-z0-9_-]{32}$/;

@@ -1,18 +1,24 @@
 // Link sessions: the merchant's server says, server to server, who is paying for what (user, order,
-// amount, consumer, language), and gets an opaque, short-lived link token for the page. A start made with
+// amount, consumer, language, the user's saved accounts), and gets an opaque, short-lived link token for
+// the page (or a hosted page: hosted.ts). A start made with
 // the token uses these values alone (verifications/start.ts). The token is for one purchase: it starts
 // verifications (a retry after a failure, a "Change" of account) until its order is paid, then nothing
 // more. Only a hash of the token is stored, so nothing read out of the store (a Redis dump, a key
 // listing) can start a verification.
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import { problem, ProblemError } from '../common/errors.ts';
 import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts';
-import { readPayment } from '../payments/orders.ts';
-import { Amount, CurrencyCode, LanguageTag, text } from '../validation.ts';
-import { openOfferedAccounts, refuseRemoved, SavedAccountFields, StoredSavedAccountFields } from '../accounts/offer.ts';
-import { checkCompletionUri, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef } from './hosted.ts';
+import { Amount, CurrencyCode, LanguageTag, text } from '../common/validation.ts';
+import type { SavedAccounts } from '../accounts/accounts.ts';
+import { SavedAccountFields, StoredSavedAccountFields, type OfferView } from '../accounts/offer.ts';
+import type { LinkSessionStore } from '../storage/link-sessions.ts';
+import type { PaymentStore } from '../storage/payments.ts';
+import {
+  checkCompletionUri, completionRedirect, HOSTED_REF_PATTERN, HOSTED_STATUSES, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef, type HostedStatus,
+} from './hosted.ts';
 
 
 /** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
@@ -54,50 +60,138 @@ export function linkSessionId(linkToken: string): string {
   return createHash('sha256').update(linkToken).digest('base64url');
 }
 
-export async function createLinkSession(ctx: ProxyContext, input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
-  if (input.hosted) checkCompletionUri(ctx.config, input.hosted.completionRedirectUri);
-  // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
-  const hostedRef = input.hosted ? newHostedRef() : undefined;
-  const linkToken = hostedRef ? linkTokenOfHostedRef(hostedRef) : `lt_${randomBytes(24).toString('base64url')}`;
-  const { savedAccounts, reauthorize, ...purchase } = input;
-  // Opened now, so a saved account that is not this user's is refused to the server, never offered.
-  const offered = openOfferedAccounts(ctx, input.merchantUserId, { savedAccounts, reauthorize });
-  await refuseRemoved(ctx, input.merchantUserId, offered);
-  const now = ctx.now();
-  const session: LinkSession = { ...purchase, ...offered, createdAt: now, expiresAt: now + ctx.config.linkSessionTtlMs };
-  // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
-  await ctx.linkSessions.create(linkSessionId(linkToken), session, ctx.config.linkSessionTtlMs + RECORD_GRACE_MS);
-  return { linkToken, expiresAt: new Date(session.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(ctx.config, hostedRef) } : {}) };
+export interface LinkSessionsDeps {
+  config: Pick<ProxyConfig, 'linkSessionTtlMs' | 'hostedRedirectSchemes' | 'sandbox' | 'publicUrl' | 'mountPath'>;
+  linkSessions: LinkSessionStore;
+  /** Whether a link session's order is paid (or being paid): it then starts nothing more. */
+  payments: Pick<PaymentStore, 'get'>;
+  accounts: Pick<SavedAccounts, 'open' | 'offer' | 'find' | 'remove'>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** A link session a start or a choice may use: its id (the hash of its token) and its values. */
+export interface ResolvedLinkSession {
+  id: string;
+  session: LinkSession;
+}
+
+/** What the hosted page of a hosted reference shows (routes/hosted-page.ts renders it with pages/hosted-page.ts). */
+export type HostedPageView =
+  | {
+      kind: 'page';
+      session: LinkSession;
+      linkToken: string;
+      /** Where the page sends the shopper for each way the flow ends, in HOSTED_STATUSES' order. */
+      redirects: Record<HostedStatus, string>;
+      expiresInMs: number;
+    }
+  | {
+      kind: 'message';
+      status: 404 | 410;
+      message: 'unknown' | 'expired' | 'used';
+      /** The link session's language; when `byRequest`, there is none to go by: the browser's preference. */
+      language: string | undefined;
+      byRequest: boolean;
+    };
+
+export interface LinkSessions {
+  /** POST /link-sessions, `proxy.createLinkSession`: the saved accounts opened, the session stored. */
+  create(input: CreateLinkSessionBody): Promise<CreatedLinkSession>;
+  /** The link session a start may use: 404 unknown, 410 expired, 409 its order is paid (or being paid). */
+  resolve(linkToken: string): Promise<ResolvedLinkSession>;
+  /** Counts one use (a start, a saved account chosen): 429 naming `linkToken` past MAX_USES_PER_LINK_SESSION. */
+  spend(id: string): Promise<void>;
+  /** What the element is offered for the link session of `linkToken`. */
+  offer(linkToken: string): Promise<OfferView>;
+  /** The shopper removed an offered saved account. */
+  removeSavedAccount(linkToken: string, savedAccountId: string): Promise<void>;
+  /** What the hosted page of `hostedRef` shows. */
+  hostedPage(hostedRef: string): Promise<HostedPageView>;
 }
 
 const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used', detail: string, message: string) =>
   problem(slug, detail, { errors: [{ path: 'linkToken', message }] });
 
-/** The link session a start may use: 404 unknown, 410 expired, 409 its order is paid (or being paid). */
-export async function resolveLinkSession(ctx: ProxyContext, linkToken: string): Promise<{ id: string; session: LinkSession }> {
-  const id = linkSessionId(linkToken);
-  const stored = await ctx.linkSessions.get(id);
-  const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(stored);
-  if (!parsed?.success) {
-    throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
-  }
-  const session = parsed.data;
-  if (session.expiresAt <= ctx.now()) {
-    throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
-  }
-  if ((await readPayment(ctx, session.merchantTransactionId)) !== undefined) {
-    throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
-  }
-  return { id, session };
-}
+export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
+  const { config, linkSessions, accounts, now } = deps;
 
-/**
- * Counts one use of the link session (a start, a saved account chosen): 429 naming `linkToken` once it has
- * had MAX_USES_PER_LINK_SESSION, so one token cannot make sessions, events and upstream calls without end.
- */
-export async function spendLinkSession(ctx: Pick<ProxyContext, 'linkSessions'>, id: string): Promise<void> {
-  if (!(await ctx.linkSessions.use(id, MAX_USES_PER_LINK_SESSION))) {
-    throw problem('link-token-exhausted', `This link token has started ${MAX_USES_PER_LINK_SESSION} verifications or choices: the merchant's server creates a new link session.`,
-      { errors: [{ path: 'linkToken', message: 'has been used too many times' }] });
+  async function create(input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
+    if (input.hosted) checkCompletionUri(config, input.hosted.completionRedirectUri);
+    // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
+    const hostedRef = input.hosted ? newHostedRef() : undefined;
+    const linkToken = hostedRef ? linkTokenOfHostedRef(hostedRef) : `lt_${randomBytes(24).toString('base64url')}`;
+    const { savedAccounts, reauthorize, ...purchase } = input;
+    const offered = await accounts.open(input.merchantUserId, { savedAccounts, reauthorize });
+    const at = now();
+    const session: LinkSession = { ...purchase, ...offered, createdAt: at, expiresAt: at + config.linkSessionTtlMs };
+    // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
+    await linkSessions.create(linkSessionId(linkToken), session, config.linkSessionTtlMs + RECORD_GRACE_MS);
+    deps.logger.info({ merchantTransactionId: input.merchantTransactionId, hosted: input.hosted !== undefined }, 'link session created');
+    return { linkToken, expiresAt: new Date(session.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(config, hostedRef) } : {}) };
   }
+
+  async function resolve(linkToken: string): Promise<ResolvedLinkSession> {
+    const id = linkSessionId(linkToken);
+    const stored = await linkSessions.get(id);
+    const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(stored);
+    if (!parsed?.success) {
+      throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
+    }
+    const session = parsed.data;
+    if (session.expiresAt <= now()) {
+      throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
+    }
+    // Paid, or being paid (a payment of the order is on record, whatever its state).
+    if ((await deps.payments.get(session.merchantTransactionId)) !== undefined) {
+      throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
+    }
+    return { id, session };
+  }
+
+  async function spend(id: string): Promise<void> {
+    if (!(await linkSessions.use(id, MAX_USES_PER_LINK_SESSION))) {
+      throw problem('link-token-exhausted', `This link token has started ${MAX_USES_PER_LINK_SESSION} verifications or choices: the merchant's server creates a new link session.`,
+        { errors: [{ path: 'linkToken', message: 'has been used too many times' }] });
+    }
+  }
+
+  async function hostedPage(hostedRef: string): Promise<HostedPageView> {
+    if (!HOSTED_REF_PATTERN.test(hostedRef)) return { kind: 'message', status: 404, message: 'unknown', language: undefined, byRequest: true };
+    const linkToken = linkTokenOfHostedRef(hostedRef);
+    let resolved: ResolvedLinkSession;
+    try {
+      resolved = await resolve(linkToken);
+    } catch (error) {
+      if (!(error instanceof ProblemError) || error.status >= 500) throw error;
+      // Expired or used: the record is still there (its grace), and says the shopper's language.
+      const stored = error.slug === 'unknown-link-token' ? undefined : await linkSessions.get(linkSessionId(linkToken));
+      const language = typeof stored?.language === 'string' ? stored.language : undefined;
+      const [status, message] = error.slug === 'link-token-expired' ? [410, 'expired'] as const
+        : error.slug === 'link-token-used' ? [410, 'used'] as const
+          : [404, 'unknown'] as const;
+      return { kind: 'message', status, message, language, byRequest: language === undefined };
+    }
+    const { session } = resolved;
+    const hosted = HostedRequest.safeParse(session.hosted);
+    // A link session made without `hosted` has no page (its token cannot come from a hosted reference anyway).
+    if (!hosted.success) return { kind: 'message', status: 404, message: 'unknown', language: session.language, byRequest: false };
+    const redirects = Object.fromEntries(HOSTED_STATUSES.map((status) => [status, completionRedirect(hosted.data, status)])) as Record<HostedStatus, string>;
+    return { kind: 'page', session, linkToken, redirects, expiresInMs: session.expiresAt - now() };
+  }
+
+  return {
+    create,
+    resolve,
+    spend,
+    async offer(linkToken) {
+      const { session } = await resolve(linkToken);
+      return accounts.offer(session);
+    },
+    async removeSavedAccount(linkToken, savedAccountId) {
+      const { session } = await resolve(linkToken);
+      await accounts.remove(session, await accounts.find(session, savedAccountId));
+    },
+    hostedPage,
+  };
 }

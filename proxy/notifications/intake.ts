@@ -3,20 +3,22 @@
 // that session, and a webhook-id not delivered for another session. Each refusal is counted in the
 // metrics by reason and logged: at most once a minute per reason while anyone could have sent it, every
 // time once the provider's signature proves the provider sent it.
-import type { Request } from 'express';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { clip, WarningLimiter } from '../log-limits.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
-import { markerKey } from '../sessions/markers.ts';
-import type { SessionRecord } from '../sessions/types.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { SessionStore } from '../storage/sessions.ts';
+import { problem } from '../common/errors.ts';
+import { clip, WarningLimiter } from '../common/log-limits.ts';
+import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
+import { markerKey } from '../storage/markers.ts';
+import type { SessionRecord } from '../storage/sessions.ts';
 import { readNotification, type ReportedNotification } from './outcome.ts';
-import { createWebhookVerifier } from './signature.ts';
+import { createWebhookVerifier, type WebhookHeaders } from '../common/webhook-signature.ts';
 import { WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 
 export interface NotificationIntake {
   /** 401 unless the Standard Webhooks signature over `payload` is valid. */
-  verifySignature(req: Request, payload: string): void;
+  verifySignature(headers: WebhookHeaders, payload: string): void;
   /** 400 unless `payload` is JSON. */
   parseBody(payload: string): unknown;
   /** The session the notification URL's reference names; 404 when there is none. */
@@ -38,23 +40,26 @@ function foreignField(session: SessionRecord, reported: ReportedNotification): s
   return undefined;
 }
 
-export function createNotificationIntake(ctx: ProxyContext): NotificationIntake {
-  const { store, logger } = ctx;
-  const webhook = createWebhookVerifier(ctx.config.webhookSecret);
-  const words = { success: ctx.config.successStatuses, failure: ctx.config.failureStatuses };
+export interface IntakeDeps {
+  config: Pick<ProxyConfig, 'webhookSecret' | 'successStatuses' | 'failureStatuses'>;
+  store: Pick<SessionStore, 'sessionIdForNotificationRef' | 'get' | 'mark'>;
+  metrics: Pick<ProxyMetrics, 'refusedNotifications'>;
+  logger: Logger;
+}
+
+export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
+  const { store, logger } = deps;
+  const webhook = createWebhookVerifier(deps.config.webhookSecret);
+  const words = { success: deps.config.successStatuses, failure: deps.config.failureStatuses };
   // Anyone can post here: refusals are counted in metrics and logged at most once a minute per reason.
   const warnings = new WarningLimiter(logger);
-  const refused = ctx.metrics.refusedNotifications;
+  const refused = deps.metrics.refusedNotifications;
 
   return {
-    verifySignature(req, payload) {
-      const webhookId = req.get('webhook-id') ?? '';
+    verifySignature(headers, payload) {
+      const webhookId = headers.id;
       try {
-        webhook.verify(payload, {
-          id: webhookId,
-          timestamp: req.get('webhook-timestamp') ?? '',
-          signature: req.get('webhook-signature') ?? '',
-        });
+        webhook.verify(payload, headers);
       } catch (error) {
         const reason = error instanceof Error ? error.message : 'verification failed';
         refused.inc({ reason: 'signature' });

@@ -4,9 +4,9 @@
 // Field placement is lenient: the account fields inside `account` or at the top level, the error as
 // errorCode/errorMessage or error.code/error.message.
 import { z } from 'zod';
-import { problem, type ProblemError } from '../errors.ts';
-import type { FailureOutcome } from '../sessions/types.ts';
-import { asObject, parseOrThrow } from '../validation.ts';
+import { problem, type ProblemError } from '../common/errors.ts';
+import type { FailureOutcome } from '../storage/sessions.ts';
+import { asObject, parseOrThrow } from '../common/validation.ts';
 
 /**
  * A notification body: any JSON object (the fields below are where readNotification looks; the rest is

@@ -1,12 +1,11 @@
 // The proxy's OpenAPI 3.1 document, generated from the operations the route modules declare
-// (operations.ts) with zod's own JSON Schema output (draft 2020-12, OpenAPI 3.1's dialect): request
+// (routes/operations.ts lists them) with zod's own JSON Schema output (draft 2020-12, OpenAPI 3.1's dialect): request
 // schemas as the routes parse them (their input), response schemas as the routes answer (their output).
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { OPERATIONS, WEBHOOKS } from './operations.ts';
 import { type Caller, type Operation, ProblemSchema, type ResponseSpec } from './operation.ts';
 
-type JsonSchema = Record<string, unknown>;
+export type JsonSchema = Record<string, unknown>;
 
 const PROBLEM_REF = { $ref: '#/components/schemas/Problem' };
 
@@ -95,12 +94,12 @@ function packageVersion(): string {
 export interface OpenApiDocumentOptions {
   /** Where the routes are: `{publicUrl}{mountPath}`, or the mount path alone (relative to the document). */
   serverUrl: string;
-  operations?: readonly Operation[];
+  operations: readonly Operation[];
   /** Requests the proxy makes to the merchant's server. */
-  webhooks?: readonly Operation[];
+  webhooks: readonly Operation[];
 }
 
-export function openApiDocument({ serverUrl, operations = OPERATIONS, webhooks = WEBHOOKS }: OpenApiDocumentOptions): JsonSchema {
+export function openApiDocument({ serverUrl, operations, webhooks }: OpenApiDocumentOptions): JsonSchema {
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const operation of operations) (paths[openApiPath(operation.path)] ??= {})[operation.method] = operationObject(operation);
   return {

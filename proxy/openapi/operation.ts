@@ -3,7 +3,8 @@
 // module exports its operations next to its router; operations.ts lists every module's, and a test
 // fails when the app has a route the list does not describe (or the other way round).
 import { z } from 'zod';
-import type { ProblemBody } from '../errors.ts';
+import type { ProblemBody } from '../common/errors.ts';
+import { describes } from '../common/validation.ts';
 
 /** Who calls the route; becomes the operation's tag. */
 export type Caller = 'browser' | 'merchant server' | 'provider' | 'operations';
@@ -54,19 +55,6 @@ export const ProblemSchema = z.looseObject({
     message: z.string(),
   })).min(1).optional().meta({ description: 'Every field at fault' }),
 }).meta({ description: 'RFC 9457 problem details; a kind may add extension members (`payment` on `order-already-paid`)' });
-
-/**
- * Compile time only: `schema`'s output and `T` as JSON carries it are assignable both ways, so a schema
- * written for a type the code already has cannot drift from it (the build fails instead).
- */
-export function describes<T>() {
-  return <Schema extends z.ZodType>(schema: Schema & (SameShape<z.output<Schema>, Json<T>> extends true ? unknown : { schemaDiffersFrom: T })) => schema;
-}
-type SameShape<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-/** `T` after JSON.stringify at the top level: a key whose value may be undefined may be absent. */
-type Json<T> = T extends object
-  ? { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & { [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined> }
-  : T;
 
 describes<ProblemBody>()(ProblemSchema);
 

@@ -3,8 +3,8 @@
 // runs. The page's script only watches the element and, once the flow ends, sends the shopper to the
 // completion URL the server already built for each status: it never composes a URL from what it sees.
 import { createHash } from 'node:crypto';
-import { completionRedirect, HOSTED_STATUSES, type HostedRequest } from '../link-sessions/hosted.ts';
-import type { HostedPageText } from './hosted-page-text.ts';
+import type { HostedPageText } from '../words/hosted-page.ts';
+import { escapeHtml } from './html.ts';
 
 const STYLE = [
   '*{box-sizing:border-box}',
@@ -159,16 +159,14 @@ export interface HostedPageInput {
   linkToken: string;
   /** The link session's language (the element's words and the bank's page). */
   language: string | undefined;
-  hosted: HostedRequest;
+  /** Where the page sends the shopper for each way the flow ends (link-sessions/hosted.ts `completionRedirect`), in the order of `text.outcomes`. */
+  redirects: Record<keyof HostedPageText['outcomes'], string>;
   /** How long the link session still lives, ms. */
   expiresInMs: number;
   element: PageElementScript;
   /** The page script's path. */
   scriptSrc: string;
 }
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (value: string) => value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char]!);
 
 /**
  * The amount as a US shopper reads it in their language (`$12.50` in English and in Spanish: es-US, not
@@ -211,7 +209,8 @@ function shell(lang: string, title: string, head: string, body: string): string 
 export function hostedPageHtml(input: HostedPageInput): string {
   const { text } = input;
   const from = input.merchantName ? text.fromMerchant.replace('{merchant}', input.merchantName) : text.fromShop;
-  const redirects = HOSTED_STATUSES.map((status) => ` data-${status}="${escapeHtml(completionRedirect(input.hosted, status))}"`).join('');
+  const statuses = Object.keys(input.redirects) as (keyof HostedPageText['outcomes'])[];
+  const redirects = statuses.map((status) => ` data-${status}="${escapeHtml(input.redirects[status])}"`).join('');
   const language = input.language ? ` language="${escapeHtml(input.language)}"` : '';
   const head = `<script type="module" src="${escapeHtml(input.element.src)}" integrity="${input.element.integrity}" crossorigin="anonymous"></script>`
     + `<script src="${escapeHtml(input.scriptSrc)}" defer></script>`;
@@ -224,7 +223,7 @@ export function hostedPageHtml(input: HostedPageInput): string {
 <button type="button" id="give-up" hidden>${escapeHtml(text.returnToApp)}</button>
 <p class="explainer">${escapeHtml(text.explainer)}</p>
 <section id="done" hidden aria-labelledby="done-title"><h2 id="done-title" tabindex="-1">${escapeHtml(text.doneTitle)}</h2>
-${HOSTED_STATUSES.map((status) => `<p class="outcome" data-outcome="${status}" hidden>${escapeHtml(text.outcomes[status])}</p>`).join('')}
+${statuses.map((status) => `<p class="outcome" data-outcome="${status}" hidden>${escapeHtml(text.outcomes[status])}</p>`).join('')}
 <p data-message="leaving">${escapeHtml(text.doneMessage)}</p><p data-message="already" hidden>${escapeHtml(text.alreadyMessage)}</p>
 <a id="back" href="#">${escapeHtml(text.returnToApp)}</a></section>
 </main>`;

@@ -3,10 +3,10 @@
 // instance) and tells the merchant with `payment.unknown`: the provider may have charged, so the order
 // is never paid again by a retry; the merchant reconciles it (reconcile.ts).
 import type { Logger } from 'pino';
-import type { MerchantEvents } from '../events/merchant-events.ts';
+import type { MerchantEvents } from '../events/events.ts';
 import type { PaymentStore } from '../storage/payments.ts';
-import { safeError } from '../logger.ts';
-import { StoreOutageLog } from '../sessions/outage-log.ts';
+import { safeError } from '../common/logger.ts';
+import { StoreOutageLog } from '../storage/outage-log.ts';
 import { PAYMENT_LEASE_CHECK_BATCH, PAYMENT_LEASE_CHECK_INTERVAL_MS } from '../config/limits.ts';
 import { tellPayment } from './payment-events.ts';
 
@@ -44,7 +44,7 @@ export function watchPaymentLeases(options: PaymentLeaseOptions): PaymentLeases 
   const tick = () => {
     running ??= expireDue()
       .catch((error: unknown) => {
-        // A store outage or a full disk is told once by the outage log (sessions/outage-log.ts), not once a second here.
+        // A store outage or a full disk is told once by the outage log (storage/outage-log.ts), not once a second here.
         if (!StoreOutageLog.covers(error)) logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
       })
       .finally(() => { running = undefined; });

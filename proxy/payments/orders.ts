@@ -6,8 +6,8 @@
 // its holder dies, the order turns `unknown` when the lease ends (leases.ts), never `pending` for ever.
 import type { ProxyConfig } from '../config/schema.ts';
 import type { Logger } from 'pino';
-import { problem } from '../errors.ts';
-import { newId } from '../sessions/ids.ts';
+import { problem } from '../common/errors.ts';
+import { newId } from '../common/ids.ts';
 import { PaymentRecord, type PaymentStore } from '../storage/payments.ts';
 import { PAYMENT_LEASE_MARGIN_MS, UPSTREAM_CALLS_PER_PAYMENT } from '../config/limits.ts';
 import type { PaymentLeases } from './leases.ts';

@@ -3,8 +3,8 @@
 // payment is reconciled, and only the one named: a payment that completed meanwhile, or another
 // payment of the order, is refused (409), never overwritten.
 import { z } from 'zod';
-import { problem } from '../errors.ts';
-import { text } from '../validation.ts';
+import { problem } from '../common/errors.ts';
+import { text } from '../common/validation.ts';
 import type { PaymentRecord } from '../storage/payments.ts';
 import { finishPayment, readPayment, releaseOrder, type OrderDeps } from './orders.ts';
 

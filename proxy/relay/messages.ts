@@ -1,6 +1,9 @@
 // The WebSocket protocol (CONTRACTS §2): what a client may send, what the server sends.
+import type { WebSocket } from 'ws';
 import { z } from 'zod';
-import type { BrowserOutcome, SessionState } from '../sessions/types.ts';
+import { RELAY_CLOSE_GRACE_MS } from '../config/limits.ts';
+import type { BrowserOutcome } from '../storage/result-bus.ts';
+import type { SessionState } from '../storage/sessions.ts';
 
 export const SubscribeMessage = z.object({
   type: z.literal('subscribe'),
@@ -30,3 +33,9 @@ export const CLOSE = {
   subscribeTimeout: 4408,
   replaced: 4409,
 } as const;
+
+/** Closes with `code`, and cuts the socket if the peer does not finish the close handshake soon. */
+export function closeSoon(socket: WebSocket, code: number, reason: string): void {
+  socket.close(code, reason);
+  setTimeout(() => socket.terminate(), RELAY_CLOSE_GRACE_MS).unref();
+}

@@ -4,12 +4,12 @@
 // POST /events/{eventId}/redeliver — send one again now. The rules: events/event-list.ts.
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { TypedMerchantEventSchema } from '../events/shapes.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import { TypedMerchantEventSchema } from '../storage/events.ts';
 import {
   acknowledgeEvent, DELIVERY_FILTERS, EVENT_LIST_DEFAULT, EVENT_LIST_MAX, EventId, EventListQuery, ListedEventSchema, listEvents, redeliverEvent,
 } from '../events/event-list.ts';
-import { parseOrThrow } from '../validation.ts';
+import { parseOrThrow } from '../common/validation.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 const eventIdParam = { eventId: EventId.meta({ description: 'The event\'s id (also the webhook-id header of its deliveries)' }) };
@@ -102,19 +102,19 @@ export const eventWebhooks: Operation[] = [{
 }];
 
 /** Mounted only when events are on and the merchant API key is set (`merchantAuth`: its check). */
-export function eventsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
+export function eventsRouter(deps: { events: MerchantEvents }, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   router.get('/events', ...merchantAuth, async (req, res) => {
-    const page = await listEvents(ctx.events, parseOrThrow(EventListQuery, req.query, 'The query', 'query'), 'query.');
+    const page = await listEvents(deps.events, parseOrThrow(EventListQuery, req.query, 'The query', 'query'), 'query.');
     res.set('cache-control', 'no-store').json({ data: page.events, hasMore: page.hasMore });
   });
   router.post('/events/:eventId/ack', ...merchantAuth, async (req, res) => {
     const eventId = parseOrThrow(EventId, String(req.params.eventId), 'The path', 'eventId');
-    res.set('cache-control', 'no-store').json(await acknowledgeEvent(ctx.events, eventId));
+    res.set('cache-control', 'no-store').json(await acknowledgeEvent(deps.events, eventId));
   });
   router.post('/events/:eventId/redeliver', ...merchantAuth, async (req, res) => {
     const eventId = parseOrThrow(EventId, String(req.params.eventId), 'The path', 'eventId');
-    res.status(202).set('cache-control', 'no-store').json(await redeliverEvent(ctx.events, eventId));
+    res.status(202).set('cache-control', 'no-store').json(await redeliverEvent(deps.events, eventId));
   });
   return router;
 }

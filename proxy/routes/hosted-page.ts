@@ -5,15 +5,14 @@
 // An unknown, expired or used page is a page too (404/410, in the shopper's language), never a blank.
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { ProblemError } from '../errors.ts';
-import { HOSTED_REF_PATTERN, HostedRequest, linkTokenOfHostedRef } from '../link-sessions/hosted.ts';
-import { linkSessionId, resolveLinkSession } from '../link-sessions/link-sessions.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { LinkSessions } from '../link-sessions/link-sessions.ts';
 import { loadElementScript, type ElementScript } from '../pages/element-script.ts';
 import { HOSTED_PAGE_SCRIPT, hostedMessageHtml, hostedPageCsp, hostedPageHtml } from '../pages/hosted-page.ts';
-import { hostedPageText, type HostedPageText } from '../pages/hosted-page-text.ts';
+import { hostedPageText, type HostedPageText } from '../words/hosted-page.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
-import { WarningLimiter } from '../log-limits.ts';
+import { WarningLimiter } from '../common/log-limits.ts';
 
 const html = (description: string) => ({ description, content: { 'text/html': z.string() } });
 
@@ -58,16 +57,25 @@ function requestText(req: express.Request): HostedPageText {
   return hostedPageText(req.acceptsLanguages('en', 'es') || undefined);
 }
 
-export function hostedPageRouter(ctx: ProxyContext, elementScriptPath: string | undefined): Router {
+export interface HostedPageRouteDeps {
+  linkSessions: Pick<LinkSessions, 'hostedPage'>;
+  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath' | 'merchantName'>;
+  /** The element's bundle (a path to obv-link-account.js); default: the package's build (pages/element-script.ts). */
+  hostedElementScript?: string | undefined;
+  logger: Logger;
+}
+
+export function hostedPageRouter(deps: HostedPageRouteDeps): Router {
   const router = express.Router();
-  const warnings = new WarningLimiter(ctx.logger);
+  const { config } = deps;
+  const warnings = new WarningLimiter(deps.logger);
   let element: ElementScript | undefined;
-  const elementScript = () => (element ??= loadElementScript(elementScriptPath));
-  const base = `${ctx.config.publicUrl.replace(/\/+$/, '')}${ctx.config.mountPath}`;
+  const elementScript = () => (element ??= loadElementScript(deps.hostedElementScript));
+  const base = `${config.publicUrl.replace(/\/+$/, '')}${config.mountPath}`;
   const basePath = new URL(base).pathname.replace(/\/+$/, '');
-  const csp = hostedPageCsp(new URL(ctx.config.publicUrl).origin.replace(/^http/, 'ws'));
+  const csp = hostedPageCsp(new URL(config.publicUrl).origin.replace(/^http/, 'ws'));
   const headers = { 'content-security-policy': csp, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' };
-  const merchantName = ctx.config.merchantName;
+  const merchantName = config.merchantName;
 
   router.get('/hosted-page.js', (_req, res) => {
     res.type('text/javascript').set('cache-control', 'public, max-age=300').send(HOSTED_PAGE_SCRIPT);
@@ -80,38 +88,19 @@ export function hostedPageRouter(ctx: ProxyContext, elementScriptPath: string | 
   });
 
   router.get('/hosted/:hostedRef', async (req, res) => {
-    const ref = String(req.params.hostedRef);
     const script = elementScript();
-    if (!HOSTED_REF_PATTERN.test(ref)) {
-      const text = requestText(req);
-      res.status(404).set(headers).type('html').send(hostedMessageHtml(text, text.unknownTitle, text.unknownMessage));
-      return;
-    }
+    const view = await deps.linkSessions.hostedPage(String(req.params.hostedRef));
     res.set(headers);
-    const linkToken = linkTokenOfHostedRef(ref);
-    let resolved: Awaited<ReturnType<typeof resolveLinkSession>>;
-    try {
-      resolved = await resolveLinkSession(ctx, linkToken);
-    } catch (error) {
-      if (!(error instanceof ProblemError) || error.status >= 500) throw error;
-      // Expired or used: the record is still there (its grace), and says the shopper's language.
-      const stored = error.slug === 'unknown-link-token' ? undefined : await ctx.linkSessions.get(linkSessionId(linkToken));
-      const language = typeof stored?.language === 'string' ? stored.language : undefined;
-      const text = language ? hostedPageText(language) : requestText(req);
-      const [status, title, message] = error.slug === 'link-token-expired' ? [410, text.expiredTitle, text.expiredMessage]
-        : error.slug === 'link-token-used' ? [410, text.usedTitle, text.usedMessage]
-          : [404, text.unknownTitle, text.unknownMessage];
-      res.status(status).type('html').send(hostedMessageHtml(text, title, message));
+    if (view.kind === 'message') {
+      const text = view.byRequest ? requestText(req) : hostedPageText(view.language);
+      const [title, message] = view.message === 'expired' ? [text.expiredTitle, text.expiredMessage]
+        : view.message === 'used' ? [text.usedTitle, text.usedMessage]
+          : [text.unknownTitle, text.unknownMessage];
+      res.status(view.status).type('html').send(hostedMessageHtml(text, title, message));
       return;
     }
-    const { session } = resolved;
-    const hosted = HostedRequest.safeParse(session.hosted);
+    const { session } = view;
     const text = hostedPageText(session.language);
-    if (!hosted.success) {
-      // A link session made without `hosted` has no page (its token cannot come from a hosted reference anyway).
-      res.status(404).type('html').send(hostedMessageHtml(text, text.unknownTitle, text.unknownMessage));
-      return;
-    }
     if (!script) {
       warnings.once('hosted-element', {}, 'the hosted link page has no element to serve: build the package (npm run build) or pass hostedElementScript');
       res.status(503).type('html').send(hostedMessageHtml(text, text.unavailableTitle, text.unavailableMessage));
@@ -123,10 +112,10 @@ export function hostedPageRouter(ctx: ProxyContext, elementScriptPath: string | 
       amount: session.amount,
       currency: session.currency,
       proxyUrl: base,
-      linkToken,
+      linkToken: view.linkToken,
       language: session.language,
-      hosted: hosted.data,
-      expiresInMs: session.expiresAt - ctx.now(),
+      redirects: view.redirects,
+      expiresInMs: view.expiresInMs,
       element: { src: `${basePath}/assets/${script.file}`, integrity: script.integrity },
       scriptSrc: `${basePath}/hosted-page.js`,
     }));

@@ -3,11 +3,11 @@
 // (link-sessions/link-sessions.ts).
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { CreateLinkSessionBody, createLinkSession, type CreatedLinkSession } from '../link-sessions/link-sessions.ts';
+import { CreateLinkSessionBody, type CreatedLinkSession, type LinkSessions } from '../link-sessions/link-sessions.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
-import { parseJsonBody } from '../validation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
+import { parseJsonBody } from '../common/validation.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 
 export const linkSessionsOperations: Operation[] = [{
@@ -36,12 +36,10 @@ export const linkSessionsOperations: Operation[] = [{
   problems: { ...MERCHANT_AUTH_PROBLEMS, ...JSON_BODY_PROBLEMS, ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
 }];
 
-export function linkSessionsRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
+export function linkSessionsRouter(deps: { linkSessions: Pick<LinkSessions, 'create'> }, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   router.post('/link-sessions', ...merchantAuth, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
-    const body = parseJsonBody(CreateLinkSessionBody, req);
-    const created = await createLinkSession(ctx, body);
-    ctx.logger.info({ merchantTransactionId: body.merchantTransactionId, hosted: body.hosted !== undefined }, 'link session created');
+    const created = await deps.linkSessions.create(parseJsonBody(CreateLinkSessionBody, req));
     res.status(201).set('cache-control', 'no-store').json(created);
   });
   return router;

@@ -1,11 +1,12 @@
 // GET /links/:linkRef — for the merchant's SERVER only (its API key): the verified account behind a link
-// reference (links/linked-account.ts), token included.
+// reference (payments/linked-account.ts), token included.
 import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { COMMON_PROBLEMS, describes, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
-import { ReconnectResultSchema, SavedAccountSchema } from '../accounts/saved-account.ts';
-import { readLinkedAccount, type LinkedAccount } from '../links/linked-account.ts';
+import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
+import { ReconnectResultSchema, SavedAccountSchema } from '../storage/saved-accounts.ts';
+import type { LinkedAccount } from '../payments/linked-account.ts';
+import type { Payments } from '../payments/payments.ts';
 
 const LinkedAccountSchema = describes<LinkedAccount>()(z.object({
   linkRef: z.string(),
@@ -43,11 +44,11 @@ export const linksOperations: Operation[] = [{
   },
 }];
 
-/** `merchantAuth`: the API-key check shared with /transactions (see merchant-auth.ts). */
-export function linksRouter(ctx: ProxyContext, merchantAuth: RequestHandler[]): Router {
+/** `merchantAuth`: the API-key check shared with /transactions (see http/merchant-auth.ts). */
+export function linksRouter(deps: { payments: Pick<Payments, 'readLink'> }, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
   router.get('/links/:linkRef', ...merchantAuth, async (req, res) => {
-    res.set('cache-control', 'no-store').json(await readLinkedAccount(ctx, String(req.params.linkRef)));
+    res.set('cache-control', 'no-store').json(await deps.payments.readLink(String(req.params.linkRef)));
   });
   return router;
 }

@@ -4,11 +4,14 @@
 // balancer stops routing to it when draining).
 import express, { type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { WarningLimiter } from '../log-limits.ts';
-import { safeError } from '../logger.ts';
-import { probeWrite, StoreOutageLog } from '../sessions/outage-log.ts';
-import { StorageFullError } from '../sessions/errors.ts';
+import type { Logger } from 'pino';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { SessionStore } from '../storage/sessions.ts';
+import type { CredentialState } from '../upstream/credential-check.ts';
+import { WarningLimiter } from '../common/log-limits.ts';
+import { safeError } from '../common/logger.ts';
+import { probeWrite, StoreOutageLog } from '../storage/outage-log.ts';
+import { StorageFullError } from '../storage/errors.ts';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the last token request said of the client credentials (absent until one was made). */
@@ -47,27 +50,40 @@ export const readinessOperations: Operation[] = [{
   problems: { ...UNROUTED_PROBLEMS },
 }];
 
-export function readinessRouter(ctx: ProxyContext): Router {
+/** What readiness asks: the shutdown's state, the credentials' last known status, a write to the session store. */
+export interface ReadinessDeps {
+  /** `draining` once shutdown began. */
+  lifecycle: { draining: boolean };
+  /** What the last token request said of the client credentials, and a way to ask once more. */
+  credentials: { state: CredentialState; recheck(): void };
+  store: Pick<SessionStore, 'mark'>;
+  now: () => number;
+  metrics: Pick<ProxyMetrics, 'storeErrors'>;
+  storeOutage: StoreOutageLog;
+  logger: Logger;
+}
+
+export function readinessRouter(deps: ReadinessDeps): Router {
   const router = express.Router();
-  const warnings = new WarningLimiter(ctx.logger);
+  const warnings = new WarningLimiter(deps.logger);
   router.get('/healthz', (_req, res) => {
     res.set('cache-control', 'no-store').json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
     res.set('cache-control', 'no-store');
-    if (ctx.lifecycle.draining) {
+    if (deps.lifecycle.draining) {
       res.status(503).json({ status: 'draining' });
       return;
     }
-    if (ctx.credentials.state.recheckDue) ctx.credentials.recheck();
-    const { status: credentials } = ctx.credentials.state.current;
+    if (deps.credentials.state.recheckDue) deps.credentials.recheck();
+    const { status: credentials } = deps.credentials.state.current;
     // Reported once something was asked; an unchecked proxy (mounted, never checked) says nothing of them.
     const credentialsField = credentials === 'unchecked' ? {} : { credentials };
     try {
-      await probeWrite(ctx.store, ctx.now());
+      await probeWrite(deps.store, deps.now());
     } catch (error) {
-      ctx.metrics.storeErrors.inc();
-      if (StoreOutageLog.covers(error)) ctx.storeOutage.refused('readinessProbes', error);
+      deps.metrics.storeErrors.inc();
+      if (StoreOutageLog.covers(error)) deps.storeOutage.refused('readinessProbes', error);
       else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
       res.status(503).json({ status: 'unavailable', sessionStore: error instanceof StorageFullError ? 'full' : 'unreachable', ...credentialsField });
       return;

@@ -5,18 +5,17 @@
 import express, { type Router } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { resolveLinkSession, spendLinkSession } from '../link-sessions/link-sessions.ts';
+import type { LinkSessions } from '../link-sessions/link-sessions.ts';
+import type { Verifications } from '../verifications/verifications.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
-import { createOutcomeDelivery } from '../notifications/delivery.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
-import { parseJsonBody } from '../validation.ts';
+import { ID_PATTERN } from '../common/ids.ts';
+import { parseJsonBody } from '../common/validation.ts';
+import { problem } from '../common/errors.ts';
+import type { ProxyConfig } from '../config/schema.ts';
 import { SAVED_ACCOUNT_CHOICES_PER_MINUTE, START_BODY_LIMIT, START_RATE_WINDOW_MS } from '../config/limits.ts';
-import { problem } from '../errors.ts';
-import { offerView } from '../accounts/offer.ts';
-import { chooseSavedAccount, findOffered, removeSavedAccount } from '../accounts/choice.ts';
 import type { OfferView } from '../accounts/offer.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 import { BrowserOutcomeSchema } from './sessions.ts';
 
 const LinkToken = z.string().regex(LINK_TOKEN_PATTERN, 'must be the linkToken your server got from POST /link-sessions');
@@ -85,13 +84,19 @@ export const savedAccountsOperations: Operation[] = [{
   problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many choices from this address.' },
 }];
 
-export function savedAccountsRouter(ctx: ProxyContext): Router {
+export interface SavedAccountsRouteDeps {
+  linkSessions: Pick<LinkSessions, 'offer' | 'removeSavedAccount'>;
+  verifications: Pick<Verifications, 'useSavedAccount'>;
+  /** `rateLimit` 0 turns the choices' own per-address limit off, as it does the starts'. */
+  config: Pick<ProxyConfig, 'rateLimit'>;
+}
+
+export function savedAccountsRouter(deps: SavedAccountsRouteDeps): Router {
   const router = express.Router();
-  const deliver = createOutcomeDelivery(ctx);
   const json = express.json({ limit: START_BODY_LIMIT });
   // Choices have a limit of their own, far above a shopper's clicks (config/limits.ts); starts keep theirs.
   // OBV_RATE_LIMIT=0 turns both off.
-  const choices = ctx.config.rateLimit === 0 ? json : rateLimit({
+  const choices = deps.config.rateLimit === 0 ? json : rateLimit({
     windowMs: START_RATE_WINDOW_MS,
     limit: SAVED_ACCOUNT_CHOICES_PER_MINUTE,
     standardHeaders: 'draft-8',
@@ -101,22 +106,17 @@ export function savedAccountsRouter(ctx: ProxyContext): Router {
 
   router.post('/saved-accounts/offer', json, async (req, res) => {
     const { linkToken } = parseJsonBody(OfferBody, req);
-    const { session } = await resolveLinkSession(ctx, linkToken);
-    res.set('cache-control', 'no-store').json(await offerView(ctx, session));
+    res.set('cache-control', 'no-store').json(await deps.linkSessions.offer(linkToken));
   });
 
   router.post('/saved-accounts/use', choices, json, async (req, res) => {
-    const body = parseJsonBody(ChoiceBody, req);
-    const linkSession = await resolveLinkSession(ctx, body.linkToken);
-    const offered = await findOffered(ctx, linkSession, body.savedAccountId);
-    await spendLinkSession(ctx, linkSession.id);
-    res.status(201).set('cache-control', 'no-store').json(await chooseSavedAccount(ctx, deliver, linkSession, offered));
+    const { linkToken, savedAccountId } = parseJsonBody(ChoiceBody, req);
+    res.status(201).set('cache-control', 'no-store').json(await deps.verifications.useSavedAccount(linkToken, savedAccountId));
   });
 
   router.post('/saved-accounts/remove', choices, json, async (req, res) => {
-    const body = parseJsonBody(ChoiceBody, req);
-    const linkSession = await resolveLinkSession(ctx, body.linkToken);
-    await removeSavedAccount(ctx, linkSession, await findOffered(ctx, linkSession, body.savedAccountId));
+    const { linkToken, savedAccountId } = parseJsonBody(ChoiceBody, req);
+    await deps.linkSessions.removeSavedAccount(linkToken, savedAccountId);
     res.status(204).end();
   });
   return router;

@@ -6,23 +6,21 @@
 // `link.cancelled` (or whichever event the session ended with, for a session that ended before).
 // The id travels in the body, never in the URL: reverse proxies, CDNs, APM agents and access logs record
 // URLs whole, and the id reads the outcome and can cancel.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { ID_PATTERN, sessionLogRef } from '../sessions/ids.ts';
-import { browserOutcome, CANCELLED_CODE } from '../sessions/types.ts';
-import { sessionView, type SessionView } from '../sessions/view.ts';
-import { releasedRecord } from '../sessions/bank-step.ts';
-import { parseJsonBody } from '../validation.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { ID_PATTERN } from '../common/ids.ts';
+import type { Verifications } from '../verifications/verifications.ts';
+import type { SessionView } from '../verifications/view.ts';
+import { parseJsonBody } from '../common/validation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 
 /** What the element sends to read or cancel its session (CONTRACTS §2). */
 export const SessionRequestBody = z.strictObject({
   sessionId: z.string().regex(ID_PATTERN, 'must be the sessionId the start answered'),
 });
 
-/** What the browser sees of an outcome (sessions/types.ts `BrowserOutcome`): never the accountToken. */
+/** What the browser sees of an outcome (storage/result-bus.ts `BrowserOutcome`): never the accountToken. */
 export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   z.object({
     status: z.literal('success'),
@@ -43,7 +41,7 @@ export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   }),
 ]);
 
-/** A session as the browser sees it (sessions/view.ts). */
+/** A session as the browser sees it (verifications/view.ts). */
 export const SessionViewSchema = describes<SessionView>()(z.object({
   sessionId: z.string().regex(ID_PATTERN),
   state: z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']),
@@ -84,35 +82,24 @@ export const sessionsOperations: Operation[] = [{
 /** The bodies are one id: a few hundred bytes is plenty. */
 const SESSION_BODY_LIMIT = '1kb';
 
-export function sessionsRouter(ctx: ProxyContext): Router {
+export interface SessionsRouteDeps {
+  verifications: Pick<Verifications, 'lookup' | 'cancel'>;
+  /** Per-client-IP limit (shared with the starts): a cancel is a write. */
+  rateLimiter: RequestHandler;
+}
+
+export function sessionsRouter(deps: SessionsRouteDeps): Router {
   const router = express.Router();
   const readBody = express.json({ limit: SESSION_BODY_LIMIT });
-  /** The session named by the request's JSON body; 400 naming the field, 404 when there is none. */
-  const find = async (req: express.Request) => {
-    const { sessionId } = parseJsonBody(SessionRequestBody, req);
-    const record = await ctx.store.get(sessionId);
-    if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
-    return record;
-  };
 
   router.post('/sessions/lookup', readBody, async (req, res) => {
-    const record = await find(req);
-    res.set('cache-control', 'no-store').json(sessionView(await releasedRecord(ctx.store, record, ctx.now())));
+    const { sessionId } = parseJsonBody(SessionRequestBody, req);
+    res.set('cache-control', 'no-store').json(await deps.verifications.lookup(sessionId));
   });
 
-  router.post('/sessions/cancel', ctx.rateLimiter, readBody, async (req, res) => {
-    const record = await find(req);
-    const outcome = { status: 'failure', code: CANCELLED_CODE, message: 'Cancelled at the checkout.' } as const;
-    const { stored, record: after } = await ctx.store.settle(record.sessionId, outcome);
-    if (stored) {
-      await ctx.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
-      ctx.logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
-    }
-    const released = await releasedRecord(ctx.store, after, ctx.now());
-    // Also when this call did not store it: a cancel retried after a failed emit records it now (once per session).
-    await ctx.events.sessionEnded(released);
-    // Already settled (or expired): the answer says what the session ended as.
-    res.set('cache-control', 'no-store').json(sessionView(released));
+  router.post('/sessions/cancel', deps.rateLimiter, readBody, async (req, res) => {
+    const { sessionId } = parseJsonBody(SessionRequestBody, req);
+    res.set('cache-control', 'no-store').json(await deps.verifications.cancel(sessionId));
   });
   return router;
 }

@@ -4,14 +4,15 @@
 // records the result of an `unknown` payment (payments/reconcile.ts).
 import express, { type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import { IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../validation.ts';
+import { problem } from '../common/errors.ts';
+import { IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../common/validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
-import { paymentView, PaymentViewSchema as StoredPaymentView, type PaymentView, readPayment } from '../payments/orders.ts';
+import { PaymentViewSchema as StoredPaymentView, type PaymentView } from '../payments/orders.ts';
+import type { Payments } from '../payments/payments.ts';
 import { PaymentInput, type Payer } from '../payments/pay.ts';
-import { ReconcileBody, reconcilePayment, type Reconciled } from '../payments/reconcile.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { ReconcileBody, type Reconciled } from '../payments/reconcile.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
 
 /** The provider's answer, passed through: these fields as the sandbox sends them, and whatever else the provider adds. */
 const ProviderTransactionAnswer = z.looseObject({
@@ -101,32 +102,35 @@ function answer(res: Response, status: number, body: Record<string, unknown>): v
   res.status(status).set('cache-control', 'no-store').json(body);
 }
 
-/** `merchantAuth`: the API-key check shared with /links and /link-sessions (see merchant-auth.ts). */
-export function transactionsRouter(ctx: ProxyContext, pay: Payer, merchantAuth: RequestHandler[]): Router {
+/**
+ * Mounted only when paying is on (`pay`: the endpoint 4 settings). `merchantAuth`: the API-key check shared
+ * with /links and /link-sessions (see http/merchant-auth.ts).
+ */
+export function transactionsRouter(deps: { payments: Pick<Payments, 'read' | 'reconcile'>; pay: Payer }, merchantAuth: RequestHandler[]): Router {
   const router = express.Router();
 
   router.post('/transactions', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     const body = parseJsonBody(PaymentInput, req);
     const rawKey = req.get('idempotency-key');
     const idempotencyKey = rawKey === undefined ? undefined : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
-    const paid = await pay(body, idempotencyKey);
+    const paid = await deps.pay(body, idempotencyKey);
     if (paid.replayed) res.set('idempotent-replayed', 'true');
     answer(res, paid.status, paid.body);
   });
 
   router.get('/transactions/:merchantTransactionId', ...merchantAuth, async (req, res) => {
     const merchantTransactionId = parseOrThrow(text(128), String(req.params.merchantTransactionId), 'The path', 'merchantTransactionId');
-    const payment = await readPayment(ctx, merchantTransactionId);
+    const payment = await deps.payments.read(merchantTransactionId);
     if (payment === undefined) {
       throw problem('unknown-payment', `No payment of order ${merchantTransactionId} is on record (none was made, it was refused, or it is older than OBV_PAYMENT_RETENTION).`,
         { errors: [{ path: 'merchantTransactionId', message: 'has no payment' }] });
     }
-    res.set('cache-control', 'no-store').json(paymentView(payment));
+    res.set('cache-control', 'no-store').json(payment);
   });
 
   router.post('/transactions/:merchantTransactionId/reconcile', ...merchantAuth, express.json({ limit: TRANSACTION_BODY_LIMIT }), async (req, res) => {
     const merchantTransactionId = parseOrThrow(text(128), String(req.params.merchantTransactionId), 'The path', 'merchantTransactionId');
-    const reconciled: Reconciled = await reconcilePayment(ctx, merchantTransactionId, parseJsonBody(ReconcileBody, req));
+    const reconciled: Reconciled = await deps.payments.reconcile(merchantTransactionId, parseJsonBody(ReconcileBody, req));
     res.set('cache-control', 'no-store').json(reconciled);
   });
   return router;

@@ -1,26 +1,27 @@
 // POST /verifications: the browser asks for a verification (verifications/start.ts builds, sends and
 // records it), once per Idempotency-Key when the page sends one (verifications/idempotency.ts).
-import express, { type Router } from 'express';
+import express, { type Request, type RequestHandler, type Router } from 'express';
 import { z } from 'zod';
-import type { ProxyContext } from '../context.ts';
+import type { ProxyConfig } from '../config/schema.ts';
 import { plainAddress } from '../http/client-address.ts';
-import { ID_PATTERN } from '../sessions/ids.ts';
-import { startView } from '../sessions/view.ts';
-import { BANK_STEP_WORDS, type BankStepWords } from '../sessions/bank-step-words.ts';
-import { IdempotencyKey, parseJsonBody, parseOrThrow } from '../validation.ts';
-import { COMMON_PROBLEMS, describes, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
-import { createVerificationStarter } from '../verifications/start.ts';
+import { ID_PATTERN } from '../common/ids.ts';
+import { startView } from '../verifications/view.ts';
+import { BANK_STEP_WORDS, type BankStepWords } from '../words/bank-step.ts';
+import { IdempotencyKey, parseJsonBody, parseOrThrow } from '../common/validation.ts';
+import { COMMON_PROBLEMS, JSON_BODY_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
+import { describes } from '../common/validation.ts';
+import type { VerificationDraft } from '../verifications/start.ts';
+import type { Verifications } from '../verifications/verifications.ts';
 import { StartVerificationBody } from '../verifications/start-body.ts';
-import { startOnce } from '../verifications/idempotency.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 import { newBankStepBinding, setBankStepCookie } from '../http/bank-step-cookie.ts';
 
 
 
-/** One language's words for the states after a start (sessions/bank-step-words.ts). */
+/** One language's words for the states after a start (words/bank-step.ts). */
 const BankStepWordsSchema = z.object(Object.fromEntries(Object.keys(BANK_STEP_WORDS.en).map((key) => [key, z.string()])) as Record<keyof BankStepWords, z.ZodString>);
 
-/** The answer to a start (sessions/view.ts `startView`). */
+/** The answer to a start (verifications/view.ts `startView`). */
 export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({
   sessionId: z.string().regex(ID_PATTERN).meta({ description: 'The session\'s capability: only this browser (and the merchant\'s server) knows it' }),
   consumerUrl: z.url().meta({ description: 'The bank\'s page for the consumer (open it in a new tab)' }),
@@ -57,25 +58,43 @@ export const verificationsOperations: Operation[] = [{
   },
 }];
 
-export function verificationsRouter(ctx: ProxyContext): Router {
+/**
+ * Lets the merchant's code name the purchase of a start without a link token from its own session
+ * (consumer details, the amount in the cart, its user id) before it is validated and sent: the draft
+ * holds only the proxy's defaults (an `obv-…` order id, USD, the element's language). Return the
+ * request to send.
+ * `merchant.returnURL`, `merchant.notificationURL` and `countryCode` are set again afterwards. To
+ * re-verify an account the merchant keeps, set `accountToken` here (the page can never send one).
+ */
+export type EnrichStart = (req: Request, request: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>;
+
+export interface VerificationsRouteDeps {
+  verifications: Pick<Verifications, 'start'>;
+  config: Pick<ProxyConfig, 'bindBankStep' | 'publicUrl' | 'mountPath'>;
+  /** Per-client-IP limit on starts (a pass-through when OBV_RATE_LIMIT=0). */
+  rateLimiter: RequestHandler;
+  enrichStart?: EnrichStart | undefined;
+  now: () => number;
+}
+
+export function verificationsRouter(deps: VerificationsRouteDeps): Router {
   const router = express.Router();
-  const start = createVerificationStarter(ctx);
-  router.post('/verifications', ctx.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
+  const { enrichStart } = deps;
+  router.post('/verifications', deps.rateLimiter, express.json({ limit: START_BODY_LIMIT }), async (req, res) => {
     const body = parseJsonBody(StartVerificationBody, req);
     // Before any work: a start the binding cookie cannot reach is refused (403).
-    const binding = newBankStepBinding(ctx.config, req);
+    const binding = newBankStepBinding(deps.config, req);
     const rawKey = req.get('idempotency-key');
-    let record;
-    if (rawKey === undefined) {
-      record = await start(req, body, binding);
-    } else {
-      const key = parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
-      const client = req.ip ? plainAddress(req.ip) : '';
-      record = await startOnce(ctx, client, key, body, () => start(req, body, binding));
-    }
-    setBankStepCookie(res, ctx.config, record, ctx.now(), binding);
+    const idempotencyKey = rawKey === undefined ? undefined : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+    const record = await deps.verifications.start({
+      body,
+      client: { address: req.ip ? plainAddress(req.ip) : undefined, userAgent: req.get('user-agent') },
+      browserBinding: binding?.binding,
+      enrich: enrichStart && ((draft) => enrichStart(req, draft)),
+      idempotencyKey,
+    });
+    setBankStepCookie(res, deps.config, record, deps.now(), binding);
     res.status(201).json(startView(record));
   });
-
   return router;
 }

@@ -3,7 +3,7 @@
 // in another session's record). Format: `obv1.{keyId}.{base64url(iv ‖ ciphertext ‖ tag)}`, unpadded, in its
 // one canonical spelling.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SealingKey } from './keys.ts';
+import type { SealingKey } from '../config/sealing-keys.ts';
 
 const VERSION = 'obv1';
 const IV_BYTES = 12;

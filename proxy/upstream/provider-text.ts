@@ -1,7 +1,7 @@
 // What the provider writes (field errors, failure messages) is the provider's text, not the proxy's: it
 // may echo the values it was sent — an accountToken in a re-verification — so it never goes to a browser.
 // The browser gets the proxy's own words; the provider's text goes to the log, scrubbed and clipped.
-import type { FieldError } from '../errors.ts';
+import type { FieldError } from '../common/errors.ts';
 
 /** Longest provider text a log line carries. */
 const LOGGED_PROVIDER_TEXT_MAX = 200;

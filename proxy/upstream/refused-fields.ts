@@ -1,6 +1,6 @@
 // The provider's field errors turned into the proxy's own words for the browser (provider-text.ts says why).
 import { z } from 'zod';
-import type { FieldError } from '../errors.ts';
+import type { FieldError } from '../common/errors.ts';
 import { providerFieldErrors } from './provider-text.ts';
 import { TransactionRequest } from './transaction-client.ts';
 import { VerificationRequest } from './verification-client.ts';

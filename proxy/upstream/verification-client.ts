@@ -4,7 +4,7 @@ import { AMOUNT_MESSAGE, AMOUNT_PATTERN } from '../../contracts/amount.ts';
 import { bearerClient, type BearerClientOptions, callUpstream, connectionNeverEstablished, joinUrl } from './http.ts';
 import { UpstreamHttpError, UpstreamResponseError } from './errors.ts';
 import { withoutSecrets } from './provider-text.ts';
-import { text } from '../validation.ts';
+import { text } from '../common/validation.ts';
 
 export const VERIFICATION_PATH = '/exp/ext/mint/ooes/v1/obv';
 

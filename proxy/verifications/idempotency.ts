@@ -2,9 +2,9 @@
 // the same key with another body is a client bug (422). Claims live in the session store, so this holds
 // across instances.
 import { createHash } from 'node:crypto';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import type { IdempotencyStore, SessionRecord, SessionStore } from '../sessions/types.ts';
+import type { ProxyConfig } from '../config/schema.ts';
+import { problem } from '../common/errors.ts';
+import type { IdempotencyStore, SessionRecord, SessionStore } from '../storage/sessions.ts';
 
 function hashOf(value: string): string {
   return createHash('sha256').update(value).digest('base64url');
@@ -14,9 +14,9 @@ function hashOf(value: string): string {
  * The session for this key and body: the one an earlier request with both created, else a new one from
  * `start`. `client` scopes the key (the client address).
  */
-export async function startOnce(ctx: { config: Pick<ProxyContext['config'], 'sessionTtlMs'>; store: IdempotencyStore & Pick<SessionStore, 'get'> },
+export async function startOnce(deps: { config: Pick<ProxyConfig, 'sessionTtlMs'>; store: IdempotencyStore & Pick<SessionStore, 'get'> },
   client: string, key: string, body: unknown, start: () => Promise<SessionRecord>): Promise<SessionRecord> {
-  const { config, store } = ctx;
+  const { config, store } = deps;
   // Scoped to the client address so one client's key can never return another client's session, and
   // bound to the body: the key marks "this key was used", the body claim "with this body". A retry
   // with the same body returns the first session; the same key with another body is a 422.

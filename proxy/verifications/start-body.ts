@@ -1,7 +1,7 @@
 // What a page may send to POST /verifications, below both the route that parses it and the starter that
 // uses it (verifications/start.ts).
 import { z } from 'zod';
-import { LanguageTag } from '../validation.ts';
+import { LanguageTag } from '../common/validation.ts';
 import { LINK_TOKEN_PATTERN } from '../../contracts/link-token.ts';
 
 /**

@@ -2,20 +2,53 @@
 // session, or what the merchant's enrichStart hook fills in from its own session — and what only the
 // proxy decides (merchant id, product, per-session return and notification URLs, originator IP),
 // checked, sent to endpoint 2, and the session created.
-import type { Request } from 'express';
-import type { ProxyContext } from '../context.ts';
-import { problem } from '../errors.ts';
-import type { VerificationDraft } from '../hooks.ts';
-import { plainAddress } from '../http/client-address.ts';
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import { problem } from '../common/errors.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import { fieldErrors, validationProblem } from '../common/validation.ts';
+import type { SavedAccounts } from '../accounts/accounts.ts';
+import type { ShopperClient } from '../accounts/saving.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import type { LinkSession, LinkSessions } from '../link-sessions/link-sessions.ts';
+import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
+import type { SessionRecord, SessionStore } from '../storage/sessions.ts';
+import { VerificationRequest, type VerificationClient } from '../upstream/verification-client.ts';
 import type { StartVerificationBody } from './start-body.ts';
-import { newId, sessionLogRef } from '../sessions/ids.ts';
-import { markerKey, sessionMarkerTtlMs } from '../sessions/markers.ts';
-import type { SessionRecord } from '../sessions/types.ts';
-import { VerificationRequest } from '../upstream/verification-client.ts';
-import { fieldErrors, validationProblem } from '../validation.ts';
-import { resolveLinkSession, spendLinkSession, type LinkSession } from '../link-sessions/link-sessions.ts';
-import { savingFor, stillKnown, tokenToReauthorize } from '../accounts/saving.ts';
-import type { NewBinding } from '../http/bank-step-cookie.ts';
+
+/** The upstream request before validation: any field may still be missing. */
+export type VerificationDraft = {
+  accountToken?: string | undefined;
+  countryCode: string;
+  consumer: Record<string, unknown>;
+  merchant: Record<string, string | undefined>;
+  transaction: Record<string, string | undefined>;
+};
+
+/** One start, as the route read it from the request. */
+export interface StartRequest {
+  body: StartVerificationBody;
+  /** The starting browser: its address (`req.ip` as Express's `trust proxy` decides it, IPv4 plain) and User-Agent. */
+  client: ShopperClient;
+  /** The bank step's binding (http/bank-step-cookie.ts): what the session keeps of the browser's secret. */
+  browserBinding?: string | undefined;
+  /** The merchant's enrichStart hook, for this request: completes a start without a link token. */
+  enrich?: ((draft: VerificationDraft) => VerificationDraft | Promise<VerificationDraft>) | undefined;
+}
+
+export interface StartDeps {
+  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath' | 'notificationPublicUrl' | 'merchantId' | 'merchantSubId' | 'product' | 'transactionRegion' | 'sessionTtlMs'>;
+  store: Pick<SessionStore, 'create' | 'mark'>;
+  /** Endpoint 2. */
+  upstream: VerificationClient;
+  linkSessions: Pick<LinkSessions, 'resolve' | 'spend'>;
+  accounts: Pick<SavedAccounts, 'saving' | 'tokenToReauthorize'>;
+  events: Pick<MerchantEvents, 'sessionStarted'>;
+  metrics: Pick<ProxyMetrics, 'starts'>;
+  logger: Logger;
+  now: () => number;
+}
 
 // Field errors in the upstream request are named as the start's purchase knows them (the link session's
 // and the enrichStart hook's draft's fields).
@@ -28,14 +61,11 @@ const PURCHASE_FIELD_NAMES: Record<string, string> = {
   'transaction.dataPassThrough': 'dataPassThrough',
 };
 
-/**
- * Starts one verification for the page's request and returns its new session; `binding` (the route's
- * newBankStepBinding, taken before any work) binds its bank step to the starting browser.
- */
-export type StartVerification = (req: Request, body: StartVerificationBody, binding: NewBinding | undefined) => Promise<SessionRecord>;
+/** Starts one verification for the page's request and returns its new session. */
+export type StartVerification = (request: StartRequest) => Promise<SessionRecord>;
 
-export function createVerificationStarter(ctx: ProxyContext): StartVerification {
-  const { config, store, logger } = ctx;
+export function createVerificationStarter(deps: StartDeps): StartVerification {
+  const { config, store, logger, linkSessions, accounts } = deps;
   const base = config.publicUrl.replace(/\/+$/, '') + config.mountPath;
   // The provider's notifications may have a listener of their own (notificationPublicUrl).
   const notificationBase = (config.notificationPublicUrl ?? config.publicUrl).replace(/\/+$/, '') + config.mountPath;
@@ -61,22 +91,20 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
     };
   }
 
-  return async (req, body, binding) => {
-    const browserBinding = binding?.binding;
+  return async ({ body, client, browserBinding, enrich }) => {
     // The merchant's server names the shopper and the purchase (a link session, or its enrichStart hook),
     // in every mode, sandbox too: never the page.
-    if (!body.linkToken && !ctx.enrichStart) {
+    if (!body.linkToken && !enrich) {
       throw problem('link-session-required',
         'A verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
         { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
     }
-    const linkSession = body.linkToken ? await resolveLinkSession(ctx, body.linkToken) : undefined;
-    if (linkSession) await spendLinkSession(ctx, linkSession.id);
+    const linkSession = body.linkToken ? await linkSessions.resolve(body.linkToken) : undefined;
+    if (linkSession) await linkSessions.spend(linkSession.id);
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
-    const saving = linkSession && savingFor(ctx, req, linkSession.session, body.consent, body.another);
-    if (linkSession && saving?.known) saving.known = await stillKnown(ctx, linkSession.session.merchantUserId, saving.known);
-    const reauthorizing = linkSession && tokenToReauthorize(ctx, linkSession.session, body.another);
+    const saving = linkSession && await accounts.saving(linkSession.session, client, body.consent, body.another);
+    const reauthorizing = linkSession && accounts.tokenToReauthorize(linkSession.session, body.another);
     const language = purchase.transaction.language;
     const sessionId = newId();
     const notificationRef = newId();
@@ -94,11 +122,11 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
         ...purchase.transaction,
         product: config.product,
         transactionRegion: config.transactionRegion,
-        originatorIp: req.ip ? plainAddress(req.ip) : undefined,
+        originatorIp: client.address,
       },
     };
     // A link session is already the server's word; enrichStart completes a start without one.
-    const enriched = ctx.enrichStart && !linkSession ? await ctx.enrichStart(req, draft) : draft;
+    const enriched = enrich && !linkSession ? await enrich(draft) : draft;
     const candidate = {
       ...enriched,
       ...(reauthorizing ? { accountToken: reauthorizing } : {}),
@@ -110,8 +138,8 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       const errors = fieldErrors(parsed.error).map((e) => ({ ...e, path: PURCHASE_FIELD_NAMES[e.path] ?? e.path }));
       throw validationProblem('The verification request', errors, 'is incomplete');
     }
-    const started = await ctx.verifications.start(parsed.data);
-    const now = ctx.now();
+    const started = await deps.upstream.start(parsed.data);
+    const now = deps.now();
     const { merchant, transaction } = parsed.data;
     const record: SessionRecord = {
       sessionId,
@@ -132,10 +160,10 @@ export function createVerificationStarter(ctx: ProxyContext): StartVerification 
       ...(browserBinding ? { browserBinding } : {}),
     };
     // Its end is checked when its time is up (link.expired), scheduled first so no session escapes it.
-    await ctx.events.sessionStarted(record);
+    await deps.events.sessionStarted(record);
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
-    ctx.metrics.starts.inc({ result: 'started' });
+    deps.metrics.starts.inc({ result: 'started' });
     logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
     return record;
   };

@@ -33,7 +33,7 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 }
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
-/** As the proxy words them for a Spanish verification (proxy/sessions/shopper-words.ts). */
+/** As the proxy words them for a Spanish verification (proxy/words/outcomes.ts). */
 const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' } };
 const lockedEs = {
   type: 'result',

@@ -2,7 +2,7 @@
 // scripted fake socket) and window.open (a fake tab). Each test drives them step by step.
 import sinon from 'sinon';
 import { timing } from '../../widget/settings.ts';
-import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';
 
 /** Resolves with the next `name` event on `target`. */
 export function once<T = unknown>(target: EventTarget, name: string): Promise<CustomEvent<T>> {

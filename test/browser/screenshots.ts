@@ -3,7 +3,7 @@
 // test-results/element-<state>-<lang>-<width>.png for people to look at. Everything outside the page is
 // mocked with Playwright routes: the proxy's HTTP API, its WebSocket and the bank's page.
 import type { Browser, BrowserContext, Page, WebSocketRoute } from 'playwright-core';
-import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';
 
 const ORIGIN = 'http://merchant.test';
 // With the proxy's words for the states after the start, as the real proxy answers.
@@ -12,7 +12,7 @@ const ACCOUNT = { linkRef: 'ref_4321', accountLabel: 'Checking ••••4321'
 
 const REFUSAL = { title: 'Bad Request', status: 400, detail: 'Invalid verification request', errors: [{ path: 'consumer.email', message: 'Required' }] };
 
-/** The proxy's words for each language (proxy/sessions/shopper-words.ts), as the socket delivers them. */
+/** The proxy's words for each language (proxy/words/outcomes.ts), as the socket delivers them. */
 const WORDS = {
   en: {
     success: { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },

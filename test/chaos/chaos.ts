@@ -12,7 +12,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { WebSocket } from 'ws';
 import { startProvider } from '../../sandbox/index.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/sessions/redis/store.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/storage/redis/session-store.ts';
 import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';

@@ -8,10 +8,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
-import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
-import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
+import { createStorage } from '../../proxy/storage/create-storage.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { element, pay, saveScreenshot, signInAtBank, startLinking, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './harness.ts';
 
 describe('bank step bound to the starting browser (headful Chromium)', { timeout: TEST_TIMEOUT_MS * 3 }, () => {
@@ -20,12 +19,12 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
   const contexts: BrowserContext[] = [];
   // The proxy's store, so the test can give the attacker the URL of their own return page (the worst case:
   // nothing tells it to them, but the binding must not depend on that).
-  const store = new MemorySessionStore();
-  const bus = new MemoryResultBus();
+  const backend = createStorage({ kind: 'memory' });
+  const store = backend.sessionStore;
 
   before(async () => {
     [demo, chromium] = await Promise.all([
-      startTestDemo({ proxy: { bindBankStep: true, bankStepGraceMs: 1_500, sessionStore: store, resultBus: bus } }),
+      startTestDemo({ proxy: { bindBankStep: true, bankStepGraceMs: 1_500, backend } }),
       launchHeadfulChromium(),
     ]);
   });
@@ -33,8 +32,7 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     for (const context of contexts) await context.close().catch(() => undefined);
     await chromium?.close();
     await demo?.close();
-    await store.close();
-    await bus.close();
+    await backend.close();
   });
 
   /** A browser of its own: its own cookies, as another person's browser has. */

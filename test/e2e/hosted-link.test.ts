@@ -14,11 +14,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
-import type { OutcomeReport } from '../../proxy/hooks.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import type { OutcomeReport } from '../../proxy/index.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import { linkSessionId } from '../../proxy/link-sessions/link-sessions.ts';
-import { hostedPageText } from '../../proxy/pages/hosted-page-text.ts';
+import { hostedPageText } from '../../proxy/words/hosted-page.ts';
 import { startElementInChromium, type ElementInChromium } from '../helpers/element-in-chromium.ts';
 import { clickThatMayClose, saveScreenshot, SCREENSHOT_DIR, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS } from './harness.ts';
 

@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import { catalogues } from '../../widget/strings.ts';
-import { BANK_STEP_WORDS } from '../../proxy/sessions/bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';
 import {
   demoInChromium, element, elementStatus, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
 } from './returning-shopper-steps.ts';

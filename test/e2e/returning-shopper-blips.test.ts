@@ -8,8 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { SHOP } from '../../demo/checkout/server/orders.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
 import { element, linkAtBank, pay, payButton, saveScreenshot, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
 

@@ -11,8 +11,8 @@ import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import { SHOP } from '../../demo/checkout/server/orders.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import { demoInChromium, element, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './returning-shopper-steps.ts';
 
 const LINK_BUTTON = { en: 'Link your bank account', es: 'Vincular cuenta bancaria' } as const;

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { consentWords } from '../../proxy/accounts/consent.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
 import { SHOP } from '../../demo/checkout/server/orders.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
 import {
   demoInChromium, element, expectNoLeak, linkAtBank, pay, payButton, saveScreenshot, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState,
 } from './returning-shopper-steps.ts';

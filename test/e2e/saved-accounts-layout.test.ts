@@ -10,9 +10,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startElementInChromium, threeAtATime, type ElementInChromium } from '../helpers/element-in-chromium.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
-import { accountWords } from '../../proxy/sessions/shopper-words.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
+import { accountWords } from '../../proxy/words/outcomes.ts';
 
 const SHOT_DIR = 'test-results';
 const ORIGIN = 'http://merchant.test';

@@ -2,7 +2,7 @@
 // for secrets). Uses the proxy's own logger factory, so the redaction under test is the real one.
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { createLogger } from '../../proxy/logger.ts';
+import { createLogger } from '../../proxy/common/logger.ts';
 
 export interface LogCapture {
   logger: Logger;

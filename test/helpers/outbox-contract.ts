@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { randomEventId } from '../../proxy/events/ids.ts';
-import type { EventOutbox, ListQuery } from '../../proxy/events/outbox.ts';
-import type { MerchantEvent } from '../../proxy/events/shapes.ts';
+import type { EventOutbox, ListQuery } from '../../proxy/storage/outbox.ts';
+import type { MerchantEvent } from '../../proxy/storage/events.ts';
 
 function event(index: number): MerchantEvent {
   return { id: randomEventId(), type: 'link.cancelled', createdAt: new Date(1_000 + index).toISOString(), data: { merchantTransactionId: `order-${index}` } };

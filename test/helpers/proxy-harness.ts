@@ -6,12 +6,11 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import express from 'express';
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../../sandbox/index.ts';
-import { createObvProxy, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput } from '../../proxy/index.ts';
-import type { VerificationDraft } from '../../proxy/hooks.ts';
-import { MemoryResultBus } from '../../proxy/sessions/memory/bus.ts';
-import { MemorySessionStore } from '../../proxy/sessions/memory/store.ts';
-import type { ResultBus, SessionRecord, SessionStore } from '../../proxy/sessions/types.ts';
-import { openOutcome } from '../../proxy/sessions/sealed-outcome.ts';
+import { createObvProxy, createStorage, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput, type Storage } from '../../proxy/index.ts';
+import type { VerificationDraft } from '../../proxy/index.ts';
+import type { ResultBus } from '../../proxy/storage/result-bus.ts';
+import type { SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
+import { openOutcome } from '../../proxy/sealing/sealed-outcome.ts';
 import { createSealer } from '../../proxy/sealing/sealer.ts';
 import { captureLogs, type LogCapture } from './log-capture.ts';
 import { SANDBOX_WEBHOOK_SECRET } from './webhooks.ts';
@@ -71,7 +70,9 @@ export interface RunningProxy {
   logs: LogCapture;
   /** Every response the proxy's server sent (to browsers and to the provider), body as text. */
   responses: RecordedResponse[];
-  /** The session store the proxy uses (a MemorySessionStore unless `proxy.sessionStore` was given). */
+  /** Where the proxy keeps its state: a memory storage of its own unless `proxy.backend` was given. */
+  backend: Storage;
+  /** The storage's session store and result bus. */
   store: SessionStore;
   bus: ResultBus;
   /** The per-session notification URL the proxy gave the provider for `sessionId`. */
@@ -184,7 +185,7 @@ function recordResponses(app: express.Express, into: RecordedResponse[]): void {
 export interface StartProxyOptions {
   /** Provider base URL ({base_url} and {gateway_url}). */
   providerUrl: string;
-  /** Overrides of the sandbox configuration and dependencies (sessionStore, resultBus, relay, …). */
+  /** Overrides of the sandbox configuration and dependencies (backend, relay, …). */
   proxy?: Partial<ObvProxyOptions>;
 }
 
@@ -221,14 +222,15 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const logs = captureLogs('debug');
-  const store = options.proxy?.sessionStore ?? new MemorySessionStore();
-  const bus = options.proxy?.resultBus ?? new MemoryResultBus();
+  // Each test its own state, in memory (the durable default is tested where durability is the point).
+  const backend = options.proxy?.backend ?? createStorage({ kind: 'memory' });
+  const store = backend.sessionStore;
+  const bus = backend.resultBus;
   const proxy = createObvProxy({
     ...sandboxProxyConfig(options.providerUrl, origin),
     logger: logs.logger,
     ...options.proxy,
-    sessionStore: store,
-    resultBus: bus,
+    backend,
   } as ObvProxyOptions);
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);
@@ -258,6 +260,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     wsUrl: `${baseUrl.replace(/^http/, 'ws')}/ws`,
     logs,
     responses,
+    backend,
     store,
     bus,
     async notificationUrl(sessionId) {
@@ -277,9 +280,8 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     },
     async close() {
       await proxy.close();
-      // Injected backends are the caller's to close; the ones made here are ours.
-      if (!options.proxy?.sessionStore) await store.close();
-      if (!options.proxy?.resultBus) await bus.close();
+      // An injected storage is the caller's to close; the one made here is ours.
+      if (!options.proxy?.backend) await backend.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
@@ -334,18 +336,29 @@ export async function startProxyPair(options: { provider?: StartProviderOptions;
 }
 
 /**
- * startProxyPair with the given session store and result bus (test doubles that fail or count); the pair
- * and the store are closed after test `t`.
+ * A memory storage with some of its parts replaced (test doubles that fail, count or lose messages): what
+ * a test hands createObvProxy as `backend`. Its close() closes the memory parts; the doubles are the test's.
+ */
+export function storageWith(parts: Partial<Storage>): Storage {
+  const memory = createStorage({ kind: 'memory' });
+  return { ...memory, ...parts, close: () => memory.close() };
+}
+
+/**
+ * startProxyPair on a memory storage whose session store and result bus are the given ones (test doubles
+ * that fail or count); the pair and the store are closed after test `t`.
  */
 export async function startProxyPairWithBackend(
   t: TestContext,
-  backend: { sessionStore: SessionStore; resultBus: ResultBus },
+  parts: { sessionStore: SessionStore; resultBus: ResultBus },
   proxy: Partial<ObvProxyOptions> = {},
 ): Promise<ProxyPair> {
-  const pair = await startProxyPair({ proxy: { ...proxy, ...backend } });
+  const backend = storageWith(parts);
+  const pair = await startProxyPair({ proxy: { ...proxy, backend } });
   t.after(async () => {
     await pair.close();
-    await backend.sessionStore.close();
+    await backend.close();
+    await parts.sessionStore.close();
   });
   return pair;
 }

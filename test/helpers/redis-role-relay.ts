@@ -1,7 +1,7 @@
 // A TCP relay between one proxy instance and redis-server that can cut ONE of the instance's Redis
 // connections while the others keep working. It tells the connections apart by the name each one sets
 // on connect (`CLIENT SETNAME obv-link:commands|publisher|subscriber`, see
-// proxy/sessions/redis/connection.ts), which is the first command ioredis sends. Loopback only.
+// proxy/storage/redis/connection.ts), which is the first command ioredis sends. Loopback only.
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 
 export type RedisRole = 'commands' | 'publisher' | 'subscriber';

@@ -2,8 +2,9 @@
 // runs them in test/node/proxy/memory-backend.test.ts; the Redis backend can run the same ones.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { newId } from '../../proxy/sessions/ids.ts';
-import { browserOutcome, type FailureOutcome, type ResultBus, type SessionEvent, type SessionRecord, type SessionStore, type StoredOutcome } from '../../proxy/sessions/types.ts';
+import { newId } from '../../proxy/common/ids.ts';
+import { browserOutcome, type ResultBus, type SessionEvent } from '../../proxy/storage/result-bus.ts';
+import { type FailureOutcome, type SessionRecord, type SessionStore, type StoredOutcome } from '../../proxy/storage/sessions.ts';
 
 export const SUCCESS: StoredOutcome = { status: 'success', linkRef: 'link-ref-0123456789abcdef', sealedAccountToken: 'obv1.k1.c2VhbGVkLWFjY3QtMQ', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' };
 export const FAILURE: FailureOutcome = { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' };

@@ -3,8 +3,8 @@
 // and Redis, so the three answer the same.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { newId } from '../../proxy/sessions/ids.ts';
-import type { Storage } from '../../proxy/storage/create-storage.ts';
+import { newId } from '../../proxy/common/ids.ts';
+import type { Storage } from '../../proxy/storage/storage.ts';
 import type { PaymentRecord } from '../../proxy/storage/payments.ts';
 
 const RETENTION_MS = 60_000;

@@ -15,9 +15,9 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { startProvider, type RunningProvider } from '../../sandbox/index.ts';
-import { consentWords } from '../../proxy/accounts/consent.ts';
-import { offerWords } from '../../proxy/accounts/offer-words.ts';
-import { EVENT_TYPES } from '../../proxy/events/shapes.ts';
+import { consentWords } from '../../proxy/words/consent.ts';
+import { offerWords } from '../../proxy/words/offer.ts';
+import { EVENT_TYPES } from '../../proxy/storage/events.ts';
 import { element, launchChromium, linkAtBank, saveScreenshot, STEP_TIMEOUT_MS, waitForState } from '../e2e/returning-shopper-steps.ts';
 import { cleanEnv, freePort, packThisCheckout, pinned, readmeBlock, ROOT, runShellBlock, startChild, tempApp, type Child, type ShellBlock, type TempApp } from './temp-apps.ts';
 

@@ -1,8 +1,8 @@
 // Link sessions on Redis, shared by every instance: one JSON string per link session, its retention as TTL.
 import type { Redis } from 'ioredis';
-import { redisCommand } from '../../sessions/redis/errors.ts';
-import type { RedisKeys } from '../../sessions/redis/keys.ts';
-import { runScript, script } from '../../sessions/redis/scripts.ts';
+import { redisCommand } from './errors.ts';
+import type { RedisKeys } from './keys.ts';
+import { runScript, script } from './scripts.ts';
 import { LinkSessionRecord, type LinkSessionStore } from '../link-sessions.ts';
 
 /** KEYS[1] link session, KEYS[2] its uses; ARGV[1] max. Counts a use while the session lives and has had fewer than max. */

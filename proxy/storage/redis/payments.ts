@@ -3,9 +3,9 @@
 // across instances, so two instances never both claim an order, and a lease that ends is turned
 // `unknown` (and told) by exactly one of them.
 import type { Redis } from 'ioredis';
-import { redisCommand } from '../../sessions/redis/errors.ts';
-import type { RedisKeys } from '../../sessions/redis/keys.ts';
-import { runScript, script } from '../../sessions/redis/scripts.ts';
+import { redisCommand } from './errors.ts';
+import type { RedisKeys } from './keys.ts';
+import { runScript, script } from './scripts.ts';
 import { PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
 
 /**

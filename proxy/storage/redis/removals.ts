@@ -1,7 +1,7 @@
 // Saved-account removals on Redis, shared by every instance; kept for good (no TTL).
 import type { Redis } from 'ioredis';
-import { redisCommand } from '../../sessions/redis/errors.ts';
-import type { RedisKeys } from '../../sessions/redis/keys.ts';
+import { redisCommand } from './errors.ts';
+import type { RedisKeys } from './keys.ts';
 import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
 
 export class RedisRemovalStore implements RemovalStore {

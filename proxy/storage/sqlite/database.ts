@@ -20,7 +20,7 @@ import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirector
 import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
 import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
 import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
-import { StorageFullError } from '../../sessions/errors.ts';
+import { StorageFullError } from '../errors.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';

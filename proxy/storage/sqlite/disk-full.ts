@@ -20,7 +20,7 @@
 // - the first statement that succeeds after failures has it truncated again, so the space the operator
 //   freed is not kept by the WAL.
 import { statfsSync } from 'node:fs';
-import { StorageFullError } from '../../sessions/errors.ts';
+import { StorageFullError } from '../errors.ts';
 import { freeBytes } from './data-directory.ts';
 import { pragma, sqliteCode, type SqliteDatabase, type Statement } from './driver.ts';
 

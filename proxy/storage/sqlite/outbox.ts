@@ -2,9 +2,9 @@
 // jobs in the data directory's file, so a restart or a crash loses no event recorded, no delivery owed
 // and no acknowledgement answered (each change is one transaction, committed before the call returns).
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim).
-import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
-import { jobKey, parseJobKey } from '../../events/outbox.ts';
-import { MerchantEventSchema, type MerchantEvent } from '../../events/shapes.ts';
+import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import { jobKey, parseJobKey } from '../outbox.ts';
+import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare, type Statement } from './driver.ts';

@@ -1,9 +1,9 @@
 // SessionStore on SQLite, for one instance: sessions, their idempotency claims and their one-time
 // markers in the data directory's file, so a restart or a crash loses no shopper who was at the bank.
 // Each read-modify-write is one synchronous statement or transaction, atomic on Node's single thread.
-import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../../sessions/types.ts';
-import { TERMINAL_STATES } from '../../sessions/types.ts';
-import { decodeSession, encodeSession, stateForOutcome } from '../../sessions/codec.ts';
+import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
+import { TERMINAL_STATES } from '../sessions.ts';
+import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';

@@ -1,13 +1,13 @@
 // Every repository on one SQLite file, and the sweep that drops what is past its retention.
 import { dirname } from 'node:path';
-import type { SessionStore } from '../../sessions/types.ts';
-import type { EventOutbox } from '../../events/outbox.ts';
+import type { SessionStore } from '../sessions.ts';
+import type { EventOutbox } from '../outbox.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { explainOpenFailure, openSqliteDatabase, type SqliteHandle } from './database.ts';
-import { StorageFullError } from '../../sessions/errors.ts';
+import { StorageFullError } from '../errors.ts';
 import { prepare } from './driver.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';

@@ -1,9 +1,11 @@
 // The repository explains itself: no comment may send a reader to a document that is not in it (the
-// provider's own description or an old design note), and every link into docs/UPSTREAM.md,
-// docs/ARCHITECTURE.md or docs/CONTRACTS.md must land on a heading that exists, by GitHub's anchor rules.
+// provider's own description or an old design note), every link into docs/UPSTREAM.md,
+// docs/ARCHITECTURE.md or docs/CONTRACTS.md must land on a heading that exists, by GitHub's anchor rules,
+// and every source path named in docs/, CONTRIBUTING.md and a comment (`proxy/storage/payments.ts`,
+// `verifications/bank-step.ts` from inside proxy/) names a file or folder that is there.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -167,5 +169,92 @@ describe('links into docs/ land on a heading', () => {
       [...read(`docs/${name}.md`).matchAll(/\]\(#([^)\s]+)\)/g)].flatMap((match) =>
         own.has(match[1] ?? '') ? [] : [`docs/${name}.md: #${match[1]}`]));
     assert.deepEqual(broken, []);
+  });
+});
+
+/**
+ * A path named in prose: a file with a source or document extension under at least one folder (`a/b.ts`,
+ * `docs/X.md`), or a folder under one of the repository's own (`proxy/storage/`); a `{a,b}` list allowed.
+ * A bare `x.ts` or `memory/` is read in the context of its sentence, and a URL's path (after `:`) is no file.
+ */
+const NAMED_PATH = /(?<![\w@/.$:-])((?:[\w.{},-]+\/)+(?:[\w.{},-]*[\w}-]\.(?:ts|tsx|js|mjs|cjs|md|json|sh|py|css|html))?)(?![\w/*])/g;
+const TOP_FOLDERS = /^(proxy|widget|sandbox|demo|test|bench|scripts|docs|contracts|examples|frameworks|bin)\//;
+
+/** Not source paths: build output and what a run makes, the package's own subpaths, relative examples, `{placeholders}`. */
+function notASourcePath(path: string): boolean {
+  return /^(dist|node_modules|test-results|coverage|\.runtime|obv-link|obv-link-data|\.\.?)\//.test(path) || path.includes('*') || /\{[^},]*\}/.test(path);
+}
+
+/** `a/{b,c}.ts` → `a/b.ts`, `a/c.ts`. */
+export function expandPath(path: string): string[] {
+  const list = /\{([^}]*)\}/.exec(path);
+  return list ? list[1]!.split(',').flatMap((choice) => expandPath(path.replace(list[0], choice))) : [path];
+}
+
+/** Where a path named in `file` may be read from: the file's folder and each above it, and the proxy's root (tests name its files so). */
+function bases(file: string): string[] {
+  const found: string[] = [];
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    found.push(dir);
+    if (dir === '.') break;
+  }
+  return [...found, 'proxy'];
+}
+
+/** The paths `text` names that none of `file`'s bases holds. */
+export function missingPaths(file: string, text: string, exists: (path: string) => boolean = (path) => existsSync(join(ROOT, path))): string[] {
+  return [...text.matchAll(NAMED_PATH)].map((match) => match[1]!)
+    .filter((path) => !notASourcePath(path) && (!path.endsWith('/') || TOP_FOLDERS.test(path)))
+    .filter((path) => !expandPath(path).every((each) => bases(file).some((base) => exists(join(base, each).replace(/\/$/, '')))));
+}
+
+describe('source paths named in docs/ and in comments exist', () => {
+  test('the check reads paths as a newcomer would: from the repository, from the file\'s own folder and those above it', () => {
+    const tree = new Set(['proxy/storage/payments.ts', 'proxy/storage/sessions.ts', 'proxy/storage', 'proxy', 'docs/X.md', 'docs']);
+    const exists = (path: string) => tree.has(path);
+    assert.deepEqual(missingPaths('docs/X.md', 'see `proxy/storage/payments.ts` and proxy/storage/', exists), []);
+    assert.deepEqual(missingPaths('proxy/routes/a.ts', '// storage/payments.ts, storage/{payments,sessions}.ts', exists), []);
+    assert.deepEqual(missingPaths('test/node/a.test.ts', '// storage/payments.ts', exists), []);
+    assert.deepEqual(missingPaths('docs/X.md', 'proxy/sessions/types.ts, storage/{payments,removals}.ts', exists), ['proxy/sessions/types.ts', 'storage/{payments,removals}.ts']);
+    assert.deepEqual(missingPaths('docs/X.md', 'dist/obv-link-account.js, obv-link/openapi.json, {mount}/ws, ./db.js, a.ts, test/*.test.ts', exists), []);
+    assert.deepEqual(missingPaths('docs/X.md', 'in memory/ or sqlite/, at http://127.0.0.1:3000/orders/', exists), []);
+  });
+
+  test('every path named in docs/*.md, CONTRIBUTING.md and a source file\'s comments is there', () => {
+    const documents = files.filter((path) => /^docs\/[^/]+\.md$/.test(path) || path === 'CONTRIBUTING.md');
+    const sources = files.filter((path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'));
+    const stale = [
+      ...documents.flatMap((path) => missingPaths(path, read(path)).map((missing) => `${path}: ${missing}`)),
+      ...sources.flatMap((path) => commentsOf(path, read(path)).flatMap(({ line, text }) => missingPaths(path, text).map((missing) => `${path}:${line}: ${missing}`))),
+    ];
+    assert.deepEqual(stale, []);
+    assert.ok(documents.length > 10 && sources.length > 100);
+  });
+});
+
+/** The journeys of docs/ARCHITECTURE.md ("### " headings under "## Journeys"), each with the files it names. */
+export function journeys(architecture: string): { title: string; files: string[] }[] {
+  const start = architecture.indexOf('\n## Journeys');
+  const end = architecture.indexOf('\n## ', start + 1);
+  const section = architecture.slice(start, end === -1 ? undefined : end);
+  return section.split(/\n### /).slice(1).map((part) => ({
+    title: part.slice(0, part.indexOf('\n')),
+    files: [...new Set([...part.matchAll(NAMED_PATH)].map((match) => match[1]!).filter((path) => !path.endsWith('/') && !notASourcePath(path)))],
+  }));
+}
+
+describe('docs/ARCHITECTURE.md\'s journeys stay short', () => {
+  test('files are counted once each, folders and URLs not at all', () => {
+    const text = '# Doc\n\n## Journeys\n\n### One\n\n1. `a/b.ts` then a/b.ts, `c/d.ts`, the `proxy/storage/` folder, {mount}/ws\n\n### Two\n\nx/y.md\n\n## After\n\nz/w.ts\n';
+    assert.deepEqual(journeys(text), [{ title: 'One', files: ['a/b.ts', 'c/d.ts'] }, { title: 'Two', files: ['x/y.md'] }]);
+  });
+
+  test('one journey per step of a purchase and each names at most five files', () => {
+    const found = journeys(read('docs/ARCHITECTURE.md'));
+    for (const step of ['A link session', 'A start', 'The bank step', 'A notification', 'The relay', 'A payment', 'A merchant event']) {
+      assert.ok(found.some((journey) => journey.title === step), `no journey "${step}"`);
+    }
+    const long = found.filter((journey) => journey.files.length > 5).map((journey) => `${journey.title}: ${journey.files.join(', ')}`);
+    assert.deepEqual(long, []);
   });
 });

@@ -1,5 +1,5 @@
 // CONTRIBUTING.md's "Project layout" table names every source folder a newcomer meets (each top-level folder,
-// each folder of the proxy and of its session backends), and only folders that exist.
+// each folder of the proxy and each storage backend), and only folders that exist.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -25,12 +25,12 @@ function layoutRows(): string[] {
   return [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1] as string);
 }
 
-/** What the table must cover: top-level folders (not dot-folders), the proxy's folders, its session backends. */
+/** What the table must cover: top-level folders (not dot-folders), the proxy's folders, its storage backends. */
 function expectedFolders(folders: Set<string>): string[] {
   return [...folders].filter((folder) => {
     const depth = folder.split('/').length - 1;
     if (folder.startsWith('.')) return false;
-    return depth === 1 || (folder.startsWith('proxy/') && depth === 2) || (folder.startsWith('proxy/sessions/') && depth === 3);
+    return depth === 1 || (folder.startsWith('proxy/') && depth === 2) || (folder.startsWith('proxy/storage/') && depth === 3);
   }).sort();
 }
 
@@ -38,7 +38,7 @@ describe('CONTRIBUTING.md project layout', () => {
   const folders = trackedFolders();
   const rows = layoutRows();
 
-  test('names every top-level folder, every proxy folder and each session backend', () => {
+  test('names every top-level folder, every proxy folder and each storage backend', () => {
     const missing = expectedFolders(folders).filter((folder) => !rows.includes(folder));
     assert.deepEqual(missing, [], `add a row to CONTRIBUTING.md "Project layout" for: ${missing.join(', ')}`);
   });

@@ -10,10 +10,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test, type TestContext } from 'node:test';
 import type { OutcomeReport } from '../../../proxy/index.ts';
 import { createLogger, createStorage } from '../../../proxy/index.ts';
-import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
-import { MemoryResultBus } from '../../../proxy/sessions/memory/bus.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { markerKey } from '../../../proxy/sessions/markers.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
+import { markerKey } from '../../../proxy/storage/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
@@ -272,14 +270,10 @@ describe('bank step bound to the starting browser', () => {
   }
 
   test('a held success is acknowledged 200 and its delivery survives a restart: the other instance releases it once, from the store', async (t) => {
-    const sessionStore = new MemorySessionStore();
-    const resultBus = new MemoryResultBus();
-    t.after(async () => {
-      await sessionStore.close();
-      await resultBus.close();
-    });
+    const backend = createStorage({ kind: 'memory' });
+    t.after(() => backend.close());
     const firstReports: OutcomeReport[] = [];
-    const first = await bindingPair(t, firstReports, {}, { sessionStore, resultBus });
+    const first = await bindingPair(t, firstReports, {}, { backend });
     const { started } = await start(first);
     const returnUrl = await signIn(started);
     await first.provider.notificationsSettled();
@@ -289,7 +283,7 @@ describe('bank step bound to the starting browser', () => {
     assert.deepEqual(firstReports, []);
     // A new process over the same store (the first one is never asked again).
     const reports: OutcomeReport[] = [];
-    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, sessionStore, resultBus, onOutcome: (report) => void reports.push(report) } });
+    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend, onOutcome: (report) => void reports.push(report) } });
     t.after(() => second.close());
     const back = await returnUntilDone(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}`, started.cookie);
     assert.match(back.text, COMPLETE);
@@ -339,11 +333,11 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     const backend = () => {
       const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'bind-test:', logger: createLogger('silent') });
       t.after(() => made.close());
-      return { sessionStore: made.sessionStore, resultBus: made.resultBus };
+      return made;
     };
-    const first = await startProxyPair({ proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, ...backend() } });
+    const first = await startProxyPair({ proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend: backend() } });
     t.after(() => first.close());
-    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, ...backend() } });
+    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend: backend() } });
     t.after(() => second.close());
     const { started } = await start(first);
     const returnPath = new URL(await signIn(started)).pathname;

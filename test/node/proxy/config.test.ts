@@ -6,9 +6,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { MemoryStore } from 'express-rate-limit';
 import {
-  createStorage, ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, MemoryEventOutbox, MemoryResultBus, MemorySessionStore, type ObvProxyDependencies,
+  createStorage, ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, type ObvProxyDependencies,
 } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 
@@ -191,20 +190,13 @@ describe('configuration from the environment', () => {
 
   test('createObvProxy takes its dependencies beside the configuration, which keeps none of them', async () => {
     const config = configFromEnv(VALID_ENV);
-    const sessionStore = new MemorySessionStore();
-    const resultBus = new MemoryResultBus();
-    const backend = createStorage({ kind: 'memory', logger: createLogger('silent') });
+    const backend = createStorage({ kind: 'memory' });
     const dependencies: Required<ObvProxyDependencies> = {
       logger: createLogger('silent'),
       backend,
-      sessionStore,
-      resultBus,
-      rateLimitStore: new MemoryStore(),
-      authFailureStore: new MemoryStore(),
       enrichStart: (_req, draft) => draft,
       onOutcome: () => undefined,
       onSavedAccountRemoved: () => undefined,
-      eventOutbox: new MemoryEventOutbox(),
       eventTimings: { retryDelaysMs: [10] },
       relay: { pingIntervalMs: 1_000 },
       defaultMetrics: false,
@@ -219,7 +211,7 @@ describe('configuration from the environment', () => {
       for (const key of Object.keys(dependencies)) assert.equal(key in proxy.config, false, key);
     } finally {
       await proxy.close();
-      await Promise.all([sessionStore.close(), resultBus.close(), backend.close()]);
+      await backend.close();
     }
   });
 });

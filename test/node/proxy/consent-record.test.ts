@@ -3,19 +3,17 @@
 // printable user agent, whatever the headers held.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { Request } from 'express';
-import { CONSENT_USER_AGENT_MAX, CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_USER_AGENT_MAX } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { savingFor } from '../../../proxy/accounts/saving.ts';
-import type { ProxyContext } from '../../../proxy/context.ts';
 import type { LinkSession } from '../../../proxy/link-sessions/link-sessions.ts';
 
-const ctx = { now: () => Date.UTC(2026, 10, 24), config: {} } as unknown as ProxyContext;
+const deps = { now: () => Date.UTC(2026, 10, 24), config: { merchantName: undefined } };
 const session = { allowSaving: true, language: 'en', merchantUserId: 'user-1' } as unknown as LinkSession;
 
 /** The consent record a start with these request values makes. */
 function consentFrom(ip: string | undefined, userAgent: string | undefined) {
-  const req = { ip, get: (name: string) => (name.toLowerCase() === 'user-agent' ? userAgent : undefined) } as unknown as Request;
-  const consent = savingFor(ctx, req, session, CONSENT_VERSION)?.consent;
+  const consent = savingFor(deps, { address: ip, userAgent }, session, CONSENT_VERSION)?.consent;
   assert.ok(consent);
   return consent;
 }

@@ -6,7 +6,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay } from '../../helpers/relay-client.ts';
 import { cancelSession, lookupSession } from '../../helpers/session-requests.ts';
-import { BANK_STEP_WORDS } from '../../../proxy/sessions/bank-step-words.ts';
+import { BANK_STEP_WORDS } from '../../../proxy/words/bank-step.ts';
 
 describe('verification flow against the sandbox', () => {
   let pair: ProxyPair;

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { SessionBackendUnavailableError, StorageFullError } from '../../../proxy/sessions/errors.ts';
-import { startProxyPair } from '../../helpers/proxy-harness.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
+import { SessionBackendUnavailableError, StorageFullError } from '../../../proxy/storage/errors.ts';
+import { startProxyPair, storageWith } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -155,7 +155,7 @@ describe('/readyz', () => {
       }
     }
     const store = new FlakyStore();
-    const pair = await startProxyPair({ proxy: { sessionStore: store, resultBus: new (await import('../../../proxy/sessions/memory/bus.ts')).MemoryResultBus() } });
+    const pair = await startProxyPair({ proxy: { backend: storageWith({ sessionStore: store }) } });
     t.after(async () => {
       await pair.close();
       await store.close();

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import pino from 'pino';
-import { createLogger, REDACT_PATHS, redactSecrets, safeError } from '../../../proxy/logger.ts';
+import { createLogger, REDACT_PATHS, redactSecrets, safeError } from '../../../proxy/common/logger.ts';
 
 function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = [];

@@ -1,8 +1,8 @@
 // The in-memory session backend against the shared SessionStore / ResultBus contract, plus sweeping.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MemoryResultBus } from '../../../proxy/sessions/memory/bus.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
+import { MemoryResultBus } from '../../../proxy/storage/memory/bus.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
 import { describeResultBusContract, describeSessionStoreContract, pendingRecord } from '../../helpers/session-backend-contract.ts';
 
 describeSessionStoreContract('memory', () => new MemorySessionStore());

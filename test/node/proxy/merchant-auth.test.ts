@@ -77,12 +77,11 @@ describe('failed API-key limit, in Redis across two instances', { skip: redisSki
     const backend = () => {
       const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'auth-test:', logger: createLogger('silent') });
       t.after(() => made.close());
-      const { sessionStore, resultBus, rateLimitStore, authFailureStore } = made;
-      return { sessionStore, resultBus, rateLimitStore, authFailureStore };
+      return made;
     };
-    const primary = await startProxyPair({ proxy: { authFailureLimit: LIMIT, ...backend() } });
+    const primary = await startProxyPair({ proxy: { authFailureLimit: LIMIT, backend: backend() } });
     t.after(() => primary.close());
-    const other = await startProxy({ providerUrl: primary.provider.url, proxy: { authFailureLimit: LIMIT, ...backend() } });
+    const other = await startProxy({ providerUrl: primary.provider.url, proxy: { authFailureLimit: LIMIT, backend: backend() } });
     t.after(() => other.close());
     return { primary, other };
   });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { configFromEnv, type ConfigError, type MerchantEvent } from '../../../proxy/index.ts';
-import { MemoryEventOutbox } from '../../../proxy/events/memory-outbox.ts';
+import { MemoryEventOutbox } from '../../../proxy/storage/memory/outbox.ts';
 import { createEventSigner } from '../../../proxy/events/signing.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, PURCHASE, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { EVENTS_SECRET, ROTATED_EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';

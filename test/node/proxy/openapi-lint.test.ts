@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { openApiDocument } from '../../../proxy/openapi/document.ts';
+import { proxyOpenApiDocument } from '../../../proxy/routes/operations.ts';
 
 interface LintProblem {
   ruleId: string;
@@ -41,13 +41,13 @@ function lint(document: object): Promise<{ problems: LintProblem[]; output: stri
 }
 
 test('the OpenAPI document passes Redocly\'s recommended rules with no error and no warning', async () => {
-  const { problems, output } = await lint(openApiDocument({ serverUrl: '/obv' }));
+  const { problems, output } = await lint(proxyOpenApiDocument('/obv'));
   const listed = problems.map((problem) => `${problem.severity} ${problem.ruleId} ${problem.location[0]?.pointer ?? ''}: ${problem.message}`);
   assert.deepEqual(listed, [], output);
 });
 
 test('the linter run is real: a document with an operation without security or a 4XX answer is reported', async () => {
-  const document = openApiDocument({ serverUrl: '/obv' }) as { paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> };
+  const document = proxyOpenApiDocument('/obv') as { paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> };
   const healthz = document.paths['/healthz']!.get!;
   delete healthz.security;
   healthz.responses = { 200: healthz.responses['200'] };

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { openApiDocument } from '../../../proxy/openapi/document.ts';
+import { proxyOpenApiDocument } from '../../../proxy/routes/operations.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { mountedRoutes, responseChecker } from '../../helpers/openapi.ts';
@@ -34,14 +34,14 @@ describe('OpenAPI document', () => {
   });
 
   test('every route the proxy mounts has a document entry, and every entry a route', () => {
-    const document = openApiDocument({ serverUrl: '/obv' });
+    const document = proxyOpenApiDocument('/obv');
     const documented = Object.entries(document.paths as Record<string, object>)
       .flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`)).sort();
     assert.deepEqual(mountedRoutes(pair.proxy.router), documented);
   });
 
   test('every schema in the document compiles as JSON Schema 2020-12, and each operation is named once', () => {
-    const checker = responseChecker(openApiDocument({ serverUrl: '/obv' }), '/obv');
+    const checker = responseChecker(proxyOpenApiDocument('/obv'), '/obv');
     const ids = checker.operationIds();
     assert.equal(new Set(ids).size, ids.length);
   });
@@ -52,11 +52,11 @@ describe('OpenAPI document', () => {
     assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
     const served = (await response.json()) as { openapi: string; servers: { url: string }[] };
     assert.equal(served.openapi, '3.1.1');
-    assert.deepEqual(served, openApiDocument({ serverUrl: pair.baseUrl }));
+    assert.deepEqual(served, proxyOpenApiDocument(pair.baseUrl));
   });
 
   test('an answer that drifts from its schema fails the check (a session view carrying the accountToken)', () => {
-    const checker = responseChecker(openApiDocument({ serverUrl: '/obv' }), '/obv');
+    const checker = responseChecker(proxyOpenApiDocument('/obv'), '/obv');
     const view = {
       sessionId: 'AAAAAAAAAAAAAAAAAAAAAA',
       state: 'succeeded',
@@ -211,7 +211,7 @@ describe('OpenAPI document', () => {
     // What the merchant's endpoint received matches the document's webhook.
     await merchant.waitForDistinct(events.data.length);
     // One checker: building one compiles every schema, long enough (under load) to outlast a kept-alive socket.
-    const webhooks = responseChecker(openApiDocument({ serverUrl: baseUrl }), '/obv');
+    const webhooks = responseChecker(proxyOpenApiDocument(baseUrl), '/obv');
     assert.deepEqual(merchant.deliveries.flatMap((delivery) => webhooks.checkWebhook('merchantEvent', delivery.body)), []);
 
     // Operations.
@@ -219,7 +219,7 @@ describe('OpenAPI document', () => {
     await pair.proxy.drain();
     assert.equal((await get('/readyz')).status, 503);
 
-    const checker = responseChecker(openApiDocument({ serverUrl: baseUrl }), pair.proxy.mountPath);
+    const checker = responseChecker(proxyOpenApiDocument(baseUrl), pair.proxy.mountPath);
     const mine = pair.responses.filter((exchange) => exchange.path.startsWith(`${pair.proxy.mountPath}/`));
     const checked = mine.map((exchange) => ({ exchange, ...checker.check(exchange) }));
     assert.deepEqual(checked.flatMap((c) => c.errors), []);
@@ -255,7 +255,7 @@ describe('OpenAPI document with the bank step bound to the starting browser', ()
       assert.equal((await fetch(await pair.returnUrl(sessionId), { headers: { accept: 'text/html', cookie } })).status, 200);
       assert.equal((await fetch(await pair.returnUrl(sessionId), { headers: { accept: 'text/html' } })).status, 403);
 
-      const checker = responseChecker(openApiDocument({ serverUrl: pair.baseUrl }), pair.proxy.mountPath);
+      const checker = responseChecker(proxyOpenApiDocument(pair.baseUrl), pair.proxy.mountPath);
       const checked = pair.responses.filter((exchange) => exchange.path.startsWith(`${pair.proxy.mountPath}/`)).map((exchange) => ({ exchange, ...checker.check(exchange) }));
       assert.deepEqual(checked.flatMap((c) => c.errors), []);
       const seen = new Set(checked.map((c) => `${c.operationId} ${c.exchange.status}`));

@@ -2,9 +2,9 @@
 // toProblem maps whatever was thrown (upstream errors, body-parser errors, a store outage) to one of them.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { problem, ProblemError } from '../../../proxy/errors.ts';
+import { problem, ProblemError } from '../../../proxy/common/errors.ts';
 import { toProblem } from '../../../proxy/http/problem.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { TokenError, UpstreamHttpError, UpstreamTimeoutError } from '../../../proxy/upstream/errors.ts';
 
 describe('problem kinds', () => {

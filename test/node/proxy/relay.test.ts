@@ -2,10 +2,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { MemoryResultBus } from '../../../proxy/sessions/memory/bus.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { browserOutcome, type SessionEvent, type SessionRecord } from '../../../proxy/sessions/types.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { MemoryResultBus } from '../../../proxy/storage/memory/bus.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
+import { browserOutcome, type SessionEvent } from '../../../proxy/storage/result-bus.ts';
+import { type SessionRecord } from '../../../proxy/storage/sessions.ts';
 import { SUCCESS } from '../../helpers/session-backend-contract.ts';
 import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { connectRelay, subscribedRelay } from '../../helpers/relay-client.ts';

@@ -11,7 +11,7 @@ import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import type { OutcomeReport, SavedAccount, SavedAccountRemoval } from '../../../proxy/index.ts';
 import { createSealer } from '../../../proxy/sealing/sealer.ts';
-import { CONSENT_VERSION } from '../../../proxy/accounts/consent.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 
 const AUTH = `Bearer ${TEST_MERCHANT_API_KEY}`;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { ConfigError, configFromEnv } from '../../../proxy/index.ts';
-import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/sealing/keys.ts';
+import { SANDBOX_SEALING_KEY, SealingKeyList } from '../../../proxy/config/sealing-keys.ts';
 import { createSealer, UnsealError } from '../../../proxy/sealing/sealer.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 import { PRODUCTION_ENV } from '../../helpers/production-env.ts';
@@ -92,7 +92,7 @@ describe('a record sealed under a key this instance lacks', () => {
     const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     // An instance still on the old keys shares the store (a rolling deploy done in the wrong order).
     const { startProxy } = await import('../../helpers/proxy-harness.ts');
-    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { sessionStore: pair.store, resultBus: pair.bus, sealingKeys: [key('old')] } });
+    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { backend: pair.backend, sealingKeys: [key('old')] } });
     t.after(() => stale.close());
     const read = await fetch(`${stale.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
     assert.equal(read.status, 503);

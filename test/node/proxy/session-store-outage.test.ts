@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { MemoryResultBus, SessionBackendUnavailableError, type SessionEvent, type SessionStore } from '../../../proxy/index.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { startProxyPair, startProxyPairWithBackend, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
+import { startProxyPair, startProxyPairWithBackend, storageWith, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
 import { signNotification, successPayload } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -30,7 +30,7 @@ describe('session store unavailable', () => {
   const memory = new MemorySessionStore();
 
   before(async () => {
-    pair = await startProxyPair({ proxy: { sessionStore: failingWhile(memory, () => failure) } });
+    pair = await startProxyPair({ proxy: { backend: storageWith({ sessionStore: failingWhile(memory, () => failure) }) } });
   });
   after(async () => {
     await pair.close();

@@ -1,12 +1,12 @@
-// The words the browser gets with an outcome (proxy/sessions/shopper-words.ts): known failure codes in
+// The words the browser gets with an outcome (proxy/words/outcomes.ts): known failure codes in
 // the shopper's language, the proxy's general words for any other (never the provider's text), the account
 // line as shown and as a screen reader should say it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { accountWords, browserFailureCode, failureWords } from '../../../proxy/sessions/shopper-words.ts';
-import { BANK_STEP_WORDS } from '../../../proxy/sessions/bank-step-words.ts';
-import { savingNote } from '../../../proxy/accounts/success-words.ts';
-import { hostedPageText } from '../../../proxy/pages/hosted-page-text.ts';
+import { accountWords, browserFailureCode, failureWords } from '../../../proxy/words/outcomes.ts';
+import { BANK_STEP_WORDS } from '../../../proxy/words/bank-step.ts';
+import { savingNote } from '../../../proxy/words/saving-notes.ts';
+import { hostedPageText } from '../../../proxy/words/hosted-page.ts';
 import { formatAmount } from '../../../proxy/pages/hosted-page.ts';
 
 describe('shopper words', () => {

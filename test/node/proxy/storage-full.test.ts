@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { StorageFullError, type SessionStore } from '../../../proxy/index.ts';
-import { MemorySessionStore } from '../../../proxy/sessions/memory/store.ts';
-import { startProxyPair, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
+import { startProxyPair, storageWith, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { signNotification, successPayload } from '../../helpers/webhooks.ts';
 import { eventually } from '../redis/support.ts';
 
@@ -32,7 +32,7 @@ describe('storage full', () => {
   const memory = new MemorySessionStore();
 
   before(async () => {
-    pair = await startProxyPair({ proxy: { sessionStore: fullWhile(memory, () => full) } });
+    pair = await startProxyPair({ proxy: { backend: storageWith({ sessionStore: fullWhile(memory, () => full) }) } });
   });
   after(async () => {
     await pair.close();

@@ -52,7 +52,7 @@ describe('transactions', () => {
     t.after(() => new Promise<void>((resolve) => gateway.close(() => resolve())));
     const proxy = await startProxy({
       providerUrl: pair.provider.url,
-      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, sessionStore: pair.store, resultBus: pair.bus },
+      proxy: { gatewayUrl: `http://127.0.0.1:${(gateway.address() as AddressInfo).port}`, backend: pair.backend },
     });
     t.after(() => proxy.close());
     const pay = (linkRef: string) => fetch(`${proxy.baseUrl}/transactions`, {

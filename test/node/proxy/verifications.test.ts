@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import type { VerificationDraft } from '../../../proxy/hooks.ts';
+import type { VerificationDraft } from '../../../proxy/index.ts';
 import { draftWithPurchase, PURCHASE, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { createWebhookVerifier, WebhookSignatureError } from '../../../proxy/notifications/signature.ts';
+import { createWebhookVerifier, WebhookSignatureError } from '../../../proxy/common/webhook-signature.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OTHER_SECRET = 'whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==';

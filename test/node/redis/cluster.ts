@@ -7,7 +7,7 @@ import express from 'express';
 import type { Logger } from 'pino';
 import { WebSocket } from 'ws';
 import { DEFAULT_WEBHOOK_SECRET, type RunningProvider } from '../../../sandbox/index.ts';
-import { createObvProxy, type ObvProxy, type ObvProxyOptions } from '../../../proxy/index.ts';
+import { createObvProxy, type ObvProxy, type ObvProxyOptions, type Storage } from '../../../proxy/index.ts';
 import { eventually } from './support.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -32,8 +32,8 @@ function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<nu
 export async function startInstance(options: {
   provider: RunningProvider;
   redisUrl: string;
-  /** A session store and bus built by the test (e.g. one that fails on purpose), used instead of redisUrl's. */
-  backend?: Pick<ObvProxyOptions, 'sessionStore' | 'resultBus'>;
+  /** A storage built by the test (e.g. with a bus that fails on purpose), used instead of redisUrl's. */
+  backend?: Storage;
   publicUrl?: string;
   /** Starts per client IP per minute (OBV_RATE_LIMIT). */
   rateLimit?: number;
@@ -66,7 +66,7 @@ export async function startInstance(options: {
     ...(options.redisPrefix === undefined ? {} : { redisPrefix: options.redisPrefix }),
     ...(options.logger === undefined ? {} : { logger: options.logger }),
     ...options.extra,
-    ...options.backend,
+    ...(options.backend ? { backend: options.backend } : {}),
   });
   app.use(proxy.mountPath, proxy.router);
   proxy.attachRelay(server);

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
-import { createRedisBackend, type RedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
+import { createRedisStorage, type RedisStorage } from '../../../proxy/storage/redis/storage.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/storage/redis/session-store.ts';
 import { captureLogs, type LogCapture } from '../../helpers/log-capture.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { startRedisRoleRelay, type RedisRole, type RedisRoleRelay } from '../../helpers/redis-role-relay.ts';
@@ -58,7 +58,7 @@ describe('one instance losing some of its Redis connections', { skip }, () => {
   let redis: RedisServer;
   let provider: RunningProvider;
   let relay: RedisRoleRelay;
-  let backend: RedisBackend;
+  let backend: RedisStorage;
   let logs: LogCapture;
   let store: RedisSessionStore;
   /** Reaches Redis through the relay: the instance whose connections are cut. */
@@ -72,9 +72,9 @@ describe('one instance losing some of its Redis connections', { skip }, () => {
     relay = await startRedisRoleRelay(redis.port);
     logs = captureLogs('info');
     // Reconnects 100 ms apart at most, so the test waits for the behaviour, not for back-off.
-    backend = createRedisBackend({ url: relay.url, maxReconnectDelayMs: 100, logger: logs.logger });
+    backend = createRedisStorage({ url: relay.url, maxReconnectDelayMs: 100, logger: logs.logger });
     await backend.ready();
-    a = await startInstance({ provider, redisUrl: relay.url, backend: { sessionStore: backend.sessionStore, resultBus: backend.resultBus } });
+    a = await startInstance({ provider, redisUrl: relay.url, backend });
     b = await startInstance({ provider, redisUrl: redis.url });
     store = await openRedisSessionStore({ url: redis.url });
   });

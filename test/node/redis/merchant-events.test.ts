@@ -14,9 +14,9 @@ import { eventually } from './support.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
 import { cancelSession } from '../../helpers/session-requests.ts';
-import { RedisEventOutbox } from '../../../proxy/events/redis-outbox.ts';
-import { redisKeys } from '../../../proxy/sessions/redis/keys.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
+import { RedisEventOutbox } from '../../../proxy/storage/redis/outbox.ts';
+import { redisKeys } from '../../../proxy/storage/redis/keys.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/storage/redis/session-store.ts';
 
 const skip = redisSkipReason();
 

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startProvider, type RunningProvider } from '../../../sandbox/index.ts';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import type { ResultBus } from '../../../proxy/sessions/types.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { openRedisStorage } from '../../../proxy/storage/redis/storage.ts';
+import type { ResultBus } from '../../../proxy/storage/result-bus.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import {
   newLinkToken,
@@ -114,14 +114,14 @@ describe('two proxy instances sharing Redis', { skip }, () => {
 
   it('refuses the notification whose outcome it stored but could not publish, and publishes it on the retry', async () => {
     // An instance whose publish connection fails once, right after the outcome reached the store.
-    const backend = await openRedisBackend({ url: redis.url });
+    const backend = await openRedisStorage({ url: redis.url });
     let publishCalls = 0;
     const publishFailsOnce: ResultBus = {
       publish: (event) => (++publishCalls === 1 ? Promise.reject(new SessionBackendUnavailableError('publish failed')) : backend.resultBus.publish(event)),
       subscribe: (sessionId, listener) => backend.resultBus.subscribe(sessionId, listener),
       close: () => backend.resultBus.close(),
     };
-    const flaky = await startInstance({ provider, redisUrl: redis.url, backend: { sessionStore: backend.sessionStore, resultBus: publishFailsOnce } });
+    const flaky = await startInstance({ provider, redisUrl: redis.url, backend: { ...backend, resultBus: publishFailsOnce } });
     try {
       const { sessionId, consumerUrl } = await startVerification(flaky);
       // Subscribed before the outcome exists: only a publish can bring it to this socket.

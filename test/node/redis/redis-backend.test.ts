@@ -1,7 +1,7 @@
 // Building the Redis backend: synchronously (as createSessionBackend does) and when Redis is missing.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createRedisBackend, openRedisBackend } from '../../../proxy/sessions/redis/backend.ts';
+import { createRedisStorage, openRedisStorage } from '../../../proxy/storage/redis/storage.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { SUCCESS, SUCCESS_VIEW, eventually, pendingRecord } from './support.ts';
 
@@ -19,7 +19,7 @@ describe('Redis backend', { skip }, () => {
   });
 
   it('serves commands issued right after a synchronous build, before the first connect', async () => {
-    const backend = createRedisBackend({ url: server.url });
+    const backend = createRedisStorage({ url: server.url });
     try {
       const record = pendingRecord();
       // No await on ready(): these wait for the first connect instead of failing.
@@ -31,7 +31,7 @@ describe('Redis backend', { skip }, () => {
   });
 
   it('delivers to a subscriber registered before the subscription was live', async () => {
-    const backend = createRedisBackend({ url: server.url });
+    const backend = createRedisStorage({ url: server.url });
     try {
       const record = pendingRecord();
       const events: unknown[] = [];
@@ -52,11 +52,11 @@ describe('Redis backend', { skip }, () => {
   it('fails to open when Redis is unreachable, and leaves no connection retrying', async () => {
     const stopped = await startRedisServer();
     await stopped.close();
-    await assert.rejects(openRedisBackend({ url: stopped.url }, 300), /not ready/);
+    await assert.rejects(openRedisStorage({ url: stopped.url }, 300), /not ready/);
   });
 
   it('rejects a URL that is not redis:// or rediss://', () => {
-    assert.throws(() => createRedisBackend({ url: 'http://127.0.0.1:6379' }), TypeError);
-    assert.throws(() => createRedisBackend({ url: 'not a url' }), TypeError);
+    assert.throws(() => createRedisStorage({ url: 'http://127.0.0.1:6379' }), TypeError);
+    assert.throws(() => createRedisStorage({ url: 'not a url' }), TypeError);
   });
 });

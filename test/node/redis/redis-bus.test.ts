@@ -2,10 +2,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisBackend, type RedisBackend } from '../../../proxy/sessions/redis/backend.ts';
-import { openRedisResultBus, type RedisResultBus } from '../../../proxy/sessions/redis/bus.ts';
-import type { SessionEvent } from '../../../proxy/sessions/types.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { openRedisStorage, type RedisStorage } from '../../../proxy/storage/redis/storage.ts';
+import { openRedisResultBus, type RedisResultBus } from '../../../proxy/storage/redis/bus.ts';
+import type { SessionEvent } from '../../../proxy/storage/result-bus.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { FAILURE, FAILURE_VIEW, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
 
@@ -131,15 +131,15 @@ describe('Redis result bus', { skip }, () => {
 
 describe('Redis result bus across a Redis restart', { skip }, () => {
   let server: RedisServer;
-  let a: RedisBackend;
-  let b: RedisBackend;
+  let a: RedisStorage;
+  let b: RedisStorage;
   let raw: Redis;
 
   before(async () => {
     server = await startRedisServer({ persistent: true });
     const options = { url: server.url, maxReconnectDelayMs: 100 };
-    a = await openRedisBackend(options);
-    b = await openRedisBackend(options);
+    a = await openRedisStorage(options);
+    b = await openRedisStorage(options);
     raw = inspector(server.url);
   });
 

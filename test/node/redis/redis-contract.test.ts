@@ -1,8 +1,8 @@
 // The Redis backend against the same SessionStore / ResultBus contract the in-memory backend passes
 // (test/node/proxy/memory-backend.test.ts): routes and relay rely on both behaving identically.
 import { after, describe } from 'node:test';
-import { openRedisResultBus } from '../../../proxy/sessions/redis/bus.ts';
-import { openRedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
+import { openRedisResultBus } from '../../../proxy/storage/redis/bus.ts';
+import { openRedisSessionStore } from '../../../proxy/storage/redis/session-store.ts';
 import { describeResultBusContract, describeSessionStoreContract } from '../../helpers/session-backend-contract.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import { SessionBackendUnavailableError } from '../../../proxy/sessions/errors.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/sessions/redis/store.ts';
+import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
+import { openRedisSessionStore, type RedisSessionStore } from '../../../proxy/storage/redis/session-store.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { FAILURE, SUCCESS, eventually, inspector, pendingRecord, randomId } from './support.ts';
 

@@ -44,7 +44,7 @@ describe('credentials at rest on Redis', { skip }, () => {
   before(async () => {
     redis = await startRedisServer();
     backend = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'obv:', logger: createLogger('silent') });
-    pair = await startProxyPair({ proxy: { sessionStore: backend.sessionStore, resultBus: backend.resultBus, rateLimitStore: backend.rateLimitStore } });
+    pair = await startProxyPair({ proxy: { backend } });
     raw = inspector(redis.url);
   });
   after(async () => {

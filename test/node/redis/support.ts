@@ -1,7 +1,8 @@
 // Shared bits of the Redis tests: records, bounded waiting, a raw client for inspecting keys.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { browserOutcome, type FailureOutcome, type SessionRecord, type StoredOutcome } from '../../../proxy/sessions/types.ts';
+import { browserOutcome } from '../../../proxy/storage/result-bus.ts';
+import { type FailureOutcome, type SessionRecord, type StoredOutcome } from '../../../proxy/storage/sessions.ts';
 
 export const SUCCESS: StoredOutcome = {
   status: 'success',

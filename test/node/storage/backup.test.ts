@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { DatabaseSync } from 'node:sqlite';
 import { backupDatabase, BackupError, createLogger, DataDirectoryError } from '../../../proxy/index.ts';
-import { createStorage, type Storage } from '../../../proxy/storage/create-storage.ts';
+import { createStorage } from '../../../proxy/storage/create-storage.ts';
+import type { Storage } from '../../../proxy/storage/storage.ts';
 import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
 

@@ -1,0 +1,196 @@
+// What the rest of the proxy sees of merchant events: `emit(type, data)` for any event, the session's
+// end (`sessionEnded`: the one link.* event of a session, under an id derived from the session so every
+// emitter, retry and instance agree on it), the expiry check scheduled when a session starts, and what
+// the merchant's server asks of recorded events (list, acknowledge, redeliver: event-list.ts). With
+// events off (no OBV_EVENTS_URL) every method does nothing.
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import { CANCELLED_CODE, type SessionRecord } from '../storage/sessions.ts';
+import type { StoreOutageLog } from '../storage/outage-log.ts';
+import { startEventWorker, type EventWorker } from './delivery.ts';
+import { eventIdFor, randomEventId } from './ids.ts';
+import type { EventOutbox, ListQuery, StoredEvent } from '../storage/outbox.ts';
+import { buildEvent, type EventData, type EventType, type MerchantEvent } from '../storage/events.ts';
+import { createEventSigner } from './signing.ts';
+import {
+  EVENT_ATTEMPT_TIMEOUT_MS,
+  EVENT_LEASE_MS,
+  EVENT_MAX_IN_FLIGHT,
+  EVENT_POLL_INTERVAL_MS,
+  EVENT_RETRY_DELAYS_MS,
+  SESSION_CHECK_DELAY_MS,
+} from '../config/limits.ts';
+
+/** Timings of the delivery worker; tests shorten them (no test waits a day). */
+export interface EventTimings {
+  /** Waits between attempts (after the first, second, … failure); default EVENT_RETRY_DELAYS_MS. */
+  retryDelaysMs?: readonly number[];
+  attemptTimeoutMs?: number;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  /** How long after a session's expiry its end is checked. */
+  sessionCheckDelayMs?: number;
+}
+
+export interface EmitOptions {
+  /**
+   * What makes this event happen once (`payment:{merchantTransactionId}`): the id is derived from it, so
+   * emitting again (a retry, another instance) records nothing new. Default: a random id.
+   */
+  once?: string;
+}
+
+export interface MerchantEvents {
+  /** False when OBV_EVENTS_URL is not set. */
+  readonly enabled: boolean;
+  /** Records the event and queues its delivery; the event, or undefined when events are off or `once` already emitted. */
+  emit<Type extends EventType>(type: Type, data: EventData<Type>, options?: EmitOptions): Promise<MerchantEvent<Type> | undefined>;
+  /** A session started: its end is checked when its time is up (link.expired if it has no outcome then). */
+  sessionStarted(record: SessionRecord): Promise<void>;
+  /**
+   * The session's link.* event, if it has ended (outcome stored, or expired); once per session. `released`
+   * is the record as a browser may see it (verifications/bank-step.ts `releasedRecord`): the caller has it,
+   * so the bank-step marker is not read again here.
+   */
+  sessionEnded(released: SessionRecord): Promise<void>;
+  /** Events in the order recorded, with their delivery; undefined for an unknown `after`. */
+  list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
+  /** The merchant handled the event: no attempt follows (outbox `acknowledge`); undefined when unknown. */
+  acknowledge(eventId: string): Promise<StoredEvent | undefined>;
+  /** An attempt now (outbox `redeliver`), on this instance if it is free; undefined when unknown. */
+  redeliver(eventId: string): Promise<StoredEvent | undefined>;
+  /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
+  close(): Promise<void>;
+}
+
+export interface MerchantEventsOptions {
+  config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
+  outbox: EventOutbox;
+  /**
+   * A session as a browser may see it (verifications/bank-step.ts `releasedReader`): a success held for its
+   * bank step is no end yet. Undefined when the session is gone.
+   */
+  released(sessionId: string): Promise<SessionRecord | undefined>;
+  logger: Logger;
+  metrics: Pick<ProxyMetrics, 'addEventBacklogSource' | 'eventsSent' | 'eventAttemptsFailed' | 'eventsFailed'>;
+  now: () => number;
+  timings?: EventTimings | undefined;
+  /** Counts the delivery worker's store failures during an outage (storage/outage-log.ts). */
+  outage?: Pick<StoreOutageLog, 'refused'> | undefined;
+}
+
+/** The order fields of a session, as events carry them (unset ones left out). */
+function orderOf(record: SessionRecord) {
+  const { merchantUserId, merchantTransactionId, amount, currency } = record;
+  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency }).filter(([, value]) => value !== undefined));
+}
+
+/** The link.* event a session ended with; undefined while it has not ended. */
+function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
+  const order = orderOf(record);
+  const outcome = record.outcome;
+  if (outcome?.status === 'success') {
+    const { linkRef, accountLabel, fiName, fiAccountType, savedAccount, reconnect } = outcome;
+    const saved = {
+      ...(savedAccount ? { savedAccount } : {}),
+      ...(reconnect ? { reconnect } : {}),
+      ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
+    };
+    return { type: 'link.succeeded', data: { ...order, linkRef, accountLabel, fiName, fiAccountType, ...saved } };
+  }
+  if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };
+  if (outcome) return { type: 'link.failed', data: { ...order, code: outcome.code, message: outcome.message } };
+  if (record.state === 'expired') return { type: 'link.expired', data: { ...order, expiredAt: new Date(record.expiresAt).toISOString() } };
+  return undefined;
+}
+
+const OFF: MerchantEvents = {
+  enabled: false,
+  emit: async () => undefined,
+  sessionStarted: async () => undefined,
+  sessionEnded: async () => undefined,
+  list: async () => undefined,
+  acknowledge: async () => undefined,
+  redeliver: async () => undefined,
+  close: async () => undefined,
+};
+
+export function createMerchantEvents(options: MerchantEventsOptions): MerchantEvents {
+  const { config, outbox, now } = options;
+  if (!config.eventsUrl || !config.eventsSecrets?.length) return OFF;
+  const timings = options.timings ?? {};
+  const sessionCheckDelayMs = timings.sessionCheckDelayMs ?? SESSION_CHECK_DELAY_MS;
+  const logger = options.logger.child({ component: 'merchant-events' });
+  options.metrics.addEventBacklogSource(() => outbox.backlog());
+
+  async function emit<Type extends EventType>(type: Type, data: EventData<Type>, emitOptions: EmitOptions = {}): Promise<MerchantEvent<Type> | undefined> {
+    const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
+    if (!(await outbox.append(event, now()))) return undefined;
+    logger.info({ event: event.id, type }, 'merchant event recorded');
+    worker.wake();
+    return event;
+  }
+
+  /**
+   * The session's end as the merchant may hear it: a success held for the bank step (verifications/bank-step.ts)
+   * has not ended yet. It is told when the starting browser confirms it (the return page delivers it), or
+   * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
+   * backed by someone else's bank step.
+   */
+  async function sessionEnded(released: SessionRecord): Promise<void> {
+    const end = sessionEndEvent(released);
+    if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
+  }
+
+  // `emit` (above) wakes this worker; it is only ever called after this line ran (the worker's own jobs
+  // start on a later tick, once a claim has answered).
+  const worker: EventWorker = startEventWorker({
+    outbox,
+    url: config.eventsUrl,
+    sign: createEventSigner(config.eventsSecrets),
+    logger,
+    metrics: options.metrics,
+    now,
+    retryDelaysMs: timings.retryDelaysMs ?? EVENT_RETRY_DELAYS_MS,
+    attemptTimeoutMs: timings.attemptTimeoutMs ?? EVENT_ATTEMPT_TIMEOUT_MS,
+    leaseMs: timings.leaseMs ?? EVENT_LEASE_MS,
+    pollIntervalMs: timings.pollIntervalMs ?? EVENT_POLL_INTERVAL_MS,
+    maxInFlight: EVENT_MAX_IN_FLIGHT,
+    ...(options.outage ? { outage: options.outage } : {}),
+    async checkSession(sessionId) {
+      const released = await options.released(sessionId);
+      if (!released) return 'done';
+      if (!sessionEndEvent(released)) return now() + sessionCheckDelayMs;
+      // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
+      // outcome was stored): same id, so nothing new when it was not.
+      await sessionEnded(released);
+      return 'done';
+    },
+  });
+
+  return {
+    enabled: true,
+    emit,
+    sessionEnded,
+    async sessionStarted(record) {
+      await outbox.scheduleSessionCheck(record.sessionId, record.expiresAt + sessionCheckDelayMs);
+    },
+    list: (query) => outbox.list(query, now()),
+    async acknowledge(eventId) {
+      const stored = await outbox.acknowledge(eventId, now());
+      if (stored) logger.info({ event: eventId, type: stored.event.type }, 'merchant event acknowledged through the API: no more attempts');
+      return stored;
+    },
+    async redeliver(eventId) {
+      const stored = await outbox.redeliver(eventId, now());
+      if (stored) {
+        logger.info({ event: eventId, type: stored.event.type }, 'merchant event redelivery asked for through the API');
+        worker.wake();
+      }
+      return stored;
+    },
+    // The outbox is the backend's (or the caller's): whoever made it closes it.
+    close: () => worker.close(),
+  };
+}

@@ -1,0 +1,101 @@
+// A provider notification (endpoint 3), as one service. Order matters: check the notification (intake.ts),
+// store the outcome (first terminal one wins), finish the delivery (verifications/delivery.ts: link
+// reference, publish, the merchant's onOutcome hook), and only then answer 2xx, so an outcome acknowledged
+// to the provider is never lost: any failure before the 2xx makes the provider retry, and a retry of the
+// same outcome finishes whatever was left undone. A success whose bank step is bound
+// (verifications/bank-step.ts) is stored and acknowledged like any other: holding it is the proxy's own
+// state (the store and its markers), released by the return page.
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { WebhookHeaders } from '../common/webhook-signature.ts';
+import type { SavedAccounts } from '../accounts/accounts.ts';
+import type { Sealer } from '../sealing/sealer.ts';
+import { openOutcome, sealOutcome } from '../sealing/sealed-outcome.ts';
+import type { SessionStore, VerificationOutcome } from '../storage/sessions.ts';
+import { scrubProviderText } from '../upstream/provider-text.ts';
+import { outcomeArrivedAt } from '../verifications/bank-step.ts';
+import type { Verifications } from '../verifications/verifications.ts';
+import { createNotificationIntake } from './intake.ts';
+import type { ReportedNotification } from './outcome.ts';
+
+export interface NotificationsDeps {
+  config: Pick<ProxyConfig, 'webhookSecret' | 'successStatuses' | 'failureStatuses'>;
+  store: SessionStore;
+  sealer: Sealer;
+  accounts: Pick<SavedAccounts, 'savedAccountFor'>;
+  verifications: Pick<Verifications, 'deliver'>;
+  metrics: Pick<ProxyMetrics, 'refusedNotifications' | 'outcomes'>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** One notification as it arrived: the reference in its URL, its Standard Webhooks headers, its exact body. */
+export interface ReceivedNotification {
+  ref: string;
+  headers: WebhookHeaders;
+  payload: string;
+}
+
+export interface Notifications {
+  /** `stored` (or the same outcome again), or `ignored` (the session had ended otherwise); a problem for each refusal. */
+  receive(notification: ReceivedNotification): Promise<'stored' | 'ignored'>;
+}
+
+/** The same outcome as the provider reports it (the link reference, saved account and reconnect are ours, so they are left out). */
+export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
+  if (!stored || stored.status !== reported.status) return false;
+  const { linkRef: _ours, savedAccount: _saved, reconnect: _reconnect, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown; reconnect?: unknown };
+  // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
+  const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
+  const fields = Object.keys(ours!);
+  return fields.length === Object.keys(theirs!).length && fields.every((field) => ours![field] === theirs![field]);
+}
+
+export function createNotifications(deps: NotificationsDeps): Notifications {
+  const { store, logger, sealer } = deps;
+  const intake = createNotificationIntake(deps);
+  const completeDelivery = deps.verifications.deliver;
+
+  return {
+    async receive({ ref, headers, payload }) {
+      const webhookId = headers.id;
+      intake.verifySignature(headers, payload);
+      const body = intake.parseBody(payload);
+      const session = await intake.sessionFor(ref, webhookId);
+      const reported = intake.readOutcome(body, session, webhookId);
+      intake.requireSameVerification(session, reported, webhookId);
+      await intake.bindWebhookId(webhookId, session);
+
+      const logRef = sessionLogRef(session.sessionId);
+      const saved = reported.outcome.status === 'success' ? deps.accounts.savedAccountFor(session, reported.outcome) : {};
+      const outcome: VerificationOutcome = reported.outcome.status === 'success'
+        ? { ...reported.outcome, linkRef: newId(), ...saved }
+        : reported.outcome;
+      // The token is sealed before any backend sees it.
+      const { stored, record } = await store.settle(session.sessionId, sealOutcome(sealer, session.sessionId, outcome));
+      if (!stored && !sameOutcome(openOutcome(sealer, record), reported.outcome)) {
+        // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
+        // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx (a success
+        // held for its bank step stays held: the return page releases it).
+        await completeDelivery(record);
+        logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
+        return 'ignored';
+      }
+      if (stored) deps.metrics.outcomes.inc({ status: outcome.status });
+      // The bank step's return grace counts from the first time the outcome is known stored.
+      if (record.browserBinding) await outcomeArrivedAt(store, record, deps.now());
+      // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
+      if ((await completeDelivery(record)) === 'held') {
+        logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored and acknowledged, held until its bank step is confirmed on the return page');
+        return 'stored';
+      }
+      // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
+      const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
+      logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },
+        'verification outcome stored and published');
+      return 'stored';
+    },
+  };
+}

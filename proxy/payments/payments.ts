@@ -1,0 +1,59 @@
+// Paying with a link reference, as one service: the verified account behind a reference (linked-account.ts:
+// GET /links, `proxy.readLink`), paying an order once (pay.ts, with the order's claim and replays in
+// orders.ts), an order's payment read back, a payment whose result is unknown reconciled (reconcile.ts),
+// and the watch that turns a dead holder's payment `unknown` (leases.ts).
+import type { Logger } from 'pino';
+import type { MerchantEvents } from '../events/events.ts';
+import type { Sealer } from '../sealing/sealer.ts';
+import type { PaymentStore } from '../storage/payments.ts';
+import type { RemovalStore } from '../storage/removals.ts';
+import type { SessionStore } from '../storage/sessions.ts';
+import type { TransactionClient } from '../upstream/transaction-client.ts';
+import { watchPaymentLeases } from './leases.ts';
+import { readLinkedAccount, type LinkedAccount } from './linked-account.ts';
+import { paymentView, readPayment, type PaymentView } from './orders.ts';
+import { createPayer, type Payer, type PayerDeps } from './pay.ts';
+import { reconcilePayment, type ReconcileBody, type Reconciled } from './reconcile.ts';
+
+export interface PaymentsDeps {
+  config: PayerDeps['config'];
+  payments: PaymentStore;
+  /** Where link references lead (their marker and session). */
+  sessions: Pick<SessionStore, 'get' | 'readMark'>;
+  removals: Pick<RemovalStore, 'isRemoved'>;
+  sealer: Sealer;
+  /** Endpoint 4; undefined without OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (paying is then off). */
+  upstream: TransactionClient | undefined;
+  events: Pick<MerchantEvents, 'emit'>;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface Payments {
+  /** Pays an order (POST /transactions, `proxy.pay`); undefined while paying is off. */
+  pay: Payer | undefined;
+  /** An order's payment (GET /transactions/{id}), or undefined when none is on record. */
+  read(merchantTransactionId: string): Promise<PaymentView | undefined>;
+  /** Records what the provider says of a payment whose result is unknown. */
+  reconcile(merchantTransactionId: string, body: ReconcileBody): Promise<Reconciled>;
+  /** The verified account behind a link reference, token included; 404/403 otherwise. */
+  readLink(linkRef: string): Promise<LinkedAccount>;
+  /** Stops the lease watch. */
+  close(): void;
+}
+
+export function createPayments(deps: PaymentsDeps): Payments {
+  const leases = watchPaymentLeases(deps);
+  const orders = { ...deps, leases };
+  return {
+    // One payer for POST /transactions and `proxy.pay()`: the same rules either way.
+    pay: deps.upstream && createPayer(orders, deps.upstream),
+    async read(merchantTransactionId) {
+      const payment = await readPayment(orders, merchantTransactionId);
+      return payment && paymentView(payment);
+    },
+    reconcile: (merchantTransactionId, body) => reconcilePayment(orders, merchantTransactionId, body),
+    readLink: (linkRef) => readLinkedAccount(orders, linkRef),
+    close: () => leases.close(),
+  };
+}

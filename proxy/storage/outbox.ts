@@ -1,0 +1,128 @@
+// The outbox: where merchant events wait for delivery and stay listed for catch-up. Three implementations
+// behind this one interface, as for sessions: in memory (one instance; a restart loses it), SQLite (one
+// instance, on disk) and Redis (shared by every instance; survives restarts and kills). The delivery
+// worker (delivery.ts) and the list, acknowledge and redeliver calls (event-list.ts) only ever talk to it.
+import type { MerchantEvent } from './events.ts';
+
+/**
+ * Work the outbox schedules: delivering one event, or looking at one session when its time is up (the
+ * session-end check that emits `link.expired`, or re-emits a terminal event whose first emit was lost).
+ */
+export type OutboxJob = { kind: 'deliver'; eventId: string } | { kind: 'session-check'; sessionId: string };
+
+/** `pending`: being delivered (attempts due); `delivered`: over (a 2xx, or acknowledged); `failed`: given up. */
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+/** Which delivery states a list keeps: one state, or `undelivered` (pending and failed). */
+export type DeliveryFilter = 'pending' | 'failed' | 'undelivered';
+
+/** Where one event's delivery stands. Times are epoch ms. */
+export interface EventDelivery {
+  state: DeliveryState;
+  /** Attempts made in the current delivery (a redelivery starts again from 0). */
+  attempts: number;
+  /** `pending`: when the next attempt is due (at or before now while one is due or under way). */
+  nextAttemptAt?: number;
+  /** `delivered`: when. */
+  deliveredAt?: number;
+  /** `delivered`: by a 2xx from the endpoint, or acknowledged through the API (`acknowledgeEvent`). */
+  acknowledgedBy?: 'endpoint' | 'api';
+  /** When the last attempt ended. */
+  lastAttemptAt?: number;
+  /** The last failed attempt's reason (`answered 500`, `no answer within 10000 ms`, `connection failed (ECONNREFUSED)`). */
+  lastError?: string;
+}
+
+/** An event with where its delivery stands. */
+export interface StoredEvent {
+  event: MerchantEvent;
+  /** The exact body that is signed and sent (the event as JSON). */
+  body: string;
+  delivery: EventDelivery;
+}
+
+/** What one attempt came to. */
+export type AttemptOutcome = { ok: true } | { ok: false; error: string };
+
+export interface OutboxBacklog {
+  /** Events not yet delivered (nor given up). */
+  pending: number;
+  /** Epoch ms since when the oldest of them has been pending; undefined when none. */
+  oldestPendingAt: number | undefined;
+}
+
+export interface ListQuery {
+  /** Only events recorded after this one (its place in the recording order, whatever its state). */
+  after?: string;
+  limit: number;
+  delivery?: DeliveryFilter;
+}
+
+/**
+ * Every method rejects with SessionBackendUnavailableError while the backend cannot be reached. Jobs are
+ * leased, not taken: a claimed job comes back after `leaseMs` unless it was finished or postponed, so a
+ * job whose instance died is done by another. Every change of an event's delivery is one atomic step.
+ */
+export interface EventOutbox {
+  /**
+   * Records `event` (listed from now on, for the retention) and queues its delivery at once. Once per id:
+   * resolves false, changing nothing, when an event with this id is already recorded.
+   */
+  append(event: MerchantEvent, nowMs: number): Promise<boolean>;
+  /** Queues a session-end check at `atMs` (once per session: a second call keeps the first). */
+  scheduleSessionCheck(sessionId: string, atMs: number): Promise<void>;
+  /** Leases up to `max` jobs due at `nowMs` until `nowMs + leaseMs`. */
+  claimDue(nowMs: number, leaseMs: number, max: number): Promise<OutboxJob[]>;
+  /** The event and its delivery; undefined when unknown (never recorded, or past the retention). */
+  get(eventId: string): Promise<StoredEvent | undefined>;
+  /**
+   * The last attempt of a pending event's delivery: `ok` → delivered (by the endpoint), else failed (given
+   * up). Counts the attempt and removes its job. Changes nothing else of an event that is not pending (it
+   * was acknowledged while the attempt ran).
+   */
+  settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void>;
+  /** Counts a failed attempt of a pending event and runs its job again at `atMs`; nothing for one that is not pending. */
+  retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void>;
+  /** Runs a job again at `atMs` (a session check that came too early). */
+  postpone(job: OutboxJob, atMs: number): Promise<void>;
+  /** Removes a job: a session check that is done, or the delivery of an event that is no longer pending (or gone). */
+  finishJob(job: OutboxJob): Promise<void>;
+  /**
+   * The merchant handled the event: `delivered` (by `api`) and its job removed, so no attempt follows. An
+   * event already delivered stays as it is. The event after; undefined when unknown.
+   */
+  acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined>;
+  /**
+   * An attempt at `nowMs`: a delivered or failed event starts a new delivery (`pending`, 0 attempts, the
+   * retry schedule from the start); a pending one's next attempt moves to now, unless one is already due
+   * or under way (then nothing changes). The event after; undefined when unknown.
+   */
+  redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined>;
+  /**
+   * Up to `limit` events in the order recorded, after `after` (from the oldest retained when undefined),
+   * those in the `delivery` states only, and whether more follow. Undefined when `after` is not a
+   * retained event.
+   */
+  list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
+  backlog(): Promise<OutboxBacklog>;
+  /** Forgets events past the retention that are no longer being delivered (the list's head). */
+  trim(nowMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Whether `state` is one a list filtered by `filter` keeps. */
+export function keeps(filter: DeliveryFilter | undefined, state: DeliveryState): boolean {
+  if (filter === undefined) return true;
+  return filter === 'undelivered' ? state !== 'delivered' : state === filter;
+}
+
+/** A job as one string (the Redis member; the memory map key). */
+export function jobKey(job: OutboxJob): string {
+  return job.kind === 'deliver' ? `deliver:${job.eventId}` : `session-check:${job.sessionId}`;
+}
+
+export function parseJobKey(key: string): OutboxJob | undefined {
+  if (key.startsWith('deliver:')) return { kind: 'deliver', eventId: key.slice('deliver:'.length) };
+  if (key.startsWith('session-check:')) return { kind: 'session-check', sessionId: key.slice('session-check:'.length) };
+  return undefined;
+}

@@ -1,0 +1,35 @@
+// Every repository the proxy keeps its state in, on one backend, as one value: what createStorage
+// (create-storage.ts) builds for OBV_STORAGE, and what a caller hands createObvProxy as `backend`.
+import type { Store } from 'express-rate-limit';
+import type { SessionStore } from './sessions.ts';
+import type { ResultBus } from './result-bus.ts';
+import type { EventOutbox } from './outbox.ts';
+import type { PaymentStore } from './payments.ts';
+import type { LinkSessionStore } from './link-sessions.ts';
+import type { RemovalStore } from './removals.ts';
+
+export type StorageKind = 'sqlite' | 'redis' | 'memory';
+
+/** Every repository the proxy keeps its state in, on one backend. */
+export interface Storage {
+  readonly kind: StorageKind;
+  /** Sessions, their idempotency claims and their short-lived one-time markers. */
+  sessionStore: SessionStore;
+  /** Session events to whichever instance holds the browser's socket. */
+  resultBus: ResultBus;
+  /** The merchant events' outbox. */
+  eventOutbox: EventOutbox;
+  /** One payment per order, each claim a lease. */
+  payments: PaymentStore;
+  linkSessions: LinkSessionStore;
+  /** Saved accounts shoppers removed. */
+  removals: RemovalStore;
+  /** A store for express-rate-limit, shared across instances; undefined = its in-memory default. */
+  rateLimitStore?: Store;
+  /** The failed API-key counts (http/merchant-auth.ts), shared across instances; undefined = in memory. */
+  authFailureStore?: Store;
+  /** Where the state is, for the boot log line (a directory, a Redis host, or "memory"). */
+  readonly location: string;
+  /** Closes what this function created. */
+  close(): Promise<void>;
+}

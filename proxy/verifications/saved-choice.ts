@@ -1,0 +1,59 @@
+// A returning shopper chooses a saved account in the element: the form gets a link reference for this
+// order at once (no bank step, no upstream verification), from a verification session settled as a
+// success with the saved account's token, and delivered like any outcome (link index, `onOutcome`).
+// POST /transactions then pays it as it pays a bank link.
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import { newId, sessionLogRef } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { SavedAccounts } from '../accounts/accounts.ts';
+import type { LinkSessions } from '../link-sessions/link-sessions.ts';
+import type { Sealer } from '../sealing/sealer.ts';
+import { sealOutcome } from '../sealing/sealed-outcome.ts';
+import { browserOutcome, type BrowserOutcome } from '../storage/result-bus.ts';
+import type { SessionRecord, SessionStore } from '../storage/sessions.ts';
+import type { CompleteDelivery } from './delivery.ts';
+
+export interface SavedChoiceDeps {
+  config: Pick<ProxyConfig, 'sessionTtlMs'>;
+  store: Pick<SessionStore, 'create' | 'settle'>;
+  sealer: Sealer;
+  linkSessions: Pick<LinkSessions, 'resolve' | 'spend'>;
+  accounts: Pick<SavedAccounts, 'find' | 'tokenOf'>;
+  deliver: CompleteDelivery;
+  metrics: Pick<ProxyMetrics, 'starts'>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** The saved account `savedAccountId` of the link session of `linkToken`, chosen: its outcome, as the browser sees it. */
+export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: string, savedAccountId: string): Promise<BrowserOutcome> {
+  const { id, session } = await deps.linkSessions.resolve(linkToken);
+  const offered = await deps.accounts.find(session, savedAccountId);
+  await deps.linkSessions.spend(id);
+  const accountToken = deps.accounts.tokenOf(session, offered);
+  const now = deps.now();
+  const sessionId = newId();
+  const record: SessionRecord = {
+    sessionId,
+    notificationRef: newId(),
+    consumerUrl: '',
+    state: 'pending',
+    createdAt: now,
+    expiresAt: now + deps.config.sessionTtlMs,
+    merchantUserId: session.merchantUserId,
+    merchantTransactionId: session.merchantTransactionId,
+    amount: session.amount,
+    currency: session.currency,
+    ...(session.language ? { language: session.language } : {}),
+    linkSessionId: id,
+    savedAccountId: offered.accountId,
+  };
+  await deps.store.create(record);
+  const { accountLabel, fiName, fiAccountType } = offered;
+  const { record: settled } = await deps.store.settle(sessionId, sealOutcome(deps.sealer, sessionId, { status: 'success', linkRef: newId(), accountToken, accountLabel, fiName, fiAccountType }));
+  await deps.deliver(settled);
+  deps.metrics.starts.inc({ result: 'saved-account' });
+  deps.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
+  return browserOutcome(settled.outcome!, session.language);
+}

@@ -1,0 +1,99 @@
+// The verification session, as one service: its start (start.ts, once per Idempotency-Key:
+// idempotency.ts), a saved account chosen instead of a bank step (saved-choice.ts), the browser reading or
+// cancelling it, the bank's return (return-visit.ts, with the bank step's binding: bank-step.ts), and the
+// delivery of its outcome (delivery.ts), which the notifications, the return page and a saved account's
+// choice share.
+import type { Logger } from 'pino';
+import type { ProxyConfig } from '../config/schema.ts';
+import { problem } from '../common/errors.ts';
+import { sessionLogRef } from '../common/ids.ts';
+import type { ProxyMetrics } from '../common/metrics.ts';
+import type { SavedAccounts } from '../accounts/accounts.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import type { LinkSessions } from '../link-sessions/link-sessions.ts';
+import type { Sealer } from '../sealing/sealer.ts';
+import { browserOutcome, type BrowserOutcome, type ResultBus } from '../storage/result-bus.ts';
+import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
+import type { VerificationClient } from '../upstream/verification-client.ts';
+import { releasedRecord } from './bank-step.ts';
+import { createOutcomeDelivery, type CompleteDelivery, type OnOutcome } from './delivery.ts';
+import { startOnce } from './idempotency.ts';
+import { createReturnVisit, type ReturnVisit } from './return-visit.ts';
+import { chooseSavedAccount } from './saved-choice.ts';
+import { createVerificationStarter, type StartRequest } from './start.ts';
+import { sessionView, type SessionView } from './view.ts';
+
+export interface VerificationsDeps {
+  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath' | 'notificationPublicUrl' | 'merchantId' | 'merchantSubId' | 'product' | 'transactionRegion' | 'sessionTtlMs'>;
+  store: SessionStore;
+  bus: Pick<ResultBus, 'publish'>;
+  sealer: Sealer;
+  /** Endpoint 2. */
+  upstream: VerificationClient;
+  linkSessions: Pick<LinkSessions, 'resolve' | 'spend'>;
+  accounts: Pick<SavedAccounts, 'saving' | 'tokenToReauthorize' | 'find' | 'tokenOf'>;
+  events: Pick<MerchantEvents, 'sessionStarted' | 'sessionEnded'>;
+  /** The merchant's hook, called once per session with the stored outcome (token included). */
+  onOutcome?: OnOutcome | undefined;
+  metrics: Pick<ProxyMetrics, 'starts'>;
+  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return waits before it confirms (bank-step.ts). */
+  bankStepGraceMs: number;
+  logger: Logger;
+  now: () => number;
+}
+
+export interface Verifications {
+  /** POST /verifications: a new session (or, for the same Idempotency-Key and body, the first one's). */
+  start(request: StartRequest & { idempotencyKey?: string | undefined }): Promise<SessionRecord>;
+  /** POST /sessions/lookup: the session as its browser may see it; 404 when there is none. */
+  lookup(sessionId: string): Promise<SessionView>;
+  /** POST /sessions/cancel: settled as the failure CANCELLED, unless it had ended; the session after. */
+  cancel(sessionId: string): Promise<SessionView>;
+  /** POST /saved-accounts/use: a saved account chosen, a link reference at once. */
+  useSavedAccount(linkToken: string, savedAccountId: string): Promise<BrowserOutcome>;
+  /** GET /return/:returnRef: what the return page says. */
+  returnVisit: ReturnVisit;
+  /** Everything after an outcome is stored (the notifications' route runs it too). */
+  deliver: CompleteDelivery;
+}
+
+export function createVerifications(deps: VerificationsDeps): Verifications {
+  const { store, logger, now } = deps;
+  const deliver = createOutcomeDelivery(deps);
+  const start = createVerificationStarter(deps);
+
+  /** The session named by the browser; 404 when there is none. */
+  async function find(sessionId: string): Promise<SessionRecord> {
+    const record = await store.get(sessionId);
+    if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
+    return record;
+  }
+
+  return {
+    async start(request) {
+      const { idempotencyKey, ...once } = request;
+      if (idempotencyKey === undefined) return start(once);
+      return startOnce(deps, once.client.address ?? '', idempotencyKey, once.body, () => start(once));
+    },
+    async lookup(sessionId) {
+      return sessionView(await releasedRecord(store, await find(sessionId), now()));
+    },
+    async cancel(sessionId) {
+      const record = await find(sessionId);
+      const outcome = { status: 'failure', code: CANCELLED_CODE, message: 'Cancelled at the checkout.' } as const;
+      const { stored, record: after } = await store.settle(record.sessionId, outcome);
+      if (stored) {
+        await deps.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
+        logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
+      }
+      const released = await releasedRecord(store, after, now());
+      // Also when this call did not store it: a cancel retried after a failed emit records it now (once per session).
+      await deps.events.sessionEnded(released);
+      // Already settled (or expired): the answer says what the session ended as.
+      return sessionView(released);
+    },
+    useSavedAccount: (linkToken, savedAccountId) => chooseSavedAccount({ ...deps, deliver }, linkToken, savedAccountId),
+    returnVisit: createReturnVisit({ ...deps, deliver }),
+    deliver,
+  };
+}

@@ -23,6 +23,7 @@ import { RedisPaymentStore } from './redis/payments.ts';
 import { RedisLinkSessionStore } from './redis/link-sessions.ts';
 import { RedisRemovalStore } from './redis/removals.ts';
 import { openSqliteStorage } from './sqlite/storage.ts';
+import type { SyncStats } from './sqlite/wal-sync.ts';
 import type { RedisSessionStore } from '../sessions/redis/store.ts';
 
 export type StorageKind = 'sqlite' | 'redis' | 'memory';
@@ -47,6 +48,11 @@ export interface Storage {
   authFailureStore?: Store;
   /** Where the state is, for the boot log line (a directory, a Redis host, or "memory"). */
   readonly location: string;
+  /**
+   * SQLite only: fsyncs run so far and the acknowledgements that waited for one (storage/sqlite/wal-sync.ts;
+   * the bench reads how many a notification costs).
+   */
+  readonly syncStats?: () => SyncStats;
   /** Closes what this function created. */
   close(): Promise<void>;
 }
@@ -98,6 +104,7 @@ export function createStorage(options: StorageOptions): Storage {
       linkSessions: sqlite.linkSessions,
       removals: sqlite.removals,
       location: sqlite.handle.path,
+      syncStats: () => sqlite.handle.syncStats(),
       async close() {
         await resultBus.close();
         await sqlite.close();

@@ -2,12 +2,18 @@
 // Node's built-in SQLite (driver.ts): synchronous statements prepared once, each read-modify-write one
 // transaction.
 //
-// Durability, chosen per record kind: the file is in WAL mode with `synchronous = NORMAL`, so every
-// commit is in the operating system's hands before the call returns — a killed process (SIGKILL, a
-// crash, an OOM kill) loses nothing it acknowledged. Money records (payments, removals) are committed
-// with `synchronous = FULL` (`durably`): the WAL is fsynced before the answer, so they survive a power
-// loss too. Sessions and events pay no fsync per write, which keeps a start within a millisecond of the
-// in-memory store (docs/PERFORMANCE.md).
+// Durability: the file is in WAL mode with `synchronous = NORMAL`, so every commit is in the operating
+// system's hands before the call returns — a killed process (SIGKILL, a crash, an OOM kill) loses nothing,
+// and a commit is visible at once. A power loss (or a kernel crash) may roll back the last commits, so
+// every method whose answer is an acknowledgement awaits `synced()` (wal-sync.ts) before it resolves: an
+// fsync of the WAL, off the event loop, shared by every commit made before it began (group commit). Those
+// are a stored outcome (a session's `settle`), payments (`claim` — before the provider is called —
+// `finish`, `release`, `expireLeases`), saved-account removals, and the events' outbox (`append`,
+// `acknowledge`, `redeliver`). What a power loss may take back is what acknowledges nothing: a session
+// just created, an idempotency claim, a one-time marker, a link session, a delivery attempt's result —
+// shoppers who started in the last moments start again; nothing paid, no outcome acknowledged, no event
+// recorded is lost. (A read may show a commit an fsync before it is durable; what it shows is never
+// acknowledged until it is.)
 //
 // One instance per file: the database is opened with `locking_mode = EXCLUSIVE`, so a second proxy on
 // the same directory fails at boot with a clear message instead of two processes both believing they
@@ -15,6 +21,7 @@
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openDatabase, pragma, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
+import { WalBarrier, type Fsync, type SyncStats } from './wal-sync.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 
@@ -120,16 +127,27 @@ export class DataDirectoryError extends Error {
   }
 }
 
-/** The open database and the one way to commit a money record with an fsync. */
+/** The open database, and the one way to wait until what was committed is durable. */
 export interface SqliteHandle {
   readonly db: SqliteDatabase;
   /** The file's absolute path. */
   readonly path: string;
-  /** Runs `step` as one transaction committed with `synchronous = FULL` (fsync before it returns). */
-  durably<T>(step: () => T): T;
+  /**
+   * Resolves once every commit made before the call survives a power loss (an fsync of the WAL that
+   * began after it, shared with every other caller meanwhile: wal-sync.ts). Rejects with DurabilityError
+   * when the disk failed an fsync.
+   */
+  synced(): Promise<void>;
+  /** fsyncs run and acknowledgements that waited for one, since the open. */
+  syncStats(): SyncStats;
   /** Runs `step` as one transaction (driver.ts `transaction`). */
   transaction<T>(step: () => T): T;
   close(): void;
+}
+
+export interface OpenOptions {
+  /** How the WAL is flushed (tests hold it to see who waits); fs.fsync by default. */
+  fsync?: Fsync;
 }
 
 /**
@@ -137,7 +155,7 @@ export interface SqliteHandle {
  * readable by this user only (0700), the file too (0600): it holds sealed credentials and shoppers' names.
  * @throws DataDirectoryError when the directory cannot be created or another instance holds the file.
  */
-export function openSqliteDatabase(dataDir: string): SqliteHandle {
+export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): SqliteHandle {
   const dir = resolve(dataDir);
   const path = join(dir, DATABASE_FILE);
   let db: SqliteDatabase;
@@ -163,22 +181,18 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
       ? `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, or share state through Redis (OBV_REDIS_URL) to run several.`
       : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${(error as Error).message}).`, { cause: error });
   }
+  const barrier = new WalBarrier(`${path}-wal`, dir, options.fsync);
   let closed = false;
   return {
     db,
     path,
-    durably<T>(step: () => T): T {
-      db.exec('PRAGMA synchronous = FULL');
-      try {
-        return transaction(db, step);
-      } finally {
-        db.exec('PRAGMA synchronous = NORMAL');
-      }
-    },
+    synced: () => barrier.synced(),
+    syncStats: () => barrier.stats(),
     transaction: (step) => transaction(db, step),
     close() {
       if (closed) return;
       closed = true;
+      barrier.close();
       db.close();
     },
   };

@@ -1,6 +1,9 @@
 // The merchant events' outbox on SQLite, for one instance: events, their order, their delivery and their
 // jobs in the data directory's file, so a restart or a crash loses no event recorded, no delivery owed
 // and no acknowledgement answered (each change is one transaction, committed before the call returns).
+// Recording an event (`append`), and the merchant's `acknowledge` and `redeliver`, resolve only once
+// durable through a power loss too (the handle's `synced()`, database.ts); a delivery attempt's result
+// does not wait (lost to a power loss, the event is only delivered once more).
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim).
 import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
 import { jobKey, parseJobKey } from '../../events/outbox.ts';
@@ -60,11 +63,14 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
-    return this.#handle.transaction(() => {
+    const recorded = this.#handle.transaction(() => {
       if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0) return false;
       this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
     });
+    // Also for an event already recorded: its first append's fsync may still be under way.
+    await this.#handle.synced();
+    return recorded;
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
@@ -112,20 +118,24 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.transaction(() => {
+    const stored = this.#handle.transaction(() => {
       if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0) this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
     });
+    await this.#handle.synced();
+    return stored;
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.transaction(() => {
+    const stored = this.#handle.transaction(() => {
       const changed = this.#statements.restarted.run(nowMs, nowMs, eventId).changes + this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
     });
+    await this.#handle.synced();
+    return stored;
   }
 
   async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {

@@ -1,7 +1,8 @@
-// Payments on SQLite, for one instance. Every write is committed with an fsync (`durably`): a payment
-// answered is on disk, whatever happens to the machine next. At open, a claim left `pending` belonged
-// to a process that is gone (one instance per file), so its lease is over now: it turns `unknown` at
-// the next lease check instead of waiting out the time-out.
+// Payments on SQLite, for one instance. Every change is acknowledged only once it survives a power loss:
+// each method commits, then awaits the handle's `synced()` (database.ts) before it resolves — a claim
+// before the provider is called, a result before the merchant is told. At open, a claim left `pending`
+// belonged to a process that is gone (one instance per file), so its lease is over now: it turns
+// `unknown` at the next lease check instead of waiting out the time-out.
 import { heldBy, leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
@@ -30,7 +31,9 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
-    return this.#handle.durably(() => {
+    // Also when the order was already claimed: the existing record may be another call's commit whose
+    // fsync is still under way, and this answer reports it.
+    const result = this.#handle.transaction(() => {
       const existing = this.#read(pending.merchantTransactionId);
       if (existing) return { claimed: false, existing } as const;
       const key = pending.idempotencyKey;
@@ -42,6 +45,8 @@ export class SqlitePaymentStore implements PaymentStore {
       this.#put(pending, retentionMs);
       return { claimed: true } as const;
     });
+    await this.#handle.synced();
+    return result;
   }
 
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
@@ -49,29 +54,36 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
-    return this.#handle.durably(() => {
+    const finished = this.#handle.transaction(() => {
       if (!heldBy(this.#read(record.merchantTransactionId), record.paymentId)) return false;
       this.#put(record, retentionMs);
       return true;
     });
+    await this.#handle.synced();
+    return finished;
   }
 
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
-    return this.#handle.durably(() => {
+    const released = this.#handle.transaction(() => {
       if (!heldBy(this.#read(merchantTransactionId), paymentId)) return false;
       this.#statements.delete.run(merchantTransactionId);
       return true;
     });
+    await this.#handle.synced();
+    return released;
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
-    return this.#handle.durably(() => {
-      const expired = this.#statements.due.all(nowMs, max).map((row) => leaseExpired(PaymentRecord.parse(JSON.parse(row.record))));
-      for (const record of expired) {
+    const expired = this.#handle.transaction(() => {
+      const due = this.#statements.due.all(nowMs, max).map((row) => leaseExpired(PaymentRecord.parse(JSON.parse(row.record))));
+      for (const record of due) {
         this.#statements.markUnknown.run(record.state, JSON.stringify(record), record.merchantTransactionId);
       }
-      return expired;
+      return due;
     });
+    // The lease check runs every few seconds: it waits for an fsync only when it changed something.
+    if (expired.length > 0) await this.#handle.synced();
+    return expired;
   }
 
   /** The storage bundle closes the file. */

@@ -1,6 +1,10 @@
 // SessionStore on SQLite, for one instance: sessions, their idempotency claims and their one-time
 // markers in the data directory's file, so a restart or a crash loses no shopper who was at the bank.
 // Each read-modify-write is one synchronous statement or transaction, atomic on Node's single thread.
+// A stored outcome is an acknowledgement (the provider's notification is answered, the page told), so
+// `settle` resolves only once it survives a power loss (the handle's `synced()`, database.ts); the rest
+// (a new session, its idempotency claim, markers) acknowledges nothing and never waits for an fsync:
+// a power loss may take back the last moments' starts, whose shoppers start again.
 import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../../sessions/types.ts';
 import { TERMINAL_STATES } from '../../sessions/types.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../../sessions/codec.ts';
@@ -62,6 +66,9 @@ export class SqliteSessionStore implements SessionStore {
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     const settled = this.#statements.settle.get(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now());
+    // Also when nothing was stored: the outcome this answer reports may be another call's commit whose
+    // fsync is still under way.
+    await this.handle.synced();
     if (settled) return { stored: true, record: this.#decode(settled) };
     const record = await this.get(sessionId);
     if (!record) throw new Error('unknown session');

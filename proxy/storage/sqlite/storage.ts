@@ -7,6 +7,7 @@ import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { openSqliteDatabase, type SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
+import type { Fsync } from './wal-sync.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
 import { SqlitePaymentStore } from './payments.ts';
@@ -25,9 +26,16 @@ export interface SqliteStorage {
   close(): Promise<void>;
 }
 
+export interface SqliteStorageOptions {
+  now?: () => number;
+  sweepIntervalMs?: number;
+  /** How the WAL is flushed (tests); fs.fsync by default. */
+  fsync?: Fsync;
+}
+
 /** Opens the data directory's database; throws DataDirectoryError (database.ts) when it cannot be used. */
-export function openSqliteStorage(dataDir: string, options: { now?: () => number; sweepIntervalMs?: number } = {}): SqliteStorage {
-  const handle = openSqliteDatabase(dataDir);
+export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions = {}): SqliteStorage {
+  const handle = openSqliteDatabase(dataDir, { fsync: options.fsync });
   const now = options.now ?? Date.now;
   const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => prepare(handle.db, `DELETE FROM ${table} WHERE purge_at <= ?`));
   const purgeClaims = prepare(handle.db, 'DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');

@@ -92,7 +92,7 @@ export function createStorage(options: StorageOptions): Storage {
   }
   if (options.kind === 'sqlite') {
     if (!options.dataDir) throw new TypeError('createStorage: the sqlite storage needs dataDir (OBV_DATA_DIR)');
-    const sqlite = openSqliteStorage(options.dataDir, { now: options.now });
+    const sqlite = openSqliteStorage(options.dataDir, { now: options.now, logger: options.logger });
     const resultBus = new MemoryResultBus();
     return {
       kind: 'sqlite',

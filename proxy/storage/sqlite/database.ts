@@ -18,6 +18,10 @@
 // One instance per file: the database is opened with `locking_mode = EXCLUSIVE`, so a second proxy on
 // the same directory fails at boot with a clear message instead of two processes both believing they
 // hold a payment's lease. Several instances share state through Redis (OBV_REDIS_URL).
+//
+// Schema 3 indexes every column a clean-up looks records up by, and the file is in `auto_vacuum =
+// INCREMENTAL` (converted once by a VACUUM at the open: housekeeping.ts gives freed pages back in small
+// steps).
 import { chmodSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openDatabase, pragma, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
@@ -28,7 +32,12 @@ export type { SqliteDatabase } from './driver.ts';
 /** The database file's name inside the data directory. */
 export const DATABASE_FILE = 'obv-link.sqlite';
 
-/** The schema, version 2. Every table carries its own expiry (epoch ms) where its records expire. */
+/**
+ * The schema, version 3. Every table carries its own expiry (epoch ms) where its records expire, and each
+ * column a clean-up selects by is indexed (the sweep deletes in small batches: housekeeping.ts). Columns
+ * only ever read with their row's primary key (`sessions.expires_at`, `idempotency_claims.lease_until`,
+ * `events.next_attempt_at`) have none: an index there would cost every write and serve no query.
+ */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
@@ -46,6 +55,7 @@ CREATE TABLE IF NOT EXISTS idempotency_claims (
   lease_until INTEGER,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS idempotency_claims_purge ON idempotency_claims (purge_at);
 CREATE TABLE IF NOT EXISTS markers (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL,
@@ -58,6 +68,7 @@ CREATE TABLE IF NOT EXISTS link_sessions (
   uses INTEGER NOT NULL DEFAULT 0,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS link_sessions_purge ON link_sessions (purge_at);
 CREATE TABLE IF NOT EXISTS payments (
   merchant_transaction_id TEXT PRIMARY KEY,
   payment_id TEXT NOT NULL,
@@ -67,11 +78,13 @@ CREATE TABLE IF NOT EXISTS payments (
   purge_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS payments_leases ON payments (lease_expires_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS payments_purge ON payments (purge_at);
 CREATE TABLE IF NOT EXISTS payment_keys (
   idempotency_key TEXT PRIMARY KEY,
   merchant_transaction_id TEXT NOT NULL,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS payment_keys_purge ON payment_keys (purge_at);
 CREATE TABLE IF NOT EXISTS saved_account_removals (
   merchant_user_id TEXT NOT NULL,
   account_id TEXT NOT NULL,
@@ -94,6 +107,8 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_pending ON events (created_at) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS events_undelivered ON events (seq) WHERE status != 'delivered';
+-- The retention's clean-up: events no longer being delivered, oldest first.
+CREATE INDEX IF NOT EXISTS events_retired ON events (created_at) WHERE status != 'pending';
 CREATE TABLE IF NOT EXISTS event_jobs (
   job TEXT PRIMARY KEY,
   due_at INTEGER NOT NULL
@@ -101,7 +116,7 @@ CREATE TABLE IF NOT EXISTS event_jobs (
 CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
 `;
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * Version 1 → 2: where each event's delivery stands (GET /events shows it; acknowledge and redeliver
@@ -208,7 +223,30 @@ function migrate(db: SqliteDatabase): void {
   }
   transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);
+    // Version 2 → 3 is the schema's new indexes (CREATE INDEX IF NOT EXISTS) and the conversion below.
     db.exec(SCHEMA);
     db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   });
+  convertToIncrementalVacuum(db);
+}
+
+/** PRAGMA auto_vacuum's value for INCREMENTAL. */
+const INCREMENTAL = 2;
+
+/**
+ * Puts the file in `auto_vacuum = INCREMENTAL`, so the sweep can give freed pages back to the file system
+ * a few at a time (`PRAGMA incremental_vacuum(n)`, housekeeping.ts) instead of the file only ever growing.
+ * SQLite changes a file with tables from NONE to INCREMENTAL only by rebuilding it (PRAGMA auto_vacuum:
+ * "changing from none to full or incremental can only occur when the database is new … or by running the
+ * VACUUM command"), so this runs one VACUUM, once per file: a new file is empty then (milliseconds); a
+ * file of an earlier release is rewritten once at its first start on this one (about a second per 100 MB,
+ * needing that much free space). The VACUUM passes through the WAL, which is then checkpointed and
+ * truncated so the copy does not stay on disk twice. Keyed on the file's own setting, not the schema
+ * version: a start interrupted in between converts at the next one.
+ */
+function convertToIncrementalVacuum(db: SqliteDatabase): void {
+  if (Number(pragma(db, 'auto_vacuum')) === INCREMENTAL) return;
+  db.exec(`PRAGMA auto_vacuum = ${INCREMENTAL}`);
+  db.exec('VACUUM');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
 }

@@ -4,13 +4,16 @@
 // Recording an event (`append`), and the merchant's `acknowledge` and `redeliver`, resolve only once
 // durable through a power loss too (the handle's `synced()`, database.ts); a delivery attempt's result
 // does not wait (lost to a power loss, the event is only delivered once more).
-// The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim).
+// The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
+// a page never deletes: events past the retention go in `trim`, a few hundred rows per step between which
+// the event loop runs (housekeeping.ts), on the delivery worker's timer.
 import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
 import { jobKey, parseJobKey } from '../../events/outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../../events/shapes.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare, type Statement } from './driver.ts';
+import { batchDelete, deleteInBatches, StepTimes } from './housekeeping.ts';
 
 interface EventRow {
   seq: number;
@@ -26,6 +29,9 @@ interface EventRow {
 
 const EVENT_COLUMNS = 'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
+/** Events past `?` (the retention's start) no longer being delivered; served by the index events_retired (database.ts). */
+export const RETIRED_EVENTS = "created_at <= ? AND status != 'pending'";
+
 /** The states each list filter keeps (`delivery` of GET /events). */
 const STATES = { all: ['pending', 'delivered', 'failed'], pending: ['pending'], failed: ['failed'], undelivered: ['pending', 'failed'] } as const;
 
@@ -33,6 +39,7 @@ export class SqliteEventOutbox implements EventOutbox {
   readonly #handle: SqliteHandle;
   readonly #retentionMs: number;
   readonly #statements;
+  #closed = false;
 
   constructor(handle: SqliteHandle, options: { retentionMs?: number } = {}) {
     this.#handle = handle;
@@ -58,7 +65,7 @@ export class SqliteEventOutbox implements EventOutbox {
       after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db, 
         `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND status IN (${states.map((state) => `'${state}'`).join(', ')}) ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
       backlog: prepare<[], { pending: number; oldest: number | null }>(db, "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
-      trim: prepare(db, "DELETE FROM events WHERE created_at <= ? AND status != 'pending'"),
+      trim: batchDelete(handle, 'events', RETIRED_EVENTS),
     };
   }
 
@@ -138,8 +145,8 @@ export class SqliteEventOutbox implements EventOutbox {
     return stored;
   }
 
-  async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
-    await this.trim(nowMs);
+  /** A page of the list. Events past the retention stay listed until `trim` reaches them (within its interval). */
+  async list(query: ListQuery, _nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
     let afterSeq = 0;
     if (query.after !== undefined) {
       const row = this.#statements.seqOf.get(query.after);
@@ -156,11 +163,22 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async trim(nowMs: number): Promise<void> {
-    this.#statements.trim.run(nowMs - this.#retentionMs);
+    await this.trimInSteps(nowMs);
   }
 
-  /** The storage bundle closes the file. */
-  async close(): Promise<void> {}
+  /**
+   * `trim`, a few hundred rows per step with the event loop running between steps: how long each step
+   * held it (the bench reads it). Stops at the next step once the outbox is closed.
+   */
+  async trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
+    const deleted = await deleteInBatches(this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed);
+    return { deleted, times };
+  }
+
+  /** The storage bundle closes the file; a trim under way stops at its next step. */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
 }
 
 function deliverKey(eventId: string): string {

@@ -1,12 +1,13 @@
-// Every repository on one SQLite file, and the sweep that drops what is past its retention.
+// Every repository on one SQLite file, and its housekeeping (housekeeping.ts): the records past their
+// retention deleted in small batches, the file given back its freed pages, the WAL truncated when idle.
+import type { Logger } from 'pino';
 import type { SessionStore } from '../../sessions/types.ts';
-import type { EventOutbox } from '../../events/outbox.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { openSqliteDatabase, type SqliteHandle } from './database.ts';
-import { prepare } from './driver.ts';
+import { Housekeeping, type SweepReport } from './housekeeping.ts';
 import type { Fsync } from './wal-sync.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
@@ -17,18 +18,23 @@ import { SqliteRemovalStore } from './removals.ts';
 export interface SqliteStorage {
   handle: SqliteHandle;
   sessionStore: SessionStore;
-  eventOutbox: EventOutbox;
+  eventOutbox: SqliteEventOutbox;
   payments: PaymentStore;
   linkSessions: LinkSessionStore;
   removals: RemovalStore;
-  /** Drops records past their retention (runs on a timer; public for tests). */
-  sweep(): void;
+  /**
+   * Drops records past their retention, gives the freed pages back and, when idle, truncates the WAL
+   * (runs on a timer; public for tests and the bench). Events are the outbox's own `trim`.
+   */
+  sweep(): Promise<SweepReport>;
   close(): Promise<void>;
 }
 
 export interface SqliteStorageOptions {
   now?: () => number;
   sweepIntervalMs?: number;
+  /** Where a failed clean-up is reported. */
+  logger?: Logger;
   /** How the WAL is flushed (tests); fs.fsync by default. */
   fsync?: Fsync;
 }
@@ -37,28 +43,22 @@ export interface SqliteStorageOptions {
 export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions = {}): SqliteStorage {
   const handle = openSqliteDatabase(dataDir, { fsync: options.fsync });
   const now = options.now ?? Date.now;
-  const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => prepare(handle.db, `DELETE FROM ${table} WHERE purge_at <= ?`));
-  const purgeClaims = prepare(handle.db, 'DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
-  const sweep = () => {
-    const at = now();
-    handle.transaction(() => {
-      for (const statement of purge) statement.run(at);
-      purgeClaims.run(at);
-    });
-  };
-  const sweeper = setInterval(sweep, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  const housekeeping = new Housekeeping(handle, { now, logger: options.logger });
+  housekeeping.start(options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   const sessionStore = new SqliteSessionStore(handle, { now });
+  const eventOutbox = new SqliteEventOutbox(handle);
   return {
     handle,
     sessionStore,
-    eventOutbox: new SqliteEventOutbox(handle),
+    eventOutbox,
     payments: new SqlitePaymentStore(handle, { now }),
     linkSessions: new SqliteLinkSessionStore(handle, { now }),
     removals: new SqliteRemovalStore(handle),
-    sweep,
+    sweep: () => housekeeping.sweep(),
     async close() {
-      clearInterval(sweeper);
+      await housekeeping.close();
+      // Stops a trim under way at its next step.
+      await eventOutbox.close();
       await sessionStore.close();
       handle.close();
     },

@@ -1,0 +1,199 @@
+// What keeps the SQLite file fast and small as it ages, off the request path and in small steps: the
+// records past their retention deleted a few hundred rows at a time, the pages they freed given back to
+// the file system a megabyte at a time, and the WAL checkpointed and truncated when the proxy is idle.
+// Between two steps the event loop runs (setImmediate), so no step holds a request up for more than a few
+// milliseconds however large the backlog (docs/PERFORMANCE.md, "Growth").
+//
+// The SQLite pragmas used, as SQLite documents them:
+// - `auto_vacuum = INCREMENTAL` (set once per file, database.ts): freed pages stay on the freelist until
+//   `PRAGMA incremental_vacuum(N)` removes up to N of them and truncates the file by as many.
+// - `journal_size_limit`: in WAL mode, when a checkpoint lets the WAL be reused, a WAL larger than the
+//   limit is truncated to it, so one large transaction (the VACUUM of a conversion, a purge) does not
+//   leave a large WAL behind for good.
+// - `wal_checkpoint(TRUNCATE)`: copies every frame of the WAL into the database (syncing the WAL before
+//   and the database after, in NORMAL mode too) and truncates the WAL to zero bytes. The file's only
+//   connection is this one (locking_mode = EXCLUSIVE), so it always completes; it waits for a quiet
+//   moment because it writes up to the whole WAL (4 MB by SQLite's default auto-checkpoint) at once.
+// None of these acknowledges anything: they commit with `synchronous = NORMAL` and await no fsync.
+import type { Logger } from 'pino';
+import { safeError } from '../../logger.ts';
+import type { SqliteHandle } from './database.ts';
+import { pragma, prepare, type SqlValue, type Statement } from './driver.ts';
+
+/** Rows one clean-up step deletes at most. */
+export const CLEANUP_BATCH_ROWS = 300;
+/** Pages one vacuum step gives back at most (1 MiB at SQLite's default 4 KiB page). */
+export const VACUUM_STEP_PAGES = 256;
+/** The WAL left after a checkpoint is truncated to this (SQLite's default auto-checkpoint keeps it about 4 MB). */
+export const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+/** How long no commit must have been made before the WAL is checkpointed and truncated. */
+export const IDLE_BEFORE_CHECKPOINT_MS = 1_000;
+
+/** How long each step held the event loop. */
+export class StepTimes {
+  steps = 0;
+  longestMs = 0;
+  totalMs = 0;
+
+  /** Runs `step` (synchronous: it holds the event loop) and counts its time. */
+  time<T>(step: () => T): T {
+    const started = performance.now();
+    try {
+      return step();
+    } finally {
+      const ms = performance.now() - started;
+      this.steps++;
+      this.totalMs += ms;
+      this.longestMs = Math.max(this.longestMs, ms);
+    }
+  }
+}
+
+/** What one sweep did. */
+export interface SweepReport {
+  /** Records deleted, every table together. */
+  deleted: number;
+  /** Pages given back to the file system. */
+  vacuumedPages: number;
+  /** Whether the WAL was checkpointed and truncated (the proxy was idle). */
+  checkpointed: boolean;
+  times: StepTimes;
+}
+
+/** Lets the event loop run (I/O, timers) before the next step. */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A DELETE of at most `limit` rows chosen by `where` (by rowid: portable, unlike DELETE … LIMIT, which
+ * needs a compile-time option). `where` must be served by an index, so a step reads what it deletes.
+ */
+export function batchDelete(handle: SqliteHandle, table: string, where: string): Statement {
+  return prepare(handle.db, `DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ?)`);
+}
+
+/**
+ * Runs `statement` (batchDelete's) with `params` and the batch size until a step deletes fewer than a
+ * batch, letting the event loop run between steps; stops early once `stopped()` says so.
+ */
+export async function deleteInBatches(statement: Statement, params: SqlValue[], times: StepTimes,
+  stopped: () => boolean = () => false, batch = CLEANUP_BATCH_ROWS): Promise<number> {
+  let deleted = 0;
+  while (!stopped()) {
+    const changes = times.time(() => statement.run(...params, batch).changes);
+    deleted += changes;
+    if (changes < batch) break;
+    await nextTurn();
+  }
+  return deleted;
+}
+
+/** Tables whose records end at `purge_at`, each with the condition its clean-up deletes by (index-served). */
+export const PURGES = [
+  ['sessions', 'purge_at <= ?'],
+  ['markers', 'purge_at <= ?'],
+  ['link_sessions', 'purge_at <= ?'],
+  ['payments', 'purge_at <= ?'],
+  ['payment_keys', 'purge_at <= ?'],
+  // A claim still in flight (no session yet) is its start's until the process ends; the open clears those.
+  ['idempotency_claims', 'purge_at <= ? AND session_id IS NOT NULL'],
+] as const;
+
+export interface HousekeepingOptions {
+  now: () => number;
+  logger?: Logger;
+  batchRows?: number;
+  vacuumPages?: number;
+  idleMs?: number;
+}
+
+/** The SQLite file's sweep: run by the storage on a timer, one at a time; public for tests and the bench. */
+export class Housekeeping {
+  readonly #handle: SqliteHandle;
+  readonly #options: Required<Omit<HousekeepingOptions, 'logger'>> & { logger?: Logger };
+  readonly #purges: { table: string; statement: Statement }[];
+  readonly #totalChanges: Statement<[], { changes: number }>;
+  #running: Promise<SweepReport> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+  #wake: (() => void) | undefined;
+
+  constructor(handle: SqliteHandle, options: HousekeepingOptions) {
+    this.#handle = handle;
+    this.#options = { batchRows: CLEANUP_BATCH_ROWS, vacuumPages: VACUUM_STEP_PAGES, idleMs: IDLE_BEFORE_CHECKPOINT_MS, ...options };
+    handle.db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+    this.#purges = PURGES.map(([table, where]) => ({ table, statement: batchDelete(handle, table, where) }));
+    this.#totalChanges = prepare(handle.db, 'SELECT total_changes() AS changes');
+  }
+
+  /** Sweeps every `intervalMs` (the timer does not keep the process alive). */
+  start(intervalMs: number): void {
+    this.#timer = setInterval(() => {
+      this.sweep().catch((error: unknown) => this.#options.logger?.warn({ err: safeError(error) }, 'SQLite storage: the clean-up failed; it runs again at the next interval'));
+    }, intervalMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * Deletes what is past its retention, gives freed pages back, and checkpoints the WAL if no commit came
+   * for `idleMs`. A call while a sweep runs gets that sweep's report.
+   */
+  sweep(): Promise<SweepReport> {
+    this.#running ??= this.#sweep().finally(() => {
+      this.#running = undefined;
+    });
+    return this.#running;
+  }
+
+  /** Stops the timer and any sweep under way (at its next step), and waits for it. */
+  async close(): Promise<void> {
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#wake?.();
+    await this.#running?.catch(() => undefined);
+  }
+
+  async #sweep(): Promise<SweepReport> {
+    const report: SweepReport = { deleted: 0, vacuumedPages: 0, checkpointed: false, times: new StepTimes() };
+    const stopped = () => this.#stopped;
+    const at = this.#options.now();
+    for (const { statement } of this.#purges) {
+      report.deleted += await deleteInBatches(statement, [at], report.times, stopped, this.#options.batchRows);
+    }
+    report.vacuumedPages = await this.vacuum(report.times);
+    report.checkpointed = await this.#checkpointWhenIdle(report.times);
+    return report;
+  }
+
+  /** Gives the freelist's pages back to the file system, `vacuumPages` per step. */
+  async vacuum(times: StepTimes): Promise<number> {
+    let given = 0;
+    while (!this.#stopped) {
+      const free = Number(pragma(this.#handle.db, 'freelist_count'));
+      if (free === 0) break;
+      times.time(() => this.#handle.db.exec(`PRAGMA incremental_vacuum(${this.#options.vacuumPages})`));
+      const after = Number(pragma(this.#handle.db, 'freelist_count'));
+      given += free - after;
+      // Not in INCREMENTAL mode (a conversion that could not run): nothing to give back.
+      if (after >= free) break;
+      await nextTurn();
+    }
+    return given;
+  }
+
+  async #checkpointWhenIdle(times: StepTimes): Promise<boolean> {
+    if (this.#stopped) return false;
+    const before = this.#totalChanges.get()!.changes;
+    await new Promise<void>((resolve) => {
+      // Kept referenced: a script awaiting a sweep must not exit under it (close() ends the wait at once).
+      const timer = setTimeout(resolve, this.#options.idleMs);
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.#wake = undefined;
+    if (this.#stopped || this.#totalChanges.get()!.changes !== before) return false;
+    times.time(() => this.#handle.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
+    return true;
+  }
+}

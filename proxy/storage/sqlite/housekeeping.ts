@@ -34,9 +34,11 @@ export class StepTimes {
   steps = 0;
   longestMs = 0;
   totalMs = 0;
+  /** What the longest step was (`delete sessions`, `vacuum`, `checkpoint`). */
+  longest = '';
 
-  /** Runs `step` (synchronous: it holds the event loop) and counts its time. */
-  time<T>(step: () => T): T {
+  /** Runs `step` (synchronous: it holds the event loop) and counts its time under `label`. */
+  time<T>(label: string, step: () => T): T {
     const started = performance.now();
     try {
       return step();
@@ -44,7 +46,10 @@ export class StepTimes {
       const ms = performance.now() - started;
       this.steps++;
       this.totalMs += ms;
-      this.longestMs = Math.max(this.longestMs, ms);
+      if (ms > this.longestMs) {
+        this.longestMs = ms;
+        this.longest = label;
+      }
     }
   }
 }
@@ -75,11 +80,11 @@ export function batchDelete(handle: SqliteHandle, table: string, where: string):
  * Runs `statement` (batchDelete's) with `params` and the batch size until a step deletes fewer than a
  * batch, letting the event loop run between steps; stops early once `stopped()` says so.
  */
-export async function deleteInBatches(statement: Statement, params: SqlValue[], times: StepTimes,
+export async function deleteInBatches(label: string, statement: Statement, params: SqlValue[], times: StepTimes,
   stopped: () => boolean = () => false, batch = CLEANUP_BATCH_ROWS): Promise<number> {
   let deleted = 0;
   while (!stopped()) {
-    const changes = times.time(() => statement.run(...params, batch).changes);
+    const changes = times.time(label, () => statement.run(...params, batch).changes);
     deleted += changes;
     if (changes < batch) break;
     await nextTurn();
@@ -156,8 +161,8 @@ export class Housekeeping {
     const report: SweepReport = { deleted: 0, vacuumedPages: 0, checkpointed: false, times: new StepTimes() };
     const stopped = () => this.#stopped;
     const at = this.#options.now();
-    for (const { statement } of this.#purges) {
-      report.deleted += await deleteInBatches(statement, [at], report.times, stopped, this.#options.batchRows);
+    for (const { table, statement } of this.#purges) {
+      report.deleted += await deleteInBatches(`delete ${table}`, statement, [at], report.times, stopped, this.#options.batchRows);
     }
     report.vacuumedPages = await this.vacuum(report.times);
     report.checkpointed = await this.#checkpointWhenIdle(report.times);
@@ -170,7 +175,7 @@ export class Housekeeping {
     while (!this.#stopped) {
       const free = Number(pragma(this.#handle.db, 'freelist_count'));
       if (free === 0) break;
-      times.time(() => this.#handle.db.exec(`PRAGMA incremental_vacuum(${this.#options.vacuumPages})`));
+      times.time('vacuum', () => this.#handle.db.exec(`PRAGMA incremental_vacuum(${this.#options.vacuumPages})`));
       const after = Number(pragma(this.#handle.db, 'freelist_count'));
       given += free - after;
       // Not in INCREMENTAL mode (a conversion that could not run): nothing to give back.
@@ -193,7 +198,7 @@ export class Housekeeping {
     });
     this.#wake = undefined;
     if (this.#stopped || this.#totalChanges.get()!.changes !== before) return false;
-    times.time(() => this.#handle.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
+    times.time('checkpoint', () => this.#handle.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
     return true;
   }
 }

@@ -35,6 +35,17 @@ export const RETIRED_EVENTS = "created_at <= ? AND status != 'pending'";
 /** The states each list filter keeps (`delivery` of GET /events). */
 const STATES = { all: ['pending', 'delivered', 'failed'], pending: ['pending'], failed: ['failed'], undelivered: ['pending', 'failed'] } as const;
 
+/**
+ * A list filter's condition. A filter without `delivered` also says `status != 'delivered'` in those
+ * words: SQLite uses the partial index events_undelivered only for a query that repeats its WHERE, and
+ * without it a page of undelivered events would read every delivered event after `after` (the whole
+ * retention, at the head of the list).
+ */
+export function listFilter(states: readonly string[]): string {
+  const listed = `status IN (${states.map((state) => `'${state}'`).join(', ')})`;
+  return states.includes('delivered') ? listed : `status != 'delivered' AND ${listed}`;
+}
+
 export class SqliteEventOutbox implements EventOutbox {
   readonly #handle: SqliteHandle;
   readonly #retentionMs: number;
@@ -62,8 +73,8 @@ export class SqliteEventOutbox implements EventOutbox {
         + "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'"),
       hurried: prepare(db, "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
       seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
-      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db, 
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND status IN (${states.map((state) => `'${state}'`).join(', ')}) ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
+      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db,
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND ${listFilter(states)} ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
       backlog: prepare<[], { pending: number; oldest: number | null }>(db, "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
       trim: batchDelete(handle, 'events', RETIRED_EVENTS),
     };
@@ -171,7 +182,7 @@ export class SqliteEventOutbox implements EventOutbox {
    * held it (the bench reads it). Stops at the next step once the outbox is closed.
    */
   async trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
-    const deleted = await deleteInBatches(this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed);
+    const deleted = await deleteInBatches('delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed);
     return { deleted, times };
   }
 

@@ -12,7 +12,7 @@ import type { MerchantEvent } from '../../../proxy/events/shapes.ts';
 import { RECORD_GRACE_MS } from '../../../proxy/config/limits.ts';
 import { pragma, prepare } from '../../../proxy/storage/sqlite/driver.ts';
 import { Housekeeping, PURGES, WAL_SIZE_LIMIT_BYTES } from '../../../proxy/storage/sqlite/housekeeping.ts';
-import { RETIRED_EVENTS } from '../../../proxy/storage/sqlite/outbox.ts';
+import { listFilter, RETIRED_EVENTS } from '../../../proxy/storage/sqlite/outbox.ts';
 import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
 import { pendingRecord } from '../../helpers/session-backend-contract.ts';
@@ -62,6 +62,20 @@ describe('SQLite housekeeping', () => {
         const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN SELECT rowid FROM ${table} WHERE ${where} LIMIT ?`).all(0, 10).map((row) => String(row.detail));
         assert.ok(plan.some((step) => new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX`).test(step)), `${table}: ${plan.join('; ')}`);
         assert.ok(!plan.some((step) => step.startsWith('SCAN')), `${table}: ${plan.join('; ')}`);
+      }
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test('every GET /events page reads from `after` on through an index: the filtered ones skip delivered events without reading them', async () => {
+    const { storage } = open();
+    try {
+      const plan = (where: string) => prepare(storage.handle.db, `EXPLAIN QUERY PLAN SELECT seq FROM events WHERE seq > ? AND ${where} ORDER BY seq LIMIT ?`)
+        .all(0, 10).map((row) => String(row.detail)).join('; ');
+      assert.match(plan(listFilter(['pending', 'delivered', 'failed'])), /^SEARCH events USING INTEGER PRIMARY KEY \(rowid>\?\)$/);
+      for (const states of [['pending', 'failed'], ['pending'], ['failed']]) {
+        assert.match(plan(listFilter(states)), /^SEARCH events USING INDEX events_undelivered \(seq>\?\)$/, states.join(', '));
       }
     } finally {
       await storage.close();

@@ -184,6 +184,31 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
     }
   });
 
+  test('reads show a stored outcome only once it is durable, so whatever goes with it is written first', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const record = pendingRecord();
+      await storage.sessionStore.create(record);
+      const settled = storage.sessionStore.settle(record.sessionId, SUCCESS);
+      const fsync = await disk.started(1);
+      // Committed, not yet durable: a page polling its session, or a merchant server, sees it pending.
+      const meanwhile = await storage.sessionStore.get(record.sessionId);
+      assert.deepEqual([meanwhile?.state, meanwhile?.outcome], ['pending', undefined]);
+      // A second delivery of the outcome waits for the fsync after the first one's, then reports it.
+      const again = storage.sessionStore.settle(record.sessionId, SUCCESS);
+      fsync.release();
+      assert.equal((await settled).stored, true);
+      assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
+      (await disk.started(2)).release();
+      const second = await again;
+      assert.deepEqual([second.stored, second.record.state, second.record.outcome?.status], [false, 'succeeded', 'success']);
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
   test('a payment claim resolves, and so lets the provider be called, only after its fsync', async () => {
     const disk = new HeldDisk();
     const storage = open(disk);

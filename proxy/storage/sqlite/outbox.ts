@@ -51,6 +51,7 @@ export class SqliteEventOutbox implements EventOutbox {
   readonly #retentionMs: number;
   readonly #statements;
   #closed = false;
+  #trimming: Promise<{ deleted: number; times: StepTimes }> | undefined;
 
   constructor(handle: SqliteHandle, options: { retentionMs?: number } = {}) {
     this.#handle = handle;
@@ -179,11 +180,16 @@ export class SqliteEventOutbox implements EventOutbox {
 
   /**
    * `trim`, a few hundred rows per step with the event loop running between steps: how long each step
-   * held it (the bench reads it). Stops at the next step once the outbox is closed.
+   * held it (the bench reads it). One at a time: a call while a trim runs (a backlog can outlast the
+   * worker's one-minute timer) gets that trim's result. Stops at the next step once the outbox is closed.
    */
-  async trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
-    const deleted = await deleteInBatches('delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed);
-    return { deleted, times };
+  trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
+    this.#trimming ??= deleteInBatches('delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
+      .then((deleted) => ({ deleted, times }))
+      .finally(() => {
+        this.#trimming = undefined;
+      });
+    return this.#trimming;
   }
 
   /** The storage bundle closes the file; a trim under way stops at its next step. */

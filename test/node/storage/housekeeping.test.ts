@@ -186,9 +186,11 @@ describe('SQLite events outbox: the retention', () => {
       for (const recorded of events.slice(1)) await outbox.settle(recorded.id, { ok: true }, t0 + 1);
       const later = t0 + 8 * DAY_MS;
       assert.equal((await outbox.list({ limit: 1_000 }, later))!.events.length, 650, 'listing deleted nothing');
-      const { deleted, times } = await outbox.trimInSteps(later);
+      // A second trim while the first runs (the worker's timer, a backlog) does not start another.
+      const [{ deleted, times }, again] = await Promise.all([outbox.trimInSteps(later), outbox.trimInSteps(later)]);
       assert.equal(deleted, 649);
       assert.equal(times.steps, 3, '300 + 300 + 49');
+      assert.equal(again.deleted, 649, 'the same trim');
       assert.deepEqual((await outbox.list({ limit: 1_000 }, later))!.events.map((stored) => stored.event.id), [events[0]!.id], 'the pending one stays');
     } finally {
       await storage.close();

@@ -5,7 +5,7 @@
 // durable through a power loss too (the handle's `synced()`, database.ts); a delivery attempt's result
 // does not wait (lost to a power loss, the event is only delivered once more).
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
-// a page never deletes: events past the retention go in `trim`, a few hundred rows per step between which
+// a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
 import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../../events/outbox.ts';
 import { jobKey, parseJobKey } from '../../events/outbox.ts';
@@ -179,12 +179,12 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   /**
-   * `trim`, a few hundred rows per step with the event loop running between steps: how long each step
+   * `trim`, a hundred rows per step with the event loop running between steps: how long each step
    * held it (the bench reads it). One at a time: a call while a trim runs (a backlog can outlast the
    * worker's one-minute timer) gets that trim's result. Stops at the next step once the outbox is closed.
    */
   trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
-    this.#trimming ??= deleteInBatches('delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
+    this.#trimming ??= deleteInBatches(this.#handle.db, 'delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
       .then((deleted) => ({ deleted, times }))
       .finally(() => {
         this.#trimming = undefined;

@@ -111,14 +111,14 @@ async function timePages(origin: string, eventIds: readonly string[], count: num
 const wallClock = (): number => performance.timeOrigin + performance.now();
 
 /** Fills, serves and prunes a file of `checkouts` checkouts in `child`, `wake` noting the machine's stalls. */
-async function measureSize(child: BenchChild, wake: BenchChild, checkouts: number, pages: number, loopTimeoutMs: number): Promise<GrowthFigures> {
+async function measureSize(child: BenchChild, wake: BenchChild, checkouts: number, { growthPages: pages, loopTimeoutMs, growthFillTimeoutMs }: BenchOptions['sizes']): Promise<GrowthFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-'));
   const emptyDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-empty-'));
   const warmupDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-warmup-'));
   try {
     const startAt = Date.now() - checkouts * 1_000 - DAY_MS;
-    const fill = await child.call<Filled>('fill', { dataDir, checkouts, startAt, timeLimitMs: loopTimeoutMs }, loopTimeoutMs + 120_000);
-    if (fill.filled === 0 || fill.eventIds.length === 0) throw new Error(`growth: the fill made no checkout in ${loopTimeoutMs} ms`);
+    const fill = await child.call<Filled>('fill', { dataDir, checkouts, startAt, timeLimitMs: growthFillTimeoutMs }, growthFillTimeoutMs + 120_000);
+    if (fill.filled === 0 || fill.eventIds.length === 0) throw new Error(`growth: the fill made no checkout in ${growthFillTimeoutMs} ms`);
     const bytesBefore = dataDirBytes(dataDir);
 
     // The start on a new directory first, the baseline of the start on the full file (the first start
@@ -214,7 +214,7 @@ export async function measureGrowth({ sizes }: BenchOptions): Promise<SectionRes
   const wake = await BenchChild.spawn('wake-probe.ts', 'wake-probe');
   const bySize: GrowthFigures[] = [];
   try {
-    for (const checkouts of sizes.growthCheckouts) bySize.push(await measureSize(child, wake, checkouts, sizes.growthPages, sizes.loopTimeoutMs));
+    for (const checkouts of sizes.growthCheckouts) bySize.push(await measureSize(child, wake, checkouts, sizes));
   } finally {
     await child.close();
     await wake.close();

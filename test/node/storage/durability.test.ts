@@ -209,22 +209,36 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
     }
   });
 
-  test('a payment claim resolves, and so lets the provider be called, only after its fsync', async () => {
+  test('a payment claim resolves, and so lets the provider be called, only after its fsync; reads show each change only once durable', async () => {
     const disk = new HeldDisk();
     const storage = open(disk);
     try {
       const pending = pendingPayment();
+      const order = pending.merchantTransactionId;
       let claimed = false;
       const claim = storage.payments.claim(pending, RETENTION_MS).then((result) => {
         claimed = true;
         return result;
       });
       const fsync = await disk.started(1);
-      // Committed (another caller reads it at once) but not acknowledged.
-      assert.equal((await storage.payments.get(pending.merchantTransactionId))?.paymentId, pending.paymentId);
+      // Committed: a second claim of the order sees it at once and loses, but it is not acknowledged,
+      // and GET /transactions does not show it yet.
+      const rival = storage.payments.claim({ ...pendingPayment(), merchantTransactionId: order }, RETENTION_MS);
+      assert.equal(await storage.payments.get(order), undefined);
       assert.equal(claimed, false);
       fsync.release();
       assert.deepEqual(await claim, { claimed: true });
+      assert.equal((await storage.payments.get(order))?.state, 'pending');
+      (await disk.started(2)).release();
+      assert.deepEqual(await rival, { claimed: false, existing: pending });
+
+      const { leaseExpiresAt: _lease, ...rest } = pending;
+      const finishing = storage.payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS);
+      const finishSync = await disk.started(3);
+      assert.equal((await storage.payments.get(order))?.state, 'pending', 'completed only once durable');
+      finishSync.release();
+      assert.equal(await finishing, true);
+      assert.equal((await storage.payments.get(order))?.state, 'completed');
     } finally {
       for (const held of disk.held) held.release();
       await storage.close();

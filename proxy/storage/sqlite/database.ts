@@ -12,8 +12,9 @@
 // `acknowledge`, `redeliver`). What a power loss may take back is what acknowledges nothing: a session
 // just created, an idempotency claim, a one-time marker, a link session, a delivery attempt's result —
 // shoppers who started in the last moments start again; nothing paid, no outcome acknowledged, no event
-// recorded is lost. (A read may show a commit an fsync before it is durable; what it shows is never
-// acknowledged until it is.)
+// recorded is lost. Reads of a session's outcome and of a payment show a change only once it is durable
+// (session-store.ts, payments.ts); GET /events may list an event an fsync before it is (acknowledging it
+// then waits for an fsync that covers it too).
 //
 // One instance per file: the database is opened with `locking_mode = EXCLUSIVE`, so a second proxy on
 // the same directory fails at boot with a clear message instead of two processes both believing they

@@ -23,6 +23,7 @@ import { measureStartOverhead } from './sections/start-overhead.ts';
 import { measureShopperLatency } from './sections/shopper-latency.ts';
 import { measureTokenCoalescing } from './sections/token-coalescing.ts';
 import { measureReturningShopper } from './sections/returning-shopper.ts';
+import { measureGrowth } from './sections/growth.ts';
 
 type Section = (options: BenchOptions, storage: BenchStorage) => Promise<SectionResult>;
 
@@ -36,6 +37,7 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
   pay: measurePayment,
   shopper: measureShopperLatency,
   returning: measureReturningShopper,
+  growth: (options) => measureGrowth(options),
 };
 
 /** A section that "succeeded" without a figure (no sample taken, a division by zero) failed. */

@@ -88,6 +88,8 @@ serveRpc({
   prepareLinkSessions,
   /** The storage asked for and the store the proxy actually used. */
   storage: () => ({ asked: storage?.storage ?? 'memory', store: storeInUse }),
+  /** SQLite: the durability barrier's fsyncs and the acknowledgements that waited (null elsewhere). */
+  syncStats: () => ownBackend.syncStats?.() ?? null,
   memory: () => settledMemory(),
   cpuTime: () => cpuTimeMs(),
 });

@@ -3,7 +3,7 @@
 // storage-dependent sections run on (`--storage memory,sqlite,redis`), and where a run that is not a
 // complete full one writes its results (`--out <file>`).
 
-export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning'] as const;
+export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning', 'growth'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** The proxy's session storage backends (createObvProxy's `storage`). */
@@ -39,6 +39,12 @@ export interface BenchSizes {
   returningBankSamples: number;
   /** Timed payments (POST /transactions with a link reference), after `warmup`-sized untimed ones. */
   paySamples: number;
+  /** Checkouts the growth section fills a SQLite file with, one file per size (SQLite only, whatever `--storage`). */
+  growthCheckouts: readonly number[];
+  /** GET /events pages timed per filter on each growth file. */
+  growthPages: number;
+  /** Upper bound on filling one growth file (past it the file holds the checkouts made so far, and the rows say how many). */
+  growthFillTimeoutMs: number;
   /** Upper bound on each section's measuring loop: past it the loop stops with the samples it has. */
   loopTimeoutMs: number;
   /** Upper bound on the whole run; it aborts past this. */
@@ -60,9 +66,13 @@ const FULL: BenchSizes = {
   returningSamples: 300,
   returningBankSamples: 30,
   paySamples: 1_000,
+  growthCheckouts: [20_000, 200_000],
+  growthPages: 500,
+  // 200,000 checkouts take 10–20 minutes on two busy vCPUs.
+  growthFillTimeoutMs: 30 * 60_000,
   loopTimeoutMs: 10 * 60_000,
-  // Four sections run once per storage backend (three by default).
-  runTimeoutMs: 45 * 60_000,
+  // Four sections run once per storage backend (three by default); growth fills 220,000 checkouts.
+  runTimeoutMs: 90 * 60_000,
 };
 
 /** Enough to show every section works (CI runs it), not to judge a figure: no aim is checked. */
@@ -81,6 +91,9 @@ const QUICK: BenchSizes = {
   returningSamples: 8,
   returningBankSamples: 1,
   paySamples: 30,
+  growthCheckouts: [200],
+  growthPages: 20,
+  growthFillTimeoutMs: 30_000,
   loopTimeoutMs: 15_000,
   runTimeoutMs: 3 * 60_000,
 };

@@ -53,6 +53,14 @@ export class ServerUnderTest {
     return this.child.call<{ asked: string; store: string }>('storage');
   }
 
+  /**
+   * obv-link's proxy on SQLite: the WAL fsyncs run and the acknowledgements that waited for one, since it
+   * started (storage/sqlite/wal-sync.ts); null on the other storage backends and the bare server.
+   */
+  syncStats(): Promise<{ fsyncs: number; acknowledgements: number } | null> {
+    return this.child.call<{ fsyncs: number; acknowledgements: number } | null>('syncStats');
+  }
+
   memory(): Promise<MemoryReading> {
     return this.child.call<MemoryReading>('memory');
   }

@@ -23,13 +23,23 @@ interface Side {
   ms: number;
   /** CPU the server used while measured: near `ms` means the server, not the load generator, was the limit. */
   serverCpuMs: number;
+  /** SQLite: the WAL fsyncs and the acknowledgements that waited for one while measured (storage/sqlite/wal-sync.ts). */
+  fsyncs: number;
+  acknowledgements: number;
 }
 
 /** Sends `amount` notifications, one per unused session, and adds the counts and time to `side`. */
 async function load(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
   const cpuBefore = await side.server.cpuTime();
+  const syncBefore = side.server.kind === 'obv' ? await side.server.syncStats() : null;
   await send(side, amount, connections, record);
-  if (record) side.serverCpuMs += (await side.server.cpuTime()) - cpuBefore;
+  if (!record) return;
+  side.serverCpuMs += (await side.server.cpuTime()) - cpuBefore;
+  const syncAfter = syncBefore && (await side.server.syncStats());
+  if (syncBefore && syncAfter) {
+    side.fsyncs += syncAfter.fsyncs - syncBefore.fsyncs;
+    side.acknowledgements += syncAfter.acknowledgements - syncBefore.acknowledgements;
+  }
 }
 
 function send(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
@@ -80,7 +90,7 @@ function send(side: Side, amount: number, connections: number, record: boolean):
 
 async function prepareSide(kind: 'obv' | 'bare', count: number, env: Record<string, string> = {}): Promise<Side> {
   const server = await ServerUnderTest.start(kind, env);
-  return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0 };
+  return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0, fsyncs: 0, acknowledgements: 0 };
 }
 
 export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
@@ -109,6 +119,17 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: 
   const rate = (side: Side): number => side.ok / (side.ms / 1000);
   const cpuPerRequestUs = (side: Side): number => (1000 * side.serverCpuMs) / side.ok;
   const ratio = rate(obv) / rate(bare);
+  // On SQLite each notification's acknowledgements (its outcome, its event) wait for an fsync of the WAL,
+  // one fsync serving every acknowledgement that arrived while the one before it ran (group commit).
+  const durability = obv.fsyncs > 0
+    ? [{
+        metric: 'WAL fsyncs under this load (group commit)',
+        value: `${Math.round(obv.fsyncs / (obv.ms / 1000))} fsync/s`,
+        baseline: `${formatRate(rate(obv))} notifications`,
+        comparison: `${(obv.fsyncs / obv.ok).toFixed(2)} per notification; ${(obv.acknowledgements / obv.fsyncs).toFixed(1)} acknowledgements per fsync`,
+        aim: '',
+      }]
+    : [];
   return {
     section: 'intake',
     rows: [
@@ -128,12 +149,14 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: 
         comparison: formatRatio(cpuPerRequestUs(obv) / cpuPerRequestUs(bare)),
         aim: '',
       },
+      ...durability,
     ],
     data: {
       store,
       connections: sizes.intakeConnections,
       requestsPerSide: obv.ok,
-      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms, cpuPerRequestUs: cpuPerRequestUs(obv) },
+      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms, cpuPerRequestUs: cpuPerRequestUs(obv),
+        fsyncs: obv.fsyncs, acknowledgements: obv.acknowledgements },
       bare: { requestsPerSecond: rate(bare), ok: bare.ok, ms: bare.ms, serverCpuShare: bare.serverCpuMs / bare.ms, cpuPerRequestUs: cpuPerRequestUs(bare) },
       ratio,
       aimRatio: AIM_RATIO,

@@ -45,7 +45,7 @@ export function createStorage(options: StorageOptions): Storage {
 /** SQLite's repositories, and the result bus of its one instance: in memory (the browser's socket is on this process). */
 function sqliteStorage(options: StorageOptions): Storage {
   if (!options.dataDir) throw new TypeError('createStorage: the sqlite storage needs dataDir (OBV_DATA_DIR)');
-  const sqlite = openSqliteStorage(options.dataDir, { now: options.now });
+  const sqlite = openSqliteStorage(options.dataDir, { now: options.now, logger: options.logger });
   const resultBus = new MemoryResultBus();
   return {
     kind: 'sqlite',
@@ -56,6 +56,7 @@ function sqliteStorage(options: StorageOptions): Storage {
     linkSessions: sqlite.linkSessions,
     removals: sqlite.removals,
     location: sqlite.handle.path,
+    syncStats: () => sqlite.handle.syncStats(),
     async close() {
       await resultBus.close();
       await sqlite.close();

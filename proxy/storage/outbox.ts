@@ -101,7 +101,8 @@ export interface EventOutbox {
   /**
    * Up to `limit` events in the order recorded, after `after` (from the oldest retained when undefined),
    * those in the `delivery` states only, and whether more follow. Undefined when `after` is not a
-   * retained event.
+   * retained event. An event past the retention may still be listed until `trim` forgets it (SQLite
+   * never deletes while listing: its trim runs on the worker's timer, in small steps).
    */
   list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
   backlog(): Promise<OutboxBacklog>;

@@ -1,5 +1,6 @@
 // Every repository the proxy keeps its state in, on one backend, as one value: what createStorage
 // (create-storage.ts) builds for OBV_STORAGE, and what a caller hands createObvProxy as `backend`.
+import type { SyncStats } from './sqlite/wal-sync.ts';
 import type { Store } from 'express-rate-limit';
 import type { SessionStore } from './sessions.ts';
 import type { ResultBus } from './result-bus.ts';
@@ -30,6 +31,11 @@ export interface Storage {
   authFailureStore?: Store;
   /** Where the state is, for the boot log line (a directory, a Redis host, or "memory"). */
   readonly location: string;
+  /**
+   * SQLite only: fsyncs run so far and the acknowledgements that waited for one (storage/sqlite/wal-sync.ts;
+   * the bench reads how many a notification costs).
+   */
+  readonly syncStats?: () => SyncStats;
   /** Closes what this function created. */
   close(): Promise<void>;
 }

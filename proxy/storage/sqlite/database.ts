@@ -2,12 +2,19 @@
 // Node's built-in SQLite (driver.ts): synchronous statements prepared once, each read-modify-write one
 // transaction.
 //
-// Durability, chosen per record kind: the file is in WAL mode with `synchronous = NORMAL`, so every
-// commit is in the operating system's hands before the call returns — a killed process (SIGKILL, a
-// crash, an OOM kill) loses nothing it acknowledged. Money records (payments, removals) are committed
-// with `synchronous = FULL` (`durably`): the WAL is fsynced before the answer, so they survive a power
-// loss too. Sessions and events pay no fsync per write, which keeps a start within a millisecond of the
-// in-memory store (docs/PERFORMANCE.md).
+// Durability: the file is in WAL mode with `synchronous = NORMAL`, so every commit is in the operating
+// system's hands before the call returns — a killed process (SIGKILL, a crash, an OOM kill) loses nothing,
+// and a commit is visible at once. A power loss (or a kernel crash) may roll back the last commits, so
+// every method whose answer is an acknowledgement awaits `synced()` (wal-sync.ts) before it resolves: an
+// fsync of the WAL, off the event loop, shared by every commit made before it began (group commit). Those
+// are a stored outcome (a session's `settle`), payments (`claim` — before the provider is called —
+// `finish`, `release`, `expireLeases`), saved-account removals, and the events' outbox (`append`,
+// `acknowledge`, `redeliver`). What a power loss may take back is what acknowledges nothing: a session
+// just created, an idempotency claim, a one-time marker, a link session, a delivery attempt's result —
+// shoppers who started in the last moments start again; nothing paid, no outcome acknowledged, no event
+// recorded is lost. Reads of a session's outcome and of a payment show a change only once it is durable
+// (session-store.ts, payments.ts); GET /events may list an event an fsync before it is (acknowledging it
+// then waits for an fsync that covers it too).
 //
 // Opening, in this order: the directory and its files are checked (data-directory.ts: ours, private, no
 // links), the directory is locked for this process (instance-lock.ts: a second proxy on it is refused,
@@ -15,17 +22,27 @@
 // (backup.ts) or an operator's `sqlite3` can read it while the proxy runs. Its statements throw
 // StorageFullError when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError
 // line naming the cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
+//
+// Schema 3 indexes every column a clean-up looks records up by, and the file is in `auto_vacuum =
+// INCREMENTAL` (converted once by a VACUUM at the open: housekeeping.ts gives freed pages back in small
+// steps).
 import { join } from 'node:path';
 import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
 import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
 import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
 import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
 import { StorageFullError } from '../errors.ts';
+import { WalBarrier, type Fsync, type SyncStats } from './wal-sync.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
 
-/** The schema, version 2. Every table carries its own expiry (epoch ms) where its records expire. */
+/**
+ * The schema, version 3. Every table carries its own expiry (epoch ms) where its records expire, and each
+ * column a clean-up selects by is indexed (the sweep deletes in small batches: housekeeping.ts). Columns
+ * only ever read with their row's primary key (`sessions.expires_at`, `idempotency_claims.lease_until`,
+ * `events.next_attempt_at`) have none: an index there would cost every write and serve no query.
+ */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT PRIMARY KEY,
@@ -43,6 +60,7 @@ CREATE TABLE IF NOT EXISTS idempotency_claims (
   lease_until INTEGER,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS idempotency_claims_purge ON idempotency_claims (purge_at);
 CREATE TABLE IF NOT EXISTS markers (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL,
@@ -55,6 +73,7 @@ CREATE TABLE IF NOT EXISTS link_sessions (
   uses INTEGER NOT NULL DEFAULT 0,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS link_sessions_purge ON link_sessions (purge_at);
 CREATE TABLE IF NOT EXISTS payments (
   merchant_transaction_id TEXT PRIMARY KEY,
   payment_id TEXT NOT NULL,
@@ -64,11 +83,13 @@ CREATE TABLE IF NOT EXISTS payments (
   purge_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS payments_leases ON payments (lease_expires_at) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS payments_purge ON payments (purge_at);
 CREATE TABLE IF NOT EXISTS payment_keys (
   idempotency_key TEXT PRIMARY KEY,
   merchant_transaction_id TEXT NOT NULL,
   purge_at INTEGER NOT NULL
 );
+CREATE INDEX IF NOT EXISTS payment_keys_purge ON payment_keys (purge_at);
 CREATE TABLE IF NOT EXISTS saved_account_removals (
   merchant_user_id TEXT NOT NULL,
   account_id TEXT NOT NULL,
@@ -91,6 +112,8 @@ CREATE TABLE IF NOT EXISTS events (
 );
 CREATE INDEX IF NOT EXISTS events_pending ON events (created_at) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS events_undelivered ON events (seq) WHERE status != 'delivered';
+-- The retention's clean-up: events no longer being delivered, oldest first.
+CREATE INDEX IF NOT EXISTS events_retired ON events (created_at) WHERE status != 'pending';
 CREATE TABLE IF NOT EXISTS event_jobs (
   job TEXT PRIMARY KEY,
   due_at INTEGER NOT NULL
@@ -98,7 +121,7 @@ CREATE TABLE IF NOT EXISTS event_jobs (
 CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
 `;
 
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 
 /**
  * Version 1 → 2: where each event's delivery stands (GET /events shows it; acknowledge and redeliver
@@ -116,16 +139,27 @@ UPDATE events SET pending_since = created_at,
   WHERE status = 'pending';
 `;
 
-/** The open database and the one way to commit a money record with an fsync. */
+/** The open database, and the one way to wait until what was committed is durable. */
 export interface SqliteHandle {
   readonly db: SqliteDatabase;
   /** The file's absolute path. */
   readonly path: string;
-  /** Runs `step` as one transaction committed with `synchronous = FULL` (fsync before it returns). */
-  durably<T>(step: () => T): T;
+  /**
+   * Resolves once every commit made before the call survives a power loss (an fsync of the WAL that
+   * began after it, shared with every other caller meanwhile: wal-sync.ts). Rejects with DurabilityError
+   * when the disk failed an fsync.
+   */
+  synced(): Promise<void>;
+  /** fsyncs run and acknowledgements that waited for one, since the open. */
+  syncStats(): SyncStats;
   /** Runs `step` as one transaction (driver.ts `transaction`). */
   transaction<T>(step: () => T): T;
   close(): void;
+}
+
+export interface OpenOptions {
+  /** How the WAL is flushed (tests hold it to see who waits); fs.fsync by default. */
+  fsync?: Fsync;
 }
 
 /**
@@ -134,7 +168,7 @@ export interface SqliteHandle {
  * @throws DataDirectoryError when the directory or the file cannot be used, or another instance holds it
  * @throws SqliteUnavailableError when this Node has no node:sqlite
  */
-export function openSqliteDatabase(dataDir: string): SqliteHandle {
+export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): SqliteHandle {
   const dir = prepareDataDirectory(dataDir);
   const path = join(dir, DATABASE_FILE);
   const lock = lockDataDirectory(dir);
@@ -154,22 +188,18 @@ export function openSqliteDatabase(dataDir: string): SqliteHandle {
   const guard = guardDiskSpace(raw, dir);
   const { db } = guard;
   const file = raw;
+  const barrier = new WalBarrier(`${path}-wal`, dir, options.fsync);
   let closed = false;
   return {
     db,
     path,
-    durably<T>(step: () => T): T {
-      db.exec('PRAGMA synchronous = FULL');
-      try {
-        return transaction(db, step);
-      } finally {
-        db.exec('PRAGMA synchronous = NORMAL');
-      }
-    },
+    synced: () => barrier.synced(),
+    syncStats: () => barrier.stats(),
     transaction: (step) => transaction(db, step),
     close() {
       if (closed) return;
       closed = true;
+      barrier.close();
       guard.stop();
       file.close();
       lock.release();
@@ -221,8 +251,31 @@ function migrate(db: SqliteDatabase, dir: string): void {
   }
   transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);
+    // Version 2 → 3 is the schema's new indexes (CREATE INDEX IF NOT EXISTS) and the conversion below.
     db.exec(SCHEMA);
     // Written only when it changes: a start that changes nothing writes nothing, so it can run on a full disk.
     if (version !== SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   });
+  convertToIncrementalVacuum(db);
+}
+
+/** PRAGMA auto_vacuum's value for INCREMENTAL. */
+const INCREMENTAL = 2;
+
+/**
+ * Puts the file in `auto_vacuum = INCREMENTAL`, so the sweep can give freed pages back to the file system
+ * a few at a time (`PRAGMA incremental_vacuum(n)`, housekeeping.ts) instead of the file only ever growing.
+ * SQLite changes a file with tables from NONE to INCREMENTAL only by rebuilding it (PRAGMA auto_vacuum:
+ * "changing from none to full or incremental can only occur when the database is new … or by running the
+ * VACUUM command"), so this runs one VACUUM, once per file: a new file is empty then (milliseconds); a
+ * file of an earlier release is rewritten once at its first start on this one (about a second per 100 MB,
+ * needing that much free space). The VACUUM passes through the WAL, which is then checkpointed and
+ * truncated so the copy does not stay on disk twice. Keyed on the file's own setting, not the schema
+ * version: a start interrupted in between converts at the next one.
+ */
+function convertToIncrementalVacuum(db: SqliteDatabase): void {
+  if (Number(pragma(db, 'auto_vacuum')) === INCREMENTAL) return;
+  db.exec(`PRAGMA auto_vacuum = ${INCREMENTAL}`);
+  db.exec('VACUUM');
+  db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
 }

@@ -1,5 +1,5 @@
 // A full disk under the SQLite storage: every write that fails for lack of space becomes a
-// StorageFullError (sessions/errors.ts: `503 storage-full` with Retry-After, told once per episode by
+// StorageFullError (storage/errors.ts: `503 storage-full` with Retry-After, told once per episode by
 // sessions/outage-log.ts) instead of a raw SqliteError answered 500 with a stack per request.
 //
 // SQLite says so with SQLITE_FULL (a write came back short), or with an SQLITE_IOERR when the write that

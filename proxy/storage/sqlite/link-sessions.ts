@@ -1,4 +1,6 @@
-// Link sessions on SQLite, for one instance.
+// Link sessions on SQLite, for one instance. Creating or using one acknowledges nothing durable, so
+// neither waits for an fsync (database.ts): a power loss may take back the last moments' link sessions,
+// whose checkouts get a new one when their page loads again.
 import { LinkSessionRecord, type LinkSessionStore } from '../link-sessions.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';

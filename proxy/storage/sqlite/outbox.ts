@@ -1,13 +1,19 @@
 // The merchant events' outbox on SQLite, for one instance: events, their order, their delivery and their
 // jobs in the data directory's file, so a restart or a crash loses no event recorded, no delivery owed
 // and no acknowledgement answered (each change is one transaction, committed before the call returns).
-// The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim).
+// Recording an event (`append`), and the merchant's `acknowledge` and `redeliver`, resolve only once
+// durable through a power loss too (the handle's `synced()`, database.ts); a delivery attempt's result
+// does not wait (lost to a power loss, the event is only delivered once more).
+// The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
+// a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
+// the event loop runs (housekeeping.ts), on the delivery worker's timer.
 import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
 import { jobKey, parseJobKey } from '../outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare, type Statement } from './driver.ts';
+import { batchDelete, deleteInBatches, StepTimes } from './housekeeping.ts';
 
 interface EventRow {
   seq: number;
@@ -23,13 +29,29 @@ interface EventRow {
 
 const EVENT_COLUMNS = 'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
+/** Events past `?` (the retention's start) no longer being delivered; served by the index events_retired (database.ts). */
+export const RETIRED_EVENTS = "created_at <= ? AND status != 'pending'";
+
 /** The states each list filter keeps (`delivery` of GET /events). */
 const STATES = { all: ['pending', 'delivered', 'failed'], pending: ['pending'], failed: ['failed'], undelivered: ['pending', 'failed'] } as const;
+
+/**
+ * A list filter's condition. A filter without `delivered` also says `status != 'delivered'` in those
+ * words: SQLite uses the partial index events_undelivered only for a query that repeats its WHERE, and
+ * without it a page of undelivered events would read every delivered event after `after` (the whole
+ * retention, at the head of the list).
+ */
+export function listFilter(states: readonly string[]): string {
+  const listed = `status IN (${states.map((state) => `'${state}'`).join(', ')})`;
+  return states.includes('delivered') ? listed : `status != 'delivered' AND ${listed}`;
+}
 
 export class SqliteEventOutbox implements EventOutbox {
   readonly #handle: SqliteHandle;
   readonly #retentionMs: number;
   readonly #statements;
+  #closed = false;
+  #trimming: Promise<{ deleted: number; times: StepTimes }> | undefined;
 
   constructor(handle: SqliteHandle, options: { retentionMs?: number } = {}) {
     this.#handle = handle;
@@ -52,19 +74,22 @@ export class SqliteEventOutbox implements EventOutbox {
         + "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'"),
       hurried: prepare(db, "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
       seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
-      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db, 
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND status IN (${states.map((state) => `'${state}'`).join(', ')}) ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
+      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db,
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND ${listFilter(states)} ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
       backlog: prepare<[], { pending: number; oldest: number | null }>(db, "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
-      trim: prepare(db, "DELETE FROM events WHERE created_at <= ? AND status != 'pending'"),
+      trim: batchDelete(handle, 'events', RETIRED_EVENTS),
     };
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
-    return this.#handle.transaction(() => {
+    const recorded = this.#handle.transaction(() => {
       if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0) return false;
       this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
     });
+    // Also for an event already recorded: its first append's fsync may still be under way.
+    await this.#handle.synced();
+    return recorded;
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
@@ -112,24 +137,28 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.transaction(() => {
+    const stored = this.#handle.transaction(() => {
       if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0) this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
     });
+    await this.#handle.synced();
+    return stored;
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    return this.#handle.transaction(() => {
+    const stored = this.#handle.transaction(() => {
       const changed = this.#statements.restarted.run(nowMs, nowMs, eventId).changes + this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
     });
+    await this.#handle.synced();
+    return stored;
   }
 
-  async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
-    await this.trim(nowMs);
+  /** A page of the list. Events past the retention stay listed until `trim` reaches them (within its interval). */
+  async list(query: ListQuery, _nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
     let afterSeq = 0;
     if (query.after !== undefined) {
       const row = this.#statements.seqOf.get(query.after);
@@ -146,11 +175,27 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async trim(nowMs: number): Promise<void> {
-    this.#statements.trim.run(nowMs - this.#retentionMs);
+    await this.trimInSteps(nowMs);
   }
 
-  /** The storage bundle closes the file. */
-  async close(): Promise<void> {}
+  /**
+   * `trim`, a hundred rows per step with the event loop running between steps: how long each step
+   * held it (the bench reads it). One at a time: a call while a trim runs (a backlog can outlast the
+   * worker's one-minute timer) gets that trim's result. Stops at the next step once the outbox is closed.
+   */
+  trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
+    this.#trimming ??= deleteInBatches(this.#handle.db, 'delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
+      .then((deleted) => ({ deleted, times }))
+      .finally(() => {
+        this.#trimming = undefined;
+      });
+    return this.#trimming;
+  }
+
+  /** The storage bundle closes the file; a trim under way stops at its next step. */
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
 }
 
 function deliverKey(eventId: string): string {

@@ -1,15 +1,24 @@
-// Payments on SQLite, for one instance. Every write is committed with an fsync (`durably`): a payment
-// answered is on disk, whatever happens to the machine next. At open, a claim left `pending` belonged
-// to a process that is gone (one instance per file), so its lease is over now: it turns `unknown` at
-// the next lease check instead of waiting out the time-out.
+// Payments on SQLite, for one instance. Every change is acknowledged only once it survives a power loss:
+// each method commits, then awaits the handle's `synced()` (database.ts) before it resolves — a claim
+// before the provider is called, a result before the merchant is told — and `get` shows the change only
+// from then on (GET /transactions never reads a state a power loss could take back; a claim reads
+// `pending` only once its call to the provider is under way). The claim's own check sees every commit at
+// once, so two claims of one order can never both win. At open, a claim left `pending` belonged to a
+// process that is gone (one instance per file), so its lease is over now: it turns `unknown` at the next
+// lease check instead of waiting out the time-out.
 import { heldBy, leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
+
+/** Orders a transaction changed, each with its record before the change (undefined: none). */
+type Changed = [order: string, before: PaymentRecord | undefined][];
 
 export class SqlitePaymentStore implements PaymentStore {
   readonly #handle: SqliteHandle;
   readonly #now: () => number;
   readonly #statements;
+  /** Orders changed by a commit not yet durable: what `get` shows meanwhile, and how many such commits. */
+  readonly #unsynced = new Map<string, { before: PaymentRecord | undefined; commits: number }>();
 
   constructor(handle: SqliteHandle, options: { now?: () => number } = {}) {
     this.#handle = handle;
@@ -30,7 +39,10 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
-    return this.#handle.durably(() => {
+    // Also when the order was already claimed: the existing record may be another call's commit whose
+    // fsync is still under way, and this answer reports it.
+    const changed: Changed = [];
+    const result = this.#handle.transaction(() => {
       const existing = this.#read(pending.merchantTransactionId);
       if (existing) return { claimed: false, existing } as const;
       const key = pending.idempotencyKey;
@@ -40,42 +52,82 @@ export class SqlitePaymentStore implements PaymentStore {
         this.#statements.putKey.run(key, pending.merchantTransactionId, this.#now() + retentionMs);
       }
       this.#put(pending, retentionMs);
+      changed.push([pending.merchantTransactionId, undefined]);
       return { claimed: true } as const;
     });
+    // Also when nothing changed: the existing record this answer reports may be another call's commit
+    // whose fsync is still under way.
+    await this.#durable(changed);
+    return result;
   }
 
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
-    return this.#read(merchantTransactionId);
+    const unsynced = this.#unsynced.get(merchantTransactionId);
+    return unsynced ? unsynced.before : this.#read(merchantTransactionId);
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
-    return this.#handle.durably(() => {
-      if (!heldBy(this.#read(record.merchantTransactionId), record.paymentId)) return false;
+    const changed: Changed = [];
+    const finished = this.#handle.transaction(() => {
+      const before = this.#read(record.merchantTransactionId);
+      if (!heldBy(before, record.paymentId)) return false;
       this.#put(record, retentionMs);
+      changed.push([record.merchantTransactionId, before]);
       return true;
     });
+    await this.#durable(changed);
+    return finished;
   }
 
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
-    return this.#handle.durably(() => {
-      if (!heldBy(this.#read(merchantTransactionId), paymentId)) return false;
+    const changed: Changed = [];
+    const released = this.#handle.transaction(() => {
+      const before = this.#read(merchantTransactionId);
+      if (!heldBy(before, paymentId)) return false;
       this.#statements.delete.run(merchantTransactionId);
+      changed.push([merchantTransactionId, before]);
       return true;
     });
+    await this.#durable(changed);
+    return released;
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
-    return this.#handle.durably(() => {
-      const expired = this.#statements.due.all(nowMs, max).map((row) => leaseExpired(PaymentRecord.parse(JSON.parse(row.record))));
-      for (const record of expired) {
+    const changed: Changed = [];
+    const expired = this.#handle.transaction(() => {
+      const due = this.#statements.due.all(nowMs, max).map((row) => PaymentRecord.parse(JSON.parse(row.record)));
+      return due.map((before) => {
+        const record = leaseExpired(before);
         this.#statements.markUnknown.run(record.state, JSON.stringify(record), record.merchantTransactionId);
-      }
-      return expired;
+        changed.push([record.merchantTransactionId, before]);
+        return record;
+      });
     });
+    // The lease check runs every few seconds: it waits for an fsync only when it changed something.
+    if (expired.length > 0) await this.#durable(changed);
+    return expired;
   }
 
   /** The storage bundle closes the file. */
   async close(): Promise<void> {}
+
+  /**
+   * Waits until everything committed so far is durable, `get` meanwhile showing each changed order as it
+   * was before (the oldest such state while several changes of one order wait). A failed fsync leaves
+   * them unseen until a restart: nothing is acknowledged any more then.
+   */
+  async #durable(changed: Changed): Promise<void> {
+    for (const [order, before] of changed) {
+      const unsynced = this.#unsynced.get(order);
+      if (unsynced) unsynced.commits++;
+      else this.#unsynced.set(order, { before, commits: 1 });
+    }
+    await this.#handle.synced();
+    for (const [order] of changed) {
+      const unsynced = this.#unsynced.get(order)!;
+      if (--unsynced.commits === 0) this.#unsynced.delete(order);
+    }
+  }
 
   #read(merchantTransactionId: string): PaymentRecord | undefined {
     const row = this.#statements.get.get(merchantTransactionId, this.#now());

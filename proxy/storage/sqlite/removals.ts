@@ -1,4 +1,5 @@
-// Saved-account removals on SQLite, committed with an fsync: a removal the shopper was told about holds.
+// Saved-account removals on SQLite, acknowledged once durable (the handle's `synced()`, database.ts): a
+// removal the shopper was told about holds, even through a power loss.
 import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
@@ -17,7 +18,9 @@ export class SqliteRemovalStore implements RemovalStore {
   }
 
   async record(removal: SavedAccountRemoval): Promise<boolean> {
-    return this.#handle.durably(() => this.#statements.insert.run(removal.merchantUserId, removal.accountId, JSON.stringify(removal)).changes === 1);
+    const recorded = this.#statements.insert.run(removal.merchantUserId, removal.accountId, JSON.stringify(removal)).changes === 1;
+    await this.#handle.synced();
+    return recorded;
   }
 
   async isRemoved(merchantUserId: string, accountId: string): Promise<boolean> {
@@ -25,7 +28,8 @@ export class SqliteRemovalStore implements RemovalStore {
   }
 
   async forget(merchantUserId: string, accountId: string): Promise<void> {
-    this.#handle.durably(() => this.#statements.delete.run(merchantUserId, accountId));
+    this.#statements.delete.run(merchantUserId, accountId);
+    await this.#handle.synced();
   }
 
   async close(): Promise<void> {}

@@ -1,6 +1,11 @@
 // SessionStore on SQLite, for one instance: sessions, their idempotency claims and their one-time
 // markers in the data directory's file, so a restart or a crash loses no shopper who was at the bank.
 // Each read-modify-write is one synchronous statement or transaction, atomic on Node's single thread.
+// A stored outcome is an acknowledgement (the provider's notification is answered, the page told), so
+// `settle` resolves only once it survives a power loss (the handle's `synced()`, database.ts), and reads
+// show it only from then on; the rest (a new session, its idempotency claim, markers) acknowledges
+// nothing and never waits for an fsync: a power loss may take back the last moments' starts, whose
+// shoppers start again.
 import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
 import { TERMINAL_STATES } from '../sessions.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
@@ -18,6 +23,8 @@ type Claim = { claimed: true } | { claimed: false; sessionId?: string };
 
 export class SqliteSessionStore implements SessionStore {
   readonly #now: () => number;
+  /** Sessions whose outcome is committed but not yet durable, as reads see them meanwhile (settle). */
+  readonly #unsynced = new Map<string, SessionRow>();
   /** Duplicates waiting for a start of this process to complete or release its claim. */
   readonly #waiters = new Map<string, ((sessionId: string | undefined) => void)[]>();
   readonly #statements;
@@ -52,7 +59,7 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
-    const row = this.#statements.get.get(sessionId);
+    const row = this.#unsynced.get(sessionId) ?? this.#statements.get.get(sessionId);
     return row && this.#decode(row);
   }
 
@@ -61,11 +68,23 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
+    const before = this.#statements.get.get(sessionId);
     const settled = this.#statements.settle.get(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now());
-    if (settled) return { stored: true, record: this.#decode(settled) };
-    const record = await this.get(sessionId);
-    if (!record) throw new Error('unknown session');
-    return { stored: false, record };
+    // Until its fsync completes, reads see the session as it was: no page or merchant server is shown an
+    // outcome a power loss could take back, and the caller writes what goes with the outcome (its link
+    // reference's marker) before any read can show it. (A failed fsync leaves it unseen until a restart.)
+    if (settled && before) this.#unsynced.set(sessionId, before);
+    // Also when nothing was stored: the outcome this answer reports may be another call's commit whose
+    // fsync is still under way.
+    await this.handle.synced();
+    if (settled) {
+      this.#unsynced.delete(sessionId);
+      return { stored: true, record: this.#decode(settled) };
+    }
+    // Every commit made before this call is durable now, the outcome stored by another call included.
+    const row = this.#statements.get.get(sessionId);
+    if (!row) throw new Error('unknown session');
+    return { stored: false, record: this.#decode(row) };
   }
 
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {

@@ -1,14 +1,15 @@
-// Every repository on one SQLite file, and the sweep that drops what is past its retention.
+// Every repository on one SQLite file, and its housekeeping (housekeeping.ts): the records past their
+// retention deleted in small batches, the file given back its freed pages, the WAL truncated when idle.
 import { dirname } from 'node:path';
+import type { Logger } from 'pino';
 import type { SessionStore } from '../sessions.ts';
-import type { EventOutbox } from '../outbox.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
 import { explainOpenFailure, openSqliteDatabase, type SqliteHandle } from './database.ts';
-import { StorageFullError } from '../errors.ts';
-import { prepare } from './driver.ts';
+import { Housekeeping, type SweepReport } from './housekeeping.ts';
+import type { Fsync } from './wal-sync.ts';
 import { SqliteSessionStore } from './session-store.ts';
 import { SqliteEventOutbox } from './outbox.ts';
 import { SqlitePaymentStore } from './payments.ts';
@@ -18,28 +19,31 @@ import { SqliteRemovalStore } from './removals.ts';
 export interface SqliteStorage {
   handle: SqliteHandle;
   sessionStore: SessionStore;
-  eventOutbox: EventOutbox;
+  eventOutbox: SqliteEventOutbox;
   payments: PaymentStore;
   linkSessions: LinkSessionStore;
   removals: RemovalStore;
-  /** Drops records past their retention (runs on a timer; public for tests). */
-  sweep(): void;
+  /**
+   * Drops records past their retention, gives the freed pages back and, when idle, truncates the WAL
+   * (runs on a timer; public for tests and the bench). Events are the outbox's own `trim`.
+   */
+  sweep(): Promise<SweepReport>;
   close(): Promise<void>;
 }
 
+export interface SqliteStorageOptions {
+  now?: () => number;
+  sweepIntervalMs?: number;
+  /** Where a failed clean-up is reported. */
+  logger?: Logger;
+  /** How the WAL is flushed (tests); fs.fsync by default. */
+  fsync?: Fsync;
+}
+
 /** Opens the data directory's database; throws DataDirectoryError (database.ts) when it cannot be used. */
-export function openSqliteStorage(dataDir: string, options: { now?: () => number; sweepIntervalMs?: number } = {}): SqliteStorage {
-  const handle = openSqliteDatabase(dataDir);
+export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions = {}): SqliteStorage {
+  const handle = openSqliteDatabase(dataDir, { fsync: options.fsync });
   const now = options.now ?? Date.now;
-  const purge = ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'].map((table) => prepare(handle.db, `DELETE FROM ${table} WHERE purge_at <= ?`));
-  const purgeClaims = prepare(handle.db, 'DELETE FROM idempotency_claims WHERE session_id IS NOT NULL AND purge_at <= ?');
-  const sweep = () => {
-    const at = now();
-    handle.transaction(() => {
-      for (const statement of purge) statement.run(at);
-      purgeClaims.run(at);
-    });
-  };
   let repositories;
   try {
     // Their constructors clear what a process that is gone left behind: the first writes of a start.
@@ -54,22 +58,17 @@ export function openSqliteStorage(dataDir: string, options: { now?: () => number
     handle.close();
     throw explainOpenFailure(error, dirname(handle.path));
   }
-  const { sessionStore } = repositories;
-  const sweeper = setInterval(() => {
-    try {
-      sweep();
-    } catch (error) {
-      // A full disk is told once by the outage log; the sweep runs again at the next interval.
-      if (!(error instanceof StorageFullError)) throw error;
-    }
-  }, options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  const { sessionStore, eventOutbox } = repositories;
+  const housekeeping = new Housekeeping(handle, { now, logger: options.logger });
+  housekeeping.start(options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   return {
     handle,
     ...repositories,
-    sweep,
+    sweep: () => housekeeping.sweep(),
     async close() {
-      clearInterval(sweeper);
+      await housekeeping.close();
+      // Stops a trim under way at its next step.
+      await eventOutbox.close();
       await sessionStore.close();
       handle.close();
     },

@@ -31,7 +31,7 @@ describe('bench options', () => {
   it('runs every section at full size by default', () => {
     const options = parseOptions([], {});
     assert.equal(options.quick, false);
-    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning']);
+    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning', 'growth']);
     assert.deepEqual(options.storages, ['memory', 'sqlite', 'redis']);
     assert.equal(options.sizes.idleSockets, 10_000);
     assert.deepEqual(options.sizes.memorySockets, [10_000, 20_000]);

@@ -1,0 +1,329 @@
+// Acknowledged means durable on SQLite: every repository method whose answer acknowledges something (a
+// stored outcome, a payment, a removal, an event recorded, acknowledged or redelivered) resolves only once
+// an fsync of the WAL that began after its commit has completed; the others never wait for one. One fsync
+// serves every caller that arrived before it began (group commit). The disk is a stand-in here whose
+// fsyncs the test holds and releases, so "not yet resolved" is observed, not timed.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { randomEventId } from '../../../proxy/events/ids.ts';
+import type { MerchantEvent } from '../../../proxy/storage/events.ts';
+import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
+import { DurabilityError } from '../../../proxy/storage/sqlite/wal-sync.ts';
+import { pendingPayment } from '../../helpers/storage-contract.ts';
+import { pendingRecord, SUCCESS } from '../../helpers/session-backend-contract.ts';
+
+const RETENTION_MS = 60_000;
+const dirs: string[] = [];
+after(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+interface HeldFsync {
+  /** The file the descriptor is open on. */
+  path: string;
+  release(): void;
+  fail(error: Error): void;
+}
+
+/**
+ * A disk whose fsyncs of the WAL wait until the test releases them (the directory's one is let through
+ * at once, and noted). Everything else is the real SQLite file.
+ */
+class HeldDisk {
+  readonly held: HeldFsync[] = [];
+  readonly directorySyncs: string[] = [];
+  #arrived: (() => void) | undefined;
+
+  readonly fsync = (fd: number): Promise<void> => {
+    const path = readlinkSync(`/proc/self/fd/${fd}`);
+    if (!path.endsWith('-wal')) {
+      this.directorySyncs.push(path);
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      this.held.push({ path, release: resolve, fail: reject });
+      this.#arrived?.();
+    });
+  };
+
+  /** The fsyncs of the WAL that were started, held or released. */
+  get walSyncs(): number {
+    return this.held.length;
+  }
+
+  /** Waits (at most 5 s) until the `count`-th fsync of the WAL has started; returns it. */
+  async started(count: number): Promise<HeldFsync> {
+    const deadline = Date.now() + 5_000;
+    while (this.held.length < count) {
+      if (Date.now() > deadline) throw new Error(`fsync ${count} of the WAL never started (${this.held.length} did)`);
+      await new Promise<void>((resolve) => {
+        this.#arrived = resolve;
+        setTimeout(resolve, 100);
+      });
+    }
+    return this.held[count - 1]!;
+  }
+}
+
+function open(disk: HeldDisk): SqliteStorage {
+  const dir = mkdtempSync(join(tmpdir(), 'obv-durability-'));
+  dirs.push(dir);
+  // No sweep during a test: its timer would only add noise.
+  return openSqliteStorage(dir, { fsync: disk.fsync, sweepIntervalMs: 3_600_000 });
+}
+
+/** Whether `promise` has settled, after the event loop has had a few turns to settle it. */
+async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let settled = false;
+  promise.then(() => (settled = true), () => (settled = true));
+  for (let turn = 0; turn < 5; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
+  return settled;
+}
+
+function event(): MerchantEvent {
+  return { id: randomEventId(), type: 'link.cancelled', createdAt: new Date(1_000).toISOString(), data: { merchantTransactionId: 'order-1' } };
+}
+
+/** Every acknowledging method, each set up (untimed, its fsyncs released) and then called. */
+const ACKNOWLEDGEMENTS: Record<string, (storage: SqliteStorage, disk: HeldDisk) => Promise<() => Promise<unknown>>> = {
+  'session settle (a stored outcome)': async ({ sessionStore }) => {
+    const record = pendingRecord();
+    await sessionStore.create(record);
+    return () => sessionStore.settle(record.sessionId, SUCCESS);
+  },
+  'payment claim': async ({ payments }) => () => payments.claim(pendingPayment(), RETENTION_MS),
+  'payment finish': async ({ payments }, disk) => {
+    const pending = pendingPayment();
+    await releasing(disk, payments.claim(pending, RETENTION_MS));
+    const { leaseExpiresAt: _lease, ...rest } = pending;
+    return () => payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS);
+  },
+  'payment release': async ({ payments }, disk) => {
+    const pending = pendingPayment();
+    await releasing(disk, payments.claim(pending, RETENTION_MS));
+    return () => payments.release(pending.merchantTransactionId, pending.paymentId);
+  },
+  'payment expireLeases (one expired)': async ({ payments }, disk) => {
+    await releasing(disk, payments.claim(pendingPayment(-1_000), RETENTION_MS));
+    return () => payments.expireLeases(Date.now(), 10);
+  },
+  'removal record': async ({ removals }) => () => removals.record({ merchantUserId: 'u-1', accountId: 'sa_1', removedAt: new Date().toISOString() }),
+  'removal forget': async ({ removals }, disk) => {
+    await releasing(disk, removals.record({ merchantUserId: 'u-1', accountId: 'sa_2', removedAt: new Date().toISOString() }));
+    return () => removals.forget('u-1', 'sa_2');
+  },
+  'outbox append': async ({ eventOutbox }) => () => eventOutbox.append(event(), 1_000),
+  'outbox acknowledge': async ({ eventOutbox }, disk) => {
+    const recorded = event();
+    await releasing(disk, eventOutbox.append(recorded, 1_000));
+    return () => eventOutbox.acknowledge(recorded.id, 2_000);
+  },
+  'outbox redeliver': async ({ eventOutbox }, disk) => {
+    const recorded = event();
+    await releasing(disk, eventOutbox.append(recorded, 1_000));
+    return () => eventOutbox.redeliver(recorded.id, 2_000);
+  },
+};
+
+/** Awaits `promise`, releasing every fsync it starts. */
+async function releasing<T>(disk: HeldDisk, promise: Promise<T>): Promise<T> {
+  let done = false;
+  void promise.finally(() => (done = true)).catch(() => undefined);
+  const deadline = Date.now() + 5_000;
+  while (!done && Date.now() < deadline) {
+    for (const held of disk.held) held.release();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return promise;
+}
+
+describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
+  for (const [name, setUp] of Object.entries(ACKNOWLEDGEMENTS)) {
+    test(`${name} stays unresolved while the WAL's fsync is held, and resolves once it is released`, async () => {
+      const disk = new HeldDisk();
+      const storage = open(disk);
+      try {
+        const call = await setUp(storage, disk);
+        const before = disk.walSyncs;
+        const acknowledged = call();
+        const fsync = await disk.started(before + 1);
+        assert.match(fsync.path, /obv-link\.sqlite-wal$/, 'the fsync is of the WAL file');
+        assert.equal(await settledYet(acknowledged), false, 'resolved before its fsync completed');
+        fsync.release();
+        await acknowledged;
+      } finally {
+        for (const held of disk.held) held.release();
+        await storage.close();
+      }
+    });
+  }
+
+  test('what acknowledges nothing never waits: a new session, an idempotency claim, a marker, a link session, a delivery result', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      // An fsync held for something else is under way the whole time.
+      const held = storage.payments.claim(pendingPayment(), RETENTION_MS);
+      await disk.started(1);
+      const record = pendingRecord();
+      await storage.sessionStore.create(record);
+      assert.deepEqual(await storage.sessionStore.claimIdempotencyKey('key-1', 60_000), { claimed: true });
+      await storage.sessionStore.completeIdempotencyKey('key-1', record.sessionId, 60_000);
+      assert.equal(await storage.sessionStore.mark('webhook:msg_1', record.sessionId, 60_000), record.sessionId);
+      await storage.linkSessions.create('link-1', { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, RETENTION_MS);
+      assert.equal(await storage.linkSessions.use('link-1', 5), true);
+      await storage.eventOutbox.settle('no-such-event', { ok: true }, 1_000);
+      assert.equal(await settledYet(held), false, 'the claim still waits');
+      assert.equal(disk.walSyncs, 1, 'none of them asked for an fsync');
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('reads show a stored outcome only once it is durable, so whatever goes with it is written first', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const record = pendingRecord();
+      await storage.sessionStore.create(record);
+      const settled = storage.sessionStore.settle(record.sessionId, SUCCESS);
+      const fsync = await disk.started(1);
+      // Committed, not yet durable: a page polling its session, or a merchant server, sees it pending.
+      const meanwhile = await storage.sessionStore.get(record.sessionId);
+      assert.deepEqual([meanwhile?.state, meanwhile?.outcome], ['pending', undefined]);
+      // A second delivery of the outcome waits for the fsync after the first one's, then reports it.
+      const again = storage.sessionStore.settle(record.sessionId, SUCCESS);
+      fsync.release();
+      assert.equal((await settled).stored, true);
+      assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
+      (await disk.started(2)).release();
+      const second = await again;
+      assert.deepEqual([second.stored, second.record.state, second.record.outcome?.status], [false, 'succeeded', 'success']);
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('a payment claim resolves, and so lets the provider be called, only after its fsync; reads show each change only once durable', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const pending = pendingPayment();
+      const order = pending.merchantTransactionId;
+      let claimed = false;
+      const claim = storage.payments.claim(pending, RETENTION_MS).then((result) => {
+        claimed = true;
+        return result;
+      });
+      const fsync = await disk.started(1);
+      // Committed: a second claim of the order sees it at once and loses, but it is not acknowledged,
+      // and GET /transactions does not show it yet.
+      const rival = storage.payments.claim({ ...pendingPayment(), merchantTransactionId: order }, RETENTION_MS);
+      assert.equal(await storage.payments.get(order), undefined);
+      assert.equal(claimed, false);
+      fsync.release();
+      assert.deepEqual(await claim, { claimed: true });
+      assert.equal((await storage.payments.get(order))?.state, 'pending');
+      (await disk.started(2)).release();
+      assert.deepEqual(await rival, { claimed: false, existing: pending });
+
+      const { leaseExpiresAt: _lease, ...rest } = pending;
+      const finishing = storage.payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS);
+      const finishSync = await disk.started(3);
+      assert.equal((await storage.payments.get(order))?.state, 'pending', 'completed only once durable');
+      finishSync.release();
+      assert.equal(await finishing, true);
+      assert.equal((await storage.payments.get(order))?.state, 'completed');
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+});
+
+describe('SQLite: group commit', () => {
+  test('one fsync serves every acknowledgement that arrived while the one before it ran', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const first = storage.eventOutbox.append(event(), 1_000);
+      const firstSync = await disk.started(1);
+      // Twenty acknowledgements of three kinds arrive while the first fsync runs.
+      const records = Array.from({ length: 8 }, () => pendingRecord());
+      for (const record of records) await storage.sessionStore.create(record);
+      const waiting = [
+        ...records.map((record) => storage.sessionStore.settle(record.sessionId, SUCCESS)),
+        ...Array.from({ length: 6 }, () => storage.payments.claim(pendingPayment(), RETENTION_MS)),
+        ...Array.from({ length: 6 }, () => storage.eventOutbox.append(event(), 1_000)),
+      ];
+      assert.equal(disk.walSyncs, 1, 'no second fsync while the first runs');
+      firstSync.release();
+      await first;
+      const secondSync = await disk.started(2);
+      assert.equal(await settledYet(Promise.all(waiting)), false, 'they wait for the fsync after the one that began before them');
+      secondSync.release();
+      await Promise.all(waiting);
+      assert.equal(disk.walSyncs, 2, 'the twenty shared one fsync');
+      assert.deepEqual(storage.handle.syncStats(), { fsyncs: 2, acknowledgements: 21 });
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('a commit made while an fsync runs waits for the next one, even when the running one ends first', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const early = storage.removals.record({ merchantUserId: 'u-1', accountId: 'sa_early', removedAt: new Date().toISOString() });
+      const running = await disk.started(1);
+      const record = pendingRecord();
+      await storage.sessionStore.create(record);
+      const late = storage.sessionStore.settle(record.sessionId, SUCCESS);
+      running.release();
+      await early;
+      assert.equal(await settledYet(late), false, 'the fsync that began before the commit does not count for it');
+      const next = await disk.started(2);
+      next.release();
+      assert.equal((await late).stored, true);
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('the directory is fsynced once, in the first round, so the files\' names survive too', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      for (let round = 1; round <= 3; round++) {
+        const claim = storage.payments.claim(pendingPayment(), RETENTION_MS);
+        (await disk.started(round)).release();
+        await claim;
+      }
+      assert.deepEqual(disk.directorySyncs, [storage.handle.path.replace(/\/obv-link\.sqlite$/, '')]);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test('a failed fsync fails the acknowledgements waiting for it and every later one, until a restart', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const claim = storage.payments.claim(pendingPayment(), RETENTION_MS);
+      (await disk.started(1)).fail(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      await assert.rejects(claim, (error: unknown) => error instanceof DurabilityError && /fsync of the SQLite WAL: EIO/.test(error.message));
+      // A later fsync might succeed without the pages the failed one dropped: nothing is acknowledged again.
+      await assert.rejects(storage.eventOutbox.append(event(), 1_000), DurabilityError);
+      assert.equal(disk.walSyncs, 1, 'no fsync is tried after a failure');
+    } finally {
+      await storage.close();
+    }
+  });
+});

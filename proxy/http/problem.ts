@@ -43,7 +43,7 @@ export function toProblem(error: unknown): ProblemError {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
   }
   if (error instanceof StorageFullError) {
-    // The operator's words (the directory, the free bytes) stay in the log's one line (sessions/outage-log.ts).
+    // The operator's words (the directory, the free bytes) stay in the log's one line (storage/outage-log.ts).
     return problem('storage-full', 'The server cannot store anything right now (its storage is full); nothing of this request was kept. Try again later.', { cause: error });
   }
   if (error instanceof UnsealError) {

@@ -19,7 +19,7 @@ export class SessionBackendUnavailableError extends Error {
 
 /**
  * The backend answers but cannot store anything: the disk holding it is full (SQLite's volume). Reads
- * still work. Like an outage it is transient and told once (sessions/outage-log.ts), and it becomes `503
+ * still work. Like an outage it is transient and told once (storage/outage-log.ts), and it becomes `503
  * storage-full` + `Retry-After`; unlike one it usually waits for the operator to free space. Nothing
  * that failed this way was stored, so nothing that failed this way was acknowledged.
  */

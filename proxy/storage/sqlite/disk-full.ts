@@ -1,6 +1,6 @@
 // A full disk under the SQLite storage: every write that fails for lack of space becomes a
 // StorageFullError (storage/errors.ts: `503 storage-full` with Retry-After, told once per episode by
-// sessions/outage-log.ts) instead of a raw SqliteError answered 500 with a stack per request.
+// storage/outage-log.ts) instead of a raw SqliteError answered 500 with a stack per request.
 //
 // SQLite says so with SQLITE_FULL (a write came back short), or with an SQLITE_IOERR when the write that
 // hit ENOSPC was a sync or the growth of the WAL's index (-shm: SQLITE_IOERR_SHMSIZE); the errno is not

@@ -37,7 +37,7 @@ interface LocalSession {
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface SubscriptionOptions {
-  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's releasedReader). */
+  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's shownReader). */
   store: Pick<SessionStore, 'get'>;
   bus: ResultBus;
   logger: Logger;

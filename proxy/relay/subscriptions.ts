@@ -64,6 +64,9 @@ export interface Subscriptions {
 export function createSubscriptions(options: SubscriptionOptions): Subscriptions {
   const { store, bus, logger, now } = options;
   const sessions = new Map<string, LocalSession>();
+  // A bus that catches up after missing messages (Redis) reads what this relay would: never a success held
+  // for its bank step.
+  bus.readThrough?.(store);
 
   function send(client: Client, message: ServerMessage): void {
     if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));

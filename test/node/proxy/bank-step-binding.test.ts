@@ -18,6 +18,8 @@ import { markerKey } from '../../../proxy/storage/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
+import { relayUrl, subscribedRelay } from '../../helpers/relay-client.ts';
+import { eventually, inspector } from '../redis/support.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -420,7 +422,7 @@ describe('bank step bound to the starting browser', () => {
 
 describe('bank step binding with Redis across two instances', { skip: redisSkipReason() }, () => {
   /** Two proxies over one Redis (each with its own connections), one provider; the first one's reports. */
-  async function redisPair(t: TestContext, reports: OutcomeReport[] = [], graceMs = GRACE_MS): Promise<{ first: ProxyPair; second: RunningProxy }> {
+  async function redisPair(t: TestContext, reports: OutcomeReport[] = [], graceMs = GRACE_MS): Promise<{ first: ProxyPair; second: RunningProxy; redisUrl: string }> {
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
@@ -433,7 +435,7 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     t.after(() => first.close());
     const second = await startProxy({ providerUrl: first.provider.url, proxy: { ...options, backend: backend() } });
     t.after(() => second.close());
-    return { first, second };
+    return { first, second, redisUrl: redis.url };
   }
 
   /** `url` (a return page of `from`) on the other instance. */
@@ -482,5 +484,28 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     await first.store.mark(markerKey.linkRef(stored.outcome.linkRef), started.sessionId, 60_000);
     for (const proxy of [first, second]) assert.equal((await pay(proxy, stored.outcome.linkRef)).status, 403);
     assert.equal(first.provider.stats.transactions, 0, 'nothing was paid');
+  });
+
+  test('after a reconnect, the catch-up sends a socket nothing held for its bank step; the starting browser\'s return shows it', async (t) => {
+    const { first, redisUrl } = await redisPair(t, [], 3_000);
+    const { started } = await start(first);
+    const socket = await subscribedRelay(relayUrl(first.baseUrl), first.origin, started.sessionId);
+    t.after(() => socket.close());
+    const returnUrl = await signIn(started);
+    await first.provider.notificationsSettled();
+    assert.equal((await first.store.get(started.sessionId))?.outcome?.status, 'success', 'stored, held');
+    // Every instance's subscriber connection drops and comes back: each catches up from the store.
+    const raw = inspector(redisUrl);
+    t.after(() => raw.quit());
+    const subscribers = async () => String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').filter(Boolean).length;
+    const before = await subscribers();
+    await raw.client('KILL', 'TYPE', 'pubsub');
+    await eventually(async () => ((await subscribers()) === before ? true : undefined));
+    await sleep(500);
+    assert.deepEqual(socket.messages.filter((message) => message.type === 'result'), [], 'the catch-up sent nothing held');
+    // The shopper comes back from the bank: the result reaches the socket, live.
+    assert.match((await visit(returnUrl, started.cookie)).text, COMPLETE);
+    const result = await socket.next((message) => message.type === 'result');
+    assert.equal((result.outcome as { status: string }).status, 'success');
   });
 });

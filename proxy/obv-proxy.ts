@@ -22,7 +22,7 @@ import { createStorage } from './storage/create-storage.ts';
 import { StoreOutageLog } from './storage/outage-log.ts';
 import type { Storage } from './storage/storage.ts';
 import { createUpstream } from './upstream/upstream.ts';
-import { releasedReader } from './verifications/bank-step.ts';
+import { shownReader } from './verifications/bank-step.ts';
 
 /**
  * Builds the proxy. Throws ConfigError (listing every bad setting) when the configuration is invalid.
@@ -95,7 +95,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   };
 }
 
-/** The relay on `server`, reading sessions as a browser may see them (a success held for its bank step is not out yet). */
+/** The relay on `server`, reading sessions as a browser may see them (a success held for its bank step is not shown yet). */
 function startRelay(server: Server, parts: {
   config: ProxyConfig; storage: Storage; originPolicy: OriginPolicy; trustProxy: () => unknown; storeOutage: StoreOutageLog; logger: Logger;
   now: () => number; tuning: ObvProxyOptions['relay'];
@@ -103,7 +103,7 @@ function startRelay(server: Server, parts: {
   const { config, storage, now } = parts;
   return attachRelay(server, {
     path: `${config.mountPath}/ws`,
-    store: releasedReader(storage.sessionStore, now),
+    store: shownReader(storage.sessionStore, now),
     bus: storage.resultBus,
     originPolicy: parts.originPolicy,
     logger: parts.logger,

@@ -14,7 +14,6 @@ import { createPayments, type Payments } from './payments/payments.ts';
 import type { Sealer } from './sealing/sealer.ts';
 import type { Storage } from './storage/storage.ts';
 import type { Upstream } from './upstream/upstream.ts';
-import { releasedReader } from './verifications/bank-step.ts';
 import type { OnOutcome } from './verifications/delivery.ts';
 import { createVerifications, type Verifications } from './verifications/verifications.ts';
 
@@ -25,7 +24,7 @@ export interface Services {
   verifications: Verifications;
   notifications: Notifications;
   payments: Payments;
-  /** Stops their timers (the events' delivery worker, the payments' lease watch). */
+  /** Stops their timers (the events' delivery worker, the payments' lease watch, the bank steps' confirmations). */
   close(): Promise<void>;
 }
 
@@ -48,8 +47,12 @@ export interface ServicesDeps {
 export function createServices(deps: ServicesDeps): Services {
   const { config, storage, sealer, metrics, logger, now } = deps;
   const store = storage.sessionStore;
+  // The events' expiry check reads a session as the merchant may see it, which the verifications service
+  // (built below, on the events) answers: a bank step whose confirmation is due is delivered first.
+  const late: { verifications?: Verifications } = {};
   const events = createMerchantEvents({
-    config, outbox: storage.eventOutbox, released: releasedReader(store, now).get, logger, metrics, now, timings: deps.eventTimings, outage: deps.storeOutage,
+    config, outbox: storage.eventOutbox, released: (sessionId) => late.verifications!.released(sessionId), logger, metrics, now, timings: deps.eventTimings,
+    outage: deps.storeOutage,
   });
   const accounts = createSavedAccounts({ config, sealer, removals: storage.removals, events, onSavedAccountRemoved: deps.onSavedAccountRemoved, logger, now });
   const linkSessions = createLinkSessions({ config, linkSessions: storage.linkSessions, payments: storage.payments, accounts, logger, now });
@@ -57,9 +60,11 @@ export function createServices(deps: ServicesDeps): Services {
     config, store, bus: storage.resultBus, sealer, upstream: deps.upstream.verifications, linkSessions, accounts, events,
     onOutcome: deps.onOutcome, metrics, bankStepGraceMs: deps.bankStepGraceMs, logger, now,
   });
+  late.verifications = verifications;
   const notifications = createNotifications({ config, store, sealer, accounts, verifications, metrics, logger, now });
   const payments = createPayments({
-    config, payments: storage.payments, sessions: store, removals: storage.removals, sealer, upstream: deps.upstream.transactions, events, logger, now,
+    config, payments: storage.payments, sessions: store, bankStep: verifications, removals: storage.removals, sealer, upstream: deps.upstream.transactions,
+    events, logger, now,
   });
   return {
     events,
@@ -70,6 +75,7 @@ export function createServices(deps: ServicesDeps): Services {
     payments,
     async close() {
       payments.close();
+      verifications.close();
       await events.close();
     },
   };

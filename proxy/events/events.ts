@@ -50,8 +50,8 @@ export interface MerchantEvents {
   sessionStarted(record: SessionRecord): Promise<void>;
   /**
    * The session's link.* event, if it has ended (outcome stored, or expired); once per session. `released`
-   * is the record as a browser may see it (verifications/bank-step.ts `releasedRecord`): the caller has it,
-   * so the bank-step marker is not read again here.
+   * is the record as the merchant may see it (verifications/bank-step.ts `releasedRecord`): the caller has
+   * it, so the bank-step marker is not read again here.
    */
   sessionEnded(released: SessionRecord): Promise<void>;
   /** Events in the order recorded, with their delivery; undefined for an unknown `after`. */
@@ -68,7 +68,7 @@ export interface MerchantEventsOptions {
   config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
   outbox: EventOutbox;
   /**
-   * A session as a browser may see it (verifications/bank-step.ts `releasedReader`): a success held for its
+   * A session as the merchant may see it (verifications/verifications.ts `released`): a success held for its
    * bank step is no end yet. Undefined when the session is gone.
    */
   released(sessionId: string): Promise<SessionRecord | undefined>;
@@ -134,8 +134,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
 
   /**
    * The session's end as the merchant may hear it: a success held for the bank step (verifications/bank-step.ts)
-   * has not ended yet. It is told when the starting browser confirms it (the return page delivers it), or
-   * as link.expired once its time is up unconfirmed, like the browser sees it: never a link reference
+   * has not ended yet. It is told once the step is confirmed (its starting browser came back and the grace
+   * after the outcome passed), or as link.expired once its time is up unconfirmed: never a link reference
    * backed by someone else's bank step.
    */
   async function sessionEnded(released: SessionRecord): Promise<void> {

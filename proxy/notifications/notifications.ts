@@ -4,7 +4,8 @@
 // to the provider is never lost: any failure before the 2xx makes the provider retry, and a retry of the
 // same outcome finishes whatever was left undone. A success whose bank step is bound
 // (verifications/bank-step.ts) is stored and acknowledged like any other: holding it is the proxy's own
-// state (the store and its markers), released by the return page.
+// state (the store and its markers). Its page has it at once when its starting browser is already back
+// from the bank; the merchant's part waits for the confirmation at the grace's end.
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
@@ -78,7 +79,7 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       if (!stored && !sameOutcome(openOutcome(sealer, record), reported.outcome)) {
         // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
         // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx (a success
-        // held for its bank step stays held: the return page releases it).
+        // held for its bank step stays held: its return releases it).
         await completeDelivery(record);
         logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
         return 'ignored';
@@ -87,8 +88,12 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       // The bank step's return grace counts from the first time the outcome is known stored.
       if (record.browserBinding) await outcomeArrivedAt(store, record, deps.now());
       // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
-      if ((await completeDelivery(record)) === 'held') {
-        logger.info({ session: logRef, webhookId, redelivery: !stored }, 'success stored and acknowledged, held until its bank step is confirmed on the return page');
+      const delivered = await completeDelivery(record);
+      if (delivered !== 'delivered') {
+        logger.info({ session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },
+          delivered === 'shown'
+            ? 'success stored, acknowledged and shown to its page; the merchant hears of it once its bank step is confirmed'
+            : 'success stored and acknowledged, held until its starting browser is back from the bank');
         return 'stored';
       }
       // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.

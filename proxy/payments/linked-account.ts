@@ -10,14 +10,18 @@ import { openOutcome } from '../sealing/sealed-outcome.ts';
 import { readPayment, type OrderDeps } from './orders.ts';
 import type { SavedAccount } from '../storage/saved-accounts.ts';
 import type { ReconnectResult } from '../storage/saved-accounts.ts';
-import { requireBankStepConfirmed } from '../verifications/bank-step.ts';
+import type { Verifications } from '../verifications/verifications.ts';
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
-/** Where a link reference leads: the session store (its marker and record) and the keys that open its token. */
+/**
+ * Where a link reference leads: the session store (its marker and record), the keys that open its token,
+ * and the bank step it must have confirmed (a wait, at most its grace, when its starting browser is back).
+ */
 export interface LinkRefDeps {
   sessions: Pick<SessionStore, 'get' | 'readMark'>;
   sealer: Sealer;
+  bankStep: Pick<Verifications, 'bankStepConfirmed'>;
 }
 
 /** A verified account as the merchant's server reads it: the token, and what it was verified for. */
@@ -51,7 +55,7 @@ export async function resolveLinkRef(deps: LinkRefDeps, linkRef: string): Promis
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
       { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
   }
-  await requireBankStepConfirmed(deps.sessions, record, 'linkRef');
+  await deps.bankStep.bankStepConfirmed(record, 'linkRef');
   return { record, outcome };
 }
 

@@ -9,6 +9,7 @@ import type { PaymentStore } from '../storage/payments.ts';
 import type { RemovalStore } from '../storage/removals.ts';
 import type { SessionStore } from '../storage/sessions.ts';
 import type { TransactionClient } from '../upstream/transaction-client.ts';
+import type { Verifications } from '../verifications/verifications.ts';
 import { watchPaymentLeases } from './leases.ts';
 import { readLinkedAccount, type LinkedAccount } from './linked-account.ts';
 import { paymentView, readPayment, type PaymentView } from './orders.ts';
@@ -20,6 +21,8 @@ export interface PaymentsDeps {
   payments: PaymentStore;
   /** Where link references lead (their marker and session). */
   sessions: Pick<SessionStore, 'get' | 'readMark'>;
+  /** A reference pays only once its bank step is confirmed (verifications/bank-step.ts). */
+  bankStep: Pick<Verifications, 'bankStepConfirmed'>;
   removals: Pick<RemovalStore, 'isRemoved'>;
   sealer: Sealer;
   /** Endpoint 4; undefined without OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (paying is then off). */

@@ -28,7 +28,7 @@ import {
 export interface RelayOptions {
   /** Upgrade path, e.g. `/obv/ws`. */
   path: string;
-  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's releasedReader). */
+  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's shownReader). */
   store: Pick<SessionStore, 'get'>;
   bus: ResultBus;
   originPolicy: OriginPolicy;

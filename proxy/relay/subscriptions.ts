@@ -37,7 +37,7 @@ interface LocalSession {
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 export interface SubscriptionOptions {
-  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's releasedReader). */
+  /** Reads sessions as a browser may see them (obv-proxy.ts passes verifications/bank-step.ts's shownReader). */
   store: Pick<SessionStore, 'get'>;
   bus: ResultBus;
   logger: Logger;
@@ -64,6 +64,9 @@ export interface Subscriptions {
 export function createSubscriptions(options: SubscriptionOptions): Subscriptions {
   const { store, bus, logger, now } = options;
   const sessions = new Map<string, LocalSession>();
+  // A bus that catches up after missing messages (Redis) reads what this relay would: never a success held
+  // for its bank step.
+  bus.readThrough?.(store);
 
   function send(client: Client, message: ServerMessage): void {
     if (client.socket.readyState === client.socket.OPEN) client.socket.send(JSON.stringify(message));

@@ -17,6 +17,7 @@ import { problem } from '../common/errors.ts';
 import { carriesBankStepCookie } from '../http/bank-step-cookie.ts';
 import { COMMON_PROBLEMS, type Operation, STORE_PROBLEMS, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 import { connectingPage, RETURN_PAGE_CSP, RETURN_PAGE_SCRIPT, returnPage } from '../pages/return-page.ts';
+import { RETURN_PROOF_PARAM } from '../verifications/return-proof.ts';
 import type { Verifications } from '../verifications/verifications.ts';
 import { consumerPageText } from '../words/consumer-pages.ts';
 
@@ -46,11 +47,15 @@ export const returnPageOperations: Operation[] = [{
   operationId: 'returnPage',
   summary: 'Where the bank sends the consumer back',
   description: 'Says the bank step is done (or that the link was cancelled), tells the checkout tab over BroadcastChannel and closes itself. '
-    + 'OBV_BIND_BANK_STEP: decides the bank step (docs/PROXY.md "Security notes"): "Finishing…" (reloading) while the starting browser\'s '
-    + 'return cannot count yet, and 403 to a browser without the binding cookie.',
+    + 'OBV_BIND_BANK_STEP: decides the bank step (docs/PROXY.md "Security notes"): the starting browser back from the bank (its binding '
+    + 'cookie and the URL\'s `proof`) is done at once; with the cookie but without the proof, "Finishing…" (reloading) until its return '
+    + 'can count; 403 to a browser without the binding cookie.',
   caller: 'browser',
   pathParams: { returnRef: z.string().meta({ description: 'The session\'s return reference (never its id)' }) },
-  query: { lang },
+  query: {
+    lang,
+    [RETURN_PROOF_PARAM]: { description: 'OBV_BIND_BANK_STEP: the one-time proof the returnURL carries, for the bank\'s redirect alone', schema: z.string() },
+  },
   responses: {
     200: html('"Bank step complete", "Bank linking was cancelled", or (OBV_BIND_BANK_STEP) "Finishing your bank step…" (it reloads itself)'),
     403: html('OBV_BIND_BANK_STEP: the bank step was completed in a browser other than the starting one ("Finish in the browser where you '
@@ -80,7 +85,10 @@ export function returnPageRouter(deps: ReturnPageRouteDeps): Router {
   router.get('/return/:returnRef', async (req, res) => {
     res.set(secureHeaders);
     const text = consumerPageText(req.query.lang);
-    const shown = await deps.verifications.returnVisit(String(req.params.returnRef), (record) => carriesBankStepCookie(req, record));
+    const shown = await deps.verifications.returnVisit(String(req.params.returnRef), {
+      carriesBinding: (record) => carriesBankStepCookie(req, record),
+      proof: req.query[RETURN_PROOF_PARAM],
+    });
     // A consumer's tab gets a page it can read; anything that does not ask for HTML gets the usual problem.
     if (shown === 'unknown' && req.accepts(['html', 'application/problem+json', 'json']) !== 'html') throw problem('not-found', 'No verification session has this id.');
     const { status, html } = returnPage(shown, text);

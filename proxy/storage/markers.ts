@@ -13,9 +13,15 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /**
    * Session id → how its bound bank step ended (verifications/bank-step.ts): `confirmed` (the starting browser
-   * came back after the outcome) or `elsewhere` (a browser without the binding came back first). Set once.
+   * came back, and the grace after the outcome passed) or `elsewhere` (a browser without the binding came
+   * back first). Set once.
    */
   bankStep: (sessionId: string) => `bank-step:${sessionId}`,
+  /**
+   * Session id → when (epoch ms) the starting browser first came back from the bank, proven (its binding
+   * cookie and the return URL's proof, verifications/return-proof.ts): its page may show the success.
+   */
+  bankStepBack: (sessionId: string) => `bank-step-back:${sessionId}`,
   /** Session id → when (epoch ms) the proxy first saw the session's outcome stored: the return grace starts there. */
   bankStepOutcomeAt: (sessionId: string) => `bank-step-outcome:${sessionId}`,
   /** Session id → `done` once the merchant's `onOutcome` hook has returned for it. */

@@ -3,7 +3,7 @@
 // redis/ implement the bus (SQLite's single instance uses memory's).
 import { savingNote } from '../words/saving-notes.ts';
 import { accountWords, browserFailureCode, failureWords } from '../words/outcomes.ts';
-import type { FailureOutcome, SessionState, StoredOutcome, VerificationOutcome } from './sessions.ts';
+import type { FailureOutcome, SessionRecord, SessionState, SessionStore, StoredOutcome, VerificationOutcome } from './sessions.ts';
 
 /**
  * What a browser may see of an outcome: display fields and the link reference, never the token, plus
@@ -57,5 +57,17 @@ export interface ResultBus {
   publish(event: SessionEvent): Promise<void>;
   /** Returns the function that unsubscribes. Cost per published event must not grow with open sessions. */
   subscribe(sessionId: string, listener: (event: SessionEvent) => void): () => void;
+  /**
+   * For a bus that catches up on messages it may have missed (Redis, after a reconnect): reads sessions
+   * through `sessions` from now on. The relay hands it its own reader, the sessions as a browser may see
+   * them (verifications/bank-step.ts `shownReader`), so a catch-up never shows a success held for its
+   * bank step; until then it reads the store.
+   */
+  readThrough?(sessions: Pick<SessionStore, 'get'>): void;
   close(): Promise<void>;
+}
+
+/** What a catch-up delivers for a session read again: its result, when it has one. */
+export function resultOf(record: SessionRecord | undefined): SessionEvent | undefined {
+  return record?.outcome && { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome, record.language) };
 }

@@ -42,6 +42,7 @@ const SessionBaseSchema = z.looseObject({
   language: z.string().optional(),
   linkSessionId: z.string().optional(),
   browserBinding: z.string().optional(),
+  returnProof: z.string().optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

@@ -92,6 +92,11 @@ export interface SessionRecord {
    */
   browserBinding?: string;
   /**
+   * The SHA-256 of the one-time proof in a bound session's returnURL (verifications/return-proof.ts): the
+   * browser that carries it and the binding cookie came back from the bank and started the session.
+   */
+  returnProof?: string;
+  /**
    * A success here is saved for the merchant user: the new saved account's id, and the shopper's consent or a
    * re-authorization; `known`: the user's saved accounts the link session knew, whose id a success that
    * links one of them again keeps (accounts/saving.ts).

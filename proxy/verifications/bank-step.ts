@@ -1,23 +1,32 @@
 // The bank step bound to the browser that started it (docs/PROXY.md "Security notes"). The stop it puts to an
 // attack: someone starts a verification, sends its consumerUrl to a victim, and the victim signs in —
-// the starter must not be paid with the victim's account, nor have it saved.
+// the starter must not be paid with the victim's account, nor have it saved, nor be told it is linked.
 //
-// What the proxy can know: the bank sends the browser that signed in to the return page, and the
-// starting browser holds the session's binding cookie (http/bank-step-cookie.ts). Whoever started holds
-// that cookie, attacker included, and can visit the return page whenever they like; so a visit with the
-// cookie proves nothing on its own. The rules, in the order the return page applies them:
-// - The first return decides, once (a marker, shared by every instance, durable with the store):
-//   - a return WITHOUT the binding (the bank sent back a browser that did not start) decides
-//     `elsewhere`, at any time: nothing of the session is ever released, the starter's page gets the
-//     failure BANK_STEP_ELSEWHERE, no link reference, no saved account, no onOutcome success;
-//   - a return WITH the binding counts only after the outcome is stored AND a grace period after it has
-//     passed (BANK_STEP_RETURN_GRACE_MS), so the bank's redirect of the browser that signed in, which
-//     arrives about when the provider's notification does, wins over a starter polling the page. Until
-//     then the page says "Finishing…" and reloads. Then it decides `confirmed` and the success is released.
-// - A success held meanwhile is stored (its notification acknowledged) but withheld from the browser, the
-//   merchant's hook and events and the API-key routes (`releasedRecord`), and expires unconfirmed.
-// The limit: a victim whose browser never comes back to the return page (tab closed at the bank, no
-// redirect) leaves the starter's later return to confirm. docs/PROXY.md "Security notes" says so.
+// What the proxy can know: the bank sends the browser that signed in to the return page; the starting
+// browser holds the session's binding cookie (http/bank-step-cookie.ts); and the return URL carries a
+// one-time proof that only the provider was given (return-proof.ts). Whoever started holds the cookie,
+// attacker included, and may know the return page's address, so a visit with the cookie alone proves
+// nothing. The rules, in the order the return page applies them:
+// - A return WITHOUT the binding (the bank sent back a browser that did not start) decides `elsewhere`
+//   once, at any time before the step is confirmed: nothing of the session is ever released, the
+//   starter's page gets the failure BANK_STEP_ELSEWHERE, no link reference, no saved account, no
+//   onOutcome success.
+// - A return WITH the binding AND the proof is the starting browser back from the bank (`back`, a marker):
+//   its page is shown the success at once — display fields and the link reference — when it is stored,
+//   or as soon as it is (the notification's delivery shows it). That is the honest shopper's screen.
+// - A return WITH the binding but no proof (a starter who knows the return page's address; or a provider
+//   that dropped the URL's query) counts only once the outcome is stored AND a grace has passed after it
+//   (BANK_STEP_RETURN_GRACE_MS): "Finishing…" and a reload until then. It shows nothing sooner.
+// - What an attacker would use — the payment, the saved account, link.succeeded and onOutcome — waits
+//   for `confirmed`: a starting browser came back (either way) and the grace after the outcome passed with
+//   no return without the binding, so the bank's redirect of the browser that signed in, which arrives
+//   about when the notification does, still wins. A payment or /links asked meanwhile waits for the end
+//   of the grace (`settleBankStep`), and a timer on the instance that showed it decides it then (delivery.ts).
+// - A success held meanwhile is stored (its notification acknowledged) but withheld from the merchant's
+//   hook and events and the API-key routes (`releasedRecord`), and from the browser until its starter is
+//   back (`shownRecord`); one never confirmed expires.
+// The limits — a provider that shows the return URL to whoever opens consumerUrl, a victim whose browser
+// never comes back — are in docs/PROXY.md "Security notes".
 import { problem } from '../common/errors.ts';
 import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import type { FailureOutcome, SessionRecord, SessionStore } from '../storage/sessions.ts';
@@ -34,6 +43,12 @@ export const BANK_STEP_ELSEWHERE: FailureOutcome = {
 /** How a bound bank step ended. */
 export type BankStepDecision = 'confirmed' | 'elsewhere';
 
+/** The session store's parts the bank step reads and writes: markers, and the settle of BANK_STEP_ELSEWHERE. */
+export type BankStepStore = Pick<SessionStore, 'mark' | 'readMark'>;
+
+/** A success whose bank step is bound: the only kind of outcome ever held. */
+const held = (record: SessionRecord) => Boolean(record.browserBinding) && record.outcome?.status === 'success';
+
 /** The decision taken for `record`'s bank step, `confirmed` when it is not bound, undefined while none was taken. */
 export async function bankStepDecision(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<BankStepDecision | undefined> {
   if (!record.browserBinding) return 'confirmed';
@@ -45,13 +60,18 @@ export async function bankStepDecision(store: Pick<SessionStore, 'readMark'>, re
 
 /** Takes `decision` unless one was taken first; resolves to the one that holds. */
 async function decide(store: Pick<SessionStore, 'mark'>, record: SessionRecord, decision: BankStepDecision, now: number): Promise<BankStepDecision> {
-  const held = await store.mark(markerKey.bankStep(record.sessionId), decision, sessionMarkerTtlMs(record, now));
-  return held === 'confirmed' ? 'confirmed' : 'elsewhere';
+  const taken = await store.mark(markerKey.bankStep(record.sessionId), decision, sessionMarkerTtlMs(record, now));
+  return taken === 'confirmed' ? 'confirmed' : 'elsewhere';
+}
+
+/** Whether the starting browser came back from the bank with the proof (the `back` marker). */
+async function isBack(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<boolean> {
+  return (await store.readMark(markerKey.bankStepBack(record.sessionId))) !== undefined;
 }
 
 /**
- * When the proxy first saw `record`'s outcome stored (set by the notification, or by the return page if
- * it sees it first): the return grace counts from there.
+ * When the proxy first saw `record`'s outcome stored (set by the notification, or by whoever sees it first
+ * after it): the grace counts from there.
  */
 export async function outcomeArrivedAt(store: Pick<SessionStore, 'mark'>, record: SessionRecord, now: number): Promise<number> {
   const value = await store.mark(markerKey.bankStepOutcomeAt(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
@@ -60,56 +80,73 @@ export async function outcomeArrivedAt(store: Pick<SessionStore, 'mark'>, record
 }
 
 /**
- * What a visit to the return page of a bound session decides: `confirmed` (this browser holds the
- * binding, the outcome is in and its grace over: release), `other-browser` (confirmed earlier, this one
- * has no binding: nothing for it), `elsewhere` (a browser without the binding came back first: nothing is
- * ever released), `finishing` (this browser holds the binding but it cannot count yet: come back in a
- * moment), `expired` (the session's time ran out unconfirmed).
+ * What a visit to the return page of a bound session decides: `back` (this browser started and came back
+ * from the bank: its page shows the success at once; the rest follows at the grace's end), `confirmed`
+ * (this browser holds the binding, without the proof, and the grace is over: release), `other-browser`
+ * (confirmed earlier, this one has no binding: nothing for it), `elsewhere` (a browser without the binding
+ * came back first: nothing is ever released), `finishing` (this browser holds the binding but without the
+ * proof it cannot count yet: come back in a moment), `expired` (the session's time ran out unconfirmed).
  */
-export type ReturnVerdict = 'confirmed' | 'other-browser' | 'elsewhere' | 'finishing' | 'expired';
+export type ReturnVerdict = 'back' | 'confirmed' | 'other-browser' | 'elsewhere' | 'finishing' | 'expired';
 
 export interface BankStepReturn {
   record: SessionRecord;
   /** Whether the request carries the session's binding cookie. */
   withBinding: boolean;
+  /** Whether its URL carries the session's return proof (return-proof.ts `provesReturn`). */
+  proven: boolean;
   now: number;
   graceMs: number;
 }
 
 /** Applies the rules at the top of this file to one visit of a bound session's return page. */
-export async function bankStepReturn(store: Pick<SessionStore, 'mark' | 'readMark' | 'settle'>, visit: BankStepReturn): Promise<ReturnVerdict> {
+export async function bankStepReturn(store: BankStepStore & Pick<SessionStore, 'settle'>, visit: BankStepReturn): Promise<ReturnVerdict> {
   const { record, withBinding, now, graceMs } = visit;
   let decision = await bankStepDecision(store, record);
-  if (decision === undefined) {
-    if (!withBinding) {
-      decision = await decide(store, record, 'elsewhere', now);
-    } else if (record.outcome && record.outcome.status !== 'success') {
-      // A failure is not held: nothing to confirm.
-      return 'confirmed';
-    } else if (!record.outcome || now >= record.expiresAt) {
-      return record.state === 'expired' || now >= record.expiresAt ? 'expired' : 'finishing';
-    } else {
-      const arrivedAt = await outcomeArrivedAt(store, record, now);
-      if (now < arrivedAt + graceMs) return 'finishing';
-      decision = await decide(store, record, 'confirmed', now);
-    }
-  }
+  if (decision === undefined && !withBinding) decision = await decide(store, record, 'elsewhere', now);
   if (decision === 'elsewhere') {
     // Before any outcome: the session ends here, so a success reported later is never even stored.
     if (!record.outcome) await store.settle(record.sessionId, BANK_STEP_ELSEWHERE);
     return 'elsewhere';
   }
-  return withBinding ? 'confirmed' : 'other-browser';
+  if (!withBinding) return 'other-browser';
+  if (decision === 'confirmed') return 'confirmed';
+  const expired = record.state === 'expired' || now >= record.expiresAt;
+  if (visit.proven) {
+    // Remembered only while the session lives: a proof that comes back after its time releases nothing.
+    if (!expired) await store.mark(markerKey.bankStepBack(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
+    return expired && !(await isBack(store, record)) ? 'expired' : 'back';
+  }
+  // A failure is not held: nothing to confirm.
+  if (record.outcome && record.outcome.status !== 'success') return 'confirmed';
+  if (!record.outcome || expired) return expired ? 'expired' : 'finishing';
+  if (now < (await outcomeArrivedAt(store, record, now)) + graceMs) return 'finishing';
+  return decide(store, record, 'confirmed', now);
 }
 
 /**
- * `record` as a browser, the merchant's hook and events and the API-key routes may see it: a success
- * whose bank step is undecided reads as still pending without its outcome (and as expired once its time
- * is up); one completed elsewhere reads as the failure BANK_STEP_ELSEWHERE, never the account.
+ * `record` as its page may see it: a success is shown once its starting browser is back from the bank
+ * (`back`) or its step is confirmed; while neither, it reads as still pending without its outcome (expired
+ * once its time is up); one completed elsewhere reads as the failure BANK_STEP_ELSEWHERE, never the account.
+ * Reads only: it decides nothing.
+ */
+export async function shownRecord(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, now: number): Promise<SessionRecord> {
+  if (!held(record)) return record;
+  const decision = await bankStepDecision(store, record);
+  if (decision === undefined && (await isBack(store, record))) return record;
+  return withheld(record, decision, now);
+}
+
+/**
+ * `record` as the merchant's hook and events and the API-key routes may see it: a success only once its
+ * bank step is confirmed (it pays, saves and says link.succeeded); otherwise as `shownRecord` withholds it.
  */
 export async function releasedRecord(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, now: number): Promise<SessionRecord> {
-  if (record.outcome?.status !== 'success' || !record.browserBinding) return record;
-  const decision = await bankStepDecision(store, record);
+  if (!held(record)) return record;
+  return withheld(record, await bankStepDecision(store, record), now);
+}
+
+function withheld(record: SessionRecord, decision: BankStepDecision | undefined, now: number): SessionRecord {
   if (decision === 'confirmed') return record;
   const { outcome: _withheld, ...rest } = record;
   if (decision === 'elsewhere') return { ...rest, state: 'failed', outcome: BANK_STEP_ELSEWHERE };
@@ -117,19 +154,51 @@ export async function releasedRecord(store: Pick<SessionStore, 'readMark'>, reco
 }
 
 /** The session store's reads as a browser may see them (the relay's view). */
-export function releasedReader(store: Pick<SessionStore, 'get' | 'readMark'>, now: () => number): Pick<SessionStore, 'get'> {
+export function shownReader(store: Pick<SessionStore, 'get' | 'readMark'>, now: () => number): Pick<SessionStore, 'get'> {
   return {
     async get(sessionId) {
       const record = await store.get(sessionId);
-      return record && releasedRecord(store, record, now());
+      return record && shownRecord(store, record, now());
     },
   };
 }
 
-/** 403 unless the bank step of `record` was confirmed by its starting browser. */
-export async function requireBankStepConfirmed(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, path: string): Promise<void> {
-  if ((await bankStepDecision(store, record)) === 'confirmed') return;
-  throw problem('bank-step-unconfirmed',
+/** Where a held success stands: as its page and as the merchant see it, and when its confirmation is due. */
+export interface BankStepViews {
+  shown: SessionRecord;
+  released: SessionRecord;
+  /**
+   * While its starting browser is back and nothing is decided: when the grace after the outcome ends
+   * (epoch ms), the moment `settleBankStep` confirms it.
+   */
+  dueAt?: number;
+}
+
+/**
+ * `record`'s views, after taking the decision `confirmed` if it is due: the starting browser came back
+ * from the bank and the grace after the outcome has passed with no return without the binding.
+ */
+export async function settleBankStep(store: BankStepStore, record: SessionRecord, now: number, graceMs: number): Promise<BankStepViews> {
+  if (!held(record)) return { shown: record, released: record };
+  let decision = await bankStepDecision(store, record);
+  const back = decision === undefined && (await isBack(store, record));
+  if (!back) {
+    const view = withheld(record, decision, now);
+    return { shown: view, released: view };
+  }
+  const dueAt = (await outcomeArrivedAt(store, record, now)) + graceMs;
+  if (now >= dueAt) decision = await decide(store, record, 'confirmed', now);
+  if (decision === 'confirmed') return { shown: record, released: record };
+  if (decision === 'elsewhere') {
+    const view = withheld(record, decision, now);
+    return { shown: view, released: view };
+  }
+  return { shown: record, released: withheld(record, undefined, now), dueAt };
+}
+
+/** 403 `bank-step-unconfirmed`, naming `path`: the bank step was not confirmed by its starting browser. */
+export function bankStepUnconfirmed(path: string): Error {
+  return problem('bank-step-unconfirmed',
     'The bank step of this verification was not completed in the browser that started it, so its account cannot be used.',
     { errors: [{ path, message: 'was not confirmed by the browser that started the verification' }] });
 }

@@ -1,9 +1,10 @@
 // The bank sends the consumer back to the return page (GET /return/:returnRef, routes/return-page.ts): the
 // session moves to `returned` (told to the element's sockets), and a session whose bank step is bound is
 // decided here (bank-step.ts `bankStepReturn`): a browser without its binding cookie ends it as completed
-// elsewhere (nothing is ever released); the browser holding the cookie confirms it only once the outcome
-// is stored and its grace has passed ("Finishing…", reloading, until then), and its success is then
-// delivered from here.
+// elsewhere (nothing is ever released); the browser holding the cookie and the URL's proof is back from
+// the bank, and its page is shown the success at once (delivered from here when it is stored, by the
+// notification when it comes later); the cookie without the proof counts only once the outcome is stored
+// and its grace has passed ("Finishing…", reloading, until then).
 import type { Logger } from 'pino';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
@@ -13,35 +14,44 @@ import type { ResultBus } from '../storage/result-bus.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import { bankStepReturn, type ReturnVerdict } from './bank-step.ts';
 import type { CompleteDelivery } from './delivery.ts';
+import { provesReturn } from './return-proof.ts';
 
 /**
  * What the return page says: `unknown` (no session has this reference), `cancelled` (at the checkout),
  * `returned` (the bank step is done), or a bound session's verdict that releases nothing to this visit.
  */
-export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'confirmed'>;
+export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'back' | 'confirmed'>;
 
 export interface ReturnVisitDeps {
   store: Pick<SessionStore, 'get' | 'readMark' | 'mark' | 'settle' | 'markReturned'>;
   bus: Pick<ResultBus, 'publish'>;
   deliver: CompleteDelivery;
-  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return waits before it confirms. */
+  /** OBV_BIND_BANK_STEP: how long after a success its bank step is confirmed (bank-step.ts). */
   bankStepGraceMs: number;
   logger: Logger;
   now: () => number;
 }
 
-/** A visit of the return page: `carriesBinding` tells whether this browser holds `record`'s binding cookie. */
-export type ReturnVisit = (returnRef: string, carriesBinding: (record: SessionRecord) => boolean) => Promise<ReturnPage>;
+/** What the return page knows of its visitor: whether it holds `record`'s binding cookie, and the URL's proof. */
+export interface Visitor {
+  carriesBinding(record: SessionRecord): boolean;
+  /** The return URL's `proof` parameter, as the request carries it. */
+  proof: unknown;
+}
+
+/** A visit of the return page. */
+export type ReturnVisit = (returnRef: string, visitor: Visitor) => Promise<ReturnPage>;
 
 export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
   const { store, logger } = deps;
   const warnings = new WarningLimiter(logger);
 
   /**
-   * Delivers what the decision released (the success, or the failure BANK_STEP_ELSEWHERE), read again
-   * from the store. Each step is idempotent: a step that fails here (the onOutcome hook, the store) is
-   * logged and finished by the next visit (the "Finishing…" page reloads) or a notification of the same
-   * outcome.
+   * Delivers what the decision released (the success to the page, the merchant's part once confirmed, or
+   * the failure BANK_STEP_ELSEWHERE), read again from the store: a notification that stored the outcome
+   * while this visit was being decided is seen here, or sees the decision itself. Each step is idempotent:
+   * a step that fails here (the onOutcome hook, the store) is logged and finished by the next visit (the
+   * "Finishing…" page reloads), a notification of the same outcome, a payment or the confirmation's timer.
    */
   async function deliverDecided(sessionId: string): Promise<boolean> {
     const current = await store.get(sessionId);
@@ -61,24 +71,31 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
     }
   }
 
-  return async (returnRef, carriesBinding) => {
+  return async (returnRef, visitor) => {
     const sessionId = ID_PATTERN.test(returnRef) ? await store.readMark(markerKey.returnRef(returnRef)) : undefined;
     const before = sessionId === undefined ? undefined : await store.get(sessionId);
     if (!before) return 'unknown';
     // The consumer cancelled at the checkout: whatever the bank says now, no account is linked.
     if (before.outcome?.status === 'failure' && before.outcome.code === CANCELLED_CODE) return 'cancelled';
     if (before.browserBinding) {
-      const withBinding = carriesBinding(before);
-      const verdict = await bankStepReturn(store, { record: before, withBinding, now: deps.now(), graceMs: deps.bankStepGraceMs });
-      // Released (the success) or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
+      const withBinding = visitor.carriesBinding(before);
+      const proven = withBinding && provesReturn(before, visitor.proof);
+      const verdict = await bankStepReturn(store, { record: before, withBinding, proven, now: deps.now(), graceMs: deps.bankStepGraceMs });
+      // Shown or released (the success), or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
       const delivered = verdict === 'finishing' || verdict === 'expired' || (await deliverDecided(before.sessionId));
       if (verdict === 'elsewhere') {
         warnings.warn('other-browser', { session: sessionLogRef(before.sessionId) },
           'the bank step came back in a browser that did not start it: completed elsewhere, nothing is released');
       }
-      if (verdict !== 'confirmed' || !delivered) {
+      if (verdict === 'confirmed' && !proven && before.returnProof !== undefined) {
+        // The starting browser, without the proof its return URL carried: a provider that drops the URL's
+        // query costs every shopper the grace.
+        warnings.warn('no-proof', { session: sessionLogRef(before.sessionId) },
+          'the starting browser came back without the return URL\'s proof and waited for the grace; if every return does, check that the provider keeps the returnURL\'s query');
+      }
+      if ((verdict !== 'back' && verdict !== 'confirmed') || !delivered) {
         if (withBinding && verdict === 'finishing') await markReturned(before);
-        return verdict === 'confirmed' ? 'finishing' : verdict;
+        return verdict === 'back' || verdict === 'confirmed' ? 'finishing' : verdict;
       }
     }
     await markReturned(before);

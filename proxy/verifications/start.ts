@@ -15,6 +15,7 @@ import type { LinkSession, LinkSessions } from '../link-sessions/link-sessions.t
 import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import type { SessionRecord, SessionStore } from '../storage/sessions.ts';
 import { VerificationRequest, type VerificationClient } from '../upstream/verification-client.ts';
+import { newReturnProof, RETURN_PROOF_PARAM } from './return-proof.ts';
 import type { StartVerificationBody } from './start-body.ts';
 
 /** The upstream request before validation: any field may still be missing. */
@@ -110,9 +111,14 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
     const notificationRef = newId();
     // The session id reads the outcome, so it never leaves browser ↔ proxy: the provider gets references.
     const returnRef = newId();
-    // The return page speaks the consumer's language, like the bank's page: `?lang=` unless it is English.
-    const lang = language && !/^en(-|$)/i.test(language) ? `?lang=${encodeURIComponent(language)}` : '';
-    const returnURL = `${base}/return/${returnRef}${lang}`;
+    // The return page speaks the consumer's language, like the bank's page: `lang=` unless it is English. A
+    // bound bank step's URL also carries its one-time proof (return-proof.ts), for the bank's redirect alone.
+    const proof = browserBinding ? newReturnProof() : undefined;
+    const query = new URLSearchParams([
+      ...(language && !/^en(-|$)/i.test(language) ? [['lang', language]] : []),
+      ...(proof ? [[RETURN_PROOF_PARAM, proof.proof]] : []),
+    ]).toString();
+    const returnURL = `${base}/return/${returnRef}${query ? `?${query}` : ''}`;
     const notificationURL = `${notificationBase}/notifications/${notificationRef}`;
     const draft: VerificationDraft = {
       countryCode: 'US',
@@ -158,6 +164,7 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
       ...(saving ? { saving } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
       ...(browserBinding ? { browserBinding } : {}),
+      ...(proof ? { returnProof: proof.digest } : {}),
     };
     // Its end is checked when its time is up (link.expired), scheduled first so no session escapes it.
     await deps.events.sessionStarted(record);

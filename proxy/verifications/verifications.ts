@@ -3,10 +3,12 @@
 // cancelling it, the bank's return (return-visit.ts, with the bank step's binding: bank-step.ts), and the
 // delivery of its outcome (delivery.ts), which the notifications, the return page and a saved account's
 // choice share.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
-import { problem } from '../common/errors.ts';
+import { problem, ProblemError } from '../common/errors.ts';
 import { sessionLogRef } from '../common/ids.ts';
+import { safeError } from '../common/logger.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
 import type { SavedAccounts } from '../accounts/accounts.ts';
 import type { MerchantEvents } from '../events/events.ts';
@@ -15,7 +17,7 @@ import type { Sealer } from '../sealing/sealer.ts';
 import { browserOutcome, type BrowserOutcome, type ResultBus } from '../storage/result-bus.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import type { VerificationClient } from '../upstream/verification-client.ts';
-import { releasedRecord } from './bank-step.ts';
+import { bankStepUnconfirmed, releasedRecord, settleBankStep, shownRecord } from './bank-step.ts';
 import { createOutcomeDelivery, type CompleteDelivery, type OnOutcome } from './delivery.ts';
 import { startOnce } from './idempotency.ts';
 import { createReturnVisit, type ReturnVisit } from './return-visit.ts';
@@ -55,12 +57,36 @@ export interface Verifications {
   returnVisit: ReturnVisit;
   /** Everything after an outcome is stored (the notifications' route runs it too). */
   deliver: CompleteDelivery;
+  /**
+   * Resolves once `record`'s bank step is confirmed, waiting (at most the grace) when its starting browser is
+   * back and the grace after the outcome is still running, and delivers it then (link.succeeded, onOutcome);
+   * 403 `bank-step-unconfirmed` naming `path` when it is not confirmed (payments, /links).
+   */
+  bankStepConfirmed(record: SessionRecord, path: string): Promise<void>;
+  /**
+   * The session as the merchant may see it (merchant events), after delivering a bank step whose
+   * confirmation is due; undefined when the session is gone.
+   */
+  released(sessionId: string): Promise<SessionRecord | undefined>;
+  /** Clears the confirmation timers. */
+  close(): void;
 }
 
 export function createVerifications(deps: VerificationsDeps): Verifications {
   const { store, logger, now } = deps;
-  const deliver = createOutcomeDelivery(deps);
+  const delivery = createOutcomeDelivery(deps);
+  const deliver = delivery.deliver;
   const start = createVerificationStarter(deps);
+
+  /** Delivers `record` for a reader that needs its merchant part; a failed step is the next reader's (or the timer's) to finish. */
+  async function deliverFor(record: SessionRecord): Promise<void> {
+    await deliver(record).catch((error: unknown) => {
+      // Another delivery running the hook right now (the confirmation's timer, on this instance or another) is no failure.
+      const busy = error instanceof ProblemError && error.slug === 'outcome-in-progress';
+      logger[busy ? 'debug' : 'warn']({ err: safeError(error), session: sessionLogRef(record.sessionId) },
+        'a confirmed bank step\'s delivery is unfinished; the next reader finishes it');
+    });
+  }
 
   /** The session named by the browser; 404 when there is none. */
   async function find(sessionId: string): Promise<SessionRecord> {
@@ -76,7 +102,7 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
       return startOnce(deps, once.client.address ?? '', idempotencyKey, once.body, () => start(once));
     },
     async lookup(sessionId) {
-      return sessionView(await releasedRecord(store, await find(sessionId), now()));
+      return sessionView(await shownRecord(store, await find(sessionId), now()));
     },
     async cancel(sessionId) {
       const record = await find(sessionId);
@@ -95,5 +121,26 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
     useSavedAccount: (linkToken, savedAccountId) => chooseSavedAccount({ ...deps, deliver }, linkToken, savedAccountId),
     returnVisit: createReturnVisit({ ...deps, deliver }),
     deliver,
+    async bankStepConfirmed(record, path) {
+      // Once now, once at the grace's end, and one more look for a clock that disagrees a little.
+      for (let look = 0; look < 3; look += 1) {
+        const { released, dueAt } = await settleBankStep(store, record, now(), deps.bankStepGraceMs);
+        if (released.outcome?.status === 'success') {
+          // The merchant hears of it (link.succeeded, onOutcome) before anything is paid with it.
+          if (record.browserBinding) await deliverFor(record);
+          return;
+        }
+        if (dueAt === undefined) break;
+        await sleep(Math.min(Math.max(dueAt - now(), 0), deps.bankStepGraceMs) + 1);
+      }
+      throw bankStepUnconfirmed(path);
+    },
+    async released(sessionId) {
+      const record = await store.get(sessionId);
+      if (!record) return undefined;
+      if (record.browserBinding && record.outcome?.status === 'success') await deliverFor(record);
+      return releasedRecord(store, record, now());
+    },
+    close: () => delivery.close(),
   };
 }

@@ -24,7 +24,8 @@ import {
 import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
-import type { ResultBus, SessionEvent } from '../result-bus.ts';
+import { resultOf, type ResultBus, type SessionEvent } from '../result-bus.ts';
+import type { SessionStore } from '../sessions.ts';
 import { sessionLogRef } from '../../common/ids.ts';
 
 type Listener = (event: SessionEvent) => void;
@@ -39,11 +40,11 @@ export interface RedisResultBusOptions extends Omit<RedisConnectionOptions, 'rol
   /** Prefix of the events channel (default `obv:`). */
   prefix?: string;
   /**
-   * Reads the store's current terminal event for a session (its `result`, if it has one), used to catch
-   * up after the subscriber connection was down. Without it, events missed during an outage stay missed
-   * until the browser re-subscribes.
+   * Where a catch-up after the subscriber connection was down reads a session's current result (until
+   * `readThrough` names another reader). Without it, events missed during an outage stay missed until
+   * the browser re-subscribes.
    */
-  catchUp?: (sessionId: string) => Promise<SessionEvent | undefined>;
+  sessions?: Pick<SessionStore, 'get'>;
 }
 
 /** How many sessions the catch-up reads at once after a reconnect. */
@@ -62,7 +63,7 @@ export class RedisResultBus implements ResultBus {
   readonly #subscriber: Redis;
   readonly #channel: string;
   readonly #subscriptions = new Map<string, Set<Subscription>>();
-  readonly #catchUp: RedisResultBusOptions['catchUp'];
+  #sessions: Pick<SessionStore, 'get'> | undefined;
   readonly #logger: RedisLogger | undefined;
   #subscribed: Promise<void>;
   #markSubscribed: () => void = () => undefined;
@@ -74,7 +75,7 @@ export class RedisResultBus implements ResultBus {
     this.#publisher = createRedisConnection({ ...options, role: 'publisher' });
     this.#subscriber = createRedisConnection({ ...options, role: 'subscriber' });
     this.#channel = redisKeys(options.prefix).eventsChannel;
-    this.#catchUp = options.catchUp;
+    this.#sessions = options.sessions;
     this.#logger = options.logger;
     this.#subscribed = new Promise((resolve) => (this.#markSubscribed = resolve));
     this.#subscriber.on('message', (channel: string, message: string) => {
@@ -109,6 +110,14 @@ export class RedisResultBus implements ResultBus {
       set.delete(subscription);
       if (set.size === 0 && this.#subscriptions.get(sessionId) === set) this.#subscriptions.delete(sessionId);
     };
+  }
+
+  /**
+   * Catch-ups read sessions through `sessions` from now on: the relay's reader (sessions as a browser may
+   * see them), so a success held for its bank step is not sent to a socket after a reconnect.
+   */
+  readThrough(sessions: Pick<SessionStore, 'get'>): void {
+    this.#sessions = sessions;
   }
 
   /** Number of sessions with at least one local listener (for tests and metrics). */
@@ -169,8 +178,9 @@ export class RedisResultBus implements ResultBus {
    * started its own catch-up (`generation`).
    */
   async #catchUpAll(sessionIds: string[], generation: number, delayMs: number): Promise<void> {
-    const catchUp = this.#catchUp;
-    if (!catchUp) return;
+    const sessions = this.#sessions;
+    if (!sessions) return;
+    const catchUp = async (sessionId: string) => resultOf(await sessions.get(sessionId));
     const failed: string[] = [];
     for (let i = 0; i < sessionIds.length && generation === this.#generation; i += CATCH_UP_BATCH) {
       const batch = sessionIds.slice(i, i + CATCH_UP_BATCH).filter((id) => this.#waiting(id));

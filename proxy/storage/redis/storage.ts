@@ -9,7 +9,6 @@ import { RedisEventOutbox } from './outbox.ts';
 import { RedisPaymentStore } from './payments.ts';
 import { RedisLinkSessionStore } from './link-sessions.ts';
 import { RedisRemovalStore } from './removals.ts';
-import { browserOutcome } from '../result-bus.ts';
 import type { Storage } from '../storage.ts';
 
 export interface RedisStorageOptions extends RedisSessionStoreOptions {
@@ -35,13 +34,8 @@ export interface RedisStorage extends Storage {
  */
 export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
   const sessionStore = new RedisSessionStore(options);
-  const resultBus = new RedisResultBus({
-    ...options,
-    catchUp: async (sessionId) => {
-      const record = await sessionStore.get(sessionId);
-      return record?.outcome && { type: 'result', sessionId, outcome: browserOutcome(record.outcome, record.language) };
-    },
-  });
+  // Catches up from the store until the relay hands the bus its own reader (RedisResultBus.readThrough).
+  const resultBus = new RedisResultBus({ ...options, sessions: sessionStore });
   const { redis, keys } = sessionStore;
   return {
     kind: 'redis',

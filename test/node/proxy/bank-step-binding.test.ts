@@ -6,15 +6,20 @@
 // payment and no saved account; the shopper who starts and finishes in one browser still pays.
 // (test/e2e/bank-step-binding.test.ts plays it in two real browsers.)
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, test, type TestContext } from 'node:test';
-import type { OutcomeReport } from '../../../proxy/index.ts';
-import { createLogger, createStorage } from '../../../proxy/index.ts';
+import type { ObvProxyOptions, OutcomeReport } from '../../../proxy/index.ts';
+import { createLogger, createStorage, type Storage } from '../../../proxy/index.ts';
 import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { markerKey } from '../../../proxy/storage/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
+import { relayUrl, subscribedRelay } from '../../helpers/relay-client.ts';
+import { eventually, inspector } from '../redis/support.ts';
 import { failurePayload, postNotification } from '../../helpers/webhooks.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
@@ -31,12 +36,30 @@ interface Started {
 
 type Proxy = Pick<RunningProxy, 'baseUrl' | 'origin' | 'createLinkSession'>;
 
-async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provider = {}, proxy = {}): Promise<ProxyPair> {
+/** SQLite in a directory of its own: the production default; `remove()` closes and deletes it. */
+function sqliteBackend(): { storage: Storage; remove(): Promise<void> } {
+  const dataDir = mkdtempSync(join(tmpdir(), 'obv-bank-step-'));
+  const storage = createStorage({ kind: 'sqlite', dataDir, logger: createLogger('silent') });
+  return {
+    storage,
+    async remove() {
+      await storage.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The provider and a proxy with the binding on (production mode's), on SQLite unless `proxy.backend` says otherwise. */
+async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provider = {}, proxy: Partial<ObvProxyOptions> = {}): Promise<ProxyPair> {
+  const own = proxy.backend ? undefined : sqliteBackend();
   const pair = await startProxyPair({
     provider,
-    proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, onOutcome: (report) => void reports.push(report), ...proxy },
+    proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, onOutcome: (report) => void reports.push(report), ...proxy, backend: proxy.backend ?? own!.storage },
   });
-  t.after(() => pair.close());
+  t.after(async () => {
+    await pair.close();
+    await own?.remove();
+  });
   return pair;
 }
 
@@ -115,9 +138,12 @@ async function assertAttackerGetsNothing(pair: ProxyPair, started: Started, repo
   const stored = await pair.store.get(started.sessionId);
   if (stored?.outcome?.status === 'success') {
     const leaked = stored.outcome.linkRef;
-    assert.equal((await pay(pair, leaked)).status, 404);
-    assert.equal((await readLink(pair, leaked)).status, 404);
-    await pair.store.mark(markerKey.linkRef(leaked), started.sessionId, 60_000);
+    // Indexed only when a page was shown it (an attacker who learned the proof, below).
+    if ((await pair.store.readMark(markerKey.linkRef(leaked))) === undefined) {
+      assert.equal((await pay(pair, leaked)).status, 404);
+      assert.equal((await readLink(pair, leaked)).status, 404);
+      await pair.store.mark(markerKey.linkRef(leaked), started.sessionId, 60_000);
+    }
     const refused = await pay(pair, leaked);
     assert.equal(refused.status, 403);
     assert.equal(((await refused.json()) as { type: string }).type, 'urn:obv-link:problem:bank-step-unconfirmed');
@@ -241,24 +267,30 @@ describe('bank step bound to the starting browser', () => {
       assert.equal(reports.length, 1, 'the merchant heard the failure once');
     });
 
-    test(`the shopper who starts and finishes in one browser pays${how}`, async (t) => {
+    test(`the shopper who starts and finishes in one browser sees the account at once; the merchant's part follows the grace${how}`, async (t) => {
       const reports: OutcomeReport[] = [];
-      const pair = await bindingPair(t, reports);
+      // A grace long enough that nothing below races it on a loaded machine.
+      const pair = await bindingPair(t, reports, {}, { bankStepGraceMs: 3_000 });
       const { started } = await start(pair, { saving });
       const returnUrl = await signIn(started);
-      const back = await returnUntilDone(returnUrl, started.cookie);
+      assert.match(new URL(returnUrl).search, /[?&]proof=[A-Za-z0-9_-]{43}(&|$)/, 'the bank\'s redirect carries the proof');
+      await pair.provider.notificationsSettled();
+      // Its first visit: no "Finishing…", and its page has the account.
+      const back = await visit(returnUrl, started.cookie);
       assert.equal(back.status, 200);
       assert.match(back.text, COMPLETE);
-      await pair.provider.notificationsSettled();
       const view = await session(pair, started.sessionId);
       assert.equal(view.state, 'succeeded');
       const linkRef = view.outcome?.linkRef ?? '';
       assert.ok(linkRef);
+      // What an attacker would use waits for the grace: the merchant has heard nothing yet.
+      assert.equal(reports.length, 0);
+      // A payment asked at once waits for the grace's end, and pays; the merchant heard of it first.
+      assert.equal((await pay(pair, linkRef)).status, 201);
       assert.equal(reports.length, 1, 'onOutcome once');
       assert.equal(reports[0]?.outcome.status, 'success');
       const link = (await (await readLink(pair, linkRef)).json()) as { savedAccount?: { accountId: string } };
       assert.equal(Boolean(link.savedAccount), saving, 'the account is saved only when asked');
-      assert.equal((await pay(pair, linkRef)).status, 201);
       // The provider was acknowledged 2xx while the success was held.
       assert.ok(pair.responses.filter((r) => r.path.includes('/notifications/')).every((r) => r.status === 200));
       // A browser without the binding, after the confirmation, changes nothing.
@@ -266,6 +298,68 @@ describe('bank step bound to the starting browser', () => {
       assert.equal(stranger.status, 403);
       assert.match(stranger.text, /finished in another browser/);
       assert.equal((await session(pair, started.sessionId)).outcome?.linkRef, linkRef);
+      assert.equal(reports.length, 1);
+    });
+
+    test(`an attacker who learned the proof is shown the account, but the victim's return within the grace leaves nothing usable${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports, {}, { bankStepGraceMs: 3_000 });
+      const { started } = await start(pair, { saving });
+      // The worst case: the provider showed the attacker the return URL, proof and all.
+      const victimsReturn = await signIn(started);
+      await pair.provider.notificationsSettled();
+      const attacker = await visit(victimsReturn, started.cookie);
+      assert.match(attacker.text, COMPLETE, 'the display is what the proof releases at once');
+      const shownRef = (await session(pair, started.sessionId)).outcome?.linkRef ?? '';
+      assert.ok(shownRef);
+      // The attacker's server asks to pay at once: it waits for the grace…
+      const paying = pay(pair, shownRef);
+      await sleep(100);
+      // …during which the bank's redirect brings the victim's browser back.
+      assert.equal((await visit(victimsReturn)).status, 403);
+      const refused = await paying;
+      assert.equal(refused.status, 403);
+      assert.equal(((await refused.json()) as { type: string }).type, 'urn:obv-link:problem:bank-step-unconfirmed');
+      await sleep(3_200);
+      await assertAttackerGetsNothing(pair, started, reports);
+    });
+
+    test(`the starting browser back before the provider's success: its page shows it as it arrives${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      const pair = await bindingPair(t, reports, { faults: { notificationDelayMs: 300 } });
+      const { started } = await start(pair, { saving });
+      const returnUrl = await signIn(started);
+      const back = await visit(returnUrl, started.cookie);
+      assert.match(back.text, COMPLETE, 'nothing to finish: the page closes itself');
+      assert.equal((await session(pair, started.sessionId)).outcome, undefined, 'nothing stored yet');
+      await pair.provider.notificationsSettled();
+      const linkRef = (await session(pair, started.sessionId)).outcome?.linkRef ?? '';
+      assert.ok(linkRef, 'shown as soon as it is stored');
+      // Nobody asks: the confirmation's timer tells the merchant at the grace's end.
+      for (let wait = 0; wait < 50 && reports.length === 0; wait += 1) await sleep(GRACE_MS / 3);
+      assert.equal(reports.length, 1);
+      assert.equal(reports[0]?.outcome.status, 'success');
+      assert.equal((await pay(pair, linkRef)).status, 201);
+    });
+
+    test(`parallel bursts: the attacker's returns and the victim's all at once leave nothing usable${how}`, async (t) => {
+      const reports: OutcomeReport[] = [];
+      // The victim's redirect comes within the grace (a burst of 31 requests on a loaded machine takes a while).
+      const pair = await bindingPair(t, reports, {}, { bankStepGraceMs: 2_000 });
+      const { started } = await start(pair, { saving });
+      const attackersReturn = await pair.returnUrl(started.sessionId);
+      const victimsReturn = await signIn(started);
+      await pair.provider.notificationsSettled();
+      const burst = () => Array.from({ length: 15 }, () => visit(attackersReturn, started.cookie));
+      const pages = await Promise.all([...burst(), visit(victimsReturn), ...burst()]);
+      const victim = pages[15]!;
+      assert.equal(victim.status, 403);
+      assert.ok(pages.every((page) => !COMPLETE.test(page.text)), 'no visit released anything');
+      // And after the grace, a second burst of the attacker's.
+      await sleep(2_200);
+      const later = await Promise.all(burst());
+      assert.ok(later.every((page) => page.status === 403 && !COMPLETE.test(page.text)));
+      await assertAttackerGetsNothing(pair, started, reports);
     });
   }
 
@@ -285,14 +379,14 @@ describe('bank step bound to the starting browser', () => {
     const reports: OutcomeReport[] = [];
     const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend, onOutcome: (report) => void reports.push(report) } });
     t.after(() => second.close());
-    const back = await returnUntilDone(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}`, started.cookie);
+    const back = await returnUntilDone(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`, started.cookie);
     assert.match(back.text, COMPLETE);
     const linkRef = (await session(second, started.sessionId)).outcome?.linkRef ?? '';
     assert.ok(linkRef);
-    // Visited again: delivered once all the same.
-    await visit(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}`, started.cookie);
-    assert.equal(reports.length, 1);
+    // Visited again: delivered once all the same (the payment waits for the grace, the merchant hears first).
+    await visit(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`, started.cookie);
     assert.equal((await pay(second, linkRef)).status, 201);
+    assert.equal(reports.length, 1);
   });
 
   test('a different later notification for a held success is acknowledged and ignored, not retried', async (t) => {
@@ -327,7 +421,8 @@ describe('bank step bound to the starting browser', () => {
 });
 
 describe('bank step binding with Redis across two instances', { skip: redisSkipReason() }, () => {
-  test('started on one instance, the browser comes back to the other: released on both', async (t) => {
+  /** Two proxies over one Redis (each with its own connections), one provider; the first one's reports. */
+  async function redisPair(t: TestContext, reports: OutcomeReport[] = [], graceMs = GRACE_MS): Promise<{ first: ProxyPair; second: RunningProxy; redisUrl: string }> {
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
@@ -335,16 +430,82 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
       t.after(() => made.close());
       return made;
     };
-    const first = await startProxyPair({ proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend: backend() } });
+    const options = { bindBankStep: true, bankStepGraceMs: graceMs, onOutcome: (report: OutcomeReport) => void reports.push(report) };
+    const first = await startProxyPair({ proxy: { ...options, backend: backend() } });
     t.after(() => first.close());
-    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend: backend() } });
+    const second = await startProxy({ providerUrl: first.provider.url, proxy: { ...options, backend: backend() } });
     t.after(() => second.close());
+    return { first, second, redisUrl: redis.url };
+  }
+
+  /** `url` (a return page of `from`) on the other instance. */
+  const on = (proxy: RunningProxy, url: string) => `${proxy.baseUrl}${new URL(url).pathname.slice('/obv'.length)}${new URL(url).search}`;
+
+  test('started on one instance, the browser comes back to the other: shown at once on both, paid after the grace', async (t) => {
+    const reports: OutcomeReport[] = [];
+    const { first, second } = await redisPair(t, reports, 3_000);
     const { started } = await start(first);
-    const returnPath = new URL(await signIn(started)).pathname;
+    const returnUrl = await signIn(started);
     await first.provider.notificationsSettled();
     assert.equal((await session(second, started.sessionId)).outcome, undefined, 'held on every instance');
-    const back = await returnUntilDone(`${second.baseUrl}${returnPath.slice('/obv'.length)}`, started.cookie);
+    const back = await visit(on(second, returnUrl), started.cookie);
     assert.equal(back.status, 200);
+    assert.match(back.text, COMPLETE);
     for (const proxy of [first, second]) assert.ok((await session(proxy, started.sessionId)).outcome?.linkRef);
+    assert.equal(reports.length, 0);
+    const linkRef = (await session(first, started.sessionId)).outcome?.linkRef ?? '';
+    assert.equal((await pay(first, linkRef)).status, 201);
+    assert.equal(reports.filter((report) => report.outcome.status === 'success').length, 1);
+  });
+
+  test('the attacker polls on one instance, the victim (carrying a cookie of their own) comes back to the other: nothing usable on either', async (t) => {
+    const reports: OutcomeReport[] = [];
+    const { first, second } = await redisPair(t, reports);
+    const { started } = await start(first, { saving: true });
+    // The victim's browser has its own binding cookie, from a checkout of its own on the second instance.
+    const victimsOwn = (await start(second)).started;
+    const attackersReturn = await first.returnUrl(started.sessionId);
+    const seen: { status: number; text: string }[] = [];
+    let polling = true;
+    const poller = (async () => {
+      while (polling) seen.push(await visit(attackersReturn, started.cookie));
+    })();
+    const victimsReturn = await signIn(started);
+    await first.provider.notificationsSettled();
+    assert.equal((await visit(on(second, victimsReturn), victimsOwn.cookie)).status, 403);
+    await sleep(GRACE_MS * 2);
+    polling = false;
+    await poller;
+    assert.ok(seen.every((page) => !COMPLETE.test(page.text)), 'no visit of the attacker confirmed anything');
+    for (const proxy of [first, second]) assert.equal((await session(proxy, started.sessionId)).outcome?.code, 'BANK_STEP_ELSEWHERE');
+    assert.ok(reports.every((report) => report.outcome.status === 'failure'), JSON.stringify(reports));
+    const stored = await first.store.get(started.sessionId);
+    assert.equal(stored?.outcome?.status, 'success');
+    await first.store.mark(markerKey.linkRef(stored.outcome.linkRef), started.sessionId, 60_000);
+    for (const proxy of [first, second]) assert.equal((await pay(proxy, stored.outcome.linkRef)).status, 403);
+    assert.equal(first.provider.stats.transactions, 0, 'nothing was paid');
+  });
+
+  test('after a reconnect, the catch-up sends a socket nothing held for its bank step; the starting browser\'s return shows it', async (t) => {
+    const { first, redisUrl } = await redisPair(t, [], 3_000);
+    const { started } = await start(first);
+    const socket = await subscribedRelay(relayUrl(first.baseUrl), first.origin, started.sessionId);
+    t.after(() => socket.close());
+    const returnUrl = await signIn(started);
+    await first.provider.notificationsSettled();
+    assert.equal((await first.store.get(started.sessionId))?.outcome?.status, 'success', 'stored, held');
+    // Every instance's subscriber connection drops and comes back: each catches up from the store.
+    const raw = inspector(redisUrl);
+    t.after(() => raw.quit());
+    const subscribers = async () => String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').filter(Boolean).length;
+    const before = await subscribers();
+    await raw.client('KILL', 'TYPE', 'pubsub');
+    await eventually(async () => ((await subscribers()) === before ? true : undefined));
+    await sleep(500);
+    assert.deepEqual(socket.messages.filter((message) => message.type === 'result'), [], 'the catch-up sent nothing held');
+    // The shopper comes back from the bank: the result reaches the socket, live.
+    assert.match((await visit(returnUrl, started.cookie)).text, COMPLETE);
+    const result = await socket.next((message) => message.type === 'result');
+    assert.equal((result.outcome as { status: string }).status, 'success');
   });
 });

@@ -187,6 +187,8 @@ serveRpc({
         longestStepMs: Math.max(times.longestMs, swept.times.longestMs),
         longestStep: times.longestMs >= swept.times.longestMs ? times.longest : swept.times.longest,
         longestStepCpuMs: Math.max(times.longestCpuMs, swept.times.longestCpuMs),
+        checkpoints: (times.counts.checkpoint ?? 0) + (swept.times.counts.checkpoint ?? 0),
+        longestCheckpointMs: Math.max(times.longestCheckpointMs, swept.times.longestCheckpointMs),
         loopDelayMaxMs: delays.max / 1e6,
       };
     } finally {

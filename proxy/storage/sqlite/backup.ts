@@ -20,6 +20,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DATABASE_FILE, DataDirectoryError, existingDatabase, LOCK_FILE } from './data-directory.ts';
 import { sqliteCode, sqliteModule } from './driver.ts';
+import { SQLITE_WORKER_PROLOGUE } from './worker-script.ts';
 
 export interface BackupOptions {
   /** The proxy's data directory (OBV_DATA_DIR). */
@@ -181,24 +182,11 @@ function writeFailure(error: unknown, folder: string, dir?: string): Error {
 }
 
 /**
- * The worker's script: plain CommonJS, node:sqlite only. It copies, checks the copy, syncs it, and posts
- * `{ ok: true }` or the error's message and SQLite code. On Node 22 loading node:sqlite prints an
- * experimental warning; it is dropped here as driver.ts drops it in the main thread.
+ * The worker's script (worker-script.ts): it copies, checks the copy, syncs it, and posts `{ ok: true }`
+ * or the error's message and SQLite code.
  */
-const WORKER_SCRIPT = `
-const { parentPort, workerData } = require('node:worker_threads');
+const WORKER_SCRIPT = `${SQLITE_WORKER_PROLOGUE}
 const fs = require('node:fs');
-const emitWarning = process.emitWarning;
-process.emitWarning = function (warning, ...rest) {
-  if (/^SQLite is an experimental feature/.test(typeof warning === 'string' ? warning : warning && warning.message)) return;
-  return emitWarning.call(process, warning, ...rest);
-};
-let sqlite;
-try {
-  sqlite = require('node:sqlite');
-} finally {
-  process.emitWarning = emitWarning;
-}
 const { database, target, busyTimeoutMs } = workerData;
 let source;
 let copy;

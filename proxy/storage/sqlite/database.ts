@@ -33,6 +33,7 @@ import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
 import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
 import { StorageFullError } from '../errors.ts';
 import { WalBarrier, type Fsync, type SyncStats } from './wal-sync.ts';
+import { Checkpointer, type CheckpointMode, type CheckpointResult } from './checkpointer.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
@@ -156,6 +157,10 @@ export interface SqliteHandle {
   assertDurable(): void;
   /** Runs `step` as one transaction (driver.ts `transaction`). */
   transaction<T>(step: () => T): T;
+  /** Checkpoints the WAL on a second connection, off the event loop (checkpointer.ts). */
+  checkpoint(mode: CheckpointMode): Promise<CheckpointResult>;
+  /** Closes the checkpoints' connection: before `close`, so this one is the file's last. */
+  closeCheckpoints(): Promise<void>;
   close(): void;
 }
 
@@ -191,6 +196,7 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
   const { db } = guard;
   const file = raw;
   const barrier = new WalBarrier(`${path}-wal`, dir, options.fsync);
+  const checkpointer = new Checkpointer(path, dir);
   let closed = false;
   return {
     db,
@@ -201,9 +207,12 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
       if (barrier.failure) throw barrier.failure;
     },
     transaction: (step) => transaction(db, step),
+    checkpoint: (mode) => checkpointer.run(mode),
+    closeCheckpoints: () => checkpointer.close(),
     close() {
       if (closed) return;
       closed = true;
+      checkpointer.terminate();
       barrier.close();
       guard.stop();
       file.close();

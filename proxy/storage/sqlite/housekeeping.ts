@@ -1,10 +1,10 @@
 // What keeps the SQLite file fast and small as it ages, off the request path and in small steps: the
 // records past their retention deleted a hundred rows at a time, the pages they freed given back to the
-// file system half a megabyte at a time, each step's writes checkpointed by a step of their own, and the
-// WAL truncated when the proxy is idle.
+// file system half a megabyte at a time, each step's writes checkpointed by a checkpoint of their own in
+// a worker thread (checkpointer.ts), and the WAL truncated when the proxy is idle.
 // Between two steps the event loop runs (setImmediate), so no step holds a request up for more than a few
-// milliseconds of CPU however large the backlog (docs/PERFORMANCE.md, "Growth"). A checkpoint step also
-// waits for its two fsyncs: SQLite checkpoints only on the connection that holds the file (EXCLUSIVE).
+// milliseconds of CPU however large the backlog (docs/PERFORMANCE.md, "Growth"); the checkpoints, whose
+// fsyncs wait for the disk, do not hold it at all.
 //
 // The SQLite pragmas used, as SQLite documents them:
 // - `auto_vacuum = INCREMENTAL` (set once per file, database.ts): freed pages stay on the freelist until
@@ -14,17 +14,16 @@
 //   leave a large WAL behind for good.
 // - `wal_checkpoint(PASSIVE)`: copies the WAL's frames into the database, syncing the WAL before and the
 //   database after (in NORMAL mode too), and lets the WAL be reused from its start; run after each step
-//   that wrote (checkpointStep). The file's only connection is this one (locking_mode = EXCLUSIVE), so
-//   no reader holds a checkpoint back: it always completes.
+//   that wrote, so that SQLite's automatic checkpoint (1,000 pages) is not reached inside a step.
 // - `wal_checkpoint(TRUNCATE)`: the same, then truncates the WAL to zero bytes; run when no commit came
 //   for a second, since requests' own writes meanwhile may have grown it up to SQLite's automatic
-//   checkpoint (1,000 pages, 4 MB) and it copies them all at once.
+//   checkpoint (1,000 pages, 4 MB).
 // None of these acknowledges anything: they commit with `synchronous = NORMAL` and await no fsync.
 import type { Logger } from 'pino';
 import { safeError } from '../../common/logger.ts';
 import { StorageFullError } from '../errors.ts';
 import type { SqliteHandle } from './database.ts';
-import { pragma, prepare, type SqliteDatabase, type SqlValue, type Statement } from './driver.ts';
+import { pragma, prepare, type SqlValue, type Statement } from './driver.ts';
 
 /**
  * Rows one clean-up step deletes at most. Each row also leaves an entry in one or two indexes on random
@@ -47,14 +46,17 @@ const cpuMs = (): number => {
 
 /**
  * How long each step held the event loop, and how much of that was this thread's CPU: on a busy machine
- * the rest is the step waiting for a CPU (or for the disk, in a checkpoint's fsync).
+ * the rest is the step waiting for a CPU. Checkpoints are counted too, but they run in a worker thread:
+ * their time is their own (`longestCheckpointMs`), not the event loop's.
  */
 export class StepTimes {
   steps = 0;
   longestMs = 0;
   totalMs = 0;
-  /** What the longest step was (`delete sessions`, `vacuum`, `checkpoint`). */
+  /** What the longest step was (`delete sessions`, `vacuum`). */
   longest = '';
+  /** The longest checkpoint, in its worker (copy and fsyncs): time the event loop was free meanwhile. */
+  longestCheckpointMs = 0;
   /** The most CPU one step used. */
   longestCpuMs = 0;
   /** Steps run, by label. */
@@ -77,6 +79,12 @@ export class StepTimes {
         this.longest = label;
       }
     }
+  }
+
+  /** Counts a checkpoint that ran in the worker (checkpointer.ts) and took `ms` there. */
+  checkpointed(ms: number): void {
+    this.counts.checkpoint = (this.counts.checkpoint ?? 0) + 1;
+    this.longestCheckpointMs = Math.max(this.longestCheckpointMs, ms);
   }
 }
 
@@ -103,12 +111,12 @@ export function batchDelete(handle: SqliteHandle, table: string, where: string):
 }
 
 /**
- * Copies what the last step wrote from the WAL into the database, as a step of its own. Left to SQLite,
- * the automatic checkpoint (every 1,000 WAL pages) would run inside whichever step crossed the mark and
- * add its copy and its two fsyncs to that step's own work; here each is a few hundred pages at most.
+ * Copies what the last step wrote from the WAL into the database, in the checkpoints' worker. Left to
+ * SQLite, the automatic checkpoint (every 1,000 WAL pages) would run inside whichever step crossed the
+ * mark and add its copy and its two fsyncs to that step's own work, on the event loop.
  */
-export function checkpointStep(db: SqliteDatabase, times: StepTimes): void {
-  times.time('checkpoint', () => db.exec('PRAGMA wal_checkpoint(PASSIVE)'));
+export async function checkpointStep(handle: SqliteHandle, times: StepTimes): Promise<void> {
+  times.checkpointed((await handle.checkpoint('PASSIVE')).ms);
 }
 
 /**
@@ -116,7 +124,7 @@ export function checkpointStep(db: SqliteDatabase, times: StepTimes): void {
  * batch, each step that deleted anything followed by a checkpoint step, the event loop running between
  * any two steps; stops early once `stopped()` says so.
  */
-export async function deleteInBatches(db: SqliteDatabase, label: string, statement: Statement, params: SqlValue[], times: StepTimes,
+export async function deleteInBatches(handle: SqliteHandle, label: string, statement: Statement, params: SqlValue[], times: StepTimes,
   stopped: () => boolean = () => false, batch = CLEANUP_BATCH_ROWS): Promise<number> {
   let deleted = 0;
   while (!stopped()) {
@@ -125,7 +133,7 @@ export async function deleteInBatches(db: SqliteDatabase, label: string, stateme
     if (changes === 0) break;
     await nextTurn();
     if (stopped()) break;
-    checkpointStep(db, times);
+    await checkpointStep(handle, times);
     if (changes < batch) break;
     await nextTurn();
   }
@@ -206,7 +214,7 @@ export class Housekeeping {
     const stopped = () => this.#stopped;
     const at = this.#options.now();
     for (const { table, statement } of this.#purges) {
-      report.deleted += await deleteInBatches(this.#handle.db, `delete ${table}`, statement, [at], report.times, stopped, this.#options.batchRows);
+      report.deleted += await deleteInBatches(this.#handle, `delete ${table}`, statement, [at], report.times, stopped, this.#options.batchRows);
     }
     report.vacuumedPages = await this.vacuum(report.times);
     report.checkpointed = await this.#checkpointWhenIdle(report.times);
@@ -226,7 +234,7 @@ export class Housekeeping {
       if (after >= free) break;
       await nextTurn();
       if (this.#stopped) break;
-      checkpointStep(this.#handle.db, times);
+      await checkpointStep(this.#handle, times);
       await nextTurn();
     }
     return given;
@@ -245,7 +253,9 @@ export class Housekeeping {
     });
     this.#wake = undefined;
     if (this.#stopped || this.#totalChanges.get()!.changes !== before) return false;
-    times.time('checkpoint', () => this.#handle.db.exec('PRAGMA wal_checkpoint(TRUNCATE)'));
-    return true;
+    const result = await this.#handle.checkpoint('TRUNCATE');
+    times.checkpointed(result.ms);
+    // Busy: a commit came meanwhile; the next idle sweep truncates.
+    return !result.busy;
   }
 }

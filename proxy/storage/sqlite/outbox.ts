@@ -184,7 +184,7 @@ export class SqliteEventOutbox implements EventOutbox {
    * worker's one-minute timer) gets that trim's result. Stops at the next step once the outbox is closed.
    */
   trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
-    this.#trimming ??= deleteInBatches(this.#handle.db, 'delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
+    this.#trimming ??= deleteInBatches(this.#handle, 'delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
       .then((deleted) => ({ deleted, times }))
       .finally(() => {
         this.#trimming = undefined;

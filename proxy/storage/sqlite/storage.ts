@@ -70,6 +70,7 @@ export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions
       // Stops a trim under way at its next step.
       await eventOutbox.close();
       await sessionStore.close();
+      await handle.closeCheckpoints();
       handle.close();
     },
   };

@@ -62,7 +62,7 @@ describe('bench growth section', () => {
     const figures = (pruneMs: number, servingMs: number): GrowthFigures => ({
       checkouts: 20_000, fillSeconds: 60, bytesBefore: 80 * 1_048_576, bytesAfter: 20 * 1_048_576, startMs: 30, emptyStartMs: 25,
       pages: { all: summary, undelivered: summary }, servingLoopDelayMaxMs: servingMs, machineStallMs: { serving: 3, pruning: 4 },
-      prune: { openMs: 10, ms: 5_000, deleted: 160_000, vacuumedPages: 15_000, checkpointed: true, steps: 600, longestStepMs: pruneMs, longestStep: 'delete sessions', longestStepCpuMs: 5, loopDelayMaxMs: pruneMs },
+      prune: { openMs: 10, ms: 5_000, deleted: 160_000, vacuumedPages: 15_000, checkpointed: true, steps: 600, longestStepMs: pruneMs, longestStep: 'delete sessions', longestStepCpuMs: 5, checkpoints: 300, longestCheckpointMs: 120, loopDelayMaxMs: pruneMs },
     });
     const aims = (rows: ReturnType<typeof growthRows>) => rows.filter((row) => row.met !== undefined).map((row) => row.met);
     assert.deepEqual(aims(growthRows(figures(AIM_BLOCK_MS, AIM_BLOCK_MS))), [true, true]);

@@ -3,7 +3,7 @@
 // pages they freed go back to the file system; the WAL is checkpointed and truncated when the proxy is
 // idle; reading GET /events' pages never deletes (the outbox's trim does, in batches).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -163,6 +163,37 @@ describe('SQLite housekeeping', () => {
     } finally {
       await storage.close();
     }
+  });
+
+  test('checkpoints run in a worker thread: the event loop turns while one copies a large WAL', async () => {
+    const { storage } = open();
+    const wal = `${storage.handle.path}-wal`;
+    try {
+      // A WAL of some 2,500 pages that no automatic checkpoint copied.
+      storage.handle.db.exec('PRAGMA wal_autocheckpoint = 0');
+      const insert = prepare(storage.handle.db, 'INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)');
+      storage.handle.transaction(() => {
+        for (let index = 0; index < 5_000; index++) insert.run(`k${index}`, 'v'.repeat(1_500), 0);
+      });
+      let turns = 0;
+      let done = false;
+      const turn = (): void => {
+        turns++;
+        if (!done) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const result = await storage.handle.checkpoint('PASSIVE');
+      done = true;
+      assert.ok(result.logFrames > 2_000, `${result.logFrames} frames`);
+      assert.equal(result.checkpointedFrames, result.logFrames, 'all copied');
+      assert.ok(turns > 0, 'the event loop ran while the checkpoint did');
+      assert.equal((await storage.handle.checkpoint('TRUNCATE')).busy, false);
+      assert.equal(statSync(wal).size, 0, 'truncated');
+    } finally {
+      await storage.close();
+    }
+    // The worker's connection closed first, so the proxy's was the file's last: it removed the WAL.
+    assert.equal(existsSync(wal), false, 'no WAL left after the close');
   });
 
   test('a sweep under way stops at its next step when the storage closes', async () => {

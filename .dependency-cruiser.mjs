@@ -10,6 +10,7 @@
 
 /** Top to bottom. */
 export const LAYERS = [
+  'cli', // the CLI's commands (help, init, doctor): text and checks over everything below
   'routes', // one file per HTTP route: parse, call one service, answer
   'relay', // the WebSocket relay
   'http', // HTTP plumbing the routes share (problem+json, CORS, cookies, API keys)

@@ -1,6 +1,7 @@
-// `npm start`: configuration from the environment, then the servers of proxy/server.ts. SIGTERM/SIGINT
-// drain them (/readyz 503 for OBV_DRAIN_WINDOW, then in-flight requests finish, sockets get 1001) and the
-// process exits 0 within OBV_DRAIN_WINDOW + OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
+// `npm start`: configuration from the environment, then the servers of proxy/server.ts (or a command:
+// `--help` lists them and every setting). SIGTERM/SIGINT drain them (/readyz 503 for OBV_DRAIN_WINDOW,
+// then in-flight requests finish, sockets get 1001) and the process exits 0 within OBV_DRAIN_WINDOW +
+// OBV_SHUTDOWN_TIMEOUT plus a small margin, whatever is still open.
 //
 // A start that cannot happen for a reason the operator can fix (a setting, the data directory, a Node
 // without node:sqlite) is one line on stderr naming the cause and the fix, and exit code 1: no stack.
@@ -10,11 +11,44 @@ import { startProxyServers } from './server.ts';
 import { sendTestEventsFromCli } from './events/test-events-cli.ts';
 import { backupFromCli } from './storage/sqlite/backup-cli.ts';
 import { SqliteUnavailableError } from './storage/sqlite/driver.ts';
+import { packageVersion } from './common/package-version.ts';
+import { initFromCli } from './cli/init.ts';
+import { doctorFromCli } from './cli/doctor.ts';
+import { COMMAND_USAGE, COMMANDS, proxyUsage, type Command } from './cli/usage.ts';
 
+const [command, ...args] = process.argv.slice(2);
+// Help and version first: they start nothing and need no setting (cli/usage.ts).
+if (command === '--version' || command === '-v') {
+  process.stdout.write(`obv-link ${packageVersion()}\n`);
+  process.exit(0);
+}
+if (command === '--help' || command === '-h' || command === 'help') {
+  process.stdout.write(proxyUsage());
+  process.exit(0);
+}
+if (command !== undefined && (COMMANDS as string[]).includes(command) && (args.includes('--help') || args.includes('-h'))) {
+  process.stdout.write(COMMAND_USAGE[command as Command]);
+  process.exit(0);
+}
+// `npx obv-link-proxy init [flags]`: a production env file, every secret generated (cli/init.ts).
+if (command === 'init') {
+  process.exit(await initFromCli(args, {
+    input: process.stdin.isTTY ? process.stdin : undefined,
+    out: (text) => process.stdout.write(text),
+    err: (text) => process.stderr.write(text),
+    cwd: process.cwd(),
+  }));
+}
+// `npx obv-link-proxy doctor [--json]`: the settings checked against the provider, the public URL, … (cli/doctor.ts).
+if (command === 'doctor') process.exit(await doctorFromCli(args, process.env, (text) => process.stdout.write(text)));
 // `npx obv-link-proxy send-test-event [type]`: signed samples to OBV_EVENTS_URL, then exit (events/test-events.ts).
-if (process.argv[2] === 'send-test-event') process.exit(await sendTestEventsFromCli(process.argv[3]));
+if (command === 'send-test-event') process.exit(await sendTestEventsFromCli(args[0]));
 // `npx obv-link-proxy backup <file> [--overwrite]`: a copy of OBV_DATA_DIR's database, then exit (storage/sqlite/backup.ts).
-if (process.argv[2] === 'backup') process.exit(await backupFromCli(process.argv.slice(3)));
+if (command === 'backup') process.exit(await backupFromCli(args));
+if (command !== undefined) {
+  process.stderr.write(`obv-link-proxy: unknown command ${JSON.stringify(command)}; see npx obv-link-proxy --help\n`);
+  process.exit(2);
+}
 
 let config;
 try {

@@ -48,6 +48,12 @@ export function serverUrl(server: http.Server, host: string | undefined): string
   return `http://${name}:${port}`;
 }
 
+/** Where a listener really listens, for the log line: `127.0.0.1:3000`, or every interface when HOST is unset. */
+export function listenAddress(server: http.Server, host: string | undefined): string {
+  const { port } = server.address() as AddressInfo;
+  return host ? `${host.includes(':') ? `[${host}]` : host}:${port}` : `every interface, port ${port} (HOST unset; HOST=127.0.0.1 behind a TLS proxy on this machine)`;
+}
+
 export async function startProxyServers(config: ProxyConfig, dependencies: ObvProxyDependencies & { logger: Logger }): Promise<ProxyServers> {
   const { logger } = dependencies;
   const proxy = createObvProxy({ ...config, ...dependencies });
@@ -75,7 +81,7 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   const server = http.createServer(options, makeApp((app) => app.use(proxy.mountPath, proxy.router)));
   proxy.attachRelay(server);
   await listen(server, config.port, config.host);
-  logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, publicUrl: config.publicUrl }, 'obv-link proxy listening');
+  logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, address: listenAddress(server, config.host), publicUrl: config.publicUrl }, 'obv-link proxy listening');
   if (config.sandbox && config.host && isLoopbackHost(config.host)) {
     logger.info(`sandbox mode: listening on ${config.host} only (HOST=0.0.0.0 listens on every interface)`);
   }

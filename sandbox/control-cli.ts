@@ -6,12 +6,15 @@ import { parseArgs } from 'node:util';
 import { CONTROLS_PATH } from './control-routes.ts';
 import type { ControlsStatus } from './controls.ts';
 import { SANDBOX_CLIENTS } from './sandbox-data.ts';
+import { providerEnvHelp } from './env.ts';
+import { packageVersion } from './package-version.ts';
 
 const DEFAULT_CLIENT = SANDBOX_CLIENTS[0]!;
 
 export const CONTROL_USAGE = `Usage:
-  npx obv-link-sandbox                          start the sandbox (PROVIDER_* variables; README "Sandbox provider")
+  npx obv-link-sandbox                          start the sandbox (the PROVIDER_* settings below; docs/SANDBOX.md)
   npx obv-link-sandbox <control> [options]      set a control on a running sandbox
+  npx obv-link-sandbox --version                the package's version
 
 Controls:
   stale [--consumer NAME] [--account TOKEN]     mark linked accounts stale (endpoint 4 then answers 422
@@ -35,6 +38,9 @@ Options:
   -h, --help              this text
 
 Exit codes: 0 done, 1 the sandbox refused or does not answer, 2 a usage error.
+
+Settings of the sandbox it starts (environment variables; docs/SANDBOX.md "Options and environment"):
+${providerEnvHelp()}
 `;
 
 export const CONTROL_COMMANDS = ['stale', 'fail-next', 'delay', 'timeout', 'notify-late', 'notify-twice', 'reset', 'status'] as const;
@@ -138,6 +144,10 @@ export async function runControlCli(
   const [first, ...rest] = argv;
   if (first === undefined || first === 'help' || first === '--help' || first === '-h') {
     out(CONTROL_USAGE);
+    return 0;
+  }
+  if (first === '--version' || first === '-v') {
+    out(`obv-link ${packageVersion()}\n`);
     return 0;
   }
   if (!(CONTROL_COMMANDS as readonly string[]).includes(first)) {

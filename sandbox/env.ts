@@ -7,7 +7,7 @@ const count = z.coerce.number().int().min(0);
 const positiveInt = z.coerce.number().int().positive();
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
 
-const ProviderEnv = z.object({
+export const ProviderEnv = z.object({
   PROVIDER_PORT: z.coerce.number().int().min(0).max(65_535).default(4010),
   PROVIDER_HOST: z.string().min(1).default('127.0.0.1'),
   PROVIDER_PUBLIC_URL: httpUrl.optional(),
@@ -71,4 +71,35 @@ export function readProviderEnv(env: NodeJS.ProcessEnv): ProviderEnvConfig {
       },
     },
   };
+}
+
+/** What each variable is for, one line each (`npx obv-link-sandbox --help`); typed by the schema's keys. */
+const PURPOSE: Record<keyof typeof ProviderEnv.shape, string> = {
+  PROVIDER_PORT: 'port to listen on',
+  PROVIDER_HOST: 'address to listen on',
+  PROVIDER_PUBLIC_URL: 'the sandbox\'s URL in the links it makes (default: the Host of the request)',
+  PROVIDER_TOKEN_TTL: 'seconds a token lives (default 3600)',
+  PROVIDER_CONSUMER_URL_TTL: 'seconds a bank link lives (default 900)',
+  PROVIDER_WEBHOOK_SECRET: 'whsec_ secret signing notifications (default the published one)',
+  PROVIDER_RETURN_URL: 'returnURL for a request without one',
+  PROVIDER_NOTIFICATION_URL: 'notificationURL for a request without one',
+  PROVIDER_NOTIFICATION_RETRY_DELAYS_MS: 'comma list of retry delays of a notification',
+  PROVIDER_NOTIFICATION_TIMEOUT_MS: 'time-out of one notification attempt (default 10000)',
+  PROVIDER_DROP_NOTIFICATIONS: 'fault: that many notification attempts are not sent',
+  PROVIDER_NOTIFICATION_DELAY_MS: 'fault: each notification waits this long first',
+  PROVIDER_DUPLICATE_NOTIFICATIONS: 'fault: that many notifications are sent twice',
+  PROVIDER_TOKEN_FAILURES: 'fault: the next N token requests fail',
+  PROVIDER_TOKEN_FAILURE_KIND: 'fault: 5xx or timeout',
+  PROVIDER_LOG_LEVEL: 'silent, error, warn or info',
+};
+
+/** The PROVIDER_* variables, one line each, with the schema's default where it has one. */
+export function providerEnvHelp(): string {
+  const names = Object.keys(ProviderEnv.shape) as (keyof typeof ProviderEnv.shape)[];
+  const width = Math.max(...names.map((name) => name.length)) + 2;
+  return names.map((name) => {
+    const parsed = ProviderEnv.shape[name].safeParse(undefined);
+    const fallback = parsed.success && parsed.data !== undefined ? ` [default ${String(parsed.data)}]` : '';
+    return `  ${name.padEnd(width)}${PURPOSE[name]}${fallback}`;
+  }).join('\n');
 }

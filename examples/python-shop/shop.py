@@ -97,8 +97,16 @@ CHECKOUT = """<script type="module" src="/assets/obv-link-account.js"></script>
 <form method="post" action="/orders/{order_id}/pay"><button id="pay" disabled>Pay ${amount}</button></form>
 <script>
   // The page only shows what the shop's server learned from the signed event; it reports nothing itself.
+  // A failed check (the network, a restart of the shop) is tried again, so the page never stops listening.
   const poll = async () => {{
-    const order = await (await fetch('/orders/{order_id}/status')).json();
+    let order;
+    try {{
+      const answer = await fetch('/orders/{order_id}/status');
+      if (!answer.ok) throw new Error(`status ${{answer.status}}`);
+      order = await answer.json();
+    }} catch {{
+      return setTimeout(poll, 2000);
+    }}
     const words = {{linked: `Bank confirmed: ${{order.account}}`, failed: 'The bank could not verify the account.',
                    cancelled: 'Linking was cancelled.', expired: 'The link session expired.'}};
     if (words[order.status]) document.getElementById('status').textContent = words[order.status];

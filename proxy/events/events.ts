@@ -126,7 +126,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
 
   async function emit<Type extends EventType>(type: Type, data: EventData<Type>, emitOptions: EmitOptions = {}): Promise<MerchantEvent<Type> | undefined> {
     const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
-    if (!(await outbox.append(event, now()))) return undefined;
+    if (!(await outbox.append(event as MerchantEvent, now()))) return undefined;
     logger.info({ event: event.id, type }, 'merchant event recorded');
     worker.wake();
     return event;

@@ -1,8 +1,8 @@
 // The proxy's OpenAPI 3.1 document, generated from the operations the route modules declare
 // (routes/operations.ts lists them) with zod's own JSON Schema output (draft 2020-12, OpenAPI 3.1's dialect): request
 // schemas as the routes parse them (their input), response schemas as the routes answer (their output).
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { packageVersion } from '../common/package-version.ts';
 import { type Caller, type Operation, ProblemSchema, type ResponseSpec } from './operation.ts';
 
 export type JsonSchema = Record<string, unknown>;
@@ -76,19 +76,6 @@ function operationObject(operation: Operation): JsonSchema {
       : {}),
     responses: responses(operation),
   };
-}
-
-/** This package's version, from the package.json above this file (in the checkout and in dist/). */
-function packageVersion(): string {
-  for (let up = 2; up <= 4; up++) {
-    try {
-      const manifest = JSON.parse(readFileSync(new URL(`${'../'.repeat(up)}package.json`, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (manifest.name === 'obv-link' && manifest.version) return manifest.version;
-    } catch {
-      // not at this level
-    }
-  }
-  return '0.0.0';
 }
 
 export interface OpenApiDocumentOptions {

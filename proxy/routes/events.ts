@@ -43,7 +43,7 @@ export const eventsOperations: Operation[] = [{
   responses: {
     200: {
       description: 'A page of events',
-      content: { 'application/json': z.object({ data: z.array(ListedEventSchema), hasMore: z.boolean() }) },
+      content: { 'application/json': z.object({ events: z.array(ListedEventSchema), hasMore: z.boolean() }) },
     },
   },
   problems: {
@@ -106,7 +106,7 @@ export function eventsRouter(deps: { events: MerchantEvents }, merchantAuth: Req
   const router = express.Router();
   router.get('/events', ...merchantAuth, async (req, res) => {
     const page = await listEvents(deps.events, parseOrThrow(EventListQuery, req.query, 'The query', 'query'), 'query.');
-    res.set('cache-control', 'no-store').json({ data: page.events, hasMore: page.hasMore });
+    res.set('cache-control', 'no-store').json({ events: page.events, hasMore: page.hasMore });
   });
   router.post('/events/:eventId/ack', ...merchantAuth, async (req, res) => {
     const eventId = parseOrThrow(EventId, String(req.params.eventId), 'The path', 'eventId');

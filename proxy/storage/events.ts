@@ -57,14 +57,20 @@ export type EventType = keyof typeof EVENT_DATA;
 export const EVENT_TYPES = Object.keys(EVENT_DATA) as EventType[];
 export type EventData<Type extends EventType> = z.input<(typeof EVENT_DATA)[Type]>;
 
-/** One merchant event as sent and listed. */
-export interface MerchantEvent<Type extends EventType = EventType> {
-  id: string;
-  type: Type;
-  /** ISO 8601 UTC, when the proxy recorded it. */
-  createdAt: string;
-  data: z.output<(typeof EVENT_DATA)[Type]>;
-}
+/**
+ * One merchant event as sent and listed: a union discriminated by `type`, one member per type, so a
+ * handler that checks `event.type === 'link.succeeded'` reads that type's `data` (`event.data.linkRef`).
+ * `MerchantEvent<'payment.unknown'>` is that one member.
+ */
+export type MerchantEvent<Type extends EventType = EventType> = {
+  [Each in Type]: {
+    id: string;
+    type: Each;
+    /** ISO 8601 UTC, when the proxy recorded it. */
+    createdAt: string;
+    data: z.output<(typeof EVENT_DATA)[Each]>;
+  };
+}[Type];
 
 /** The envelope of any event type, for reading one back (a test, the list route's consumers). */
 export const MerchantEventSchema = z.strictObject({
@@ -90,6 +96,6 @@ export const TypedMerchantEventSchema = typedEventSchema();
 
 /** The event `type` with `data`, checked against its schema; throws a ZodError for a field not allowed. */
 export function buildEvent<Type extends EventType>(id: string, type: Type, data: EventData<Type>, createdAtMs: number): MerchantEvent<Type> {
-  const parsed = EVENT_DATA[type].parse(data) as MerchantEvent<Type>['data'];
-  return { id, type, createdAt: new Date(createdAtMs).toISOString(), data: parsed };
+  const parsed: unknown = EVENT_DATA[type].parse(data);
+  return { id, type, createdAt: new Date(createdAtMs).toISOString(), data: parsed } as MerchantEvent<Type>;
 }

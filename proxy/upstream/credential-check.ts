@@ -3,6 +3,7 @@
 // so /readyz can say "not ready" for wrong credentials without asking the provider on each probe.
 import type { Logger } from 'pino';
 import { TokenError } from './errors.ts';
+import { privateCaAdvice, untrustedCertificateCode } from './tls-trust.ts';
 
 /**
  * `unchecked`: nothing asked yet. `checking`: the first request is in flight. `accepted`: the last token
@@ -59,7 +60,10 @@ export function logCredentialCheck(logger: Logger, check: CredentialCheck, error
     logger.error({ baseUrl, code: check.code, reason: (error as Error).message },
       `credentials refused: the provider at OBV_BASE_URL would not issue a token for ${variables} (${check.code}); /readyz answers 503 until it does`);
   } else {
-    logger.warn({ baseUrl, reason: error instanceof Error ? error.message : String(error) },
-      `credentials not checked: the token endpoint at OBV_BASE_URL did not answer; ${variables} are checked again with the first verification`);
+    // A private CA gets its own words: the fix is NODE_EXTRA_CA_CERTS, not the credentials or the network.
+    const code = untrustedCertificateCode(error);
+    logger.warn({ baseUrl, reason: error instanceof Error ? error.message : String(error) }, code
+      ? `credentials not checked: ${privateCaAdvice(code, 'OBV_BASE_URL')}`
+      : `credentials not checked: the token endpoint at OBV_BASE_URL did not answer; ${variables} are checked again with the first verification`);
   }
 }

@@ -21,7 +21,7 @@ export function describeOutboxContract(name: string, makeOutbox: () => Promise<E
       const outbox = await makeOutbox();
       const first = event(1);
       assert.equal(await outbox.append(first, 1_000), true);
-      assert.equal(await outbox.append({ ...first, type: 'link.failed' }, 1_001), false);
+      assert.equal(await outbox.append({ ...first, type: 'link.failed', data: { code: 'X', message: 'Another event under the same id.' } }, 1_001), false);
       assert.deepEqual(await outbox.get(first.id), { event: first, body: JSON.stringify(first), delivery: { state: 'pending', attempts: 0, nextAttemptAt: 1_000 } });
       assert.deepEqual(await outbox.claimDue(1_000, 500, 10), [{ kind: 'deliver', eventId: first.id }]);
       assert.deepEqual(await outbox.backlog(), { pending: 1, oldestPendingAt: 1_000 });

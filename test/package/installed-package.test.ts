@@ -22,7 +22,7 @@ import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
 import { fetchedNode, lowestSupportedNode, nodeVersion, unsupportedNode } from '../helpers/node-runtimes.ts';
 import {
-  alive, bin, cleanEnv, copyFixture, descendants, exec, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree,
+  alive, bin, cleanEnv, copyFixture, descendants, exec, FIXTURES, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree,
   packThisCheckout, pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
 } from './temp-apps.ts';
 
@@ -487,6 +487,25 @@ describe('a TypeScript app (strict, skipLibCheck off) with only the package, exp
     await exec('npm', ['prune', '--omit=optional'], app.dir, 60_000, cleanEnv());
     assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false, 'npm prune --omit=optional removed the Redis client');
     await tsc();
+  });
+
+  test("narrows a merchant event by its type (fixtures/typescript/src/event-handler.ts: event.data.linkRef after event.type === 'link.succeeded'), and refuses a field another type has", async () => {
+    // The handler in the fixture compiled above; a wrong one beside it must fail on exactly its marked lines.
+    const file = 'wrong-events.ts';
+    const text = readFileSync(path.join(FIXTURES, 'type-errors', file), 'utf8');
+    app.write(path.join('src', file), text);
+    try {
+      const output = await exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], app.dir).then(
+        () => assert.fail(`tsc accepted src/${file}`),
+        (error: unknown) => String(error),
+      );
+      const flagged = [...new Set([...output.matchAll(/src\/wrong-events\.ts\((\d+),\d+\): error/g)].map((match) => Number(match[1])))].sort((a, b) => a - b);
+      const refused = text.split('\n').flatMap((line, index) => (/refused:/.test(line) && !/^\s*\/\//.test(line) ? [index + 1] : []));
+      assert.ok(refused.length >= 4, `the fixture marks the refused lines (${refused.join(', ')})`);
+      assert.deepEqual(flagged, refused, `every line marked "refused" is flagged, and no other:\n${output}`);
+    } finally {
+      rmSync(path.join(app.dir, 'src', file));
+    }
   });
 });
 

@@ -173,13 +173,15 @@ describe("the production guide's staging rehearsal", () => {
     proxy.child.kill('SIGTERM');
   });
 
-  test('without it, the provider behind the private CA cannot be reached', async () => {
+  test('without it, the provider behind the private CA cannot be reached, and the log line says to set NODE_EXTRA_CA_CERTS', async () => {
     const port = await freePort();
     const proxy = run(['--import', 'tsx', 'proxy/cli.ts'], ROOT, proxyEnvironment(false, port));
     children.push(proxy);
     await proxy.waitFor(/credentials (accepted|refused|not checked)/);
     assert.match(proxy.output(), /credentials not checked/);
     assert.match(proxy.output(), /could not be reached/);
+    // The proxy's own line names the fix, not only doctor (upstream/tls-trust.ts).
+    assert.match(proxy.output(), /does not trust \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\): start the process with NODE_EXTRA_CA_CERTS=/);
     proxy.child.kill('SIGTERM');
   });
 

@@ -10,6 +10,8 @@ import {
   createStorage, ConfigError, configFromEnv, createLogger, createObvProxy, ENV_VARIABLES, type ObvProxyDependencies,
 } from '../../../proxy/index.ts';
 import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
+import { listenAddress } from '../../../proxy/server.ts';
+import http from 'node:http';
 
 /** A production configuration (sandbox off): its own secrets, none of the sandbox's published ones. */
 const PRODUCTION_WEBHOOK_SECRET = `whsec_${Buffer.from('production-webhook-key-0123456789').toString('base64')}`;
@@ -353,12 +355,24 @@ describe('npm start (proxy/cli.ts)', () => {
     assert.match(output().stderr, /OBV_CLIENT_ID: is required/);
   });
 
+  test('the listening line names the address: HOST as set, or every interface when HOST is unset (never "localhost")', async () => {
+    const server = http.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      assert.match(listenAddress(server, '127.0.0.1'), /^127\.0\.0\.1:\d+$/);
+      assert.match(listenAddress(server, undefined), /^every interface, port \d+ \(HOST unset; HOST=127\.0\.0\.1 behind a TLS proxy/);
+    } finally {
+      server.close();
+    }
+  });
+
   test('in sandbox mode listens on 127.0.0.1 and says at boot how to listen elsewhere', async () => {
     const { child, output } = runCli({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:3000', OBV_STORAGE: 'memory', PORT: '0', OBV_DRAIN_WINDOW: '0' });
     try {
       for (let i = 0; i < 200 && !output().stdout.includes('proxy listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('proxy listening')) ?? '{}') as { url?: string };
+      const line = JSON.parse(output().stdout.split('\n').find((l) => l.includes('proxy listening')) ?? '{}') as { url?: string; address?: string };
       assert.match(line.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/obv$/, output().stdout);
+      assert.match(line.address ?? '', /^127\.0\.0\.1:\d+$/, 'the line names the address it listens on');
       assert.match(output().stdout, /sandbox mode: listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
     } finally {
       child.kill('SIGTERM');

@@ -25,7 +25,7 @@ async function call(pair: ProxyPair, method: 'GET' | 'POST', path: string, heade
 async function listed(pair: ProxyPair, query: string): Promise<ListedEvent[]> {
   const answer = await call(pair, 'GET', `/events${query}`);
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
-  return answer.body.data as ListedEvent[];
+  return answer.body.events as ListedEvent[];
 }
 
 async function waitFor<T>(check: () => T | undefined | false | Promise<T | undefined | false>, what: string, timeoutMs = 10_000): Promise<T> {

@@ -246,7 +246,7 @@ describe('merchant events', () => {
     assert.equal((await listEvents(pair, '', 'wrong-key-wrong-key-wrong-key')).status, 401);
     const all = await listEvents(pair, '?limit=100');
     assert.equal(all.status, 200);
-    const events = all.body.data as MerchantEvent[];
+    const events = all.body.events as MerchantEvent[];
     assert.ok(events.length >= 4);
     assert.equal(all.body.hasMore, false);
     const times = events.map((event) => event.createdAt);
@@ -254,7 +254,7 @@ describe('merchant events', () => {
     // Every event the merchant received is listed, and the list has nothing it never got.
     assert.deepEqual(new Set(events.map((event) => event.id)), new Set(endpoint.events.map((event) => event.id)));
     const page = await listEvents(pair, `?after=${events[0]!.id}&limit=2`);
-    assert.deepEqual((page.body.data as MerchantEvent[]).map((event) => event.id), events.slice(1, 3).map((event) => event.id));
+    assert.deepEqual((page.body.events as MerchantEvent[]).map((event) => event.id), events.slice(1, 3).map((event) => event.id));
     assert.equal(page.body.hasMore, events.length > 3);
   });
 
@@ -329,7 +329,7 @@ describe('merchant events when the merchant endpoint fails', () => {
       const metrics = await pair.proxy.metrics.registry.metrics();
       assert.match(metrics, /obv_merchant_events_failed_total\{type="link.cancelled"\} 1/);
       const listed = await listEvents(pair);
-      assert.deepEqual((listed.body.data as MerchantEvent[]).map((e) => e.id), [event!.id]);
+      assert.deepEqual((listed.body.events as MerchantEvent[]).map((e) => e.id), [event!.id]);
     } finally {
       await pair.close();
       await endpoint.close();

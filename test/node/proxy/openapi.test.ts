@@ -185,16 +185,16 @@ describe('OpenAPI document', () => {
       post('/transactions/order-openapi-1/reconcile', { paymentId, result: 'paid' }),
     ), [409, 404, 400, 401]);
 
-    const events = (await (await get('/events?limit=100', AUTH)).json()) as { data: { id: string }[] };
-    assert.ok(events.data.length >= 3, 'link.succeeded, link.failed, link.cancelled at least');
+    const events = (await (await get('/events?limit=100', AUTH)).json()) as { events: { id: string }[] };
+    assert.ok(events.events.length >= 3, 'link.succeeded, link.failed, link.cancelled at least');
     assert.deepEqual(await statuses(
-      get(`/events?after=${events.data[0]!.id}&limit=1`, AUTH),
+      get(`/events?after=${events.events[0]!.id}&limit=1`, AUTH),
       get('/events?limit=0', AUTH),
       get(`/events?after=evt_${'A'.repeat(22)}`, AUTH),
       get('/events'),
     ), [200, 400, 400, 401]);
     const unknownEvent = `evt_${'A'.repeat(22)}`;
-    const firstEvent = events.data[0]!.id;
+    const firstEvent = events.events[0]!.id;
     // Sequential: the acknowledgement and the redelivery of one event, in this order.
     const reconciling = [];
     for (const request of [
@@ -209,7 +209,7 @@ describe('OpenAPI document', () => {
     }
     assert.deepEqual(reconciling, [200, 400, 200, 404, 400, 401, 202, 404, 401]);
     // What the merchant's endpoint received matches the document's webhook.
-    await merchant.waitForDistinct(events.data.length);
+    await merchant.waitForDistinct(events.events.length);
     // One checker: building one compiles every schema, long enough (under load) to outlast a kept-alive socket.
     const webhooks = responseChecker(proxyOpenApiDocument(baseUrl), '/obv');
     assert.deepEqual(merchant.deliveries.flatMap((delivery) => webhooks.checkWebhook('merchantEvent', delivery.body)), []);

@@ -487,7 +487,7 @@ describe('saved accounts in merchant events', () => {
       headers: { 'content-type': 'application/json', origin: pair.origin, ...(auth ? { authorization: AUTH } : {}) },
       body: JSON.stringify(body),
     });
-    const events = async () => ((await (await fetch(`${pair.baseUrl}/events?limit=100`, { headers: { authorization: AUTH } })).json()) as { data: { type: string; data: Record<string, unknown> }[] }).data;
+    const events = async () => ((await (await fetch(`${pair.baseUrl}/events?limit=100`, { headers: { authorization: AUTH } })).json()) as { events: { type: string; data: Record<string, unknown> }[] }).events;
 
     const first = checkout({ allowSaving: true });
     const { linkToken } = (await (await call('/link-sessions', first, true)).json()) as { linkToken: string };

@@ -43,10 +43,10 @@ function eventsOptions(endpoint: MerchantEndpoint): Partial<ObvProxyOptions> {
   return { eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET], eventTimings: TIMINGS, merchantApiKey: API_KEY };
 }
 
-async function listEvents(instance: { url: string }, query = ''): Promise<{ data: MerchantEvent[]; hasMore: boolean }> {
+async function listEvents(instance: { url: string }, query = ''): Promise<{ events: MerchantEvent[]; hasMore: boolean }> {
   const response = await fetch(`${instance.url}/obv/events${query}`, { headers: { authorization: `Bearer ${API_KEY}` } });
   assert.equal(response.status, 200);
-  return (await response.json()) as { data: MerchantEvent[]; hasMore: boolean };
+  return (await response.json()) as { events: MerchantEvent[]; hasMore: boolean };
 }
 
 const order = (i: number) => ({ merchantUserId: 'user-42', merchantTransactionId: `order-${i}`, amount: '49.99', currency: 'USD' });
@@ -112,7 +112,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
       assert.equal(endpoint.deliveries.filter((d) => d.event?.id === hung.event!.id).length, 2);
       // B's list has both, in the order they were recorded (the expiry came last).
       const listed = await listEvents(b);
-      assert.deepEqual(listed.data.map((event) => event.type), ['link.cancelled', 'link.expired']);
+      assert.deepEqual(listed.events.map((event) => event.type), ['link.cancelled', 'link.expired']);
       assert.ok(expiring.sessionId);
     } finally {
       await a.kill();
@@ -146,12 +146,12 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     await redis.start();
     const caughtUp = await eventually(async () => {
       const page = await listEvents(b, '?delivery=undelivered').catch(() => undefined);
-      return page?.data.length === 5 ? page : undefined;
+      return page?.events.length === 5 ? page : undefined;
     }, 15_000);
-    assert.deepEqual(caughtUp.data.map((event) => event.id), missed.map((event) => event!.id));
-    assert.deepEqual(caughtUp.data.map((event) => (event.data as { merchantTransactionId?: string }).merchantTransactionId), ['order-101', 'order-102', 'order-103', 'order-104', 'order-105']);
+    assert.deepEqual(caughtUp.events.map((event) => event.id), missed.map((event) => event!.id));
+    assert.deepEqual(caughtUp.events.map((event) => (event.data as { merchantTransactionId?: string }).merchantTransactionId), ['order-101', 'order-102', 'order-103', 'order-104', 'order-105']);
     assert.equal(caughtUp.hasMore, false);
-    assert.ok(caughtUp.data.every((event) => (event as unknown as ListedEvent).delivery.state === 'pending'));
+    assert.ok(caughtUp.events.every((event) => (event as unknown as ListedEvent).delivery.state === 'pending'));
     await endpoint.up();
     const delivered = await endpoint.waitForDistinct(6, 20_000);
     assert.deepEqual(new Set(delivered.map((event) => event.id)), new Set([seen!.id, ...missed.map((event) => event!.id)]));
@@ -164,7 +164,7 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     endpoint.answer = ({ event }) => (event?.id === refused!.id ? 'fail' : 'ok');
     const pushes = () => endpoint.deliveries.filter((d) => d.event?.id === refused!.id).length;
     await eventually(() => pushes() >= 2 || undefined, 15_000);
-    const [missed] = (await listEvents(b, '?delivery=undelivered')).data as unknown as ListedEvent[];
+    const [missed] = (await listEvents(b, '?delivery=undelivered')).events as unknown as ListedEvent[];
     assert.equal(missed?.id, refused!.id);
     assert.equal(missed!.delivery.lastError, 'answered 500');
     const ack = await fetch(`${b.url}/obv/events/${refused!.id}/ack`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
@@ -173,9 +173,9 @@ describe('merchant events on Redis, several instances', { skip }, () => {
     // Several retry steps later (100–1 000 ms each): at most the attempt that was already under way.
     await new Promise((resolve) => setTimeout(resolve, 2_500));
     assert.ok(pushes() <= afterAck + 1, `${pushes() - afterAck} pushes after the acknowledgement`);
-    const listedOnA = ((await listEvents(a, '?limit=100')).data as unknown as ListedEvent[]).find((event) => event.id === refused!.id);
+    const listedOnA = ((await listEvents(a, '?limit=100')).events as unknown as ListedEvent[]).find((event) => event.id === refused!.id);
     assert.deepEqual([listedOnA?.delivery.state, listedOnA?.delivery.acknowledgedBy], ['delivered', 'api']);
-    assert.deepEqual((await listEvents(a, '?delivery=undelivered')).data, []);
+    assert.deepEqual((await listEvents(a, '?delivery=undelivered')).events, []);
 
     endpoint.answer = () => 'ok';
     const before = pushes();

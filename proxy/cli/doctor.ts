@@ -1,0 +1,202 @@
+// `npx obv-link-proxy doctor [--json]`: the configuration in the environment checked against the real
+// world before traffic, one line per check, each failure naming its cause and the fix. Nothing here
+// changes the provider's or the merchant's state: one token, one signed test event, reads.
+// Exit codes: 0 every check passed, 1 one failed, 2 settings that do not parse.
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { ConfigError, configFromEnv, type ProxyConfig } from '../config/schema.ts';
+import { createLogger } from '../common/logger.ts';
+import { TokenManager } from '../upstream/token-manager.ts';
+import { TokenError } from '../upstream/errors.ts';
+import { privateCaAdvice, untrustedCertificateCode } from '../upstream/tls-trust.ts';
+import { sendTestEvents } from '../events/test-events.ts';
+import { DataDirectoryError, prepareDataDirectory } from '../storage/sqlite/data-directory.ts';
+
+export interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+  /** What to do, for a failed check. */
+  fix?: string;
+}
+
+const TIMEOUT_MS = 10_000;
+
+/** The innermost code or message of a failed fetch (`fetch failed` says nothing; its cause does). */
+function reason(error: unknown): { code?: string; text: string } {
+  let current: unknown = error;
+  while (current instanceof Error && current.cause instanceof Error) current = current.cause;
+  const code = (current as NodeJS.ErrnoException | undefined)?.code;
+  const text = current instanceof Error ? current.message : String(current);
+  return { code, text: code && !text.includes(code) ? `${code}: ${text}` : text };
+}
+
+function untrusted(error: unknown, variable: string): string | undefined {
+  const code = untrustedCertificateCode(error);
+  return code ? privateCaAdvice(code, variable) : undefined;
+}
+
+/** The provider answers over TLS this Node trusts (any HTTP status will do: the handshake is the check). */
+async function providerTls(config: ProxyConfig): Promise<Check> {
+  const name = 'provider TLS';
+  try {
+    const response = await fetch(new URL('/', config.baseUrl), { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    await response.body?.cancel().catch(() => undefined);
+    const secure = new URL(config.baseUrl).protocol === 'https:';
+    return { name, ok: true, detail: `${config.baseUrl} answered${secure ? ' over TLS this Node trusts' : ' (plain http: sandbox mode)'}` };
+  } catch (error) {
+    const { text } = reason(error);
+    return { name, ok: false, detail: `${config.baseUrl} could not be reached: ${text}`,
+      fix: untrusted(error, 'OBV_BASE_URL') ?? 'check OBV_BASE_URL (the provider\'s API host) and that this machine may reach it' };
+  }
+}
+
+/** Endpoint 1 issues a token for OBV_CLIENT_ID / OBV_CLIENT_SECRET. */
+async function credentials(config: ProxyConfig): Promise<Check> {
+  const name = 'credentials';
+  const tokens = new TokenManager({
+    baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, scope: config.tokenScope,
+    timeoutMs: config.upstreamTimeoutMs, retryLimit: 0, logger: createLogger('silent'),
+  });
+  try {
+    await tokens.getToken();
+    return { name, ok: true, detail: 'the provider issued a token for OBV_CLIENT_ID / OBV_CLIENT_SECRET' };
+  } catch (error) {
+    if (error instanceof TokenError) {
+      return { name, ok: false, detail: `the provider refused OBV_CLIENT_ID / OBV_CLIENT_SECRET (${error.sentCode})`,
+        fix: 'copy the client id and secret the provider issued for this environment (test and production differ)' };
+    }
+    const { text } = reason(error);
+    return { name, ok: false, detail: `no token: ${text}`, fix: untrusted(error, 'OBV_BASE_URL') ?? 'see the provider TLS check' };
+  }
+}
+
+/**
+ * OBV_PUBLIC_URL reaches this machine's proxy over https. With the proxy running (PORT taken), its
+ * return page's script must come back through the URL; before the first start, doctor answers on
+ * HOST:PORT itself for a moment, so the TLS proxy or balancer in front is checked before any traffic.
+ */
+async function publicUrl(config: ProxyConfig): Promise<Check> {
+  const name = 'public URL';
+  const url = `${config.publicUrl.replace(/\/+$/, '')}${config.mountPath}/return-page.js`;
+  if (new URL(url).protocol !== 'https:' && !config.sandbox) {
+    return { name, ok: false, detail: `${config.publicUrl} is not https`, fix: 'put TLS in front of the proxy and set OBV_PUBLIC_URL to its https URL' };
+  }
+  const nonce = randomBytes(12).toString('hex');
+  const stand = http.createServer((req, res) => {
+    const ours = req.url?.split('?')[0] === `${config.mountPath}/return-page.js`;
+    res.writeHead(ours ? 200 : 404, { 'content-type': 'text/javascript', 'x-obv-doctor': nonce }).end(ours ? '// obv-link doctor\n' : '');
+  });
+  const standing = await new Promise<boolean>((resolve) => {
+    stand.once('error', () => resolve(false)); // EADDRINUSE: the proxy runs there
+    stand.listen(config.port, config.host, () => resolve(true));
+  });
+  try {
+    const response = await fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const body = await response.text();
+    const served = response.status === 200 && (response.headers.get('content-type') ?? '').includes('javascript');
+    if (standing && response.headers.get('x-obv-doctor') !== nonce) {
+      return { name, ok: false, detail: `${url} answered ${response.status}, but not from this machine's ${config.host ?? '*'}:${config.port}`,
+        fix: 'point the TLS proxy or load balancer in front at HOST:PORT of this machine' };
+    }
+    if (!served || body.length === 0) {
+      return { name, ok: false, detail: `${url} answered ${response.status}, not the return page's script`, fix: 'forward OBV_PUBLIC_URL + OBV_MOUNT_PATH to the proxy, path unchanged' };
+    }
+    return { name, ok: true, detail: `${url} serves the return page${standing ? ` (answered by doctor on ${config.host ?? '*'}:${config.port}; the proxy is not running)` : ''}` };
+  } catch (error) {
+    const { text } = reason(error);
+    return { name, ok: false, detail: `${url} could not be reached: ${text}`,
+      fix: untrusted(error, 'OBV_PUBLIC_URL') ?? 'check OBV_PUBLIC_URL, its DNS and the TLS proxy or balancer in front of this machine' };
+  } finally {
+    if (standing) await new Promise((resolve) => stand.close(resolve));
+  }
+}
+
+/** The merchant's endpoint answers 2xx to a signed test event. */
+async function eventsEndpoint(config: ProxyConfig): Promise<Check | undefined> {
+  if (!config.eventsUrl || !config.eventsSecrets?.length) return undefined;
+  const name = 'events endpoint';
+  const [result] = await sendTestEvents({ eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets, timeoutMs: TIMEOUT_MS }, 'link.succeeded');
+  if (result && !result.error) return { name, ok: true, detail: `${config.eventsUrl} answered ${result.status} to a signed test event (link.succeeded, order-test-0001)` };
+  const refused = result?.status !== undefined && result.status >= 400 && result.status < 500;
+  return { name, ok: false, detail: `${config.eventsUrl}: ${result?.error ?? 'no answer'}`,
+    fix: refused ? 'your endpoint refused a signed event: does it check signatures with one of OBV_EVENTS_SECRETS?' : 'check OBV_EVENTS_URL and that your server is up' };
+}
+
+/** The boot's data directory check (storage/sqlite/data-directory.ts), for SQLite storage. */
+function dataDirectory(config: ProxyConfig): Check | undefined {
+  if (config.storage !== 'sqlite') return undefined;
+  const name = 'data directory';
+  const existed = existsSync(config.dataDir);
+  try {
+    const dir = prepareDataDirectory(config.dataDir);
+    return { name, ok: true, detail: `${dir} is the proxy user's, 0700${existed ? '' : ' (created now)'}` };
+  } catch (error) {
+    if (!(error instanceof DataDirectoryError)) throw error;
+    return { name, ok: false, detail: error.message, fix: 'run doctor as the proxy\'s user; see docs/GOING-TO-PRODUCTION.md "The data directory"' };
+  }
+}
+
+/** Redis answers, and keeps its writes across its own restart. */
+async function redis(config: ProxyConfig): Promise<Check[]> {
+  if (config.storage !== 'redis' || !config.redisUrl) return [];
+  const { createRedisConnection, closeConnection, waitUntilReady } = await import('../storage/redis/connection.ts');
+  const { redisPersistence } = await import('../storage/redis/persistence.ts');
+  const connection = createRedisConnection({ url: config.redisUrl, role: 'doctor' });
+  try {
+    try {
+      await waitUntilReady(connection, 5_000);
+    } catch {
+      return [{ name: 'Redis', ok: false, detail: 'OBV_REDIS_URL did not answer within 5 s', fix: 'check OBV_REDIS_URL (host, port, password) and that this machine may reach it' }];
+    }
+    const persistence = await redisPersistence(connection);
+    return [
+      { name: 'Redis', ok: true, detail: 'OBV_REDIS_URL answers' },
+      { name: 'Redis persistent', ok: persistence.persistent, detail: persistence.detail,
+        ...(persistence.persistent ? {} : { fix: 'redis.conf: appendonly yes (docs/SEVERAL-INSTANCES.md "Keeping outcomes durable")' }) },
+    ];
+  } finally {
+    await closeConnection(connection);
+  }
+}
+
+/** Every check of `config`, in order. */
+export async function runChecks(config: ProxyConfig): Promise<Check[]> {
+  const tls = await providerTls(config);
+  return [
+    tls,
+    await credentials(config),
+    await publicUrl(config),
+    await eventsEndpoint(config),
+    dataDirectory(config),
+    ...(await redis(config)),
+  ].filter((check): check is Check => check !== undefined);
+}
+
+/** Runs `npx obv-link-proxy doctor [--json]`; returns the exit code. */
+export async function doctorFromCli(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<number> {
+  const json = args.includes('--json');
+  const unknown = args.filter((arg) => arg !== '--json');
+  if (unknown.length > 0) {
+    out(`doctor: unknown argument ${unknown[0]}; see npx obv-link-proxy doctor --help\n`);
+    return 2;
+  }
+  let config: ProxyConfig;
+  try {
+    config = configFromEnv(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    out(json ? `${JSON.stringify({ ok: false, checks: [{ name: 'settings', ok: false, detail: error.message }] })}\n` : `${error.message}\n`);
+    return 2;
+  }
+  const checks = [{ name: 'settings', ok: true, detail: `read from the environment${config.sandbox ? ' (sandbox mode)' : ''}` }, ...(await runChecks(config))];
+  const ok = checks.every((check) => check.ok);
+  if (json) {
+    out(`${JSON.stringify({ ok, checks })}\n`);
+  } else {
+    for (const check of checks) out(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.fix ? `\n     fix: ${check.fix}` : ''}\n`);
+    out(ok ? 'doctor: every check passed; start the proxy: npx obv-link-proxy\n' : `doctor: ${checks.filter((check) => !check.ok).length} check(s) failed\n`);
+  }
+  return ok ? 0 : 1;
+}

@@ -23,7 +23,8 @@
 // StorageFullError when the disk is full (disk-full.ts). Every failure to open is one DataDirectoryError
 // line naming the cause and the fix. Several instances share state through Redis (OBV_REDIS_URL).
 //
-// Schema 3 indexes every column a clean-up looks records up by, and the file is in `auto_vacuum =
+// Schema 4 indexes every column a clean-up looks records up by (and the claims a start left in flight,
+// which the open clears), and the file is in `auto_vacuum =
 // INCREMENTAL` (converted once by a VACUUM at the open: housekeeping.ts gives freed pages back in small
 // steps).
 import { join } from 'node:path';
@@ -39,7 +40,7 @@ export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
 
 /**
- * The schema, version 3. Every table carries its own expiry (epoch ms) where its records expire, and each
+ * The schema, version 4. Every table carries its own expiry (epoch ms) where its records expire, and each
  * column a clean-up selects by is indexed (the sweep deletes in small batches: housekeeping.ts). Columns
  * only ever read with their row's primary key (`sessions.expires_at`, `idempotency_claims.lease_until`,
  * `events.next_attempt_at`) have none: an index there would cost every write and serve no query.
@@ -62,6 +63,8 @@ CREATE TABLE IF NOT EXISTS idempotency_claims (
   purge_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS idempotency_claims_purge ON idempotency_claims (purge_at);
+-- The open's clean-up of claims a killed process left in flight (session-store.ts): only those rows.
+CREATE INDEX IF NOT EXISTS idempotency_claims_in_flight ON idempotency_claims (session_id) WHERE session_id IS NULL;
 CREATE TABLE IF NOT EXISTS markers (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL,
@@ -122,7 +125,7 @@ CREATE TABLE IF NOT EXISTS event_jobs (
 CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
 `;
 
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 /**
  * Version 1 → 2: where each event's delivery stands (GET /events shows it; acknowledge and redeliver
@@ -265,7 +268,8 @@ function migrate(db: SqliteDatabase, dir: string): void {
   }
   transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);
-    // Version 2 → 3 is the schema's new indexes (CREATE INDEX IF NOT EXISTS) and the conversion below.
+    // Version 2 → 3 is the schema's new indexes (CREATE INDEX IF NOT EXISTS) and the conversion below;
+    // 3 → 4 the partial index of the claims in flight (the open read every claim: 31 ms at 200,000).
     db.exec(SCHEMA);
     // Written only when it changes: a start that changes nothing writes nothing, so it can run on a full disk.
     if (version !== SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);

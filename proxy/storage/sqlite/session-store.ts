@@ -19,6 +19,9 @@ interface SessionRow {
   outcome: string | null;
 }
 
+/** The claims whose start has not answered yet (no session): what the open clears. */
+export const IN_FLIGHT_CLAIMS = 'session_id IS NULL';
+
 type Claim = { claimed: true } | { claimed: false; sessionId?: string };
 
 export class SqliteSessionStore implements SessionStore {
@@ -34,7 +37,8 @@ export class SqliteSessionStore implements SessionStore {
     const { db } = handle;
     // A claim still in flight when the file was last closed belonged to a process that is gone (one
     // instance per file): its start never answered, so a retry may claim the key again at once.
-    prepare(db, 'DELETE FROM idempotency_claims WHERE session_id IS NULL').run();
+    // Through the partial index idempotency_claims_in_flight (database.ts): a file's size costs it nothing.
+    prepare(db, `DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`).run();
     this.#statements = {
       insert: prepare(db, 'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       get: prepare<[string], SessionRow>(db, 'SELECT base, state, outcome FROM sessions WHERE session_id = ?'),

@@ -14,6 +14,9 @@ import { pragma, prepare } from '../../../proxy/storage/sqlite/driver.ts';
 import { Housekeeping, PURGES, WAL_SIZE_LIMIT_BYTES } from '../../../proxy/storage/sqlite/housekeeping.ts';
 import { listFilter, RETIRED_EVENTS } from '../../../proxy/storage/sqlite/outbox.ts';
 import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
+import { IN_FLIGHT_CLAIMS } from '../../../proxy/storage/sqlite/session-store.ts';
+import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
+import { DatabaseSync } from 'node:sqlite';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
 import { pendingRecord } from '../../helpers/session-backend-contract.ts';
 
@@ -68,6 +71,30 @@ describe('SQLite housekeeping', () => {
     }
   });
 
+  test('a schema-3 file gains the index of claims in flight at its open, which then clears them through it and keeps the rest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'obv-housekeeping-'));
+    dirs.push(dir);
+    const first = openSqliteStorage(dir, { sweepIntervalMs: 3_600_000 });
+    await first.sessionStore.claimIdempotencyKey('killed-start', DAY_MS);
+    await first.sessionStore.claimIdempotencyKey('answered-start', DAY_MS);
+    await first.sessionStore.completeIdempotencyKey('answered-start', 'session-1', DAY_MS);
+    await first.close();
+    // What schema 3 (the release before) left: the same tables without the partial index.
+    const file = new DatabaseSync(join(dir, DATABASE_FILE));
+    file.exec('DROP INDEX idempotency_claims_in_flight; PRAGMA user_version = 3');
+    file.close();
+    const storage = openSqliteStorage(dir, { sweepIntervalMs: 3_600_000 });
+    try {
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 4);
+      const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`).all().map((row) => String(row.detail));
+      assert.deepEqual(plan, ['SEARCH idempotency_claims USING INDEX idempotency_claims_in_flight (session_id=?)']);
+      const claims = prepare<[], { key: string; session_id: string | null }>(storage.handle.db, 'SELECT key, session_id FROM idempotency_claims').all();
+      assert.deepEqual(claims.map((row) => [row.key, row.session_id]), [['answered-start', 'session-1']]);
+    } finally {
+      await storage.close();
+    }
+  });
+
   test('every GET /events page reads from `after` on through an index: the filtered ones skip delivered events without reading them', async () => {
     const { storage } = open();
     try {
@@ -82,10 +109,10 @@ describe('SQLite housekeeping', () => {
     }
   });
 
-  test('a new file is schema 3, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
+  test('a new file is schema 4, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
     const { storage } = open();
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 3);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 4);
       assert.equal(Number(pragma(storage.handle.db, 'auto_vacuum')), 2);
       assert.equal(Number(pragma(storage.handle.db, 'journal_size_limit')), WAL_SIZE_LIMIT_BYTES);
     } finally {

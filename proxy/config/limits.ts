@@ -27,6 +27,24 @@ export const START_RATE_WINDOW_MS = MINUTE_MS;
 export const SAVED_ACCOUNT_CHOICES_PER_MINUTE = 240;
 /** Window of the failed API-key limit (`authFailureLimit` refused keys per window). */
 export const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
+/**
+ * The highest value of each configurable limit that still limits something (config/warnings.ts says so
+ * at boot above it): a shopper starts a few verifications a minute and holds a socket or two; a merchant's
+ * server gets its key right after a few tries; a deployment's sockets are bounded by its open files. A
+ * limit of 1,000,000 is a limit switched off without saying so.
+ */
+export const SANE_LIMITS = {
+  /** OBV_RATE_LIMIT: starts per client address per minute (ten a second). */
+  rateLimit: 600,
+  /** OBV_AUTH_FAILURE_LIMIT: refused API keys per client address per AUTH_FAILURE_WINDOW_MS. */
+  authFailureLimit: 100,
+  /** OBV_WS_MAX_PER_SESSION: a session is watched by one checkout tab (a few after reloads). */
+  maxSocketsPerSession: 64,
+  /** OBV_WS_MAX_PER_CLIENT: one address, a whole office behind one NAT included. */
+  maxSocketsPerClient: 10_000,
+  /** OBV_WS_MAX_TOTAL: one instance's sockets, each a file descriptor (also never above the file limit). */
+  maxSockets: 100_000,
+} as const;
 
 // ── Sessions and notifications ───────────────────────────────────────────────────────────────────
 /**

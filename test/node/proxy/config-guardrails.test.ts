@@ -185,6 +185,26 @@ describe('production secrets: one role each', () => {
     }
   });
 
+  test('refuses an API key that is a sealing key written in hex (either case) or base64 of any kind (issue 39 §5)', () => {
+    const forms = {
+      hex: sealingBytes.toString('hex'),
+      HEX: sealingBytes.toString('hex').toUpperCase(),
+      base64: sealingBytes.toString('base64'),
+      unpadded: sealingBytes.toString('base64').replace(/=+$/, ''),
+      base64url: sealingBytes.toString('base64url'),
+    };
+    for (const [form, key] of Object.entries(forms)) {
+      for (const env of [{ OBV_MERCHANT_API_KEY: key }, { OBV_MERCHANT_API_KEYS: `shop:${key}` }]) {
+        const issues = issuesOf({ ...VALID_ENV, ...GATEWAY, ...env });
+        assert.equal(issues.length, 1, `${form}: ${issues.join('\n')}`);
+        assert.match(issues[0] ?? '', /^OBV_SEALING_KEYS: key k1 is the same secret as OBV_MERCHANT_API_KEYS?:/, form);
+        assert.ok(!issues[0]!.includes(key), 'the secret itself is not in the message');
+      }
+    }
+    // Another key's hex is another secret.
+    assert.ok(configFromEnv({ ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: randomBytes(32).toString('hex') }).merchantApiKey);
+  });
+
   test('allows reuse in sandbox mode (local only) and different secrets anywhere', () => {
     const apiKey = 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA';
     assert.ok(configFromEnv({ ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: apiKey }).merchantApiKey);

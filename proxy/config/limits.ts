@@ -113,6 +113,14 @@ export const EVENT_MAX_IN_FLIGHT = 32;
  * whose clocks differ a little, so a success stored just before the expiry on another instance wins.
  */
 export const SESSION_CHECK_DELAY_MS = 5 * SECOND_MS;
+/**
+ * Redeliveries one event may be asked for per REDELIVERY_WINDOW_MS (POST /events/{id}/redeliver,
+ * `proxy.redeliverEvent`), across instances on Redis: enough to resend an event after fixing an endpoint,
+ * and no way to turn the proxy into a loop of signed POSTs at the merchant's endpoint (100 asks made 67
+ * deliveries). More are refused 429 `rate-limited` with `Retry-After`.
+ */
+export const REDELIVERIES_PER_EVENT = 5;
+export const REDELIVERY_WINDOW_MS = 15 * MINUTE_MS;
 
 // ── WebSocket relay (each overridable through `createObvProxy({ relay })` for tests and benchmarks) ─
 /** A socket that has not subscribed by then is closed (4408). */

@@ -194,7 +194,7 @@ describe('production secrets: one role each', () => {
       base64url: sealingBytes.toString('base64url'),
     };
     for (const [form, key] of Object.entries(forms)) {
-      for (const env of [{ OBV_MERCHANT_API_KEY: key }, { OBV_MERCHANT_API_KEYS: `shop:${key}` }]) {
+      for (const env of [{ OBV_MERCHANT_API_KEY: key }, { OBV_MERCHANT_API_KEYS: `shop:${key}` }] as Record<string, string>[]) {
         const issues = issuesOf({ ...VALID_ENV, ...GATEWAY, ...env });
         assert.equal(issues.length, 1, `${form}: ${issues.join('\n')}`);
         assert.match(issues[0] ?? '', /^OBV_SEALING_KEYS: key k1 is the same secret as OBV_MERCHANT_API_KEYS?:/, form);

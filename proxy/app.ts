@@ -53,9 +53,12 @@ function subApp(config: Pick<ProxyConfig, 'trustProxy'>): Express {
   const app = express();
   app.disable('x-powered-by');
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
-  // Every answer (JSON, problem+json, the HTML pages, the script) is read only as the type it says it is.
+  // Every answer (JSON, problem+json, the HTML pages, the script) is read only as the type it says it is,
+  // and kept by no cache unless its route says otherwise: almost every answer carries a session id, a
+  // reference, a link token or an order, so no-store is the default, and only the proxy's own static files
+  // (its scripts, the element's build, the OpenAPI document) set a cache of their own.
   app.use((_req, res, next) => {
-    res.set('x-content-type-options', 'nosniff');
+    res.set({ 'x-content-type-options': 'nosniff', 'cache-control': 'no-store' });
     next();
   });
   return app;

@@ -17,6 +17,7 @@ import { createClientAddress } from './http/client-address.ts';
 import { createOriginPolicy, type OriginPolicy } from './http/origin.ts';
 import { startLimit } from './http/start-limit.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
+import { openFileLimit } from './relay/socket-cap.ts';
 import { createSealer } from './sealing/sealer.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { StoreOutageLog } from './storage/outage-log.ts';
@@ -128,7 +129,7 @@ function logBoot(logger: Logger, config: ProxyConfig, storage: Storage): void {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
       config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
   }
-  for (const warning of protectionWarnings(config)) logger.warn(warning);
+  for (const warning of protectionWarnings(config, openFileLimit())) logger.warn(warning);
   if (config.bindBankStep && config.allowedOrigins.length > 0) {
     logger.warn({ allowedOrigins: config.allowedOrigins },
       'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');

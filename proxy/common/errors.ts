@@ -154,13 +154,15 @@ export interface ProblemOptions {
   status?: number;
   /** Extension members of the body. */
   extensions?: Record<string, unknown>;
+  /** Headers of this answer besides the kind's own (a `Retry-After` known only now). */
+  headers?: Record<string, string>;
 }
 
 /** The problem of kind `slug`, with its status and title from the table and the kind's headers. */
 export function problem(slug: ProblemSlug, detail: string, options: ProblemOptions = {}): ProblemError {
   const kind = KINDS.get(slug);
   if (!kind) throw new TypeError(`unknown problem kind ${slug}`);
-  const headers = KIND_HEADERS[slug];
+  const headers = options.headers ? { ...KIND_HEADERS[slug], ...options.headers } : KIND_HEADERS[slug];
   return new ProblemError(options.status ?? kind.status, slug, kind.title, detail, options.errors, {
     ...('cause' in options ? { cause: options.cause } : {}),
     ...(headers ? { headers } : {}),

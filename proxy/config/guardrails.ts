@@ -116,10 +116,15 @@ function unpredictableCharacters(key: string): number {
 /** Fewest unpredictable characters an API key must have outside sandbox mode (about 120 bits of base64). */
 const MIN_UNPREDICTABLE_API_KEY_CHARACTERS = 20;
 
-/** What a secret is, compared across roles: its text, and the bytes it decodes to (base64, after `whsec_` or `id:`). */
+/**
+ * What a secret is, compared across roles: its text, and the bytes it decodes to after `whsec_` or `id:`
+ * — as hex (either case: `openssl rand -hex 32` is how many write a key) and as base64 or base64url, with or
+ * without padding — so a sealing key pasted as the API key is caught in whichever form it was written.
+ */
 function secretMaterial(secret: string): string[] {
   const material = [Buffer.from(secret, 'utf8').toString('hex')];
   const encoded = secret.replace(/^whsec_/, '').replace(/^[A-Za-z0-9_-]{1,32}:/, '');
+  if (/^(?:[0-9a-fA-F]{2}){16,}$/.test(encoded)) material.push(encoded.toLowerCase());
   if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded)) {
     const bytes = Buffer.from(encoded.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
     if (bytes.length >= 16) material.push(bytes.toString('hex'));

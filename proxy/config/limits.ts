@@ -27,6 +27,24 @@ export const START_RATE_WINDOW_MS = MINUTE_MS;
 export const SAVED_ACCOUNT_CHOICES_PER_MINUTE = 240;
 /** Window of the failed API-key limit (`authFailureLimit` refused keys per window). */
 export const AUTH_FAILURE_WINDOW_MS = 15 * MINUTE_MS;
+/**
+ * The highest value of each configurable limit that still limits something (config/warnings.ts says so
+ * at boot above it): a shopper starts a few verifications a minute and holds a socket or two; a merchant's
+ * server gets its key right after a few tries; a deployment's sockets are bounded by its open files. A
+ * limit of 1,000,000 is a limit switched off without saying so.
+ */
+export const SANE_LIMITS = {
+  /** OBV_RATE_LIMIT: starts per client address per minute (ten a second). */
+  rateLimit: 600,
+  /** OBV_AUTH_FAILURE_LIMIT: refused API keys per client address per AUTH_FAILURE_WINDOW_MS. */
+  authFailureLimit: 100,
+  /** OBV_WS_MAX_PER_SESSION: a session is watched by one checkout tab (a few after reloads). */
+  maxSocketsPerSession: 64,
+  /** OBV_WS_MAX_PER_CLIENT: one address, a whole office behind one NAT included. */
+  maxSocketsPerClient: 10_000,
+  /** OBV_WS_MAX_TOTAL: one instance's sockets, each a file descriptor (also never above the file limit). */
+  maxSockets: 100_000,
+} as const;
 
 // ── Sessions and notifications ───────────────────────────────────────────────────────────────────
 /**
@@ -95,6 +113,14 @@ export const EVENT_MAX_IN_FLIGHT = 32;
  * whose clocks differ a little, so a success stored just before the expiry on another instance wins.
  */
 export const SESSION_CHECK_DELAY_MS = 5 * SECOND_MS;
+/**
+ * Redeliveries one event may be asked for per REDELIVERY_WINDOW_MS (POST /events/{id}/redeliver,
+ * `proxy.redeliverEvent`), across instances on Redis: enough to resend an event after fixing an endpoint,
+ * and no way to turn the proxy into a loop of signed POSTs at the merchant's endpoint (100 asks made 67
+ * deliveries). More are refused 429 `rate-limited` with `Retry-After`.
+ */
+export const REDELIVERIES_PER_EVENT = 5;
+export const REDELIVERY_WINDOW_MS = 15 * MINUTE_MS;
 
 // ── WebSocket relay (each overridable through `createObvProxy({ relay })` for tests and benchmarks) ─
 /** A socket that has not subscribed by then is closed (4408). */

@@ -20,10 +20,19 @@ function netmaskPrefix(mask: string): number | undefined {
  * - public IPv4: /12 or narrower each (a CDN publishes ranges up to /13), and at most
  *   `publicIpv4Addresses` in all (as many as one /10; Cloudflare's whole list is about 1.5 million), so
  *   the internet cannot be trusted in pieces either;
- * - IPv6: /32 or narrower, unless it lies inside fc00::/7 (unique local) or fe80::/10 (link-local);
+ * - IPv6: /32 or narrower, unless it lies inside fc00::/7 (unique local) or fe80::/10 (link-local), and
+ *   public ones as much as `publicIpv6Slash32s` /32s in all (a CDN publishes about a dozen);
  * - IPv4-mapped IPv6 (::ffff:a.b.c.d/n, which also matches IPv4 clients): judged as IPv4 /(n − 96).
  */
-export const TRUST_PROXY_WIDEST = { publicIpv4: 12, ipv6: 32, publicIpv4Addresses: 2 ** 22 } as const;
+export const TRUST_PROXY_WIDEST = { publicIpv4: 12, ipv6: 32, publicIpv4Addresses: 2 ** 22, publicIpv6Slash32s: 64 } as const;
+/**
+ * The longest chain of proxies a hop count may name, and the most entries a list may hold. A hop count
+ * larger than the real chain trusts entries the client wrote itself (OBV_TRUST_PROXY=1000 lets every
+ * client choose its address), and no deployment has more than a few hops; a list of thousands of entries
+ * is a copy of someone's address plan, not the proxies in front of this one (a CDN publishes a few dozen).
+ */
+export const TRUST_PROXY_MAX_HOPS = 5;
+export const TRUST_PROXY_MAX_ENTRIES = 256;
 /** A one-range BlockList, for "is this address inside". */
 function range(network: string, prefix: number, family: 'ipv4' | 'ipv6'): BlockList {
   const list = new BlockList();
@@ -38,8 +47,11 @@ const INTERNAL_IPV4 = ([['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16]
 const LOCAL_IPV6 = [{ range: ipv6Range('fc00::', 7), prefix: 7 }, { range: ipv6Range('fe80::', 10), prefix: 10 }];
 const MAPPED_IPV4 = ipv6Range('::ffff:0:0', 96);
 
-/** What a range is: too wide to trust (why), or how many public IPv4 addresses it trusts. */
-type RangeVerdict = { problem: string } | { publicIpv4: number };
+/**
+ * What a range is: too wide to trust (why), or how many public IPv4 addresses it trusts (and, for a public
+ * IPv6 range, how many /32s: a fraction for a narrower one).
+ */
+type RangeVerdict = { problem: string } | { publicIpv4: number; publicIpv6?: number };
 
 /** An IPv4 range (the address may be any inside it): internal ranges pass, a public one is counted. */
 function ipv4Verdict(shown: string, address: string, prefix: number): RangeVerdict {
@@ -59,9 +71,10 @@ function rangeVerdict(shown: string, address: string, family: 4 | 6, prefix: num
     const ipv4 = new SocketAddress({ address, family: 'ipv6' }).address.slice('::ffff:'.length);
     return ipv4Verdict(shown, ipv4, prefix - 96);
   }
-  if (prefix >= TRUST_PROXY_WIDEST.ipv6) return { publicIpv4: 0 };
   const local = LOCAL_IPV6.some((inside) => prefix >= inside.prefix && inside.range.check(address, 'ipv6'));
-  return local ? { publicIpv4: 0 } : { problem: `${shown} covers public address space broadly (wider than /${TRUST_PROXY_WIDEST.ipv6} outside fc00::/7 and fe80::/10)` };
+  if (local) return { publicIpv4: 0 };
+  if (prefix >= TRUST_PROXY_WIDEST.ipv6) return { publicIpv4: 0, publicIpv6: 2 ** (TRUST_PROXY_WIDEST.ipv6 - prefix) };
+  return { problem: `${shown} covers public address space broadly (wider than /${TRUST_PROXY_WIDEST.ipv6} outside fc00::/7 and fe80::/10)` };
 }
 
 /** Whether proxy-addr (what Express compiles `trust proxy` with) reads the entry at all. */
@@ -96,15 +109,21 @@ function trustedProxyEntryVerdict(entry: string): RangeVerdict {
 const TRUST_PROXY_MESSAGE = 'must be a hop count (1 = one load balancer) or a comma list of proxy addresses/subnets '
   + '(e.g. 10.0.0.0/8, loopback); `true` would let any client choose its own address with X-Forwarded-For';
 /** The accepted forms, for a refused entry (docs/PROXY.md "Security notes" says why). */
-const TRUST_PROXY_FORMS = 'accepted: a hop count, or a comma list of addresses, private subnets (inside 10.0.0.0/8, 172.16.0.0/12, '
+const TRUST_PROXY_FORMS = `accepted: a hop count up to ${TRUST_PROXY_MAX_HOPS}, or a comma list of at most ${TRUST_PROXY_MAX_ENTRIES} addresses, private subnets`
+  + ' (inside 10.0.0.0/8, 172.16.0.0/12, '
   + `192.168.0.0/16, 127.0.0.0/8, 169.254.0.0/16, 100.64.0.0/10), public IPv4 subnets of /${TRUST_PROXY_WIDEST.publicIpv4} or narrower `
   + `(${TRUST_PROXY_WIDEST.publicIpv4Addresses.toLocaleString('en-US')} public addresses in all), IPv6 subnets of /${TRUST_PROXY_WIDEST.ipv6} `
   + 'or narrower (wider only inside fc00::/7 or fe80::/10), loopback, linklocal, uniquelocal';
 /** Refused entries named one by one; past this many, the rest are counted. */
 const TRUST_PROXY_NAMED_REFUSALS = 5;
 
-/** Adds one issue per refused entry (the first few), naming it and the accepted forms, then the public total. */
+/** Adds one issue per refused entry (the first few), naming it and the accepted forms, then the public totals. */
 function checkTrustedProxyEntries(entries: readonly string[], ctx: z.RefinementCtx): void {
+  if (entries.length > TRUST_PROXY_MAX_ENTRIES) {
+    ctx.addIssue({ code: 'custom', message: `lists ${entries.length.toLocaleString('en-US')} entries, more than ${TRUST_PROXY_MAX_ENTRIES}: `
+      + 'list only the proxies in front of this one (their addresses or your own subnets), or use a hop count' });
+    return;
+  }
   const verdicts = entries.map(trustedProxyEntryVerdict);
   const problems = verdicts.flatMap((verdict) => ('problem' in verdict ? [verdict.problem] : []));
   for (const problem of problems.slice(0, TRUST_PROXY_NAMED_REFUSALS)) ctx.addIssue({ code: 'custom', message: `${problem}; ${TRUST_PROXY_FORMS}` });
@@ -115,6 +134,11 @@ function checkTrustedProxyEntries(entries: readonly string[], ctx: z.RefinementC
   if (problems.length === 0 && publicIpv4 > TRUST_PROXY_WIDEST.publicIpv4Addresses) {
     ctx.addIssue({ code: 'custom', message: `the entries together trust ${publicIpv4.toLocaleString('en-US')} public IPv4 addresses, more than `
       + `${TRUST_PROXY_WIDEST.publicIpv4Addresses.toLocaleString('en-US')} (as many as one /10): list only your own proxies' ranges, or use a hop count` });
+  }
+  const publicIpv6 = verdicts.reduce((sum, verdict) => sum + ('publicIpv6' in verdict ? verdict.publicIpv6 ?? 0 : 0), 0);
+  if (problems.length === 0 && publicIpv6 > TRUST_PROXY_WIDEST.publicIpv6Slash32s) {
+    ctx.addIssue({ code: 'custom', message: `the entries together trust as much public IPv6 space as ${Math.ceil(publicIpv6).toLocaleString('en-US')} /32s, more than `
+      + `${TRUST_PROXY_WIDEST.publicIpv6Slash32s} (as much as one /26): list only your own proxies' ranges, or use a hop count` });
   }
 }
 
@@ -129,9 +153,15 @@ export const TrustProxy = z
   // One transform after a permissive union, so a refused entry is reported by itself (a union would
   // answer only its own message when every branch fails).
   .transform((value, ctx): false | number | string[] => {
-    if (value === false || typeof value === 'number') return value;
+    if (value === false) return value;
     if (value === 'false') return false;
-    if (typeof value === 'string' && /^\d+$/.test(value)) return Number(value);
+    if (typeof value === 'number' || (typeof value === 'string' && /^\d+$/.test(value))) {
+      const hops = Number(value);
+      if (hops <= TRUST_PROXY_MAX_HOPS) return hops;
+      ctx.addIssue({ code: 'custom', message: `${hops} hops is more than any chain of proxies (at most ${TRUST_PROXY_MAX_HOPS}): a hop count larger than the `
+        + 'proxies in front of this one trusts X-Forwarded-For entries the client wrote, so any client chooses its own address; count your proxies' });
+      return z.NEVER;
+    }
     if (value === 'true') {
       ctx.addIssue({ code: 'custom', message: TRUST_PROXY_MESSAGE });
       return z.NEVER;

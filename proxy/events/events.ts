@@ -4,6 +4,8 @@
 // the merchant's server asks of recorded events (list, acknowledge, redeliver: event-list.ts). With
 // events off (no OBV_EVENTS_URL) every method does nothing.
 import type { Logger } from 'pino';
+import { MemoryStore, type Options as RateLimitOptions, type Store } from 'express-rate-limit';
+import { problem } from '../common/errors.ts';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
 import { CANCELLED_CODE, type SessionRecord } from '../storage/sessions.ts';
@@ -19,6 +21,8 @@ import {
   EVENT_MAX_IN_FLIGHT,
   EVENT_POLL_INTERVAL_MS,
   EVENT_RETRY_DELAYS_MS,
+  REDELIVERIES_PER_EVENT,
+  REDELIVERY_WINDOW_MS,
   SESSION_CHECK_DELAY_MS,
 } from '../config/limits.ts';
 
@@ -58,7 +62,10 @@ export interface MerchantEvents {
   list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
   /** The merchant handled the event: no attempt follows (outbox `acknowledge`); undefined when unknown. */
   acknowledge(eventId: string): Promise<StoredEvent | undefined>;
-  /** An attempt now (outbox `redeliver`), on this instance if it is free; undefined when unknown. */
+  /**
+   * An attempt now (outbox `redeliver`), on this instance if it is free; undefined when unknown. Refused
+   * (429 `rate-limited`) beyond REDELIVERIES_PER_EVENT asks per event per REDELIVERY_WINDOW_MS.
+   */
   redeliver(eventId: string): Promise<StoredEvent | undefined>;
   /** Stops the delivery worker (attempts in flight are cut; their leases bring them back). */
   close(): Promise<void>;
@@ -67,6 +74,8 @@ export interface MerchantEvents {
 export interface MerchantEventsOptions {
   config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
   outbox: EventOutbox;
+  /** Where each event's redelivery asks are counted (Redis: across instances); default in this process's memory. */
+  redeliveryStore?: Store | undefined;
   /**
    * A session as the merchant may see it (verifications/verifications.ts `released`): a success held for its
    * bank step is no end yet. Undefined when the session is gone.
@@ -123,6 +132,19 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
   const sessionCheckDelayMs = timings.sessionCheckDelayMs ?? SESSION_CHECK_DELAY_MS;
   const logger = options.logger.child({ component: 'merchant-events' });
   options.metrics.addEventBacklogSource(() => outbox.backlog());
+  const redeliveries = options.redeliveryStore ?? new MemoryStore();
+  // express-rate-limit's stores read only the window from their options.
+  void redeliveries.init?.({ windowMs: REDELIVERY_WINDOW_MS } as RateLimitOptions);
+
+  /** Counts one redelivery ask of `eventId`; refuses it past the event's budget. */
+  async function countRedelivery(eventId: string): Promise<void> {
+    const { totalHits, resetTime } = await redeliveries.increment(`event:${eventId}`);
+    if (totalHits <= REDELIVERIES_PER_EVENT) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + REDELIVERY_WINDOW_MS) - Date.now()) / 1000));
+    logger.warn({ event: eventId, asked: totalHits }, 'merchant event redelivery refused: asked too often');
+    throw problem('rate-limited', `This event was asked for again ${REDELIVERIES_PER_EVENT} times within ${REDELIVERY_WINDOW_MS / 60_000} minutes; `
+      + 'try again later (its delivery is listed by GET /events).', { headers: { 'retry-after': String(retryAfterSeconds) } });
+  }
 
   async function emit<Type extends EventType>(type: Type, data: EventData<Type>, emitOptions: EmitOptions = {}): Promise<MerchantEvent<Type> | undefined> {
     const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
@@ -183,6 +205,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
       return stored;
     },
     async redeliver(eventId) {
+      await countRedelivery(eventId);
       const stored = await outbox.redeliver(eventId, now());
       if (stored) {
         logger.info({ event: eventId, type: stored.event.type }, 'merchant event redelivery asked for through the API');
@@ -190,7 +213,10 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
       }
       return stored;
     },
-    // The outbox is the backend's (or the caller's): whoever made it closes it.
-    close: () => worker.close(),
+    // The outbox is the backend's (or the caller's): whoever made it closes it; the counters made here, here.
+    async close() {
+      if (!options.redeliveryStore) await redeliveries.shutdown?.();
+      await worker.close();
+    },
   };
 }

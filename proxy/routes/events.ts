@@ -10,6 +10,7 @@ import {
   acknowledgeEvent, DELIVERY_FILTERS, EVENT_LIST_DEFAULT, EVENT_LIST_MAX, EventId, EventListQuery, ListedEventSchema, listEvents, redeliverEvent,
 } from '../events/event-list.ts';
 import { parseOrThrow } from '../common/validation.ts';
+import { REDELIVERIES_PER_EVENT, REDELIVERY_WINDOW_MS } from '../config/limits.ts';
 import { COMMON_PROBLEMS, MERCHANT_AUTH_PROBLEMS, type Operation, STORE_PROBLEMS } from '../openapi/operation.ts';
 
 const eventIdParam = { eventId: EventId.meta({ description: 'The event\'s id (also the webhook-id header of its deliveries)' }) };
@@ -70,12 +71,17 @@ export const eventsOperations: Operation[] = [{
   operationId: 'redeliverEvent',
   summary: 'Send an event again now (your server)',
   description: 'A delivered or given-up event starts a new delivery (`pending`, the retry schedule from the start), same id and body; '
-    + 'a pending one is attempted now. Asking again while an attempt is due or under way changes nothing. No body.',
+    + 'a pending one is attempted now. Asking again while an attempt is due or under way changes nothing. '
+    + `At most ${REDELIVERIES_PER_EVENT} asks per event per ${REDELIVERY_WINDOW_MS / 60_000} minutes. No body.`,
   caller: 'merchant server',
   security: 'merchantApiKey',
   pathParams: eventIdParam,
   responses: { 202: { description: 'The event and its delivery, now pending', content: { 'application/json': ListedEventSchema } } },
-  problems: EVENT_PROBLEMS,
+  problems: {
+    ...EVENT_PROBLEMS,
+    429: `Too many wrong keys from this address, or this event was asked for again ${REDELIVERIES_PER_EVENT} times within `
+      + `${REDELIVERY_WINDOW_MS / 60_000} minutes (\`rate-limited\`, \`Retry-After\` says when it may be asked again).`,
+  },
 }];
 
 const signatureHeader = (description: string) => ({ description, schema: z.string().min(1), required: true });

@@ -29,6 +29,8 @@ export interface Storage {
   rateLimitStore?: Store;
   /** The failed API-key counts (http/merchant-auth.ts), shared across instances; undefined = in memory. */
   authFailureStore?: Store;
+  /** Each event's redeliveries asked for (events/events.ts), shared across instances; undefined = in memory. */
+  redeliveryStore?: Store;
   /** Where the state is, for the boot log line (a directory, a Redis host, or "memory"). */
   readonly location: string;
   /**

@@ -19,19 +19,29 @@ const MIN_ECHO_CHARACTERS = 8;
 const BASE64_CHARACTER = /[A-Za-z0-9+/_-]/;
 
 /**
- * The runs of MIN_ECHO_CHARACTERS that betray `secrets` when echoed: of each secret as it is, URL-encoded,
- * in hex (either case), and in base64 and base64url from each of its first three characters (a part of
+ * `text` with ASCII letters in lower case, and nothing else changed: every character stays at its index, so
+ * what is found in the folded text is cut at the same place in the text itself. A provider that upper-cases
+ * what it echoes (`TOK_A1B2…` for `tok_a1b2…`) still echoes the secret.
+ */
+function fold(text: string): string {
+  return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
+}
+
+/**
+ * The runs of MIN_ECHO_CHARACTERS that betray `secrets` when echoed, folded (any case): of each secret as it
+ * is, URL-encoded, in hex, and in base64 and base64url from each of its first three characters (a part of
  * the secret encodes to a piece of one of these three, whatever its offset, but for its last group).
  */
 function echoGrams(secrets: readonly string[]): { plain: Set<string>; base64: Set<string> } {
   const plain = new Set<string>();
   const base64 = new Set<string>();
   const addGrams = (set: Set<string>, form: string) => {
-    for (let i = 0; i + MIN_ECHO_CHARACTERS <= form.length; i++) set.add(form.slice(i, i + MIN_ECHO_CHARACTERS));
+    const folded = fold(form);
+    for (let i = 0; i + MIN_ECHO_CHARACTERS <= folded.length; i++) set.add(folded.slice(i, i + MIN_ECHO_CHARACTERS));
   };
   for (const secret of secrets) {
     const bytes = Buffer.from(secret, 'utf8');
-    for (const form of [secret, encodeURIComponent(secret), bytes.toString('hex'), bytes.toString('hex').toUpperCase()]) addGrams(plain, form);
+    for (const form of [secret, encodeURIComponent(secret), bytes.toString('hex')]) addGrams(plain, form);
     for (const shift of [0, 1, 2]) {
       addGrams(base64, bytes.subarray(shift).toString('base64'));
       addGrams(base64, bytes.subarray(shift).toString('base64url'));
@@ -40,18 +50,32 @@ function echoGrams(secrets: readonly string[]): { plain: Set<string>; base64: Se
   return { plain, base64 };
 }
 
+/** `text` with every occurrence of `secret`, in any case, replaced by [redacted]. */
+function redactWhole(text: string, secret: string): string {
+  const folded = fold(text);
+  const wanted = fold(secret);
+  let result = '';
+  let from = 0;
+  for (let at = folded.indexOf(wanted); at >= 0; at = folded.indexOf(wanted, from)) {
+    result += text.slice(from, at) + REDACTED;
+    from = at + wanted.length;
+  }
+  return result + text.slice(from);
+}
+
 /**
- * `text` with every echo of `secrets` replaced by [redacted]: each whole secret, and any run of at least
- * MIN_ECHO_CHARACTERS of a secret or of its encodings (a provider may echo a prefix, or a token it
- * re-encoded). A base64 echo loses its last characters too (a partial group still holds a byte).
+ * `text` with every echo of `secrets` replaced by [redacted], in any case: each whole secret, and any run
+ * of at least MIN_ECHO_CHARACTERS of a secret or of its encodings (a provider may echo a prefix, or a token
+ * it re-encoded). A base64 echo loses its last characters too (a partial group still holds a byte).
  */
 function redactSecrets(text: string, secrets: readonly string[]): string {
   let whole = text;
-  for (const secret of secrets) whole = whole.split(secret).join(REDACTED);
+  for (const secret of secrets) whole = redactWhole(whole, secret);
   const { plain, base64 } = echoGrams(secrets);
+  const folded = fold(whole);
   const covered = new Uint8Array(whole.length); // 1 = part of an echo, 2 = part of a base64 echo
   for (let i = 0; i + MIN_ECHO_CHARACTERS <= whole.length; i++) {
-    const gram = whole.slice(i, i + MIN_ECHO_CHARACTERS);
+    const gram = folded.slice(i, i + MIN_ECHO_CHARACTERS);
     const mark = base64.has(gram) ? 2 : plain.has(gram) ? 1 : 0;
     for (let j = i; mark > 0 && j < i + MIN_ECHO_CHARACTERS; j++) covered[j] = Math.max(covered[j]!, mark);
   }
@@ -98,7 +122,7 @@ export function loggedFieldErrors(body: unknown): FieldError[] {
 
 /**
  * `body` with every string holding one of `secrets`, a run of 8+ characters of one, or of its base64,
- * base64url, hex or URL-encoded form, rewritten without it (a deep copy).
+ * base64url, hex or URL-encoded form, in any case, rewritten without it (a deep copy).
  */
 export function withoutSecrets(body: unknown, secrets: readonly (string | undefined)[]): unknown {
   const present = secrets.filter((secret): secret is string => !!secret);

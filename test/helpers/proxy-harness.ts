@@ -107,6 +107,8 @@ export interface RecordedResponse {
   status: number;
   /** The Content-Type header, if any. */
   contentType: string;
+  /** The Cache-Control header, if any. */
+  cacheControl: string;
   body: string;
 }
 
@@ -175,7 +177,8 @@ function recordResponses(app: express.Express, into: RecordedResponse[]): void {
     res.end = ((...args: unknown[]) => {
       if (typeof args[0] !== 'function') keep(args[0]);
       const contentType = String(res.getHeader('content-type') ?? '');
-      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, contentType, body: Buffer.concat(chunks).toString('utf8') });
+      const cacheControl = String(res.getHeader('cache-control') ?? '');
+      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, contentType, cacheControl, body: Buffer.concat(chunks).toString('utf8') });
       return end(...args);
     }) as typeof res.end;
     next();

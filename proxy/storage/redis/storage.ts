@@ -47,6 +47,7 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     removals: new RedisRemovalStore(redis, keys),
     rateLimitStore: sessionStore.rateLimitStore('verifications'),
     authFailureStore: sessionStore.rateLimitStore('auth-failures'),
+    redeliveryStore: sessionStore.rateLimitStore('redeliveries'),
     location: redactedRedisUrl(options.url),
     ready: async (timeoutMs) => {
       await Promise.all([sessionStore.ready(timeoutMs), resultBus.ready(timeoutMs)]);

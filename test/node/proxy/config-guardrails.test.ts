@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { ConfigError, configFromEnv } from '../../../proxy/index.ts';
+import { ConfigError, configFromEnv, createObvProxy } from '../../../proxy/index.ts';
 import { listenerWarnings, protectionWarnings } from '../../../proxy/config/warnings.ts';
 import { parseProxyConfig } from '../../../proxy/config/schema.ts';
 import { startProxyServers } from '../../../proxy/server.ts';
@@ -94,6 +94,63 @@ describe('OBV_TRUST_PROXY: no broad public range, in any spelling', () => {
   });
 });
 
+describe('OBV_TRUST_PROXY: no hop count or list a client could hide behind (issue 39 §5)', () => {
+  test('refuses 1000 hops (any client would choose its own address), in env and in code; accepts the chains deployments have', () => {
+    for (const hops of ['1000', '6', '65535']) {
+      const issues = issuesOf({ ...VALID_ENV, OBV_TRUST_PROXY: hops });
+      assert.deepEqual(issues.map((line) => line.split(':')[0]), ['OBV_TRUST_PROXY'], hops);
+      assert.match(issues[0] ?? '', /hops is more than any chain of proxies \(at most 5\)/);
+    }
+    assert.throws(() => parseProxyConfig({ ...sandboxProxyConfig('http://127.0.0.1:9', 'http://127.0.0.1:1'), trustProxy: 1000 }),
+      (error: unknown) => error instanceof ConfigError && error.issues[0]?.setting === 'trustProxy');
+    for (const hops of ['0', '1', '2', '5']) assert.equal(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: hops }).trustProxy, Number(hops));
+  });
+
+  test('refuses a 4096-entry IPv6 list (every entry narrow), and public IPv6 adding up to more than a /26', () => {
+    const many = Array.from({ length: 4096 }, (_, index) => `2001:db8:${index.toString(16)}::/48`).join(',');
+    const issues = issuesOf({ ...VALID_ENV, OBV_TRUST_PROXY: many });
+    assert.deepEqual(issues.map((line) => line.split(':')[0]), ['OBV_TRUST_PROXY'], issues.join('\n'));
+    assert.match(issues[0] ?? '', /lists 4,096 entries, more than 256/);
+    assert.ok(issues[0]!.length < 300, 'one short line, not 4096 entries');
+    const slash32s = Array.from({ length: 65 }, (_, index) => `2a0${index % 10}:${(index + 16).toString(16)}00::/32`).join(',');
+    const wide = issuesOf({ ...VALID_ENV, OBV_TRUST_PROXY: slash32s });
+    assert.deepEqual(wide.map((line) => line.split(':')[0]), ['OBV_TRUST_PROXY'], wide.join('\n'));
+    assert.match(wide[0] ?? '', /as much public IPv6 space as 65 \/32s, more than 64/);
+    // A CDN's IPv6 /32s (Cloudflare's, but for its /29, which the /32 rule refuses), and unique-local space of any width pass.
+    const cloudflare6 = '2400:cb00::/32,2606:4700::/32,2803:f800::/32,2405:b500::/32,2405:8100::/32,2c0f:f248::/32';
+    for (const fine of [cloudflare6, 'fd00::/8,fe80::/10', Array.from({ length: 256 }, (_, index) => `10.0.${index}.1`).join(',')]) {
+      assert.ok(configFromEnv({ ...VALID_ENV, OBV_TRUST_PROXY: fine }).trustProxy, fine);
+    }
+  });
+});
+
+describe('limits beyond sane bounds are said at boot (issue 39 §5)', () => {
+  test('a limit of 1,000,000 is one line naming its variable; the defaults and a raised but sane limit say nothing', () => {
+    const config = configFromEnv({
+      ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA', OBV_RATE_LIMIT: '1000000', OBV_AUTH_FAILURE_LIMIT: '1000000',
+      OBV_WS_MAX_PER_SESSION: '1000000', OBV_WS_MAX_PER_CLIENT: '1000000', OBV_WS_MAX_TOTAL: '1000000',
+    });
+    const warnings = protectionWarnings(config);
+    for (const name of ['OBV_RATE_LIMIT', 'OBV_AUTH_FAILURE_LIMIT', 'OBV_WS_MAX_PER_SESSION', 'OBV_WS_MAX_PER_CLIENT', 'OBV_WS_MAX_TOTAL']) {
+      const lines = warnings.filter((line) => line.startsWith(`${name}=1000000: 1,000,000 `));
+      assert.equal(lines.length, 1, `${name}: ${warnings.join('\n')}`);
+      assert.match(lines[0]!, /limits nothing/);
+    }
+    assert.equal(warnings.length, 5, warnings.join('\n'));
+    const raised = configFromEnv({ ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: 'Zx8kQ2mN7vB4tR9wL1pS6yH3jD5fG0cA', OBV_RATE_LIMIT: '120', OBV_WS_MAX_TOTAL: '50000' });
+    assert.deepEqual(protectionWarnings(raised), []);
+    // More sockets than the process may open files: said, with the limit it would meet.
+    assert.deepEqual(protectionWarnings(raised, 1024).map((line) => line.split(':')[0]), ['OBV_WS_MAX_TOTAL=50000']);
+  });
+
+  test('createObvProxy logs the line at boot', (t) => {
+    const logs = captureLogs('info');
+    const proxy = createObvProxy({ ...sandboxProxyConfig('http://127.0.0.1:9', 'http://127.0.0.1:1'), rateLimit: 1_000_000, logger: logs.logger });
+    t.after(() => proxy.close());
+    assert.equal(logs.find('OBV_RATE_LIMIT=1000000').length, 1);
+  });
+});
+
 describe('production secrets: one role each', () => {
   const sealingBytes = Buffer.from(SEALING_KEY, 'base64');
 
@@ -126,6 +183,26 @@ describe('production secrets: one role each', () => {
       assert.ok(issues[0]?.includes(other), issues[0]);
       assert.ok(!issues[0]?.includes(env.OBV_MERCHANT_API_KEY!), 'the secret itself is not in the message');
     }
+  });
+
+  test('refuses an API key that is a sealing key written in hex (either case) or base64 of any kind (issue 39 §5)', () => {
+    const forms = {
+      hex: sealingBytes.toString('hex'),
+      HEX: sealingBytes.toString('hex').toUpperCase(),
+      base64: sealingBytes.toString('base64'),
+      unpadded: sealingBytes.toString('base64').replace(/=+$/, ''),
+      base64url: sealingBytes.toString('base64url'),
+    };
+    for (const [form, key] of Object.entries(forms)) {
+      for (const env of [{ OBV_MERCHANT_API_KEY: key }, { OBV_MERCHANT_API_KEYS: `shop:${key}` }] as Record<string, string>[]) {
+        const issues = issuesOf({ ...VALID_ENV, ...GATEWAY, ...env });
+        assert.equal(issues.length, 1, `${form}: ${issues.join('\n')}`);
+        assert.match(issues[0] ?? '', /^OBV_SEALING_KEYS: key k1 is the same secret as OBV_MERCHANT_API_KEYS?:/, form);
+        assert.ok(!issues[0]!.includes(key), 'the secret itself is not in the message');
+      }
+    }
+    // Another key's hex is another secret.
+    assert.ok(configFromEnv({ ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: randomBytes(32).toString('hex') }).merchantApiKey);
   });
 
   test('allows reuse in sandbox mode (local only) and different secrets anywhere', () => {

@@ -240,7 +240,7 @@ describe('OBV_TRUST_PROXY', () => {
     const error = configError({ ...VALID_ENV, OBV_TRUST_PROXY: '0.0.0.0/1,128.0.0.0/1,::/1,8000::/1' });
     assert.deepEqual(error.issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY', 'OBV_TRUST_PROXY']);
     for (const entry of ['0.0.0.0/1', '128.0.0.0/1', '::/1', '8000::/1']) assert.match(error.message, new RegExp(`OBV_TRUST_PROXY: ${entry.replace(/\./g, '\\.')} covers`));
-    assert.match(error.message, /accepted: a hop count, or a comma list of addresses, private subnets .* public IPv4 subnets of \/12 or narrower/);
+    assert.match(error.message, /accepted: a hop count up to 5, or a comma list of at most 256 addresses, private subnets .* public IPv4 subnets of \/12 or narrower/);
     for (const wide of ['10.0.0.0/7', '10.0.0.0/254.0.0.0', '::ffff:0:0/96', '::ffff:0.0.0.0/100', '::/64', '2001::/16', 'fe80::/9']) {
       assert.deepEqual(configError({ ...VALID_ENV, OBV_TRUST_PROXY: wide }).issues.map((issue) => issue.setting), ['OBV_TRUST_PROXY'], wide);
     }

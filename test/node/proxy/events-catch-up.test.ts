@@ -12,6 +12,7 @@ import { createLogger, createStorage, ProblemError, type ListedEvent } from '../
 import { startProxyPair, TEST_MERCHANT_API_KEY, PURCHASE, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { signInAtBank } from '../redis/cluster.ts';
+import { REDELIVERIES_PER_EVENT } from '../../../proxy/config/limits.ts';
 
 const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` };
 /** Retries every 100 ms, except a 2 s pause after the third failure: a window in which no attempt is under way. */
@@ -126,6 +127,32 @@ describe('catching up on events whatever the delivery order', () => {
     assert.equal(pushes(event!.id), 3);
     const after = (await pair.proxy.listEvents({ limit: 100 })).events.find((e) => e.id === event!.id)!;
     assert.deepEqual([after.delivery.state, after.delivery.acknowledgedBy, after.delivery.attempts], ['delivered', 'endpoint', 1]);
+  });
+
+  test('redeliveries are limited per event: 100 asks make at most REDELIVERIES_PER_EVENT more deliveries, the rest 429 with Retry-After', async () => {
+    const event = await pair.proxy.events.emit('link.cancelled', { merchantTransactionId: `order-flood-${Date.now()}` });
+    const other = await pair.proxy.events.emit('link.cancelled', { merchantTransactionId: `order-flood-other-${Date.now()}` });
+    await waitFor(() => pushes(event!.id) === 1 && pushes(other!.id) === 1, 'the first deliveries');
+    const statuses: number[] = [];
+    let refused: Response | undefined;
+    // Sequential, each after the last delivery settled as far as it will within a moment: the issue's 67 of 100.
+    for (let ask = 0; ask < 100; ask += 1) {
+      const answer = await fetch(`${pair.baseUrl}/events/${event!.id}/redeliver`, { method: 'POST', headers: AUTH });
+      statuses.push(answer.status);
+      if (answer.status === 429) refused ??= answer;
+      else await answer.arrayBuffer();
+      if (answer.status === 202) await waitFor(() => pushes(event!.id) === 1 + statuses.filter((status) => status === 202).length, 'the redelivery');
+    }
+    assert.equal(statuses.filter((status) => status === 202).length, REDELIVERIES_PER_EVENT);
+    assert.equal(statuses.filter((status) => status === 429).length, 100 - REDELIVERIES_PER_EVENT);
+    assert.equal(refused!.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    assert.ok(Number(refused!.headers.get('retry-after')) > 0, 'Retry-After says when');
+    assert.equal(((await refused!.json()) as { type: string }).type, 'urn:obv-link:problem:rate-limited');
+    await sleep(300);
+    assert.equal(pushes(event!.id), 1 + REDELIVERIES_PER_EVENT, 'no delivery beyond the budget');
+    // In process, the same budget; another event keeps its own.
+    await assert.rejects(pair.proxy.redeliverEvent(event!.id), (error: unknown) => error instanceof ProblemError && error.status === 429);
+    assert.equal((await pair.proxy.redeliverEvent(other!.id)).id, other!.id);
   });
 
   test('a given-up event is listed as failed with its last error, and a redelivery brings it once the endpoint is back', async () => {

@@ -234,6 +234,12 @@ describe('OpenAPI document', () => {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
     }
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');
+    // No answer a cache may keep but the proxy's static files: every other one may carry a session id, a
+    // reference, a link token or an order (issue 39 §5: POST /verifications answered without no-store).
+    const cacheable = new Set(['openApiDocument', 'hostedPageScript', 'hostedElementScript', 'returnPageScript']);
+    const stored = checked.filter((c) => !cacheable.has(c.operationId ?? '') && c.exchange.cacheControl !== 'no-store');
+    assert.deepEqual(stored.map((c) => `${c.exchange.method} ${c.exchange.path} ${c.exchange.status}: ${c.exchange.cacheControl || '(none)'}`), []);
+    assert.ok(checked.some((c) => c.operationId === 'startVerification' && c.exchange.status === 201 && c.exchange.cacheControl === 'no-store'));
   });
 });
 

@@ -117,6 +117,22 @@ describe('provider text', () => {
     assert.deepEqual(withoutSecrets({ message: 'acct_ is a prefix; Echoed is a word' }, [token]), { message: 'acct_ is a prefix; Echoed is a word' });
   });
 
+  test('an echo in another case is an echo (issue 39 §5): the whole token, a part of it, or an encoding, upper- or lower-cased', () => {
+    const token = 'acct_EchoedBack0123456789abcdef';
+    const echoes = [token.toUpperCase(), token.toLowerCase(), token.slice(3, 20).toUpperCase(), `${token.slice(0, 10)}${token.slice(10).toUpperCase()}`,
+      Buffer.from(token).toString('base64').toUpperCase(), encodeURIComponent(token).toUpperCase()];
+    for (const echo of echoes) {
+      const body = { message: `Account ${echo} refused`, fields: [{ path: 'accountToken', message: `${echo} is not valid` }], code: 'DECLINED' };
+      const scrubbed = JSON.stringify(withoutSecrets(body, [token]));
+      assert.ok(!scrubbed.toLowerCase().includes(echo.toLowerCase().slice(0, 12)), `${echo} → ${scrubbed}`);
+      assert.match(scrubbed, /"message":"Account \[redacted\][^"]{0,3} refused"/, scrubbed);
+      assert.match(scrubbed, /"path":"accountToken"/, 'field names stay');
+      assert.equal(scrubProviderText(`refused ${echo}`, [token]).toLowerCase().includes(echo.toLowerCase().slice(0, 12)), false, echo);
+    }
+    // The rest of the text keeps its own case.
+    assert.deepEqual(withoutSecrets({ message: `Declined: ${token.toUpperCase()} (Insufficient Funds)` }, [token]), { message: 'Declined: [redacted] (Insufficient Funds)' });
+  });
+
   test('a token nested deeper than the walk goes is not passed on either', () => {
     const token = 'acct_EchoedBack0123456789abcdef';
     let deep: unknown = { note: `account ${token}` };

@@ -55,7 +55,7 @@ describe('where state lives', () => {
   test('refuses crossed settings, naming each', () => {
     assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'redis' }), ['OBV_REDIS_URL: is required with OBV_STORAGE=redis']);
     assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is sqlite while OBV_REDIS_URL is set/);
-    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, redis or memory/);
+    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, postgres, redis or memory/);
   });
 
   test('createObvProxy opens its SQLite file in the data directory with no other set-up, private to its user', async () => {

@@ -41,7 +41,11 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const logger = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? Date.now;
   const ownStorage = options.backend ? undefined
-    : createStorage({ kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, now: options.now });
+    : createStorage({
+      kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: config.databaseUrl,
+      databaseSchema: config.databaseSchema, databasePoolSize: config.databasePoolSize, databaseStatementTimeoutMs: config.databaseStatementTimeoutMs,
+      logger, now: options.now,
+    });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);
   // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
@@ -118,12 +122,18 @@ function startRelay(server: Server, parts: {
   });
 }
 
+const BOOT_LINE = {
+  sqlite: 'state is kept in SQLite (one instance)',
+  postgres: 'state is kept in PostgreSQL (shared by every instance)',
+  redis: 'state is kept in Redis',
+} as const;
+
 /** What the boot log says: where state lives (loudly when a restart loses it), and each protection the configuration switches off. */
 function logBoot(logger: Logger, config: ProxyConfig, storage: Storage): void {
   if (storage.kind === 'memory') {
     logger.warn(`storage is in memory (OBV_STORAGE=memory${config.sandbox ? '' : ', OBV_ALLOW_VOLATILE_STORAGE=true'}): a restart loses every payment record (an order could be paid twice), session and merchant event`);
   } else {
-    logger.info({ storage: storage.kind, location: storage.location }, storage.kind === 'sqlite' ? 'state is kept in SQLite (one instance)' : 'state is kept in Redis');
+    logger.info({ storage: storage.kind, location: storage.location }, BOOT_LINE[storage.kind]);
   }
   if (config.sandbox) {
     logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${

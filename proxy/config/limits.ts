@@ -88,6 +88,19 @@ export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
 export const DEFAULT_DATA_DIR = 'obv-link-data';
 /** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */
 export const DEFAULT_REDIS_PREFIX = 'obv:';
+/**
+ * The PostgreSQL storage's defaults (storage/postgres/): its schema, the connections per instance (the
+ * pool; the relay's listener is one more), the longest a statement may run and the longest a request
+ * waits for a connection before answering 503.
+ */
+export const POSTGRES_DEFAULTS = {
+  schema: 'obv_link',
+  poolSize: 10,
+  statementTimeoutMs: 5 * SECOND_MS,
+  connectTimeoutMs: 2 * SECOND_MS,
+} as const;
+/** A PostgreSQL schema name the proxy accepts: a plain lower-case SQL name, so it needs no quoting anywhere. */
+export const POSTGRES_SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 // ── Merchant events (proxy/events/) ─────────────────────────────────────────────────────────────
 /** How long events stay listed in GET /events (the issue asks for at least 7 days). */

@@ -63,24 +63,34 @@ export const ProxyConfigSchema = ConfigFields
     gatewayUrl: config.gatewayUrl ?? config.baseUrl,
     bindBankStep: config.bindBankStep ?? !config.sandbox,
     host: config.host ?? (config.sandbox ? '127.0.0.1' : undefined),
-    storage: config.storage ?? (config.redisUrl ? 'redis' as const : 'sqlite' as const),
+    storage: config.storage ?? (config.databaseUrl ? 'postgres' as const : config.redisUrl ? 'redis' as const : 'sqlite' as const),
   }));
 
 /**
  * Durable storage unless told otherwise: memory loses every payment, session and event at a restart, so
- * outside sandbox mode it needs OBV_ALLOW_VOLATILE_STORAGE=true; redis needs its URL.
+ * outside sandbox mode it needs OBV_ALLOW_VOLATILE_STORAGE=true; postgres and redis need their URL, and
+ * only the chosen backend's URL may be set (a second one would be ignored: a mistake to say, not guess).
  */
 function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): void {
   if (config.storage === 'redis' && !config.redisUrl) {
     ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'is required with OBV_STORAGE=redis' });
   }
-  if ((config.storage === 'sqlite' || config.storage === 'memory') && config.redisUrl) {
+  if (config.storage === 'postgres' && !config.databaseUrl) {
+    ctx.addIssue({ code: 'custom', path: ['databaseUrl'], message: 'is required with OBV_STORAGE=postgres' });
+  }
+  if (config.storage === undefined && config.redisUrl && config.databaseUrl) {
+    ctx.addIssue({ code: 'custom', path: ['storage'], message: 'is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set: choose one (OBV_STORAGE=postgres or redis), or unset the other URL' });
+  }
+  if (config.storage !== undefined && config.storage !== 'redis' && config.redisUrl) {
     ctx.addIssue({ code: 'custom', path: ['storage'], message: `is ${config.storage} while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)` });
+  }
+  if (config.storage !== undefined && config.storage !== 'postgres' && config.databaseUrl) {
+    ctx.addIssue({ code: 'custom', path: ['storage'], message: `is ${config.storage} while OBV_DATABASE_URL is set: choose one (leave OBV_STORAGE unset to use PostgreSQL)` });
   }
   if (config.storage === 'memory' && config.sandbox !== true && config.allowVolatileStorage !== true) {
     ctx.addIssue({ code: 'custom', path: ['storage'],
       message: 'is memory: a restart would lose every payment (an order could be paid twice), session and merchant event. '
-        + 'Use sqlite (the default, OBV_DATA_DIR) or redis, or set OBV_ALLOW_VOLATILE_STORAGE=true if you accept that' });
+        + 'Use sqlite (the default, OBV_DATA_DIR), postgres or redis, or set OBV_ALLOW_VOLATILE_STORAGE=true if you accept that' });
   }
 }
 

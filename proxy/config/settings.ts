@@ -1,7 +1,7 @@
 // Every setting of the proxy, one zod field each: its form, its default, and what it is for. The
 // checks across settings (schema.ts) and the production guardrails (guardrails.ts) run over these.
 import { z } from 'zod';
-import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS } from './limits.ts';
+import { DEFAULT_DATA_DIR, DEFAULT_REDIS_PREFIX, LINK_SESSION_TTL_MAX_MS, POSTGRES_DEFAULTS, POSTGRES_SCHEMA_NAME } from './limits.ts';
 import { SealingKeyList } from './sealing-keys.ts';
 import { MerchantApiKeyList, MIN_API_KEY_LENGTH } from './merchant-api-keys.ts';
 import { Bool, Count, Duration, formatDuration, HttpUrl, OriginList, Port, RedirectSchemeList, StatusWords, Text, WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE, WebhookSecretList } from './fields.ts';
@@ -83,6 +83,17 @@ export const ConfigFields = z.object({
      * Default: on outside sandbox mode.
      */
     bindBankStep: Bool.optional(),
+    /**
+     * PostgreSQL for several instances (storage/postgres/): `postgres://user:password@host:port/database`.
+     * Setting it makes `postgres` the storage unless `storage` says otherwise.
+     */
+    databaseUrl: z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// or postgresql:// URL' }).optional(),
+    /** The schema the proxy's tables live in (created and migrated at start-up), so it can share a database. */
+    databaseSchema: z.string().regex(POSTGRES_SCHEMA_NAME, 'must be a lower-case SQL name: letters, digits and _, not starting with a digit').default(POSTGRES_DEFAULTS.schema),
+    /** PostgreSQL connections per instance at most (the pool; the relay's listener is one more). */
+    databasePoolSize: Count.default(POSTGRES_DEFAULTS.poolSize),
+    /** A PostgreSQL statement running longer is cancelled and its request answers 503 (statement_timeout). */
+    databaseStatementTimeoutMs: Duration.default(POSTGRES_DEFAULTS.statementTimeoutMs),
     redisUrl: z.url({ protocol: /^rediss?$/, error: 'must be a redis:// or rediss:// URL' }).optional(),
     /** Prefix of every Redis key and of the events channel, so deployments can share one Redis. */
     redisPrefix: z
@@ -90,10 +101,11 @@ export const ConfigFields = z.object({
       .regex(/^[A-Za-z0-9:._-]{1,32}$/, 'must be 1-32 characters of letters, digits, ":", ".", "_" or "-" (no spaces)')
       .default(DEFAULT_REDIS_PREFIX),
     /**
-     * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `redis` (several;
-     * the default when redisUrl is set), `memory` (tests; production refuses it without allowVolatileStorage).
+     * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `postgres` (several;
+     * the default when databaseUrl is set), `redis` (several; the default when redisUrl is set), `memory`
+     * (tests; production refuses it without allowVolatileStorage).
      */
-    storage: z.enum(['sqlite', 'redis', 'memory'], { error: 'must be sqlite, redis or memory' }).optional(),
+    storage: z.enum(['sqlite', 'postgres', 'redis', 'memory'], { error: 'must be sqlite, postgres, redis or memory' }).optional(),
     /** The SQLite storage's directory (created 0700 if missing). */
     dataDir: Text.default(DEFAULT_DATA_DIR),
     /** Outside sandbox mode, `storage: memory` is refused unless this says a restart may lose payments and sessions. */

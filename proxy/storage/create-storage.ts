@@ -1,5 +1,7 @@
 // The one place that decides where the proxy's state lives (OBV_STORAGE):
 // - `sqlite` (the default): one instance, a file in OBV_DATA_DIR; survives restarts and crashes.
+// - `postgres` (the default when OBV_DATABASE_URL is set): several instances share everything, and a
+//   failover to a synchronous standby loses nothing acknowledged.
 // - `redis` (the default when OBV_REDIS_URL is set): several instances share everything.
 // - `memory`: tests, and sandbox mode when chosen; a restart loses everything (production refuses it
 //   unless OBV_ALLOW_VOLATILE_STORAGE says otherwise: config/schema.ts).
@@ -9,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Storage, StorageKind } from './storage.ts';
 import { createMemoryStorage } from './memory/storage.ts';
 import { MemoryResultBus } from './memory/bus.ts';
+import { createPostgresStorage } from './postgres/storage.ts';
 import { createRedisStorage } from './redis/storage.ts';
 import { openSqliteStorage } from './sqlite/storage.ts';
 
@@ -16,24 +19,38 @@ export interface StorageOptions {
   kind: StorageKind;
   /** `sqlite`: the data directory. */
   dataDir?: string | undefined;
+  /** `postgres`: the database (`postgres://user:password@host:port/database`). */
+  databaseUrl?: string | undefined;
+  /** `postgres`: the schema its tables live in; default `obv_link`. */
+  databaseSchema?: string | undefined;
+  /** `postgres`: connections this instance opens at most; default 10. */
+  databasePoolSize?: number | undefined;
+  /** `postgres`: the longest a statement may run before the request answers 503; default 5 s. */
+  databaseStatementTimeoutMs?: number | undefined;
   /** `redis`: the server. */
   redisUrl?: string | undefined;
   /** Prefix of every Redis key and channel; default `obv:`. */
   redisPrefix?: string | undefined;
-  /** Where the Redis connections say they went down and came back; default: nowhere. */
+  /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
   logger?: Logger | undefined;
   now?: (() => number) | undefined;
 }
 
 /**
- * Builds the repositories for `options.kind`. Synchronous so `createObvProxy` can be: Redis connects in
- * the background (redis/storage.ts); SQLite opens its file now and throws DataDirectoryError
+ * Builds the repositories for `options.kind`. Synchronous so `createObvProxy` can be: PostgreSQL and Redis
+ * connect in the background (postgres/storage.ts: the schema migrates before the first query; redis/storage.ts); SQLite opens its file now and throws DataDirectoryError
  * (sqlite/database.ts) when the directory cannot be used.
  */
 export function createStorage(options: StorageOptions): Storage {
   switch (options.kind) {
     case 'sqlite':
       return sqliteStorage(options);
+    case 'postgres':
+      if (!options.databaseUrl) throw new TypeError('createStorage: the postgres storage needs databaseUrl (OBV_DATABASE_URL)');
+      return createPostgresStorage({
+        url: options.databaseUrl, schema: options.databaseSchema, poolSize: options.databasePoolSize, statementTimeoutMs: options.databaseStatementTimeoutMs,
+        logger: options.logger?.child({ component: 'postgres' }), now: options.now,
+      });
     case 'redis':
       if (!options.redisUrl) throw new TypeError('createStorage: the redis storage needs redisUrl (OBV_REDIS_URL)');
       return createRedisStorage({ url: options.redisUrl, prefix: options.redisPrefix, logger: options.logger?.child({ component: 'redis' }) });

@@ -9,7 +9,7 @@ import type { PaymentStore } from './payments.ts';
 import type { LinkSessionStore } from './link-sessions.ts';
 import type { RemovalStore } from './removals.ts';
 
-export type StorageKind = 'sqlite' | 'redis' | 'memory';
+export type StorageKind = 'sqlite' | 'postgres' | 'redis' | 'memory';
 
 /** Every repository the proxy keeps its state in, on one backend. */
 export interface Storage {
@@ -31,7 +31,7 @@ export interface Storage {
   authFailureStore?: Store;
   /** Each event's redeliveries asked for (events/events.ts), shared across instances; undefined = in memory. */
   redeliveryStore?: Store;
-  /** Where the state is, for the boot log line (a directory, a Redis host, or "memory"). */
+  /** Where the state is, for the boot log line (a directory, a database or Redis host, or "memory"). */
   readonly location: string;
   /**
    * SQLite only: fsyncs run so far and the acknowledgements that waited for one (storage/sqlite/wal-sync.ts;

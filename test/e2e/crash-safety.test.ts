@@ -1,8 +1,10 @@
 // Nothing acknowledged is lost and no order is paid twice, whatever process dies: the proxy runs as an
 // operator runs it (proxy/cli.ts, configured by environment) on its durable storage — SQLite in a data
-// directory (the default: one instance) and Redis — and is killed with SIGKILL at each step that matters,
-// then started again: after a payment, while a payment is at the provider, while a shopper is at the bank
-// (a notification arriving after the restart), and while a merchant event waits for delivery.
+// directory (the default: one instance), PostgreSQL and Redis — and is killed with SIGKILL at each step
+// that matters, then started again: after a payment, while a payment is at the provider, while a shopper
+// is at the bank (a notification arriving after the restart), and while a merchant event waits for
+// delivery. On PostgreSQL the database server itself is SIGKILLed too, after a payment.
+// PostgreSQL runs only where it is installed (postgres-server.ts: skipped loudly, required with CI=true).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +17,7 @@ import { lookupSession } from '../helpers/session-requests.ts';
 import { eventually } from '../node/redis/support.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../helpers/merchant-endpoint.ts';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.ts';
+import { postgresSkipReason, startPostgresServer, type PostgresServer } from '../helpers/postgres-server.ts';
 import { checkout } from './checkout-flows.ts';
 
 /** What the checkout page reads of its session (POST /sessions/lookup). */
@@ -32,6 +35,8 @@ interface Backend {
   name: string;
   env(): Record<string, string>;
   redisUrl?(): string;
+  /** PostgreSQL only: its server, which a test kills too. */
+  postgres?(): PostgresServer;
   /** Everything the backend holds on disk or in memory, as text (for the scan for credentials). */
   dump(): Promise<string>;
 }
@@ -39,18 +44,22 @@ interface Backend {
 let provider: RunningProvider;
 let endpoint: MerchantEndpoint;
 let redis: RedisServer;
+let postgres: PostgresServer | undefined;
+const withPostgres = !postgresSkipReason();
 const dataDir = mkdtempSync(join(tmpdir(), 'obv-crash-'));
 
 before(async () => {
   provider = await startProvider({ port: 0, host: '127.0.0.1' });
   endpoint = await startMerchantEndpoint();
   redis = await startRedisServer();
+  if (withPostgres) postgres = await startPostgresServer();
 });
 
 after(async () => {
   await endpoint?.close();
   await provider?.close();
   await redis?.close();
+  await postgres?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -62,6 +71,16 @@ const backends: Backend[] = [
       return readdirSync(dataDir).map((file) => readFileSync(join(dataDir, file)).toString('latin1')).join('\n');
     },
   },
+  ...(withPostgres ? [{
+    name: 'PostgreSQL',
+    env: () => ({ OBV_DATABASE_URL: postgres!.url, OBV_DATABASE_SCHEMA: 'crash' }),
+    postgres: () => postgres!,
+    async dump() {
+      const tables = (await postgres!.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'crash'")).split('\n').filter(Boolean);
+      const rows = await Promise.all(tables.map((table) => postgres!.sql(`SELECT t::text FROM crash.${table} AS t`)));
+      return rows.join('\n');
+    },
+  }] : []),
   {
     name: 'Redis',
     env: () => ({ OBV_REDIS_PREFIX: 'crash:' }),
@@ -229,6 +248,30 @@ for (const backend of backends) {
       const delivered = await eventually(() => endpoint.deliveries.find((d) => d.answer === 'ok' && d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order), 20_000);
       assert.equal(delivered.event!.data.linkRef, linkRef);
     });
+
+    if (backend.postgres) {
+      test('an order paid before PostgreSQL itself is SIGKILLed is refused after its restart, with the first payment', async () => {
+        const server = backend.postgres!();
+        const { order, linkRef } = await linkedOrder();
+        const paid = await pay(order, linkRef);
+        assert.equal(paid.status, 201);
+        const first = (await paid.json()) as { transactionId: string };
+        await server.stop('SIGKILL');
+        try {
+          assert.equal((await readPayment(order)).status, 503, 'no answer from memory while the database is down');
+        } finally {
+          await server.start();
+        }
+        const charged = provider.stats.transactions;
+        const again = await eventually(async () => {
+          const response = await pay(order, linkRef);
+          return response.status === 503 ? undefined : response;
+        }, 20_000);
+        assert.equal(again.status, 409);
+        assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, first.transactionId);
+        assert.equal(provider.stats.transactions, charged, 'no second endpoint-4 call');
+      });
+    }
 
     if (backend.name.startsWith('SQLite')) {
       test('one proxy per data directory: a second one is refused in one line; a SIGKILL frees the directory for the next at once', async () => {

@@ -240,6 +240,14 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     children.push(noRedis);
     assert.notEqual(await noRedis.exited(), 0);
     assert.match(noRedis.output(), /optional dependency ioredis is not installed \(npm install ioredis\)/);
+    // Likewise PostgreSQL names pg.
+    const noPostgres = startChild(bin(app, 'obv-link-proxy'), [], {
+      cwd: app.dir,
+      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_DATABASE_URL: 'postgres://127.0.0.1:9/shop', PORT: '0' }),
+    });
+    children.push(noPostgres);
+    assert.notEqual(await noPostgres.exited(), 0);
+    assert.match(noPostgres.output(), /optional dependency pg is not installed \(npm install pg\)/);
 
     const port = await freePort();
     // The bin itself (what npx runs), so the signal below reaches the proxy and not npm.

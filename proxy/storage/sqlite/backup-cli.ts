@@ -1,6 +1,6 @@
 // `npx obv-link-proxy backup <file> [--overwrite]`: a consistent copy of OBV_DATA_DIR's database
 // (backup.ts), taken while the proxy runs, and one line saying what was written. Reads only the storage
-// settings (OBV_DATA_DIR, OBV_STORAGE, OBV_REDIS_URL), so a backup job needs none of the proxy's secrets.
+// settings (OBV_DATA_DIR, OBV_STORAGE, OBV_DATABASE_URL, OBV_REDIS_URL), so a backup job needs none of the proxy's secrets.
 // Exit code 0 when the copy is written, 1 when it could not be, 2 for a bad command line or a proxy whose
 // state is not in SQLite.
 import { DEFAULT_DATA_DIR } from '../../config/limits.ts';
@@ -9,6 +9,12 @@ import { DataDirectoryError, formatBytes } from './data-directory.ts';
 import { SqliteUnavailableError } from './driver.ts';
 
 const USAGE = 'usage: obv-link-proxy backup <file> [--overwrite]   (the data directory is OBV_DATA_DIR, default ./obv-link-data)';
+
+/** What to do instead when the state is not in SQLite. */
+const OTHER_BACKUP: Record<string, string> = {
+  postgres: 'backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider\'s point-in-time recovery)',
+  redis: 'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)',
+};
 
 export async function backupFromCli(
   args: string[],
@@ -23,11 +29,9 @@ export async function backupFromCli(
     writeError(unknown === undefined ? `backup: name the file to write; ${USAGE}` : `backup: unknown option ${unknown}; ${USAGE}`);
     return 2;
   }
-  const storage = env.OBV_STORAGE || (env.OBV_REDIS_URL ? 'redis' : 'sqlite');
+  const storage = env.OBV_STORAGE || (env.OBV_DATABASE_URL ? 'postgres' : env.OBV_REDIS_URL ? 'redis' : 'sqlite');
   if (storage !== 'sqlite') {
-    writeError(storage === 'redis'
-      ? 'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)'
-      : `backup: OBV_STORAGE=${storage} keeps nothing on disk to back up (the backup is of the SQLite storage, OBV_DATA_DIR)`);
+    writeError(OTHER_BACKUP[storage] ?? `backup: OBV_STORAGE=${storage} keeps nothing on disk to back up (the backup is of the SQLite storage, OBV_DATA_DIR)`);
     return 2;
   }
   try {

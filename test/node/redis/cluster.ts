@@ -31,7 +31,8 @@ function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<nu
  */
 export async function startInstance(options: {
   provider: RunningProvider;
-  redisUrl: string;
+  /** OBV_REDIS_URL; leave it out to run on what `extra` names (OBV_DATABASE_URL: test/node/postgres/). */
+  redisUrl?: string;
   /** A storage built by the test (e.g. with a bus that fails on purpose), used instead of redisUrl's. */
   backend?: Storage;
   publicUrl?: string;

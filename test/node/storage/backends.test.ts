@@ -1,5 +1,6 @@
-// One contract, three backends: the typed repositories (payments, link sessions, removals), the session
-// store and the event outbox answer the same on memory, SQLite and Redis.
+// One contract, four backends: the typed repositories (payments, link sessions, removals), the session
+// store and the event outbox answer the same on memory, SQLite, PostgreSQL and Redis. Each PostgreSQL
+// storage gets a schema of its own on one throw-away cluster (test/helpers/postgres-server.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,14 +9,18 @@ import { createLogger } from '../../../proxy/index.ts';
 import { createStorage } from '../../../proxy/storage/create-storage.ts';
 import { type Storage } from '../../../proxy/storage/storage.ts';
 import { describeStorageContract } from '../../helpers/storage-contract.ts';
-import { describeSessionStoreContract } from '../../helpers/session-backend-contract.ts';
+import { describeResultBusContract, describeSessionStoreContract } from '../../helpers/session-backend-contract.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
 import { startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { postgresSkipReason, startPostgresServer, type PostgresServer } from '../../helpers/postgres-server.ts';
+import { openPostgresStorage } from '../../../proxy/storage/postgres/storage.ts';
 
 const logger = createLogger('silent');
 const dirs: string[] = [];
 let redis: Promise<RedisServer> | undefined;
 let prefixes = 0;
+let postgres: Promise<PostgresServer> | undefined;
+let schemas = 0;
 
 const factories: Record<string, () => Promise<Storage>> = {
   memory: async () => createStorage({ kind: 'memory', logger }),
@@ -32,9 +37,17 @@ const factories: Record<string, () => Promise<Storage>> = {
     return storage;
   },
 };
+// Without PostgreSQL the suites skip loudly (and fail with CI=true: postgres-server.ts).
+if (!postgresSkipReason()) {
+  factories.postgres = async () => {
+    const server = await (postgres ??= startPostgresServer());
+    // Migrated and listening before the test starts: the contracts time their own waits.
+    return openPostgresStorage({ url: server.url, schema: `contract${schemas++}`, busPollIntervalMs: 200 });
+  };
+}
 
 /** One repository of `storage` whose close() closes the whole storage (the contracts close what they get). */
-function closingStorage<Key extends 'sessionStore' | 'eventOutbox'>(storage: Storage, key: Key): Storage[Key] {
+function closingStorage<Key extends 'sessionStore' | 'eventOutbox' | 'resultBus'>(storage: Storage, key: Key): Storage[Key] {
   const target = storage[key];
   return new Proxy(target, {
     get(object, property) {
@@ -48,14 +61,16 @@ function closingStorage<Key extends 'sessionStore' | 'eventOutbox'>(storage: Sto
 
 for (const [name, make] of Object.entries(factories)) {
   describeStorageContract(name, make);
-  if (name === 'sqlite') {
+  if (name === 'sqlite' || name === 'postgres') {
     // The session store and the outbox have their own contracts (memory and Redis run them in test/node/proxy and test/node/redis).
     describeSessionStoreContract(name, async () => closingStorage(await make(), 'sessionStore'));
     describeOutboxContract(name, async () => closingStorage(await make(), 'eventOutbox'));
   }
+  if (name === 'postgres') describeResultBusContract(name, async () => closingStorage(await make(), 'resultBus'));
 }
 
 after(async () => {
   await (await redis)?.close();
+  await (await postgres)?.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });

@@ -65,7 +65,7 @@ describe('npx obv-link-proxy backup', () => {
     copy.close();
   });
 
-  test('an existing file is kept (1) unless --overwrite; a bad command line (2); a proxy on Redis (2) — one line each', async () => {
+  test('an existing file is kept (1) unless --overwrite; a bad command line (2); a proxy on PostgreSQL or Redis (2) — one line each', async () => {
     const dataDir = await dataDirWithAPayment();
     const file = join(newDir(), 'taken.sqlite');
     writeFileSync(file, 'older');
@@ -84,6 +84,8 @@ describe('npx obv-link-proxy backup', () => {
     assert.match(unknown.stderr, /^backup: unknown option --force; usage:/);
     const redis = await cli(['backup', file], { OBV_REDIS_URL: 'redis://127.0.0.1:9' });
     assert.deepEqual([redis.code, redis.stderr], [2, 'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)\n']);
+    const postgres = await cli(['backup', file], { OBV_DATABASE_URL: 'postgres://127.0.0.1:9/shop' });
+    assert.deepEqual([postgres.code, postgres.stderr], [2, 'backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider\'s point-in-time recovery)\n']);
     const nowhere = join(newDir(), 'nowhere');
     const missing = await cli(['backup', join(newDir(), 'copy.sqlite')], { OBV_DATA_DIR: nowhere });
     assert.deepEqual([missing.code, missing.stderr], [1, `backup: OBV_DATA_DIR ${nowhere} does not exist: set OBV_DATA_DIR to the proxy's data directory (the one it runs with).\n`]);

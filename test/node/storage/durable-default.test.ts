@@ -55,7 +55,20 @@ describe('where state lives', () => {
   test('refuses crossed settings, naming each', () => {
     assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'redis' }), ['OBV_REDIS_URL: is required with OBV_STORAGE=redis']);
     assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is sqlite while OBV_REDIS_URL is set/);
-    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, redis or memory/);
+    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, postgres, redis or memory/);
+  });
+
+  test('is PostgreSQL when OBV_DATABASE_URL is set, with its pool, time-out and schema; crossed or missing settings are refused', () => {
+    const config = configFromEnv({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://obv:pw@db.internal:5432/shop' });
+    assert.equal(config.storage, 'postgres');
+    assert.deepEqual([config.databaseSchema, config.databasePoolSize, config.databaseStatementTimeoutMs], ['obv_link', 10, 5_000]);
+    const tuned = configFromEnv({ ...PRODUCTION, OBV_DATABASE_URL: 'postgresql://db/shop', OBV_DATABASE_SCHEMA: 'shop_eu', OBV_DATABASE_POOL_SIZE: '4', OBV_DATABASE_STATEMENT_TIMEOUT: '2s' });
+    assert.deepEqual([tuned.databaseSchema, tuned.databasePoolSize, tuned.databaseStatementTimeoutMs], ['shop_eu', 4, 2_000]);
+    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'postgres' }), ['OBV_DATABASE_URL: is required with OBV_STORAGE=postgres']);
+    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'mysql://db/shop' })[0]!, /^OBV_DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
+    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://db/shop', OBV_DATABASE_SCHEMA: 'Shop-EU' })[0]!, /^OBV_DATABASE_SCHEMA: must be a lower-case SQL name/);
+    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://db/shop', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set/);
+    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_DATABASE_URL: 'postgres://db/shop' })[0]!, /^OBV_STORAGE: is sqlite while OBV_DATABASE_URL is set/);
   });
 
   test('createObvProxy opens its SQLite file in the data directory with no other set-up, private to its user', async () => {

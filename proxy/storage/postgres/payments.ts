@@ -1,0 +1,100 @@
+// Payments on PostgreSQL, shared by every instance: one row per order, its primary key the merchant
+// transaction id, so two claims of one order — on any instances, at the same moment — can never both
+// win (the second INSERT meets the first's row, waits for its transaction, and takes the record it
+// left). A claim and its Idempotency-Key commit together; every change is durable before it resolves
+// (the server's commit: database.ts), so the provider is called only once the claim is, and the
+// merchant is told a result only once it is.
+import { leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+import type { Database, Tx } from './database.ts';
+
+export class PostgresPaymentStore implements PaymentStore {
+  readonly #db: Database;
+  readonly #now: () => number;
+
+  constructor(db: Database, options: { now?: (() => number) | undefined } = {}) {
+    this.#db = db;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
+    const now = this.#now();
+    const outcome = await this.#db.transaction(async (tx): Promise<ClaimResult> => {
+      // A row past its retention (not yet swept) is an order forgotten: it may be claimed again.
+      const [claimed] = await tx.query(`INSERT INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at)
+        VALUES ($1, $2, $3, $4, $5, $6)
+        ON CONFLICT (merchant_transaction_id) DO UPDATE SET payment_id = excluded.payment_id, state = excluded.state,
+          lease_expires_at = excluded.lease_expires_at, record = excluded.record, purge_at = excluded.purge_at
+        WHERE payments.purge_at <= $7
+        RETURNING 1 AS one`, [...paymentColumns(pending), now + retentionMs, now]);
+      if (!claimed) {
+        const existing = await read(tx, pending.merchantTransactionId, now);
+        if (existing) return { claimed: false, existing };
+        throw new Error(`payment of ${pending.merchantTransactionId} neither claimed nor found`);
+      }
+      const key = pending.idempotencyKey;
+      if (key === undefined) return { claimed: true };
+      const [keyed] = await tx.query<{ merchant_transaction_id: string }>(`INSERT INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at)
+        VALUES ($1, $2, $3)
+        ON CONFLICT (idempotency_key) DO UPDATE SET merchant_transaction_id = excluded.merchant_transaction_id, purge_at = excluded.purge_at
+        WHERE payment_keys.purge_at <= $4 OR payment_keys.merchant_transaction_id = excluded.merchant_transaction_id
+        RETURNING merchant_transaction_id`, [key, pending.merchantTransactionId, now + retentionMs, now]);
+      if (keyed) return { claimed: true };
+      const [other] = await tx.query<{ merchant_transaction_id: string }>('SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = $1', [key]);
+      return { claimed: false, keyUsedFor: other?.merchant_transaction_id ?? '' };
+    }, { commitIf: (result) => result.claimed });
+    return outcome;
+  }
+
+  async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
+    const [row] = await this.#db.query<{ record: string }>('SELECT record FROM payments WHERE merchant_transaction_id = $1 AND purge_at > $2',
+      [merchantTransactionId, this.#now()]);
+    return row && PaymentRecord.parse(JSON.parse(row.record));
+  }
+
+  async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
+    const now = this.#now();
+    // Held by this payment and not completed (storage/payments.ts heldBy), in the UPDATE's own condition.
+    const rows = await this.#db.query(`UPDATE payments SET state = $3, lease_expires_at = $4, record = $5, purge_at = $6
+      WHERE merchant_transaction_id = $1 AND payment_id = $2 AND state <> 'completed' AND purge_at > $7 RETURNING 1 AS one`,
+    [record.merchantTransactionId, record.paymentId, record.state, leaseOf(record), JSON.stringify(record), now + retentionMs, now]);
+    return rows.length === 1;
+  }
+
+  async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
+    const rows = await this.#db.query(`DELETE FROM payments WHERE merchant_transaction_id = $1 AND payment_id = $2 AND state <> 'completed'
+      AND purge_at > $3 RETURNING 1 AS one`, [merchantTransactionId, paymentId, this.#now()]);
+    return rows.length === 1;
+  }
+
+  /**
+   * Each expired lease is taken by exactly one call, on whichever instance: the rows are locked with
+   * SKIP LOCKED (another instance's look passes over them) and changed in the same statement.
+   */
+  async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
+    const rows = await this.#db.query<{ record: string }>(`WITH due AS (
+        SELECT merchant_transaction_id FROM payments WHERE state = 'pending' AND lease_expires_at <= $1
+        ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+      UPDATE payments SET state = 'unknown', lease_expires_at = NULL,
+        record = ((payments.record::jsonb - 'leaseExpiresAt') || jsonb_build_object('state', 'unknown'))::text
+      FROM due WHERE payments.merchant_transaction_id = due.merchant_transaction_id RETURNING payments.record`, [nowMs, max]);
+    // The row says so already (leaseExpired is the same change, made here for the type).
+    const expired = rows.map((row) => leaseExpired(PaymentRecord.parse(JSON.parse(row.record))));
+    return expired;
+  }
+
+  /** The storage bundle closes the pool. */
+  async close(): Promise<void> {}
+}
+
+function leaseOf(record: PaymentRecord): number | null {
+  return record.state === 'pending' ? record.leaseExpiresAt ?? 0 : null;
+}
+
+function paymentColumns(record: PaymentRecord): unknown[] {
+  return [record.merchantTransactionId, record.paymentId, record.state, leaseOf(record), JSON.stringify(record)];
+}
+
+async function read(tx: Tx, merchantTransactionId: string, now: number): Promise<PaymentRecord | undefined> {
+  const [row] = await tx.query<{ record: string }>('SELECT record FROM payments WHERE merchant_transaction_id = $1 AND purge_at > $2', [merchantTransactionId, now]);
+  return row && PaymentRecord.parse(JSON.parse(row.record));
+}

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { problem, ProblemError } from '../common/errors.ts';
 import { loggedFieldErrors } from '../upstream/provider-text.ts';
 import { refusedFields } from '../upstream/refused-fields.ts';
-import { SessionBackendUnavailableError, StorageFullError } from '../storage/errors.ts';
+import { DurabilityError, SessionBackendUnavailableError, StorageFullError } from '../storage/errors.ts';
 import { UnsealError } from '../sealing/sealer.ts';
 import { StoreOutageLog } from '../storage/outage-log.ts';
 import {
@@ -42,6 +42,10 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof SessionBackendUnavailableError) {
     return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
+  }
+  if (error instanceof DurabilityError) {
+    // The operator's words (the failed fsync) are in the log; nothing of this request was acknowledged.
+    return problem('session-store-unavailable', 'The server cannot store anything safely right now; nothing of this request was kept. Try again in a moment.', { cause: error });
   }
   if (error instanceof StorageFullError) {
     // The operator's words (the directory, the free bytes) stay in the log's one line (storage/outage-log.ts).

@@ -11,7 +11,7 @@ import type { CredentialState } from '../upstream/credential-check.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
 import { probeWrite, StoreOutageLog } from '../storage/outage-log.ts';
-import { StorageFullError } from '../storage/errors.ts';
+import { DurabilityError, StorageFullError } from '../storage/errors.ts';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
 /** What the last token request said of the client credentials (absent until one was made). */
@@ -41,7 +41,7 @@ export const readinessOperations: Operation[] = [{
       content: {
         'application/json': z.union([
           z.object({ status: z.literal('draining') }),
-          z.object({ status: z.literal('unavailable'), sessionStore: z.enum(['unreachable', 'full']), credentials: credentials.optional() }),
+          z.object({ status: z.literal('unavailable'), sessionStore: z.enum(['unreachable', 'full', 'failed']), credentials: credentials.optional() }),
           z.object({ status: z.enum(['starting', 'unavailable']), sessionStore: z.literal('ok'), credentials: z.enum(['checking', 'refused']) }),
         ]),
       },
@@ -85,7 +85,7 @@ export function readinessRouter(deps: ReadinessDeps): Router {
       deps.metrics.storeErrors.inc();
       if (StoreOutageLog.covers(error)) deps.storeOutage.refused('readinessProbes', error);
       else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
-      res.status(503).json({ status: 'unavailable', sessionStore: error instanceof StorageFullError ? 'full' : 'unreachable', ...credentialsField });
+      res.status(503).json({ status: 'unavailable', sessionStore: error instanceof StorageFullError ? 'full' : error instanceof DurabilityError ? 'failed' : 'unreachable', ...credentialsField });
       return;
     }
     if (credentials === 'checking' || credentials === 'refused') {

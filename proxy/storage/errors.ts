@@ -35,3 +35,17 @@ export class StorageFullError extends Error {
     super(`the disk holding ${location} is full (${freeBytes === undefined ? 'free space unknown' : `${freeBytes} bytes free`})`, options);
   }
 }
+
+/**
+ * The backend could not make a write durable: the disk failed an fsync (SQLite's WAL, wal-sync.ts). After
+ * a failed fsync the operating system may already have dropped the unwritten pages, so no later fsync can
+ * be trusted to cover them: nothing more is acknowledged until the process restarts and SQLite recovers
+ * the file from what is on disk. It becomes `503 session-store-unavailable` (the provider retries its
+ * notification, at another instance or after the restart) and /readyz answers 503 `failed`.
+ */
+export class DurabilityError extends Error {
+  override name = 'DurabilityError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}

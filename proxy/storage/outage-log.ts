@@ -4,7 +4,7 @@
 // was refused meanwhile and no stack. A write probe once a second while it lasts tells when it is over,
 // even if no request comes: a write, because a full disk still answers reads.
 import type { Logger } from 'pino';
-import { SessionBackendUnavailableError, StorageFullError } from './errors.ts';
+import { DurabilityError, SessionBackendUnavailableError, StorageFullError } from './errors.ts';
 import { markerKey } from './markers.ts';
 import type { SessionStore } from './sessions.ts';
 
@@ -12,7 +12,7 @@ import type { SessionStore } from './sessions.ts';
 export type RefusedKind = 'requests' | 'subscriptions' | 'readinessProbes' | 'expiryChecks' | 'eventJobs';
 
 /** The errors an outage consists of. */
-export type OutageError = SessionBackendUnavailableError | StorageFullError;
+export type OutageError = SessionBackendUnavailableError | StorageFullError | DurabilityError;
 
 const PROBE_INTERVAL_MS = 1_000;
 /** The probe's marker lives this long, so the next probe finds it expired and writes again. */
@@ -40,7 +40,7 @@ export class StoreOutageLog {
 
   /** Whether `error` is the store being unreachable or full (what this log takes instead of a line of its own). */
   static covers(error: unknown): error is OutageError {
-    return error instanceof SessionBackendUnavailableError || error instanceof StorageFullError;
+    return error instanceof SessionBackendUnavailableError || error instanceof StorageFullError || error instanceof DurabilityError;
   }
 
   /** Counts one refusal; the first of an outage writes its one line. */
@@ -48,7 +48,12 @@ export class StoreOutageLog {
     if (!this.#down) {
       const full = error instanceof StorageFullError;
       this.#down = { since: this.now(), full, refused: { requests: 0, subscriptions: 0, readinessProbes: 0, expiryChecks: 0, eventJobs: 0 } };
-      if (full) {
+      if (error instanceof DurabilityError) {
+        // Not transient: the write probe fails too until a restart, so there is no "back" line before one.
+        this.logger.error({ reason: error.message },
+          'storage cannot make writes durable (a failed fsync): answering 503 with Retry-After and /readyz 503; restart the proxy once the disk is checked; '
+          + 'refusals are counted, not logged one by one');
+      } else if (full) {
         this.logger.error({ location: error.location, freeBytes: error.freeBytes },
           'storage is full: answering writes 503 storage-full with Retry-After, /readyz 503, until space returns; free space on the volume '
           + 'holding the data directory and the proxy resumes by itself; refusals are counted, not logged one by one');

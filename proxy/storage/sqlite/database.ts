@@ -152,6 +152,8 @@ export interface SqliteHandle {
   synced(): Promise<void>;
   /** fsyncs run and acknowledgements that waited for one, since the open. */
   syncStats(): SyncStats;
+  /** Throws the DurabilityError that ended acknowledgements (a failed fsync), if one did: what a write probe asks. */
+  assertDurable(): void;
   /** Runs `step` as one transaction (driver.ts `transaction`). */
   transaction<T>(step: () => T): T;
   close(): void;
@@ -195,6 +197,9 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
     path,
     synced: () => barrier.synced(),
     syncStats: () => barrier.stats(),
+    assertDurable() {
+      if (barrier.failure) throw barrier.failure;
+    },
     transaction: (step) => transaction(db, step),
     close() {
       if (closed) return;

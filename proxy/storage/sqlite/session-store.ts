@@ -117,6 +117,9 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   async mark(key: string, value: string, ttlMs: number): Promise<string> {
+    // A marker acknowledges nothing, but it is /readyz's write probe: after a failed fsync nothing more
+    // is acknowledged, so the instance must not read as ready either.
+    this.handle.assertDurable();
     const now = this.#now();
     if (this.#statements.markIfFree.run(key, value, now + ttlMs, now).changes === 1) return value;
     return this.#statements.readMark.get(key, now)?.value ?? value;

@@ -28,6 +28,7 @@
 // An fsync that fails (EIO) may have dropped the pages it could not write, and a later fsync could then
 // succeed without them: from the first failure on, every `synced()` rejects with that error, so nothing is
 // acknowledged as durable again until the proxy restarts (SQLite then reads the WAL back as it is).
+import { DurabilityError } from '../errors.ts';
 import { closeSync, constants, fsync as fsyncCallback, openSync } from 'node:fs';
 import { promisify } from 'node:util';
 
@@ -42,13 +43,7 @@ export interface SyncStats {
   acknowledgements: number;
 }
 
-/** Why an acknowledgement could not be made durable: the disk failed an fsync, or the file is closed. */
-export class DurabilityError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'DurabilityError';
-  }
-}
+export { DurabilityError };
 
 interface Waiter {
   resolve: () => void;
@@ -90,6 +85,11 @@ export class WalBarrier {
       this.#waiting.push({ resolve, reject });
       if (!this.#running) void this.#run();
     });
+  }
+
+  /** The failed fsync that ended acknowledgements for this process, if one did. */
+  get failure(): DurabilityError | undefined {
+    return this.#failure;
   }
 
   stats(): SyncStats {

@@ -11,7 +11,8 @@ import { after, describe, test } from 'node:test';
 import { randomEventId } from '../../../proxy/events/ids.ts';
 import type { MerchantEvent } from '../../../proxy/storage/events.ts';
 import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
-import { DurabilityError } from '../../../proxy/storage/sqlite/wal-sync.ts';
+import { DurabilityError } from '../../../proxy/storage/errors.ts';
+import { toProblem } from '../../../proxy/http/problem.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
 import { pendingRecord, SUCCESS } from '../../helpers/session-backend-contract.ts';
 
@@ -322,6 +323,11 @@ describe('SQLite: group commit', () => {
       // A later fsync might succeed without the pages the failed one dropped: nothing is acknowledged again.
       await assert.rejects(storage.eventOutbox.append(event(), 1_000), DurabilityError);
       assert.equal(disk.walSyncs, 1, 'no fsync is tried after a failure');
+      // /readyz's write probe (a marker) fails too, so the instance reads as not ready until it restarts;
+      // and a request that meets it is answered 503, the provider retrying elsewhere or later.
+      await assert.rejects(storage.sessionStore.mark('probe', '1', 1), DurabilityError);
+      const answer = toProblem(new DurabilityError('the disk failed'));
+      assert.deepEqual([answer.status, answer.slug, answer.headers()['retry-after'] !== undefined], [503, 'session-store-unavailable', true]);
     } finally {
       await storage.close();
     }

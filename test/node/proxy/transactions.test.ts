@@ -382,6 +382,12 @@ describe('transactions', () => {
     const freed = await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'not-charged' });
     assert.equal(freed.status, 200);
     assert.deepEqual(await freed.json(), { merchantTransactionId: order, paymentId: unknown.paymentId, result: 'not-charged', payable: true });
+    // Recorded, not deleted: the payment stays on record with its reconciliation, and is not reconciled twice.
+    const recorded = (await read()) as { state: string; paymentId: string; reconciled?: { result: string } };
+    assert.equal(recorded.state, 'not-charged');
+    assert.equal(recorded.paymentId, unknown.paymentId);
+    assert.equal(recorded.reconciled?.result, 'not-charged');
+    assert.equal((await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'paid' })).status, 409);
     answer = { status: 201, body: {} };
     const paid = await fetch(`${payThroughGateway.baseUrl}/transactions`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-again-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
@@ -391,6 +397,9 @@ describe('transactions', () => {
     assert.equal(completed.state, 'completed');
     assert.notEqual(completed.paymentId, unknown.paymentId, 'a new payment of the order has its own id');
     assert.equal(calls, 2);
+    // A mistaken reconciliation stays visible: the order's earlier payment, as the merchant recorded it.
+    const history = (await read()) as { earlierPayments?: { paymentId: string; state: string; reconciled?: { result: string } }[] };
+    assert.deepEqual(history.earlierPayments?.map((p) => [p.paymentId, p.state, p.reconciled?.result]), [[unknown.paymentId, 'not-charged', 'not-charged']]);
     // A completed payment is never reconciled.
     const late = await reconcile(payThroughGateway.baseUrl, order, { paymentId: completed.paymentId, result: 'not-charged' });
     assert.equal(late.status, 409);

@@ -82,10 +82,10 @@ describe('SQLite housekeeping', () => {
     }
   });
 
-  test('a new file is schema 3, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
+  test('a new file is schema 4, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
     const { storage } = open();
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 3);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 4);
       assert.equal(Number(pragma(storage.handle.db, 'auto_vacuum')), 2);
       assert.equal(Number(pragma(storage.handle.db, 'journal_size_limit')), WAL_SIZE_LIMIT_BYTES);
     } finally {

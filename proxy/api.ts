@@ -12,7 +12,7 @@ import type { TestEventResult } from './events/test-events.ts';
 import type { DeliveryHeaders } from './events/verify-event.ts';
 import type { CreatedLinkSession, CreateLinkSessionBody } from './link-sessions/link-sessions.ts';
 import type { LinkedAccount } from './payments/linked-account.ts';
-import type { PaymentView } from './payments/orders.ts';
+import type { OrderPayments } from './payments/orders.ts';
 import type { PaymentAnswer, PaymentInput } from './payments/pay.ts';
 import type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 import type { Relay } from './relay/relay.ts';
@@ -131,8 +131,8 @@ export interface ObvProxy {
   pay(input: PaymentInput, options?: { idempotencyKey?: string }): Promise<PaymentAnswer>;
   /** The verified account behind a link reference, token included (GET {mountPath}/links/{linkRef}); a 404/403 ProblemError otherwise. */
   readLink(linkRef: string): Promise<LinkedAccount>;
-  /** An order's payment (GET {mountPath}/transactions/{id}), or undefined when none is on record. */
-  readPayment(merchantTransactionId: string): Promise<PaymentView | undefined>;
+  /** An order's payment and its earlier ones (GET {mountPath}/transactions/{id}), or undefined when none is on record. */
+  readPayment(merchantTransactionId: string): Promise<OrderPayments | undefined>;
   /**
    * Merchant events in the order recorded, each with where its delivery stands (GET {mountPath}/events):
    * after the event `after`, at most `limit` (1–100, default 50), only those in the `delivery` states

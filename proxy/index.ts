@@ -21,7 +21,7 @@ export type { OnSavedAccountRemoved, SavedAccountRemoval } from './accounts/choi
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';
 export type { LinkedAccount } from './payments/linked-account.ts';
 export type { PaymentInput, PaymentAnswer } from './payments/pay.ts';
-export type { PaymentView } from './payments/orders.ts';
+export type { OrderPayments, PaymentView } from './payments/orders.ts';
 export type { ReconcileBody, Reconciled } from './payments/reconcile.ts';
 export type { SavedAccount, ReconnectResult, ConsentRecord } from './storage/saved-accounts.ts';
 export type { ConsentWords } from './words/consent.ts';

@@ -9,6 +9,7 @@ import { UnsealError } from '../sealing/sealer.ts';
 import { StoreOutageLog } from '../storage/outage-log.ts';
 import {
   TokenError,
+  TokenUnavailableError,
   UpstreamError,
   UpstreamHttpError,
   UpstreamTimeoutError,
@@ -55,6 +56,8 @@ export function toProblem(error: unknown): ProblemError {
     // the same request may succeed elsewhere; the log names the key id for the operator.
     return problem('sealing-key-unavailable', 'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).', { cause: error });
   }
+  // The call was never sent for want of a token: answered as endpoint 1's own failure.
+  if (error instanceof TokenUnavailableError) return toProblem(error.cause);
   if (error instanceof TokenError) {
     return problem('upstream-auth', 'The verification service refused this server\'s credentials. The operator has been told (see the server log).');
   }

@@ -142,8 +142,10 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
     if (session.expiresAt <= now()) {
       throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
     }
-    // Paid, or being paid (a payment of the order is on record, whatever its state).
-    if ((await deps.payments.get(session.merchantTransactionId)) !== undefined) {
+    // Paid, or being paid (a payment of the order is on record, whatever its state, unless the merchant
+    // reconciled it as charging nothing: the order may then be paid again).
+    const payment = await deps.payments.get(session.merchantTransactionId);
+    if (payment !== undefined && payment.state !== 'not-charged') {
       throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
     }
     return { id, session };

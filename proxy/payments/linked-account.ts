@@ -63,7 +63,7 @@ export async function resolveLinkRef(deps: LinkRefDeps, linkRef: string): Promis
 async function paidOrderOf(deps: OrderDeps, record: SessionRecord, linkRef: string): Promise<string | undefined> {
   if (record.merchantTransactionId === undefined) return undefined;
   const payment = await readPayment(deps, record.merchantTransactionId);
-  return typeof payment === 'object' && payment.linkRef === linkRef ? payment.merchantTransactionId : undefined;
+  return typeof payment === 'object' && payment.linkRef === linkRef && payment.state !== 'not-charged' ? payment.merchantTransactionId : undefined;
 }
 
 /** The verified account behind `linkRef`, token included, for the merchant's server; 404/403 as resolveLinkRef. */

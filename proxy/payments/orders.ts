@@ -2,7 +2,8 @@
 // one that reaches the provider; every later request for the order gets that payment's result — as a
 // replay when it carries the same Idempotency-Key and body, as a 409 otherwise. A call that certainly
 // charged nothing frees the order again; one that may have charged keeps it, `unknown`, until the
-// merchant records what the provider says (reconcile.ts). A claim is a lease (storage/payments.ts): if
+// merchant records what the provider says (reconcile.ts): `not-charged` lets a new payment claim the
+// order, the reconciled one kept beside it. A claim is a lease (storage/payments.ts): if
 // its holder dies, the order turns `unknown` when the lease ends (leases.ts), never `pending` for ever.
 import type { ProxyConfig } from '../config/schema.ts';
 import type { Logger } from 'pino';
@@ -31,6 +32,21 @@ export function paymentView(payment: PaymentRecord) {
   return view;
 }
 export type PaymentView = ReturnType<typeof paymentView>;
+
+/** GET /transactions/{id}: the order's current payment, and the earlier ones a reconciliation freed the order from. */
+export const OrderPaymentsSchema = PaymentViewSchema.extend({
+  earlierPayments: PaymentViewSchema.array().optional()
+    .meta({ description: 'The order\'s earlier payments, oldest first: each reconciled `not-charged`, then followed by a new payment (absent when there is none)' }),
+});
+export type OrderPayments = PaymentView & { earlierPayments?: PaymentView[] };
+
+/** The view of an order's payments: the current one, and its earlier ones when it has some. */
+export async function orderPayments(deps: OrderDeps, merchantTransactionId: string): Promise<OrderPayments | undefined> {
+  const payment = await readPayment(deps, merchantTransactionId);
+  if (!payment) return undefined;
+  const earlier = await deps.payments.earlier(merchantTransactionId);
+  return { ...paymentView(payment), ...(earlier.length > 0 ? { earlierPayments: earlier.map(paymentView) } : {}) };
+}
 
 /**
  * How long a payment's claim is its holder's: every upstream call a payment may make (a token, the

@@ -91,9 +91,10 @@ export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
 
   return async function pay(input: PaymentInput, idempotencyKey?: string): Promise<PaymentAnswer> {
     const retry = { idempotencyKey, requestDigest: requestDigest(input) };
-    // An order paid before answers with that payment, whatever link reference is offered now.
+    // An order paid before answers with that payment, whatever link reference is offered now (unless the
+    // merchant reconciled it as charging nothing: then this is the order's next payment).
     const earlier = await readPayment(deps, input.merchantTransactionId);
-    if (earlier !== undefined) {
+    if (earlier !== undefined && earlier.state !== 'not-charged') {
       const replayed = earlierPayment(deps, earlier, retry);
       await tellReplayed(replayed.replay);
       return replayAnswer(replayed);

@@ -12,7 +12,7 @@ import type { TransactionClient } from '../upstream/transaction-client.ts';
 import type { Verifications } from '../verifications/verifications.ts';
 import { watchPaymentLeases } from './leases.ts';
 import { readLinkedAccount, type LinkedAccount } from './linked-account.ts';
-import { paymentView, readPayment, type PaymentView } from './orders.ts';
+import { orderPayments, type OrderPayments } from './orders.ts';
 import { createPayer, type Payer, type PayerDeps } from './pay.ts';
 import { reconcilePayment, type ReconcileBody, type Reconciled } from './reconcile.ts';
 
@@ -35,8 +35,8 @@ export interface PaymentsDeps {
 export interface Payments {
   /** Pays an order (POST /transactions, `proxy.pay`); undefined while paying is off. */
   pay: Payer | undefined;
-  /** An order's payment (GET /transactions/{id}), or undefined when none is on record. */
-  read(merchantTransactionId: string): Promise<PaymentView | undefined>;
+  /** An order's payment (GET /transactions/{id}) and its earlier ones, or undefined when none is on record. */
+  read(merchantTransactionId: string): Promise<OrderPayments | undefined>;
   /** Records what the provider says of a payment whose result is unknown. */
   reconcile(merchantTransactionId: string, body: ReconcileBody): Promise<Reconciled>;
   /** The verified account behind a link reference, token included; 404/403 otherwise. */
@@ -51,10 +51,7 @@ export function createPayments(deps: PaymentsDeps): Payments {
   return {
     // One payer for POST /transactions and `proxy.pay()`: the same rules either way.
     pay: deps.upstream && createPayer(orders, deps.upstream),
-    async read(merchantTransactionId) {
-      const payment = await readPayment(orders, merchantTransactionId);
-      return payment && paymentView(payment);
-    },
+    read: (merchantTransactionId) => orderPayments(orders, merchantTransactionId),
     reconcile: (merchantTransactionId, body) => reconcilePayment(orders, merchantTransactionId, body),
     readLink: (linkRef) => readLinkedAccount(orders, linkRef),
     close: () => leases.close(),

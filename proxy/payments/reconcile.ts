@@ -1,12 +1,13 @@
 // The merchant records what the provider says of a payment whose result was unknown: `paid` closes the
-// order with that payment; `not-charged` frees it, so a new payment may be made. Only an `unknown`
-// payment is reconciled, and only the one named: a payment that completed meanwhile, or another
-// payment of the order, is refused (409), never overwritten.
+// order with that payment; `not-charged` lets the order be paid again, by a new payment. Either way the
+// payment stays on record with its reconciliation (a mistaken one can be seen: GET /transactions/{id}
+// lists it among the order's earlier payments once the order is paid again). Only an `unknown` payment
+// is reconciled, and only the one named: a payment that completed meanwhile, or another payment of the
+// order, is refused (409), never overwritten.
 import { z } from 'zod';
 import { problem } from '../common/errors.ts';
 import { text } from '../common/validation.ts';
-import type { PaymentRecord } from '../storage/payments.ts';
-import { finishPayment, readPayment, releaseOrder, type OrderDeps } from './orders.ts';
+import { readPayment, type OrderDeps } from './orders.ts';
 
 /** POST /transactions/{merchantTransactionId}/reconcile (CONTRACTS §3). */
 export const ReconcileBody = z.strictObject({
@@ -36,10 +37,8 @@ export async function reconcilePayment(deps: OrderDeps, merchantTransactionId: s
     throw problem('payment-not-unknown', `Payment ${body.paymentId} is ${payment.state}: only a payment whose result is unknown is reconciled.`,
       { errors: [{ path: 'paymentId', message: `is ${payment.state}` }] });
   }
-  const reconciled = { result: body.result, at: new Date(deps.now()).toISOString(), ...(body.transactionId ? { transactionId: body.transactionId } : {}) };
-  const done = body.result === 'paid'
-    ? await finishPayment(deps, { ...payment, state: 'completed', reconciled, ...(body.transactionId ? { transactionId: body.transactionId } : {}) } satisfies PaymentRecord)
-    : await releaseOrder(deps, payment);
+  const reconciliation = { result: body.result, at: new Date(deps.now()).toISOString(), ...(body.transactionId ? { transactionId: body.transactionId } : {}) };
+  const done = await deps.payments.reconcile(merchantTransactionId, body.paymentId, reconciliation, deps.config.paymentRetentionMs);
   if (!done) {
     throw problem('payment-not-unknown', `Payment ${body.paymentId} changed while it was being reconciled; read it again.`,
       { errors: [{ path: 'paymentId', message: 'changed meanwhile' }] });

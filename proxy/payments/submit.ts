@@ -1,9 +1,10 @@
 // Endpoint 4 for a claimed payment, and what its answer makes of the payment: freed when it certainly
-// charged nothing (no token, a connection never made, the provider's refusal), `unknown` when it may have
-// (a 5xx, a time-out, a cut, a 409 that may be a duplicate, a status neither paid nor declined: the
-// merchant reconciles it), `completed` with the provider's answer otherwise; the merchant told each way.
+// charged nothing (no token: endpoint 1 refused, failed or timed out, so endpoint 4 was never called; a
+// connection never made; the provider's refusal), `unknown` when it may have (a 5xx, a time-out, a cut, a
+// 409 that may be a duplicate, a status neither paid nor declined: the merchant reconciles it),
+// `completed` with the provider's answer otherwise; the merchant told each way.
 import type { ProxyConfig } from '../config/schema.ts';
-import { TokenError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
+import { TokenUnavailableError, UpstreamHttpError, UpstreamUnreachableError } from '../upstream/errors.ts';
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
 import { finishPayment, releaseOrder, type OrderDeps, type PaymentRecord } from './orders.ts';
@@ -30,11 +31,13 @@ export type Submit = (payment: PaymentRecord, body: PaymentRequest, accountToken
 
 /**
  * Whether a failed call certainly charged nothing, so the order may be paid again: no token to call
- * with, a connection never made, or the provider's own refusal (4xx). A 5xx, a reset mid-request or a
- * time-out may have charged: the order stays claimed and the merchant reconciles with the provider.
+ * with (endpoint 1 refused, answered 5xx, timed out or was unreachable: endpoint 4 was never called), a
+ * connection never made, or the provider's own refusal (4xx). A 5xx, a reset mid-request or a time-out
+ * of endpoint 4 itself may have charged: the order stays claimed and the merchant reconciles with the
+ * provider.
  */
 function nothingCharged(error: unknown): boolean {
-  if (error instanceof TokenError) return true;
+  if (error instanceof TokenUnavailableError) return true;
   if (error instanceof UpstreamUnreachableError) return connectionNeverEstablished(error.cause);
   return error instanceof UpstreamHttpError && error.status < 500 && !refusalMayHaveCharged(error.status);
 }
@@ -88,7 +91,9 @@ export function createSubmitter(deps: SubmitDeps, client: TransactionClient): Su
       if (nothingCharged(error)) {
         await releaseOrder(deps, payment);
         await tellPayment(deps, 'payment.failed', payment, { code: 'PAYMENT_NOT_SENT',
-          message: 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
+          message: error instanceof TokenUnavailableError
+            ? 'No access token could be had from the payment service, so the payment was not sent; nothing was charged and the order may be paid again.'
+            : 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
       } else {
         await finishUnknown(payment, 'The payment service did not answer (a time-out or a server error); it may have charged. Check with the provider and record the result.');
       }

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { problem } from '../common/errors.ts';
 import { IdempotencyKey, parseJsonBody, parseOrThrow, text } from '../common/validation.ts';
 import { TRANSACTION_BODY_LIMIT } from '../config/limits.ts';
-import { PaymentViewSchema as StoredPaymentView, type PaymentView } from '../payments/orders.ts';
+import { OrderPaymentsSchema as StoredOrderPayments, type OrderPayments } from '../payments/orders.ts';
 import type { Payments } from '../payments/payments.ts';
 import { PaymentInput, type Payer } from '../payments/pay.ts';
 import { ReconcileBody, type Reconciled } from '../payments/reconcile.ts';
@@ -28,8 +28,8 @@ const ReconciledSchema = describes<Reconciled>()(z.object({
   payable: z.boolean().meta({ description: 'True when the order may be paid again' }),
 }));
 
-/** What GET /transactions/{merchantTransactionId} answers of a payment (payments/orders.ts). */
-const PaymentViewSchema = describes<PaymentView>()(StoredPaymentView);
+/** What GET /transactions/{merchantTransactionId} answers: the order's payment, and its earlier ones. */
+const OrderPaymentsSchema = describes<OrderPayments>()(StoredOrderPayments);
 
 const idempotencyKeyHeader = { description: 'A retry with the same key and body answers the first result (header `idempotent-replayed: true`)', schema: IdempotencyKey };
 
@@ -70,8 +70,9 @@ export const transactionsOperations: Operation[] = [{
   pathParams: { merchantTransactionId: text(128) },
   responses: {
     200: {
-      description: 'The order\'s payment: `pending` while it is at the provider, `completed`, or `unknown` (reconcile it)',
-      content: { 'application/json': PaymentViewSchema },
+      description: 'The order\'s payment: `pending` while it is at the provider, `completed`, `unknown` (reconcile it), or `not-charged` (reconciled: '
+        + 'the order may be paid again); `earlierPayments` lists the payments a reconciliation freed the order from',
+      content: { 'application/json': OrderPaymentsSchema },
     },
   },
   problems: { ...MERCHANT_AUTH_PROBLEMS, 400: 'The order id is invalid.', 404: 'No payment of this order is on record (`unknown-payment`).', ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
@@ -80,7 +81,8 @@ export const transactionsOperations: Operation[] = [{
   path: '/transactions/:merchantTransactionId/reconcile',
   operationId: 'reconcilePayment',
   summary: 'Record what the provider says of a payment whose result is unknown (your server)',
-  description: '`paid` closes the order with this payment; `not-charged` frees the order so it may be paid again. Only an `unknown` payment is reconciled.',
+  description: '`paid` closes the order with this payment; `not-charged` lets the order be paid again by a new payment. Either way the payment stays on record '
+    + 'with its reconciliation (`earlierPayments` of GET /transactions/{id} once the order is paid again). Only an `unknown` payment is reconciled.',
   caller: 'merchant server',
   security: 'merchantApiKey',
   pathParams: { merchantTransactionId: text(128) },

@@ -54,6 +54,21 @@ export class UpstreamResponseError extends UpstreamError {
   }
 }
 
+/**
+ * No bearer token could be had for a call to endpoint 2 or 4: endpoint 1 refused (a TokenError), failed
+ * (5xx), did not answer in time or could not be reached. That call was therefore never sent, which is
+ * what a payment needs to know (payments/submit.ts: the order is free again); `cause` is endpoint 1's
+ * own error, which is what the caller is answered with (http/problem.ts).
+ */
+export class TokenUnavailableError extends UpstreamError {
+  override name = 'TokenUnavailableError';
+  declare readonly cause: Error;
+  constructor(cause: Error) {
+    super(cause instanceof UpstreamError ? cause.method : 'POST', cause instanceof UpstreamError ? cause.url : 'token endpoint',
+      `no access token, so the call was not sent (${cause.message})`, { cause });
+  }
+}
+
 /** The RFC 6749 §5.2 `error` codes the proxy tells apart; any other code is `unknown`. */
 export type TokenErrorCode =
   | 'invalid_request'

@@ -3,6 +3,7 @@
 // drop exactly that token and retry once with a fresh one).
 import ky, { HTTPError, TimeoutError, type Hooks, type KyInstance, type Options } from 'ky';
 import {
+  TokenUnavailableError,
   UpstreamError,
   UpstreamHttpError,
   UpstreamTimeoutError,
@@ -100,12 +101,22 @@ export function bearerClient(options: BearerClientOptions, policy: Pick<Options,
  * once (the token may have been revoked or expired early on the provider's side). The retry is forced
  * with `ky.retry`, which bypasses the method/status retry rules, so it also applies to POSTs: a 401 means
  * the provider refused the request before acting on it.
+ *
+ * A token that cannot be had (endpoint 1 refused, failed or timed out, on the first attempt or on the
+ * retry after a 401) stops the call before it is sent: it rejects as TokenUnavailableError, so a caller
+ * that moves money knows the endpoint never saw the request.
  */
 export function bearerHooks(tokens: TokenSource): Hooks {
   return {
     beforeRequest: [
       async (request) => {
-        request.headers.set('authorization', `Bearer ${await tokens.getToken()}`);
+        let token: string;
+        try {
+          token = await tokens.getToken();
+        } catch (error) {
+          throw new TokenUnavailableError(error instanceof Error ? error : new Error(String(error)));
+        }
+        request.headers.set('authorization', `Bearer ${token}`);
       },
     ],
     afterResponse: [

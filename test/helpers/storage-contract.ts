@@ -1,6 +1,6 @@
 // Behaviour every backend's typed repositories must have (storage/payments.ts, link-sessions.ts,
 // removals.ts), as node:test suites that take a factory: test/node/storage/ runs them on memory, SQLite
-// and Redis, so the three answer the same.
+// and Redis (and a new backend joins them there), so they all answer the same.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../proxy/common/ids.ts';
@@ -96,6 +96,75 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
       // The holder that comes back late with the provider's answer still records it.
       const { leaseExpiresAt: _lease, ...rest } = dead;
       assert.equal(await payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS), true);
+    }));
+
+    /** A payment of a fresh order, claimed and left `unknown` (its call may have charged). */
+    async function unknownPayment(payments: Repositories['payments']): Promise<PaymentRecord> {
+      const pending = pendingPayment();
+      assert.deepEqual(await payments.claim(pending, RETENTION_MS), { claimed: true });
+      const { leaseExpiresAt: _lease, ...rest } = pending;
+      const unknown: PaymentRecord = { ...rest, state: 'unknown' };
+      assert.equal(await payments.finish(unknown, RETENTION_MS), true);
+      return unknown;
+    }
+    const at = () => new Date().toISOString();
+
+    test('records a reconciliation, never a deletion: not-charged stays on record, and the order\'s next payment keeps it among the earlier ones', () => withStorage(async ({ payments }) => {
+      const unknown = await unknownPayment(payments);
+      const order = unknown.merchantTransactionId;
+      assert.deepEqual(await payments.earlier(order), []);
+      const reconciliation = { result: 'not-charged' as const, at: at() };
+      const notCharged = await payments.reconcile(order, unknown.paymentId, reconciliation, RETENTION_MS);
+      assert.deepEqual(notCharged, { ...unknown, state: 'not-charged', reconciled: reconciliation });
+      assert.deepEqual(await payments.get(order), notCharged, 'the reconciled payment is still the order\'s record');
+      // The order may be paid again, by a new payment; the reconciled one is kept, as it was.
+      const next = { ...pendingPayment(), merchantTransactionId: order };
+      assert.deepEqual(await payments.claim(next, RETENTION_MS), { claimed: true });
+      assert.deepEqual(await payments.get(order), next);
+      assert.deepEqual(await payments.earlier(order), [notCharged]);
+      // A second mistaken reconciliation of the same order stacks, oldest first.
+      const { leaseExpiresAt: _lease, ...rest } = next;
+      assert.equal(await payments.finish({ ...rest, state: 'unknown' }, RETENTION_MS), true);
+      const again = await payments.reconcile(order, next.paymentId, { result: 'not-charged', at: at() }, RETENTION_MS);
+      assert.ok(again);
+      const third = { ...pendingPayment(), merchantTransactionId: order };
+      assert.deepEqual(await payments.claim(third, RETENTION_MS), { claimed: true });
+      assert.deepEqual((await payments.earlier(order)).map((p) => p.paymentId), [unknown.paymentId, next.paymentId]);
+      assert.deepEqual(await payments.earlier('no-such-order'), []);
+    }));
+
+    test('reconciles only the order\'s current unknown payment, once; paid completes it with the provider\'s transaction id', () => withStorage(async ({ payments }) => {
+      const pending = pendingPayment();
+      await payments.claim(pending, RETENTION_MS);
+      const paid = { result: 'paid' as const, at: at(), transactionId: 'txn-provider-1' };
+      assert.equal(await payments.reconcile(pending.merchantTransactionId, pending.paymentId, paid, RETENTION_MS), undefined, 'a pending payment is not reconciled');
+      const unknown = await unknownPayment(payments);
+      const order = unknown.merchantTransactionId;
+      assert.equal(await payments.reconcile(order, 'pay_other', paid, RETENTION_MS), undefined, 'another payment\'s id');
+      assert.equal(await payments.reconcile('no-such-order', unknown.paymentId, paid, RETENTION_MS), undefined);
+      const completed = await payments.reconcile(order, unknown.paymentId, paid, RETENTION_MS);
+      assert.deepEqual(completed, { ...unknown, state: 'completed', reconciled: paid, transactionId: 'txn-provider-1' });
+      assert.deepEqual(await payments.get(order), completed);
+      assert.equal(await payments.reconcile(order, unknown.paymentId, { result: 'not-charged', at: at() }, RETENTION_MS), undefined, 'reconciled once');
+      assert.equal((await payments.claim({ ...pendingPayment(), merchantTransactionId: order }, RETENTION_MS)).claimed, false, 'a paid order is not claimed again');
+    }));
+
+    test('a reconciliation wins over a late holder: a not-charged payment is never finished or released by it', () => withStorage(async ({ payments }) => {
+      const unknown = await unknownPayment(payments);
+      const order = unknown.merchantTransactionId;
+      await payments.reconcile(order, unknown.paymentId, { result: 'not-charged', at: at() }, RETENTION_MS);
+      assert.equal(await payments.finish({ ...unknown, state: 'completed', providerStatus: 201 }, RETENTION_MS), false);
+      assert.equal(await payments.release(order, unknown.paymentId), false);
+      assert.equal((await payments.get(order))?.state, 'not-charged');
+    }));
+
+    test('lets exactly one of many concurrent claims take an order reconciled not-charged, and keeps the reconciled payment once', () => withStorage(async ({ payments }) => {
+      const unknown = await unknownPayment(payments);
+      const order = unknown.merchantTransactionId;
+      await payments.reconcile(order, unknown.paymentId, { result: 'not-charged', at: at() }, RETENTION_MS);
+      const results = await Promise.all(Array.from({ length: 8 }, () => payments.claim(pendingPayment(30_000, order), RETENTION_MS)));
+      assert.equal(results.filter((result) => result.claimed).length, 1);
+      assert.deepEqual((await payments.earlier(order)).map((p) => p.paymentId), [unknown.paymentId]);
     }));
 
     test('keeps a payment for the retention only', () => withStorage(async ({ payments }) => {

@@ -1,8 +1,12 @@
 // Payments in memory (tests, and sandbox mode when chosen): a Map, atomic on Node's single thread.
-import { heldBy, leaseExpired, type ClaimResult, type PaymentRecord, type PaymentStore } from '../payments.ts';
+import { claimable, heldBy, leaseExpired, reconciled, type ClaimResult, type PaymentRecord, type PaymentStore, type Reconciliation } from '../payments.ts';
+
+interface Kept { record: PaymentRecord; expiresAt: number }
 
 export class MemoryPaymentStore implements PaymentStore {
-  readonly #orders = new Map<string, { record: PaymentRecord; expiresAt: number }>();
+  readonly #orders = new Map<string, Kept>();
+  /** An order's earlier payments (each reconciled `not-charged`, then replaced), oldest first. */
+  readonly #earlier = new Map<string, Kept[]>();
   /** Idempotency-Key → the order it was first used for. */
   readonly #keys = new Map<string, { order: string; expiresAt: number }>();
   readonly #now: () => number;
@@ -13,11 +17,15 @@ export class MemoryPaymentStore implements PaymentStore {
 
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const existing = this.#read(pending.merchantTransactionId);
-    if (existing) return { claimed: false, existing: { ...existing } };
+    if (!claimable(existing)) return { claimed: false, existing: { ...existing! } };
     const key = pending.idempotencyKey;
     const keyed = key === undefined ? undefined : this.#keys.get(key);
     if (keyed && keyed.expiresAt > this.#now() && keyed.order !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed.order };
     if (key !== undefined) this.#keys.set(key, { order: pending.merchantTransactionId, expiresAt: this.#now() + retentionMs });
+    if (existing) {
+      const earlier = this.#earlier.get(pending.merchantTransactionId) ?? [];
+      this.#earlier.set(pending.merchantTransactionId, [...earlier, { record: existing, expiresAt: this.#now() + retentionMs }]);
+    }
     this.#orders.set(pending.merchantTransactionId, { record: { ...pending }, expiresAt: this.#now() + retentionMs });
     return { claimed: true };
   }
@@ -25,6 +33,10 @@ export class MemoryPaymentStore implements PaymentStore {
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
     const record = this.#read(merchantTransactionId);
     return record && { ...record };
+  }
+
+  async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
+    return (this.#earlier.get(merchantTransactionId) ?? []).filter((kept) => kept.expiresAt > this.#now()).map((kept) => ({ ...kept.record }));
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
@@ -37,6 +49,12 @@ export class MemoryPaymentStore implements PaymentStore {
     if (!heldBy(this.#read(merchantTransactionId), paymentId)) return false;
     this.#orders.delete(merchantTransactionId);
     return true;
+  }
+
+  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+    const record = reconciled(this.#read(merchantTransactionId), paymentId, reconciliation);
+    if (record) this.#orders.set(merchantTransactionId, { record, expiresAt: this.#now() + retentionMs });
+    return record && { ...record };
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
@@ -53,6 +71,7 @@ export class MemoryPaymentStore implements PaymentStore {
 
   async close(): Promise<void> {
     this.#orders.clear();
+    this.#earlier.clear();
     this.#keys.clear();
   }
 

@@ -35,6 +35,8 @@ export interface RedisKeys {
   payment(merchantTransactionId: string): string;
   /** String: the order an Idempotency-Key of POST /transactions was first used for (kept as long as its payment). */
   paymentKey(idempotencyKey: string): string;
+  /** List: an order's earlier payments (JSON, each reconciled `not-charged`, then replaced), oldest first; kept for the payment retention. */
+  earlierPayments(merchantTransactionId: string): string;
   /** Sorted set: order with a `pending` payment → when its lease ends. */
   readonly paymentLeases: string;
   /** String: a link session's record (JSON, storage/link-sessions.ts) under its id (a hash of its token). */
@@ -64,6 +66,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventsFailedSeq: `${prefix}evt-failed-seq`,
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
+    earlierPayments: (merchantTransactionId) => `${prefix}payment-earlier:${merchantTransactionId}`,
     paymentKey: (idempotencyKey) => `${prefix}payment-key:${idempotencyKey}`,
     linkSession: (id) => `${prefix}link-session:${id}`,
     linkSessionUses: (id) => `${prefix}link-session-uses:${id}`,

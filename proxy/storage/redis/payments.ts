@@ -1,25 +1,32 @@
-// Payments on Redis, shared by every instance: one JSON string per order (with the retention as its TTL)
-// and a sorted set of the pending ones by lease end. Each read-modify-write is one Lua script, atomic
-// across instances, so two instances never both claim an order, and a lease that ends is turned
-// `unknown` (and told) by exactly one of them.
+// Payments on Redis, shared by every instance: one JSON string per order (with the retention as its TTL),
+// a list of the order's earlier payments (reconciled `not-charged`, then replaced), and a sorted set of the
+// pending ones by lease end. Each read-modify-write is one Lua script, atomic across instances, so two
+// instances never both claim an order, and a lease that ends is turned `unknown` (and told) by exactly
+// one of them.
 import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
-import { PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+import { PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
 
 /**
  * KEYS[1] order, KEYS[2] leases, KEYS[3] the Idempotency-Key's index (or the order key again when there
- * is none); ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end, ARGV[4] order id, ARGV[5] '1' when
- * there is a key. Returns the order's record, {'key', other order} for a key used elsewhere, or false.
+ * is none), KEYS[4] the order's earlier payments; ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end,
+ * ARGV[4] order id, ARGV[5] '1' when there is a key. Returns the order's record (unless it is
+ * `not-charged`: that one is kept among the earlier payments and replaced), {'key', other order} for a
+ * key used elsewhere, or false.
  */
 const CLAIM = script(`
 local held = redis.call('GET', KEYS[1])
-if held then return held end
+if held and cjson.decode(held).state ~= 'not-charged' then return held end
 if ARGV[5] == '1' then
   local keyed = redis.call('GET', KEYS[3])
   if keyed and keyed ~= ARGV[4] then return {'key', keyed} end
   redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
+end
+if held then
+  redis.call('RPUSH', KEYS[4], held)
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
@@ -28,13 +35,14 @@ return false
 
 /**
  * KEYS[1] order, KEYS[2] leases; ARGV[1] payment id, ARGV[2] new record JSON or '' (release), ARGV[3] TTL
- * ms, ARGV[4] order id. Acts only while `paymentId` holds the order and its result is not `completed`.
+ * ms, ARGV[4] order id. Acts only while `paymentId` holds the order and its result is neither `completed`
+ * nor `not-charged` (storage/payments.ts `heldBy`).
  */
 const FINISH = script(`
 local held = redis.call('GET', KEYS[1])
 if not held then return 0 end
 local record = cjson.decode(held)
-if record.paymentId ~= ARGV[1] or record.state == 'completed' then return 0 end
+if record.paymentId ~= ARGV[1] or record.state == 'completed' or record.state == 'not-charged' then return 0 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
 redis.call('ZREM', KEYS[2], ARGV[4])
 return 1
@@ -64,13 +72,28 @@ end
 return out
 `);
 
+/**
+ * KEYS[1] order; ARGV[1] the record as read, ARGV[2] the record reconciled, ARGV[3] TTL ms. Writes the
+ * reconciliation only if the order's record is still exactly what was read (a compare-and-set: the
+ * record is built in Node, by the rule every backend shares).
+ */
+const REPLACE = script(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`);
+
+/** Compare-and-set attempts of one reconciliation before it answers that the payment changed meanwhile. */
+const RECONCILE_ATTEMPTS = 3;
+
 export class RedisPaymentStore implements PaymentStore {
   constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
 
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const id = pending.merchantTransactionId;
     const key = pending.idempotencyKey;
-    const held = await runScript(this.redis, CLAIM, [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key)],
+    const held = await runScript(this.redis, CLAIM,
+      [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key), this.keys.earlierPayments(id)],
       [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id, key === undefined ? '0' : '1']);
     if (Array.isArray(held)) return { claimed: false, keyUsedFor: String(held[1]) };
     return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
@@ -79,6 +102,10 @@ export class RedisPaymentStore implements PaymentStore {
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
     const held = await redisCommand(this.redis.get(this.keys.payment(merchantTransactionId)));
     return held === null ? undefined : parse(held);
+  }
+
+  async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
+    return (await redisCommand(this.redis.lrange(this.keys.earlierPayments(merchantTransactionId), 0, -1))).map(parse);
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
@@ -90,6 +117,17 @@ export class RedisPaymentStore implements PaymentStore {
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
     return (await runScript(this.redis, FINISH, [this.keys.payment(merchantTransactionId), this.keys.paymentLeases],
       [paymentId, '', '1', merchantTransactionId])) === 1;
+  }
+
+  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+    const key = this.keys.payment(merchantTransactionId);
+    for (let attempt = 0; attempt < RECONCILE_ATTEMPTS; attempt++) {
+      const held = await redisCommand(this.redis.get(key));
+      const record = reconciled(held === null ? undefined : parse(held), paymentId, reconciliation);
+      if (!record) return undefined;
+      if ((await runScript(this.redis, REPLACE, [key], [held!, JSON.stringify(record), String(Math.ceil(retentionMs))])) === 1) return record;
+    }
+    return undefined;
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {

@@ -8,7 +8,7 @@
 // every method whose answer is an acknowledgement awaits `synced()` (wal-sync.ts) before it resolves: an
 // fsync of the WAL, off the event loop, shared by every commit made before it began (group commit). Those
 // are a stored outcome (a session's `settle`), payments (`claim` — before the provider is called —
-// `finish`, `release`, `expireLeases`), saved-account removals, and the events' outbox (`append`,
+// `finish`, `release`, `reconcile`, `expireLeases`), saved-account removals, and the events' outbox (`append`,
 // `acknowledge`, `redeliver`). What a power loss may take back is what acknowledges nothing: a session
 // just created, an idempotency claim, a one-time marker, a link session, a delivery attempt's result —
 // shoppers who started in the last moments start again; nothing paid, no outcome acknowledged, no event
@@ -26,7 +26,8 @@
 // Schema 4 indexes every column a clean-up looks records up by (and the claims a start left in flight,
 // which the open clears), and the file is in `auto_vacuum =
 // INCREMENTAL` (converted once by a VACUUM at the open: housekeeping.ts gives freed pages back in small
-// steps).
+// steps). Schema 5 added the earlier payments (a payment reconciled `not-charged`, kept when its order is
+// paid again).
 import { join } from 'node:path';
 import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
 import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
@@ -40,7 +41,7 @@ export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
 
 /**
- * The schema, version 4. Every table carries its own expiry (epoch ms) where its records expire, and each
+ * The schema, version 5. Every table carries its own expiry (epoch ms) where its records expire, and each
  * column a clean-up selects by is indexed (the sweep deletes in small batches: housekeeping.ts). Columns
  * only ever read with their row's primary key (`sessions.expires_at`, `idempotency_claims.lease_until`,
  * `events.next_attempt_at`) have none: an index there would cost every write and serve no query.
@@ -94,6 +95,15 @@ CREATE TABLE IF NOT EXISTS payment_keys (
   purge_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS payment_keys_purge ON payment_keys (purge_at);
+-- An order's earlier payments: each reconciled not-charged, then replaced by the order's next claim.
+CREATE TABLE IF NOT EXISTS earlier_payments (
+  merchant_transaction_id TEXT NOT NULL,
+  payment_id TEXT NOT NULL,
+  record TEXT NOT NULL,
+  purge_at INTEGER NOT NULL,
+  PRIMARY KEY (merchant_transaction_id, payment_id)
+);
+CREATE INDEX IF NOT EXISTS earlier_payments_purge ON earlier_payments (purge_at);
 CREATE TABLE IF NOT EXISTS saved_account_removals (
   merchant_user_id TEXT NOT NULL,
   account_id TEXT NOT NULL,
@@ -125,7 +135,7 @@ CREATE TABLE IF NOT EXISTS event_jobs (
 CREATE INDEX IF NOT EXISTS event_jobs_due ON event_jobs (due_at);
 `;
 
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 
 /**
  * Version 1 → 2: where each event's delivery stands (GET /events shows it; acknowledge and redeliver
@@ -270,6 +280,7 @@ function migrate(db: SqliteDatabase, dir: string): void {
     if (version === 1) db.exec(TO_VERSION_2);
     // Version 2 → 3 is the schema's new indexes (CREATE INDEX IF NOT EXISTS) and the conversion below;
     // 3 → 4 the partial index of the claims in flight (the open read every claim: 31 ms at 200,000).
+    // 4 → 5 the table of earlier payments (CREATE TABLE IF NOT EXISTS): a reconciliation is kept, never deleted.
     db.exec(SCHEMA);
     // Written only when it changes: a start that changes nothing writes nothing, so it can run on a full disk.
     if (version !== SCHEMA_VERSION) db.exec(`PRAGMA user_version = ${SCHEMA_VERSION}`);

@@ -147,6 +147,7 @@ export const PURGES = [
   ['link_sessions', 'purge_at <= ?'],
   ['payments', 'purge_at <= ?'],
   ['payment_keys', 'purge_at <= ?'],
+  ['earlier_payments', 'purge_at <= ?'],
   // A claim still in flight (no session yet) is its start's until the process ends; the open clears those.
   ['idempotency_claims', 'purge_at <= ? AND session_id IS NOT NULL'],
 ] as const;

@@ -3,10 +3,11 @@
 // before the provider is called, a result before the merchant is told — and `get` shows the change only
 // from then on (GET /transactions never reads a state a power loss could take back; a claim reads
 // `pending` only once its call to the provider is under way). The claim's own check sees every commit at
-// once, so two claims of one order can never both win. At open, a claim left `pending` belonged to a
+// once, so two claims of one order can never both win. A claim that replaces a payment reconciled
+// `not-charged` moves it to `earlier_payments` in the same transaction. At open, a claim left `pending` belonged to a
 // process that is gone (one instance per file), so its lease is over now: it turns `unknown` at the next
 // lease check instead of waiting out the time-out.
-import { heldBy, leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+import { claimable, heldBy, leaseExpired, PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
 
@@ -33,6 +34,8 @@ export class SqlitePaymentStore implements PaymentStore {
       keyedOrder: prepare<[string, number], { merchant_transaction_id: string }>(db, 'SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?'),
       putKey: prepare(db, 'INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)'),
       markUnknown: prepare(db, 'UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
+      keepEarlier: prepare(db, 'INSERT OR REPLACE INTO earlier_payments (merchant_transaction_id, payment_id, record, purge_at) VALUES (?, ?, ?, ?)'),
+      earlier: prepare<[string, number], { record: string }>(db, 'SELECT record FROM earlier_payments WHERE merchant_transaction_id = ? AND purge_at > ? ORDER BY rowid'),
     };
     const now = this.#now();
     this.#statements.endLeases.run(now, now);
@@ -44,15 +47,16 @@ export class SqlitePaymentStore implements PaymentStore {
     const changed: Changed = [];
     const result = this.#handle.transaction(() => {
       const existing = this.#read(pending.merchantTransactionId);
-      if (existing) return { claimed: false, existing } as const;
+      if (!claimable(existing)) return { claimed: false, existing: existing! } as const;
       const key = pending.idempotencyKey;
       if (key !== undefined) {
         const keyed = this.#statements.keyedOrder.get(key, this.#now())?.merchant_transaction_id;
         if (keyed !== undefined && keyed !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed } as const;
         this.#statements.putKey.run(key, pending.merchantTransactionId, this.#now() + retentionMs);
       }
+      if (existing) this.#statements.keepEarlier.run(existing.merchantTransactionId, existing.paymentId, JSON.stringify(existing), this.#now() + retentionMs);
       this.#put(pending, retentionMs);
-      changed.push([pending.merchantTransactionId, undefined]);
+      changed.push([pending.merchantTransactionId, existing]);
       return { claimed: true } as const;
     });
     // Also when nothing changed: the existing record this answer reports may be another call's commit
@@ -64,6 +68,12 @@ export class SqlitePaymentStore implements PaymentStore {
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
     const unsynced = this.#unsynced.get(merchantTransactionId);
     return unsynced ? unsynced.before : this.#read(merchantTransactionId);
+  }
+
+  async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
+    // Rows are written in the transaction of a claim, which `get` shows only once durable: so are they.
+    if (this.#unsynced.has(merchantTransactionId)) await this.#handle.synced();
+    return this.#statements.earlier.all(merchantTransactionId, this.#now()).map((row) => PaymentRecord.parse(JSON.parse(row.record)));
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
@@ -90,6 +100,20 @@ export class SqlitePaymentStore implements PaymentStore {
     });
     await this.#durable(changed);
     return released;
+  }
+
+  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+    const changed: Changed = [];
+    const record = this.#handle.transaction(() => {
+      const before = this.#read(merchantTransactionId);
+      const after = reconciled(before, paymentId, reconciliation);
+      if (!after) return undefined;
+      this.#put(after, retentionMs);
+      changed.push([merchantTransactionId, before]);
+      return after;
+    });
+    await this.#durable(changed);
+    return record;
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {

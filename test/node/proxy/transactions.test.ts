@@ -316,6 +316,34 @@ describe('transactions', () => {
     assert.equal(charges, 1, 'the gateway saw one charge');
   });
 
+  for (const kind of ['5xx', 'timeout'] as const) {
+    test(`a token endpoint ${kind === '5xx' ? 'answering 503' : 'that never answers'} frees the order: endpoint 4 was never called, and the order is paid on the next try`, async (t) => {
+      const linkRef = await verifiedLinkRef();
+      const order = orderOf.get(linkRef)!;
+      // A second instance on the same records, whose token cache is cold: its payment asks endpoint 1 first.
+      const cold = await startProxy({
+        providerUrl: pair.provider.url,
+        proxy: { backend: pair.backend, upstreamTimeoutMs: 300, tokenRetry: { limit: 0 } },
+      });
+      t.after(() => cold.close());
+      t.after(() => { pair.provider.faults.tokenFailures = { count: 0, kind: '5xx' }; });
+      pair.provider.faults.tokenFailures = { count: 1, kind };
+      const chargesBefore = pair.provider.stats.transactions;
+      const pay = () => fetch(`${cold.baseUrl}/transactions`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `token-${kind}-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
+      });
+      const failed = await pay();
+      assert.equal(failed.status, kind === '5xx' ? 502 : 504);
+      assert.equal((await problemOf(failed)).type, `urn:obv-link:problem:${kind === '5xx' ? 'upstream-unavailable' : 'upstream-timeout'}`);
+      assert.equal(pair.provider.stats.transactions, chargesBefore, 'endpoint 4 never saw the payment');
+      assert.equal((await fetch(`${cold.baseUrl}/transactions/${order}`, { headers: { authorization: AUTH } })).status, 404, 'the order is free, not unknown');
+      // The token endpoint is back: the same request pays the order, once.
+      const paid = await pay();
+      assert.equal(paid.status, 201);
+      assert.equal(pair.provider.stats.transactions, chargesBefore + 1);
+    });
+  }
+
   test('a provider 409 may be a duplicate that charged: the payment is unknown, never freed for a second call', async (t) => {
     let charges = 0;
     const payThroughGateway = await proxyWithGateway(t, () => {
@@ -354,6 +382,12 @@ describe('transactions', () => {
     const freed = await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'not-charged' });
     assert.equal(freed.status, 200);
     assert.deepEqual(await freed.json(), { merchantTransactionId: order, paymentId: unknown.paymentId, result: 'not-charged', payable: true });
+    // Recorded, not deleted: the payment stays on record with its reconciliation, and is not reconciled twice.
+    const recorded = (await read()) as { state: string; paymentId: string; reconciled?: { result: string } };
+    assert.equal(recorded.state, 'not-charged');
+    assert.equal(recorded.paymentId, unknown.paymentId);
+    assert.equal(recorded.reconciled?.result, 'not-charged');
+    assert.equal((await reconcile(payThroughGateway.baseUrl, order, { paymentId: unknown.paymentId, result: 'paid' })).status, 409);
     answer = { status: 201, body: {} };
     const paid = await fetch(`${payThroughGateway.baseUrl}/transactions`, {
       method: 'POST', headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-again-${linkRef}` }, body: JSON.stringify(payment(linkRef)),
@@ -363,6 +397,9 @@ describe('transactions', () => {
     assert.equal(completed.state, 'completed');
     assert.notEqual(completed.paymentId, unknown.paymentId, 'a new payment of the order has its own id');
     assert.equal(calls, 2);
+    // A mistaken reconciliation stays visible: the order's earlier payment, as the merchant recorded it.
+    const history = (await read()) as { earlierPayments?: { paymentId: string; state: string; reconciled?: { result: string } }[] };
+    assert.deepEqual(history.earlierPayments?.map((p) => [p.paymentId, p.state, p.reconciled?.result]), [[unknown.paymentId, 'not-charged', 'not-charged']]);
     // A completed payment is never reconciled.
     const late = await reconcile(payThroughGateway.baseUrl, order, { paymentId: completed.paymentId, result: 'not-charged' });
     assert.equal(late.status, 409);

@@ -85,7 +85,7 @@ describe('SQLite housekeeping', () => {
     file.close();
     const storage = openSqliteStorage(dir, { sweepIntervalMs: 3_600_000 });
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 4);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 5);
       const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`).all().map((row) => String(row.detail));
       assert.deepEqual(plan, ['SEARCH idempotency_claims USING INDEX idempotency_claims_in_flight (session_id=?)']);
       const claims = prepare<[], { key: string; session_id: string | null }>(storage.handle.db, 'SELECT key, session_id FROM idempotency_claims').all();
@@ -109,10 +109,10 @@ describe('SQLite housekeeping', () => {
     }
   });
 
-  test('a new file is schema 4, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
+  test('a new file is schema 5, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
     const { storage } = open();
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 4);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 5);
       assert.equal(Number(pragma(storage.handle.db, 'auto_vacuum')), 2);
       assert.equal(Number(pragma(storage.handle.db, 'journal_size_limit')), WAL_SIZE_LIMIT_BYTES);
     } finally {

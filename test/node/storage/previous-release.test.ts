@@ -1,5 +1,5 @@
 // A data directory written by the previous release (better-sqlite3, schema 2: fixtures/previous-release,
-// two orders paid in sandbox mode) opens on this one: it is migrated to schema 4 and converted to
+// two orders paid in sandbox mode) opens on this one: it is migrated to schema 5 and converted to
 // incremental vacuum at the first start, and keeps its payments — paying one of its orders again is
 // refused with the first payment. The proxy's clock is set a day after the file was written, so the
 // payments (kept 30 days) are within their retention whatever day the test runs.
@@ -68,11 +68,12 @@ test('a data directory of the previous release opens, is migrated, and refuses t
   }
   const file = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
   try {
-    assert.equal(file.prepare('PRAGMA user_version').get()?.user_version, 4);
+    assert.equal(file.prepare('PRAGMA user_version').get()?.user_version, 5);
     assert.equal(file.prepare('PRAGMA auto_vacuum').get()?.auto_vacuum, 2, 'converted to incremental vacuum');
     const indexes = file.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").all().map((row) => row.name);
     for (const index of ['events_retired', 'payments_purge', 'payment_keys_purge', 'link_sessions_purge', 'idempotency_claims_purge', 'idempotency_claims_in_flight']) assert.ok(indexes.includes(index), index);
     assert.equal(file.prepare('SELECT count(*) AS n FROM payments').get()?.n, 2);
+    assert.equal(file.prepare('SELECT count(*) AS n FROM earlier_payments').get()?.n, 0, 'the table of earlier payments, added by schema 5');
   } finally {
     file.close();
   }

@@ -33,12 +33,25 @@ function readMatch(stream: NodeJS.ReadableStream, pattern: RegExp, what: string)
   });
 }
 
+/** How long a process has to end after SIGTERM before it is killed: a loaded machine must not hang the suite. */
+const STOP_GRACE_MS = 5_000;
+
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    child.once('exit', () => resolve());
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
+}
+
+/** `promise`, or undefined once `ms` passed: a browser that stopped answering CDP is then killed. */
+function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
 }
 
 export async function launchHeadfulChromium(): Promise<HeadfulChromium> {
@@ -64,7 +77,7 @@ export async function launchHeadfulChromium(): Promise<HeadfulChromium> {
       browser,
       context,
       async close() {
-        await browser.close().catch(() => undefined);
+        await within(browser.close().catch(() => undefined), STOP_GRACE_MS);
         await cleanUp();
       },
     };

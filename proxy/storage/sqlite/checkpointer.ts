@@ -82,6 +82,8 @@ export class Checkpointer {
     if (this.#closed) return Promise.reject(new Error('the SQLite storage is closed'));
     const worker = this.#start();
     const id = this.#next++;
+    // Referenced while a checkpoint is under way, so a script awaiting one does not exit under it.
+    worker.ref();
     return new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject });
       worker.postMessage({ id, mode });
@@ -108,12 +110,13 @@ export class Checkpointer {
     if (this.#worker) return this.#worker;
     // No --import hooks needed (and none wanted: the script is plain JavaScript).
     const worker = new Worker(WORKER_SCRIPT, { eval: true, workerData: { path: this.#path }, execArgv: [] });
-    // A worker waiting for work must not keep the process alive; a checkpoint awaited does (the promise).
+    // A worker waiting for work must not keep the process alive (run() refers to it while one is under way).
     worker.unref();
     worker.on('message', (reply: Reply) => {
       const waiter = this.#waiting.get(reply.id);
       if (!waiter) return;
       this.#waiting.delete(reply.id);
+      if (this.#waiting.size === 0) worker.unref();
       if (reply.ok) {
         waiter.resolve({ busy: reply.busy!, logFrames: reply.logFrames!, checkpointedFrames: reply.checkpointedFrames!, ms: reply.ms! });
       } else if (reply.errcode !== undefined && (reply.errcode & 0xff) === SQLITE_FULL) {

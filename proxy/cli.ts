@@ -12,8 +12,6 @@ import { sendTestEventsFromCli } from './events/test-events-cli.ts';
 import { backupFromCli } from './storage/sqlite/backup-cli.ts';
 import { SqliteUnavailableError } from './storage/sqlite/driver.ts';
 import { packageVersion } from './common/package-version.ts';
-import { initFromCli } from './cli/init.ts';
-import { doctorFromCli } from './cli/doctor.ts';
 import { COMMAND_USAGE, COMMANDS, proxyUsage, type Command } from './cli/usage.ts';
 
 const [command, ...args] = process.argv.slice(2);
@@ -30,8 +28,10 @@ if (command !== undefined && (COMMANDS as string[]).includes(command) && (args.i
   process.stdout.write(COMMAND_USAGE[command as Command]);
   process.exit(0);
 }
+// The commands load only when asked for, so a start reads no more than it needs.
 // `npx obv-link-proxy init [flags]`: a production env file, every secret generated (cli/init.ts).
 if (command === 'init') {
+  const { initFromCli } = await import('./cli/init.ts');
   process.exit(await initFromCli(args, {
     input: process.stdin.isTTY ? process.stdin : undefined,
     out: (text) => process.stdout.write(text),
@@ -40,7 +40,10 @@ if (command === 'init') {
   }));
 }
 // `npx obv-link-proxy doctor [--json]`: the settings checked against the provider, the public URL, … (cli/doctor.ts).
-if (command === 'doctor') process.exit(await doctorFromCli(args, process.env, (text) => process.stdout.write(text)));
+if (command === 'doctor') {
+  const { doctorFromCli } = await import('./cli/doctor.ts');
+  process.exit(await doctorFromCli(args, process.env, (text) => process.stdout.write(text)));
+}
 // `npx obv-link-proxy send-test-event [type]`: signed samples to OBV_EVENTS_URL, then exit (events/test-events.ts).
 if (command === 'send-test-event') process.exit(await sendTestEventsFromCli(args[0]));
 // `npx obv-link-proxy backup <file> [--overwrite]`: a copy of OBV_DATA_DIR's database, then exit (storage/sqlite/backup.ts).

@@ -9,10 +9,11 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseEnv } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { launchChromium, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
@@ -261,6 +262,32 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.deepEqual(await health.json(), { status: 'ok' });
     proxy.process.kill('SIGTERM');
     assert.equal(await proxy.exited(), 0);
+  });
+
+  test('the installed bins answer --help and --version with no setting, and npx obv-link-proxy init writes a production file the proxy reads', async () => {
+    const version = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    for (const name of ['obv-link-proxy', 'obv-link-sandbox']) {
+      const versionRun = startChild(bin(app, name), ['--version'], { cwd: app.dir, env: cleanEnv({}) });
+      children.push(versionRun);
+      assert.equal(await versionRun.exited(), 0);
+      assert.equal(versionRun.output().trim(), `obv-link ${version}`, `${name} --version`);
+      const help = startChild(bin(app, name), ['--help'], { cwd: app.dir, env: cleanEnv({}) });
+      children.push(help);
+      assert.equal(await help.exited(), 0);
+      assert.match(help.output(), name === 'obv-link-proxy' ? /^ {2}OBV_CLIENT_SECRET .*\[required\]$/m : /^ {2}PROVIDER_PORT .*\[default 4010\]$/m);
+    }
+    const flags = {
+      'base-url': 'https://api.provider.example', 'client-id': 'shop', 'client-secret': 'from-the-provider',
+      'webhook-secret': `whsec_${Buffer.from('the-provider-webhook-secret-0123456789').toString('base64')}`, 'merchant-id': 'm-1',
+      'pgw-app-id': 'app', 'pgw-client-id': 'pgw', 'public-url': 'https://pay.shop.example',
+    };
+    const init = startChild('npx', ['--no-install', 'obv-link-proxy', 'init', '--yes', '--out', 'prod.env', ...Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value])], { cwd: app.dir, env: cleanEnv({}) });
+    children.push(init);
+    assert.equal(await init.exited(), 0, init.output());
+    assert.equal(statSync(path.join(app.dir, 'prod.env')).mode & 0o777, 0o600);
+    const env = parseEnv(readFileSync(path.join(app.dir, 'prod.env'), 'utf8'));
+    assert.match(env.OBV_SEALING_KEYS ?? '', /^\d{4}-\d{2}:[A-Za-z0-9+/]{43}=$/);
+    rmSync(path.join(app.dir, 'prod.env'));
   });
 
   test('npx obv-link-proxy keeps its state in ./obv-link-data: an order paid before a SIGKILL is refused after the restart, and still answered', async () => {

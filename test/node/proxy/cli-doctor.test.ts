@@ -121,6 +121,19 @@ describe('npx obv-link-proxy doctor', () => {
     assert.match(check(report, 'credentials').detail, /refused OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)/);
   });
 
+  test('without --json: one line per check, a failure with its fix, and a closing count', async () => {
+    const childEnv = { PATH: process.env.PATH ?? '', ...env, OBV_CLIENT_SECRET: 'not-the-secret-the-provider-issued' };
+    const output = await new Promise<{ code: number; stdout: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'doctor'], { env: childEnv, timeout: 60_000 }, (error, stdout) => {
+        resolve({ code: error ? Number(error.code) : 0, stdout });
+      });
+    });
+    assert.equal(output.code, 1);
+    assert.match(output.stdout, /^ok {3}provider TLS: /m);
+    assert.match(output.stdout, /^FAIL credentials: the provider refused OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)\n {5}fix: copy the client id and secret/m);
+    assert.match(output.stdout, /^doctor: 1 check\(s\) failed$/m);
+  });
+
   test('without the private CA, the provider TLS check fails naming NODE_EXTRA_CA_CERTS', async () => {
     const { code, report } = await doctor({ NODE_EXTRA_CA_CERTS: undefined });
     assert.equal(code, 1);

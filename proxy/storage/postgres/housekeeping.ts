@@ -19,6 +19,7 @@ const EXPIRING = [
   ['link_sessions', 'id'],
   ['payments', 'merchant_transaction_id'],
   ['payment_keys', 'idempotency_key'],
+  ['earlier_payments', 'id'],
 ] as const;
 
 /** How long the relay's session events are kept: the catch-up after a reconnect reads this far back (bus.ts). */

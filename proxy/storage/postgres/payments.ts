@@ -3,8 +3,9 @@
 // win (the second INSERT meets the first's row, waits for its transaction, and takes the record it
 // left). A claim and its Idempotency-Key commit together; every change is durable before it resolves
 // (the server's commit: database.ts), so the provider is called only once the claim is, and the
-// merchant is told a result only once it is.
-import { leaseExpired, PaymentRecord, type ClaimResult, type PaymentStore } from '../payments.ts';
+// merchant is told a result only once it is. A claim that replaces a payment reconciled `not-charged`
+// moves it to `earlier_payments` in the same transaction.
+import { leaseExpired, PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
 import type { Database, Tx } from './database.ts';
 
 export class PostgresPaymentStore implements PaymentStore {
@@ -19,17 +20,27 @@ export class PostgresPaymentStore implements PaymentStore {
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const now = this.#now();
     const outcome = await this.#db.transaction(async (tx): Promise<ClaimResult> => {
-      // A row past its retention (not yet swept) is an order forgotten: it may be claimed again.
+      // A payment reconciled not-charged, locked: a second claim of the order waits here for this one's
+      // commit, then finds the row pending and no longer matching (READ COMMITTED re-reads it).
+      const [replaced] = await tx.query<{ record: string }>(`SELECT record FROM payments
+        WHERE merchant_transaction_id = $1 AND purge_at > $2 AND state = 'not-charged' FOR UPDATE`, [pending.merchantTransactionId, now]);
+      // A row past its retention (not yet swept) is an order forgotten: it may be claimed again; so may one
+      // reconciled as charging nothing (storage/payments.ts claimable).
       const [claimed] = await tx.query(`INSERT INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at)
         VALUES ($1, $2, $3, $4, $5, $6)
         ON CONFLICT (merchant_transaction_id) DO UPDATE SET payment_id = excluded.payment_id, state = excluded.state,
           lease_expires_at = excluded.lease_expires_at, record = excluded.record, purge_at = excluded.purge_at
-        WHERE payments.purge_at <= $7
+        WHERE payments.purge_at <= $7 OR payments.state = 'not-charged'
         RETURNING 1 AS one`, [...paymentColumns(pending), now + retentionMs, now]);
       if (!claimed) {
         const existing = await read(tx, pending.merchantTransactionId, now);
         if (existing) return { claimed: false, existing };
         throw new Error(`payment of ${pending.merchantTransactionId} neither claimed nor found`);
+      }
+      if (replaced) {
+        const earlier = PaymentRecord.parse(JSON.parse(replaced.record));
+        await tx.query('INSERT INTO earlier_payments (merchant_transaction_id, payment_id, record, purge_at) VALUES ($1, $2, $3, $4)',
+          [earlier.merchantTransactionId, earlier.paymentId, replaced.record, now + retentionMs]);
       }
       const key = pending.idempotencyKey;
       if (key === undefined) return { claimed: true };
@@ -51,19 +62,38 @@ export class PostgresPaymentStore implements PaymentStore {
     return row && PaymentRecord.parse(JSON.parse(row.record));
   }
 
+  async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
+    const rows = await this.#db.query<{ record: string }>(`SELECT record FROM earlier_payments
+      WHERE merchant_transaction_id = $1 AND purge_at > $2 ORDER BY id`, [merchantTransactionId, this.#now()]);
+    return rows.map((row) => PaymentRecord.parse(JSON.parse(row.record)));
+  }
+
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
     const now = this.#now();
-    // Held by this payment and not completed (storage/payments.ts heldBy), in the UPDATE's own condition.
+    // Held by this payment, neither completed nor reconciled not-charged (storage/payments.ts heldBy), in the UPDATE's own condition.
     const rows = await this.#db.query(`UPDATE payments SET state = $3, lease_expires_at = $4, record = $5, purge_at = $6
-      WHERE merchant_transaction_id = $1 AND payment_id = $2 AND state <> 'completed' AND purge_at > $7 RETURNING 1 AS one`,
+      WHERE merchant_transaction_id = $1 AND payment_id = $2 AND state NOT IN ('completed', 'not-charged') AND purge_at > $7 RETURNING 1 AS one`,
     [record.merchantTransactionId, record.paymentId, record.state, leaseOf(record), JSON.stringify(record), now + retentionMs, now]);
     return rows.length === 1;
   }
 
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
-    const rows = await this.#db.query(`DELETE FROM payments WHERE merchant_transaction_id = $1 AND payment_id = $2 AND state <> 'completed'
-      AND purge_at > $3 RETURNING 1 AS one`, [merchantTransactionId, paymentId, this.#now()]);
+    const rows = await this.#db.query(`DELETE FROM payments WHERE merchant_transaction_id = $1 AND payment_id = $2
+      AND state NOT IN ('completed', 'not-charged') AND purge_at > $3 RETURNING 1 AS one`, [merchantTransactionId, paymentId, this.#now()]);
     return rows.length === 1;
+  }
+
+  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+    const now = this.#now();
+    return this.#db.transaction(async (tx) => {
+      const [row] = await tx.query<{ record: string }>('SELECT record FROM payments WHERE merchant_transaction_id = $1 AND purge_at > $2 FOR UPDATE',
+        [merchantTransactionId, now]);
+      const after = reconciled(row && PaymentRecord.parse(JSON.parse(row.record)), paymentId, reconciliation);
+      if (!after) return undefined;
+      await tx.query(`UPDATE payments SET state = $2, lease_expires_at = NULL, record = $3, purge_at = $4 WHERE merchant_transaction_id = $1`,
+        [merchantTransactionId, after.state, JSON.stringify(after), now + retentionMs]);
+      return after;
+    });
   }
 
   /**

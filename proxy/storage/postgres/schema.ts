@@ -129,9 +129,27 @@ CREATE TABLE rate_limits (
 CREATE INDEX rate_limits_reset ON rate_limits (reset_at);
 `;
 
+/**
+ * Version 3: an order's earlier payments. A payment the merchant reconciled `not-charged` stays on record;
+ * when the order is claimed again it moves here, in the claim's transaction (payments.ts), so a mistaken
+ * reconciliation can still be seen (storage/payments.ts).
+ */
+const VERSION_3 = `
+CREATE TABLE earlier_payments (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  merchant_transaction_id text NOT NULL,
+  payment_id text NOT NULL,
+  record text NOT NULL,
+  purge_at bigint NOT NULL
+);
+CREATE INDEX earlier_payments_order ON earlier_payments (merchant_transaction_id);
+CREATE INDEX earlier_payments_purge ON earlier_payments (purge_at);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   { version: 1, description: 'sessions, claims, markers, link sessions, payments, removals, the events outbox', sql: VERSION_1 },
   { version: 2, description: 'the relay\'s session events and shared rate-limit counters', sql: VERSION_2 },
+  { version: 3, description: 'an order\'s earlier payments (each reconciled not-charged, then paid again)', sql: VERSION_3 },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

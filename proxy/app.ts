@@ -9,6 +9,7 @@ import { merchantApiKeys } from './config/merchant-api-keys.ts';
 import { WarningLimiter } from './common/log-limits.ts';
 import type { ProxyMetrics } from './common/metrics.ts';
 import { cors } from './http/cors.ts';
+import { sendJsonInOneWrite } from './http/json-answer.ts';
 import { merchantAuth } from './http/merchant-auth.ts';
 import type { OriginPolicy } from './http/origin.ts';
 import { notFoundHandler, problemHandler } from './http/problem.ts';
@@ -52,6 +53,8 @@ export interface AppParts {
 function subApp(config: Pick<ProxyConfig, 'trustProxy'>): Express {
   const app = express();
   app.disable('x-powered-by');
+  // Every route's res.json writes its answer with its headers in one write, without an ETag (http/json-answer.ts).
+  app.response.json = sendJsonInOneWrite;
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   // Every answer (JSON, problem+json, the HTML pages, the script) is read only as the type it says it is,
   // and kept by no cache unless its route says otherwise: almost every answer carries a session id, a

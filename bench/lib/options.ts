@@ -43,6 +43,10 @@ export interface BenchSizes {
   growthCheckouts: readonly number[];
   /** GET /events pages timed per filter on each growth file. */
   growthPages: number;
+  /** The concurrent connections the growth section's intake steps run at (sections/intake-concurrency.ts). */
+  growthConcurrency: readonly number[];
+  /** Notifications per server at each of those steps. */
+  growthConcurrencyRequests: number;
   /** Upper bound on filling one growth file (past it the file holds the checkouts made so far, and the rows say how many). */
   growthFillTimeoutMs: number;
   /** Upper bound on each section's measuring loop: past it the loop stops with the samples it has. */
@@ -68,6 +72,8 @@ const FULL: BenchSizes = {
   paySamples: 1_000,
   growthCheckouts: [20_000, 200_000],
   growthPages: 500,
+  growthConcurrency: [1, 10, 100],
+  growthConcurrencyRequests: 3_000,
   // 200,000 checkouts take 10–20 minutes on two busy vCPUs.
   growthFillTimeoutMs: 30 * 60_000,
   loopTimeoutMs: 10 * 60_000,
@@ -93,6 +99,8 @@ const QUICK: BenchSizes = {
   paySamples: 30,
   growthCheckouts: [200],
   growthPages: 20,
+  growthConcurrency: [1, 10, 100],
+  growthConcurrencyRequests: 200,
   growthFillTimeoutMs: 30_000,
   loopTimeoutMs: 15_000,
   runTimeoutMs: 3 * 60_000,

@@ -6,7 +6,8 @@
 // (eight days later: everything but the payments, kept 30 days). Figures: the file's size before and
 // after, the proxy's start on it, the page times, and the longest the proxy's event loop was held by a
 // clean-up step or while serving pages, beside how much of a step was CPU and the machine's own worst
-// stall meanwhile (children/wake-probe.ts). Aim: no block longer than 50 ms, at every size.
+// stall meanwhile (children/wake-probe.ts). Aim: no block longer than 50 ms, at every size. Then the
+// growth with the load: notification intake at 1, 10 and 100 connections (intake-concurrency.ts).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type Row, type SectionResult } from '../lib/report.ts';
 import { BenchChild } from '../lib/rpc.ts';
 import { nowMs, round, summarize, type LatencySummary } from '../lib/stats.ts';
+import { measureIntakeConcurrency } from './intake-concurrency.ts';
 
 /** The longest any request or clean-up step may hold the proxy's event loop. */
 export const AIM_BLOCK_MS = 50;
@@ -213,7 +215,8 @@ export function growthRows(figures: GrowthFigures): Row[] {
   ];
 }
 
-export async function measureGrowth({ sizes }: BenchOptions): Promise<SectionResult> {
+export async function measureGrowth(options: BenchOptions): Promise<SectionResult> {
+  const { sizes } = options;
   const child = await BenchChild.spawn('growth-proxy.ts', 'growth-proxy', { quiet: true });
   const wake = await BenchChild.spawn('wake-probe.ts', 'wake-probe');
   const bySize: GrowthFigures[] = [];
@@ -223,5 +226,10 @@ export async function measureGrowth({ sizes }: BenchOptions): Promise<SectionRes
     await child.close();
     await wake.close();
   }
-  return { section: 'growth', rows: bySize.flatMap(growthRows), data: { store: 'sqlite', pageLimit: PAGE_LIMIT, aimBlockMs: AIM_BLOCK_MS, bySize } };
+  const concurrency = await measureIntakeConcurrency(options);
+  return {
+    section: 'growth',
+    rows: [...bySize.flatMap(growthRows), ...concurrency.rows],
+    data: { store: 'sqlite', pageLimit: PAGE_LIMIT, aimBlockMs: AIM_BLOCK_MS, bySize, intakeByConnections: concurrency.steps },
+  };
 }

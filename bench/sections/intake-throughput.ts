@@ -13,7 +13,7 @@ import type { BenchStorage } from '../lib/storage.ts';
 const AIM_RATIO = 0.5;
 const ROUND_TIMEOUT_MS = 120_000;
 
-interface Side {
+export interface Side {
   server: ServerUnderTest;
   sessions: PreparedSession[];
   /** Next unused session. */
@@ -29,7 +29,7 @@ interface Side {
 }
 
 /** Sends `amount` notifications, one per unused session, and adds the counts and time to `side`. */
-async function load(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
+export async function load(side: Side, amount: number, connections: number, record: boolean): Promise<void> {
   const cpuBefore = await side.server.cpuTime();
   const syncBefore = side.server.kind === 'obv' ? await side.server.syncStats() : null;
   await send(side, amount, connections, record);
@@ -88,7 +88,7 @@ function send(side: Side, amount: number, connections: number, record: boolean):
   });
 }
 
-async function prepareSide(kind: 'obv' | 'bare', count: number, env: Record<string, string> = {}): Promise<Side> {
+export async function prepareSide(kind: 'obv' | 'bare', count: number, env: Record<string, string> = {}): Promise<Side> {
   const server = await ServerUnderTest.start(kind, env);
   return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0, fsyncs: 0, acknowledgements: 0 };
 }

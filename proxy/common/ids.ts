@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from './random.ts';
 
 /** 128 random bits, base64url: session ids and notification references. */
 export function newId(): string {
-  return randomBytes(16).toString('base64url');
+  return pooledRandomBytes(16).toString('base64url');
 }
 
 /** What a session id or reference looks like; anything else is answered 404 without a store lookup. */

@@ -1,10 +1,11 @@
 // Event ids. Most events get a random one; an event that must happen once whatever retries or instances
 // emit it (a session's end, an order's payment) gets one derived from what it is about, so every emitter
 // computes the same id and the outbox keeps the first.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { pooledRandomBytes } from '../common/random.ts';
 
 export function randomEventId(): string {
-  return `evt_${randomBytes(16).toString('base64url').slice(0, 22)}`;
+  return `evt_${pooledRandomBytes(16).toString('base64url').slice(0, 22)}`;
 }
 
 /**

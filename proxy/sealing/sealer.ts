@@ -2,7 +2,8 @@
 // sealed value opens only where it was sealed for (an accountToken sealed for one session does not open
 // in another session's record). Format: `obv1.{keyId}.{base64url(iv ‖ ciphertext ‖ tag)}`, unpadded, in its
 // one canonical spelling.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv } from 'node:crypto';
+import { pooledRandomBytes } from '../common/random.ts';
 import type { SealingKey } from '../config/sealing-keys.ts';
 
 const VERSION = 'obv1';
@@ -34,7 +35,8 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
   const byId = new Map(keys.map((k) => [k.id, k.key]));
   return {
     seal(plaintext, context) {
-      const iv = randomBytes(IV_BYTES);
+      // A view into the pool: createCipheriv copies it, and Buffer.concat below copies it into the value.
+      const iv = pooledRandomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', current.key, iv);
       cipher.setAAD(Buffer.from(context, 'utf8'));
       const body = Buffer.concat([iv, cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);

@@ -46,6 +46,11 @@ const SPOKEN_TYPES: Record<string, Partial<Record<Lang, string>>> = {
   SAVINGS: { es: 'Cuenta de ahorros' },
 };
 
+/** Each type's English word as a whole word, compiled once (this runs for every success published). */
+const ENGLISH_TYPE_WORDS: Record<string, RegExp> = Object.fromEntries(
+  Object.entries(ACCOUNT_TYPES).map(([type, words]) => [type, new RegExp(`\\b${words.en}\\b`, 'i')]),
+);
+
 const ENDING_IN: Record<Lang, string> = { en: 'ending in', es: 'terminada en' };
 
 /** "es", "es-MX"… → es; anything else (or nothing) → en. */
@@ -81,7 +86,7 @@ export function accountWords(accountLabel: string, fiAccountType: string, langua
   const typeWord = type?.[lang] ?? fiAccountType;
   let displayLabel = accountLabel;
   // The provider writes the label in English: its type word is swapped for the shopper's, not repeated.
-  const englishWord = type ? new RegExp(`\\b${type.en}\\b`, 'i') : undefined;
+  const englishWord = ENGLISH_TYPE_WORDS[fiAccountType.toUpperCase()];
   if (englishWord?.test(accountLabel)) displayLabel = accountLabel.replace(englishWord, typeWord);
   else if (typeWord && !accountLabel.toLowerCase().includes(typeWord.toLowerCase())) displayLabel = [accountLabel, typeWord].filter(Boolean).join(' · ');
   const masked = MASKED_NUMBER.exec(displayLabel);

@@ -61,7 +61,7 @@ const text = (value: unknown): string => (value == null ? '' : String(value));
 
 /** Joins a path onto the proxy base, keeping the base's own path ("/obv" + "ws" → "/obv/ws"). */
 export function endpoint(base: URL, path: string): URL {
-  const url = new URL(base.href);
+  const url = new URL(base);
   url.pathname = `${url.pathname.replace(/\/+$/, '')}/${path}`;
   return url;
 }
@@ -77,8 +77,9 @@ export function endpoint(base: URL, path: string): URL {
 export async function post(base: URL, path: string, body: object, init?: RequestInit, headers?: Record<string, string>): Promise<unknown> {
   const url = endpoint(base, path);
   let response: Response;
+  // No cache mode: a POST is never answered from the HTTP cache.
   try {
-    response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body), cache: 'no-store', ...init });
+    response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body), ...init });
   } catch (error) {
     if (init?.signal?.aborted) throw error;
     throw new ProxyRequestError('network', `Cannot reach ${url.href}`);
@@ -245,7 +246,8 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
 
   const connect = () => {
     const url = endpoint(base, 'ws');
-    url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
+    // http: → ws:, https: → wss: (the base is always one of the two, see attributes.ts).
+    url.protocol = url.protocol.replace('http', 'ws');
     try {
       socket = new WebSocket(url);
     } catch {

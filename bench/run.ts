@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseOptions, PER_STORAGE_SECTIONS, SECTIONS, STORAGES, type BenchOptions, type SectionName, type StorageName } from './lib/options.ts';
+import { DEFAULT_STORAGES, parseOptions, PER_STORAGE_SECTIONS, SECTIONS, type BenchOptions, type SectionName, type StorageName } from './lib/options.ts';
 import { markdownTable, type SectionResult } from './lib/report.ts';
 import { openFileLimit } from './lib/limits.ts';
 import { killAllChildren } from './lib/rpc.ts';
@@ -109,7 +109,7 @@ async function main(): Promise<number> {
   console.log(`\nobv-link benchmarks (${options.quick ? 'quick' : 'full'} run, Node ${process.version}, ${cpus().length} CPUs)\n`);
   console.log(markdownTable(results));
   const failed = Object.keys(errors);
-  const complete = !options.quick && options.sections.length === SECTIONS.length && options.storages.length === STORAGES.length && failed.length === 0;
+  const complete = !options.quick && options.sections.length === SECTIONS.length && DEFAULT_STORAGES.every((name) => options.storages.includes(name)) && failed.length === 0;
   // Only a complete full-size run without a failure replaces the recorded results; any other goes to
   // --out, else tmp (a quick run never touches bench/results.json or docs/PERFORMANCE.md).
   const outFile = complete

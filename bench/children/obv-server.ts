@@ -3,7 +3,7 @@
 // this child with stdout ignored, so logging costs what it costs without flooding the terminal).
 // BENCH_UPSTREAM_URL points it at a sandbox provider; without one it never calls upstream.
 // BENCH_PAYMENTS=1 adds what POST /transactions needs (the merchant API key, the gateway's app).
-// BENCH_STORAGE (with BENCH_DATA_DIR, BENCH_REDIS_URL) picks the session storage (lib/storage.ts).
+// BENCH_STORAGE (with BENCH_DATA_DIR, BENCH_DATABASE_URL, BENCH_REDIS_URL) picks the session storage (lib/storage.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
@@ -30,11 +30,11 @@ const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
 /**
  * Where the proxy keeps its state, and the store prepareSessions writes into (the same one): this child
- * builds the storage `--storage` names (createStorage: memory, SQLite in BENCH_DATA_DIR, Redis on
- * BENCH_REDIS_URL) and hands it to the proxy.
+ * builds the storage `--storage` names (createStorage: memory, SQLite in BENCH_DATA_DIR, PostgreSQL on
+ * BENCH_DATABASE_URL, Redis on BENCH_REDIS_URL) and hands it to the proxy.
  */
 const kind = (storage?.storage ?? 'memory') as StorageKind;
-const ownBackend = createStorage({ kind, logger, dataDir: storage?.dataDir, redisUrl: storage?.redisUrl });
+const ownBackend = createStorage({ kind, logger, dataDir: storage?.dataDir, databaseUrl: storage?.databaseUrl, redisUrl: storage?.redisUrl });
 const storeInUse = kind;
 
 const proxy = createObvProxy({

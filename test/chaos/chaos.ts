@@ -1,6 +1,7 @@
 // The chaos run (`npm run chaos`): N verification sessions across K proxy instances on one real
-// redis-server, while deliveries are duplicated, contradicted and sent to whichever instance, browsers'
-// sockets drop, one instance is killed (SIGKILL, then restarted) and Redis is killed and restarted.
+// redis-server or PostgreSQL cluster (`engine`), while deliveries are duplicated, contradicted and sent to
+// whichever instance, browsers' sockets drop, one instance is killed (SIGKILL, then restarted) and the
+// engine is killed (SIGKILL) and restarted.
 // Every session's browser must end with exactly one result, the session's own, equal to what the
 // proxy reports for that session. Merchant events ride along: the instances send them to a merchant
 // endpoint that fails, drops and delays deliveries (merchant-events.ts); every started session's
@@ -12,17 +13,71 @@
 import { isDeepStrictEqual } from 'node:util';
 import { WebSocket } from 'ws';
 import { startProvider } from '../../sandbox/index.ts';
-import { openRedisSessionStore, type RedisSessionStore } from '../../proxy/storage/redis/session-store.ts';
+import { openRedisSessionStore } from '../../proxy/storage/redis/session-store.ts';
+import { openPostgresStorage } from '../../proxy/storage/postgres/storage.ts';
+import type { SessionStore } from '../../proxy/storage/sessions.ts';
 import { seededRandom } from '../helpers/prng.ts';
 import { startRedisServer } from '../helpers/redis-server.ts';
+import { startPostgresServer } from '../helpers/postgres-server.ts';
 import { signNotification } from '../helpers/webhooks.ts';
 import { postLinkSession, ProxyProcess, type ChaosInstance } from './cluster.ts';
 import { CHAOS_EVENTS_SECRET, startChaosMerchant, type ChaosEvent, type ChaosMerchant } from './merchant-events.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 
+/** Where the instances keep their shared state: a redis-server or a PostgreSQL cluster, each killed and restarted mid-run. */
+export type ChaosEngine = 'redis' | 'postgres';
+
+/** One started engine: the instances' settings for it, a session store to check them against, a kill and a restart. */
+interface RunningEngine {
+  /** How the run's events name it (`SIGKILL {name}`, `{name} restarted`). */
+  name: string;
+  port: number;
+  instanceSettings: { redisUrl?: string; env?: Record<string, string> };
+  oracle: Pick<SessionStore, 'get'>;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function startEngine(engine: ChaosEngine): Promise<RunningEngine> {
+  if (engine === 'postgres') {
+    const server = await startPostgresServer();
+    const storage = await openPostgresStorage({ url: server.url });
+    return {
+      name: 'postgres',
+      port: server.port,
+      instanceSettings: { env: { OBV_DATABASE_URL: server.url } },
+      oracle: storage.sessionStore,
+      stop: () => server.stop('SIGKILL'),
+      start: () => server.start(),
+      close: async () => {
+        await storage.close();
+        await server.close();
+      },
+    };
+  }
+  const redis = await startRedisServer({ persistent: true });
+  const oracle = await openRedisSessionStore({ url: redis.url });
+  oracle.redis.on('error', () => undefined);
+  return {
+    name: 'redis-server',
+    port: redis.port,
+    instanceSettings: { redisUrl: redis.url },
+    oracle,
+    stop: () => redis.stop('SIGKILL'),
+    start: () => redis.start(),
+    close: async () => {
+      oracle.redis.disconnect();
+      await redis.close();
+    },
+  };
+}
+
 export interface ChaosOptions {
   sessions: number;
   instances: number;
+  /** Where state lives. Default redis. */
+  engine?: ChaosEngine;
   /** Sessions in flight at once. Default 64. */
   concurrency?: number;
   seed?: number;
@@ -124,25 +179,24 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   };
   const examples: string[] = [];
 
-  const redis = await startRedisServer({ persistent: true });
+  const engine = await startEngine(options.engine ?? 'redis');
   const provider = await startProvider();
-  const oracle = await openRedisSessionStore({ url: redis.url });
-  oracle.redis.on('error', () => undefined);
+  const oracle = engine.oracle;
   const merchant = await startChaosMerchant(seededRandom((options.seed ?? 13) + 1));
   const instances = Array.from({ length: Math.max(2, options.instances) }, (_, i) =>
     new ProxyProcess(`instance-${i + 1}`, {
       providerUrl: provider.url,
-      redisUrl: redis.url,
+      ...(engine.instanceSettings.redisUrl ? { redisUrl: engine.instanceSettings.redisUrl } : {}),
       logDir,
       script: 'test/helpers/events-proxy-child.ts',
-      env: { OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
+      env: { ...engine.instanceSettings.env, OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
     }));
   /** Marker (the session's merchantTransactionId) → its stored outcome, once known; every started session has an entry. */
   const expected = new Map<string, { status: string; linkRef?: string } | undefined>();
   const chaosTimers: NodeJS.Timeout[] = [];
   try {
     await Promise.all(instances.map((instance) => instance.start()));
-    note(`${instances.length} instances up on redis-server :${redis.port}`);
+    note(`${instances.length} instances up on ${engine.name} :${engine.port}`);
 
     const pick = (avoid?: ChaosInstance): ChaosInstance | undefined => {
       const live = instances.filter((instance) => instance.up && instance !== avoid);
@@ -153,7 +207,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // The chaos itself, triggered by how many sessions have started so that it always hits work in flight.
     let startedCount = 0;
     const killAt = Math.floor(options.sessions * 0.3);
-    const redisRestartAt = Math.floor(options.sessions * 0.6);
+    const engineRestartAt = Math.floor(options.sessions * 0.6);
     const onSessionStarted = () => {
       startedCount++;
       if (startedCount === killAt) {
@@ -163,10 +217,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           chaosTimers.push(setTimeout(() => void victim.start().then(() => note(`${victim.name} restarted`), (e: unknown) => note(`${victim.name} restart failed: ${String(e)}`)), 2_000));
         });
       }
-      if (startedCount === redisRestartAt) {
-        note('SIGKILL redis-server');
-        void redis.stop('SIGKILL').then(() => {
-          chaosTimers.push(setTimeout(() => void redis.start().then(() => note('redis-server restarted'), (e: unknown) => note(`redis restart failed: ${String(e)}`)), 1_500));
+      if (startedCount === engineRestartAt) {
+        note(`SIGKILL ${engine.name}`);
+        void engine.stop().then(() => {
+          chaosTimers.push(setTimeout(() => void engine.start().then(() => note(`${engine.name} restarted`), (e: unknown) => note(`${engine.name} restart failed: ${String(e)}`)), 1_500));
         });
       }
     };
@@ -201,9 +255,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     for (const timer of chaosTimers) clearTimeout(timer);
     await Promise.all(instances.map((instance) => instance.kill()));
     await merchant.close();
-    oracle.redis.disconnect();
     await provider.close();
-    await redis.close();
+    await engine.close();
   }
 }
 
@@ -254,7 +307,7 @@ async function checkMerchantEvents(
 
 interface SessionContext {
   pick(avoid?: ChaosInstance): ChaosInstance | undefined;
-  oracle: RedisSessionStore;
+  oracle: Pick<SessionStore, 'get'>;
   expected: Map<string, { status: string; linkRef?: string } | undefined>;
   random: () => number;
   onSessionStarted(): void;

@@ -34,7 +34,8 @@ export interface InstanceSettings {
   script?: string;
 }
 
-const READY_TIMEOUT_MS = 20_000;
+/** A bounded wait, not a speed target: tsx compiles the proxy at each start, which takes seconds on a loaded machine. */
+const READY_TIMEOUT_MS = 60_000;
 
 /** Every instance's OBV_MERCHANT_API_KEY: the merchant's server makes its link sessions with it. */
 export const INSTANCE_MERCHANT_API_KEY = 'chaos-merchant-api-key-0123456789abcdef';

@@ -1,4 +1,4 @@
-// `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S]`: see chaos.ts. Prints
+// `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S] [--engine redis|postgres]`: see chaos.ts. Prints
 // `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session; merchant events: D delivered,
 // R duplicated (same id), M missing` and exits 1 on any violation.
 import { parseArgs } from 'node:util';
@@ -11,6 +11,8 @@ const { values } = parseArgs({
     instances: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '64' },
     seed: { type: 'string', default: '13' },
+    // Where the instances share their state: redis or postgres.
+    engine: { type: 'string', default: 'redis' },
     // One durable instance (SQLite, the default deployment) killed and restarted, instead of a Redis cluster.
     durable: { type: 'boolean', default: false },
     orders: { type: 'string', default: '60' },
@@ -37,7 +39,13 @@ if (values.durable) {
   process.exit(durableViolations(durable) > 0 ? 1 : 0);
 }
 
+if (values.engine !== 'redis' && values.engine !== 'postgres') {
+  console.error('chaos: --engine must be redis or postgres');
+  process.exit(2);
+}
+
 const report = await runChaos({
+  engine: values.engine,
   sessions: positive('sessions', values.sessions, 100_000),
   instances: positive('instances', values.instances, 8),
   concurrency: positive('concurrency', values.concurrency, 1_000),

@@ -62,7 +62,8 @@ describe('bench options', () => {
   it('keeps the storage backends named by --storage, in run order, and refuses others', () => {
     assert.deepEqual(parseOptions(['--storage=redis,memory'], {}).storages, ['memory', 'redis']);
     assert.deepEqual(parseOptions(['--storage', 'sqlite'], {}).storages, ['sqlite']);
-    assert.throws(() => parseOptions(['--storage', 'postgres'], {}), /unknown storage\(s\) postgres/);
+    assert.deepEqual(parseOptions(['--storage', 'redis,postgres'], {}).storages, ['postgres', 'redis']);
+    assert.throws(() => parseOptions(['--storage', 'mysql'], {}), /unknown storage\(s\) mysql/);
   });
 
   it('writes a partial run where --out says', () => {

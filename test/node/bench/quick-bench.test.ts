@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { PER_STORAGE_SECTIONS, SECTIONS, STORAGES } from '../../../bench/lib/options.ts';
+import { DEFAULT_STORAGES, PER_STORAGE_SECTIONS, SECTIONS } from '../../../bench/lib/options.ts';
 import { redisSkipReason } from '../../helpers/redis-server.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -45,7 +45,7 @@ function runBench(args: string[]): Promise<{ code: number | null; output: string
 }
 
 // Without redis-server (outside CI) the Redis runs are left out, loudly; with CI=true it must be there.
-const storages = redisSkipReason() === false ? STORAGES : STORAGES.filter((name) => name !== 'redis');
+const storages = redisSkipReason() === false ? DEFAULT_STORAGES : DEFAULT_STORAGES.filter((name) => name !== 'redis');
 
 describe('npm run bench -- --quick', { timeout: TIMEOUT_MS }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'obv-quick-bench-'));

@@ -49,10 +49,10 @@ export function createServices(deps: ServicesDeps): Services {
   const { config, storage, sealer, metrics, logger, now } = deps;
   const store = storage.sessionStore;
   const events = createMerchantEvents({
-    config, outbox: storage.eventOutbox, redeliveryStore: storage.redeliveryStore, released: releasedReader(store, now).get, logger, metrics, now, timings: deps.eventTimings, outage: deps.storeOutage,
+    config, outbox: storage.eventOutbox, sealer, redeliveryStore: storage.redeliveryStore, released: releasedReader(store, now).get, logger, metrics, now, timings: deps.eventTimings, outage: deps.storeOutage,
   });
   const accounts = createSavedAccounts({ config, sealer, removals: storage.removals, events, onSavedAccountRemoved: deps.onSavedAccountRemoved, logger, now });
-  const linkSessions = createLinkSessions({ config, linkSessions: storage.linkSessions, payments: storage.payments, accounts, logger, now });
+  const linkSessions = createLinkSessions({ config, linkSessions: storage.linkSessions, sealer, payments: storage.payments, accounts, logger, now });
   const verifications = createVerifications({
     config, store, bus: storage.resultBus, sealer, upstream: deps.upstream.verifications, linkSessions, accounts, events,
     onOutcome: deps.onOutcome, metrics, bankStepGraceMs: deps.bankStepGraceMs, logger, now,

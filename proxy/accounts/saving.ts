@@ -16,7 +16,7 @@ import { consentAddress, consentUserAgent } from './consent.ts';
 import { sameAccount } from './reconnect.ts';
 import { openSavingConsent, sealSavingConsent } from '../sealing/sealed-outcome.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount } from './saved-account.ts';
-import type { OfferingLinkSession } from './offer.ts';
+import { savedFor, type OfferingLinkSession } from './offer.ts';
 
 /** The browser that starts: its address and User-Agent, as the request carried them (a consent record keeps both). */
 export interface ShopperClient {
@@ -57,7 +57,7 @@ export async function stillKnown(removals: Pick<RemovalStore, 'isRemoved'>, merc
 function consentRecord(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string): ConsentRecord {
   const refuse = (message: string) => validationProblem('The request body', [{ path: 'consent', message }]);
   if (!session.allowSaving) throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
-  const words = consentWords(session.language, deps.config.merchantName);
+  const words = consentWords(session.language, deps.config.merchantName, savedFor(session));
   if (consentVersion !== words.version) throw refuse(`must be the version of the consent words the element showed (${words.version})`);
   return {
     version: words.version,

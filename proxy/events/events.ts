@@ -95,8 +95,8 @@ export interface MerchantEventsOptions {
 
 /** The order fields of a session, as events carry them (unset ones left out). */
 function orderOf(record: SessionRecord) {
-  const { merchantUserId, merchantTransactionId, amount, currency } = record;
-  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency }).filter(([, value]) => value !== undefined));
+  const { merchantUserId, merchantTransactionId, amount, currency, hosted } = record;
+  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency, hosted }).filter(([, value]) => value !== undefined));
 }
 
 /** The link.* event a session ended with; undefined while it has not ended. */

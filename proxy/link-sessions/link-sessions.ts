@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import { problem, ProblemError } from '../common/errors.ts';
 import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts';
-import { Amount, CurrencyCode, LanguageTag, text } from '../common/validation.ts';
+import { Amount, CurrencyCode, LanguageTag, text, validationProblem } from '../common/validation.ts';
 import type { SavedAccounts } from '../accounts/accounts.ts';
 import { SavedAccountFields, StoredSavedAccountFields, type OfferView } from '../accounts/offer.ts';
 import type { LinkSessionStore } from '../storage/link-sessions.ts';
@@ -133,6 +133,13 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
 
   async function create(input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
     if (input.hosted) checkCompletionUri(config, input.hosted.completionRedirectUri);
+    // A hosted link can be forwarded (docs/HOSTED-LINK.md): saving from it is the merchant's explicit choice.
+    if (input.hosted && input.allowSaving && !input.hosted.allowSaving) {
+      throw validationProblem('The request body', [{
+        path: 'allowSaving',
+        message: 'is refused for a hosted page unless hosted.allowSaving is true as well: a forwarded hosted link would let someone else save their account for this user',
+      }]);
+    }
     // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
     const hostedRef = input.hosted ? newHostedRef() : undefined;
     const linkToken = hostedRef ? linkTokenOfHostedRef(hostedRef) : `lt_${randomBytes(24).toString('base64url')}`;

@@ -41,6 +41,7 @@ const SessionBaseSchema = z.looseObject({
   verificationId: z.string().optional(),
   language: z.string().optional(),
   linkSessionId: z.string().optional(),
+  hosted: z.literal(true).optional(),
   browserBinding: z.string().optional(),
 });
 

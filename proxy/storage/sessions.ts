@@ -87,6 +87,8 @@ export interface SessionRecord {
   language?: string;
   /** The link session this verification was started from (its id, never the link token itself). */
   linkSessionId?: string;
+  /** Started from a hosted page (its link can be forwarded): the session's link.* events say so. */
+  hosted?: true;
   /**
    * The secret of the starting browser's binding cookie (http/bank-step-cookie.ts), when the bank step is
    * bound: the session's success is held back until that browser reaches the return page.

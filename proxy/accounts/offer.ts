@@ -2,6 +2,7 @@
 // may ask to re-authorize one); the proxy opens each one for that user when the link session is made
 // and refuses, naming its index, any it cannot open. The browser then sees only an opaque id per
 // offered account (fresh for this link session) and its display fields: never a sealed string or token.
+import { maskedConsumer, type DeclaredConsumer } from '../common/masking.ts';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
@@ -107,6 +108,15 @@ export interface OfferingLinkSession {
   savedAccounts?: OfferedAccount[] | undefined;
   allowSaving?: boolean | undefined;
   reauthorize?: OfferedAccount | undefined;
+  /** The consumer the merchant declared (named in the consent words of a hosted page). */
+  consumer?: DeclaredConsumer | undefined;
+  /** Set for a hosted page's link session (link-sessions/hosted.ts). */
+  hosted?: object | undefined;
+}
+
+/** Whose purchases a hosted page's saved account is for, in its consent words; undefined elsewhere (the checkout is the user's own). */
+export function savedFor(session: OfferingLinkSession): string | undefined {
+  return session.hosted && session.consumer ? maskedConsumer(session.consumer) : undefined;
 }
 
 /** Where removals are remembered, for what is still offered. */
@@ -145,7 +155,7 @@ export async function offerView(deps: Removals & { config: Pick<ProxyConfig, 'me
   // every Pay with it would be refused as stale (a merchant may pass it in savedAccounts too).
   const accounts = (await stillOffered(deps, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
-  if (session.allowSaving) offer.saving = consentWords(language, deps.config.merchantName);
+  if (session.allowSaving) offer.saving = consentWords(language, deps.config.merchantName, savedFor(session));
   if (reauthorize) {
     // The element's title as is: "Reconnect Sandbox Federal Bank Checking ••••4321" (the account's type with
     // its masked number, as in the saved list), and how a screen reader says it ("…, Checking ending in 4321").

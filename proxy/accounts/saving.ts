@@ -14,8 +14,9 @@ import { validationProblem } from '../common/validation.ts';
 import { consentWords } from '../words/consent.ts';
 import { consentAddress, consentUserAgent } from './consent.ts';
 import { sameAccount } from './reconnect.ts';
+import { openSavingConsent, sealSavingConsent } from '../sealing/sealed-outcome.ts';
 import { newAccountId, reopenSavedAccountToken, sealSavedAccount } from './saved-account.ts';
-import type { OfferingLinkSession } from './offer.ts';
+import { savedFor, type OfferingLinkSession } from './offer.ts';
 
 /** The browser that starts: its address and User-Agent, as the request carried them (a consent record keeps both). */
 export interface ShopperClient {
@@ -32,8 +33,10 @@ type ConsentDeps = { config: Pick<ProxyConfig, 'merchantName'>; now: () => numbe
  * account it reconnects, and keeps a consent given on the same start: it is the new saved account's if
  * the bank links a different account (reconnect.ts).
  */
-export function savingFor(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
-  const consent = consentVersion === undefined ? undefined : consentRecord(deps, client, session, consentVersion);
+export function savingFor(deps: ConsentDeps & { sealer: Sealer }, client: ShopperClient, session: OfferingLinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
+  // The address and user agent are personal data: sealed in the record (sealing/sealed-outcome.ts).
+  const consent = consentVersion === undefined ? undefined
+    : sealSavingConsent(deps.sealer, session.merchantUserId, consentRecord(deps, client, session, consentVersion));
   // The user's saved accounts the success may turn out to be (their display fields only, no seal);
   // stillKnown() then drops those the shopper removed.
   const known = [...(session.savedAccounts ?? []), ...(session.reauthorize ? [session.reauthorize] : [])].map(target);
@@ -54,7 +57,7 @@ export async function stillKnown(removals: Pick<RemovalStore, 'isRemoved'>, merc
 function consentRecord(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string): ConsentRecord {
   const refuse = (message: string) => validationProblem('The request body', [{ path: 'consent', message }]);
   if (!session.allowSaving) throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
-  const words = consentWords(session.language, deps.config.merchantName);
+  const words = consentWords(session.language, deps.config.merchantName, savedFor(session));
   if (consentVersion !== words.version) throw refuse(`must be the version of the consent words the element showed (${words.version})`);
   return {
     version: words.version,
@@ -92,6 +95,7 @@ export function savedAccountFor(deps: { sealer: Sealer; now: () => number }, rec
   if (!saving || !merchantUserId) return {};
   const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
   const linkedAt = new Date(deps.now()).toISOString();
+  const consent = saving.consent && openSavingConsent(deps.sealer, merchantUserId, saving.consent);
   const save = (accountId: string, reauthorized: boolean): SavedAccount => ({
     sealed: sealSavedAccount(deps.sealer, { accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt }),
     accountId,
@@ -99,7 +103,7 @@ export function savedAccountFor(deps: { sealer: Sealer; now: () => number }, rec
     fiName,
     fiAccountType,
     linkedAt,
-    ...(saving.consent ? { consent: saving.consent } : {}),
+    ...(consent ? { consent } : {}),
     ...(reauthorized ? { reauthorized: true as const } : {}),
   });
   const reconnecting = saving.reconnect;

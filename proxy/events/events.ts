@@ -6,6 +6,8 @@
 import type { Logger } from 'pino';
 import { MemoryStore, type Options as RateLimitOptions, type Store } from 'express-rate-limit';
 import { problem } from '../common/errors.ts';
+import { openSavedAccount } from '../sealing/sealed-outcome.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import type { ProxyConfig } from '../config/schema.ts';
 import type { ProxyMetrics } from '../common/metrics.ts';
 import { CANCELLED_CODE, type SessionRecord } from '../storage/sessions.ts';
@@ -74,6 +76,8 @@ export interface MerchantEvents {
 export interface MerchantEventsOptions {
   config: Pick<ProxyConfig, 'eventsUrl' | 'eventsSecrets'>;
   outbox: EventOutbox;
+  /** Opens a success's consent (its address and user agent are sealed in the store) for link.succeeded. */
+  sealer: Sealer;
   /** Where each event's redelivery asks are counted (Redis: across instances); default in this process's memory. */
   redeliveryStore?: Store | undefined;
   /**
@@ -91,18 +95,18 @@ export interface MerchantEventsOptions {
 
 /** The order fields of a session, as events carry them (unset ones left out). */
 function orderOf(record: SessionRecord) {
-  const { merchantUserId, merchantTransactionId, amount, currency } = record;
-  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency }).filter(([, value]) => value !== undefined));
+  const { merchantUserId, merchantTransactionId, amount, currency, hosted } = record;
+  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency, hosted }).filter(([, value]) => value !== undefined));
 }
 
 /** The link.* event a session ended with; undefined while it has not ended. */
-function sessionEndEvent(record: SessionRecord): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
+function sessionEndEvent(sealer: Sealer, record: SessionRecord): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
   const order = orderOf(record);
   const outcome = record.outcome;
   if (outcome?.status === 'success') {
     const { linkRef, accountLabel, fiName, fiAccountType, savedAccount, reconnect } = outcome;
     const saved = {
-      ...(savedAccount ? { savedAccount } : {}),
+      ...(savedAccount ? { savedAccount: openSavedAccount(sealer, record.sessionId, savedAccount) } : {}),
       ...(reconnect ? { reconnect } : {}),
       ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
     };
@@ -161,7 +165,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
    * backed by someone else's bank step.
    */
   async function sessionEnded(released: SessionRecord): Promise<void> {
-    const end = sessionEndEvent(released);
+    const end = sessionEndEvent(options.sealer, released);
     if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
   }
 
@@ -183,7 +187,7 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     async checkSession(sessionId) {
       const released = await options.released(sessionId);
       if (!released) return 'done';
-      if (!sessionEndEvent(released)) return now() + sessionCheckDelayMs;
+      if (!sessionEndEvent(options.sealer, released)) return now() + sessionCheckDelayMs;
       // Also re-emits an outcome's event whose first emit was lost (an instance killed right after the
       // outcome was stored): same id, so nothing new when it was not.
       await sessionEnded(released);

@@ -37,6 +37,11 @@ export const HostedRequest = z.strictObject({
   }),
   state: z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters').optional()
     .meta({ description: 'Your own value, echoed verbatim as `state` on the completion redirect (correlate the return with your request)' }),
+  allowSaving: z.boolean().optional().meta({
+    description: 'Offer saving the account from this hosted page (default false). A hosted link can be forwarded: whoever opens it '
+      + 'could save their own account for this merchant user. With it, `allowSaving: true` offers the consent box, whose words name '
+      + 'whose purchases the account is saved for; without it, a hosted link session with `allowSaving: true` is refused (400).',
+  }),
 });
 export type HostedRequest = z.infer<typeof HostedRequest>;
 

@@ -11,10 +11,11 @@ import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import { problem, ProblemError } from '../common/errors.ts';
 import { MAX_USES_PER_LINK_SESSION, RECORD_GRACE_MS } from '../config/limits.ts';
-import { Amount, CurrencyCode, LanguageTag, text } from '../common/validation.ts';
+import { Amount, CurrencyCode, LanguageTag, text, validationProblem } from '../common/validation.ts';
 import type { SavedAccounts } from '../accounts/accounts.ts';
 import { SavedAccountFields, StoredSavedAccountFields, type OfferView } from '../accounts/offer.ts';
 import type { LinkSessionStore } from '../storage/link-sessions.ts';
+import type { Sealer } from '../sealing/sealer.ts';
 import type { PaymentStore } from '../storage/payments.ts';
 import {
   checkCompletionUri, completionRedirect, HOSTED_REF_PATTERN, HOSTED_STATUSES, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef, type HostedStatus,
@@ -42,9 +43,21 @@ export const CreateLinkSessionBody = z.strictObject({
 });
 export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;
 
-/** A link session as stored, and as a start reads it back (parsed: another instance wrote it). */
-const StoredLinkSession = CreateLinkSessionBody.extend({ ...StoredSavedAccountFields, createdAt: z.number(), expiresAt: z.number() });
-export type LinkSession = z.infer<typeof StoredLinkSession>;
+/** A link session as a start uses it: the merchant's values, the consumer opened. */
+const LinkSessionSchema = CreateLinkSessionBody.extend({ ...StoredSavedAccountFields, createdAt: z.number(), expiresAt: z.number() });
+export type LinkSession = z.infer<typeof LinkSessionSchema>;
+
+/**
+ * A link session as stored, and as a start reads it back (parsed: another instance wrote it): the
+ * consumer's name and e-mail sealed like a token (`sealedConsumer`, bound to the link session), so no
+ * backend, a Redis dump or a copy of the SQLite file, holds them in the clear. They live as long as the
+ * record: the link session's lifetime and RECORD_GRACE_MS (docs/GOING-TO-PRODUCTION.md, "Personal data").
+ */
+const StoredLinkSession = LinkSessionSchema.omit({ consumer: true }).extend({ sealedConsumer: z.string() });
+const ConsumerSchema = CreateLinkSessionBody.shape.consumer;
+const consumerContext = (id: string) => `link-session-consumer:${id}`;
+/** A link session written before the consumer was sealed (made before an upgrade, still within its lifetime). */
+const LegacyStoredLinkSession = LinkSessionSchema;
 
 /** What POST /link-sessions answers. */
 export interface CreatedLinkSession {
@@ -63,6 +76,8 @@ export function linkSessionId(linkToken: string): string {
 export interface LinkSessionsDeps {
   config: Pick<ProxyConfig, 'linkSessionTtlMs' | 'hostedRedirectSchemes' | 'sandbox' | 'publicUrl' | 'mountPath'>;
   linkSessions: LinkSessionStore;
+  /** Seals the consumer's name and e-mail in the stored record. */
+  sealer: Sealer;
   /** Whether a link session's order is paid (or being paid): it then starts nothing more. */
   payments: Pick<PaymentStore, 'get'>;
   accounts: Pick<SavedAccounts, 'open' | 'offer' | 'find' | 'remove'>;
@@ -118,27 +133,45 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
 
   async function create(input: CreateLinkSessionBody): Promise<CreatedLinkSession> {
     if (input.hosted) checkCompletionUri(config, input.hosted.completionRedirectUri);
+    // A hosted link can be forwarded (docs/HOSTED-LINK.md): saving from it is the merchant's explicit choice.
+    if (input.hosted && input.allowSaving && !input.hosted.allowSaving) {
+      throw validationProblem('The request body', [{
+        path: 'allowSaving',
+        message: 'is refused for a hosted page unless hosted.allowSaving is true as well: a forwarded hosted link would let someone else save their account for this user',
+      }]);
+    }
     // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
     const hostedRef = input.hosted ? newHostedRef() : undefined;
     const linkToken = hostedRef ? linkTokenOfHostedRef(hostedRef) : `lt_${randomBytes(24).toString('base64url')}`;
-    const { savedAccounts, reauthorize, ...purchase } = input;
+    const { savedAccounts, reauthorize, consumer, ...purchase } = input;
     const offered = await accounts.open(input.merchantUserId, { savedAccounts, reauthorize });
     const at = now();
-    const session: LinkSession = { ...purchase, ...offered, createdAt: at, expiresAt: at + config.linkSessionTtlMs };
+    const id = linkSessionId(linkToken);
+    const stored: z.infer<typeof StoredLinkSession> = {
+      ...purchase, ...offered, sealedConsumer: deps.sealer.seal(JSON.stringify(consumer), consumerContext(id)), createdAt: at, expiresAt: at + config.linkSessionTtlMs,
+    };
     // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
-    await linkSessions.create(linkSessionId(linkToken), session, config.linkSessionTtlMs + RECORD_GRACE_MS);
+    await linkSessions.create(id, stored, config.linkSessionTtlMs + RECORD_GRACE_MS);
     deps.logger.info({ merchantTransactionId: input.merchantTransactionId, hosted: input.hosted !== undefined }, 'link session created');
-    return { linkToken, expiresAt: new Date(session.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(config, hostedRef) } : {}) };
+    return { linkToken, expiresAt: new Date(stored.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(config, hostedRef) } : {}) };
   }
 
   async function resolve(linkToken: string): Promise<ResolvedLinkSession> {
     const id = linkSessionId(linkToken);
     const stored = await linkSessions.get(id);
     const parsed = stored === undefined ? undefined : StoredLinkSession.safeParse(stored);
+    const legacy = stored !== undefined && !parsed?.success ? LegacyStoredLinkSession.safeParse(stored) : undefined;
+    if (legacy?.success) return checked(id, legacy.data);
     if (!parsed?.success) {
       throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
     }
-    const session = parsed.data;
+    const { sealedConsumer, ...values } = parsed.data;
+    // UnsealError (a key this instance lacks, a record altered or moved): 503 sealing-key-unavailable.
+    return checked(id, { ...values, consumer: ConsumerSchema.parse(JSON.parse(deps.sealer.open(sealedConsumer, consumerContext(id)))) });
+  }
+
+  /** A link session read back, if a start may still use it. */
+  async function checked(id: string, session: LinkSession): Promise<ResolvedLinkSession> {
     if (session.expiresAt <= now()) {
       throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
     }

@@ -12,6 +12,7 @@ const STYLE = [
   '-webkit-text-size-adjust:100%}',
   'main{max-width:30rem;margin:0 auto;padding:1.5rem 1rem 2rem}',
   '.shop{margin:0;font-size:.9375rem;color:#4a5361}',
+  '.order{margin:0 0 1.25rem;font-weight:600}.order small{display:block;margin-top:.25rem;font-weight:400}',
   'h1{font-size:1.375rem;line-height:1.3;margin:.25rem 0 1rem}',
   '.amount{display:flex;justify-content:space-between;align-items:baseline;gap:1rem;margin:0 0 1.25rem;padding:.875rem 1rem;',
   'background:#fff;border:1px solid #d5d9e0;border-radius:.75rem}',
@@ -154,6 +155,8 @@ export interface HostedPageInput {
   merchantName: string | undefined;
   amount: string;
   currency: string;
+  /** Whose order it is: the declared consumer, masked (common/masking.ts). */
+  consumer: string;
   /** The element's `proxy-url`: the proxy's public base and mount path. */
   proxyUrl: string;
   linkToken: string;
@@ -218,6 +221,7 @@ export function hostedPageHtml(input: HostedPageInput): string {
 <p class="shop">${escapeHtml(from)}</p>
 <h1>${escapeHtml(text.title)}</h1>
 <dl class="amount"><dt>${escapeHtml(text.amountLabel)}</dt><dd>${escapeHtml(formatAmount(input.amount, input.currency, text.lang))}</dd></dl>
+<p class="order" id="order">${escapeHtml(text.orderFor.replace('{consumer}', input.consumer))}<br><small>${escapeHtml(text.notYours)}</small></p>
 <obv-link-account proxy-url="${escapeHtml(input.proxyUrl)}" link-token="${escapeHtml(input.linkToken)}"${language}></obv-link-account>
 <button type="button" id="continue" hidden>${escapeHtml(text.continueWithAccount)}</button>
 <button type="button" id="give-up" hidden>${escapeHtml(text.returnToApp)}</button>

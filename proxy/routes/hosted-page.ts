@@ -3,6 +3,7 @@
 // element itself, on its own origin, for one link session. The bank step's binding holds as on any page of
 // the proxy's origin: the element's start sets the binding cookie at the mount path in this browser.
 // An unknown, expired or used page is a page too (404/410, in the shopper's language), never a blank.
+import { maskedConsumer } from '../common/masking.ts';
 import express, { type Router } from 'express';
 import { z } from 'zod';
 import type { Logger } from 'pino';
@@ -111,6 +112,7 @@ export function hostedPageRouter(deps: HostedPageRouteDeps): Router {
       merchantName,
       amount: session.amount,
       currency: session.currency,
+      consumer: maskedConsumer(session.consumer),
       proxyUrl: base,
       linkToken: view.linkToken,
       language: session.language,

@@ -13,6 +13,8 @@ const Order = {
   merchantTransactionId: z.string().optional(),
   amount: z.string().optional(),
   currency: z.string().optional(),
+  /** link.* events only: the session was started from a hosted page, whose link may have been forwarded (docs/HOSTED-LINK.md). */
+  hosted: z.literal(true).optional(),
 };
 
 /** The display fields of a verified account (never its token). */

@@ -64,6 +64,21 @@ export interface SavedAccount extends SavedAccountDisplay {
   reauthorized?: true;
 }
 
+/**
+ * A consent record as the proxy stores it (a start's `saving`, a success's saved account): the address and
+ * user agent, personal data, sealed like a token (sealing/sealed-outcome.ts), the words in the clear.
+ */
+export interface StoredConsentRecord extends Omit<ConsentRecord, 'ip' | 'userAgent'> {
+  /** `{ip, userAgent}` as JSON, sealed. */
+  sealedClient: string;
+}
+
+/** A saved account as a stored outcome keeps it: its consent's address and user agent sealed. */
+export interface StoredSavedAccount extends Omit<SavedAccount, 'consent'> {
+  /** A record written before the address and user agent were sealed holds them in the clear (read as it is). */
+  consent?: StoredConsentRecord | ConsentRecord;
+}
+
 // Each schema is checked against its type at compile time (`describes`): a field added to one alone fails the build.
 const ConsentRecordSchema = describes<ConsentRecord>()(z.strictObject({
   version: z.string(),
@@ -85,6 +100,20 @@ export const SavedAccountSchema = describes<SavedAccount>()(z.strictObject({
   linkedAt: z.string(),
   consent: ConsentRecordSchema.optional(),
   reauthorized: z.literal(true).optional(),
+}));
+
+const StoredConsentRecordSchema = describes<StoredConsentRecord>()(z.strictObject({
+  ...ConsentRecordSchema.omit({ ip: true, userAgent: true }).shape,
+  sealedClient: z.string(),
+}));
+
+/** What a consent's sealed address and user agent open to. */
+export const ConsentClientSchema = ConsentRecordSchema.pick({ ip: true, userAgent: true });
+
+/** A saved account as stored with a success's outcome: strict, so a consent's address in the clear is refused. */
+export const StoredSavedAccountSchema = describes<StoredSavedAccount>()(z.strictObject({
+  ...SavedAccountSchema.omit({ consent: true }).shape,
+  consent: z.union([StoredConsentRecordSchema, ConsentRecordSchema]).optional(),
 }));
 
 /** A reconnect's result as stored with a success's outcome and sent to the merchant (reconnect.ts). */

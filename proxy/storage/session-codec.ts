@@ -1,7 +1,7 @@
 // What a shared backend (Redis, SQLite) reads back is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
-import { ReconnectResultSchema, SavedAccountSchema } from './saved-accounts.ts';
+import { ReconnectResultSchema, StoredSavedAccountSchema } from './saved-accounts.ts';
 import type { SessionEvent } from './result-bus.ts';
 import type { SessionRecord, SessionState, StoredOutcome } from './sessions.ts';
 
@@ -12,7 +12,7 @@ const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z
 
 /** A stored outcome: the token sealed (strict, so a record holding a token in the clear is refused). */
 export const StoredOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: SavedAccountSchema.optional(),
+  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: StoredSavedAccountSchema.optional(),
     reconnect: ReconnectResultSchema.optional() }),
   FailureOutcomeSchema,
 ]);
@@ -41,6 +41,7 @@ const SessionBaseSchema = z.looseObject({
   verificationId: z.string().optional(),
   language: z.string().optional(),
   linkSessionId: z.string().optional(),
+  hosted: z.literal(true).optional(),
   browserBinding: z.string().optional(),
   returnProof: z.string().optional(),
 });

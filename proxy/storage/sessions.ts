@@ -2,7 +2,7 @@
 // claims and its one-time markers, behind one interface (SessionStore) that memory/, sqlite/ and redis/
 // implement alike (test/helpers/session-backend-contract.ts holds them to one behaviour). The result bus
 // beside it carries what a browser may see of a session (result-bus.ts).
-import type { ConsentRecord, ReconnectResult, ReconnectTarget, SavedAccount } from './saved-accounts.ts';
+import type { ConsentRecord, ReconnectResult, ReconnectTarget, SavedAccount, StoredConsentRecord, StoredSavedAccount } from './saved-accounts.ts';
 
 /** Where a verification session stands. `succeeded`, `failed` and `expired` are terminal. */
 export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'expired';
@@ -52,7 +52,8 @@ export type StoredOutcome =
       accountLabel: string;
       fiName: string;
       fiAccountType: string;
-      savedAccount?: SavedAccount;
+      /** Its consent's address and user agent sealed for this session. */
+      savedAccount?: StoredSavedAccount;
       reconnect?: ReconnectResult;
       accountToken?: never;
     }
@@ -86,6 +87,8 @@ export interface SessionRecord {
   language?: string;
   /** The link session this verification was started from (its id, never the link token itself). */
   linkSessionId?: string;
+  /** Started from a hosted page (its link can be forwarded): the session's link.* events say so. */
+  hosted?: true;
   /**
    * The secret of the starting browser's binding cookie (http/bank-step-cookie.ts), when the bank step is
    * bound: the session's success is held back until that browser reaches the return page.
@@ -101,7 +104,7 @@ export interface SessionRecord {
    * re-authorization; `known`: the user's saved accounts the link session knew, whose id a success that
    * links one of them again keeps (accounts/saving.ts).
    */
-  saving?: { accountId: string; consent?: ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget; known?: ReconnectTarget[] };
+  saving?: { accountId: string; consent?: StoredConsentRecord | ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget; known?: ReconnectTarget[] };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
 }

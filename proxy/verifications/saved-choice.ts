@@ -47,6 +47,7 @@ export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: strin
     currency: session.currency,
     ...(session.language ? { language: session.language } : {}),
     linkSessionId: id,
+    ...(session.hosted ? { hosted: true as const } : {}),
     savedAccountId: offered.accountId,
   };
   await deps.store.create(record);

@@ -161,6 +161,7 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
       currency: transaction.currency,
       ...(transaction.language ? { language: transaction.language } : {}),
       ...(linkSession ? { linkSessionId: linkSession.id } : {}),
+      ...(linkSession?.session.hosted ? { hosted: true as const } : {}),
       ...(saving ? { saving } : {}),
       ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
       ...(browserBinding ? { browserBinding } : {}),

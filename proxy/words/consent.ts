@@ -24,6 +24,15 @@ export interface ConsentWords {
 /** The store's name in the words: OBV_MERCHANT_NAME, else a plain "this store". */
 type Words = (merchant: string | undefined) => Omit<ConsentWords, 'version' | 'lang'>;
 
+/**
+ * Before the authorization on a hosted page (its link can be forwarded): whose purchases the account is
+ * saved for, so a person saving an account for someone else's purchases reads so.
+ */
+const SAVED_FOR: Record<'en' | 'es', (owner: string) => string> = {
+  en: (owner) => `The account is saved for ${owner} and pays their future purchases: tick this only if that is you.`,
+  es: (owner) => `La cuenta se guarda para ${owner} y paga sus compras futuras: márcalo solo si eres tú.`,
+};
+
 const WORDS: Record<'en' | 'es', Words> = {
   en: (merchant) => ({
     checkbox: 'Save this account for my next purchases',
@@ -43,9 +52,11 @@ const WORDS: Record<'en' | 'es', Words> = {
 
 /**
  * The consent words in the shopper's language (English unless it is Spanish), naming the store
- * (`merchantName`, OBV_MERCHANT_NAME) when it is configured.
+ * (`merchantName`, OBV_MERCHANT_NAME) when it is configured, and on a hosted page whose purchases the
+ * account is saved for (`savedFor`: the declared consumer, masked).
  */
-export function consentWords(language: string | undefined, merchantName?: string): ConsentWords {
+export function consentWords(language: string | undefined, merchantName?: string, savedFor?: string): ConsentWords {
   const lang = shopperLanguage(language);
-  return { version: CONSENT_VERSION, lang, ...WORDS[lang](merchantName || undefined) };
+  const words = WORDS[lang](merchantName || undefined);
+  return { version: CONSENT_VERSION, lang, ...words, ...(savedFor ? { text: `${SAVED_FOR[lang](savedFor)} ${words.text}` } : {}) };
 }

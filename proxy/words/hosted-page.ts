@@ -12,6 +12,10 @@ export interface HostedPageText {
   /** Without OBV_MERCHANT_NAME. */
   fromShop: string;
   amountLabel: string;
+  /** Whose order it is (`{consumer}`: the declared consumer, masked), shown before the bank step: a forwarded link says so. */
+  orderFor: string;
+  /** Under it: what to do when it is not the reader's. */
+  notYours: string;
   /** Confirms the saved account the element has ready. */
   continueWithAccount: string;
   /** Under the element: what linking does and does not do. */
@@ -40,6 +44,8 @@ const en: HostedPageText = {
   fromMerchant: '{merchant} asks you to link a bank account',
   fromShop: 'Your shop asks you to link a bank account',
   amountLabel: 'Amount',
+  orderFor: 'Order for {consumer}',
+  notYours: 'Not you? Close this page: this link is for that person\'s order only.',
   continueWithAccount: 'Continue with this account',
   explainer: 'Linking does not pay anything: the shop charges the amount after you link an account.',
   doneTitle: 'You can close this page',
@@ -68,6 +74,8 @@ const es: HostedPageText = {
   fromMerchant: '{merchant} te pide vincular una cuenta bancaria',
   fromShop: 'Tu tienda te pide vincular una cuenta bancaria',
   amountLabel: 'Importe',
+  orderFor: 'Pedido de {consumer}',
+  notYours: '¿No eres tú? Cierra esta página: este enlace es solo para el pedido de esa persona.',
   continueWithAccount: 'Continuar con esta cuenta',
   explainer: 'Vincular no paga nada: la tienda cobra el importe después de que vincules una cuenta.',
   doneTitle: 'Puedes cerrar esta página',

@@ -72,7 +72,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
   });
 
   /** POST /link-sessions with `hosted`, as the merchant's server does. */
-  async function createHosted(on: RunningDemo, lang: Lang, completionRedirectUri: string, changes: Record<string, unknown> = {}): Promise<Created> {
+  async function createHosted(on: RunningDemo, lang: Lang, completionRedirectUri: string, { hosted, ...changes }: Record<string, unknown> = {}): Promise<Created> {
     const order = `hosted-order-${++orders}`;
     const response = await fetch(new URL('/obv/link-sessions', on.url), {
       method: 'POST',
@@ -80,7 +80,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
       body: JSON.stringify({
         merchantUserId: 'app-user-7', merchantTransactionId: order, amount: '42.50', currency: 'USD', language: lang,
         consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
-        hosted: { completionRedirectUri, state: `st-${orders}` },
+        hosted: { completionRedirectUri, state: `st-${orders}`, ...(hosted as object | undefined) },
         ...changes,
       }),
     });
@@ -397,7 +397,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
       let phone = await openPhone(lang);
       try {
         const user = `saver-${lang}`;
-        const first = await createHosted(demo, lang, 'myapp://linked', { merchantUserId: user, allowSaving: true });
+        const first = await createHosted(demo, lang, 'myapp://linked', { merchantUserId: user, allowSaving: true, hosted: { allowSaving: true } });
         const { page } = phone;
         await page.goto(first.hostedUrl);
         await waitForElementState(page, 'idle');

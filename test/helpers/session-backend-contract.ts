@@ -96,7 +96,7 @@ export function describeSessionStoreContract(name: string, makeStore: () => Prom
     }));
 
     test('keeps a success\'s saved account and the record\'s saving fields (returning shoppers)', () => withStore(async (store) => {
-      const consent = { version: 'v1', lang: 'en' as const, checkbox: 'Save', text: 'You authorize…', acceptedAt: '2026-11-24T00:00:00.000Z', ip: '127.0.0.1', userAgent: 'UA' };
+      const consent = { version: 'v1', lang: 'en' as const, checkbox: 'Save', text: 'You authorize…', acceptedAt: '2026-11-24T00:00:00.000Z', sealedClient: 'obv1.k1.Y2xpZW50' };
       const record = { ...pendingRecord(), saving: { accountId: 'sa_1', consent }, savedAccountId: 'sa_0' };
       const saved: StoredOutcome = { ...(SUCCESS as Extract<StoredOutcome, { status: 'success' }>), savedAccount: { sealed: 'obv1.k1.c2F2ZWQ', accountId: 'sa_1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING', linkedAt: '2026-11-24T00:00:00.000Z', consent } };
       await store.create(record);

@@ -7,15 +7,23 @@ import { CONSENT_USER_AGENT_MAX } from '../../../proxy/accounts/consent.ts';
 import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { savingFor } from '../../../proxy/accounts/saving.ts';
 import type { LinkSession } from '../../../proxy/link-sessions/link-sessions.ts';
+import { openSavingConsent } from '../../../proxy/sealing/sealed-outcome.ts';
+import { createSealer } from '../../../proxy/sealing/sealer.ts';
 
-const deps = { now: () => Date.UTC(2026, 10, 24), config: { merchantName: undefined } };
+const sealer = createSealer([{ id: 'k1', key: Buffer.alloc(32, 7) }]);
+const deps = { now: () => Date.UTC(2026, 10, 24), config: { merchantName: undefined }, sealer };
 const session = { allowSaving: true, language: 'en', merchantUserId: 'user-1' } as unknown as LinkSession;
 
 /** The consent record a start with these request values makes. */
 function consentFrom(ip: string | undefined, userAgent: string | undefined) {
   const consent = savingFor(deps, { address: ip, userAgent }, session, CONSENT_VERSION)?.consent;
   assert.ok(consent);
-  return consent;
+  // Personal data at rest: the record keeps the address and user agent sealed, for this user only.
+  assert.deepEqual(Object.keys(consent).filter((key) => key === 'ip' || key === 'userAgent'), []);
+  assert.ok('sealedClient' in consent);
+  assert.ok(!consent.sealedClient.includes(ip ?? '\u0000'));
+  assert.throws(() => openSavingConsent(sealer, 'user-2', consent), /tampered|altered/);
+  return openSavingConsent(sealer, 'user-1', consent);
 }
 
 describe('the consent record\'s origin', () => {

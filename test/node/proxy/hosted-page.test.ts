@@ -13,6 +13,7 @@ import { linkSessionId } from '../../../proxy/link-sessions/link-sessions.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { PURCHASE, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
+import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 
 const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}`, 'content-type': 'application/json' };
 const PAST_EXPIRY_MS = 45 * 60_000;
@@ -189,11 +190,94 @@ describe('hosted link page: a shopper who never comes back', () => {
       const [event] = await endpoint.waitForDistinct(1, 10_000);
       assert.equal(event?.type, 'link.expired');
       assert.equal(event?.data.merchantTransactionId, 'order-abandoned');
+      assert.equal(event?.data.hosted, true, 'a hosted session\'s events say so');
       await new Promise((resolve) => setTimeout(resolve, 300));
       assert.equal(new Set(endpoint.events.map((seen) => seen.id)).size, 1, 'one event');
     } finally {
       await pair.close();
       await endpoint.close();
     }
+  });
+});
+
+describe('a forwarded hosted link (issue 39 §3)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'obv-hosted-fwd-'));
+  const hostedElementScript = join(dir, 'obv-link-account.js');
+  writeFileSync(hostedElementScript, 'customElements.define("obv-link-account", class extends HTMLElement {});\n');
+  let pair: ProxyPair;
+  let endpoint: Awaited<ReturnType<typeof startMerchantEndpoint>>;
+  before(async () => {
+    endpoint = await startMerchantEndpoint();
+    pair = await startProxyPair({ proxy: { hostedElementScript, merchantName: 'Staging Shop', eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET],
+      eventTimings: { retryDelaysMs: [50], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 } } });
+  });
+  after(async () => {
+    await pair.close();
+    await endpoint.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const forwarded = async (order: string, changes: Record<string, unknown> = {}, hosted: Record<string, unknown> = {}) => {
+    const response = await fetch(`${pair.baseUrl}/link-sessions`, { method: 'POST', headers: AUTH,
+      body: JSON.stringify({ ...PURCHASE, merchantTransactionId: order, hosted: { completionRedirectUri: 'https://shop.example/back', ...hosted }, ...changes }) });
+    const json = (await response.json()) as { hostedUrl?: string; errors?: Array<{ path: string }> };
+    return { response, json, linkToken: json.hostedUrl ? linkTokenOfHostedRef(new URL(json.hostedUrl).pathname.split('/').pop()!) : '' };
+  };
+  const post = (path: string, body: unknown) => fetch(`${pair.baseUrl}${path}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin }, body: JSON.stringify(body),
+  });
+  /** The person the link was forwarded to signs in at the bank; the order's link.succeeded event. */
+  const linkAtBank = async (linkToken: string, order: string, consent?: string) => {
+    const started = await post('/verifications', { linkToken, ...(consent ? { consent } : {}) });
+    assert.equal(started.status, 201, await started.clone().text());
+    await completeConsumerStep(((await started.json()) as { consumerUrl: string }).consumerUrl, 'good');
+    const events = await endpoint.waitForDistinct(new Set(endpoint.events.map((seen) => seen.id)).size + 1, 10_000);
+    const event = events.find((seen) => seen.type === 'link.succeeded' && seen.data.merchantTransactionId === order);
+    assert.ok(event, 'link.succeeded');
+    return event;
+  };
+
+  test('the page names whose order it is (masked) before the bank step, and who the amount is for', async () => {
+    const { json } = await forwarded('order-fwd-page');
+    const html = await (await fetch(json.hostedUrl!)).text();
+    assert.match(html, /Order for Ada L\. · a•••@example\.com/);
+    assert.match(html, /Not you\? Close this page/);
+    assert.ok(html.indexOf('Order for') < html.indexOf('<obv-link-account'), 'before the element (the bank step)');
+    for (const clear of ['Lovelace', 'ada@example.com']) assert.ok(!html.includes(clear), `${clear} is not on the page`);
+  });
+
+  test('saving is off by default for a hosted link session: allowSaving alone is refused, no consent box, no saved account', async () => {
+    const refused = await forwarded('order-fwd-refused', { allowSaving: true });
+    assert.equal(refused.response.status, 400);
+    assert.deepEqual(refused.json.errors?.map((error) => error.path), ['allowSaving']);
+
+    const { linkToken } = await forwarded('order-fwd-nosave');
+    const offer = (await (await post('/saved-accounts/offer', { linkToken })).json()) as { saving?: unknown };
+    assert.equal(offer.saving, undefined, 'no consent box');
+    const withConsent = await post('/verifications', { linkToken, consent: CONSENT_VERSION });
+    assert.equal(withConsent.status, 400, 'a consent sent anyway is refused');
+    const event = await linkAtBank(linkToken, 'order-fwd-nosave');
+    assert.equal(event.data.savedAccount, undefined, 'nothing saved for the forwarder');
+    assert.equal(event.data.hosted, true, 'the event says it came from a hosted page');
+  });
+
+  test('with hosted.allowSaving, the consent words name whose purchases the account is saved for, and the record keeps them', async () => {
+    const { linkToken } = await forwarded('order-fwd-save', { allowSaving: true }, { allowSaving: true });
+    const offer = (await (await post('/saved-accounts/offer', { linkToken })).json()) as { saving?: { text: string } };
+    assert.match(offer.saving?.text ?? '', /^The account is saved for Ada L\. · a•••@example\.com and pays their future purchases: tick this only if that is you\. You authorize Staging Shop/);
+    const event = await linkAtBank(linkToken, 'order-fwd-save', CONSENT_VERSION);
+    const saved = event.data.savedAccount as { consent?: { text: string } } | undefined;
+    assert.match(saved?.consent?.text ?? '', /saved for Ada L\. · a•••@example\.com/, 'the consent record holds the words shown');
+    assert.equal(event.data.hosted, true);
+  });
+
+  test('a checkout link session (not hosted) keeps its words and events as they were', async () => {
+    const created = await fetch(`${pair.baseUrl}/link-sessions`, { method: 'POST', headers: AUTH,
+      body: JSON.stringify({ ...PURCHASE, merchantTransactionId: 'order-fwd-checkout', allowSaving: true }) });
+    const { linkToken } = (await created.json()) as { linkToken: string };
+    const offer = (await (await post('/saved-accounts/offer', { linkToken })).json()) as { saving?: { text: string } };
+    assert.match(offer.saving?.text ?? '', /^You authorize Staging Shop/);
+    const event = await linkAtBank(linkToken, 'order-fwd-checkout');
+    assert.equal(event.data.hosted, undefined);
   });
 });

@@ -43,6 +43,7 @@ const SessionBaseSchema = z.looseObject({
   linkSessionId: z.string().optional(),
   browserBinding: z.string().optional(),
   returnProof: z.string().optional(),
+  awaitsConfirmation: z.literal(true).optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

@@ -4,6 +4,9 @@
 // value set). The radio shows as checked in the first frame after the click.
 // Beside it, from the same run, the first-time bank flow's last step alone (shopper-latency.ts: the
 // bank's redirect → the element showing the linked account), which a returning shopper skips entirely.
+// In production mode's binding (OBV_BIND_BANK_STEP): the click's path does not depend on it, and the
+// first-time flows beside it are then the ones production shoppers have (the sandbox-mode first-time
+// figures are the shopper section's).
 import type { Page } from 'playwright-core';
 import { launchShopperBrowser } from '../lib/shopper-browser.ts';
 import { startDemoChild } from '../lib/demo-child.ts';
@@ -90,7 +93,7 @@ async function clickOther(page: Page): Promise<number> {
 export async function measureReturningShopper({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
   // No rate limit: hundreds of choices a minute from one address. The storage options are spread loosely
   // (lib/storage.ts): a proxy without `storage` drops that key.
-  const demo = await startDemoChild(storage.proxyOptions);
+  const demo = await startDemoChild({ ...storage.proxyOptions, bindBankStep: true });
   const { browser, priorities } = await launchShopperBrowser();
   const saved: number[] = [];
   const bank: number[] = [];

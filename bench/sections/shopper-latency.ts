@@ -16,6 +16,10 @@
 // The wait after the answer is mostly this harness's: the holding page's tab is same-site, so it shares
 // the checkout's renderer, whose thread Playwright holds while it attaches to the new tab (a shopper's
 // browser does not; with about:blank instead of the holding page it stays within ~30 ms of the same).
+// The flows run twice with one aim: in sandbox mode, and in production mode's binding (OBV_BIND_BANK_STEP,
+// its default 10 s grace; the provider's TLS changes nothing here: the binding depends only on the cookie
+// and the return URL's proof), where the honest shopper must not wait for the grace. Each mode also gives
+// the notification → account shown time (the sandbox's notification leaving to the element showing it).
 import type { Browser, Page } from 'playwright-core';
 import { launchShopperBrowser } from '../lib/shopper-browser.ts';
 import { startDemoChild, type NotificationClock } from '../lib/demo-child.ts';
@@ -33,8 +37,16 @@ const STALL_MS = 20;
 /** The element's part before the start's own time: click → the start request leaving, at p50. */
 const AIM_REQUEST_LEAVES_P50_MS = 10;
 
+/** The binding's mode: off (sandbox mode's default), or on as production mode has it. */
+type Mode = 'sandbox' | 'production';
+const MODES: readonly Mode[] = ['sandbox', 'production'];
+/** Issue 39's aim for both modes: the account on the checkout within 1 s of the notification, at p50. */
+const AIM_NOTIFICATION_TO_SHOWN_P50_MS = 1_000;
+
 interface Sample {
   redirectToShownMs: number;
+  /** The sandbox's notification leaving → the element showing the account. */
+  notificationToShownMs: number;
   /**
    * Undefined when the outcome reached the element another way first: the return page tells the checkout
    * it is back, and the element's read of its session can answer before the socket's frame (only the
@@ -122,6 +134,7 @@ export async function sampleOnce(browser: Browser, demo: { url: string }, notifi
     if (!tab) throw new Error('no click, start request or obv-open was seen');
     return {
       redirectToShownMs: shownAt - redirectAt,
+      notificationToShownMs: shownAt - sentAt,
       notificationToSocketMs: resultAt === undefined ? undefined : resultAt - sentAt,
       redirectAt,
       shownAt,
@@ -140,10 +153,9 @@ async function resultTime(page: Page): Promise<number | undefined> {
   return times[0];
 }
 
-export async function measureShopperLatency({ sizes }: BenchOptions): Promise<SectionResult> {
-  // The demo in its own process (children/demo-server.ts) on its default storage, SQLite.
-  const storage = await openStorage('sqlite');
-  const demo = await startDemoChild(storage.proxyOptions);
+/** The timed flows of one mode, and per flow the machine's worst stall inside it. */
+async function flowsIn(mode: Mode, sizes: BenchOptions['sizes'], proxyOptions: Readonly<Record<string, unknown>>) {
+  const demo = await startDemoChild({ ...proxyOptions, ...(mode === 'production' ? { bindBankStep: true } : {}) });
   const wake = await BenchChild.spawn('wake-probe.ts', 'wake-probe');
   const { browser, priorities } = await launchShopperBrowser();
   const samples: Sample[] = [];
@@ -163,19 +175,24 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     await browser.close();
     await wake.close();
     await demo.close();
+  }
+  return { samples, stalls, priorities };
+}
+
+export async function measureShopperLatency({ sizes }: BenchOptions): Promise<SectionResult> {
+  // The demo in its own process (children/demo-server.ts) on its default storage, SQLite, once per mode.
+  const storage = await openStorage('sqlite');
+  const runs = new Map<Mode, Awaited<ReturnType<typeof flowsIn>>>();
+  try {
+    for (const mode of MODES) runs.set(mode, await flowsIn(mode, sizes, storage.proxyOptions));
+  } finally {
     await storage.close();
   }
-  const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
-  const bySocket = samples.flatMap((sample) => (sample.notificationToSocketMs === undefined ? [] : [sample.notificationToSocketMs]));
-  const relay = summarize(bySocket);
-  const stall = summarize(stalls);
-  const stalled = stalls.filter((ms) => ms >= STALL_MS).length;
-  // The flows with no stall of the machine inside them: what the path itself costs.
-  const calm = summarize(samples.filter((_, index) => (stalls[index] ?? 0) < STALL_MS).map((sample) => sample.redirectToShownMs));
-  const toTab = summarize(samples.map((sample) => sample.clickToTabMs));
-  const startOwn = summarize(samples.map((sample) => sample.startRequestMs));
-  const beforeRequest = summarize(samples.map((sample) => sample.clickToRequestMs));
-  const afterAnswer = summarize(samples.map((sample) => sample.answerToTabMs));
+  const sandbox = runs.get('sandbox')!;
+  const toTab = summarize(sandbox.samples.map((sample) => sample.clickToTabMs));
+  const startOwn = summarize(sandbox.samples.map((sample) => sample.startRequestMs));
+  const beforeRequest = summarize(sandbox.samples.map((sample) => sample.clickToRequestMs));
+  const afterAnswer = summarize(sandbox.samples.map((sample) => sample.answerToTabMs));
   const tabRow = (which: 'p50' | 'p99') => ({
     metric: `bank tab ${which}, click → tab sent to the bank (obv-open) (Chromium)`,
     value: formatMs(toTab[which]),
@@ -183,45 +200,61 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     comparison: `${formatDeltaMs(toTab[which] - startOwn[which])} (before the request ${formatMs(beforeRequest[which])}, after its answer ${formatMs(afterAnswer[which])})`,
     aim: '',
   });
-  const row = (which: 'p50' | 'p99') => ({
-    metric: `shopper ${which}, bank redirect → element shows outcome (Chromium)`,
-    value: formatMs(shown[which]),
-    // (A quick run whose few outcomes all came by the session read has no socket figure to compare.)
-    baseline: bySocket.length > 0 ? `${formatMs(relay[which])} notification → socket` : 'no outcome came by the socket',
-    comparison: bySocket.length > 0 ? formatDeltaMs(shown[which] - relay[which]) : '',
-    aim: which === 'p99' ? `≤ ${AIM_P99_MS} ms` : '',
-    ...(which === 'p99' ? { met: shown.p99 <= AIM_P99_MS } : {}),
-  });
-  return {
-    section: 'shopper',
-    rows: [tabRow('p50'), tabRow('p99'), {
-      metric: 'bank tab, click → the start request leaves (the element\'s part), p50 / p99',
-      value: `${formatMs(beforeRequest.p50)} / ${formatMs(beforeRequest.p99)}`,
-      baseline: `${formatMs(afterAnswer.p50)} / ${formatMs(afterAnswer.p99)} from its answer to the tab sent on`,
+  const rows: SectionResult['rows'] = [tabRow('p50'), tabRow('p99'), {
+    metric: 'bank tab, click → the start request leaves (the element\'s part), p50 / p99',
+    value: `${formatMs(beforeRequest.p50)} / ${formatMs(beforeRequest.p99)}`,
+    baseline: `${formatMs(afterAnswer.p50)} / ${formatMs(afterAnswer.p99)} from its answer to the tab sent on`,
+    comparison: '',
+    aim: `≤ ${AIM_REQUEST_LEAVES_P50_MS} ms at p50`,
+    met: beforeRequest.p50 <= AIM_REQUEST_LEAVES_P50_MS,
+  }];
+  const data: Record<string, unknown> = { clickToBankTab: toTab, startRequest: startOwn, clickToStartRequest: beforeRequest, startAnswerToBankTab: afterAnswer };
+  for (const mode of MODES) {
+    const { samples, stalls, priorities } = runs.get(mode)!;
+    const label = mode === 'sandbox' ? '[sandbox]' : '[production: binding on]';
+    const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
+    const afterNotification = summarize(samples.map((sample) => sample.notificationToShownMs));
+    const bySocket = samples.flatMap((sample) => (sample.notificationToSocketMs === undefined ? [] : [sample.notificationToSocketMs]));
+    const relay = summarize(bySocket);
+    const stall = summarize(stalls);
+    const stalled = stalls.filter((ms) => ms >= STALL_MS).length;
+    // The flows with no stall of the machine inside them: what the path itself costs.
+    const calm = summarize(samples.filter((_, index) => (stalls[index] ?? 0) < STALL_MS).map((sample) => sample.redirectToShownMs));
+    const row = (which: 'p50' | 'p99') => ({
+      metric: `${label} shopper ${which}, bank redirect → element shows outcome (Chromium)`,
+      value: formatMs(shown[which]),
+      // (A quick run whose few outcomes all came by the session read has no socket figure to compare.)
+      baseline: bySocket.length > 0 ? `${formatMs(relay[which])} notification → socket` : 'no outcome came by the socket',
+      comparison: bySocket.length > 0 ? formatDeltaMs(shown[which] - relay[which]) : '',
+      aim: which === 'p99' ? `≤ ${AIM_P99_MS} ms` : '',
+      ...(which === 'p99' ? { met: shown.p99 <= AIM_P99_MS } : {}),
+    });
+    rows.push(row('p50'), row('p99'), {
+      metric: `${label} notification → account shown (Chromium), p50 / p99`,
+      value: `${formatMs(afterNotification.p50)} / ${formatMs(afterNotification.p99)}`,
+      baseline: `${samples.length} flows`,
       comparison: '',
-      aim: `≤ ${AIM_REQUEST_LEAVES_P50_MS} ms at p50`,
-      met: beforeRequest.p50 <= AIM_REQUEST_LEAVES_P50_MS,
-    }, row('p50'), row('p99'), {
-      metric: `machine stall inside a flow (a process that only sleeps 1 ms: its worst lateness), p50 / p99`,
+      aim: `≤ ${formatMs(AIM_NOTIFICATION_TO_SHOWN_P50_MS)} at p50`,
+      met: afterNotification.p50 <= AIM_NOTIFICATION_TO_SHOWN_P50_MS,
+    }, {
+      metric: `${label} machine stall inside a flow (a process that only sleeps 1 ms: its worst lateness), p50 / p99`,
       value: `${formatMs(stall.p50)} / ${formatMs(stall.p99)}`,
       baseline: `${stalled} of ${stalls.length} flows held ≥ ${STALL_MS} ms`,
       // Every flow stalled (a quick run on a loaded machine): there is no other flow to show.
       comparison: calm.samples > 0 ? `p99 ${formatMs(calm.p99)} in the other flows` : 'no flow without one',
       aim: '',
-    }],
-    data: {
+    });
+    data[mode] = {
       samples: samples.length,
       chromiumPriorities: priorities,
       redirectToShown: shown,
+      notificationToShown: afterNotification,
       notificationToSocket: relay,
       outcomesBySocket: bySocket.length,
       machineStallInWindow: stall,
       flowsWithStall: { thresholdMs: STALL_MS, count: stalled },
       redirectToShownWithoutStall: calm,
-      clickToBankTab: toTab,
-      startRequest: startOwn,
-      clickToStartRequest: beforeRequest,
-      startAnswerToBankTab: afterAnswer,
-    },
-  };
+    };
+  }
+  return { section: 'shopper', rows, data };
 }

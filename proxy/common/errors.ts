@@ -33,7 +33,7 @@ const KINDS_BY_STATUS = {
   401: { unauthorized: 'Unauthorized' },
   // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
   // reference whose bank step the starting browser did not complete (docs/PROXY.md "Security notes").
-  403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed' },
+  403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed', 'choice-unconfirmed': 'Saved account not confirmed' },
   // `link-session-required`: a start needs the merchant server's word (a link token, or its enrichStart hook).
   400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
   404: {

@@ -25,6 +25,11 @@ const ChoiceBody = z.strictObject({
   savedAccountId: z.string().regex(ID_PATTERN, 'must be the id of a saved account the offer listed'),
 });
 
+/** The link reference the hosted page's choice returned (`value` of its element). */
+const ConfirmBody = z.strictObject({
+  linkRef: z.string().regex(ID_PATTERN, 'must be the link reference the saved account\'s choice returned'),
+});
+
 const AccountLine = {
   accountLabel: z.string(),
   fiName: z.string(),
@@ -75,6 +80,20 @@ export const savedAccountsOperations: Operation[] = [{
   problems: { ...LINK_SESSION_PROBLEMS, 404: 'No link session has this token, or it offers no such account.', 429: 'Too many choices from this address (`rate-limited`), or with this link token (`link-token-exhausted`).' },
 }, {
   method: 'post',
+  path: '/saved-accounts/confirm',
+  operationId: 'confirmSavedAccount',
+  summary: 'The shopper confirmed, on a hosted page, the saved account it chose (Continue): released to the merchant then',
+  description: 'A saved account chosen on a hosted page gives the page its link reference at once, but the merchant nothing (no `link.succeeded`, '
+    + '`onOutcome`, payment: 403 `choice-unconfirmed`) until this call, so a page opened and left (a mail scanner) releases nothing.',
+  caller: 'browser',
+  body: { contentType: 'application/json', schema: ConfirmBody },
+  responses: { 204: { description: 'Confirmed (or nothing to confirm)' } },
+  problems: {
+    ...JSON_BODY_PROBLEMS, 403: 'The page\'s origin is not allowed.', ...STORE_PROBLEMS, ...COMMON_PROBLEMS,
+    404: 'No saved account was chosen with this link reference (`unknown-link-ref`).', 429: 'Too many choices from this address.',
+  },
+}, {
+  method: 'post',
   path: '/saved-accounts/remove',
   operationId: 'removeSavedAccount',
   summary: 'The shopper removed a saved account: no longer offered; the merchant\'s server is told',
@@ -86,7 +105,7 @@ export const savedAccountsOperations: Operation[] = [{
 
 export interface SavedAccountsRouteDeps {
   linkSessions: Pick<LinkSessions, 'offer' | 'removeSavedAccount'>;
-  verifications: Pick<Verifications, 'useSavedAccount'>;
+  verifications: Pick<Verifications, 'useSavedAccount' | 'confirmSavedAccount'>;
   /** `rateLimit` 0 turns the choices' own per-address limit off, as it does the starts'. */
   config: Pick<ProxyConfig, 'rateLimit'>;
 }
@@ -112,6 +131,12 @@ export function savedAccountsRouter(deps: SavedAccountsRouteDeps): Router {
   router.post('/saved-accounts/use', choices, json, async (req, res) => {
     const { linkToken, savedAccountId } = parseJsonBody(ChoiceBody, req);
     res.status(201).set('cache-control', 'no-store').json(await deps.verifications.useSavedAccount(linkToken, savedAccountId));
+  });
+
+  router.post('/saved-accounts/confirm', choices, json, async (req, res) => {
+    const { linkRef } = parseJsonBody(ConfirmBody, req);
+    await deps.verifications.confirmSavedAccount(linkRef);
+    res.status(204).end();
   });
 
   router.post('/saved-accounts/remove', choices, json, async (req, res) => {

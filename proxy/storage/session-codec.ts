@@ -44,6 +44,7 @@ const SessionBaseSchema = z.looseObject({
   hosted: z.literal(true).optional(),
   browserBinding: z.string().optional(),
   returnProof: z.string().optional(),
+  awaitsConfirmation: z.literal(true).optional(),
 });
 
 export const SessionEventSchema = z.discriminatedUnion('type', [

@@ -107,6 +107,12 @@ export interface SessionRecord {
   saving?: { accountId: string; consent?: StoredConsentRecord | ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget; known?: ReconnectTarget[] };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
+  /**
+   * A saved account chosen on a hosted page: its page has the success at once, the merchant nothing (no
+   * event, `onOutcome`, payment) until the shopper confirms it with the page's Continue
+   * (verifications/saved-choice.ts), so a page opened and left (a mail scanner, a link preview) releases nothing.
+   */
+  awaitsConfirmation?: true;
 }
 
 /** Result of trying to record an outcome: only the first terminal outcome of a session is stored. */

@@ -142,6 +142,7 @@ export async function shownRecord(store: Pick<SessionStore, 'readMark'>, record:
  * bank step is confirmed (it pays, saves and says link.succeeded); otherwise as `shownRecord` withholds it.
  */
 export async function releasedRecord(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, now: number): Promise<SessionRecord> {
+  if (await choiceUnconfirmed(store, record)) return withheld(record, undefined, now);
   if (!held(record)) return record;
   return withheld(record, await bankStepDecision(store, record), now);
 }
@@ -179,6 +180,8 @@ export interface BankStepViews {
  * from the bank and the grace after the outcome has passed with no return without the binding.
  */
 export async function settleBankStep(store: BankStepStore, record: SessionRecord, now: number, graceMs: number): Promise<BankStepViews> {
+  // A saved account chosen on a hosted page: its page has it; the merchant waits for the shopper's Continue.
+  if (await choiceUnconfirmed(store, record)) return { shown: record, released: withheld(record, undefined, now) };
   if (!held(record)) return { shown: record, released: record };
   let decision = await bankStepDecision(store, record);
   const back = decision === undefined && (await isBack(store, record));
@@ -194,6 +197,12 @@ export async function settleBankStep(store: BankStepStore, record: SessionRecord
     return { shown: view, released: view };
   }
   return { shown: record, released: withheld(record, undefined, now), dueAt };
+}
+
+/** Whether `record` is a saved account chosen on a hosted page that its shopper has not confirmed yet. */
+export async function choiceUnconfirmed(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<boolean> {
+  return record.awaitsConfirmation === true && record.outcome?.status === 'success'
+    && (await store.readMark(markerKey.choiceConfirmed(record.sessionId))) === undefined;
 }
 
 /** 403 `bank-step-unconfirmed`, naming `path`: the bank step was not confirmed by its starting browser. */

@@ -12,11 +12,13 @@ import type { Sealer } from '../sealing/sealer.ts';
 import { sealOutcome } from '../sealing/sealed-outcome.ts';
 import { browserOutcome, type BrowserOutcome } from '../storage/result-bus.ts';
 import type { SessionRecord, SessionStore } from '../storage/sessions.ts';
+import { problem } from '../common/errors.ts';
+import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import type { CompleteDelivery } from './delivery.ts';
 
 export interface SavedChoiceDeps {
   config: Pick<ProxyConfig, 'sessionTtlMs'>;
-  store: Pick<SessionStore, 'create' | 'settle'>;
+  store: Pick<SessionStore, 'create' | 'settle' | 'get' | 'mark' | 'readMark'>;
   sealer: Sealer;
   linkSessions: Pick<LinkSessions, 'resolve' | 'spend'>;
   accounts: Pick<SavedAccounts, 'find' | 'tokenOf'>;
@@ -49,6 +51,8 @@ export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: strin
     linkSessionId: id,
     ...(session.hosted ? { hosted: true as const } : {}),
     savedAccountId: offered.accountId,
+    // On a hosted page the choice is the page's preselection until the shopper taps Continue (confirmSavedAccount).
+    ...(session.hosted ? { awaitsConfirmation: true as const } : {}),
   };
   await deps.store.create(record);
   const { accountLabel, fiName, fiAccountType } = offered;
@@ -57,4 +61,21 @@ export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: strin
   deps.metrics.starts.inc({ result: 'saved-account' });
   deps.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
   return browserOutcome(settled.outcome!, session.language);
+}
+
+/**
+ * The shopper confirmed the saved account its hosted page chose (Continue): `linkRef` is the reference the
+ * choice gave that page. Released to the merchant then (link.succeeded, onOutcome; payable). A reference
+ * that needs no confirmation, or was confirmed already, changes nothing; an unknown one is a 404.
+ */
+export async function confirmSavedAccount(deps: SavedChoiceDeps, linkRef: string): Promise<void> {
+  const sessionId = await deps.store.readMark(markerKey.linkRef(linkRef));
+  const record = sessionId === undefined ? undefined : await deps.store.get(sessionId);
+  if (!record || record.outcome?.status !== 'success') {
+    throw problem('unknown-link-ref', 'No saved account was chosen with this link reference.', { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
+  }
+  if (!record.awaitsConfirmation) return;
+  await deps.store.mark(markerKey.choiceConfirmed(record.sessionId), 'confirmed', sessionMarkerTtlMs(record, deps.now()));
+  await deps.deliver(record);
+  deps.logger.info({ session: sessionLogRef(record.sessionId) }, 'saved account confirmed on the hosted page');
 }

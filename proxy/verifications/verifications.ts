@@ -17,11 +17,11 @@ import type { Sealer } from '../sealing/sealer.ts';
 import { browserOutcome, type BrowserOutcome, type ResultBus } from '../storage/result-bus.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
 import type { VerificationClient } from '../upstream/verification-client.ts';
-import { bankStepUnconfirmed, releasedRecord, settleBankStep, shownRecord } from './bank-step.ts';
+import { bankStepUnconfirmed, choiceUnconfirmed, releasedRecord, settleBankStep, shownRecord } from './bank-step.ts';
 import { createOutcomeDelivery, type CompleteDelivery, type OnOutcome } from './delivery.ts';
 import { startOnce } from './idempotency.ts';
 import { createReturnVisit, type ReturnVisit } from './return-visit.ts';
-import { chooseSavedAccount } from './saved-choice.ts';
+import { chooseSavedAccount, confirmSavedAccount } from './saved-choice.ts';
 import { createVerificationStarter, type StartRequest } from './start.ts';
 import { sessionView, type SessionView } from './view.ts';
 
@@ -53,6 +53,8 @@ export interface Verifications {
   cancel(sessionId: string): Promise<SessionView>;
   /** POST /saved-accounts/use: a saved account chosen, a link reference at once. */
   useSavedAccount(linkToken: string, savedAccountId: string): Promise<BrowserOutcome>;
+  /** POST /saved-accounts/confirm: the shopper confirmed the saved account its hosted page chose (saved-choice.ts). */
+  confirmSavedAccount(linkRef: string): Promise<void>;
   /** GET /return/:returnRef: what the return page says. */
   returnVisit: ReturnVisit;
   /** Everything after an outcome is stored (the notifications' route runs it too). */
@@ -119,9 +121,14 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
       return sessionView(released);
     },
     useSavedAccount: (linkToken, savedAccountId) => chooseSavedAccount({ ...deps, deliver }, linkToken, savedAccountId),
+    confirmSavedAccount: (linkRef) => confirmSavedAccount({ ...deps, deliver }, linkRef),
     returnVisit: createReturnVisit({ ...deps, deliver }),
     deliver,
     async bankStepConfirmed(record, path) {
+      if (await choiceUnconfirmed(store, record)) {
+        throw problem('choice-unconfirmed', 'The shopper has not confirmed this saved account on the hosted page yet (Continue).',
+          { errors: [{ path, message: 'was not confirmed by the shopper' }] });
+      }
       // Once now, once at the grace's end, and one more look for a clock that disagrees a little.
       for (let look = 0; look < 3; look += 1) {
         const { released, dueAt } = await settleBankStep(store, record, now(), deps.bankStepGraceMs);

@@ -1,6 +1,7 @@
-// The bank step bound to the browser that started it, in a real headful Chromium with two browsers'
-// worth of cookies (two contexts): the shopper's own flow pays (its return tab says "Finishing…" through
-// the grace, then closes); an attacker who sends their consumerUrl to a victim and keeps the return page
+// The bank step bound to the browser that started it (production mode's binding), in a real headful
+// Chromium with two browsers' worth of cookies (two contexts): the first-time shopper's own flow, saving
+// the account, shows it at once (its return tab never says "Finishing…": the bank's redirect carries the
+// return URL's proof) and pays; the same shopper returning pays with the saved account; an attacker who sends their consumerUrl to a victim and keeps the return page
 // open in their own browser — before the victim signs in, reloading while the victim's redirect comes
 // back, and again after — gets nothing: the victim's tab says to finish where it started, the attacker's
 // checkout ends with BANK_STEP_ELSEWHERE and never holds a link reference.
@@ -50,13 +51,31 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     return page;
   }
 
-  it('the shopper who started signs in and pays: the binding cookie comes back with the bank\'s redirect', async () => {
+  it('the first-time shopper saves the account, sees it at once and pays; returning, pays with the saved account', async () => {
     const shopper = await openCheckout(await newBrowserContext());
+    await element(shopper).getByRole('checkbox', { name: consentWords('en').checkbox }).check();
     const bank = await startLinking(shopper);
+    // Every return page the bank's tab loads: the first is the last (no "Finishing…", no reload).
+    const returns: Promise<string>[] = [];
+    bank.on('response', (response) => {
+      if (new URL(response.url()).pathname.startsWith('/obv/return/')) returns.push(response.text().catch(() => 'closed'));
+    });
     await signInAtBank(bank, 'user_good');
     await waitForState(shopper, 'success');
+    const pages = await Promise.all(returns);
+    assert.equal(pages.length, 1, 'one visit of the return page');
+    assert.ok(pages.every((page) => !page.includes('Finishing your bank step')));
     await pay(shopper);
     await shopper.getByRole('heading', { name: 'Payment approved' }).waitFor();
+
+    // The same browser, next order: the saved account, paid in one click without a bank step.
+    const verifications = demo.provider.stats.verificationRequests;
+    await shopper.goto(demo.url);
+    await waitForState(shopper, 'saved');
+    await shopper.locator('#pay-button:enabled').waitFor();
+    await pay(shopper);
+    await shopper.getByRole('heading', { name: 'Payment approved' }).waitFor();
+    assert.equal(demo.provider.stats.verificationRequests, verifications, 'no bank step the second time');
   });
 
   for (const saving of [false, true]) {

@@ -3,7 +3,8 @@
 // arrive at an https completion URL and at a custom-scheme one (the navigation intercepted), a cancel and
 // an expiry each sent back with their status, a failure shown with its retry before "Return to the app"
 // sends it back with its code, the page opened again after linking (same tab, new tab) saying so, dark
-// mode, a saved account confirmed in one tap. axe finds
+// mode, a saved account confirmed in one tap (and nothing released while the page is only open, as a mail
+// scanner leaves it: no onOutcome, its reference not payable). axe finds
 // nothing on any state of the page (the 404/410 pages included), nothing inline runs (CSP violations are
 // console errors), and the completion URL carries none of the secrets the run knows of.
 import assert from 'node:assert/strict';
@@ -424,6 +425,17 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
         const confirm = later.getByRole('button', { name: hostedPageText(lang).continueWithAccount });
         await confirm.waitFor();
         assert.deepEqual(phone.arrivals, [], 'nothing is confirmed before the shopper taps');
+        // Opened and left, as a mail scanner would: the page has the account, the merchant nothing (no
+        // onOutcome, and link.succeeded goes out with it), and its reference pays nothing.
+        const chosenRef = await later.locator('obv-link-account').evaluate((el) => (el as HTMLElement & { value: string }).value);
+        assert.ok(chosenRef);
+        assert.equal(reports.find((entry) => entry.merchantTransactionId === second.order), undefined, 'nothing released before Continue');
+        const early = await fetch(new URL('/obv/transactions', demo.url), {
+          method: 'POST',
+          headers: { authorization: `Bearer ${MERCHANT_API_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ linkRef: chosenRef, merchantUserId: user, merchantTransactionId: second.order, amount: '42.50', currency: 'USD' }),
+        });
+        assert.equal(early.status, 403, 'not payable before Continue');
         assert.deepEqual(await axe(later), [], 'saved');
         await saveScreenshot(later, `hosted-${lang}-375-saved`);
         await confirm.tap();

@@ -158,7 +158,9 @@ describe('OpenAPI document', () => {
       post('/saved-accounts/remove', await returning('order-openapi-7')),
       post('/saved-accounts/use', { linkToken: saving.linkToken, savedAccountId: 'AAAAAAAAAAAAAAAAAAAAAA' }),
       post('/saved-accounts/offer', { linkToken: `lt_${'A'.repeat(32)}` }),
-    ), [201, 204, 404, 404]);
+      post('/saved-accounts/confirm', { linkRef }),
+      post('/saved-accounts/confirm', { linkRef: 'A'.repeat(22) }),
+    ), [201, 204, 404, 404, 204, 404]);
 
     const payment = { linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: 'order-openapi-1', amount: PURCHASE.amount, currency: PURCHASE.currency };
     assert.deepEqual(await statuses(
@@ -230,7 +232,7 @@ describe('OpenAPI document', () => {
       'lookupSession 404', 'lookupSession 400', 'cancelSession 404', 'returnPage 404', 'receiveNotification 401', 'getLinkedAccount 401', 'getLinkedAccount 404',
       'submitTransaction 400', 'submitTransaction 401', 'submitTransaction 404', 'submitTransaction 409', 'submitTransaction 422',
       'createLinkSession 400', 'createLinkSession 401', 'startVerification 404', 'getPayment 401', 'getPayment 404',
-      'listEvents 400', 'listEvents 401', 'acknowledgeEvent 400', 'acknowledgeEvent 401', 'acknowledgeEvent 404', 'redeliverEvent 401', 'redeliverEvent 404', 'useSavedAccount 404', 'offerSavedAccounts 404']) {
+      'listEvents 400', 'listEvents 401', 'acknowledgeEvent 400', 'acknowledgeEvent 401', 'acknowledgeEvent 404', 'redeliverEvent 401', 'redeliverEvent 404', 'useSavedAccount 404', 'offerSavedAccounts 404', 'confirmSavedAccount 404']) {
       assert.ok(problems.has(expected), `a problem answer checked: ${expected}`);
     }
     assert.ok(checked.some((c) => c.operationId === 'receiveNotification' && c.exchange.status === 200), 'the provider\'s deliveries were checked');

@@ -105,6 +105,38 @@ describe('saved accounts', () => {
     assert.deepEqual(plain.accounts, []);
   });
 
+  test('chosen is not confirmed: a saved account chosen on a hosted page releases nothing to the merchant until the shopper\'s Continue', async () => {
+    const { saved } = await linkAndSave();
+    const { linkToken, purchase } = await linkSession({ savedAccounts: [saved.sealed], hosted: { completionRedirectUri: 'https://shop.example/linked', state: 'st-1' } });
+    const [offered] = (await offerOf(linkToken)).accounts;
+    assert.ok(offered);
+    const before = reports.length;
+    // What the hosted page's element does as soon as the page opens: the first saved account, chosen.
+    const chosen = await post('/saved-accounts/use', { linkToken, savedAccountId: offered.id });
+    assert.equal(chosen.status, 201);
+    const { linkRef } = (await chosen.json()) as { linkRef: string };
+    assert.ok(linkRef, 'the page has the account at once');
+    // Opened and left (a mail scanner, a link preview): no onOutcome (the event goes out with it), nothing payable.
+    assert.equal(reports.length, before, 'no onOutcome');
+    const refused = await pay(linkRef, purchase);
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as Problem).type, 'urn:obv-link:problem:choice-unconfirmed');
+    assert.equal((await fetch(`${pair.baseUrl}/links/${linkRef}`, { headers: { authorization: AUTH } })).status, 403);
+    const transactions = pair.provider.stats.transactions;
+    // The shopper taps Continue.
+    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
+    assert.equal(reports.length, before + 1);
+    assert.equal(reports.at(-1)?.outcome.status, 'success');
+    assert.equal((await pay(linkRef, purchase)).status, 201);
+    assert.equal(pair.provider.stats.transactions, transactions + 1);
+    // Again: nothing more; an unknown reference is named.
+    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
+    assert.equal(reports.length, before + 1);
+    const unknown = await post('/saved-accounts/confirm', { linkRef: 'x'.repeat(22) });
+    assert.equal(unknown.status, 404);
+    assert.equal(((await unknown.json()) as Problem).errors?.[0]?.path, 'linkRef');
+  });
+
   test('a consented success gives the server a sealed saved account and the consent record (GET /links and onOutcome); the browser sees neither', async () => {
     const { saved, sessionId, linkRef } = await linkAndSave();
     assert.match(saved.sealed, /^obv1\.sandbox\./);

@@ -14,6 +14,7 @@ import type { WebhookHeaders } from '../common/webhook-signature.ts';
 import type { SavedAccounts } from '../accounts/accounts.ts';
 import type { Sealer } from '../sealing/sealer.ts';
 import { openOutcome, sealOutcome } from '../sealing/sealed-outcome.ts';
+import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import type { SessionStore, VerificationOutcome } from '../storage/sessions.ts';
 import { scrubProviderText } from '../upstream/provider-text.ts';
 import { outcomeArrivedAt } from '../verifications/bank-step.ts';
@@ -74,6 +75,10 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       const outcome: VerificationOutcome = reported.outcome.status === 'success'
         ? { ...reported.outcome, linkRef: newId(), ...saved }
         : reported.outcome;
+      // The reference answers before any page can read the outcome that names it: a page that sees its
+      // success may pay with it at once. A reference whose outcome loses the settle below is refused
+      // anyway (its session's outcome names another: payments/linked-account.ts resolveLinkRef).
+      if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), session.sessionId, sessionMarkerTtlMs(session, deps.now()));
       // The token is sealed before any backend sees it.
       const { stored, record } = await store.settle(session.sessionId, sealOutcome(sealer, session.sessionId, outcome));
       if (!stored && !sameOutcome(openOutcome(sealer, record), reported.outcome)) {

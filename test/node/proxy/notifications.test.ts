@@ -38,6 +38,24 @@ describe('notification intake', () => {
     assert.equal(storedAccountToken(pair.proxy, stored), 'acct-1', 'stored sealed, and opens to the provider\'s token');
   });
 
+  test('a success\'s link reference answers before any page can read the outcome that names it', async () => {
+    const { sessionId, url } = await sessionWithNotificationUrl();
+    // What the reference resolved to at the moment the success was stored (a page polling the session
+    // may read it from then on, and the merchant's server pay with it at once).
+    const seen: (string | undefined)[] = [];
+    const settle = pair.store.settle.bind(pair.store);
+    pair.store.settle = async (id, outcome) => {
+      if (outcome.status === 'success') seen.push(await pair.store.readMark(`link:${outcome.linkRef}`));
+      return settle(id, outcome);
+    };
+    try {
+      assert.equal((await postNotification(url, successPayload('acct-early'))).status, 200);
+    } finally {
+      pair.store.settle = settle;
+    }
+    assert.deepEqual(seen, [sessionId]);
+  });
+
   test('rejects a notification whose signature does not match', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     const response = await postNotification(url, successPayload(), { secret: 'whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==' });

@@ -41,7 +41,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const logger = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? Date.now;
   const ownStorage = options.backend ? undefined
-    : createStorage({ kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, logger, now: options.now });
+    : createStorage({ kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, production: !config.sandbox, logger, now: options.now });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);
   // The schema requires keys outside sandbox mode; sandbox mode fills the published one.

@@ -108,6 +108,12 @@ export interface ObvProxy {
    */
   drain(): Promise<void>;
   /**
+   * Payments under way now (POST {mountPath}/transactions and `pay`), from their claim to their answer.
+   * `close()` waits for them, each at most its worst case (4 × `upstreamTimeoutMs` + 5 s), before it
+   * closes the storage: so call `close()` only once your own server stopped taking requests.
+   */
+  readonly paymentsInFlight: number;
+  /**
    * Creates a link session in-process (what POST {mountPath}/link-sessions does for other backends):
    * the merchant's server names the user, order, amount, currency, consumer and language, and gives the
    * returned `linkToken` to the page (`<obv-link-account link-token="…">`). Throws a 400 ProblemError
@@ -164,6 +170,9 @@ export interface ObvProxy {
    * not recorded, listed or retried. Throws a TypeError when events are off (no OBV_EVENTS_URL).
    */
   sendTestEvents(type?: EventType): Promise<TestEventResult[]>;
-  /** Closes the relays (1001, "going away"), the storage it created and its timers. Does not close your server. */
+  /**
+   * Closes the relays (1001, "going away"), waits for the payments under way (`paymentsInFlight`), then
+   * closes the storage it created and its timers. Does not close your server.
+   */
   close(): Promise<void>;
 }

@@ -7,7 +7,7 @@
 // without node:sqlite) is one line on stderr naming the cause and the fix, and exit code 1: no stack.
 import { ConfigError, configFromEnv, createLogger, DataDirectoryError } from './index.ts';
 import { safeError } from './common/logger.ts';
-import { startProxyServers } from './server.ts';
+import { shutdownBoundMs, startProxyServers } from './server.ts';
 import { sendTestEventsFromCli } from './events/test-events-cli.ts';
 import { backupFromCli } from './storage/sqlite/backup-cli.ts';
 import { SqliteUnavailableError } from './storage/sqlite/driver.ts';
@@ -64,7 +64,7 @@ try {
   throw error;
 }
 const logger = createLogger(config.logLevel);
-const shutdownTimeoutMs = config.drainWindowMs + config.shutdownTimeoutMs;
+const shutdownTimeoutMs = shutdownBoundMs(config);
 
 let running;
 try {
@@ -84,7 +84,7 @@ function shutdown(signal: NodeJS.Signals): void {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'shutting down: draining requests and sockets');
-  // The bound: the window and the drain wait at most shutdownTimeoutMs together; this covers anything that hangs after.
+  // The bound: the window, the requests and any payment under way (shutdownBoundMs); this covers anything that hangs after.
   setTimeout(() => {
     logger.warn('shutdown did not finish in time; exiting');
     process.exit(0);

@@ -7,6 +7,7 @@ import type { ObvProxy, ObvProxyOptions } from './api.ts';
 import { createApp, createNotificationApp } from './app.ts';
 import { inProcessCalls } from './in-process.ts';
 import { createServices } from './services.ts';
+import { paymentLeaseMs } from './payments/orders.ts';
 import { BANK_STEP_RETURN_GRACE_MS } from './config/limits.ts';
 import { parseProxyConfig, type ProxyConfig } from './config/schema.ts';
 import { isSandboxSealingKey } from './config/sealing-keys.ts';
@@ -44,7 +45,7 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     : createStorage({
       kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: config.databaseUrl,
       databaseSchema: config.databaseSchema, databasePoolSize: config.databasePoolSize, databaseStatementTimeoutMs: config.databaseStatementTimeoutMs,
-      logger, now: options.now,
+      production: !config.sandbox, logger, now: options.now,
     });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);
@@ -66,6 +67,18 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     hostedElementScript: options.hostedElementScript, now,
   });
   const relays: Relay[] = [];
+  /**
+   * A shutdown's wait for the payments under way, each at most its worst case (its lease: every upstream
+   * call it may make, each within the time-out): one cut at the provider would be `unknown` until reconciled.
+   */
+  async function settlePayments(): Promise<void> {
+    const count = services.payments.inFlight;
+    if (count === 0) return;
+    const boundMs = paymentLeaseMs(config);
+    logger.info({ payments: count, boundMs }, 'shutdown: waiting for the payments under way at the provider');
+    const left = await services.payments.settled(boundMs);
+    if (left > 0) logger.warn({ payments: left }, 'shutdown: payments still under way after their worst case; each turns unknown when its lease ends');
+  }
   const relayTo = (server: Server) => startRelay(server, { config, storage, originPolicy, trustProxy: () => router.get('trust proxy'), storeOutage, logger, now, tuning: options.relay });
 
   return {
@@ -91,9 +104,14 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
       lifecycle.draining = true;
       await Promise.all(relays.splice(0).map((relay) => relay.close()));
     },
+    get paymentsInFlight() {
+      return services.payments.inFlight;
+    },
     async close() {
       storeOutage.close();
       await this.drain();
+      // Before the storage closes: a payment's result is stored once the provider answers.
+      await settlePayments();
       await services.close();
       await ownStorage?.close();
     },

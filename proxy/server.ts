@@ -1,7 +1,8 @@
 // `npm start`'s servers, separate from cli.ts so tests can run them in-process: the proxy's HTTP server
 // (HOST/PORT, header and request time-outs fit for a checkout), the optional notification listener and
-// metrics listener, and a graceful shutdown: stop accepting, let in-flight requests finish, close the
-// WebSockets with 1001 ("going away": the element reconnects, to another instance behind a balancer).
+// metrics listener, and a graceful shutdown: stop accepting, let in-flight requests finish (a payment
+// under way at the provider for as long as it may take), close the WebSockets with 1001 ("going away":
+// the element reconnects, to another instance behind a balancer).
 import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,20 @@ import { createObvProxy, type ObvProxy, type ObvProxyDependencies } from './inde
 import { serverOptions } from './http/server-options.ts';
 import { isLoopbackHost, listenerWarnings } from './config/warnings.ts';
 import { merchantApiKeys } from './config/merchant-api-keys.ts';
+import { paymentLeaseMs } from './payments/orders.ts';
+
+/** After a payment's answer, how long its HTTP response has to be written before the connections are cut. */
+const PAYMENT_ANSWER_MARGIN_MS = 1_000;
+
+/**
+ * The longest a shutdown takes: the drain window, then in-flight requests for OBV_SHUTDOWN_TIMEOUT or a
+ * payment at the provider for its worst case (4 × OBV_UPSTREAM_TIMEOUT + 5 s), whichever is longer. A
+ * deploy's grace period (Kubernetes' terminationGracePeriodSeconds, `docker stop -t`) must be longer, or
+ * its SIGKILL can cut a payment (docs/PROXY.md, Shutdown).
+ */
+export function shutdownBoundMs(config: Pick<ProxyConfig, 'drainWindowMs' | 'shutdownTimeoutMs' | 'upstreamTimeoutMs'>): number {
+  return config.drainWindowMs + Math.max(config.shutdownTimeoutMs, paymentLeaseMs(config) + PAYMENT_ANSWER_MARGIN_MS);
+}
 
 export { serverOptions };
 
@@ -27,7 +42,8 @@ export interface ProxyServers {
   readonly inFlight: number;
   /**
    * Answers /readyz with 503 for `drainWindowMs` while serving on, then stops accepting, waits up to
-   * `shutdownTimeoutMs` for in-flight requests, closes the WebSockets
+   * `shutdownTimeoutMs` for in-flight requests (and for a payment under way at the provider until its
+   * answer, at most its worst case: `shutdownBoundMs`), closes the WebSockets
    * (1001), the session backend and every connection left. Resolves once all servers are closed.
    */
   shutdown(): Promise<void>;
@@ -122,9 +138,21 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
     // Idle keep-alive connections are cut now and again as requests finish, so nothing waits on them.
     const sweep = setInterval(() => servers.forEach((s) => s.closeIdleConnections()), 50);
     servers.forEach((s) => s.closeIdleConnections());
-    const deadline = Date.now() + config.shutdownTimeoutMs;
-    while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    if (inFlight > 0) logger.warn({ inFlight }, 'shutdown time-out: closing requests that did not finish');
+    const started = Date.now();
+    const requestsBy = started + config.shutdownTimeoutMs;
+    // A payment is never cut at the provider by a shutdown: it has its worst case, then a moment for its answer.
+    const paymentsBy = started + paymentLeaseMs(config) + PAYMENT_ANSWER_MARGIN_MS;
+    let paymentSeen = 0;
+    if (proxy.paymentsInFlight > 0) {
+      logger.info({ payments: proxy.paymentsInFlight, boundMs: paymentsBy - started }, 'shutdown: waiting for the payments under way at the provider');
+    }
+    while (inFlight > 0) {
+      const now = Date.now();
+      if (proxy.paymentsInFlight > 0) paymentSeen = now;
+      if (now >= Math.max(requestsBy, Math.min(paymentsBy, paymentSeen + PAYMENT_ANSWER_MARGIN_MS))) break;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    if (inFlight > 0) logger.warn({ inFlight, payments: proxy.paymentsInFlight }, 'shutdown time-out: closing requests that did not finish');
     await drained;
     await proxy.close();
     clearInterval(sweep);

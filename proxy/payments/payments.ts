@@ -41,6 +41,13 @@ export interface Payments {
   reconcile(merchantTransactionId: string, body: ReconcileBody): Promise<Reconciled>;
   /** The verified account behind a link reference, token included; 404/403 otherwise. */
   readLink(linkRef: string): Promise<LinkedAccount>;
+  /** Payments under way now (POST /transactions and `proxy.pay`, from the claim to their answer). */
+  readonly inFlight: number;
+  /**
+   * Resolves once every payment under way has its answer, or after `boundMs`, with how many are left: a
+   * shutdown waits for them, since a payment cut at the provider is `unknown` until the merchant reconciles it.
+   */
+  settled(boundMs: number): Promise<number>;
   /** Stops the lease watch. */
   close(): void;
 }
@@ -48,9 +55,31 @@ export interface Payments {
 export function createPayments(deps: PaymentsDeps): Payments {
   const leases = watchPaymentLeases(deps);
   const orders = { ...deps, leases };
+  const payer = deps.upstream && createPayer(orders, deps.upstream);
+  const underWay = new Set<Promise<unknown>>();
   return {
-    // One payer for POST /transactions and `proxy.pay()`: the same rules either way.
-    pay: deps.upstream && createPayer(orders, deps.upstream),
+    // One payer for POST /transactions and `proxy.pay()`: the same rules either way, each one counted
+    // while under way so a shutdown can wait for it.
+    pay: payer && (async (input, idempotencyKey) => {
+      const paying = payer(input, idempotencyKey);
+      underWay.add(paying);
+      try {
+        return await paying;
+      } finally {
+        underWay.delete(paying);
+      }
+    }),
+    get inFlight() {
+      return underWay.size;
+    },
+    async settled(boundMs) {
+      if (underWay.size === 0) return 0;
+      let timer: NodeJS.Timeout | undefined;
+      const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+      await Promise.race([Promise.allSettled([...underWay]), bound]);
+      clearTimeout(timer);
+      return underWay.size;
+    },
     read: (merchantTransactionId) => orderPayments(orders, merchantTransactionId),
     reconcile: (merchantTransactionId, body) => reconcilePayment(orders, merchantTransactionId, body),
     readLink: (linkRef) => readLinkedAccount(orders, linkRef),

@@ -31,6 +31,8 @@ export interface StorageOptions {
   redisUrl?: string | undefined;
   /** Prefix of every Redis key and channel; default `obv:`. */
   redisPrefix?: string | undefined;
+  /** Production: a Redis that does not persist is refused (storage/redis/guard.ts); default false. */
+  production?: boolean | undefined;
   /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
   logger?: Logger | undefined;
   now?: (() => number) | undefined;
@@ -53,7 +55,9 @@ export function createStorage(options: StorageOptions): Storage {
       });
     case 'redis':
       if (!options.redisUrl) throw new TypeError('createStorage: the redis storage needs redisUrl (OBV_REDIS_URL)');
-      return createRedisStorage({ url: options.redisUrl, prefix: options.redisPrefix, logger: options.logger?.child({ component: 'redis' }) });
+      return createRedisStorage({
+        url: options.redisUrl, prefix: options.redisPrefix, requirePersistence: options.production ?? false, logger: options.logger?.child({ component: 'redis' }),
+      });
     case 'memory':
       return createMemoryStorage({ now: options.now });
   }

@@ -30,6 +30,8 @@ export function redisSkipReason(): string | false {
 export interface RedisServerOptions {
   /** Append-only file on (`appendfsync always`), so data survives a stop and start. Default off. */
   persistent?: boolean;
+  /** More command-line settings, e.g. `['--rename-command', 'CONFIG', '']` (a managed Redis that forbids CONFIG). */
+  args?: string[];
 }
 
 export interface RedisServer {
@@ -77,7 +79,7 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Pro
   const persistence = options.persistent
     ? ['--appendonly', 'yes', '--appendfsync', 'always']
     : ['--appendonly', 'no'];
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--logfile', ''];
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--logfile', '', ...(options.args ?? [])];
   const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';

@@ -6,6 +6,8 @@
 export interface RedisLogger {
   info(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  /** For what stops the instance taking money (storage/redis/guard.ts); `warn` when absent. */
+  error?(obj: object, msg: string): void;
 }
 
 export interface RedisConnectionOptions {

@@ -37,6 +37,8 @@ export interface RedisKeys {
   paymentKey(idempotencyKey: string): string;
   /** List: an order's earlier payments (JSON, each reconciled `not-charged`, then replaced), oldest first; kept for the payment retention. */
   earlierPayments(merchantTransactionId: string): string;
+  /** String: the installation's generation mark (storage/redis/guard.ts): gone means this Redis lost its data. */
+  readonly generation: string;
   /** Sorted set: order with a `pending` payment → when its lease ends. */
   readonly paymentLeases: string;
   /** String: a link session's record (JSON, storage/link-sessions.ts) under its id (a hash of its token). */
@@ -66,6 +68,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventsFailedSeq: `${prefix}evt-failed-seq`,
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
+    generation: `${prefix}generation`,
     earlierPayments: (merchantTransactionId) => `${prefix}payment-earlier:${merchantTransactionId}`,
     paymentKey: (idempotencyKey) => `${prefix}payment-key:${idempotencyKey}`,
     linkSession: (id) => `${prefix}link-session:${id}`,

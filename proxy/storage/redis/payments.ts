@@ -6,17 +6,21 @@
 import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
+import type { RedisGuard } from './guard.ts';
 import { runScript, script } from './scripts.ts';
 import { PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
 
 /**
  * KEYS[1] order, KEYS[2] leases, KEYS[3] the Idempotency-Key's index (or the order key again when there
- * is none), KEYS[4] the order's earlier payments; ARGV[1] record JSON, ARGV[2] TTL ms, ARGV[3] lease end,
- * ARGV[4] order id, ARGV[5] '1' when there is a key. Returns the order's record (unless it is
- * `not-charged`: that one is kept among the earlier payments and replaced), {'key', other order} for a
- * key used elsewhere, or false.
+ * is none), KEYS[4] the order's earlier payments, KEYS[5] the generation mark; ARGV[1] record JSON,
+ * ARGV[2] TTL ms, ARGV[3] lease end, ARGV[4] order id, ARGV[5] '1' when there is a key, ARGV[6] the
+ * generation mark the instance adopted. Returns {'generation'} when the mark is not that one (Redis lost
+ * its data: an order it forgot is never claimed again), the order's record (unless it is `not-charged`:
+ * that one is kept among the earlier payments and replaced), {'key', other order} for a key used
+ * elsewhere, or false.
  */
 const CLAIM = script(`
+if redis.call('GET', KEYS[5]) ~= ARGV[6] then return {'generation'} end
 local held = redis.call('GET', KEYS[1])
 if held and cjson.decode(held).state ~= 'not-charged' then return held end
 if ARGV[5] == '1' then
@@ -87,14 +91,18 @@ return 1
 const RECONCILE_ATTEMPTS = 3;
 
 export class RedisPaymentStore implements PaymentStore {
-  constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
+  constructor(private readonly redis: Redis, private readonly keys: RedisKeys, private readonly guard: RedisGuard) {}
 
+  /** @throws DurabilityError when Redis lost its data or does not persist in production (storage/redis/guard.ts). */
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
+    await this.guard.assertSafe();
+    const generation = this.guard.generation!;
     const id = pending.merchantTransactionId;
     const key = pending.idempotencyKey;
     const held = await runScript(this.redis, CLAIM,
-      [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key), this.keys.earlierPayments(id)],
-      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id, key === undefined ? '0' : '1']);
+      [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key), this.keys.earlierPayments(id), generation.key],
+      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id, key === undefined ? '0' : '1', generation.value]);
+    if (Array.isArray(held) && held[0] === 'generation') throw this.guard.lost();
     if (Array.isArray(held)) return { claimed: false, keyUsedFor: String(held[1]) };
     return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
   }

@@ -13,6 +13,7 @@ import type { RedisConnectionOptions } from './connection-options.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
+import { RedisGuard } from './guard.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
 import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../sessions.ts';
@@ -35,6 +36,11 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
   pendingClaimTtlMs?: number;
   /** Clock, epoch ms (tests). */
   now?: () => number;
+  /**
+   * Refuse a Redis that does not persist (`appendonly no`): payments, notifications and readiness answer
+   * 503 (storage/redis/guard.ts). `createObvProxy` sets it in production; default false (a warning).
+   */
+  requirePersistence?: boolean;
 }
 
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
@@ -54,6 +60,11 @@ export class RedisSessionStore implements SessionStore {
    */
   readonly redis: Redis;
   readonly keys: RedisKeys;
+  /**
+   * Whether this Redis may take money now: it persists (in production) and still holds its generation mark.
+   * @internal Left out of the published declarations, as `redis` (its type needs ioredis's).
+   */
+  readonly guard: RedisGuard;
   readonly #graceMs: number;
   readonly #idempotencyWaitMs: number;
   readonly #pendingClaimTtlMs: number;
@@ -68,6 +79,7 @@ export class RedisSessionStore implements SessionStore {
     this.#idempotencyWaitMs = options.idempotencyWaitMs ?? DEFAULT_IDEMPOTENCY_WAIT_MS;
     this.#pendingClaimTtlMs = options.pendingClaimTtlMs ?? DEFAULT_PENDING_CLAIM_TTL_MS;
     this.#now = options.now ?? Date.now;
+    this.guard = new RedisGuard(this.redis, { key: this.keys.generation, requirePersistence: options.requirePersistence ?? false, logger: options.logger });
   }
 
   /** Resolves once connected; rejects after `timeoutMs` (the connection keeps retrying). */
@@ -105,6 +117,7 @@ export class RedisSessionStore implements SessionStore {
    * @throws Error for an unknown session (never created, or its keys expired).
    */
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
+    await this.guard.assertSafe();
     const reply = await runScript(
       this.redis,
       SETTLE,
@@ -159,6 +172,8 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async mark(key: string, value: string, ttlMs: number): Promise<string> {
+    // Markers are the webhook ids and the readiness probe's write: /readyz is 503 while the guard is closed.
+    await this.guard.assertSafe();
     return String(await runScript(this.redis, MARK, [this.keys.mark(key)], [value, String(Math.max(1, Math.ceil(ttlMs)))]));
   }
 
@@ -180,6 +195,7 @@ export class RedisSessionStore implements SessionStore {
 
   async close(): Promise<void> {
     for (const key of [...this.#renewals.keys()]) this.#stopRenewing(key);
+    this.guard.close();
     await closeConnection(this.redis);
   }
 

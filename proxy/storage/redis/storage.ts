@@ -42,7 +42,7 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     sessionStore,
     resultBus,
     eventOutbox: new RedisEventOutbox(redis, keys),
-    payments: new RedisPaymentStore(redis, keys),
+    payments: new RedisPaymentStore(redis, keys, sessionStore.guard),
     linkSessions: new RedisLinkSessionStore(redis, keys),
     removals: new RedisRemovalStore(redis, keys),
     rateLimitStore: sessionStore.rateLimitStore('verifications'),

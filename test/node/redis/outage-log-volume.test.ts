@@ -64,7 +64,7 @@ describe('a Redis outage in the log', { skip }, () => {
   const instances: (Traffic & { logs: LogCapture })[] = [];
 
   before(async () => {
-    redis = await startRedisServer();
+    redis = await startRedisServer({ persistent: true });
     provider = await startProvider();
     for (let index = 0; index < 2; index++) {
       const logs = captureLogs('info');

@@ -45,7 +45,7 @@ describe('a proxy on Redis', { skip }, () => {
   const instances: ProxyInstance[] = [];
 
   before(async () => {
-    redis = await startRedisServer();
+    redis = await startRedisServer({ persistent: true });
     provider = await startProvider();
     raw = inspector(redis.url);
   });

@@ -89,7 +89,9 @@ describe('Redis session store', { skip }, () => {
         const mine = keys.filter((k) => k.includes(record.sessionId) || k.includes(record.notificationRef));
         assert.equal(mine.length, 2);
         assert.ok(mine.every((k) => k.startsWith('tenant-7:')));
-        assert.equal(keys.filter((k) => k.startsWith('tenant-7:')).length, 4);
+        // The session, its reference, the marker, the idempotency key, and the generation mark (storage/redis/guard.ts).
+        assert.equal(keys.filter((k) => k.startsWith('tenant-7:')).length, 5);
+        assert.ok(keys.includes('tenant-7:generation'));
       } finally {
         await store.close();
       }

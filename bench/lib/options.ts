@@ -109,7 +109,7 @@ const QUICK: BenchSizes = {
   growthConcurrencyRequests: 200,
   growthFillTimeoutMs: 30_000,
   loopTimeoutMs: 15_000,
-  runTimeoutMs: 3 * 60_000,
+  runTimeoutMs: 5 * 60_000,
 };
 
 export interface BenchOptions {

@@ -13,8 +13,8 @@ import { DEFAULT_STORAGES, PER_STORAGE_SECTIONS, SECTIONS } from '../../../bench
 import { redisSkipReason } from '../../helpers/redis-server.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** The quick run's own watchdog stops it at 3 minutes; this is the test's bound beyond that. */
-const TIMEOUT_MS = 4 * 60_000;
+/** The quick run's own watchdog stops it at 5 minutes; this is the test's bound beyond that. */
+const TIMEOUT_MS = 6 * 60_000;
 
 interface QuickResults {
   mode: string;

@@ -56,7 +56,7 @@ describe('bench options', () => {
     const options = parseOptions(['--quick'], {});
     assert.equal(options.quick, true);
     assert.ok(options.sizes.loopTimeoutMs <= 15_000);
-    assert.ok(options.sizes.runTimeoutMs <= 3 * 60_000);
+    assert.ok(options.sizes.runTimeoutMs <= 5 * 60_000);
   });
 
   it('keeps the storage backends named by --storage, in run order, and refuses others', () => {

@@ -27,7 +27,12 @@ export default tseslint.config(
   {
     // The sandbox stays independent: not even the shared contracts (it reads the upstream API on its own).
     files: ['sandbox/**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { patterns: ['**/proxy/**', '**/demo/**', '**/widget/**', '**/contracts/**'] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['**/proxy/**', '**/demo/**', '**/widget/**', '**/contracts/**'] },
+      ],
+    },
   },
   {
     // Rules shared by the element and the proxy (browser and Node): they import nothing at all.

@@ -47,7 +47,14 @@ export default defineConfig({
       // no `this` becomes an arrow (nothing here calls one with `new`); unsafe_comps: `a<b` may become `b>a`
       // (no operand has a valueOf with side effects); reduce_funcs off: single-use functions stay where they
       // are declared rather than copied inline. Together ≈16 gzip bytes more (the browser tests run the build).
-      compress: { passes: 3, pure_getters: true, keep_fargs: false, unsafe_arrows: true, unsafe_comps: true, reduce_funcs: false },
+      compress: {
+        passes: 3,
+        pure_getters: true,
+        keep_fargs: false,
+        unsafe_arrows: true,
+        unsafe_comps: true,
+        reduce_funcs: false,
+      },
       // Only names that say they are private: the element's `_underscore` members and Lit's own `_$AH`-style
       // internals (Lit is bundled whole, so no other copy reads them; the cross-copy markers, `_$lit…$` and
       // `_$cssResult$`, keep their names). No hand-kept list of public-looking names: one wrong entry
@@ -73,7 +80,8 @@ export default defineConfig({
         // bundle binds both names itself: to the browser's objects, or on a server to stand-ins (what Lit's
         // own Node build uses; nothing renders there), leaving the server's globals alone. The entry
         // registers the tag only where customElements exists.
-        intro: 'const HTMLElement = globalThis.HTMLElement ?? class {}, document = globalThis.document ?? { createTreeWalker() {} };',
+        intro:
+          'const HTMLElement = globalThis.HTMLElement ?? class {}, document = globalThis.document ?? { createTreeWalker() {} };',
       },
     },
   },

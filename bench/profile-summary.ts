@@ -28,29 +28,55 @@ function owner(url: string): string {
 }
 
 type Frame = ProfileNode['callFrame'];
-const fn = (names: RegExp, url: RegExp = /./) => (frame: Frame) => names.test(frame.functionName) && url.test(frame.url);
+const fn =
+  (names: RegExp, url: RegExp = /./) =>
+  (frame: Frame) =>
+    names.test(frame.functionName) && url.test(frame.url);
 const inUrl = (url: RegExp) => (frame: Frame) => url.test(frame.url);
 
 /** A notification's steps, most specific first: a sample belongs to the first whose frame is on its stack. */
 const STEPS: [string, (frame: Frame) => boolean][] = [
-  ['the profiler and the bench\'s RPC', (f) => /node:inspector|bench\/lib\/rpc/.test(f.url)],
+  ["the profiler and the bench's RPC", (f) => /node:inspector|bench\/lib\/rpc/.test(f.url)],
   ['logging (pino, the line written)', inUrl(/node_modules\/(pino|sonic-boom|quick-format-unescaped)\//)],
   ['metrics (prom-client)', inUrl(/node_modules\/prom-client\//)],
   ['signature (Standard Webhooks HMAC)', inUrl(/common\/webhook-signature/)],
-  ['schema checks (zod, the outcome read)', (f) => /node_modules\/zod\//.test(f.url) || /notifications\/outcome/.test(f.url)],
+  [
+    'schema checks (zod, the outcome read)',
+    (f) => /node_modules\/zod\//.test(f.url) || /notifications\/outcome/.test(f.url),
+  ],
   ['sealing (AES-GCM)', inUrl(/\/sealing\//)],
   ['ids (random)', (f) => /common\/(ids|random)/.test(f.url) || /^randomBytes|randomFillSync$/.test(f.functionName)],
-  ['relay publish (the browser outcome, its words)', (f) => /storage\/(memory\/|redis\/|sqlite\/)?result-bus|\/relay\/|\/words\//.test(f.url) || /^publish$/.test(f.functionName)],
+  [
+    'relay publish (the browser outcome, its words)',
+    (f) =>
+      /storage\/(memory\/|redis\/|sqlite\/)?result-bus|\/relay\/|\/words\//.test(f.url) ||
+      /^publish$/.test(f.functionName),
+  ],
   ['events outbox', inUrl(/\/events\//)],
   ['store (reads, writes, markers)', inUrl(/\/storage\//)],
   ['JSON parse of the body', fn(/^parseBody$/)],
-  ['answer: socket write', fn(/^(writev|writeLatin1String|writeUtf8String|writeBuffer|writeString|writeGeneric)$/, /^$/)],
-  ['answer: headers, res.json', (f) => /_http_outgoing|_http_server/.test(f.url) && /^(end|write|_send|writeHead|_storeHeader|setHeader|_implicitHeader|processHeader)$/.test(f.functionName)
-    || /express\/lib\/response/.test(f.url) || /node_modules\/(etag|content-type|mime|send)\//.test(f.url)],
-  ['body reading (body-parser)', inUrl(/node_modules\/(body-parser|raw-body|type-is|iconv-lite|bytes|on-finished|destroy)\//)],
+  [
+    'answer: socket write',
+    fn(/^(writev|writeLatin1String|writeUtf8String|writeBuffer|writeString|writeGeneric)$/, /^$/),
+  ],
+  [
+    'answer: headers, res.json',
+    (f) =>
+      (/_http_outgoing|_http_server/.test(f.url) &&
+        /^(end|write|_send|writeHead|_storeHeader|setHeader|_implicitHeader|processHeader)$/.test(f.functionName)) ||
+      /express\/lib\/response/.test(f.url) ||
+      /node_modules\/(etag|content-type|mime|send)\//.test(f.url),
+  ],
+  [
+    'body reading (body-parser)',
+    inUrl(/node_modules\/(body-parser|raw-body|type-is|iconv-lite|bytes|on-finished|destroy)\//),
+  ],
   ['our notification code', inUrl(/proxy\/(notifications|verifications|routes|accounts|common|app\.ts)/)],
   ['routing (Express, router)', inUrl(/node_modules\/(express|router|path-to-regexp|parseurl|finalhandler|debug)\//)],
-  ['HTTP parsing and sockets (node:)', (f) => f.url.startsWith('node:') || /^(parserOn|_addHeaderLine)/.test(f.functionName)],
+  [
+    'HTTP parsing and sockets (node:)',
+    (f) => f.url.startsWith('node:') || /^(parserOn|_addHeaderLine)/.test(f.functionName),
+  ],
 ];
 
 function summarizeSteps(profile: Profile, requests: number): string {
@@ -64,14 +90,24 @@ function summarizeSteps(profile: Profile, requests: number): string {
     const delta = (profile.timeDeltas[index] ?? 0) / 1000;
     if (!node || node.callFrame.functionName === '(idle)') return;
     busy += delta;
-    let step = ['(garbage collector)', '(program)'].includes(node.callFrame.functionName) ? node.callFrame.functionName : 'other (native, microtasks)';
+    let step = ['(garbage collector)', '(program)'].includes(node.callFrame.functionName)
+      ? node.callFrame.functionName
+      : 'other (native, microtasks)';
     const frames: Frame[] = [];
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) frames.push(byId.get(at)!.callFrame);
-    for (const [name, matches] of STEPS) if (frames.some(matches)) { step = name; break; }
+    for (const [name, matches] of STEPS)
+      if (frames.some(matches)) {
+        step = name;
+        break;
+      }
     bySteps.set(step, (bySteps.get(step) ?? 0) + delta);
   });
-  const rows = [...bySteps.entries()].sort((a, b) => b[1] - a[1])
-    .map(([step, ms]) => `  ${((1000 * ms) / requests).toFixed(1).padStart(7)} µs ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${step}`);
+  const rows = [...bySteps.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .map(
+      ([step, ms]) =>
+        `  ${((1000 * ms) / requests).toFixed(1).padStart(7)} µs ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${step}`,
+    );
   return `by step, µs per request of ${requests} (wall time on the main thread while busy: ${((1000 * busy) / requests).toFixed(0)} µs):\n${rows.join('\n')}`;
 }
 

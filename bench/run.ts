@@ -9,7 +9,15 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_STORAGES, parseOptions, PER_STORAGE_SECTIONS, SECTIONS, type BenchOptions, type SectionName, type StorageName } from './lib/options.ts';
+import {
+  DEFAULT_STORAGES,
+  parseOptions,
+  PER_STORAGE_SECTIONS,
+  SECTIONS,
+  type BenchOptions,
+  type SectionName,
+  type StorageName,
+} from './lib/options.ts';
 import { markdownTable, type SectionResult } from './lib/report.ts';
 import { openFileLimit } from './lib/limits.ts';
 import { killAllChildren } from './lib/rpc.ts';
@@ -44,16 +52,24 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
 export function checkFigures(result: SectionResult): void {
   if (result.rows.length === 0) throw new Error(`${result.section}: no figures`);
   const broken = result.rows.filter((row) => /NaN|Infinity/.test(`${row.value} ${row.baseline} ${row.comparison}`));
-  if (broken.length > 0) throw new Error(`${result.section}: no figure for ${broken.map((row) => row.metric).join('; ')}`);
+  if (broken.length > 0)
+    throw new Error(`${result.section}: no figure for ${broken.map((row) => row.metric).join('; ')}`);
 }
 
 /** Quick runs are too small to judge a figure by: the aims are shown, never checked. */
 function withoutAims(result: SectionResult): SectionResult {
-  return { ...result, rows: result.rows.map(({ met: _met, ...row }) => ({ ...row, aim: row.aim && `${row.aim} (not checked)` })) };
+  return {
+    ...result,
+    rows: result.rows.map(({ met: _met, ...row }) => ({ ...row, aim: row.aim && `${row.aim} (not checked)` })),
+  };
 }
 
 /** Runs `name` on one storage backend (fresh: its own temp dir or redis-server), its figures labelled with it. */
-async function runOnStorage(name: SectionName, options: BenchOptions, storageName: StorageName): Promise<SectionResult> {
+async function runOnStorage(
+  name: SectionName,
+  options: BenchOptions,
+  storageName: StorageName,
+): Promise<SectionResult> {
   const storage = await openStorage(storageName);
   try {
     const result = await SECTION_RUNNERS[name](options, storage);
@@ -79,7 +95,9 @@ async function main(): Promise<number> {
   const errors: Record<string, string> = {};
   // What the sections that do not depend on the storage get (memory opens nothing).
   const inMemory = await openStorage('memory');
-  console.log(`bench: ${options.quick ? 'QUICK sizes, aims not checked' : 'full sizes'}; sections ${options.sections.join(', ')}; storage ${options.storages.join(', ')} for ${PER_STORAGE_SECTIONS.join(', ')}`);
+  console.log(
+    `bench: ${options.quick ? 'QUICK sizes, aims not checked' : 'full sizes'}; sections ${options.sections.join(', ')}; storage ${options.storages.join(', ')} for ${PER_STORAGE_SECTIONS.join(', ')}`,
+  );
   for (const name of options.sections) {
     const perStorage = PER_STORAGE_SECTIONS.includes(name);
     // One result per section: per-storage sections hold a row set and a data entry per backend.
@@ -88,7 +106,9 @@ async function main(): Promise<number> {
       const label = perStorage ? `${name} [${storage}]` : name;
       const sectionStart = Date.now();
       try {
-        let result = perStorage ? await runOnStorage(name, options, storage) : await SECTION_RUNNERS[name](options, inMemory);
+        let result = perStorage
+          ? await runOnStorage(name, options, storage)
+          : await SECTION_RUNNERS[name](options, inMemory);
         checkFigures(result);
         if (options.quick) result = withoutAims(result);
         merged.rows.push(...result.rows);
@@ -106,10 +126,16 @@ async function main(): Promise<number> {
     if (merged.rows.length > 0) results.push(merged);
   }
 
-  console.log(`\nobv-link benchmarks (${options.quick ? 'quick' : 'full'} run, Node ${process.version}, ${cpus().length} CPUs)\n`);
+  console.log(
+    `\nobv-link benchmarks (${options.quick ? 'quick' : 'full'} run, Node ${process.version}, ${cpus().length} CPUs)\n`,
+  );
   console.log(markdownTable(results));
   const failed = Object.keys(errors);
-  const complete = !options.quick && options.sections.length === SECTIONS.length && DEFAULT_STORAGES.every((name) => options.storages.includes(name)) && failed.length === 0;
+  const complete =
+    !options.quick &&
+    options.sections.length === SECTIONS.length &&
+    DEFAULT_STORAGES.every((name) => options.storages.includes(name)) &&
+    failed.length === 0;
   // Only a complete full-size run without a failure replaces the recorded results; any other goes to
   // --out, else tmp (a quick run never touches bench/results.json or docs/PERFORMANCE.md).
   const outFile = complete
@@ -142,7 +168,9 @@ async function main(): Promise<number> {
   );
   console.log(`\nbench: wrote ${outFile}`);
   if (failed.length > 0) {
-    console.error(`\nbench: FAILED — ${failed.length} section run(s) threw or gave no figure: ${failed.join(', ')}; the table above is partial (exit 1)`);
+    console.error(
+      `\nbench: FAILED — ${failed.length} section run(s) threw or gave no figure: ${failed.join(', ')}; the table above is partial (exit 1)`,
+    );
     return 1;
   }
   return 0;

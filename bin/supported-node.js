@@ -39,10 +39,14 @@ export function nodeRanges(range) {
 export function neededNode(version, range) {
   const here = parts(version);
   const ranges = nodeRanges(range);
-  const fits = ranges.some(({ floor, sameMajor }) => atLeast(here, parts(floor)) && (!sameMajor || parts(floor)[0] === here[0]));
+  const fits = ranges.some(
+    ({ floor, sameMajor }) => atLeast(here, parts(floor)) && (!sameMajor || parts(floor)[0] === here[0]),
+  );
   if (fits) return undefined;
   const ownLine = ranges.find(({ floor }) => parts(floor)[0] === here[0] && !atLeast(here, parts(floor)));
-  return ownLine ? ownLine.floor : ranges.map(({ floor }) => floor).sort((a, b) => (atLeast(parts(a), parts(b)) ? 1 : -1))[0];
+  return ownLine
+    ? ownLine.floor
+    : ranges.map(({ floor }) => floor).sort((a, b) => (atLeast(parts(a), parts(b)) ? 1 : -1))[0];
 }
 
 /** The one line an operator reads when `command` runs on an unsupported Node. */

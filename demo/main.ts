@@ -18,7 +18,12 @@ try {
   // Warnings and errors of the proxy still show (pino JSON lines); the normal flow stays quiet.
   // State in ./obv-link-data (OBV_DATA_DIR): a restart keeps the orders the proxy paid.
   const dataDir = process.env.OBV_DATA_DIR || 'obv-link-data';
-  const demo = await startDemo({ port, dataDir, logLevel: 'warn', ...(process.env.HOST ? { host: process.env.HOST } : {}) });
+  const demo = await startDemo({
+    port,
+    dataDir,
+    logLevel: 'warn',
+    ...(process.env.HOST ? { host: process.env.HOST } : {}),
+  });
   console.log(`\nobv-link demo is running. Open ${demo.url}\n`);
   console.log('At the sandbox bank sign in as user_good / pass_good (or user_bad, user_locked, or press Cancel).');
   console.log('Press Ctrl+C to stop.');

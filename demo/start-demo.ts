@@ -60,7 +60,10 @@ export interface RunningDemo {
 
 /** The port is taken by another process: the CLI turns this into a clear message. */
 export class PortInUseError extends Error {
-  constructor(readonly port: number, options?: ErrorOptions) {
+  constructor(
+    readonly port: number,
+    options?: ErrorOptions,
+  ) {
     super(`port ${port} is already in use`, options);
     this.name = 'PortInUseError';
   }
@@ -106,7 +109,12 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     // After listen, so a busy port is reported at once rather than after the build.
     const assets = await loadAssets();
     // The bank page names the shop, as a provider names the merchant it has on file.
-    provider = await startProvider({ merchantNames: { [MERCHANT_ID]: SHOP.name }, ...options.provider, port: 0, host: '127.0.0.1' });
+    provider = await startProvider({
+      merchantNames: { [MERCHANT_ID]: SHOP.name },
+      ...options.provider,
+      port: 0,
+      host: '127.0.0.1',
+    });
     // Generated per run: the merchant server is the only holder, the page never sees it.
     const merchantApiKey = randomBytes(24).toString('base64url');
     const orders = new OrderBook();
@@ -150,7 +158,10 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
         markAccountsStale: () => void running.markAccountStale(),
         pageOrigins: [publicUrl, ...proxy.config.allowedOrigins],
         // The key the proxy actually holds (a test may override it).
-        proxy: createTransactionClient({ proxyBase: `${publicUrl}${proxy.mountPath}`, merchantApiKey: proxy.config.merchantApiKey ?? '' }),
+        proxy: createTransactionClient({
+          proxyBase: `${publicUrl}${proxy.mountPath}`,
+          merchantApiKey: proxy.config.merchantApiKey ?? '',
+        }),
       }),
     );
     app.use(checkoutErrorHandler);

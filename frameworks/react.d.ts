@@ -14,7 +14,11 @@ export type ObvLinkAccountEventProps = {
 };
 
 /** The element's attributes (as written in HTML) and its non-string properties. */
-export interface ObvLinkAccountProps extends DetailedHTMLProps<HTMLAttributes<ObvLinkAccountElement>, ObvLinkAccountElement>, ObvLinkAccountEventProps, ObvLinkAccountAttributes {}
+export interface ObvLinkAccountProps
+  extends
+    DetailedHTMLProps<HTMLAttributes<ObvLinkAccountElement>, ObvLinkAccountElement>,
+    ObvLinkAccountEventProps,
+    ObvLinkAccountAttributes {}
 
 declare module 'react' {
   namespace JSX {

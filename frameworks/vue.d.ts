@@ -15,7 +15,9 @@ type Camelize<S extends string> = S extends `${infer Head}-${infer Tail}` ? `${H
  * The element's attributes and its non-string properties, under the names Vue checks them by
  * (`:link-token="42"` is checked as `linkToken`, so a kebab-case key alone would let any value through).
  */
-export type ObvLinkAccountVueProps = { [K in keyof ObvLinkAccountAttributes as Camelize<K>]: ObvLinkAccountAttributes[K] };
+export type ObvLinkAccountVueProps = {
+  [K in keyof ObvLinkAccountAttributes as Camelize<K>]: ObvLinkAccountAttributes[K];
+};
 
 type ObvLinkAccountEmits = { [K in keyof ObvEventDetails]: (event: CustomEvent<ObvEventDetails[K]>) => void };
 

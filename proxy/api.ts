@@ -49,7 +49,13 @@ export interface ObvProxyDependencies {
   /** Merchant event delivery timings (tests: a short retry schedule instead of a day). */
   eventTimings?: EventTimings;
   /** Relay tuning (tests, benchmarks). */
-  relay?: { subscribeTimeoutMs?: number; pingIntervalMs?: number; maxPayload?: number; expiryRetryMs?: number; recheckIntervalMs?: number };
+  relay?: {
+    subscribeTimeoutMs?: number;
+    pingIntervalMs?: number;
+    maxPayload?: number;
+    expiryRetryMs?: number;
+    recheckIntervalMs?: number;
+  };
   /** Also collect prom-client's process metrics (CPU, memory, event loop) in `metrics`. Default true. */
   defaultMetrics?: boolean;
   /** Token endpoint retry tuning (tests). */
@@ -146,7 +152,11 @@ export interface ObvProxy {
    * bad value. Catching up: list `{delivery: 'undelivered'}`, handle each, `acknowledgeEvent` it.
    * These three calls throw a TypeError when events are off (no OBV_EVENTS_URL).
    */
-  listEvents(query?: { after?: string; limit?: number; delivery?: 'undelivered' | 'pending' | 'failed' }): Promise<{ events: ListedEvent[]; hasMore: boolean }>;
+  listEvents(query?: {
+    after?: string;
+    limit?: number;
+    delivery?: 'undelivered' | 'pending' | 'failed';
+  }): Promise<{ events: ListedEvent[]; hasMore: boolean }>;
   /**
    * You handled the event (POST {mountPath}/events/{eventId}/ack): it becomes `delivered` with
    * `acknowledgedBy: "api"` and no attempt follows. Idempotent. A 404 ProblemError for an unknown id.

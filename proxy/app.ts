@@ -77,9 +77,12 @@ function warnOnUntrustedForwarding(logger: Logger): RequestHandler {
     if (req.headers['x-forwarded-for'] !== undefined) {
       const trust = req.app.get('trust proxy') as unknown;
       if (trust === false || trust === 0 || trust === undefined) {
-        warnings.once('x-forwarded-for', {},
-          'requests carry X-Forwarded-For but OBV_TRUST_PROXY is not set: every client behind that proxy shares its address '
-          + '(set OBV_TRUST_PROXY to the hop count or the proxy addresses)');
+        warnings.once(
+          'x-forwarded-for',
+          {},
+          'requests carry X-Forwarded-For but OBV_TRUST_PROXY is not set: every client behind that proxy shares its address ' +
+            '(set OBV_TRUST_PROXY to the hop count or the proxy addresses)',
+        );
       }
     }
     next();
@@ -91,8 +94,10 @@ export function createApp(parts: AppParts): Express {
   const app = subApp(config);
   app.on('mount', () => {
     if (app.mountpath !== config.mountPath) {
-      logger.warn({ mountedAt: app.mountpath, mountPath: config.mountPath },
-        'the proxy is mounted at a different path than OBV_MOUNT_PATH; return and notification URLs will not reach it');
+      logger.warn(
+        { mountedAt: app.mountpath, mountPath: config.mountPath },
+        'the proxy is mounted at a different path than OBV_MOUNT_PATH; return and notification URLs will not reach it',
+      );
     }
   });
   app.use(warnOnUntrustedForwarding(logger));
@@ -107,9 +112,10 @@ export function createApp(parts: AppParts): Express {
   app.use(hostedPageRouter({ ...services, config, hostedElementScript: parts.hostedElementScript, logger }));
   // Server-only routes, behind the merchant's API key: the page never reaches them.
   const apiKeys = merchantApiKeys(config);
-  const auth = apiKeys.length > 0
-    ? merchantAuth({ apiKeys, metrics, failureLimit: config.authFailureLimit, store: parts.authFailureStore, logger })
-    : undefined;
+  const auth =
+    apiKeys.length > 0
+      ? merchantAuth({ apiKeys, metrics, failureLimit: config.authFailureLimit, store: parts.authFailureStore, logger })
+      : undefined;
   const { pay } = services.payments;
   if (auth) app.use(linkSessionsRouter(services, auth));
   if (auth) app.use(linksRouter(services, auth));
@@ -117,7 +123,15 @@ export function createApp(parts: AppParts): Express {
   if (pay && auth) app.use(transactionsRouter({ ...services, pay }, auth));
   // Browser-facing JSON routes.
   app.use(['/verifications', '/sessions', '/saved-accounts'], cors(parts.originPolicy));
-  app.use(verificationsRouter({ ...services, config, rateLimiter: startLimit, enrichStart: parts.enrichStart, now: parts.now }));
+  app.use(
+    verificationsRouter({
+      ...services,
+      config,
+      rateLimiter: startLimit,
+      enrichStart: parts.enrichStart,
+      now: parts.now,
+    }),
+  );
   app.use(savedAccountsRouter({ ...services, config }));
   app.use(sessionsRouter({ ...services, rateLimiter: startLimit }));
 
@@ -127,7 +141,9 @@ export function createApp(parts: AppParts): Express {
 }
 
 /** The provider's notifications alone, for a listener of their own that browser traffic cannot reach. */
-export function createNotificationApp(parts: Pick<AppParts, 'config' | 'services' | 'readiness' | 'storeOutage' | 'metrics' | 'logger'>): Express {
+export function createNotificationApp(
+  parts: Pick<AppParts, 'config' | 'services' | 'readiness' | 'storeOutage' | 'metrics' | 'logger'>,
+): Express {
   const { logger, metrics } = parts;
   const app = subApp(parts.config);
   app.use(readinessRouter({ ...parts.readiness, metrics, storeOutage: parts.storeOutage, logger }));

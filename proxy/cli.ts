@@ -24,7 +24,11 @@ if (command === '--help' || command === '-h' || command === 'help') {
   process.stdout.write(proxyUsage());
   process.exit(0);
 }
-if (command !== undefined && (COMMANDS as string[]).includes(command) && (args.includes('--help') || args.includes('-h'))) {
+if (
+  command !== undefined &&
+  (COMMANDS as string[]).includes(command) &&
+  (args.includes('--help') || args.includes('-h'))
+) {
   process.stdout.write(COMMAND_USAGE[command as Command]);
   process.exit(0);
 }
@@ -32,12 +36,14 @@ if (command !== undefined && (COMMANDS as string[]).includes(command) && (args.i
 // `npx obv-link-proxy init [flags]`: a production env file, every secret generated (cli/init.ts).
 if (command === 'init') {
   const { initFromCli } = await import('./cli/init.ts');
-  process.exit(await initFromCli(args, {
-    input: process.stdin.isTTY ? process.stdin : undefined,
-    out: (text) => process.stdout.write(text),
-    err: (text) => process.stderr.write(text),
-    cwd: process.cwd(),
-  }));
+  process.exit(
+    await initFromCli(args, {
+      input: process.stdin.isTTY ? process.stdin : undefined,
+      out: (text) => process.stdout.write(text),
+      err: (text) => process.stderr.write(text),
+      cwd: process.cwd(),
+    }),
+  );
 }
 // `npx obv-link-proxy doctor [--json]`: the settings checked against the provider, the public URL, … (cli/doctor.ts).
 if (command === 'doctor') {

@@ -15,34 +15,72 @@ import type { Services } from './services.ts';
 import { EVENT_TYPES } from './storage/events.ts';
 
 /** The calls of ObvProxy that are a route's in process (their documentation is ObvProxy's). */
-export type InProcessCalls = Pick<ObvProxy, 'createLinkSession' | 'reconcilePayment' | 'pay' | 'readLink' | 'readPayment' | 'listEvents'
-  | 'acknowledgeEvent' | 'redeliverEvent' | 'verifyEvent' | 'sendTestEvents'>;
+export type InProcessCalls = Pick<
+  ObvProxy,
+  | 'createLinkSession'
+  | 'reconcilePayment'
+  | 'pay'
+  | 'readLink'
+  | 'readPayment'
+  | 'listEvents'
+  | 'acknowledgeEvent'
+  | 'redeliverEvent'
+  | 'verifyEvent'
+  | 'sendTestEvents'
+>;
 
-export function inProcessCalls(services: Pick<Services, 'linkSessions' | 'payments' | 'events'>, config: ProxyConfig, now: () => number): InProcessCalls {
+export function inProcessCalls(
+  services: Pick<Services, 'linkSessions' | 'payments' | 'events'>,
+  config: ProxyConfig,
+  now: () => number,
+): InProcessCalls {
   const { linkSessions, payments, events } = services;
   const verifyEvent = createEventVerifier(config.eventsSecrets ?? []);
   return {
-    createLinkSession: async (input) => linkSessions.create(parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
-    reconcilePayment: async (merchantTransactionId, input) => payments.reconcile(merchantTransactionId, parseOrThrow(ReconcileBody, input, 'The reconciliation')),
+    createLinkSession: async (input) =>
+      linkSessions.create(parseOrThrow(CreateLinkSessionBody, input, 'The link session')),
+    reconcilePayment: async (merchantTransactionId, input) =>
+      payments.reconcile(merchantTransactionId, parseOrThrow(ReconcileBody, input, 'The reconciliation')),
     async pay(input, options = {}) {
-      if (!payments.pay) throw new TypeError('proxy.pay needs the endpoint 4 settings: OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (sandbox mode fills them)');
-      const key = options.idempotencyKey === undefined ? undefined : parseOrThrow(IdempotencyKey, options.idempotencyKey, 'The idempotency key', 'idempotencyKey');
+      if (!payments.pay)
+        throw new TypeError(
+          'proxy.pay needs the endpoint 4 settings: OBV_PGW_APP_ID and OBV_PGW_CLIENT_ID (sandbox mode fills them)',
+        );
+      const key =
+        options.idempotencyKey === undefined
+          ? undefined
+          : parseOrThrow(IdempotencyKey, options.idempotencyKey, 'The idempotency key', 'idempotencyKey');
       return payments.pay(parseOrThrow(PaymentInput, input, 'The payment'), key);
     },
-    readLink: (linkRef) => payments.readLink(parseOrThrow(z.string().max(64), linkRef, 'The link reference', 'linkRef')),
-    readPayment: async (merchantTransactionId) => payments.read(parseOrThrow(text(128), merchantTransactionId, 'The order id', 'merchantTransactionId')),
+    readLink: (linkRef) =>
+      payments.readLink(parseOrThrow(z.string().max(64), linkRef, 'The link reference', 'linkRef')),
+    readPayment: async (merchantTransactionId) =>
+      payments.read(parseOrThrow(text(128), merchantTransactionId, 'The order id', 'merchantTransactionId')),
     async listEvents(query = {}) {
       const { after, limit, delivery } = query;
-      return listEvents(events, parseOrThrow(EventListQuery, {
-        ...(after !== undefined ? { after } : {}), ...(limit !== undefined ? { limit: String(limit) } : {}), ...(delivery !== undefined ? { delivery } : {}),
-      }, 'The query'));
+      return listEvents(
+        events,
+        parseOrThrow(
+          EventListQuery,
+          {
+            ...(after !== undefined ? { after } : {}),
+            ...(limit !== undefined ? { limit: String(limit) } : {}),
+            ...(delivery !== undefined ? { delivery } : {}),
+          },
+          'The query',
+        ),
+      );
     },
-    acknowledgeEvent: async (eventId) => acknowledgeEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
-    redeliverEvent: async (eventId) => redeliverEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
+    acknowledgeEvent: async (eventId) =>
+      acknowledgeEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
+    redeliverEvent: async (eventId) =>
+      redeliverEvent(events, parseOrThrow(EventId, eventId, 'The event id', 'eventId')),
     verifyEvent: (body, headers) => verifyEvent(body, headers),
     async sendTestEvents(type) {
-      if (!config.eventsUrl || !config.eventsSecrets?.length) throw new TypeError('proxy.sendTestEvents needs OBV_EVENTS_URL and OBV_EVENTS_SECRETS');
-      if (type !== undefined && !EVENT_TYPES.includes(type)) throw new TypeError(`proxy.sendTestEvents: unknown event type ${String(type)}`);
+      if (!config.eventsUrl || !config.eventsSecrets?.length)
+        throw new TypeError('proxy.sendTestEvents needs OBV_EVENTS_URL and OBV_EVENTS_SECRETS');
+      if (type !== undefined && !EVENT_TYPES.includes(type))
+        throw new TypeError(`proxy.sendTestEvents: unknown event type ${String(type)}`);
       return sendTestEvents({ eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets, now }, type);
     },
   };

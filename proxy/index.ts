@@ -40,7 +40,11 @@ export { WebhookSignatureError } from './common/webhook-signature.ts';
 export { createStorage, type StorageOptions } from './storage/create-storage.ts';
 export type { Storage, StorageKind } from './storage/storage.ts';
 export { openRedisStorage, type RedisStorage, type RedisStorageOptions } from './storage/redis/storage.ts';
-export { openPostgresStorage, type PostgresStorage, type PostgresStorageBuildOptions as PostgresStorageOptions } from './storage/postgres/storage.ts';
+export {
+  openPostgresStorage,
+  type PostgresStorage,
+  type PostgresStorageBuildOptions as PostgresStorageOptions,
+} from './storage/postgres/storage.ts';
 export { DatabaseSchemaError } from './storage/postgres/options.ts';
 export { DataDirectoryError } from './storage/sqlite/database.ts';
 export { SqliteUnavailableError } from './storage/sqlite/driver.ts';

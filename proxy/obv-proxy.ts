@@ -41,12 +41,21 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const config = parseProxyConfig(options);
   const logger = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? Date.now;
-  const ownStorage = options.backend ? undefined
+  const ownStorage = options.backend
+    ? undefined
     : createStorage({
-      kind: config.storage, dataDir: config.dataDir, redisUrl: config.redisUrl, redisPrefix: config.redisPrefix, databaseUrl: config.databaseUrl,
-      databaseSchema: config.databaseSchema, databasePoolSize: config.databasePoolSize, databaseStatementTimeoutMs: config.databaseStatementTimeoutMs,
-      production: !config.sandbox, logger, now: options.now,
-    });
+        kind: config.storage,
+        dataDir: config.dataDir,
+        redisUrl: config.redisUrl,
+        redisPrefix: config.redisPrefix,
+        databaseUrl: config.databaseUrl,
+        databaseSchema: config.databaseSchema,
+        databasePoolSize: config.databasePoolSize,
+        databaseStatementTimeoutMs: config.databaseStatementTimeoutMs,
+        production: !config.sandbox,
+        logger,
+        now: options.now,
+      });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);
   // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
@@ -55,16 +64,35 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
   const upstream = createUpstream({ config, metrics, tokenRetry: options.tokenRetry, logger, now });
   const storeOutage = new StoreOutageLog(logger, storage.sessionStore, now);
   const services = createServices({
-    config, storage, upstream, sealer, metrics, logger, now, onOutcome: options.onOutcome, onSavedAccountRemoved: options.onSavedAccountRemoved,
-    eventTimings: options.eventTimings, bankStepGraceMs: options.bankStepGraceMs ?? BANK_STEP_RETURN_GRACE_MS, storeOutage,
+    config,
+    storage,
+    upstream,
+    sealer,
+    metrics,
+    logger,
+    now,
+    onOutcome: options.onOutcome,
+    onSavedAccountRemoved: options.onSavedAccountRemoved,
+    eventTimings: options.eventTimings,
+    bankStepGraceMs: options.bankStepGraceMs ?? BANK_STEP_RETURN_GRACE_MS,
+    storeOutage,
   });
   const originPolicy = createOriginPolicy(config.publicUrl, config.allowedOrigins, logger);
   const lifecycle = { draining: false };
   const readiness = { lifecycle, credentials: upstream.credentials, store: storage.sessionStore, now };
   const router = createApp({
-    config, services, originPolicy, startLimit: startLimit({ limit: config.rateLimit, store: storage.rateLimitStore, metrics }),
-    authFailureStore: storage.authFailureStore, readiness, storeOutage, metrics, logger, enrichStart: options.enrichStart,
-    hostedElementScript: options.hostedElementScript, now,
+    config,
+    services,
+    originPolicy,
+    startLimit: startLimit({ limit: config.rateLimit, store: storage.rateLimitStore, metrics }),
+    authFailureStore: storage.authFailureStore,
+    readiness,
+    storeOutage,
+    metrics,
+    logger,
+    enrichStart: options.enrichStart,
+    hostedElementScript: options.hostedElementScript,
+    now,
   });
   const relays: Relay[] = [];
   /**
@@ -77,13 +105,29 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
     const boundMs = paymentLeaseMs(config);
     logger.info({ payments: count, boundMs }, 'shutdown: waiting for the payments under way at the provider');
     const left = await services.payments.settled(boundMs);
-    if (left > 0) logger.warn({ payments: left }, 'shutdown: payments still under way after their worst case; each turns unknown when its lease ends');
+    if (left > 0)
+      logger.warn(
+        { payments: left },
+        'shutdown: payments still under way after their worst case; each turns unknown when its lease ends',
+      );
   }
-  const relayTo = (server: Server) => startRelay(server, { config, storage, originPolicy, trustProxy: () => router.get('trust proxy'), storeOutage, logger, now, tuning: options.relay });
+  const relayTo = (server: Server) =>
+    startRelay(server, {
+      config,
+      storage,
+      originPolicy,
+      trustProxy: () => router.get('trust proxy'),
+      storeOutage,
+      logger,
+      now,
+      tuning: options.relay,
+    });
 
   return {
     router,
-    notificationRouter: config.notificationPublicUrl ? createNotificationApp({ config, services, readiness, storeOutage, metrics, logger }) : undefined,
+    notificationRouter: config.notificationPublicUrl
+      ? createNotificationApp({ config, services, readiness, storeOutage, metrics, logger })
+      : undefined,
     config,
     mountPath: config.mountPath,
     metrics,
@@ -119,10 +163,19 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
 }
 
 /** The relay on `server`, reading sessions as a browser may see them (a success held for its bank step is not shown yet). */
-function startRelay(server: Server, parts: {
-  config: ProxyConfig; storage: Storage; originPolicy: OriginPolicy; trustProxy: () => unknown; storeOutage: StoreOutageLog; logger: Logger;
-  now: () => number; tuning: ObvProxyOptions['relay'];
-}): Relay {
+function startRelay(
+  server: Server,
+  parts: {
+    config: ProxyConfig;
+    storage: Storage;
+    originPolicy: OriginPolicy;
+    trustProxy: () => unknown;
+    storeOutage: StoreOutageLog;
+    logger: Logger;
+    now: () => number;
+    tuning: ObvProxyOptions['relay'];
+  },
+): Relay {
   const { config, storage, now } = parts;
   return attachRelay(server, {
     path: `${config.mountPath}/ws`,
@@ -149,20 +202,29 @@ const BOOT_LINE = {
 /** What the boot log says: where state lives (loudly when a restart loses it), and each protection the configuration switches off. */
 function logBoot(logger: Logger, config: ProxyConfig, storage: Storage): void {
   if (storage.kind === 'memory') {
-    logger.warn(`storage is in memory (OBV_STORAGE=memory${config.sandbox ? '' : ', OBV_ALLOW_VOLATILE_STORAGE=true'}): a restart loses every payment record (an order could be paid twice), session and merchant event`);
+    logger.warn(
+      `storage is in memory (OBV_STORAGE=memory${config.sandbox ? '' : ', OBV_ALLOW_VOLATILE_STORAGE=true'}): a restart loses every payment record (an order could be paid twice), session and merchant event`,
+    );
   } else {
     logger.info({ storage: storage.kind, location: storage.location }, BOOT_LINE[storage.kind]);
   }
   if (config.sandbox) {
-    logger.warn(`sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
-      config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'}; never use it in production`);
+    logger.warn(
+      `sandbox mode (OBV_SANDBOX=true): plain http and the sandbox's published credentials are accepted${
+        config.bindBankStep ? '' : ', and bank steps are not bound to the starting browser (OBV_BIND_BANK_STEP)'
+      }; never use it in production`,
+    );
   }
   for (const warning of protectionWarnings(config, openFileLimit())) logger.warn(warning);
   if (config.bindBankStep && config.allowedOrigins.length > 0) {
-    logger.warn({ allowedOrigins: config.allowedOrigins },
-      'OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL\'s origin can)');
+    logger.warn(
+      { allowedOrigins: config.allowedOrigins },
+      "OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL's origin can)",
+    );
   }
   if ((config.sealingKeys ?? []).some(isSandboxSealingKey)) {
-    logger.warn('sandbox mode: stored accountTokens are sealed with the sandbox\'s published key (set OBV_SEALING_KEYS for a key of your own)');
+    logger.warn(
+      "sandbox mode: stored accountTokens are sealed with the sandbox's published key (set OBV_SEALING_KEYS for a key of your own)",
+    );
   }
 }

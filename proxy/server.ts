@@ -24,7 +24,9 @@ const PAYMENT_ANSWER_MARGIN_MS = 1_000;
  * deploy's grace period (Kubernetes' terminationGracePeriodSeconds, `docker stop -t`) must be longer, or
  * its SIGKILL can cut a payment (docs/PROXY.md, Shutdown).
  */
-export function shutdownBoundMs(config: Pick<ProxyConfig, 'drainWindowMs' | 'shutdownTimeoutMs' | 'upstreamTimeoutMs'>): number {
+export function shutdownBoundMs(
+  config: Pick<ProxyConfig, 'drainWindowMs' | 'shutdownTimeoutMs' | 'upstreamTimeoutMs'>,
+): number {
   return config.drainWindowMs + Math.max(config.shutdownTimeoutMs, paymentLeaseMs(config) + PAYMENT_ANSWER_MARGIN_MS);
 }
 
@@ -67,17 +69,24 @@ export function serverUrl(server: http.Server, host: string | undefined): string
 /** Where a listener really listens, for the log line: `127.0.0.1:3000`, or every interface when HOST is unset. */
 export function listenAddress(server: http.Server, host: string | undefined): string {
   const { port } = server.address() as AddressInfo;
-  return host ? `${host.includes(':') ? `[${host}]` : host}:${port}` : `every interface, port ${port} (HOST unset; HOST=127.0.0.1 behind a TLS proxy on this machine)`;
+  return host
+    ? `${host.includes(':') ? `[${host}]` : host}:${port}`
+    : `every interface, port ${port} (HOST unset; HOST=127.0.0.1 behind a TLS proxy on this machine)`;
 }
 
-export async function startProxyServers(config: ProxyConfig, dependencies: ObvProxyDependencies & { logger: Logger }): Promise<ProxyServers> {
+export async function startProxyServers(
+  config: ProxyConfig,
+  dependencies: ObvProxyDependencies & { logger: Logger },
+): Promise<ProxyServers> {
   const { logger } = dependencies;
   const proxy = createObvProxy({ ...config, ...dependencies });
   // Every start needs the merchant server's word. Standing alone, the proxy has no in-process caller of
   // createLinkSession: without the API key (POST /link-sessions) or a hook, no verification can start.
   for (const warning of listenerWarnings(config)) logger.warn(warning);
   if (merchantApiKeys(config).length === 0 && !dependencies.enrichStart) {
-    logger.warn('no OBV_MERCHANT_API_KEY: no verification can start (your server makes a link session per checkout with the key, POST /link-sessions)');
+    logger.warn(
+      'no OBV_MERCHANT_API_KEY: no verification can start (your server makes a link session per checkout with the key, POST /link-sessions)',
+    );
   }
   let inFlight = 0;
   const countInFlight: RequestHandler = (_req, res, next) => {
@@ -94,10 +103,20 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   };
   const options = serverOptions(config);
 
-  const server = http.createServer(options, makeApp((app) => app.use(proxy.mountPath, proxy.router)));
+  const server = http.createServer(
+    options,
+    makeApp((app) => app.use(proxy.mountPath, proxy.router)),
+  );
   proxy.attachRelay(server);
   await listen(server, config.port, config.host);
-  logger.info({ url: `${serverUrl(server, config.host)}${proxy.mountPath}`, address: listenAddress(server, config.host), publicUrl: config.publicUrl }, 'obv-link proxy listening');
+  logger.info(
+    {
+      url: `${serverUrl(server, config.host)}${proxy.mountPath}`,
+      address: listenAddress(server, config.host),
+      publicUrl: config.publicUrl,
+    },
+    'obv-link proxy listening',
+  );
   if (config.sandbox && config.host && isLoopbackHost(config.host)) {
     logger.info(`sandbox mode: listening on ${config.host} only (HOST=0.0.0.0 listens on every interface)`);
   }
@@ -108,15 +127,26 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
   let notificationServer: http.Server | undefined;
   if (config.notificationPort !== undefined && proxy.notificationRouter) {
     const router = proxy.notificationRouter;
-    notificationServer = http.createServer(options, makeApp((app) => app.use(proxy.mountPath, router)));
+    notificationServer = http.createServer(
+      options,
+      makeApp((app) => app.use(proxy.mountPath, router)),
+    );
     await listen(notificationServer, config.notificationPort, config.host);
-    logger.info({ url: `${serverUrl(notificationServer, config.host)}${proxy.mountPath}`, publicUrl: config.notificationPublicUrl },
-      'notification listener ready');
+    logger.info(
+      {
+        url: `${serverUrl(notificationServer, config.host)}${proxy.mountPath}`,
+        publicUrl: config.notificationPublicUrl,
+      },
+      'notification listener ready',
+    );
   }
 
   let metricsServer: http.Server | undefined;
   if (config.metricsPort !== undefined) {
-    metricsServer = http.createServer(options, makeApp((app) => app.get('/metrics', proxy.metricsHandler)));
+    metricsServer = http.createServer(
+      options,
+      makeApp((app) => app.get('/metrics', proxy.metricsHandler)),
+    );
     await listen(metricsServer, config.metricsPort, config.metricsHost);
     logger.info({ url: `${serverUrl(metricsServer, config.metricsHost)}/metrics` }, 'metrics listener ready');
   }
@@ -129,7 +159,10 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
     // still serves what reaches it; only then does the listener close.
     proxy.markDraining();
     if (config.drainWindowMs > 0) {
-      logger.info({ drainWindowMs: config.drainWindowMs }, 'readiness is 503: serving on until load balancers stop sending (OBV_DRAIN_WINDOW)');
+      logger.info(
+        { drainWindowMs: config.drainWindowMs },
+        'readiness is 503: serving on until load balancers stop sending (OBV_DRAIN_WINDOW)',
+      );
       await new Promise((resolve) => setTimeout(resolve, config.drainWindowMs));
     }
     // Sockets first (1001: the browsers reconnect elsewhere at once), while HTTP requests still finish.
@@ -144,7 +177,10 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
     const paymentsBy = started + paymentLeaseMs(config) + PAYMENT_ANSWER_MARGIN_MS;
     let paymentSeen = 0;
     if (proxy.paymentsInFlight > 0) {
-      logger.info({ payments: proxy.paymentsInFlight, boundMs: paymentsBy - started }, 'shutdown: waiting for the payments under way at the provider');
+      logger.info(
+        { payments: proxy.paymentsInFlight, boundMs: paymentsBy - started },
+        'shutdown: waiting for the payments under way at the provider',
+      );
     }
     while (inFlight > 0) {
       const now = Date.now();
@@ -152,7 +188,11 @@ export async function startProxyServers(config: ProxyConfig, dependencies: ObvPr
       if (now >= Math.max(requestsBy, Math.min(paymentsBy, paymentSeen + PAYMENT_ANSWER_MARGIN_MS))) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    if (inFlight > 0) logger.warn({ inFlight, payments: proxy.paymentsInFlight }, 'shutdown time-out: closing requests that did not finish');
+    if (inFlight > 0)
+      logger.warn(
+        { inFlight, payments: proxy.paymentsInFlight },
+        'shutdown time-out: closing requests that did not finish',
+      );
     await drained;
     await proxy.close();
     clearInterval(sweep);

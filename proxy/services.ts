@@ -51,20 +51,63 @@ export function createServices(deps: ServicesDeps): Services {
   // (built below, on the events) answers: a bank step whose confirmation is due is delivered first.
   const late: { verifications?: Verifications } = {};
   const events = createMerchantEvents({
-    config, outbox: storage.eventOutbox, sealer, redeliveryStore: storage.redeliveryStore, released: (sessionId) => late.verifications!.released(sessionId),
-    logger, metrics, now, timings: deps.eventTimings, outage: deps.storeOutage,
+    config,
+    outbox: storage.eventOutbox,
+    sealer,
+    redeliveryStore: storage.redeliveryStore,
+    released: (sessionId) => late.verifications!.released(sessionId),
+    logger,
+    metrics,
+    now,
+    timings: deps.eventTimings,
+    outage: deps.storeOutage,
   });
-  const accounts = createSavedAccounts({ config, sealer, removals: storage.removals, events, onSavedAccountRemoved: deps.onSavedAccountRemoved, logger, now });
-  const linkSessions = createLinkSessions({ config, linkSessions: storage.linkSessions, sealer, payments: storage.payments, accounts, logger, now });
+  const accounts = createSavedAccounts({
+    config,
+    sealer,
+    removals: storage.removals,
+    events,
+    onSavedAccountRemoved: deps.onSavedAccountRemoved,
+    logger,
+    now,
+  });
+  const linkSessions = createLinkSessions({
+    config,
+    linkSessions: storage.linkSessions,
+    sealer,
+    payments: storage.payments,
+    accounts,
+    logger,
+    now,
+  });
   const verifications = createVerifications({
-    config, store, bus: storage.resultBus, sealer, upstream: deps.upstream.verifications, linkSessions, accounts, events,
-    onOutcome: deps.onOutcome, metrics, bankStepGraceMs: deps.bankStepGraceMs, logger, now,
+    config,
+    store,
+    bus: storage.resultBus,
+    sealer,
+    upstream: deps.upstream.verifications,
+    linkSessions,
+    accounts,
+    events,
+    onOutcome: deps.onOutcome,
+    metrics,
+    bankStepGraceMs: deps.bankStepGraceMs,
+    logger,
+    now,
   });
   late.verifications = verifications;
   const notifications = createNotifications({ config, store, sealer, accounts, verifications, metrics, logger, now });
   const payments = createPayments({
-    config, payments: storage.payments, sessions: store, bankStep: verifications, removals: storage.removals, sealer, upstream: deps.upstream.transactions,
-    events, logger, now,
+    config,
+    payments: storage.payments,
+    sessions: store,
+    bankStep: verifications,
+    removals: storage.removals,
+    sealer,
+    upstream: deps.upstream.transactions,
+    events,
+    logger,
+    now,
   });
   return {
     events,

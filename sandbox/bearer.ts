@@ -7,7 +7,9 @@ import { SANDBOX_REALM } from './sandbox-data.ts';
 
 function unauthorized(detail: string): HttpProblem {
   return new HttpProblem(401, detail, {
-    headers: { 'WWW-Authenticate': `Bearer realm="${SANDBOX_REALM}", error="invalid_token", error_description="${detail}"` },
+    headers: {
+      'WWW-Authenticate': `Bearer realm="${SANDBOX_REALM}", error="invalid_token", error_description="${detail}"`,
+    },
   });
 }
 

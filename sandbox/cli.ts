@@ -23,7 +23,9 @@ if (process.argv.length > 2) {
   process.exitCode = await runControlCli(process.argv.slice(2), process.env);
 } else {
   main().catch((error: unknown) => {
-    process.stderr.write(`obv sandbox provider: ${error instanceof ProviderEnvError ? error.message : String(error)}\n`);
+    process.stderr.write(
+      `obv sandbox provider: ${error instanceof ProviderEnvError ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

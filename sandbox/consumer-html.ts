@@ -65,7 +65,9 @@ export interface SignInPageModel {
 export function signInPage(model: SignInPageModel): string {
   const text = bankPageText(model.language);
   const invalid = model.incorrect ? ' aria-invalid="true" aria-describedby="form-error"' : '';
-  const error = model.incorrect ? `<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>${text.incorrectCredentials}</p>\n` : '';
+  const error = model.incorrect
+    ? `<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>${text.incorrectCredentials}</p>\n`
+    : '';
   return layout(
     text,
     text.signInTitle,

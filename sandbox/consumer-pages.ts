@@ -43,14 +43,16 @@ function sendPage(res: Response, status: number, html: string, returnURL?: strin
     .send(html);
 }
 
-type Lookup = { kind: 'unknown' } | { kind: 'expired'; language?: string } | { kind: 'open'; verification: Verification };
+type Lookup =
+  { kind: 'unknown' } | { kind: 'expired'; language?: string } | { kind: 'open'; verification: Verification };
 
 function lookUp(context: ProviderContext, verificationId: string, consumerToken: unknown): Lookup {
   const verification = context.state.verifications.get(verificationId);
   if (!verification || typeof consumerToken !== 'string' || !secretsMatch(consumerToken, verification.consumerToken)) {
     return { kind: 'unknown' };
   }
-  if (verification.result || verification.expiresAt <= context.config.now()) return { kind: 'expired', language: verification.request.transaction.language };
+  if (verification.result || verification.expiresAt <= context.config.now())
+    return { kind: 'expired', language: verification.request.transaction.language };
   return { kind: 'open', verification };
 }
 
@@ -82,44 +84,66 @@ export function consumerRouter(context: ProviderContext): Router {
     sendPage(res, 200, renderSignIn(lookup.verification, context.config.merchantNames), lookup.verification.returnURL);
   });
 
-  router.post('/consumer/:verificationId', express.urlencoded({ extended: false, ...CONSUMER_FORM_LIMITS }), (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    // The token is read on its own, so a valid link with an otherwise odd form re-renders the form
-    // instead of claiming the link is not valid.
-    const lookup = lookUp(context, req.params.verificationId, body.t);
-    if (answeredUnusable(res, lookup)) return;
-    const { verification } = lookup;
-    const form = SignInForm.safeParse(body);
-    if (!form.success) {
-      sendPage(res, 400, renderSignIn(verification, context.config.merchantNames, '', true), verification.returnURL);
-      return;
-    }
-    const { action, username, password } = form.data;
-    const outcome = action === 'cancel' ? ({ kind: 'failure', failure: CONSUMER_CANCELLED } as const) : outcomeFor(username.trim(), password);
-    if (!outcome) {
-      // 422, not 401: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2), which a form has not.
-      sendPage(res, 422, renderSignIn(verification, context.config.merchantNames, username, true), verification.returnURL);
-      return;
-    }
-    completeVerification(context, verification, outcome, username.trim());
-    if (verification.returnURL) {
-      res.set('Cache-Control', 'no-store').set('Referrer-Policy', 'no-referrer').redirect(303, verification.returnURL);
-    } else {
-      sendPage(res, 200, finishedPage(verification.request.transaction.language));
-    }
-  });
+  router.post(
+    '/consumer/:verificationId',
+    express.urlencoded({ extended: false, ...CONSUMER_FORM_LIMITS }),
+    (req, res) => {
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      // The token is read on its own, so a valid link with an otherwise odd form re-renders the form
+      // instead of claiming the link is not valid.
+      const lookup = lookUp(context, req.params.verificationId, body.t);
+      if (answeredUnusable(res, lookup)) return;
+      const { verification } = lookup;
+      const form = SignInForm.safeParse(body);
+      if (!form.success) {
+        sendPage(res, 400, renderSignIn(verification, context.config.merchantNames, '', true), verification.returnURL);
+        return;
+      }
+      const { action, username, password } = form.data;
+      const outcome =
+        action === 'cancel'
+          ? ({ kind: 'failure', failure: CONSUMER_CANCELLED } as const)
+          : outcomeFor(username.trim(), password);
+      if (!outcome) {
+        // 422, not 401: a 401 must carry a WWW-Authenticate challenge (RFC 9110 §15.5.2), which a form has not.
+        sendPage(
+          res,
+          422,
+          renderSignIn(verification, context.config.merchantNames, username, true),
+          verification.returnURL,
+        );
+        return;
+      }
+      completeVerification(context, verification, outcome, username.trim());
+      if (verification.returnURL) {
+        res
+          .set('Cache-Control', 'no-store')
+          .set('Referrer-Policy', 'no-referrer')
+          .redirect(303, verification.returnURL);
+      } else {
+        sendPage(res, 200, finishedPage(verification.request.transaction.language));
+      }
+    },
+  );
 
   router.all(BANK_CSS_PATH, methodNotAllowed('GET', 'HEAD'));
   router.all('/consumer/:verificationId', methodNotAllowed('GET', 'HEAD', 'POST'));
   return router;
 }
 
-function renderSignIn(verification: Verification, merchantNames: Readonly<Record<string, string>>, username?: string, incorrect?: boolean): string {
+function renderSignIn(
+  verification: Verification,
+  merchantNames: Readonly<Record<string, string>>,
+  username?: string,
+  incorrect?: boolean,
+): string {
   const { amount, currency, language } = verification.request.transaction;
   return signInPage({
     verificationId: verification.verificationId,
     consumerToken: verification.consumerToken,
-    merchantName: Object.hasOwn(merchantNames, verification.request.merchant.merchantId) ? merchantNames[verification.request.merchant.merchantId] : undefined,
+    merchantName: Object.hasOwn(merchantNames, verification.request.merchant.merchantId)
+      ? merchantNames[verification.request.merchant.merchantId]
+      : undefined,
     amount,
     currency,
     language,

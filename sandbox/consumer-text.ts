@@ -31,7 +31,8 @@ const en: BankPageText = {
   lang: 'en',
   signInTitle: 'Sign in',
   signInHeading: (bank) => `Sign in to ${bank}`,
-  signInLead: (amount, merchant) => `${merchant ?? 'A merchant'} asks to verify your bank account for a payment of ${amount}. Sign in to link your account.`,
+  signInLead: (amount, merchant) =>
+    `${merchant ?? 'A merchant'} asks to verify your bank account for a payment of ${amount}. Sign in to link your account.`,
   username: 'Username',
   password: 'Password',
   signIn: 'Sign in',
@@ -41,7 +42,8 @@ const en: BankPageText = {
   footer: 'Sandbox environment – no real bank is contacted.',
   expiredTitle: 'Link expired',
   expiredHeading: 'This link has expired',
-  expiredLead: 'This verification link was already used or is too old. Return to the merchant and start the verification again.',
+  expiredLead:
+    'This verification link was already used or is too old. Return to the merchant and start the verification again.',
   unknownTitle: 'Link not valid',
   unknownHeading: 'This link is not valid',
   unknownLead: 'Return to the merchant and start the verification again.',
@@ -54,7 +56,8 @@ const es: BankPageText = {
   lang: 'es',
   signInTitle: 'Iniciar sesión',
   signInHeading: (bank) => `Inicia sesión en ${bank}`,
-  signInLead: (amount, merchant) => `${merchant ?? 'Un comercio'} pide verificar tu cuenta bancaria para un pago de ${amount}. Inicia sesión para vincular tu cuenta.`,
+  signInLead: (amount, merchant) =>
+    `${merchant ?? 'Un comercio'} pide verificar tu cuenta bancaria para un pago de ${amount}. Inicia sesión para vincular tu cuenta.`,
   username: 'Usuario',
   password: 'Contraseña',
   signIn: 'Iniciar sesión',
@@ -64,7 +67,8 @@ const es: BankPageText = {
   footer: 'Entorno de pruebas: no se contacta con ningún banco real.',
   expiredTitle: 'Enlace caducado',
   expiredHeading: 'Este enlace ha caducado',
-  expiredLead: 'Este enlace de verificación ya se usó o es demasiado antiguo. Vuelve al comercio y empieza la verificación de nuevo.',
+  expiredLead:
+    'Este enlace de verificación ya se usó o es demasiado antiguo. Vuelve al comercio y empieza la verificación de nuevo.',
   unknownTitle: 'Enlace no válido',
   unknownHeading: 'Este enlace no es válido',
   unknownLead: 'Vuelve al comercio y empieza la verificación de nuevo.',

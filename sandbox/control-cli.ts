@@ -43,7 +43,16 @@ Settings of the sandbox it starts (environment variables; docs/SANDBOX.md "Optio
 ${providerEnvHelp()}
 `;
 
-export const CONTROL_COMMANDS = ['stale', 'fail-next', 'delay', 'timeout', 'notify-late', 'notify-twice', 'reset', 'status'] as const;
+export const CONTROL_COMMANDS = [
+  'stale',
+  'fail-next',
+  'delay',
+  'timeout',
+  'notify-late',
+  'notify-twice',
+  'reset',
+  'status',
+] as const;
 type Command = (typeof CONTROL_COMMANDS)[number];
 
 class UsageError extends Error {}
@@ -91,12 +100,17 @@ type Values = Partial<Record<keyof typeof OPTIONS, string | boolean>>;
 /** The request body of `command` from its options (the sandbox validates it again and names the field). */
 function bodyFor(command: Command, values: Values): Record<string, unknown> | undefined {
   const text = (name: keyof typeof OPTIONS) => values[name] as string | undefined;
-  const defined = (body: Record<string, unknown>) => Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
+  const defined = (body: Record<string, unknown>) =>
+    Object.fromEntries(Object.entries(body).filter(([, value]) => value !== undefined));
   switch (command) {
     case 'stale':
       return defined({ consumer: text('consumer'), accountToken: text('account') });
     case 'fail-next':
-      return defined({ errorCode: required('code', text('code')), errorMessage: text('message'), count: integer('count', text('count')) });
+      return defined({
+        errorCode: required('code', text('code')),
+        errorMessage: text('message'),
+        count: integer('count', text('count')),
+      });
     case 'delay':
       return { endpoint: required('endpoint', text('endpoint')), ms: integer('ms', required('ms', text('ms'))) };
     case 'timeout':
@@ -129,7 +143,10 @@ export function describeStatus(status: ControlsStatus): string {
 
 /** The problem's detail and each field it names, for a refused control. */
 function describeProblem(status: number, body: unknown): string {
-  const problem = (typeof body === 'object' && body !== null ? body : {}) as { detail?: string; errors?: { path: string; message: string }[] };
+  const problem = (typeof body === 'object' && body !== null ? body : {}) as {
+    detail?: string;
+    errors?: { path: string; message: string }[];
+  };
   const fields = (problem.errors ?? []).map((error) => `\n  ${error.path}: ${error.message}`).join('');
   return `the sandbox refused (${status}): ${problem.detail ?? 'no detail'}${fields}`;
 }
@@ -168,7 +185,8 @@ export async function runControlCli(
       return 0;
     }
     const refused = Object.keys(values).filter((name) => !COMMON.includes(name) && !ALLOWED[command].includes(name));
-    if (refused.length > 0) throw new UsageError(`${command} takes no ${refused.map((name) => `--${name}`).join(', ')}`);
+    if (refused.length > 0)
+      throw new UsageError(`${command} takes no ${refused.map((name) => `--${name}`).join(', ')}`);
     body = bodyFor(command, values);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
@@ -176,7 +194,10 @@ export async function runControlCli(
     return 2;
   }
 
-  const base = ((values.url as string | undefined) ?? `http://127.0.0.1:${env.PROVIDER_PORT || '4010'}`).replace(/\/+$/, '');
+  const base = ((values.url as string | undefined) ?? `http://127.0.0.1:${env.PROVIDER_PORT || '4010'}`).replace(
+    /\/+$/,
+    '',
+  );
   // The sandbox may be mounted under a path: the routes follow the base URL's path.
   const target = `${base}${command === 'status' ? CONTROLS_PATH : `${CONTROLS_PATH}/${command}`}`;
   const url = URL.canParse(target) ? new URL(target) : undefined;
@@ -198,7 +219,9 @@ export async function runControlCli(
     });
   } catch (error) {
     const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
-    err(`obv-link-sandbox ${command}: no sandbox answers at ${base} (${reason}). Start one with \`npx obv-link-sandbox\`, or pass --url.\n`);
+    err(
+      `obv-link-sandbox ${command}: no sandbox answers at ${base} (${reason}). Start one with \`npx obv-link-sandbox\`, or pass --url.\n`,
+    );
     return 1;
   }
   const answer: unknown = await response.json().catch(() => undefined);

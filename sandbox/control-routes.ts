@@ -28,14 +28,19 @@ import { secretsMatch } from './secrets.ts';
 export const CONTROLS_PATH = '/sandbox/controls';
 
 function unauthorized(detail: string): HttpProblem {
-  return new HttpProblem(401, detail, { headers: { 'WWW-Authenticate': `Basic realm="${SANDBOX_REALM}", charset="UTF-8"` } });
+  return new HttpProblem(401, detail, {
+    headers: { 'WWW-Authenticate': `Basic realm="${SANDBOX_REALM}", charset="UTF-8"` },
+  });
 }
 
 /** The client named by `Authorization: Basic base64(id:secret)`; a registered, active client only. */
 function requireClient(context: ProviderContext): RequestHandler {
   return (req, res, next) => {
     const match = /^Basic +([A-Za-z0-9+/=_-]+)$/i.exec(req.get('authorization')?.trim() ?? '');
-    if (!match?.[1]) throw unauthorized('The sandbox controls want the sandbox client credentials (Authorization: Basic, as the token endpoint).');
+    if (!match?.[1])
+      throw unauthorized(
+        'The sandbox controls want the sandbox client credentials (Authorization: Basic, as the token endpoint).',
+      );
     const decoded = Buffer.from(match[1], 'base64').toString('utf8');
     const colon = decoded.indexOf(':');
     let clientId = '';
@@ -49,7 +54,8 @@ function requireClient(context: ProviderContext): RequestHandler {
     const client = context.config.clients.find((candidate) => candidate.clientId === clientId);
     // Compared even for an unknown id, so timing does not tell which ids exist.
     const secretOk = secretsMatch(clientSecret, client?.clientSecret ?? '\u0000');
-    if (colon < 1 || !client || !secretOk || client.standing !== 'active') throw unauthorized('The client credentials are not those of an active sandbox client.');
+    if (colon < 1 || !client || !secretOk || client.standing !== 'active')
+      throw unauthorized('The client credentials are not those of an active sandbox client.');
     res.locals.clientId = client.clientId;
     next();
   };
@@ -57,7 +63,10 @@ function requireClient(context: ProviderContext): RequestHandler {
 
 /** A JSON body when one is sent; none at all reads as `{}` (reset, notify-twice). */
 const optionalJsonBody: RequestHandler = (req, res, next) => {
-  const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0 || req.get('content-type') !== undefined;
+  const hasBody =
+    req.get('transfer-encoding') !== undefined ||
+    Number(req.get('content-length') ?? 0) > 0 ||
+    req.get('content-type') !== undefined;
   if (hasBody) requireJsonBody(req, res, next);
   else next();
 };
@@ -72,7 +81,11 @@ export function controlRouter(context: ProviderContext): Router {
     res.json({ ...extra, controls: controlsStatus(context, res.locals.clientId as string) });
   };
   /** One control: validate the body with `schema`, apply it, answer with the status. */
-  const control = <Schema extends z.ZodType>(name: string, schema: Schema, run: (input: z.output<Schema>, clientId: string) => void) => {
+  const control = <Schema extends z.ZodType>(
+    name: string,
+    schema: Schema,
+    run: (input: z.output<Schema>, clientId: string) => void,
+  ) => {
     router.post(`${CONTROLS_PATH}/${name}`, auth, optionalJsonBody, (req, res) => {
       const input = parseOrThrow(schema, bodyOf(req));
       run(input, res.locals.clientId as string);
@@ -88,12 +101,19 @@ export function controlRouter(context: ProviderContext): Router {
     const accounts = staleCandidates(context, filter, res.locals.clientId as string);
     if (accounts.length === 0 && (filter.consumer !== undefined || filter.accountToken !== undefined)) {
       const field = filter.accountToken !== undefined ? 'accountToken' : 'consumer';
-      throw new HttpProblem(422, `No account linked for this client matches the ${field}: link one at the bank page first.`, {
-        errors: [{ path: field, message: 'no linked account matches' }],
-      });
+      throw new HttpProblem(
+        422,
+        `No account linked for this client matches the ${field}: link one at the bank page first.`,
+        {
+          errors: [{ path: field, message: 'no linked account matches' }],
+        },
+      );
     }
     for (const account of accounts) account.stale = true;
-    context.config.logger.info({ control: 'stale', clientId: res.locals.clientId, marked: accounts.length }, 'sandbox control set');
+    context.config.logger.info(
+      { control: 'stale', clientId: res.locals.clientId, marked: accounts.length },
+      'sandbox control set',
+    );
     answer(res, { marked: accounts.length });
   });
   router.all(`${CONTROLS_PATH}/stale`, methodNotAllowed('POST'));

@@ -16,12 +16,18 @@ export const MAX_CONTROL_COUNT = 100;
 
 /** The failures the sandbox's bank reports (CONTRACTS §1), each code with its message. */
 export const KNOWN_FAILURES: Readonly<Record<string, string>> = Object.fromEntries([
-  ...TEST_CONSUMERS.flatMap((consumer) => (consumer.outcome.kind === 'failure' ? [[consumer.outcome.failure.errorCode, consumer.outcome.failure.errorMessage]] : [])),
+  ...TEST_CONSUMERS.flatMap((consumer) =>
+    consumer.outcome.kind === 'failure'
+      ? [[consumer.outcome.failure.errorCode, consumer.outcome.failure.errorMessage]]
+      : [],
+  ),
   [CONSUMER_CANCELLED.errorCode, CONSUMER_CANCELLED.errorMessage],
 ]);
 
 const count = z.number().int().min(1).max(MAX_CONTROL_COUNT).default(1);
-const endpoint = z.enum(['verification', 'transaction'], { error: 'must be "verification" (endpoint 2) or "transaction" (endpoint 4)' });
+const endpoint = z.enum(['verification', 'transaction'], {
+  error: 'must be "verification" (endpoint 2) or "transaction" (endpoint 4)',
+});
 const delayMs = z.number().int().min(0).max(MAX_CONTROL_DELAY_MS);
 
 export const StaleInput = z.strictObject({
@@ -29,7 +35,9 @@ export const StaleInput = z.strictObject({
   accountToken: z.string().min(1).max(200).optional(),
 });
 export const FailNextInput = z.strictObject({
-  errorCode: z.string({ error: 'errorCode is required' }).regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'must be an upper-case code such as ACCOUNT_LOCKED'),
+  errorCode: z
+    .string({ error: 'errorCode is required' })
+    .regex(/^[A-Z][A-Z0-9_]{0,63}$/, 'must be an upper-case code such as ACCOUNT_LOCKED'),
   errorMessage: z.string().min(1).max(300).optional(),
   count,
 });
@@ -100,7 +108,9 @@ export function controlsStatus(context: ProviderContext, clientId?: string): Con
   const { faults } = context;
   const failures = faults.verificationFailures;
   return {
-    staleAccounts: [...context.state.accounts.values()].filter((account) => account.stale && (clientId === undefined || account.clientId === clientId)).length,
+    staleAccounts: [...context.state.accounts.values()].filter(
+      (account) => account.stale && (clientId === undefined || account.clientId === clientId),
+    ).length,
     failNext: failures.count > 0 ? { ...failures } : null,
     delayMs: { verification: faults.verificationDelayMs, transaction: faults.transactionDelayMs },
     timeouts: { ...faults.endpointTimeouts },
@@ -112,7 +122,10 @@ export function controlsStatus(context: ProviderContext, clientId?: string): Con
 /** Applies a validated control to the live faults (shared by the routes and the provider object). */
 export const apply = {
   failNext(context: ProviderContext, input: z.output<typeof FailNextInput>): void {
-    const errorMessage = input.errorMessage ?? KNOWN_FAILURES[input.errorCode] ?? `The sandbox failed this verification with ${input.errorCode} (fail-next control).`;
+    const errorMessage =
+      input.errorMessage ??
+      KNOWN_FAILURES[input.errorCode] ??
+      `The sandbox failed this verification with ${input.errorCode} (fail-next control).`;
     context.faults.verificationFailures = { count: input.count, errorCode: input.errorCode, errorMessage };
   },
   delay(context: ProviderContext, input: z.output<typeof DelayInput>): void {
@@ -130,7 +143,8 @@ export const apply = {
   },
   reset(context: ProviderContext, clientId?: string): void {
     Object.assign(context.faults, createFaults());
-    for (const account of context.state.accounts.values()) if (clientId === undefined || account.clientId === clientId) account.stale = false;
+    for (const account of context.state.accounts.values())
+      if (clientId === undefined || account.clientId === clientId) account.stale = false;
     releaseHeld(context);
   },
 };

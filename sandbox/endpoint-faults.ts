@@ -18,7 +18,11 @@ export function releaseHeld(context: ProviderContext): void {
 }
 
 /** Applies `endpoint`'s time-out, then its delay: true when the request was left hanging (the handler stops). */
-export async function applyEndpointFaults(context: ProviderContext, endpoint: ControlledEndpoint, res: Response): Promise<boolean> {
+export async function applyEndpointFaults(
+  context: ProviderContext,
+  endpoint: ControlledEndpoint,
+  res: Response,
+): Promise<boolean> {
   const { faults } = context;
   if (faults.endpointTimeouts[endpoint] > 0) {
     faults.endpointTimeouts[endpoint] -= 1;

@@ -43,7 +43,9 @@ export class ProviderEnvError extends Error {
 
 /** Reads the PROVIDER_* variables; unset or empty variables take their defaults. */
 export function readProviderEnv(env: NodeJS.ProcessEnv): ProviderEnvConfig {
-  const present = Object.fromEntries(Object.entries(env).filter(([name, value]) => name.startsWith('PROVIDER_') && value !== ''));
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([name, value]) => name.startsWith('PROVIDER_') && value !== ''),
+  );
   const parsed = ProviderEnv.safeParse(present);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
@@ -77,7 +79,7 @@ export function readProviderEnv(env: NodeJS.ProcessEnv): ProviderEnvConfig {
 const PURPOSE: Record<keyof typeof ProviderEnv.shape, string> = {
   PROVIDER_PORT: 'port to listen on',
   PROVIDER_HOST: 'address to listen on',
-  PROVIDER_PUBLIC_URL: 'the sandbox\'s URL in the links it makes (default: the Host of the request)',
+  PROVIDER_PUBLIC_URL: "the sandbox's URL in the links it makes (default: the Host of the request)",
   PROVIDER_TOKEN_TTL: 'seconds a token lives (default 3600)',
   PROVIDER_CONSUMER_URL_TTL: 'seconds a bank link lives (default 900)',
   PROVIDER_WEBHOOK_SECRET: 'whsec_ secret signing notifications (default the published one)',
@@ -97,9 +99,11 @@ const PURPOSE: Record<keyof typeof ProviderEnv.shape, string> = {
 export function providerEnvHelp(): string {
   const names = Object.keys(ProviderEnv.shape) as (keyof typeof ProviderEnv.shape)[];
   const width = Math.max(...names.map((name) => name.length)) + 2;
-  return names.map((name) => {
-    const parsed = ProviderEnv.shape[name].safeParse(undefined);
-    const fallback = parsed.success && parsed.data !== undefined ? ` [default ${String(parsed.data)}]` : '';
-    return `  ${name.padEnd(width)}${PURPOSE[name]}${fallback}`;
-  }).join('\n');
+  return names
+    .map((name) => {
+      const parsed = ProviderEnv.shape[name].safeParse(undefined);
+      const fallback = parsed.success && parsed.data !== undefined ? ` [default ${String(parsed.data)}]` : '';
+      return `  ${name.padEnd(width)}${PURPOSE[name]}${fallback}`;
+    })
+    .join('\n');
 }

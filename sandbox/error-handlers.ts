@@ -26,7 +26,8 @@ export function methodNotAllowed(...allowed: string[]): RequestHandler {
 
 /** body-parser's error `type`s a client can cause, and the problem each one is answered with. */
 const BODY_PARSER_PROBLEMS: Record<string, () => HttpProblem> = {
-  'entity.parse.failed': () => new HttpProblem(400, 'The body is not valid JSON.', { errors: [{ path: '(body)', message: 'malformed JSON' }] }),
+  'entity.parse.failed': () =>
+    new HttpProblem(400, 'The body is not valid JSON.', { errors: [{ path: '(body)', message: 'malformed JSON' }] }),
   'entity.too.large': () => new HttpProblem(413, 'The body is too large.'),
   'parameters.too.many': () => new HttpProblem(413, 'The body has too many parameters.'),
   'encoding.unsupported': () => new HttpProblem(415, 'The body encoding is not supported.'),
@@ -38,7 +39,9 @@ const BODY_PARSER_PROBLEMS: Record<string, () => HttpProblem> = {
 function fromBodyParser(error: unknown): HttpProblem | undefined {
   if (typeof error !== 'object' || error === null || !('type' in error)) return undefined;
   const type = (error as { type: unknown }).type;
-  return typeof type === 'string' && Object.hasOwn(BODY_PARSER_PROBLEMS, type) ? BODY_PARSER_PROBLEMS[type]?.() : undefined;
+  return typeof type === 'string' && Object.hasOwn(BODY_PARSER_PROBLEMS, type)
+    ? BODY_PARSER_PROBLEMS[type]?.()
+    : undefined;
 }
 
 /** Other errors Express raises for a client's mistake (a bad %-escape in a path) carry a 4xx status. */
@@ -53,8 +56,11 @@ export function errorHandler(logger: ProviderLogger): ErrorRequestHandler {
     const problem =
       error instanceof HttpProblem
         ? error
-        : (fromBodyParser(error) ?? fromClientError(error) ?? new HttpProblem(500, 'The sandbox failed to handle this request.'));
-    if (problem.status >= 500) logger.error({ method: req.method, path: req.path, err: String(error) }, 'request failed');
+        : (fromBodyParser(error) ??
+          fromClientError(error) ??
+          new HttpProblem(500, 'The sandbox failed to handle this request.'));
+    if (problem.status >= 500)
+      logger.error({ method: req.method, path: req.path, err: String(error) }, 'request failed');
     if (res.headersSent) {
       res.end();
       return;

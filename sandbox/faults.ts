@@ -35,11 +35,17 @@ export function createFaults(initial: Partial<ProviderFaults> = {}): ProviderFau
     dropNotifications: initial.dropNotifications ?? 0,
     notificationDelayMs: initial.notificationDelayMs ?? 0,
     duplicateNotifications: initial.duplicateNotifications ?? 0,
-    lateNotifications: { count: initial.lateNotifications?.count ?? 0, delayMs: initial.lateNotifications?.delayMs ?? 0 },
+    lateNotifications: {
+      count: initial.lateNotifications?.count ?? 0,
+      delayMs: initial.lateNotifications?.delayMs ?? 0,
+    },
     tokenFailures: { count: initial.tokenFailures?.count ?? 0, kind: initial.tokenFailures?.kind ?? '5xx' },
     transactionDelayMs: initial.transactionDelayMs ?? 0,
     verificationDelayMs: initial.verificationDelayMs ?? 0,
-    endpointTimeouts: { verification: initial.endpointTimeouts?.verification ?? 0, transaction: initial.endpointTimeouts?.transaction ?? 0 },
+    endpointTimeouts: {
+      verification: initial.endpointTimeouts?.verification ?? 0,
+      transaction: initial.endpointTimeouts?.transaction ?? 0,
+    },
     verificationFailures: {
       count: initial.verificationFailures?.count ?? 0,
       errorCode: initial.verificationFailures?.errorCode ?? '',

@@ -124,7 +124,10 @@ export function createProvider(options: ProviderOptions = {}): Provider {
       for (const issued of state.tokens.values()) issued.expiresAt = Math.min(issued.expiresAt, past);
     },
     markAccountStale(accountToken) {
-      const accounts = accountToken === undefined ? [...state.accounts.values()] : [state.accounts.get(accountToken)].filter((a) => a !== undefined);
+      const accounts =
+        accountToken === undefined
+          ? [...state.accounts.values()]
+          : [state.accounts.get(accountToken)].filter((a) => a !== undefined);
       for (const account of accounts) account.stale = true;
       return accounts.length > 0;
     },

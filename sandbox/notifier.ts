@@ -92,7 +92,10 @@ export class Notifier {
     if (this.#closed) return;
     if (delivered) {
       stats.notificationsDelivered += 1;
-      logger.info({ verificationId: delivery.verificationId, webhookId: delivery.messageId, attempt }, 'notification delivered');
+      logger.info(
+        { verificationId: delivery.verificationId, webhookId: delivery.messageId, attempt },
+        'notification delivered',
+      );
       if (takeFault(faults, 'duplicateNotifications')) {
         stats.notificationDuplicates += 1;
         await this.#send(delivery);
@@ -103,7 +106,10 @@ export class Notifier {
     const delay = this.#settings.retryDelaysMs[attempt];
     if (delay === undefined) {
       stats.notificationsAbandoned += 1;
-      logger.warn({ verificationId: delivery.verificationId, webhookId: delivery.messageId, attempts: attempt + 1 }, 'notification abandoned');
+      logger.warn(
+        { verificationId: delivery.verificationId, webhookId: delivery.messageId, attempts: attempt + 1 },
+        'notification abandoned',
+      );
       this.#finish();
       return;
     }
@@ -132,7 +138,10 @@ export class Notifier {
       });
       await response.body?.cancel();
       if (!response.ok) {
-        this.#settings.logger.warn({ verificationId: delivery.verificationId, status: response.status }, 'notification refused');
+        this.#settings.logger.warn(
+          { verificationId: delivery.verificationId, status: response.status },
+          'notification refused',
+        );
       }
       return response.ok;
     } catch (error) {

@@ -56,7 +56,8 @@ export interface ProviderConfig {
 export const DEFAULT_RETRY_DELAYS_MS: readonly number[] = [500, 2_000, 10_000, 30_000, 60_000];
 
 function requirePositive(name: string, value: number): number {
-  if (!Number.isFinite(value) || value <= 0) throw new TypeError(`provider option ${name} must be a positive number, got ${value}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new TypeError(`provider option ${name} must be a positive number, got ${value}`);
   return value;
 }
 

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 export function packageVersion(): string {
   for (let up = 1; up <= 3; up++) {
     try {
-      const manifest = JSON.parse(readFileSync(new URL(`${'../'.repeat(up)}package.json`, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const manifest = JSON.parse(
+        readFileSync(new URL(`${'../'.repeat(up)}package.json`, import.meta.url), 'utf8'),
+      ) as { name?: string; version?: string };
       if (manifest.name === 'obv-link' && manifest.version) return manifest.version;
     } catch {
       // not at this level

@@ -50,16 +50,20 @@ export class HttpProblem extends Error {
 
 /** Writes `problem` as `application/problem+json`. */
 export function sendProblem(res: Response, problem: HttpProblem): void {
-  res.status(problem.status).set(problem.headers).type('application/problem+json').send(
-    JSON.stringify({
-      type: 'about:blank',
-      title: problem.title,
-      status: problem.status,
-      detail: problem.message,
-      ...(problem.errorCode ? { errorCode: problem.errorCode } : {}),
-      ...(problem.errors ? { errors: problem.errors } : {}),
-    }),
-  );
+  res
+    .status(problem.status)
+    .set(problem.headers)
+    .type('application/problem+json')
+    .send(
+      JSON.stringify({
+        type: 'about:blank',
+        title: problem.title,
+        status: problem.status,
+        detail: problem.message,
+        ...(problem.errorCode ? { errorCode: problem.errorCode } : {}),
+        ...(problem.errors ? { errors: problem.errors } : {}),
+      }),
+    );
 }
 
 /** Turns zod issues into the `errors` list of a 400, one entry per failing path. */

@@ -45,8 +45,7 @@ export interface VerificationFailure {
 export const SANDBOX_BANK_NAME = 'Sandbox Federal Bank';
 
 export type ConsumerOutcome =
-  | { kind: 'success'; account: BankAccount }
-  | { kind: 'failure'; failure: VerificationFailure };
+  { kind: 'success'; account: BankAccount } | { kind: 'failure'; failure: VerificationFailure };
 
 /** A test consumer of the sandbox bank. `password: null` means any password gives the outcome. */
 export interface TestConsumer {

@@ -16,8 +16,7 @@ export interface IssuedToken {
 }
 
 export type VerificationResult =
-  | { status: 'SUCCESS'; accountToken: string; account: BankAccount }
-  | ({ status: 'FAILURE' } & VerificationFailure);
+  { status: 'SUCCESS'; accountToken: string; account: BankAccount } | ({ status: 'FAILURE' } & VerificationFailure);
 
 export interface Verification {
   verificationId: string;

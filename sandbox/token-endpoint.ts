@@ -15,7 +15,8 @@ import { TOKEN_FORM_LIMITS } from './limits.ts';
 export const TOKEN_PATH = '/exp/auth/mint/v1/oauth2/token';
 
 /** The error codes the provider lists (RFC 6749 §5.2; docs/UPSTREAM.md#d3-token-errors). */
-export type TokenErrorCode = 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type';
+export type TokenErrorCode =
+  'invalid_request' | 'invalid_client' | 'invalid_grant' | 'unauthorized_client' | 'unsupported_grant_type';
 
 class TokenError extends Error {
   readonly code: TokenErrorCode;
@@ -58,7 +59,8 @@ function readParameter(req: Request, name: string): string | undefined {
 function readBasicCredentials(header: string | undefined): { clientId: string; clientSecret: string } {
   // RFC 7617 §2: "Basic" 1*SP token68, the scheme name case-insensitive.
   const match = /^Basic +([A-Za-z0-9+/=_-]+)$/i.exec(header?.trim() ?? '');
-  if (!match?.[1]) throw new TokenError('invalid_request', 'Client authentication with an Authorization: Basic header is required.');
+  if (!match?.[1])
+    throw new TokenError('invalid_request', 'Client authentication with an Authorization: Basic header is required.');
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon < 1) throw new TokenError('invalid_request', 'The Basic credentials must be client_id:client_secret.');
@@ -75,7 +77,10 @@ function readBasicCredentials(header: string | undefined): { clientId: string; c
 function authenticateClient(clients: readonly SandboxClient[], clientId: string, clientSecret: string): SandboxClient {
   const client = clients.find((candidate) => candidate.clientId === clientId);
   if (!client || !secretsMatch(clientSecret, client.clientSecret)) {
-    throw new TokenError('invalid_client', 'Client authentication failed: no authorization exists for this client identifier and secret.');
+    throw new TokenError(
+      'invalid_client',
+      'Client authentication failed: no authorization exists for this client identifier and secret.',
+    );
   }
   return client;
 }
@@ -89,7 +94,8 @@ function grantToken(context: ProviderContext, req: Request): { token: string; cl
   const client = authenticateClient(context.config.clients, clientId, clientSecret);
 
   const grantType = readParameter(req, 'grant_type');
-  if (grantType === undefined || grantType === '') throw new TokenError('invalid_request', 'The grant_type parameter is required.');
+  if (grantType === undefined || grantType === '')
+    throw new TokenError('invalid_request', 'The grant_type parameter is required.');
   if (grantType !== 'client_credentials') {
     throw new TokenError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.');
   }
@@ -97,7 +103,8 @@ function grantToken(context: ProviderContext, req: Request): { token: string; cl
   if (scope === undefined || scope === '') throw new TokenError('invalid_request', 'The scope parameter is required.');
   if (scope !== TOKEN_SCOPE) throw new TokenError('invalid_request', `The scope must be ${TOKEN_SCOPE}.`);
 
-  if (client.standing === 'revoked') throw new TokenError('invalid_grant', 'The authorization of this client has been revoked.');
+  if (client.standing === 'revoked')
+    throw new TokenError('invalid_grant', 'The authorization of this client has been revoked.');
   if (client.standing === 'unauthorized') {
     throw new TokenError('unauthorized_client', 'This client may not obtain an access token for this service.');
   }

@@ -66,10 +66,14 @@ export function transactionRouter(context: ProviderContext): Router {
     }
     if (linked.stale) {
       // The sandbox's reading of a stale account (docs/UPSTREAM.md D20): a 422 with its own errorCode.
-      throw new HttpProblem(422, 'The account holder must sign in at the bank again before this account can be debited.', {
-        errorCode: REAUTHORIZATION_REQUIRED,
-        errors: [{ path: 'accountToken', message: 'the account needs re-authorization' }],
-      });
+      throw new HttpProblem(
+        422,
+        'The account holder must sign in at the bank again before this account can be debited.',
+        {
+          errorCode: REAUTHORIZATION_REQUIRED,
+          errors: [{ path: 'accountToken', message: 'the account needs re-authorization' }],
+        },
+      );
     }
     const transactionId = randomId('txn_');
     const { merchantTransactionId } = request.merchant;

@@ -49,7 +49,10 @@ export function verificationRouter(context: ProviderContext): Router {
     }
     const notificationURL = request.merchant.notificationURL ?? context.config.defaultNotificationURL;
     if (!notificationURL) {
-      throw unprocessable('merchant.notificationURL', 'A notificationURL is required: none is configured for this client.');
+      throw unprocessable(
+        'merchant.notificationURL',
+        'A notificationURL is required: none is configured for this client.',
+      );
     }
 
     const base = publicBase(context, req);

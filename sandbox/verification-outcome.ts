@@ -22,10 +22,16 @@ export function notificationPayload(verification: Verification, result: Verifica
   const common = {
     verificationId: verification.verificationId,
     verificationStatus: result.status,
-    merchant: { merchantId, merchantUserId, merchantTransactionId, ...(merchantSubId === undefined ? {} : { merchantSubId }) },
+    merchant: {
+      merchantId,
+      merchantUserId,
+      merchantTransactionId,
+      ...(merchantSubId === undefined ? {} : { merchantSubId }),
+    },
     transaction: verification.request.transaction,
   };
-  if (result.status === 'SUCCESS') return { ...common, account: { accountToken: result.accountToken, ...result.account } };
+  if (result.status === 'SUCCESS')
+    return { ...common, account: { accountToken: result.accountToken, ...result.account } };
   return { ...common, account: {}, errorCode: result.errorCode, errorMessage: result.errorMessage };
 }
 
@@ -49,14 +55,26 @@ export function completeVerification(
     // first one stays as it was (stale, if it was).
     const reverified = verification.request.accountToken;
     const previous = reverified === undefined ? undefined : context.state.accounts.get(reverified)?.account;
-    const accountToken = reverified !== undefined && previous && sameAccount(previous, outcome.account) ? reverified : randomId('acct_', 24);
-    context.state.accounts.set(accountToken, { accountToken, clientId: verification.clientId, username, account: outcome.account, linkedAt: now });
+    const accountToken =
+      reverified !== undefined && previous && sameAccount(previous, outcome.account)
+        ? reverified
+        : randomId('acct_', 24);
+    context.state.accounts.set(accountToken, {
+      accountToken,
+      clientId: verification.clientId,
+      username,
+      account: outcome.account,
+      linkedAt: now,
+    });
     result = { status: 'SUCCESS', accountToken, account: outcome.account };
   } else {
     result = { status: 'FAILURE', ...outcome.failure };
   }
   verification.result = result;
-  context.config.logger.info({ verificationId: verification.verificationId, status: result.status }, 'verification completed');
+  context.config.logger.info(
+    { verificationId: verification.verificationId, status: result.status },
+    'verification completed',
+  );
   if (verification.notificationURL) {
     context.notifier.notify(verification.notificationURL, notificationPayload(verification, result));
   }

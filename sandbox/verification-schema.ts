@@ -3,7 +3,11 @@
 // decided by the endpoint after the body is otherwise valid.
 import { z } from 'zod';
 
-const required = (name: string) => z.string({ error: `${name} is required and must be a string` }).trim().min(1, `${name} must not be empty`);
+const required = (name: string) =>
+  z
+    .string({ error: `${name} is required and must be a string` })
+    .trim()
+    .min(1, `${name} must not be empty`);
 
 const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' })
@@ -29,11 +33,18 @@ export type MerchantData = z.infer<typeof MerchantData>;
 
 /** Transaction details; verification starts no transaction, they are echoed in the notification. */
 export const TransactionData = z.object({
-  amount: z.string({ error: 'amount is required and must be a decimal string' }).regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as 49.99'),
-  currency: z.string({ error: 'currency is required' }).regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD'),
+  amount: z
+    .string({ error: 'amount is required and must be a decimal string' })
+    .regex(/^\d{1,9}(\.\d{1,2})?$/, 'must be a decimal string such as 49.99'),
+  currency: z
+    .string({ error: 'currency is required' })
+    .regex(/^[A-Z]{3}$/, 'must be a 3-letter ISO 4217 code such as USD'),
   product: required('product').max(100),
   transactionRegion: z.string().max(100).optional(),
-  language: z.string().regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en-US').optional(),
+  language: z
+    .string()
+    .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en-US')
+    .optional(),
   dataPassThrough: z.string().max(1000).optional(),
   originatorIp: z.union([z.ipv4(), z.ipv6()], { error: 'must be an IPv4 or IPv6 address' }).optional(),
 });

@@ -16,7 +16,9 @@ export const CHROMIUM_ARGS = [
 export function chromiumPath(): string {
   const path = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   if (!existsSync(path)) {
-    throw new Error(`Chromium not found at ${path}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium not found at ${path}: install Debian's chromium (apt-get install chromium) or set CHROMIUM_PATH`,
+    );
   }
   return path;
 }

@@ -44,7 +44,9 @@ map.mappings.split(';').forEach((mappings, line) => {
     starts.push([column, fields.length > 1 ? source : -1]);
   }
   const length = lines[line]?.length ?? 0;
-  starts.forEach(([from, owned], index) => owner.fill(owned, offset + from, offset + (starts[index + 1]?.[0] ?? length)));
+  starts.forEach(([from, owned], index) =>
+    owner.fill(owned, offset + from, offset + (starts[index + 1]?.[0] ?? length)),
+  );
   offset += length + 1;
 });
 
@@ -59,9 +61,13 @@ const rows = [...map.sources.keys(), -1].map((index) => {
     blanked += mine ? '' : code[i];
   }
   // Sources are relative to the map: named from the repository (Lit's by its package).
-  const name = index < 0 ? '(unmapped)' : relative(process.cwd(), resolve(dirname(file), map.sources[index]!)).replace(/^node_modules\//, '');
+  const name =
+    index < 0
+      ? '(unmapped)'
+      : relative(process.cwd(), resolve(dirname(file), map.sources[index]!)).replace(/^node_modules\//, '');
   return { name, minified, gzip: total - gzip(blanked) };
 });
 rows.sort((a, b) => b.gzip - a.gzip);
 console.log(`${file}: ${code.length} bytes minified, ${total} gzip`);
-for (const { name, minified, gzip: bytes } of rows) if (minified) console.log(`${String(bytes).padStart(6)} gzip ${String(minified).padStart(6)} min  ${name}`);
+for (const { name, minified, gzip: bytes } of rows)
+  if (minified) console.log(`${String(bytes).padStart(6)} gzip ${String(minified).padStart(6)} min  ${name}`);

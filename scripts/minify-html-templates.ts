@@ -21,7 +21,12 @@ export function collapseTemplatePart(raw: string, before: Edge, after: Edge): st
     const previous = offset === 0 ? before : raw[offset - 1];
     const next = end === raw.length ? after : raw[end];
     const removable =
-      previous === '>' || next === '<' || next === '>' || previous === 'delimiter' || next === 'delimiter' || (previous === 'expression' && next === 'expression');
+      previous === '>' ||
+      next === '<' ||
+      next === '>' ||
+      previous === 'delimiter' ||
+      next === 'delimiter' ||
+      (previous === 'expression' && next === 'expression');
     return removable ? '' : ' ';
   });
 }
@@ -33,7 +38,9 @@ export function collapseHtmlTemplates(code: string): string {
   const visit = (node: ts.Node): void => {
     if (ts.isTaggedTemplateExpression(node) && ts.isIdentifier(node.tag) && TAGS.has(node.tag.text)) {
       const { template } = node;
-      const parts = ts.isNoSubstitutionTemplateLiteral(template) ? [template] : [template.head, ...template.templateSpans.map((span) => span.literal)];
+      const parts = ts.isNoSubstitutionTemplateLiteral(template)
+        ? [template]
+        : [template.head, ...template.templateSpans.map((span) => span.literal)];
       for (const part of parts) {
         // A part's token runs from "`" or "}" to "${" or "`": only the text between its delimiters changes.
         const opensTemplate = ts.isNoSubstitutionTemplateLiteral(part) || ts.isTemplateHead(part);
@@ -41,7 +48,11 @@ export function collapseHtmlTemplates(code: string): string {
         const start = part.getStart(source) + 1;
         const end = part.getEnd() - (closesTemplate ? 1 : 2);
         const raw = code.slice(start, end);
-        const text = collapseTemplatePart(raw, opensTemplate ? 'delimiter' : 'expression', closesTemplate ? 'delimiter' : 'expression');
+        const text = collapseTemplatePart(
+          raw,
+          opensTemplate ? 'delimiter' : 'expression',
+          closesTemplate ? 'delimiter' : 'expression',
+        );
         if (text !== raw) edits.push({ start, end, text });
       }
     }
@@ -50,7 +61,8 @@ export function collapseHtmlTemplates(code: string): string {
   visit(source);
   // From the end, so that earlier offsets stay valid.
   let result = code;
-  for (const { start, end, text } of edits.sort((a, b) => b.start - a.start)) result = result.slice(0, start) + text + result.slice(end);
+  for (const { start, end, text } of edits.sort((a, b) => b.start - a.start))
+    result = result.slice(0, start) + text + result.slice(end);
   return result;
 }
 

@@ -27,7 +27,9 @@ export function stripCloneOnly(markdown: string): string {
 
 function strip(): void {
   if (existsSync(KEPT)) {
-    throw new Error(`${KEPT} exists: an earlier pack did not finish. Check ${README} against it, then move it back (mv ${KEPT} ${README}) or delete it.`);
+    throw new Error(
+      `${KEPT} exists: an earlier pack did not finish. Check ${README} against it, then move it back (mv ${KEPT} ${README}) or delete it.`,
+    );
   }
   const whole = readFileSync(README, 'utf8');
   const packed = stripCloneOnly(whole);

@@ -3,7 +3,10 @@
 // `npm run build && npx tsx scripts/readme-sri.ts`. (The build itself touches no tracked file.)
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const { file, integrity } = JSON.parse(readFileSync('dist/cdn/manifest.json', 'utf8')) as { file: string; integrity: string };
+const { file, integrity } = JSON.parse(readFileSync('dist/cdn/manifest.json', 'utf8')) as {
+  file: string;
+  integrity: string;
+};
 const readme = readFileSync('README.md', 'utf8');
 const updated = readme
   .replace(/obv-link-account\.[0-9a-f]{10}\.js/g, file)

@@ -14,7 +14,9 @@ try {
 }
 const gzipped = gzipSync(source, { level: 9 }).length;
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
-console.log(`${file}: ${source.length} bytes minified, ${gzipped} bytes gzip (${kb(gzipped)}; budget ${kb(ELEMENT_GZIP_BUDGET_BYTES)}, target ${kb(ELEMENT_GZIP_AIM_BYTES)})`);
+console.log(
+  `${file}: ${source.length} bytes minified, ${gzipped} bytes gzip (${kb(gzipped)}; budget ${kb(ELEMENT_GZIP_BUDGET_BYTES)}, target ${kb(ELEMENT_GZIP_AIM_BYTES)})`,
+);
 if (gzipped > ELEMENT_GZIP_BUDGET_BYTES) {
   console.error(`size: over budget by ${gzipped - ELEMENT_GZIP_BUDGET_BYTES} bytes`);
   process.exit(1);

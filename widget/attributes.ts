@@ -33,7 +33,8 @@ export function resolveProxyUrl(proxyUrl: string, base: string = document.baseUR
 /** The developer's message for the first wrong attribute, or `undefined` when the configuration is usable. */
 export function findConfigProblem(attributes: ObvAttributes): string | undefined {
   if (!resolveProxyUrl(attributes.proxyUrl)) return 'proxy-url must be an http(s) URL or a path';
-  if (attributes.linkToken != null && !LINK_TOKEN_PATTERN.test(attributes.linkToken)) return 'link-token must be a linkToken from POST /link-sessions';
+  if (attributes.linkToken != null && !LINK_TOKEN_PATTERN.test(attributes.linkToken))
+    return 'link-token must be a linkToken from POST /link-sessions';
   return undefined;
 }
 
@@ -46,7 +47,11 @@ export function startRequest(linkToken: string | undefined, language: string | u
 }
 
 /** What the flow needs from the element (link-flow.ts); `undefined` while `proxy-url` is unusable. */
-export function flowTarget(attributes: ObvAttributes, language: string | undefined, tabOpener: () => Window | undefined): FlowTarget | undefined {
+export function flowTarget(
+  attributes: ObvAttributes,
+  language: string | undefined,
+  tabOpener: () => Window | undefined,
+): FlowTarget | undefined {
   const base = resolveProxyUrl(attributes.proxyUrl);
   if (!base) return undefined;
   const { linkToken } = attributes;

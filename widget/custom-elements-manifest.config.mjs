@@ -14,8 +14,10 @@ export default {
       packageLinkPhase({ customElementsManifest }) {
         for (const mod of customElementsManifest.modules) {
           for (const declaration of mod.declarations ?? []) {
-            if (declaration.attributes) declaration.attributes = declaration.attributes.filter((a) => !a.name.startsWith('_'));
-            if (declaration.members) declaration.members = declaration.members.filter((m) => !/^[_#]/.test(m.name) && m.name !== 'properties');
+            if (declaration.attributes)
+              declaration.attributes = declaration.attributes.filter((a) => !a.name.startsWith('_'));
+            if (declaration.members)
+              declaration.members = declaration.members.filter((m) => !/^[_#]/.test(m.name) && m.name !== 'properties');
           }
         }
       },

@@ -47,6 +47,9 @@ export function emit<K extends ObvEventName>(target: EventTarget, name: K, detai
 }
 
 /** `obv-success` for a linked account (session-client.ts's LinkedAccount): its fields and its line as shown and spoken. */
-export function emitSuccess(target: EventTarget, { account, label: [displayLabel, spokenLabel] }: { account: ObvAccount; label: [string, string] }): void {
+export function emitSuccess(
+  target: EventTarget,
+  { account, label: [displayLabel, spokenLabel] }: { account: ObvAccount; label: [string, string] },
+): void {
   emit(target, 'obv-success', { ...account, displayLabel, spokenLabel: spokenLabel || displayLabel });
 }

@@ -7,7 +7,20 @@ import { emit, emitSuccess, type ObvErrorKind, type ObvState } from './events.ts
 import { loadPending, savePending } from './pending-session.ts';
 import { createSavedAccounts, type SavedAccounts, type SavedStatus } from './saved-accounts.ts';
 import { timing } from './settings.ts';
-import { endpoint, fetchSession, postSession, ProxyRequestError, readSession, startSession, watchSession, type LinkedAccount, type SessionWatch, type WatchEnd, type StartRequest, type StartedSession } from './session-client.ts';
+import {
+  endpoint,
+  fetchSession,
+  postSession,
+  ProxyRequestError,
+  readSession,
+  startSession,
+  watchSession,
+  type LinkedAccount,
+  type SessionWatch,
+  type WatchEnd,
+  type StartRequest,
+  type StartedSession,
+} from './session-client.ts';
 import type { SessionWords } from './strings.ts';
 
 /** Why the flow stopped: the proxy could not be reached, or it (or an attribute) refused the request. */
@@ -151,7 +164,8 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
   const busy = () => status.kind === 'starting' || status.kind === 'waiting';
   /** The wrong attribute's message while one is on screen. */
   const wrongAttribute = () => (status.kind === 'error' && status.error.attribute ? status.error.message : undefined);
-  const canGoBack = () => (!!linked || !!saved.status()) && status.kind !== 'success' && status.kind !== 'saved' && !wrongAttribute();
+  const canGoBack = () =>
+    (!!linked || !!saved.status()) && status.kind !== 'success' && status.kind !== 'saved' && !wrongAttribute();
   /** Waiting with the watch lost: it picks up again by itself (back online, or back on the page). */
   const lostWatch = () => status.kind === 'error' && !!status.error.watch;
 
@@ -161,12 +175,14 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     changed(next, previous);
   };
   /** Where Cancel and a fixed attribute lead: the account linked before, else the saved accounts, else idle. */
-  const rest = (): FlowStatus => (linked ? { kind: 'success', ...linked } : saved.status() ?? { kind: 'idle', cancelled });
+  const rest = (): FlowStatus =>
+    linked ? { kind: 'success', ...linked } : (saved.status() ?? { kind: 'idle', cancelled });
   const waiting = (session: StartedSession): FlowStatus => ({ kind: 'waiting', session, tab: !!tab, blocked, closed });
   const refreshWaiting = () => {
     if (status.kind === 'waiting') set(waiting(status.session));
   };
-  const announceOpen = ({ sessionId, consumerUrl }: StartedSession) => emit(host, 'obv-open', { sessionId, consumerUrl });
+  const announceOpen = ({ sessionId, consumerUrl }: StartedSession) =>
+    emit(host, 'obv-open', { sessionId, consumerUrl });
 
   const closeTab = () => {
     tab = closeBankTab(tab);
@@ -204,9 +220,13 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     report(error.kind, error.message);
   };
   // The shopper's own "Use another account" is not undone by an answer about the list.
-  const saved = createSavedAccounts(host, () => status.kind === 'saved', (next) => {
-    if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
-  });
+  const saved = createSavedAccounts(
+    host,
+    () => status.kind === 'saved',
+    (next) => {
+      if (status.kind === 'saved' || (status.kind === 'idle' && !status.another)) set(next ?? rest());
+    },
+  );
 
   /**
    * The proxy cannot be reached while a session is under way (offline, or the watch gave up): the session
@@ -271,17 +291,20 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const session = pending;
     const base = target()?.base;
     if (!session || !base) return;
-    fetchSession(base, session.sessionId).then((snapshot) => {
-      if (pending !== session) return;
-      if (snapshot.kind !== 'pending') {
-        stopWatching();
-        return ended(snapshot);
-      }
-      if (tabGone && !snapshot.returned) closed = true;
-      // Followed again unless a watch runs (a lost connection or a reload ended the last one).
-      if (!watch) watchPending();
-      set(waiting(session));
-    }, (error: Error) => pending === session && lose(error.message, checked));
+    fetchSession(base, session.sessionId).then(
+      (snapshot) => {
+        if (pending !== session) return;
+        if (snapshot.kind !== 'pending') {
+          stopWatching();
+          return ended(snapshot);
+        }
+        if (tabGone && !snapshot.returned) closed = true;
+        // Followed again unless a watch runs (a lost connection or a reload ended the last one).
+        if (!watch) watchPending();
+        set(waiting(session));
+      },
+      (error: Error) => pending === session && lose(error.message, checked),
+    );
   };
   /** The bank tab is gone though the session may not be done (see recheck); `always` (truthy; a number is shorter in the budgeted bundle): ask the proxy all the same. */
   const checkTab = (always?: unknown) => {
@@ -331,8 +354,16 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
     const version = consent && saved.offer?.saving?.version;
     // From the reconnect screen, or "Try again" after a reconnect; anything else links another account.
     const reconnect = !!saved.offer?.reconnect;
-    reconnecting = reconnect && (previous.kind === 'idle' ? !previous.another : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
-    const request = { ...page.request, ...(version ? { consent: version } : {}), ...(reconnect && !reconnecting ? { another: true as const } : {}) };
+    reconnecting =
+      reconnect &&
+      (previous.kind === 'idle'
+        ? !previous.another
+        : previous.kind !== 'saved' && previous.kind !== 'success' && reconnecting);
+    const request = {
+      ...page.request,
+      ...(version ? { consent: version } : {}),
+      ...(reconnect && !reconnecting ? { another: true as const } : {}),
+    };
     // A provider that hangs is the service's failure, not the shopper's: give up in time and say so.
     const timeout = AbortSignal.timeout(timing.startTimeoutMs);
     // The request leaves first: opening the tab takes the page's thread a while (a new tab, its holding page).
@@ -371,12 +402,13 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       return words;
     },
     // After a failed "Use another account", "Keep …" brings back the saved account chosen before.
-    linkedBefore: () => (canGoBack() ? linked ?? saved.status()?.ready : undefined),
+    linkedBefore: () => (canGoBack() ? (linked ?? saved.status()?.ready) : undefined),
     start,
     saved,
     another() {
       // From the list, or from the reconnect screen: a plain link, the consent box beside it.
-      if (status.kind === 'saved' || (status.kind === 'idle' && saved.offer?.reconnect)) set({ kind: 'idle', cancelled: false, another: true });
+      if (status.kind === 'saved' || (status.kind === 'idle' && saved.offer?.reconnect))
+        set({ kind: 'idle', cancelled: false, another: true });
     },
     cancel() {
       // While starting or waiting, also offline while the bank step may still finish (a lost watch).
@@ -391,14 +423,17 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       // says what the session ended as: a success that landed at this very moment cannot be undone (the merchant
       // hears it), so it is shown; one not yet released to this browser (the bank step's binding) is followed.
       if (session && base) {
-        postSession(base, 'cancel', session.sessionId, { keepalive: true }).then((body) => {
-          const end = readSession(body);
-          if (end.kind !== 'failure' && end.kind !== 'expired' && !pending && !busy()) {
-            pending = session;
-            if (end.kind === 'success') ended(end);
-            else watchPending();
-          }
-        }, () => undefined);
+        postSession(base, 'cancel', session.sessionId, { keepalive: true }).then(
+          (body) => {
+            const end = readSession(body);
+            if (end.kind !== 'failure' && end.kind !== 'expired' && !pending && !busy()) {
+              pending = session;
+              if (end.kind === 'success') ended(end);
+              else watchPending();
+            }
+          },
+          () => undefined,
+        );
       }
     },
     retry(save) {

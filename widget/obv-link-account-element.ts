@@ -7,7 +7,6 @@ import { stringsFor, type ObvStrings } from './strings.ts';
 import { styles } from './obv-link-account.styles.ts';
 import { card } from './views.ts';
 
-
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
  * form control whose value is the link reference of the account it shows as linked (only in the
@@ -95,7 +94,7 @@ export class ObvLinkAccountElement extends LitElement {
   /** @internal The status has focus and reads itself: the live region stays quiet meanwhile, or it would be heard twice. */
   declare _quiet: boolean;
   /** Inside a disabled `<fieldset>`. */
-  private declare _formDisabled: boolean;
+  declare private _formDisabled: boolean;
   #internals: ElementInternals;
   /** The offer whose "Reconnect" was brought into view and focused (once per offer). */
   #told: object | undefined;
@@ -108,7 +107,11 @@ export class ObvLinkAccountElement extends LitElement {
   /** The form value of the last update: `change` fires when it changes. */
   #value = '';
   /** @internal */
-  readonly _flow = createLinkFlow(this, () => flowTarget(this, this.#language, () => this.#opener), (status, previous) => this.#changed(status, previous));
+  readonly _flow = createLinkFlow(
+    this,
+    () => flowTarget(this, this.#language, () => this.#opener),
+    (status, previous) => this.#changed(status, previous),
+  );
 
   constructor() {
     super();
@@ -316,7 +319,15 @@ export class ObvLinkAccountElement extends LitElement {
         // list, never the next Remove).
         const asking = status.kind === 'saved' && status.asking;
         if (asking || newState || !this.matches(':focus-within')) {
-          root.querySelector<HTMLElement>(asking ? '#k' : status.kind === 'saved' ? 'input:checked, input' : '[part~="button"], [part~="link"], [part~="secondary-button"]')?.focus();
+          root
+            .querySelector<HTMLElement>(
+              asking
+                ? '#k'
+                : status.kind === 'saved'
+                  ? 'input:checked, input'
+                  : '[part~="button"], [part~="link"], [part~="secondary-button"]',
+            )
+            ?.focus();
         }
       });
     }

@@ -10,7 +10,8 @@ export type { ObvStrings } from './strings.ts';
 export const tagName = 'obv-link-account';
 
 // No customElements on a server (server rendering imports this too): nothing to register there.
-if (globalThis.customElements && !customElements.get('obv-link-account')) customElements.define('obv-link-account', ObvLinkAccountElement);
+if (globalThis.customElements && !customElements.get('obv-link-account'))
+  customElements.define('obv-link-account', ObvLinkAccountElement);
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -32,7 +32,8 @@ export function loadPending(key: string, purchase: Purchase): RememberedSession 
  */
 export function savePending(key: string, session?: StartedSession, purchase?: Purchase, done?: boolean): void {
   try {
-    if (session && (purchase || !done)) sessionStorage.setItem(key, JSON.stringify({ ...session, for: purchase, done }));
+    if (session && (purchase || !done))
+      sessionStorage.setItem(key, JSON.stringify({ ...session, for: purchase, done }));
     else sessionStorage.removeItem(key);
   } catch {
     // Without storage a reload loses the session; the flow itself still works.

@@ -15,8 +15,25 @@ export interface OfferedAccount {
 }
 
 /** Words the proxy writes in the link session's language (proxy/words/offer.ts, consent.ts). */
-export type Words = Record<'lang' | 'title' | 'useAnother' | 'useSaved' | 'remove' | 'removeConfirm' | 'removed' | 'keep' | 'reconnect' | 'reconnectHint'
-  | Problem | 'checkbox' | 'text' | 'more' | 'details' | 'version', string>;
+export type Words = Record<
+  | 'lang'
+  | 'title'
+  | 'useAnother'
+  | 'useSaved'
+  | 'remove'
+  | 'removeConfirm'
+  | 'removed'
+  | 'keep'
+  | 'reconnect'
+  | 'reconnectHint'
+  | Problem
+  | 'checkbox'
+  | 'text'
+  | 'more'
+  | 'details'
+  | 'version',
+  string
+>;
 
 /**
  * Why the last choice or removal did not go through; the list stays, and says it in the proxy's words:
@@ -69,7 +86,11 @@ export interface SavedAccounts {
  * rest) in place of the list or the idle screen. The choice outlives a "Use another account" that the
  * shopper cancels, and a failure: the list stays, the account chosen, and says why.
  */
-export function createSavedAccounts(host: EventTarget, showing: () => boolean, show: (status?: SavedStatus) => void): SavedAccounts {
+export function createSavedAccounts(
+  host: EventTarget,
+  showing: () => boolean,
+  show: (status?: SavedStatus) => void,
+): SavedAccounts {
   let offer: Offer | undefined;
   let loading = false;
   let linkToken: string | undefined;
@@ -84,9 +105,12 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   /** With an account to reconnect, the reconnect screen comes first; the list once the shopper asks for it. */
   let listing = false;
   const status = (): SavedStatus | undefined =>
-    (offer?.accounts[0] && (listing || !offer.reconnect) ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed, problem } : undefined);
+    offer?.accounts[0] && (listing || !offer.reconnect)
+      ? { kind: 'saved', accounts: offer.accounts, chosen, ready, asking, removed, problem }
+      : undefined;
   /** POST {base}/saved-accounts/{action}: the answer's JSON, or a ProxyRequestError. */
-  const post = (action: string, savedAccountId?: string) => postTo(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
+  const post = (action: string, savedAccountId?: string) =>
+    postTo(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
 
   /** Says why a request failed, and keeps the list. */
   const failed = (error: ProxyRequestError) => {
@@ -98,19 +122,22 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
   /** Asks the proxy for the chosen account's link; a newer choice made meanwhile goes next. */
   const pick = () => {
     const id = (picking = chosen);
-    post('use', id).then((outcome) => {
-      picking = undefined;
-      const linked = parseOutcome(outcome);
-      if (chosen !== id) return chosen && pick();
-      if (linked?.kind !== 'success') return;
-      ready = linked;
-      show(status());
-      emitSuccess(host, linked);
-    }, (error: ProxyRequestError) => {
-      picking = undefined;
-      if (chosen !== id) return chosen && pick();
-      failed(error);
-    });
+    post('use', id).then(
+      (outcome) => {
+        picking = undefined;
+        const linked = parseOutcome(outcome);
+        if (chosen !== id) return chosen && pick();
+        if (linked?.kind !== 'success') return;
+        ready = linked;
+        show(status());
+        emitSuccess(host, linked);
+      },
+      (error: ProxyRequestError) => {
+        picking = undefined;
+        if (chosen !== id) return chosen && pick();
+        failed(error);
+      },
+    );
   };
 
   const choose = (id: string) => {
@@ -150,14 +177,16 @@ export function createSavedAccounts(host: EventTarget, showing: () => boolean, s
         }
       }, timing.offerWaitMs);
       // No offer (the proxy could not say): the first-time screen, drawn now if it was held for the offer.
-      post('offer').catch(() => undefined).then((answer) => {
-        if (linkToken !== token) return;
-        loading = false;
-        offer = answer as Offer | undefined;
-        chosen = '';
-        show(status());
-        if (showing()) chooseFirst();
-      });
+      post('offer')
+        .catch(() => undefined)
+        .then((answer) => {
+          if (linkToken !== token) return;
+          loading = false;
+          offer = answer as Offer | undefined;
+          chosen = '';
+          show(status());
+          if (showing()) chooseFirst();
+        });
     },
     choose,
     list() {

@@ -41,7 +41,9 @@ export interface LinkedAccount {
  * An outcome with the proxy's shopper-ready words: the linked account, or the failure as the shopper reads
  * it (`text`, empty when the proxy sent none) and that text's language.
  */
-export type SessionOutcome = ({ kind: 'success' } & LinkedAccount) | { kind: 'failure'; code: string; message: string; text: string; lang: string };
+export type SessionOutcome =
+  | ({ kind: 'success' } & LinkedAccount)
+  | { kind: 'failure'; code: string; message: string; text: string; lang: string };
 
 /** Why a request to the proxy failed: it could not be reached, or it refused what we sent. */
 export class ProxyRequestError extends Error {
@@ -74,12 +76,23 @@ export function endpoint(base: URL, path: string): URL {
  * message is the problem+json `detail` (or `title`), which already names each wrong field (CONTRACTS §2),
  * else `HTTP <status>`. An abort or a time-out passes through.
  */
-export async function post(base: URL, path: string, body: object, init?: RequestInit, headers?: Record<string, string>): Promise<unknown> {
+export async function post(
+  base: URL,
+  path: string,
+  body: object,
+  init?: RequestInit,
+  headers?: Record<string, string>,
+): Promise<unknown> {
   const url = endpoint(base, path);
   let response: Response;
   // No cache mode: a POST is never answered from the HTTP cache.
   try {
-    response = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body), ...init });
+    response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+      ...init,
+    });
   } catch (error) {
     if (init?.signal?.aborted) throw error;
     throw new ProxyRequestError('network', `Cannot reach ${url.href}`);
@@ -88,14 +101,25 @@ export async function post(base: URL, path: string, body: object, init?: Request
   const answer: unknown = await response.json().catch(() => undefined);
   if (response.ok) return answer;
   const problem = isObject(answer) ? answer : {};
-  throw new ProxyRequestError(status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network', text(problem.detail || problem.title) || `HTTP ${status}`, status);
+  throw new ProxyRequestError(
+    status < 500 && status !== 408 && status !== 429 ? 'configuration' : 'network',
+    text(problem.detail || problem.title) || `HTTP ${status}`,
+    status,
+  );
 }
 
 /** POST {base}/verifications. Rejects with {@link ProxyRequestError}, or the signal's reason. */
-export async function startSession(base: URL, body: StartRequest, idempotencyKey: string, signal: AbortSignal): Promise<StartedSession> {
+export async function startSession(
+  base: URL,
+  body: StartRequest,
+  idempotencyKey: string,
+  signal: AbortSignal,
+): Promise<StartedSession> {
   // The detail (a field, or OBV_ALLOWED_ORIGINS for a 403) is for the developer: the element puts it in
   // obv-error and the console, and shows the shopper only "Bank linking is not available".
-  const session = readStartedSession(await post(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey }));
+  const session = readStartedSession(
+    await post(base, 'verifications', body, { signal }, { 'Idempotency-Key': idempotencyKey }),
+  );
   if (!session) throw new ProxyRequestError('configuration', 'No session');
   return session;
 }
@@ -106,7 +130,9 @@ export async function startSession(base: URL, body: StartRequest, idempotencyKey
  */
 export function readStartedSession(value: unknown): StartedSession | undefined {
   // Taken as it comes (the proxy's answer, or this page's own earlier copy of it) once these two hold.
-  return isObject(value) && typeof value.sessionId === 'string' && /^https?:/i.test(text(value.consumerUrl)) ? (value as unknown as StartedSession) : undefined;
+  return isObject(value) && typeof value.sessionId === 'string' && /^https?:/i.test(text(value.consumerUrl))
+    ? (value as unknown as StartedSession)
+    : undefined;
 }
 
 /** Reads an outcome-bearing message or session body; `undefined` if it carries no valid outcome. */
@@ -116,13 +142,24 @@ export function parseOutcome(value: unknown): SessionOutcome | undefined {
     const accountLabel = text(value.accountLabel);
     return {
       kind: 'success',
-      account: { linkRef: text(value.linkRef), accountLabel, fiName: text(value.fiName), fiAccountType: text(value.fiAccountType) },
+      account: {
+        linkRef: text(value.linkRef),
+        accountLabel,
+        fiName: text(value.fiName),
+        fiAccountType: text(value.fiAccountType),
+      },
       label: [text(value.displayLabel) || accountLabel, text(value.spokenLabel)],
       note: text(value.note),
     };
   }
   if (value.status === 'failure') {
-    return { kind: 'failure', code: text(value.code), message: text(value.message), text: text(value.text), lang: text(value.lang) };
+    return {
+      kind: 'failure',
+      code: text(value.code),
+      message: text(value.message),
+      text: text(value.text),
+      lang: text(value.lang),
+    };
   }
   return undefined;
 }
@@ -137,7 +174,12 @@ export type SessionEnd = SessionOutcome | { kind: 'expired' };
 export type SessionSnapshot = SessionEnd | { kind: 'pending'; returned?: boolean };
 
 /** POST {base}/sessions/{action} with the session's id in the body; `keepalive` outlives the page (Cancel). */
-export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: string, init?: RequestInit): Promise<unknown> {
+export function postSession(
+  base: URL,
+  action: 'lookup' | 'cancel',
+  sessionId: string,
+  init?: RequestInit,
+): Promise<unknown> {
   return post(base, `sessions/${action}`, { sessionId }, init);
 }
 
@@ -145,7 +187,9 @@ export function postSession(base: URL, action: 'lookup' | 'cancel', sessionId: s
 export function readSession(data: unknown): SessionSnapshot {
   if (!isObject(data)) throw new ProxyRequestError('network', 'Unreadable session');
   // `returned`: back from the bank, the outcome on its way.
-  return data.state === 'expired' ? { kind: 'expired' } : parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' };
+  return data.state === 'expired'
+    ? { kind: 'expired' }
+    : (parseOutcome(data.outcome) ?? { kind: 'pending', returned: data.state === 'returned' });
 }
 
 /** POST {base}/sessions/lookup. Rejects with {@link ProxyRequestError} when the proxy cannot answer. */
@@ -179,7 +223,11 @@ function backoff(attempt: number): number {
  * `timing.socketFailuresBeforePolling` sockets in a row end without an outcome, polling starts and the
  * socket is still tried now and then. Both may deliver the outcome: only the first one counts.
  */
-export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId' | 'expiresAt'>, ended: (end: WatchEnd) => void): SessionWatch {
+export function watchSession(
+  base: URL,
+  session: Pick<StartedSession, 'sessionId' | 'expiresAt'>,
+  ended: (end: WatchEnd) => void,
+): SessionWatch {
   const { sessionId } = session;
   let done = false;
   let socket: WebSocket | undefined;
@@ -302,7 +350,8 @@ export function watchSession(base: URL, session: Pick<StartedSession, 'sessionId
   // The proxy says `expired` itself; this check covers a socket that went quiet without closing.
   const untilExpiry = Date.parse(session.expiresAt) - Date.now();
   // (Sessions live minutes, far below setTimeout's 24-day ceiling.)
-  if (Number.isFinite(untilExpiry)) expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
+  if (Number.isFinite(untilExpiry))
+    expiryTimer = setTimeout(checkNow, Math.max(untilExpiry, 0) + timing.expiryCheckDelayMs);
 
   connect();
   return { close: stop };

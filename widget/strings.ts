@@ -4,9 +4,26 @@
 // so they cost the bundle nothing; the catalogues below hold the words needed before, or without, the proxy.
 
 /** The words the start's answer carries, in both languages (proxy/words/bank-step.ts). */
-type FromProxy = 'waitingTitle' | 'waitingHint' | 'showTab' | 'blockedTitle' | 'blockedHint' | 'openBank' | 'closedTitle' | 'closedHint'
-  | 'lostTitle' | 'lostHint' | 'checkNow' | 'expiredTitle' | 'expiredHint' | 'successTitle' | 'change' | 'failureTitle' | 'otherAccount'
-  | 'cancelled' | 'keep';
+type FromProxy =
+  | 'waitingTitle'
+  | 'waitingHint'
+  | 'showTab'
+  | 'blockedTitle'
+  | 'blockedHint'
+  | 'openBank'
+  | 'closedTitle'
+  | 'closedHint'
+  | 'lostTitle'
+  | 'lostHint'
+  | 'checkNow'
+  | 'expiredTitle'
+  | 'expiredHint'
+  | 'successTitle'
+  | 'change'
+  | 'failureTitle'
+  | 'otherAccount'
+  | 'cancelled'
+  | 'keep';
 
 /** Per primary language subtag: the words a start's answer carries. */
 export type SessionWords = Partial<Record<string, Partial<ObvStrings>>>;
@@ -90,7 +107,11 @@ export const catalogues: Readonly<Record<'en' | 'es', Omit<ObvStrings, FromProxy
  * The strings for a BCP 47 language tag ("es", "es-MX", "en-US"…); unknown languages get English.
  * `fromProxy`: the last start's words (in the same language); `overrides` replace individual entries.
  */
-export function stringsFor(language: string | undefined, overrides?: Partial<ObvStrings>, fromProxy?: SessionWords): ObvStrings {
+export function stringsFor(
+  language: string | undefined,
+  overrides?: Partial<ObvStrings>,
+  fromProxy?: SessionWords,
+): ObvStrings {
   const primary = /^es(-|$)/i.test(language ?? '') ? 'es' : 'en';
   return { ...catalogues[primary], ...fromProxy?.[primary], ...overrides } as ObvStrings;
 }

@@ -55,27 +55,49 @@ export function card(host: CardHost): TemplateResult {
   const blocked = (status as { blocked?: boolean }).blocked;
   // The screen, named as the words are (`${screen}Title`, `${screen}Hint`). A lost watch is no failure:
   // it picks up again by itself, and nothing is lost.
-  const screen =
-    error ? (error.watch ? 'lost' : error.kind === 'configuration' || error.service ? 'configuration' : 'network')
-    : state === 'waiting' ? (status.closed ? 'closed' : blocked ? 'blocked' : state)
-    : state;
+  const screen = error
+    ? error.watch
+      ? 'lost'
+      : error.kind === 'configuration' || error.service
+        ? 'configuration'
+        : 'network'
+    : state === 'waiting'
+      ? status.closed
+        ? 'closed'
+        : blocked
+          ? 'blocked'
+          : state
+      : state;
   const words = s as unknown as Record<string, string | undefined>;
   // Said in red, in the error part: only shopper-facing words (what went wrong for the developer is in
   // `obv-error` and the console).
   const failed = /^(failure|expired|configuration|network)$/.test(screen);
-  const text =
-    failure ? failure.message
-    : state === 'idle' ? (status.cancelled && s.cancelled) || (reconnect ? offer.words.reconnectHint : s.idleHint)
-    : removed ? naming(s.removed ?? offer!.words.removed, removed)
-    : words[`${screen}Hint`];
+  const text = failure
+    ? failure.message
+    : state === 'idle'
+      ? (status.cancelled && s.cancelled) || (reconnect ? offer.words.reconnectHint : s.idleHint)
+      : removed
+        ? naming(s.removed ?? offer!.words.removed, removed)
+        : words[`${screen}Hint`];
   // "Check now" that could not reach the proxy either says so, for the shopper who asked; a saved account's
   // choice that did not go through says why, in the proxy's words, under the list that stays.
-  const problem = failed ? text
-    : error?.checked ? (error.service ? s.configurationHint : s.networkHint)
-    : state === 'saved' && status.problem ? offer!.words[status.problem]
-    : '';
+  const problem = failed
+    ? text
+    : error?.checked
+      ? error.service
+        ? s.configurationHint
+        : s.networkHint
+      : state === 'saved' && status.problem
+        ? offer!.words[status.problem]
+        : '';
   // A spinner only while something is under way: a blocked pop-up or a closed tab waits for the shopper, not the bank.
-  const icon = failed ? ALERT_ICON : state === 'success' ? CHECK_ICON : /^(starting|waiting|lost)$/.test(screen) && !blocked ? '' : BANK_ICON;
+  const icon = failed
+    ? ALERT_ICON
+    : state === 'success'
+      ? CHECK_ICON
+      : /^(starting|waiting|lost)$/.test(screen) && !blocked
+        ? ''
+        : BANK_ICON;
   const lang = (failure?.lang || nothing) as string;
   // The build strips the indentation (vite.config.ts): whitespace with a line break is not content.
   return html`
@@ -85,20 +107,28 @@ export function card(host: CardHost): TemplateResult {
       </div>
       <div class="body">
         <div part="status" id="s" role="status" aria-live=${host._quiet ? 'off' : 'polite'} tabindex=${host._quiet ? -1 : nothing} @blur=${host._speak}>
-          ${host._hush
-            ? nothing
-            : html`
+          ${
+            host._hush
+              ? nothing
+              : html`
                 <h2 class="title">
-                  ${reconnect
-                    ? line(reconnect.displayLabel, reconnect.spokenLabel)
-                    : state === 'saved' ? offer?.words.title : words[`${screen}Title`] ?? s.starting}
+                  ${
+                    reconnect
+                      ? line(reconnect.displayLabel, reconnect.spokenLabel)
+                      : state === 'saved'
+                        ? offer?.words.title
+                        : (words[`${screen}Title`] ?? s.starting)
+                  }
                 </h2>
                 ${text && !failed ? html`<p lang=${lang}>${text}</p>` : nothing}
-                ${state === 'success'
-                  ? html`<p part="account" class="account"><span class="fi">${status.account.fiName}</span>${accountLine(status.label)}</p>${status.note ? html`<p>${status.note}</p>` : nothing}`
-                  : nothing}
+                ${
+                  state === 'success'
+                    ? html`<p part="account" class="account"><span class="fi">${status.account.fiName}</span>${accountLine(status.label)}</p>${status.note ? html`<p>${status.note}</p>` : nothing}`
+                    : nothing
+                }
                 ${problem ? html`<p part="error" class="error" lang=${lang}>${problem}</p>` : nothing}
-              `}
+              `
+          }
         </div>
       </div>
       ${error?.attribute ? nothing : html`<div class="actions">${actions(host, s, status, screen)}</div>`}
@@ -121,37 +151,48 @@ function actions(host: CardHost, s: ObvStrings, status: FlowStatus, screen: stri
       // The consent box only where the shopper confirms a bank step, beside its button, as they left it:
       // never beside a failure (it would read as the failed account's), a saved list, or Reconnect (the
       // account is saved already); a retry carries the consent given at the last start.
-      return html`${reconnect ? nothing : consentBox(offer?.saving, host._off, flow.consent)}${button(host, reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, host.start)}${reconnect
-        ? html`${offer.accounts[0] ? button(host, words!.useSaved, saved.list, 1) : nothing}${button(host, words!.useAnother, flow.another, 1)}`
-        : status.another ? button(host, saved.status() ? words!.useSaved : words!.reconnect, host.cancel, 1) : nothing}`;
+      return html`${reconnect ? nothing : consentBox(offer?.saving, host._off, flow.consent)}${button(host, reconnect ? words!.reconnect : html`<slot name="label">${s.linkAccount}</slot>`, host.start)}${
+        reconnect
+          ? html`${offer.accounts[0] ? button(host, words!.useSaved, saved.list, 1) : nothing}${button(host, words!.useAnother, flow.another, 1)}`
+          : status.another
+            ? button(host, saved.status() ? words!.useSaved : words!.reconnect, host.cancel, 1)
+            : nothing
+      }`;
     }
     case 'saved':
       // With saving allowed, "Use another account" first shows the consent box beside the bank button.
-      return savedList(status, saved, offer?.saving ? flow.another : host.start, host._off,
-        { ...words!, removeConfirm: s.removeConfirm ?? words!.removeConfirm, tryAgain: s.tryAgain });
+      return savedList(status, saved, offer?.saving ? flow.another : host.start, host._off, {
+        ...words!,
+        removeConfirm: s.removeConfirm ?? words!.removeConfirm,
+        tryAgain: s.tryAgain,
+      });
     case 'starting':
       return cancel;
     case 'waiting':
-      return html`${status.tab
-        ? button(host, s.showTab, flow.showTab)
-        : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${flow.linkOpened}>${s.openBank}</a>`}${cancel}`;
+      return html`${
+        status.tab
+          ? button(host, s.showTab, flow.showTab)
+          : html`<a part="link" class="primary" href=${status.session.consumerUrl} target="_blank" rel="noopener" @click=${flow.linkOpened}>${s.openBank}</a>`
+      }${cancel}`;
     case 'success':
       return button(host, s.change, host.start, 2);
     default: {
       const code = status.kind === 'failure' ? status.code : '';
       const lost = screen === 'lost';
-      const label = /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount
-        : lost ? s.checkNow
-        : s.tryAgain;
+      const label = /^ACCOUNT_(LOCKED|NOT_VERIFIED)$/.test(code) ? s.otherAccount : lost ? s.checkNow : s.tryAgain;
       // After a failed "Change", this takes the consumer back to the account linked before, named (its
       // line shown with bullets, read in words: the name comes from the content, so it matches what is shown).
       // One span around it all: each piece would be a flex item of its own, and the space after "Keep" lost.
       // Offline while the bank step may still finish: Cancel stops waiting for it.
       const before = flow.linkedBefore();
       const [lead, tail] = (s.keep ?? '{account}').split('{account}');
-      return html`${button(host, label, host._retry)}${before
-        ? button(host, html`<span>${lead}${accountLine(before.label)}${tail}</span>`, host.cancel, 1)
-        : lost ? cancel : nothing}`;
+      return html`${button(host, label, host._retry)}${
+        before
+          ? button(host, html`<span>${lead}${accountLine(before.label)}${tail}</span>`, host.cancel, 1)
+          : lost
+            ? cancel
+            : nothing
+      }`;
     }
   }
 }
@@ -169,7 +210,8 @@ function button(host: CardHost, label: unknown, onClick: () => void, kind = 0): 
 const accountLine = ([shown, spoken]: [string, string]) => line(shown, spoken || shown);
 
 /** An account's line, shown with the masked number and spoken with the proxy's words for it. */
-export const line = (shown: string, spoken: string) => html`<span aria-hidden="true">${shown}</span><span class="sr">${spoken}</span>`;
+export const line = (shown: string, spoken: string) =>
+  html`<span aria-hidden="true">${shown}</span><span class="sr">${spoken}</span>`;
 
 /** `words` with `{account}` replaced by the account's bank and line. */
 export const naming = (words: string, { fiName, displayLabel, spokenLabel }: OfferedAccount) => {
@@ -192,13 +234,25 @@ export const consentBox = (saving: Words | undefined, disabled: boolean, checked
  * choice did not go through, and "Use another account". Remove asks first, in the account's row: the
  * question names the account, Keep is focused.
  */
-export function savedList(status: SavedStatus, saved: SavedAccounts, useAnother: () => void, disabled: boolean, w: Words & { tryAgain: string }): TemplateResult {
-  return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map((account) => html`<div class="row">
+export function savedList(
+  status: SavedStatus,
+  saved: SavedAccounts,
+  useAnother: () => void,
+  disabled: boolean,
+  w: Words & { tryAgain: string },
+): TemplateResult {
+  return html`<div role="radiogroup" aria-label=${w.title} class="list">${status.accounts.map(
+    (account) => html`<div class="row">
     <label><input type="radio" name="saved" .checked=${account.id === status.chosen} ?disabled=${disabled} @click=${() => saved.choose(account.id)}><span><span class="fi">${account.fiName}</span> ${line(account.displayLabel, account.spokenLabel)}</span></label>
-    ${status.asking === account.id
-      ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" class="primary" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
-      : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`}
-  </div>`)}</div>${status.problem
-    ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${() => saved.retry()}>${w.tryAgain}</button>`
-    : nothing}<button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
+    ${
+      status.asking === account.id
+        ? html`<div class="actions ask" role="group" aria-labelledby="q"><p id="q">${naming(w.removeConfirm, account)}</p><button part="secondary-button" class="primary" @click=${() => saved.remove(account.id)}>${w.remove}</button><button part="secondary-button" id="k" @click=${() => saved.ask()}>${w.keep}</button></div>`
+        : html`<button part="secondary-button" aria-label="${w.remove} ${account.fiName} ${account.spokenLabel}" ?disabled=${disabled} @click=${() => saved.ask(account.id)}>${w.remove}</button>`
+    }
+  </div>`,
+  )}</div>${
+    status.problem
+      ? html`<button part="button" class="primary" ?disabled=${disabled} @click=${() => saved.retry()}>${w.tryAgain}</button>`
+      : nothing
+  }<button part="button" ?disabled=${disabled} @click=${useAnother}>${w.useAnother}</button>`;
 }

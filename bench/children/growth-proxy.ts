@@ -41,10 +41,17 @@ async function checkout(storage: SqliteStorage, index: number, now: number, even
   const merchantUserId = `user-${index % 5_000}`;
   const purchase = { merchantUserId, merchantTransactionId: order, amount: '49.99', currency: 'USD' };
   const linkSessionId = `${newId()}${newId()}`;
-  await storage.linkSessions.create(linkSessionId, {
-    ...purchase, consumer: { firstName: 'Ada', lastName: 'Lovelace', email: `shopper-${index}@example.com` }, language: 'en-US',
-    createdAt: now, expiresAt: now + LINK_TTL_MS,
-  }, LINK_TTL_MS + GRACE_MS);
+  await storage.linkSessions.create(
+    linkSessionId,
+    {
+      ...purchase,
+      consumer: { firstName: 'Ada', lastName: 'Lovelace', email: `shopper-${index}@example.com` },
+      language: 'en-US',
+      createdAt: now,
+      expiresAt: now + LINK_TTL_MS,
+    },
+    LINK_TTL_MS + GRACE_MS,
+  );
   await storage.linkSessions.use(linkSessionId, 50);
   const sessionId = newId();
   const startKey = `start:${linkSessionId}`;
@@ -52,8 +59,17 @@ async function checkout(storage: SqliteStorage, index: number, now: number, even
   const returnRef = newId();
   const verificationId = `vrf_${newId()}`;
   await storage.sessionStore.create({
-    sessionId, notificationRef: newId(), returnRef, consumerUrl: `https://bank.example/consumer/${verificationId}?t=${newId()}${newId()}`,
-    state: 'pending', createdAt: now, expiresAt: now + SESSION_TTL_MS, ...purchase, verificationId, language: 'en-US', linkSessionId,
+    sessionId,
+    notificationRef: newId(),
+    returnRef,
+    consumerUrl: `https://bank.example/consumer/${verificationId}?t=${newId()}${newId()}`,
+    state: 'pending',
+    createdAt: now,
+    expiresAt: now + SESSION_TTL_MS,
+    ...purchase,
+    verificationId,
+    language: 'en-US',
+    linkSessionId,
   });
   await storage.sessionStore.completeIdempotencyKey(startKey, sessionId, SESSION_TTL_MS);
   await storage.sessionStore.mark(`return:${returnRef}`, sessionId, SESSION_TTL_MS + GRACE_MS);
@@ -61,27 +77,71 @@ async function checkout(storage: SqliteStorage, index: number, now: number, even
   const linkRef = newId();
   await storage.sessionStore.mark(`link:${linkRef}`, sessionId, SESSION_TTL_MS + GRACE_MS);
   const account = { accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
-  await storage.sessionStore.settle(sessionId, { status: 'success', linkRef, sealedAccountToken: `obv1.k1.${newId()}${newId()}${newId()}${newId()}`, ...account });
-  await recordDelivered(storage, { id: randomEventId(), type: 'link.succeeded', createdAt: new Date(now).toISOString(), data: { ...purchase, linkRef, ...account } }, now, index, eventIds);
+  await storage.sessionStore.settle(sessionId, {
+    status: 'success',
+    linkRef,
+    sealedAccountToken: `obv1.k1.${newId()}${newId()}${newId()}${newId()}`,
+    ...account,
+  });
+  await recordDelivered(
+    storage,
+    {
+      id: randomEventId(),
+      type: 'link.succeeded',
+      createdAt: new Date(now).toISOString(),
+      data: { ...purchase, linkRef, ...account },
+    },
+    now,
+    index,
+    eventIds,
+  );
   const paymentId = `pay_${newId()}`;
   const pending = {
-    ...purchase, ...account, paymentId, state: 'pending' as const, leaseExpiresAt: now + 25_000, linkRef,
-    paidAt: new Date(now).toISOString(), idempotencyKey: `pay-${order}`, requestDigest: newId(),
+    ...purchase,
+    ...account,
+    paymentId,
+    state: 'pending' as const,
+    leaseExpiresAt: now + 25_000,
+    linkRef,
+    paidAt: new Date(now).toISOString(),
+    idempotencyKey: `pay-${order}`,
+    requestDigest: newId(),
   };
   await storage.payments.claim(pending, PAYMENT_RETENTION_MS);
   const transactionId = `txn_${newId()}`;
   const { leaseExpiresAt: _lease, ...rest } = pending;
-  await storage.payments.finish({
-    ...rest, state: 'completed', providerStatus: 201, transactionId, transactionStatus: 'APPROVED',
-    providerResponse: { transactionId, transactionStatus: 'APPROVED', merchantTransactionId: order },
-  }, PAYMENT_RETENTION_MS);
-  await recordDelivered(storage, {
-    id: randomEventId(), type: 'payment.succeeded', createdAt: new Date(now).toISOString(),
-    data: { ...purchase, paymentId, linkRef, transactionId, transactionStatus: 'APPROVED' },
-  }, now, index, eventIds);
+  await storage.payments.finish(
+    {
+      ...rest,
+      state: 'completed',
+      providerStatus: 201,
+      transactionId,
+      transactionStatus: 'APPROVED',
+      providerResponse: { transactionId, transactionStatus: 'APPROVED', merchantTransactionId: order },
+    },
+    PAYMENT_RETENTION_MS,
+  );
+  await recordDelivered(
+    storage,
+    {
+      id: randomEventId(),
+      type: 'payment.succeeded',
+      createdAt: new Date(now).toISOString(),
+      data: { ...purchase, paymentId, linkRef, transactionId, transactionStatus: 'APPROVED' },
+    },
+    now,
+    index,
+    eventIds,
+  );
 }
 
-async function recordDelivered(storage: SqliteStorage, event: MerchantEvent, now: number, index: number, eventIds: string[]): Promise<void> {
+async function recordDelivered(
+  storage: SqliteStorage,
+  event: MerchantEvent,
+  now: number,
+  index: number,
+  eventIds: string[],
+): Promise<void> {
   await storage.eventOutbox.append(event, now);
   await storage.eventOutbox.settle(event.id, { ok: true }, now + 50);
   if (index % SAMPLE_EVERY === 0) eventIds.push(event.id);
@@ -93,9 +153,23 @@ serveRpc({
    * as `timeLimitMs` allows. The fsyncs of acknowledgements are skipped: the fill is not what is timed.
    * The file is closed at the end (checkpointed, its WAL removed), as a stopped proxy leaves it.
    */
-  fill: async ({ dataDir, checkouts, startAt, timeLimitMs }: { dataDir: string; checkouts: number; startAt: number; timeLimitMs: number }) => {
+  fill: async ({
+    dataDir,
+    checkouts,
+    startAt,
+    timeLimitMs,
+  }: {
+    dataDir: string;
+    checkouts: number;
+    startAt: number;
+    timeLimitMs: number;
+  }) => {
     const clock = { now: startAt };
-    const storage = openSqliteStorage(dataDir, { now: () => clock.now, sweepIntervalMs: 24 * HOUR_MS, fsync: async () => {} });
+    const storage = openSqliteStorage(dataDir, {
+      now: () => clock.now,
+      sweepIntervalMs: 24 * HOUR_MS,
+      fsync: async () => {},
+    });
     // Nor does the fill sync a checkpoint (nor checkpoint often): two to three times faster, the same file.
     storage.handle.db.exec('PRAGMA synchronous = OFF; PRAGMA wal_autocheckpoint = 20000');
     const started = performance.now();
@@ -104,7 +178,11 @@ serveRpc({
     try {
       while (filled < checkouts && performance.now() - started < timeLimitMs) {
         const batch = Math.min(CONCURRENCY, checkouts - filled);
-        await Promise.all(Array.from({ length: batch }, (_, offset) => checkout(storage, filled + offset, clock.now + offset * CHECKOUT_INTERVAL_MS, eventIds)));
+        await Promise.all(
+          Array.from({ length: batch }, (_, offset) =>
+            checkout(storage, filled + offset, clock.now + offset * CHECKOUT_INTERVAL_MS, eventIds),
+          ),
+        );
         filled += batch;
         clock.now += batch * CHECKOUT_INTERVAL_MS;
       }

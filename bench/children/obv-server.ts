@@ -34,7 +34,13 @@ const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
  * BENCH_DATABASE_URL, Redis on BENCH_REDIS_URL) and hands it to the proxy.
  */
 const kind = (storage?.storage ?? 'memory') as StorageKind;
-const ownBackend = createStorage({ kind, logger, dataDir: storage?.dataDir, databaseUrl: storage?.databaseUrl, redisUrl: storage?.redisUrl });
+const ownBackend = createStorage({
+  kind,
+  logger,
+  dataDir: storage?.dataDir,
+  databaseUrl: storage?.databaseUrl,
+  redisUrl: storage?.redisUrl,
+});
 const storeInUse = kind;
 
 const proxy = createObvProxy({
@@ -71,7 +77,8 @@ async function prepareSessions({ count }: { count: number }): Promise<PreparedSe
 /** Link sessions made in-process, as `proxy.createLinkSession` in a merchant's Node server. */
 async function prepareLinkSessions({ count }: { count: number }): Promise<string[]> {
   const linkTokens: string[] = [];
-  for (let index = 0; index < count; index++) linkTokens.push((await proxy.createLinkSession(purchase(index))).linkToken);
+  for (let index = 0; index < count; index++)
+    linkTokens.push((await proxy.createLinkSession(purchase(index))).linkToken);
   return linkTokens;
 }
 

@@ -18,7 +18,10 @@ export interface DemoChild extends NotificationClock {
 
 /** Starts the demo in a child process; `proxyOptions` are spread into the proxy's options. */
 export async function startDemoChild(proxyOptions: Readonly<Record<string, unknown>> = {}): Promise<DemoChild> {
-  const child = await BenchChild.spawn('demo-server.ts', 'demo', { env: { BENCH_DEMO_PROXY: JSON.stringify(proxyOptions) }, quiet: true });
+  const child = await BenchChild.spawn('demo-server.ts', 'demo', {
+    env: { BENCH_DEMO_PROXY: JSON.stringify(proxyOptions) },
+    quiet: true,
+  });
   const url = await child.call<string>('url');
   return {
     url,

@@ -19,7 +19,13 @@ export class SequentialClient {
   }
 
   /** Sends `body` as JSON and resolves with the whole response; rejects after `timeoutMs`. */
-  request(method: string, path: string, body: unknown, headers: Record<string, string> = {}, timeoutMs = 10_000): Promise<JsonResponse> {
+  request(
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string> = {},
+    timeoutMs = 10_000,
+  ): Promise<JsonResponse> {
     const payload = typeof body === 'string' ? body : body === undefined ? '' : JSON.stringify(body);
     return new Promise((resolve, reject) => {
       const request = http.request(
@@ -33,7 +39,9 @@ export class SequentialClient {
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
           response.on('error', reject);
         },
       );

@@ -16,7 +16,11 @@ function sign(webhookId: string, timestampSeconds: number, body: string): string
 }
 
 /** Standard Webhooks headers for `body`, signed with the sandbox secret. */
-export function signedHeaders(webhookId: string, body: string, timestampSeconds = Math.floor(Date.now() / 1000)): Record<string, string> {
+export function signedHeaders(
+  webhookId: string,
+  body: string,
+  timestampSeconds = Math.floor(Date.now() / 1000),
+): Record<string, string> {
   const signature = sign(webhookId, timestampSeconds, body);
   return {
     'content-type': 'application/json',
@@ -31,7 +35,11 @@ export function signedHeaders(webhookId: string, body: string, timestampSeconds 
  * time), as the baseline server does it. True when `body` may be trusted.
  */
 export function hasValidSignature(body: string, headers: Record<string, string | string[] | undefined>): boolean {
-  const [id, timestamp, signatures] = [headers['webhook-id'], headers['webhook-timestamp'], headers['webhook-signature']];
+  const [id, timestamp, signatures] = [
+    headers['webhook-id'],
+    headers['webhook-timestamp'],
+    headers['webhook-signature'],
+  ];
   if (typeof id !== 'string' || typeof timestamp !== 'string' || typeof signatures !== 'string') return false;
   const seconds = Number.parseInt(timestamp, 10);
   if (!(Math.abs(Math.floor(Date.now() / 1000) - seconds) <= TOLERANCE_SECONDS)) return false;

@@ -38,5 +38,10 @@ export const BENCH_MERCHANT_API_KEY = 'bench-merchant-api-key-0123456789abcdef';
  * (the sandbox serves endpoint 4 too, for its documented app and client).
  */
 export function benchPaymentOptions(upstreamUrl = 'http://127.0.0.1:9'): Partial<ProxyConfigInput> {
-  return { gatewayUrl: upstreamUrl, merchantApiKey: BENCH_MERCHANT_API_KEY, pgwAppId: 'sandbox-app', pgwClientId: 'sandbox_client' };
+  return {
+    gatewayUrl: upstreamUrl,
+    merchantApiKey: BENCH_MERCHANT_API_KEY,
+    pgwAppId: 'sandbox-app',
+    pgwClientId: 'sandbox_client',
+  };
 }

@@ -3,7 +3,18 @@
 // storage-dependent sections run on (`--storage memory,sqlite,postgres,redis`), and where a run that is not a
 // complete full one writes its results (`--out <file>`).
 
-export const SECTIONS = ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning', 'growth'] as const;
+export const SECTIONS = [
+  'size',
+  'start',
+  'relay',
+  'intake',
+  'memory',
+  'tokens',
+  'pay',
+  'shopper',
+  'returning',
+  'growth',
+] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 /** The proxy's session storage backends (createObvProxy's `storage`). */
@@ -142,7 +153,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   let out: string | undefined;
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
-    const [flag, inline] = argument.startsWith('--') && argument.includes('=') ? [argument.slice(0, argument.indexOf('=')), argument.slice(argument.indexOf('=') + 1)] : [argument, undefined];
+    const [flag, inline] =
+      argument.startsWith('--') && argument.includes('=')
+        ? [argument.slice(0, argument.indexOf('=')), argument.slice(argument.indexOf('=') + 1)]
+        : [argument, undefined];
     const value = (): string => {
       const given = inline ?? argv[++index];
       if (given === undefined || given === '') throw new Error(`${flag} needs a value; ${USAGE}`);

@@ -24,14 +24,24 @@ export interface SectionResult {
 const HEADERS = ['metric', 'obv-link', 'baseline', 'comparison', 'aim', 'met'] as const;
 
 function cells(row: Row): string[] {
-  return [row.metric, row.value, row.baseline, row.comparison, row.aim, row.met === undefined ? '' : row.met ? 'yes' : 'NO'];
+  return [
+    row.metric,
+    row.value,
+    row.baseline,
+    row.comparison,
+    row.aim,
+    row.met === undefined ? '' : row.met ? 'yes' : 'NO',
+  ];
 }
 
 /** A Markdown table (readable in a terminal, pasteable into the README). */
 export function markdownTable(results: readonly SectionResult[]): string {
   const rows = results.flatMap((result) => result.rows.map(cells));
-  const widths = HEADERS.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] as string).length)));
-  const line = (values: readonly string[]): string => `| ${values.map((value, column) => value.padEnd(widths[column] as number)).join(' | ')} |`;
+  const widths = HEADERS.map((header, column) =>
+    Math.max(header.length, ...rows.map((row) => (row[column] as string).length)),
+  );
+  const line = (values: readonly string[]): string =>
+    `| ${values.map((value, column) => value.padEnd(widths[column] as number)).join(' | ')} |`;
   return [line(HEADERS), `|${widths.map((width) => '-'.repeat(width + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 

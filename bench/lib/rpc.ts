@@ -70,7 +70,8 @@ export function serveRpc(ownHandlers: RpcHandlers): void {
       })
       .then(
         (result) => process.send?.({ id: message.id, result } satisfies RpcResponse),
-        (error: unknown) => process.send?.({ id: message.id, error: String((error as Error)?.stack ?? error) } satisfies RpcResponse),
+        (error: unknown) =>
+          process.send?.({ id: message.id, error: String((error as Error)?.stack ?? error) } satisfies RpcResponse),
       );
   });
   process.on('disconnect', () => process.exit(0));
@@ -92,7 +93,10 @@ export class BenchChild {
   #nextId = 1;
   #exited = false;
 
-  private constructor(child: ChildProcess, readonly name: string) {
+  private constructor(
+    child: ChildProcess,
+    readonly name: string,
+  ) {
     this.#child = child;
     child.on('message', (message: RpcResponse) => {
       const waiter = this.#pending.get(message.id);
@@ -104,7 +108,8 @@ export class BenchChild {
     child.on('exit', (code, signal) => {
       this.#exited = true;
       live.delete(child);
-      for (const waiter of this.#pending.values()) waiter.reject(new Error(`${name} exited (code ${code}, signal ${signal})`));
+      for (const waiter of this.#pending.values())
+        waiter.reject(new Error(`${name} exited (code ${code}, signal ${signal})`));
       this.#pending.clear();
     });
   }
@@ -113,7 +118,11 @@ export class BenchChild {
    * Starts `script` (a path relative to bench/children) under tsx with `--expose-gc`, and waits for it
    * to say it is ready.
    */
-  static async spawn(script: string, name: string, options: { env?: Record<string, string>; quiet?: boolean } = {}): Promise<BenchChild> {
+  static async spawn(
+    script: string,
+    name: string,
+    options: { env?: Record<string, string>; quiet?: boolean } = {},
+  ): Promise<BenchChild> {
     const execArgv = ['--import', 'tsx', '--expose-gc'];
     const child = fork(fileURLToPath(new URL(`../children/${script}`, import.meta.url)), [], {
       execArgv,

@@ -31,7 +31,10 @@ export class ServerUnderTest {
   ) {}
 
   static async start(kind: ServerKind, env: Record<string, string> = {}): Promise<ServerUnderTest> {
-    const child = await BenchChild.spawn(kind === 'obv' ? 'obv-server.ts' : 'bare-server.ts', `${kind}-server`, { env, quiet: true });
+    const child = await BenchChild.spawn(kind === 'obv' ? 'obv-server.ts' : 'bare-server.ts', `${kind}-server`, {
+      env,
+      quiet: true,
+    });
     return new ServerUnderTest(kind, child, await child.call<ServerAddress>('address'));
   }
 

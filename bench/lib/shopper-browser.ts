@@ -37,7 +37,11 @@ function chromiumWithoutSysNice(): string | undefined {
   }
   // Playwright takes an executable, not a command line: a two-line script passes the arguments on.
   wrapper = join(mkdtempSync(join(tmpdir(), 'obv-link-bench-chromium-')), 'chromium');
-  writeFileSync(wrapper, `#!/bin/sh\nexec setpriv --bounding-set -sys_nice -- '${chromiumPath().replaceAll("'", "'\\''")}' "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    wrapper,
+    `#!/bin/sh\nexec setpriv --bounding-set -sys_nice -- '${chromiumPath().replaceAll("'", "'\\''")}' "$@"\n`,
+    { mode: 0o755 },
+  );
   return wrapper;
 }
 
@@ -45,14 +49,24 @@ function chromiumWithoutSysNice(): string | undefined {
 export async function launchShopperBrowser(): Promise<ShopperBrowser> {
   const root = process.getuid?.() === 0;
   const executablePath = root ? chromiumWithoutSysNice() : chromiumPath();
-  const browser = await chromium.launch({ executablePath: executablePath ?? chromiumPath(), args: CHROMIUM_ARGS, headless: true });
+  const browser = await chromium.launch({
+    executablePath: executablePath ?? chromiumPath(),
+    args: CHROMIUM_ARGS,
+    headless: true,
+  });
   if (root && !executablePath) {
-    console.error('bench: setpriv not found: Chromium runs with root\'s raised thread priorities, unlike a shopper\'s (see bench/lib/shopper-browser.ts)');
+    console.error(
+      "bench: setpriv not found: Chromium runs with root's raised thread priorities, unlike a shopper's (see bench/lib/shopper-browser.ts)",
+    );
   }
   const asUser = !root || executablePath !== undefined;
   return {
     browser,
     asUser,
-    priorities: !root ? 'a user\'s (not root)' : asUser ? 'a user\'s (root without CAP_SYS_NICE, setpriv)' : 'root\'s (display threads at nice -8)',
+    priorities: !root
+      ? "a user's (not root)"
+      : asUser
+        ? "a user's (root without CAP_SYS_NICE, setpriv)"
+        : "root's (display threads at nice -8)",
   };
 }

@@ -26,7 +26,9 @@ export class IdleSocketPool {
     while (offset < sessionIds.length) {
       let last = this.#children.length - 1;
       if (last < 0 || (this.#counts[last] as number) >= perChild) {
-        this.#children.push(await BenchChild.spawn('socket-clients.ts', `${this.name}-clients-${this.#children.length}`));
+        this.#children.push(
+          await BenchChild.spawn('socket-clients.ts', `${this.name}-clients-${this.#children.length}`),
+        );
         this.#counts.push(0);
         last++;
       }
@@ -34,12 +36,20 @@ export class IdleSocketPool {
       const batch = sessionIds.slice(offset, offset + perChild - (this.#counts[last] as number));
       const result = await child.call<{ opened: number; failed: number; firstError?: string; ms: number }>(
         'open',
-        { wsUrl: address.wsUrl, origin: address.origin, sessionIds: batch, concurrency: HANDSHAKES_IN_FLIGHT, timeoutMs },
+        {
+          wsUrl: address.wsUrl,
+          origin: address.origin,
+          sessionIds: batch,
+          concurrency: HANDSHAKES_IN_FLIGHT,
+          timeoutMs,
+        },
         timeoutMs + 30_000,
       );
       this.#counts[last] = (this.#counts[last] as number) + result.opened;
       if (result.failed > 0 || result.opened < batch.length) {
-        throw new Error(`${this.name}: ${result.opened}/${batch.length} sockets subscribed; first error: ${result.firstError ?? 'time ran out'}`);
+        throw new Error(
+          `${this.name}: ${result.opened}/${batch.length} sockets subscribed; first error: ${result.firstError ?? 'time ran out'}`,
+        );
       }
       offset += batch.length;
     }

@@ -53,7 +53,10 @@ export function timeRelay(
   return new Promise((resolve, reject) => {
     let received: number | undefined;
     let answered: number | undefined;
-    const timer = setTimeout(() => reject(new Error(`no result on the socket within ${STEP_TIMEOUT_MS} ms`)), STEP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`no result on the socket within ${STEP_TIMEOUT_MS} ms`)),
+      STEP_TIMEOUT_MS,
+    );
     const finish = (): void => {
       if (received === undefined || answered === undefined) return;
       clearTimeout(timer);

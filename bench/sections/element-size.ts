@@ -24,7 +24,11 @@ function newestMtime(path: string): number {
 
 /** Runs `npm run build` when dist is missing or older than any widget source or the Vite config. */
 function ensureFreshBuild(): boolean {
-  const sources = Math.max(newestMtime(join(ROOT, 'widget')), newestMtime(join(ROOT, 'vite.config.ts')), newestMtime(join(ROOT, 'package-lock.json')));
+  const sources = Math.max(
+    newestMtime(join(ROOT, 'widget')),
+    newestMtime(join(ROOT, 'vite.config.ts')),
+    newestMtime(join(ROOT, 'package-lock.json')),
+  );
   if (existsSync(DIST_FILE) && statSync(DIST_FILE).mtimeMs >= sources) return false;
   const result = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   if (result.status !== 0 || !existsSync(DIST_FILE)) {
@@ -58,7 +62,14 @@ async function bundle(fixture: string | undefined): Promise<Buffer> {
     configFile: false,
     root: ROOT,
     logLevel: 'silent',
-    build: { ...projectBuild, ...entry, outDir: join(tmpdir(), 'obv-bench-fixture'), write: false, emptyOutDir: false, copyPublicDir: false },
+    build: {
+      ...projectBuild,
+      ...entry,
+      outDir: join(tmpdir(), 'obv-bench-fixture'),
+      write: false,
+      emptyOutDir: false,
+      copyPublicDir: false,
+    },
   };
   const output = await build(config);
   const outputs = Array.isArray(output) ? output : [output];
@@ -94,6 +105,14 @@ export async function measureElementSize({ quick }: BenchOptions): Promise<Secti
         aim: '',
       },
     ],
-    data: { element, source: quick ? 'bundled in memory' : 'dist/obv-link-account.js', bareLitElement: floor, budgetGzip: ELEMENT_GZIP_BUDGET_BYTES, aimGzip: ELEMENT_GZIP_AIM_BYTES, withinBudget: element.gzip <= ELEMENT_GZIP_BUDGET_BYTES, rebuilt },
+    data: {
+      element,
+      source: quick ? 'bundled in memory' : 'dist/obv-link-account.js',
+      bareLitElement: floor,
+      budgetGzip: ELEMENT_GZIP_BUDGET_BYTES,
+      aimGzip: ELEMENT_GZIP_AIM_BYTES,
+      withinBudget: element.gzip <= ELEMENT_GZIP_BUDGET_BYTES,
+      rebuilt,
+    },
   };
 }

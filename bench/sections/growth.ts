@@ -90,7 +90,12 @@ const megabytes = (bytes: number): string => `${(bytes / 1_048_576).toFixed(1)} 
 const pair = (summary: LatencySummary): string => `${formatMs(summary.p50)} / ${formatMs(summary.p99)}`;
 
 /** Times `count` GET /events pages per filter, each after a random retained event. */
-async function timePages(origin: string, eventIds: readonly string[], count: number, deadline: number): Promise<GrowthFigures['pages']> {
+async function timePages(
+  origin: string,
+  eventIds: readonly string[],
+  count: number,
+  deadline: number,
+): Promise<GrowthFigures['pages']> {
   const client = new SequentialClient(origin);
   const samples: Record<'all' | 'undelivered', number[]> = { all: [], undelivered: [] };
   const headers = { authorization: `Bearer ${BENCH_MERCHANT_API_KEY}` };
@@ -101,7 +106,12 @@ async function timePages(origin: string, eventIds: readonly string[], count: num
         // Every tenth page from the list's head (no `after`), the others after a random sampled event.
         const after = index % 10 === 0 ? '' : `&after=${eventIds[Math.floor(Math.random() * eventIds.length)]!}`;
         const started = nowMs();
-        const response = await client.request('GET', `/events?limit=${PAGE_LIMIT}${after}${filter}`, undefined, headers);
+        const response = await client.request(
+          'GET',
+          `/events?limit=${PAGE_LIMIT}${after}${filter}`,
+          undefined,
+          headers,
+        );
         const ms = nowMs() - started;
         expectStatus(response, 200, 'GET /events');
         if (index >= 0) samples[filter === '' ? 'all' : 'undelivered'].push(ms);
@@ -116,14 +126,24 @@ async function timePages(origin: string, eventIds: readonly string[], count: num
 const wallClock = (): number => performance.timeOrigin + performance.now();
 
 /** Fills, serves and prunes a file of `checkouts` checkouts in `child`, `wake` noting the machine's stalls. */
-async function measureSize(child: BenchChild, wake: BenchChild, checkouts: number, { growthPages: pages, loopTimeoutMs, growthFillTimeoutMs }: BenchOptions['sizes']): Promise<GrowthFigures> {
+async function measureSize(
+  child: BenchChild,
+  wake: BenchChild,
+  checkouts: number,
+  { growthPages: pages, loopTimeoutMs, growthFillTimeoutMs }: BenchOptions['sizes'],
+): Promise<GrowthFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-'));
   const emptyDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-empty-'));
   const warmupDir = mkdtempSync(join(tmpdir(), 'obv-bench-growth-warmup-'));
   try {
     const startAt = Date.now() - checkouts * 1_000 - DAY_MS;
-    const fill = await child.call<Filled>('fill', { dataDir, checkouts, startAt, timeLimitMs: growthFillTimeoutMs }, growthFillTimeoutMs + 120_000);
-    if (fill.filled === 0 || fill.eventIds.length === 0) throw new Error(`growth: the fill made no checkout in ${growthFillTimeoutMs} ms`);
+    const fill = await child.call<Filled>(
+      'fill',
+      { dataDir, checkouts, startAt, timeLimitMs: growthFillTimeoutMs },
+      growthFillTimeoutMs + 120_000,
+    );
+    if (fill.filled === 0 || fill.eventIds.length === 0)
+      throw new Error(`growth: the fill made no checkout in ${growthFillTimeoutMs} ms`);
     const bytesBefore = dataDirBytes(dataDir);
 
     // The start on a new directory first, the baseline of the start on the full file (the first start
@@ -147,7 +167,11 @@ async function measureSize(child: BenchChild, wake: BenchChild, checkouts: numbe
     }
     const servingStall = await wake.call<number>('worstBetween', serving);
     const pruning = { from: wallClock(), to: 0 };
-    const prune = await child.call<Pruned>('prune', { dataDir, now: fill.endAt + PRUNE_AFTER_MS }, loopTimeoutMs + 120_000);
+    const prune = await child.call<Pruned>(
+      'prune',
+      { dataDir, now: fill.endAt + PRUNE_AFTER_MS },
+      loopTimeoutMs + 120_000,
+    );
     pruning.to = wallClock();
     const pruningStall = await wake.call<number>('worstBetween', pruning);
     return {
@@ -199,8 +223,9 @@ export function growthRows(figures: GrowthFigures): Row[] {
       metric: `[sqlite] longest event-loop block ${at}: pruning (sweep, trim, vacuum; checkpoints in a worker)`,
       value: formatMs(prune.longestStepMs),
       baseline: `${prune.steps} steps, ${prune.deleted.toLocaleString('en-US')} records, ${(prune.ms / 1000).toFixed(1)} s in all`,
-      comparison: `${prune.longestStep}; CPU ≤ ${formatMs(prune.longestStepCpuMs)} a step; machine stall ${formatMs(figures.machineStallMs.pruning)}; `
-        + `${prune.checkpoints} checkpoints off the loop, longest ${formatMs(prune.longestCheckpointMs)}`,
+      comparison:
+        `${prune.longestStep}; CPU ≤ ${formatMs(prune.longestStepCpuMs)} a step; machine stall ${formatMs(figures.machineStallMs.pruning)}; ` +
+        `${prune.checkpoints} checkpoints off the loop, longest ${formatMs(prune.longestCheckpointMs)}`,
       aim: `≤ ${AIM_BLOCK_MS} ms`,
       met: Math.max(prune.longestStepMs, prune.loopDelayMaxMs) <= AIM_BLOCK_MS,
     },
@@ -230,6 +255,12 @@ export async function measureGrowth(options: BenchOptions): Promise<SectionResul
   return {
     section: 'growth',
     rows: [...bySize.flatMap(growthRows), ...concurrency.rows],
-    data: { store: 'sqlite', pageLimit: PAGE_LIMIT, aimBlockMs: AIM_BLOCK_MS, bySize, intakeByConnections: concurrency.steps },
+    data: {
+      store: 'sqlite',
+      pageLimit: PAGE_LIMIT,
+      aimBlockMs: AIM_BLOCK_MS,
+      bySize,
+      intakeByConnections: concurrency.steps,
+    },
   };
 }

@@ -18,10 +18,15 @@ function reset(side: Side): void {
   Object.assign(side, { ok: 0, failed: 0, ms: 0, serverCpuMs: 0, fsyncs: 0, acknowledgements: 0 });
 }
 
-export async function measureIntakeConcurrency({ sizes }: BenchOptions): Promise<{ rows: Row[]; steps: ConcurrencyStep[] }> {
+export async function measureIntakeConcurrency({
+  sizes,
+}: BenchOptions): Promise<{ rows: Row[]; steps: ConcurrencyStep[] }> {
   const storage = await openStorage('sqlite');
   const perStep = sizes.growthConcurrencyRequests;
-  const count = sizes.warmup + sizes.growthConcurrency.reduce((sum, connections) => sum + 2 * Math.max(connections, Math.ceil(perStep / 2)), 0) + 100;
+  const count =
+    sizes.warmup +
+    sizes.growthConcurrency.reduce((sum, connections) => sum + 2 * Math.max(connections, Math.ceil(perStep / 2)), 0) +
+    100;
   const steps: ConcurrencyStep[] = [];
   let bare: Side | undefined;
   let obv: Side | undefined;
@@ -34,9 +39,13 @@ export async function measureIntakeConcurrency({ sizes }: BenchOptions): Promise
       // Half of each step per server, in two rounds that change order (autocannon needs a request per connection).
       const amount = Math.max(connections, Math.ceil(perStep / 2));
       for (const round of [0, 1]) {
-        for (const side of (index + round) % 2 === 0 ? [bare, obv] : [obv, bare]) await load(side, amount, connections, true);
+        for (const side of (index + round) % 2 === 0 ? [bare, obv] : [obv, bare])
+          await load(side, amount, connections, true);
       }
-      if (obv.failed > 0 || bare.failed > 0) throw new Error(`notifications failed at ${connections} connections: obv-link ${obv.failed}, bare ${bare.failed}`);
+      if (obv.failed > 0 || bare.failed > 0)
+        throw new Error(
+          `notifications failed at ${connections} connections: obv-link ${obv.failed}, bare ${bare.failed}`,
+        );
       const rate = (side: Side): number => side.ok / (side.ms / 1000);
       const cpu = (side: Side): number => (1000 * side.serverCpuMs) / side.ok;
       steps.push({

@@ -65,7 +65,12 @@ function send(side: Side, amount: number, connections: number, record: boolean):
               const index = Math.min(next++, side.sessions.length - 1);
               const body = successNotification(index);
               const session = side.sessions[index] as PreparedSession;
-              return { ...request, path: `${address.intakePrefix}${session.ref}`, body, headers: signedHeaders(`msg_intake_${index}`, body) };
+              return {
+                ...request,
+                path: `${address.intakePrefix}${session.ref}`,
+                body,
+                headers: signedHeaders(`msg_intake_${index}`, body),
+              };
             },
             onResponse: () => {
               lastResponse = nowMs();
@@ -88,9 +93,23 @@ function send(side: Side, amount: number, connections: number, record: boolean):
   });
 }
 
-export async function prepareSide(kind: 'obv' | 'bare', count: number, env: Record<string, string> = {}): Promise<Side> {
+export async function prepareSide(
+  kind: 'obv' | 'bare',
+  count: number,
+  env: Record<string, string> = {},
+): Promise<Side> {
   const server = await ServerUnderTest.start(kind, env);
-  return { server, sessions: await server.prepareSessions(count), cursor: 0, ok: 0, failed: 0, ms: 0, serverCpuMs: 0, fsyncs: 0, acknowledgements: 0 };
+  return {
+    server,
+    sessions: await server.prepareSessions(count),
+    cursor: 0,
+    ok: 0,
+    failed: 0,
+    ms: 0,
+    serverCpuMs: 0,
+    fsyncs: 0,
+    acknowledgements: 0,
+  };
 }
 
 export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
@@ -106,7 +125,8 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: 
     for (const side of [bare, obv]) await load(side, warmup, sizes.intakeConnections, false);
     await Promise.all([bare.server.profileStart(), obv.server.profileStart()]);
     for (let round = 0; round < sizes.intakeRounds; round++) {
-      for (const side of round % 2 === 0 ? [bare, obv] : [obv, bare]) await load(side, perRound, sizes.intakeConnections, true);
+      for (const side of round % 2 === 0 ? [bare, obv] : [obv, bare])
+        await load(side, perRound, sizes.intakeConnections, true);
     }
     await Promise.all([bare.server.profileStop('intake-bare'), obv.server.profileStop('intake-obv')]);
   } finally {
@@ -114,22 +134,27 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: 
     await obv.server.close();
   }
   if (obv.failed > 0 || bare.failed > 0) {
-    throw new Error(`notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * sizes.intakeRounds} each)`);
+    throw new Error(
+      `notifications failed: obv-link ${obv.failed}, bare ${bare.failed} (of ${perRound * sizes.intakeRounds} each)`,
+    );
   }
   const rate = (side: Side): number => side.ok / (side.ms / 1000);
   const cpuPerRequestUs = (side: Side): number => (1000 * side.serverCpuMs) / side.ok;
   const ratio = rate(obv) / rate(bare);
   // On SQLite each notification's acknowledgements (its outcome, its event) wait for an fsync of the WAL,
   // one fsync serving every acknowledgement that arrived while the one before it ran (group commit).
-  const durability = obv.fsyncs > 0
-    ? [{
-        metric: 'WAL fsyncs under this load (group commit)',
-        value: `${Math.round(obv.fsyncs / (obv.ms / 1000))} fsync/s`,
-        baseline: `${formatRate(rate(obv))} notifications`,
-        comparison: `${(obv.fsyncs / obv.ok).toFixed(2)} per notification; ${(obv.acknowledgements / obv.fsyncs).toFixed(1)} acknowledgements per fsync`,
-        aim: '',
-      }]
-    : [];
+  const durability =
+    obv.fsyncs > 0
+      ? [
+          {
+            metric: 'WAL fsyncs under this load (group commit)',
+            value: `${Math.round(obv.fsyncs / (obv.ms / 1000))} fsync/s`,
+            baseline: `${formatRate(rate(obv))} notifications`,
+            comparison: `${(obv.fsyncs / obv.ok).toFixed(2)} per notification; ${(obv.acknowledgements / obv.fsyncs).toFixed(1)} acknowledgements per fsync`,
+            aim: '',
+          },
+        ]
+      : [];
   return {
     section: 'intake',
     rows: [
@@ -155,9 +180,22 @@ export async function measureIntakeThroughput({ sizes }: BenchOptions, storage: 
       store,
       connections: sizes.intakeConnections,
       requestsPerSide: obv.ok,
-      obv: { requestsPerSecond: rate(obv), ok: obv.ok, ms: obv.ms, serverCpuShare: obv.serverCpuMs / obv.ms, cpuPerRequestUs: cpuPerRequestUs(obv),
-        fsyncs: obv.fsyncs, acknowledgements: obv.acknowledgements },
-      bare: { requestsPerSecond: rate(bare), ok: bare.ok, ms: bare.ms, serverCpuShare: bare.serverCpuMs / bare.ms, cpuPerRequestUs: cpuPerRequestUs(bare) },
+      obv: {
+        requestsPerSecond: rate(obv),
+        ok: obv.ok,
+        ms: obv.ms,
+        serverCpuShare: obv.serverCpuMs / obv.ms,
+        cpuPerRequestUs: cpuPerRequestUs(obv),
+        fsyncs: obv.fsyncs,
+        acknowledgements: obv.acknowledgements,
+      },
+      bare: {
+        requestsPerSecond: rate(bare),
+        ok: bare.ok,
+        ms: bare.ms,
+        serverCpuShare: bare.serverCpuMs / bare.ms,
+        cpuPerRequestUs: cpuPerRequestUs(bare),
+      },
       ratio,
       aimRatio: AIM_RATIO,
     },

@@ -24,8 +24,14 @@ async function linkOnce(proxy: SequentialClient, bank: SequentialClient, linkTok
   expectStatus(started, 201, 'start');
   const { sessionId, consumerUrl } = JSON.parse(started.body) as { sessionId: string; consumerUrl: string };
   const consumer = new URL(consumerUrl);
-  const form = new URLSearchParams({ t: consumer.searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good' }).toString();
-  const signedIn = await bank.request('POST', consumer.pathname, form, { 'content-type': 'application/x-www-form-urlencoded' });
+  const form = new URLSearchParams({
+    t: consumer.searchParams.get('t') ?? '',
+    username: 'user_good',
+    password: 'pass_good',
+  }).toString();
+  const signedIn = await bank.request('POST', consumer.pathname, form, {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
   expectStatus(signedIn, 303, 'bank sign-in');
   // The provider's notification is on its way (sent as the bank answers): read the session until it arrived.
   const deadline = Date.now() + OUTCOME_TIMEOUT_MS;
@@ -43,19 +49,40 @@ async function linkOnce(proxy: SequentialClient, bank: SequentialClient, linkTok
 /** POST /obv/transactions for the `index`th purchase: what the merchant's server sends. */
 async function payThroughProxy(proxy: SequentialClient, linkRef: string, index: number): Promise<void> {
   const { merchantUserId, merchantTransactionId, amount, currency } = purchase(index);
-  const response = await proxy.request('POST', '/obv/transactions', { linkRef, merchantUserId, merchantTransactionId, amount, currency }, {
-    authorization: `Bearer ${BENCH_MERCHANT_API_KEY}`,
-  });
+  const response = await proxy.request(
+    'POST',
+    '/obv/transactions',
+    { linkRef, merchantUserId, merchantTransactionId, amount, currency },
+    {
+      authorization: `Bearer ${BENCH_MERCHANT_API_KEY}`,
+    },
+  );
   expectStatus(response, 201, 'POST /obv/transactions');
 }
 
 /** Endpoint 4 directly, for the same purchase, with an accountToken the sandbox issued. */
-async function payDirect(provider: SequentialClient, token: string, accountToken: string, index: number): Promise<void> {
+async function payDirect(
+  provider: SequentialClient,
+  token: string,
+  accountToken: string,
+  index: number,
+): Promise<void> {
   const { merchantUserId, merchantTransactionId, amount, currency } = purchase(index);
   const response = await provider.request(
     'POST',
     TRANSACTION_PATH,
-    { accountToken, amount, currency, product: 'ACH', originatorIp: '127.0.0.1', merchant: { merchantId: 'bench-merchant', merchantUserId, merchantTransactionId: `direct-${merchantTransactionId}` } },
+    {
+      accountToken,
+      amount,
+      currency,
+      product: 'ACH',
+      originatorIp: '127.0.0.1',
+      merchant: {
+        merchantId: 'bench-merchant',
+        merchantUserId,
+        merchantTransactionId: `direct-${merchantTransactionId}`,
+      },
+    },
     { authorization: `Bearer ${token}`, 'x-pgw-app-id': 'sandbox-app', 'x-pgw-client-id': 'sandbox_client' },
   );
   expectStatus(response, 201, 'endpoint 4 direct');

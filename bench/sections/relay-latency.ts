@@ -25,8 +25,19 @@ async function prepareSide(kind: 'obv' | 'bare', idle: number, timed: number): P
   const server = await ServerUnderTest.start(kind);
   const sessions = await server.prepareSessions(idle + timed);
   const pool = new IdleSocketPool(`relay-${kind}`);
-  await pool.add(server.address, sessions.slice(0, idle).map((session) => session.sessionId), 600_000);
-  return { server, pool, client: new SequentialClient(server.address.origin), sessions: sessions.slice(idle), firstIndex: idle, timings: [] };
+  await pool.add(
+    server.address,
+    sessions.slice(0, idle).map((session) => session.sessionId),
+    600_000,
+  );
+  return {
+    server,
+    pool,
+    client: new SequentialClient(server.address.origin),
+    sessions: sessions.slice(idle),
+    firstIndex: idle,
+    timings: [],
+  };
 }
 
 function summarizeSide(side: Side): { sendToReceive: LatencySummary; resultBeforeAnswerShare: number } {
@@ -41,7 +52,14 @@ async function sampleOnce(side: Side, index: number, record: boolean): Promise<v
   const session = side.sessions[index] as PreparedSession;
   const socket = await subscribe(side.server.address, session.sessionId);
   try {
-    const timing = await timeRelay(socket, side.client, side.server.address, session, `msg_relay_${side.server.kind}_${index}`, side.firstIndex + index);
+    const timing = await timeRelay(
+      socket,
+      side.client,
+      side.server.address,
+      session,
+      `msg_relay_${side.server.kind}_${index}`,
+      side.firstIndex + index,
+    );
     if (record) side.timings.push(timing);
   } finally {
     socket.terminate();

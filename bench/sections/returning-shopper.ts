@@ -46,13 +46,19 @@ async function saveTwoAccounts(page: Page, url: string): Promise<void> {
       await page.locator('obv-link-account[state="idle"]').waitFor();
     }
     await host.getByRole('checkbox', { name: consent.checkbox }).check();
-    const [bank] = await Promise.all([page.context().waitForEvent('page'), host.getByRole('button', { name: LINK_BUTTON }).click()]);
+    const [bank] = await Promise.all([
+      page.context().waitForEvent('page'),
+      host.getByRole('button', { name: LINK_BUTTON }).click(),
+    ]);
     await bank.getByLabel('Username').fill(username);
     await bank.getByLabel('Password').fill('pass_good');
-    await bank.getByRole('button', { name: 'Sign in', exact: true }).click().catch((error: Error) => {
-      // The return page may close the tab before the click's own wait ends.
-      if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
-    });
+    await bank
+      .getByRole('button', { name: 'Sign in', exact: true })
+      .click()
+      .catch((error: Error) => {
+        // The return page may close the tab before the click's own wait ends.
+        if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
+      });
     await page.locator('obv-link-account[state="success"]').waitFor();
     await Promise.all([page.waitForURL(/\/orders\//), page.locator('#pay-button').click()]);
     await page.locator('#transaction-status', { hasText: 'APPROVED' }).waitFor();
@@ -77,7 +83,9 @@ async function clickOther(page: Page): Promise<number> {
     timing.obvReady = new Promise((resolve) => {
       // Ready: the element has rendered the choice and set its form value (in its update). The radio itself
       // shows as chosen in the first frame after the click, long before.
-      el.addEventListener('obv-success', () => void el.updateComplete.then(() => resolve(performance.now())), { once: true });
+      el.addEventListener('obv-success', () => void el.updateComplete.then(() => resolve(performance.now())), {
+        once: true,
+      });
     });
   });
   await page.locator('obv-link-account').getByRole('radio', { checked: false }).click();
@@ -138,6 +146,13 @@ export async function measureReturningShopper({ sizes }: BenchOptions, storage: 
   return {
     section: 'returning',
     rows: [row('p50'), row('p99')],
-    data: { store: storage.name === 'sqlite' ? "the proxy's own (storage: sqlite)" : storage.name, chromiumPriorities: priorities, samples: saved.length, bankSamples: bank.length, savedAccountChosen: chosen, firstTimeRedirectToShown: firstTime },
+    data: {
+      store: storage.name === 'sqlite' ? "the proxy's own (storage: sqlite)" : storage.name,
+      chromiumPriorities: priorities,
+      samples: saved.length,
+      bankSamples: bank.length,
+      savedAccountChosen: chosen,
+      firstTimeRedirectToShown: firstTime,
+    },
   };
 }

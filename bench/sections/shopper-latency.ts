@@ -70,7 +70,9 @@ function recordBankTabTimes(): void {
   const times: { clickAt?: number; openAt?: number } = {};
   (window as unknown as { obvTab: typeof times }).obvTab = times;
   // Capture on the document: before the element's own listener runs.
-  document.addEventListener('click', () => (times.clickAt ??= performance.timeOrigin + performance.now()), { capture: true });
+  document.addEventListener('click', () => (times.clickAt ??= performance.timeOrigin + performance.now()), {
+    capture: true,
+  });
   document.addEventListener('obv-open', () => (times.openAt ??= performance.timeOrigin + performance.now()));
 }
 
@@ -83,13 +85,18 @@ function recordSocketResults(): void {
     constructor(url: string | URL, protocols?: string | string[]) {
       super(url, protocols);
       this.addEventListener('message', (event: MessageEvent) => {
-        if (typeof event.data === 'string' && event.data.includes('"type":"result"')) times.push(performance.timeOrigin + performance.now());
+        if (typeof event.data === 'string' && event.data.includes('"type":"result"'))
+          times.push(performance.timeOrigin + performance.now());
       });
     }
   };
 }
 
-export async function sampleOnce(browser: Browser, demo: { url: string }, notifications: NotificationClock): Promise<Sample> {
+export async function sampleOnce(
+  browser: Browser,
+  demo: { url: string },
+  notifications: NotificationClock,
+): Promise<Sample> {
   const context = await browser.newContext();
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
   await context.addInitScript(recordSocketResults);
@@ -102,9 +109,15 @@ export async function sampleOnce(browser: Browser, demo: { url: string }, notifi
       const el = document.querySelector('obv-link-account') as HTMLElement & { updateComplete: Promise<unknown> };
       // "Shown": the element has rendered the account and the next frame is being produced.
       (window as unknown as { obvShown: Promise<number> }).obvShown = new Promise((resolve) => {
-        el.addEventListener('obv-success', () => {
-          void el.updateComplete.then(() => requestAnimationFrame(() => resolve(performance.timeOrigin + performance.now())));
-        }, { once: true });
+        el.addEventListener(
+          'obv-success',
+          () => {
+            void el.updateComplete.then(() =>
+              requestAnimationFrame(() => resolve(performance.timeOrigin + performance.now())),
+            );
+          },
+          { once: true },
+        );
       });
     });
     const [bank] = await Promise.all([
@@ -114,10 +127,13 @@ export async function sampleOnce(browser: Browser, demo: { url: string }, notifi
     await bank.getByLabel('Username').fill('user_good');
     await bank.getByLabel('Password').fill('pass_good');
     await notifications.reset();
-    await bank.getByRole('button', { name: 'Sign in', exact: true }).click().catch((error: Error) => {
-      // The return page may close the tab before the click's own wait ends.
-      if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
-    });
+    await bank
+      .getByRole('button', { name: 'Sign in', exact: true })
+      .click()
+      .catch((error: Error) => {
+        // The return page may close the tab before the click's own wait ends.
+        if (!bank.isClosed() && !/closed/i.test(error.message)) throw error;
+      });
     const shownAt = await page.evaluate(() => (window as unknown as { obvShown: Promise<number> }).obvShown);
     const resultAt = await resultTime(page);
     const sentAt = await notifications.firstSentAt();
@@ -126,9 +142,17 @@ export async function sampleOnce(browser: Browser, demo: { url: string }, notifi
     if (redirectAt === undefined) throw new Error('the bank did not redirect');
     const tab = await page.evaluate(() => {
       const { clickAt, openAt } = (window as unknown as { obvTab: { clickAt?: number; openAt?: number } }).obvTab;
-      const start = performance.getEntriesByType('resource').find((entry) => new URL(entry.name).pathname.endsWith('/verifications')) as PerformanceResourceTiming | undefined;
+      const start = performance
+        .getEntriesByType('resource')
+        .find((entry) => new URL(entry.name).pathname.endsWith('/verifications')) as
+        PerformanceResourceTiming | undefined;
       return start && clickAt !== undefined && openAt !== undefined
-        ? { clickAt, openAt, requestAt: performance.timeOrigin + start.startTime, answerAt: performance.timeOrigin + start.responseEnd }
+        ? {
+            clickAt,
+            openAt,
+            requestAt: performance.timeOrigin + start.startTime,
+            answerAt: performance.timeOrigin + start.responseEnd,
+          }
         : undefined;
     });
     if (!tab) throw new Error('no click, start request or obv-open was seen');
@@ -200,50 +224,69 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     comparison: `${formatDeltaMs(toTab[which] - startOwn[which])} (before the request ${formatMs(beforeRequest[which])}, after its answer ${formatMs(afterAnswer[which])})`,
     aim: '',
   });
-  const rows: SectionResult['rows'] = [tabRow('p50'), tabRow('p99'), {
-    metric: 'bank tab, click → the start request leaves (the element\'s part), p50 / p99',
-    value: `${formatMs(beforeRequest.p50)} / ${formatMs(beforeRequest.p99)}`,
-    baseline: `${formatMs(afterAnswer.p50)} / ${formatMs(afterAnswer.p99)} from its answer to the tab sent on`,
-    comparison: '',
-    aim: `≤ ${AIM_REQUEST_LEAVES_P50_MS} ms at p50`,
-    met: beforeRequest.p50 <= AIM_REQUEST_LEAVES_P50_MS,
-  }];
-  const data: Record<string, unknown> = { clickToBankTab: toTab, startRequest: startOwn, clickToStartRequest: beforeRequest, startAnswerToBankTab: afterAnswer };
+  const rows: SectionResult['rows'] = [
+    tabRow('p50'),
+    tabRow('p99'),
+    {
+      metric: "bank tab, click → the start request leaves (the element's part), p50 / p99",
+      value: `${formatMs(beforeRequest.p50)} / ${formatMs(beforeRequest.p99)}`,
+      baseline: `${formatMs(afterAnswer.p50)} / ${formatMs(afterAnswer.p99)} from its answer to the tab sent on`,
+      comparison: '',
+      aim: `≤ ${AIM_REQUEST_LEAVES_P50_MS} ms at p50`,
+      met: beforeRequest.p50 <= AIM_REQUEST_LEAVES_P50_MS,
+    },
+  ];
+  const data: Record<string, unknown> = {
+    clickToBankTab: toTab,
+    startRequest: startOwn,
+    clickToStartRequest: beforeRequest,
+    startAnswerToBankTab: afterAnswer,
+  };
   for (const mode of MODES) {
     const { samples, stalls, priorities } = runs.get(mode)!;
     const label = mode === 'sandbox' ? '[sandbox]' : '[production: binding on]';
     const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
     const afterNotification = summarize(samples.map((sample) => sample.notificationToShownMs));
-    const bySocket = samples.flatMap((sample) => (sample.notificationToSocketMs === undefined ? [] : [sample.notificationToSocketMs]));
+    const bySocket = samples.flatMap((sample) =>
+      sample.notificationToSocketMs === undefined ? [] : [sample.notificationToSocketMs],
+    );
     const relay = summarize(bySocket);
     const stall = summarize(stalls);
     const stalled = stalls.filter((ms) => ms >= STALL_MS).length;
     // The flows with no stall of the machine inside them: what the path itself costs.
-    const calm = summarize(samples.filter((_, index) => (stalls[index] ?? 0) < STALL_MS).map((sample) => sample.redirectToShownMs));
+    const calm = summarize(
+      samples.filter((_, index) => (stalls[index] ?? 0) < STALL_MS).map((sample) => sample.redirectToShownMs),
+    );
     const row = (which: 'p50' | 'p99') => ({
       metric: `${label} shopper ${which}, bank redirect → element shows outcome (Chromium)`,
       value: formatMs(shown[which]),
       // (A quick run whose few outcomes all came by the session read has no socket figure to compare.)
-      baseline: bySocket.length > 0 ? `${formatMs(relay[which])} notification → socket` : 'no outcome came by the socket',
+      baseline:
+        bySocket.length > 0 ? `${formatMs(relay[which])} notification → socket` : 'no outcome came by the socket',
       comparison: bySocket.length > 0 ? formatDeltaMs(shown[which] - relay[which]) : '',
       aim: which === 'p99' ? `≤ ${AIM_P99_MS} ms` : '',
       ...(which === 'p99' ? { met: shown.p99 <= AIM_P99_MS } : {}),
     });
-    rows.push(row('p50'), row('p99'), {
-      metric: `${label} notification → account shown (Chromium), p50 / p99`,
-      value: `${formatMs(afterNotification.p50)} / ${formatMs(afterNotification.p99)}`,
-      baseline: `${samples.length} flows`,
-      comparison: '',
-      aim: `≤ ${formatMs(AIM_NOTIFICATION_TO_SHOWN_P50_MS)} at p50`,
-      met: afterNotification.p50 <= AIM_NOTIFICATION_TO_SHOWN_P50_MS,
-    }, {
-      metric: `${label} machine stall inside a flow (a process that only sleeps 1 ms: its worst lateness), p50 / p99`,
-      value: `${formatMs(stall.p50)} / ${formatMs(stall.p99)}`,
-      baseline: `${stalled} of ${stalls.length} flows held ≥ ${STALL_MS} ms`,
-      // Every flow stalled (a quick run on a loaded machine): there is no other flow to show.
-      comparison: calm.samples > 0 ? `p99 ${formatMs(calm.p99)} in the other flows` : 'no flow without one',
-      aim: '',
-    });
+    rows.push(
+      row('p50'),
+      row('p99'),
+      {
+        metric: `${label} notification → account shown (Chromium), p50 / p99`,
+        value: `${formatMs(afterNotification.p50)} / ${formatMs(afterNotification.p99)}`,
+        baseline: `${samples.length} flows`,
+        comparison: '',
+        aim: `≤ ${formatMs(AIM_NOTIFICATION_TO_SHOWN_P50_MS)} at p50`,
+        met: afterNotification.p50 <= AIM_NOTIFICATION_TO_SHOWN_P50_MS,
+      },
+      {
+        metric: `${label} machine stall inside a flow (a process that only sleeps 1 ms: its worst lateness), p50 / p99`,
+        value: `${formatMs(stall.p50)} / ${formatMs(stall.p99)}`,
+        baseline: `${stalled} of ${stalls.length} flows held ≥ ${STALL_MS} ms`,
+        // Every flow stalled (a quick run on a loaded machine): there is no other flow to show.
+        comparison: calm.samples > 0 ? `p99 ${formatMs(calm.p99)} in the other flows` : 'no flow without one',
+        aim: '',
+      },
+    );
     data[mode] = {
       samples: samples.length,
       chromiumPriorities: priorities,

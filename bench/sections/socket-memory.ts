@@ -16,7 +16,10 @@ interface PerSocket {
 }
 
 /** Opens sockets in steps up to each of `steps` and reads the server's memory per socket at each. */
-async function measureSide(kind: ServerKind, steps: readonly number[]): Promise<{ before: MemoryReading; steps: PerSocket[] }> {
+async function measureSide(
+  kind: ServerKind,
+  steps: readonly number[],
+): Promise<{ before: MemoryReading; steps: PerSocket[] }> {
   const server = await ServerUnderTest.start(kind);
   const pool = new IdleSocketPool(`memory-${kind}`);
   try {
@@ -25,9 +28,17 @@ async function measureSide(kind: ServerKind, steps: readonly number[]): Promise<
     const before = await server.memory();
     const results: PerSocket[] = [];
     for (const step of steps) {
-      await pool.add(server.address, sessions.slice(pool.open, step).map((session) => session.sessionId), 600_000);
+      await pool.add(
+        server.address,
+        sessions.slice(pool.open, step).map((session) => session.sessionId),
+        600_000,
+      );
       const after = await server.memory();
-      results.push({ sockets: step, rssPerSocket: (after.rss - before.rss) / step, heapPerSocket: (after.heapUsed - before.heapUsed) / step });
+      results.push({
+        sockets: step,
+        rssPerSocket: (after.rss - before.rss) / step,
+        heapPerSocket: (after.heapUsed - before.heapUsed) / step,
+      });
     }
     return { before, steps: results };
   } finally {
@@ -76,6 +87,13 @@ export async function measureSocketMemory({ sizes }: BenchOptions): Promise<Sect
   return {
     section: 'memory',
     rows,
-    data: { wantedSockets: sizes.memorySockets, measuredSockets: steps, socketsPerProcess: socketsPerProcess(), obv, bare, aimRatio: AIM_RATIO },
+    data: {
+      wantedSockets: sizes.memorySockets,
+      measuredSockets: steps,
+      socketsPerProcess: socketsPerProcess(),
+      obv,
+      bare,
+      aimRatio: AIM_RATIO,
+    },
   };
 }

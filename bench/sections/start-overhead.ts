@@ -29,9 +29,13 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
     const token = await fetchToken(provider);
     const callbackBase = `${stack.proxy.address.origin}/obv`;
     const total = sizes.warmup + sizes.startSamples;
-    const linkTokens = { proxy: await stack.proxy.prepareLinkSessions(total), forwarder: await stack.forwarder.prepareLinkSessions(total) };
+    const linkTokens = {
+      proxy: await stack.proxy.prepareLinkSessions(total),
+      forwarder: await stack.forwarder.prepareLinkSessions(total),
+    };
     const calls: Record<Path, (index: number) => Promise<unknown>> = {
-      direct: (index) => postVerification(provider, token, verificationRequest(purchase(index), callbackBase, `direct-${index}`)),
+      direct: (index) =>
+        postVerification(provider, token, verificationRequest(purchase(index), callbackBase, `direct-${index}`)),
       forwarder: (index) => startThrough(forwarder, '/verifications', linkTokens.forwarder[index]!),
       // The first proxied call fetches the token; from then on it is cached, as the figure requires.
       proxy: (index) => startThrough(proxy, '/obv/verifications', linkTokens.proxy[index]!),

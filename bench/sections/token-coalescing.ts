@@ -21,7 +21,11 @@ export async function measureTokenCoalescing({ sizes }: BenchOptions): Promise<S
     const callbackBase = `${stack.proxy.address.origin}/obv`;
     await Promise.all(
       Array.from({ length: count }, async (_, index) =>
-        postVerification(provider, await fetchToken(provider), verificationRequest(purchase(index), callbackBase, `naive-${index}`)),
+        postVerification(
+          provider,
+          await fetchToken(provider),
+          verificationRequest(purchase(index), callbackBase, `naive-${index}`),
+        ),
       ),
     );
     const afterNaive = await stack.stats();

@@ -9,9 +9,23 @@ import type { Sealer } from '../sealing/sealer.ts';
 import type { RemovalStore } from '../storage/removals.ts';
 import type { SessionRecord, VerificationOutcome } from '../storage/sessions.ts';
 import { findOffered, removeSavedAccount, type OnSavedAccountRemoved, type SavedAccountRemoval } from './choice.ts';
-import { offerView, openOfferedAccounts, refuseRemoved, type OfferedAccount, type OfferingLinkSession, type OfferView } from './offer.ts';
+import {
+  offerView,
+  openOfferedAccounts,
+  refuseRemoved,
+  type OfferedAccount,
+  type OfferingLinkSession,
+  type OfferView,
+} from './offer.ts';
 import { reopenSavedAccountToken } from './saved-account.ts';
-import { savedAccountFor, savingFor, stillKnown, tokenToReauthorize, type ShopperClient, type SuccessSaving } from './saving.ts';
+import {
+  savedAccountFor,
+  savingFor,
+  stillKnown,
+  tokenToReauthorize,
+  type ShopperClient,
+  type SuccessSaving,
+} from './saving.ts';
 
 export interface SavedAccountsDeps {
   config: Pick<ProxyConfig, 'merchantName'>;
@@ -35,7 +49,10 @@ export interface SavedAccounts {
    * Opens a new link session's saved accounts for `merchantUserId`: 422 naming each one that does not open
    * (another user's, altered, under an unknown key), 410 naming each one the shopper removed before.
    */
-  open(merchantUserId: string, input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined }): Promise<OpenedAccounts>;
+  open(
+    merchantUserId: string,
+    input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined },
+  ): Promise<OpenedAccounts>;
   /** What the element is offered for `session` (POST /saved-accounts/offer). */
   offer(session: OfferingLinkSession): Promise<OfferView>;
   /** The offered account the browser names; 404 when there is none, or the shopper removed it. */
@@ -48,11 +65,19 @@ export interface SavedAccounts {
    * A start's `saving` (consent, or the account it reconnects), from the shopper's choice, with the user's
    * saved accounts it may renew (those the shopper removed left out).
    */
-  saving(session: OfferingLinkSession, client: ShopperClient, consentVersion: string | undefined, another?: boolean): Promise<SessionRecord['saving']>;
+  saving(
+    session: OfferingLinkSession,
+    client: ShopperClient,
+    consentVersion: string | undefined,
+    another?: boolean,
+  ): Promise<SessionRecord['saving']>;
   /** The saved account's token a re-authorizing start sends upstream (none when the shopper chose another account). */
   tokenToReauthorize(session: OfferingLinkSession, another?: boolean): string | undefined;
   /** What a success saves for `record`'s merchant user, when its start asked for it. */
-  savedAccountFor(record: SessionRecord, outcome: Omit<Extract<VerificationOutcome, { status: 'success' }>, 'linkRef'>): SuccessSaving;
+  savedAccountFor(
+    record: SessionRecord,
+    outcome: Omit<Extract<VerificationOutcome, { status: 'success' }>, 'linkRef'>,
+  ): SuccessSaving;
 }
 
 export function createSavedAccounts(deps: SavedAccountsDeps): SavedAccounts {
@@ -66,8 +91,11 @@ export function createSavedAccounts(deps: SavedAccountsDeps): SavedAccounts {
     offer: (session) => offerView(deps, session),
     find: (session, offeredId) => findOffered(deps, session, offeredId),
     remove: (session, offered) => removeSavedAccount(deps, session, offered),
-    tokenOf: (session, offered) => reopenSavedAccountToken(deps.sealer, offered.sealed, session.merchantUserId, 'This saved account',
-      { path: 'savedAccountId', message: 'cannot be opened' }),
+    tokenOf: (session, offered) =>
+      reopenSavedAccountToken(deps.sealer, offered.sealed, session.merchantUserId, 'This saved account', {
+        path: 'savedAccountId',
+        message: 'cannot be opened',
+      }),
     async saving(session, client, consentVersion, another) {
       const saving = savingFor(deps, client, session, consentVersion, another);
       if (saving?.known) saving.known = await stillKnown(deps.removals, session.merchantUserId, saving.known);

@@ -30,11 +30,18 @@ export interface SavedAccountRemoval extends SavedAccountDisplay {
 }
 
 /** The offered account the browser names by its id in this link session; 404 when there is none (or it was removed). */
-export async function findOffered(deps: { removals: Pick<RemovalStore, 'isRemoved'> }, session: OfferingLinkSession, offeredId: string): Promise<OfferedAccount> {
+export async function findOffered(
+  deps: { removals: Pick<RemovalStore, 'isRemoved'> },
+  session: OfferingLinkSession,
+  offeredId: string,
+): Promise<OfferedAccount> {
   const offered = (await stillOffered(deps, session)).find((account) => account.id === offeredId);
   if (!offered) {
-    throw problem('unknown-saved-account', 'This link session offers no saved account with this id (or the shopper removed it).',
-      { errors: [{ path: 'savedAccountId', message: 'is not a saved account offered in this link session' }] });
+    throw problem(
+      'unknown-saved-account',
+      'This link session offers no saved account with this id (or the shopper removed it).',
+      { errors: [{ path: 'savedAccountId', message: 'is not a saved account offered in this link session' }] },
+    );
   }
   return offered;
 }
@@ -49,7 +56,11 @@ export interface RemovalDeps {
 }
 
 /** Removes `offered` from the link session; the merchant's hook runs once per removal (a retry after its failure runs it again). */
-export async function removeSavedAccount(deps: RemovalDeps, session: OfferingLinkSession, offered: OfferedAccount): Promise<SavedAccountRemoval> {
+export async function removeSavedAccount(
+  deps: RemovalDeps,
+  session: OfferingLinkSession,
+  offered: OfferedAccount,
+): Promise<SavedAccountRemoval> {
   const removal: SavedAccountRemoval = {
     merchantUserId: session.merchantUserId,
     accountId: offered.accountId,
@@ -63,21 +74,31 @@ export async function removeSavedAccount(deps: RemovalDeps, session: OfferingLin
   // Remembered first, for good and for every deployment (a removal is refused in any later link session);
   // two removals at once (a double click): one of them tells the merchant.
   const { merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order } = removal;
-  if (!(await deps.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))) return removal;
+  if (
+    !(await deps.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))
+  )
+    return removal;
   const key = `saved-account-removed:${JSON.stringify([user, account])}`;
   try {
     await deps.onSavedAccountRemoved?.(removal);
   } catch (error) {
     await deps.removals.forget(user, account);
     deps.logger.error({ err: safeError(error) }, 'the onSavedAccountRemoved hook failed; the account stays offered');
-    throw problem('removal-hook-failed', 'The merchant\'s server could not record the removal; try again.');
+    throw problem('removal-hook-failed', "The merchant's server could not record the removal; try again.");
   }
   const { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId } = removal;
   try {
-    await deps.events.emit('saved_account.removed', { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId }, { once: key });
+    await deps.events.emit(
+      'saved_account.removed',
+      { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId },
+      { once: key },
+    );
   } catch (error) {
     // The hook has heard it; the event list is the second channel, logged when it cannot be written.
-    deps.logger.error({ err: safeError(error), merchantTransactionId }, 'the saved_account.removed event could not be recorded');
+    deps.logger.error(
+      { err: safeError(error), merchantTransactionId },
+      'the saved_account.removed event could not be recorded',
+    );
   }
   deps.logger.info({ merchantTransactionId: session.merchantTransactionId }, 'saved account removed by the shopper');
   return removal;

@@ -27,6 +27,10 @@ const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
  * characters (never half of a surrogate pair). It is the client's own text: a record, not a fact.
  */
 export function consentUserAgent(userAgent: string | undefined): string {
-  const printable = (userAgent ?? '').replace(/[\t\n\r\v\f]/g, ' ').replace(UNPRINTABLE, '').replace(/\s+/g, ' ').trim();
+  const printable = (userAgent ?? '')
+    .replace(/[\t\n\r\v\f]/g, ' ')
+    .replace(UNPRINTABLE, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return Array.from(printable).slice(0, CONSENT_USER_AGENT_MAX).join('').trimEnd();
 }

@@ -24,7 +24,10 @@ const SealedString = z.string().min(1).max(4096);
 /** The link session fields of saved accounts (CreateLinkSessionBody, CONTRACTS §3). */
 export const SavedAccountFields = {
   /** The user's saved accounts (`sealed` strings from earlier successes), offered first in this order. */
-  savedAccounts: z.array(SealedString).max(MAX_SAVED_ACCOUNTS, `must list at most ${MAX_SAVED_ACCOUNTS} saved accounts`).optional(),
+  savedAccounts: z
+    .array(SealedString)
+    .max(MAX_SAVED_ACCOUNTS, `must list at most ${MAX_SAVED_ACCOUNTS} saved accounts`)
+    .optional(),
   /** Offer the shopper an (unchecked) choice to save the account they link now. */
   allowSaving: z.boolean().optional(),
   /** A stale saved account to re-authorize: the element offers "Reconnect …" and the bank step carries its token. */
@@ -53,7 +56,11 @@ export const StoredSavedAccountFields = {
  * Opens every saved account of a new link session for `merchantUserId`; a 422 naming each one that does
  * not open (another user's, altered, under an unknown key), so none is ever offered.
  */
-export function openOfferedAccounts(deps: { sealer: Sealer; logger: Logger }, merchantUserId: string, input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined }) {
+export function openOfferedAccounts(
+  deps: { sealer: Sealer; logger: Logger },
+  merchantUserId: string,
+  input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined },
+) {
   const errors: { path: string; message: string }[] = [];
   const open = (sealed: string, path: string): OfferedAccount | undefined => {
     try {
@@ -68,7 +75,11 @@ export function openOfferedAccounts(deps: { sealer: Sealer; logger: Logger }, me
   const reauthorize = input.reauthorize === undefined ? undefined : open(input.reauthorize, 'reauthorize');
   if (errors.length > 0) {
     deps.logger.warn({ refused: errors.map((e) => e.path) }, 'refused saved accounts in a link session');
-    throw problem('saved-account-refused', `These saved accounts cannot be used for user ${merchantUserId}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, { errors });
+    throw problem(
+      'saved-account-refused',
+      `These saved accounts cannot be used for user ${merchantUserId}: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`,
+      { errors },
+    );
   }
   return {
     ...(savedAccounts?.length ? { savedAccounts: savedAccounts as OfferedAccount[] } : {}),
@@ -122,8 +133,16 @@ export function savedFor(session: OfferingLinkSession): string | undefined {
 /** Where removals are remembered, for what is still offered. */
 type Removals = { removals: Pick<RemovalStore, 'isRemoved'> };
 
-const view = ({ id, accountLabel, fiName, fiAccountType }: OfferedAccount, language: string | undefined): OfferedAccountView =>
-  ({ id, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language) });
+const view = (
+  { id, accountLabel, fiName, fiAccountType }: OfferedAccount,
+  language: string | undefined,
+): OfferedAccountView => ({
+  id,
+  accountLabel,
+  fiName,
+  fiAccountType,
+  ...accountWords(accountLabel, fiAccountType, language),
+});
 
 /** The offered accounts of link session `linkSessionId` that the shopper has not removed. */
 export async function stillOffered(deps: Removals, session: OfferingLinkSession): Promise<OfferedAccount[]> {
@@ -137,23 +156,40 @@ export async function stillOffered(deps: Removals, session: OfferingLinkSession)
  * remembers removals itself (storage/removals.ts), so a copy the merchant's server still holds is never
  * offered again, with or without an onSavedAccountRemoved hook or events.
  */
-export async function refuseRemoved(deps: Removals, merchantUserId: string, offered: { savedAccounts?: OfferedAccount[]; reauthorize?: OfferedAccount }): Promise<void> {
+export async function refuseRemoved(
+  deps: Removals,
+  merchantUserId: string,
+  offered: { savedAccounts?: OfferedAccount[]; reauthorize?: OfferedAccount },
+): Promise<void> {
   const named = [
     ...(offered.savedAccounts ?? []).map((account, index) => ({ account, path: `savedAccounts.${index}` })),
     ...(offered.reauthorize ? [{ account: offered.reauthorize, path: 'reauthorize' }] : []),
   ];
-  const removed = await Promise.all(named.map(({ account }) => deps.removals.isRemoved(merchantUserId, account.accountId)));
-  const errors = named.filter((_, index) => removed[index]).map(({ path }) => ({ path, message: 'was removed by the shopper; delete it from your records' }));
+  const removed = await Promise.all(
+    named.map(({ account }) => deps.removals.isRemoved(merchantUserId, account.accountId)),
+  );
+  const errors = named
+    .filter((_, index) => removed[index])
+    .map(({ path }) => ({ path, message: 'was removed by the shopper; delete it from your records' }));
   if (errors.length > 0) {
-    throw problem('saved-account-removed', `The shopper removed these saved accounts: ${errors.map((e) => e.path).join(', ')}. Delete them from your records.`, { errors });
+    throw problem(
+      'saved-account-removed',
+      `The shopper removed these saved accounts: ${errors.map((e) => e.path).join(', ')}. Delete them from your records.`,
+      { errors },
+    );
   }
 }
 
-export async function offerView(deps: Removals & { config: Pick<ProxyConfig, 'merchantName'> }, session: OfferingLinkSession): Promise<OfferView> {
+export async function offerView(
+  deps: Removals & { config: Pick<ProxyConfig, 'merchantName'> },
+  session: OfferingLinkSession,
+): Promise<OfferView> {
   const { language, reauthorize } = session;
   // The account to reconnect is offered as Reconnect only, never also preselected in the list, where
   // every Pay with it would be refused as stale (a merchant may pass it in savedAccounts too).
-  const accounts = (await stillOffered(deps, session)).filter((account) => account.accountId !== reauthorize?.accountId).map((account) => view(account, language));
+  const accounts = (await stillOffered(deps, session))
+    .filter((account) => account.accountId !== reauthorize?.accountId)
+    .map((account) => view(account, language));
   const offer: OfferView = { accounts, words: offerWords(language) };
   if (session.allowSaving) offer.saving = consentWords(language, deps.config.merchantName, savedFor(session));
   if (reauthorize) {
@@ -161,7 +197,11 @@ export async function offerView(deps: Removals & { config: Pick<ProxyConfig, 'me
     // its masked number, as in the saved list), and how a screen reader says it ("…, Checking ending in 4321").
     const { id: _browserId, displayLabel, spokenLabel, ...reconnect } = view(reauthorize, language);
     const { reconnect: verb } = offer.words;
-    offer.reconnect = { ...reconnect, displayLabel: `${verb} ${reconnect.fiName} ${displayLabel}`, spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}` };
+    offer.reconnect = {
+      ...reconnect,
+      displayLabel: `${verb} ${reconnect.fiName} ${displayLabel}`,
+      spokenLabel: `${verb} ${reconnect.fiName}, ${spokenLabel}`,
+    };
   }
   return offer;
 }

@@ -25,10 +25,15 @@ export function staleAccountId(record: SessionRecord, outcome: Success): string 
 export function reauthorizationRequired(record: SessionRecord, outcome: Success, providerCode: string): ProblemError {
   const accountId = staleAccountId(record, outcome);
   const { accountLabel, fiName, fiAccountType } = outcome;
-  return problem('reauthorization-required',
+  return problem(
+    'reauthorization-required',
     `The bank needs the shopper to sign in again before ${fiName} ${accountLabel} can be debited: create a link session with reauthorize set to this saved account.`,
     {
       errors: [{ path: 'linkRef', message: 'its account must be re-authorized by the shopper' }],
-      extensions: { account: { ...(accountId ? { accountId } : {}), accountLabel, fiName, fiAccountType }, providerCode },
-    });
+      extensions: {
+        account: { ...(accountId ? { accountId } : {}), accountLabel, fiName, fiAccountType },
+        providerCode,
+      },
+    },
+  );
 }

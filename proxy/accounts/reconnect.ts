@@ -11,7 +11,9 @@ const normal = (value: string) => value.normalize('NFKC').trim().replace(/\s+/g,
 
 /** The same account, by the only fields the provider names one with: bank, type and masked number. */
 export function sameAccount(saved: SavedAccountDisplay, linked: SavedAccountDisplay): boolean {
-  return normal(saved.fiName) === normal(linked.fiName)
-    && normal(saved.fiAccountType) === normal(linked.fiAccountType)
-    && normal(saved.accountLabel) === normal(linked.accountLabel);
+  return (
+    normal(saved.fiName) === normal(linked.fiName) &&
+    normal(saved.fiAccountType) === normal(linked.fiAccountType) &&
+    normal(saved.accountLabel) === normal(linked.accountLabel)
+  );
 }

@@ -58,7 +58,13 @@ export function openSavedAccount(sealer: Sealer, sealed: string, merchantUserId:
  * sealing key dropped since then fails here: 422 `saved-account-refused`, saying `what` was refused and
  * naming `error.path`.
  */
-export function reopenSavedAccountToken(sealer: Sealer, sealed: string, merchantUserId: string, what: string, error: { path: string; message: string }): string {
+export function reopenSavedAccountToken(
+  sealer: Sealer,
+  sealed: string,
+  merchantUserId: string,
+  what: string,
+  error: { path: string; message: string },
+): string {
   try {
     return openSavedAccount(sealer, sealed, merchantUserId).accountToken;
   } catch (cause) {

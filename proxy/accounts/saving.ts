@@ -33,32 +33,57 @@ type ConsentDeps = { config: Pick<ProxyConfig, 'merchantName'>; now: () => numbe
  * account it reconnects, and keeps a consent given on the same start: it is the new saved account's if
  * the bank links a different account (reconnect.ts).
  */
-export function savingFor(deps: ConsentDeps & { sealer: Sealer }, client: ShopperClient, session: OfferingLinkSession, consentVersion: string | undefined, another = false): SessionRecord['saving'] {
+export function savingFor(
+  deps: ConsentDeps & { sealer: Sealer },
+  client: ShopperClient,
+  session: OfferingLinkSession,
+  consentVersion: string | undefined,
+  another = false,
+): SessionRecord['saving'] {
   // The address and user agent are personal data: sealed in the record (sealing/sealed-outcome.ts).
-  const consent = consentVersion === undefined ? undefined
-    : sealSavingConsent(deps.sealer, session.merchantUserId, consentRecord(deps, client, session, consentVersion));
+  const consent =
+    consentVersion === undefined
+      ? undefined
+      : sealSavingConsent(deps.sealer, session.merchantUserId, consentRecord(deps, client, session, consentVersion));
   // The user's saved accounts the success may turn out to be (their display fields only, no seal);
   // stillKnown() then drops those the shopper removed.
   const known = [...(session.savedAccounts ?? []), ...(session.reauthorize ? [session.reauthorize] : [])].map(target);
   const extra = { ...(consent ? { consent } : {}), ...(known.length ? { known } : {}) };
-  if (session.reauthorize && !another) return { accountId: newAccountId(), ...extra, reconnect: target(session.reauthorize) };
+  if (session.reauthorize && !another)
+    return { accountId: newAccountId(), ...extra, reconnect: target(session.reauthorize) };
   return consent ? { accountId: newAccountId(), ...extra } : undefined;
 }
 
-const target = ({ accountId, accountLabel, fiName, fiAccountType }: ReconnectTarget): ReconnectTarget => ({ accountId, accountLabel, fiName, fiAccountType });
+const target = ({ accountId, accountLabel, fiName, fiAccountType }: ReconnectTarget): ReconnectTarget => ({
+  accountId,
+  accountLabel,
+  fiName,
+  fiAccountType,
+});
 
 /** `known` without the saved accounts the shopper removed: a removed account's id is refused from then on, never renewed. */
-export async function stillKnown(removals: Pick<RemovalStore, 'isRemoved'>, merchantUserId: string, known: ReconnectTarget[]): Promise<ReconnectTarget[]> {
+export async function stillKnown(
+  removals: Pick<RemovalStore, 'isRemoved'>,
+  merchantUserId: string,
+  known: ReconnectTarget[],
+): Promise<ReconnectTarget[]> {
   const removed = await Promise.all(known.map((account) => removals.isRemoved(merchantUserId, account.accountId)));
   return known.filter((_, index) => !removed[index]);
 }
 
 /** The record of the consent the start names (the version of the words shown); 400 where saving is not allowed. */
-function consentRecord(deps: ConsentDeps, client: ShopperClient, session: OfferingLinkSession, consentVersion: string): ConsentRecord {
+function consentRecord(
+  deps: ConsentDeps,
+  client: ShopperClient,
+  session: OfferingLinkSession,
+  consentVersion: string,
+): ConsentRecord {
   const refuse = (message: string) => validationProblem('The request body', [{ path: 'consent', message }]);
-  if (!session.allowSaving) throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
+  if (!session.allowSaving)
+    throw refuse('is not accepted: this link session does not allow saving the account (allowSaving)');
   const words = consentWords(session.language, deps.config.merchantName, savedFor(session));
-  if (consentVersion !== words.version) throw refuse(`must be the version of the consent words the element showed (${words.version})`);
+  if (consentVersion !== words.version)
+    throw refuse(`must be the version of the consent words the element showed (${words.version})`);
   return {
     version: words.version,
     lang: words.lang,
@@ -71,10 +96,19 @@ function consentRecord(deps: ConsentDeps, client: ShopperClient, session: Offeri
 }
 
 /** The token of the saved account a re-authorizing link session names (it opened when the session was made). */
-export function tokenToReauthorize(deps: { sealer: Sealer }, session: OfferingLinkSession, another = false): string | undefined {
+export function tokenToReauthorize(
+  deps: { sealer: Sealer },
+  session: OfferingLinkSession,
+  another = false,
+): string | undefined {
   if (!session.reauthorize || another) return undefined;
-  return reopenSavedAccountToken(deps.sealer, session.reauthorize.sealed, session.merchantUserId, 'The saved account to re-authorize',
-    { path: 'linkToken', message: 'names a saved account that cannot be opened' });
+  return reopenSavedAccountToken(
+    deps.sealer,
+    session.reauthorize.sealed,
+    session.merchantUserId,
+    'The saved account to re-authorize',
+    { path: 'linkToken', message: 'names a saved account that cannot be opened' },
+  );
 }
 
 type Success = Extract<VerificationOutcome, { status: 'success' }>;
@@ -90,14 +124,26 @@ export interface SuccessSaving {
  * reconnect that linked the same account renews it (same id, `reauthorized`); one that linked another
  * account saves that one only with a consent of its own, under a new id, and leaves the stale one alone.
  */
-export function savedAccountFor(deps: { sealer: Sealer; now: () => number }, record: SessionRecord, outcome: Omit<Success, 'linkRef'>): SuccessSaving {
+export function savedAccountFor(
+  deps: { sealer: Sealer; now: () => number },
+  record: SessionRecord,
+  outcome: Omit<Success, 'linkRef'>,
+): SuccessSaving {
   const { saving, merchantUserId } = record;
   if (!saving || !merchantUserId) return {};
   const { accountToken, accountLabel, fiName, fiAccountType } = outcome;
   const linkedAt = new Date(deps.now()).toISOString();
   const consent = saving.consent && openSavingConsent(deps.sealer, merchantUserId, saving.consent);
   const save = (accountId: string, reauthorized: boolean): SavedAccount => ({
-    sealed: sealSavedAccount(deps.sealer, { accountId, accountToken, merchantUserId, accountLabel, fiName, fiAccountType, linkedAt }),
+    sealed: sealSavedAccount(deps.sealer, {
+      accountId,
+      accountToken,
+      merchantUserId,
+      accountLabel,
+      fiName,
+      fiAccountType,
+      linkedAt,
+    }),
     accountId,
     accountLabel,
     fiName,
@@ -111,6 +157,13 @@ export function savedAccountFor(deps: { sealer: Sealer; now: () => number }, rec
   const accountId = saving.known?.find((known) => sameAccount(known, outcome))?.accountId ?? saving.accountId;
   // A record started before reconnects were compared (`reauthorized` alone): renewed, as it was promised.
   if (!reconnecting) return { savedAccount: save(accountId, !!saving.reauthorized) };
-  if (sameAccount(reconnecting, outcome)) return { savedAccount: save(reconnecting.accountId, true), reconnect: { accountId: reconnecting.accountId, differentAccount: false } };
-  return { ...(saving.consent ? { savedAccount: save(accountId, false) } : {}), reconnect: { accountId: reconnecting.accountId, differentAccount: true } };
+  if (sameAccount(reconnecting, outcome))
+    return {
+      savedAccount: save(reconnecting.accountId, true),
+      reconnect: { accountId: reconnecting.accountId, differentAccount: false },
+    };
+  return {
+    ...(saving.consent ? { savedAccount: save(accountId, false) } : {}),
+    reconnect: { accountId: reconnecting.accountId, differentAccount: true },
+  };
 }

@@ -41,14 +41,28 @@ function untrusted(error: unknown, variable: string): string | undefined {
 async function providerTls(config: ProxyConfig): Promise<Check> {
   const name = 'provider TLS';
   try {
-    const response = await fetch(new URL('/', config.baseUrl), { method: 'HEAD', redirect: 'manual', signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const response = await fetch(new URL('/', config.baseUrl), {
+      method: 'HEAD',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+    });
     await response.body?.cancel().catch(() => undefined);
     const secure = new URL(config.baseUrl).protocol === 'https:';
-    return { name, ok: true, detail: `${config.baseUrl} answered${secure ? ' over TLS this Node trusts' : ' (plain http: sandbox mode)'}` };
+    return {
+      name,
+      ok: true,
+      detail: `${config.baseUrl} answered${secure ? ' over TLS this Node trusts' : ' (plain http: sandbox mode)'}`,
+    };
   } catch (error) {
     const { text } = reason(error);
-    return { name, ok: false, detail: `${config.baseUrl} could not be reached: ${text}`,
-      fix: untrusted(error, 'OBV_BASE_URL') ?? 'check OBV_BASE_URL (the provider\'s API host) and that this machine may reach it' };
+    return {
+      name,
+      ok: false,
+      detail: `${config.baseUrl} could not be reached: ${text}`,
+      fix:
+        untrusted(error, 'OBV_BASE_URL') ??
+        "check OBV_BASE_URL (the provider's API host) and that this machine may reach it",
+    };
   }
 }
 
@@ -56,19 +70,33 @@ async function providerTls(config: ProxyConfig): Promise<Check> {
 async function credentials(config: ProxyConfig): Promise<Check> {
   const name = 'credentials';
   const tokens = new TokenManager({
-    baseUrl: config.baseUrl, clientId: config.clientId, clientSecret: config.clientSecret, scope: config.tokenScope,
-    timeoutMs: config.upstreamTimeoutMs, retryLimit: 0, logger: createLogger('silent'),
+    baseUrl: config.baseUrl,
+    clientId: config.clientId,
+    clientSecret: config.clientSecret,
+    scope: config.tokenScope,
+    timeoutMs: config.upstreamTimeoutMs,
+    retryLimit: 0,
+    logger: createLogger('silent'),
   });
   try {
     await tokens.getToken();
     return { name, ok: true, detail: 'the provider issued a token for OBV_CLIENT_ID / OBV_CLIENT_SECRET' };
   } catch (error) {
     if (error instanceof TokenError) {
-      return { name, ok: false, detail: `the provider refused OBV_CLIENT_ID / OBV_CLIENT_SECRET (${error.sentCode})`,
-        fix: 'copy the client id and secret the provider issued for this environment (test and production differ)' };
+      return {
+        name,
+        ok: false,
+        detail: `the provider refused OBV_CLIENT_ID / OBV_CLIENT_SECRET (${error.sentCode})`,
+        fix: 'copy the client id and secret the provider issued for this environment (test and production differ)',
+      };
     }
     const { text } = reason(error);
-    return { name, ok: false, detail: `no token: ${text}`, fix: untrusted(error, 'OBV_BASE_URL') ?? 'see the provider TLS check' };
+    return {
+      name,
+      ok: false,
+      detail: `no token: ${text}`,
+      fix: untrusted(error, 'OBV_BASE_URL') ?? 'see the provider TLS check',
+    };
   }
 }
 
@@ -81,12 +109,19 @@ async function publicUrl(config: ProxyConfig): Promise<Check> {
   const name = 'public URL';
   const url = `${config.publicUrl.replace(/\/+$/, '')}${config.mountPath}/return-page.js`;
   if (new URL(url).protocol !== 'https:' && !config.sandbox) {
-    return { name, ok: false, detail: `${config.publicUrl} is not https`, fix: 'put TLS in front of the proxy and set OBV_PUBLIC_URL to its https URL' };
+    return {
+      name,
+      ok: false,
+      detail: `${config.publicUrl} is not https`,
+      fix: 'put TLS in front of the proxy and set OBV_PUBLIC_URL to its https URL',
+    };
   }
   const nonce = randomBytes(12).toString('hex');
   const stand = http.createServer((req, res) => {
     const ours = req.url?.split('?')[0] === `${config.mountPath}/return-page.js`;
-    res.writeHead(ours ? 200 : 404, { 'content-type': 'text/javascript', 'x-obv-doctor': nonce }).end(ours ? '// obv-link doctor\n' : '');
+    res
+      .writeHead(ours ? 200 : 404, { 'content-type': 'text/javascript', 'x-obv-doctor': nonce })
+      .end(ours ? '// obv-link doctor\n' : '');
   });
   const standing = await new Promise<boolean>((resolve) => {
     stand.once('error', () => resolve(false)); // EADDRINUSE: the proxy runs there
@@ -97,17 +132,36 @@ async function publicUrl(config: ProxyConfig): Promise<Check> {
     const body = await response.text();
     const served = response.status === 200 && (response.headers.get('content-type') ?? '').includes('javascript');
     if (standing && response.headers.get('x-obv-doctor') !== nonce) {
-      return { name, ok: false, detail: `${url} answered ${response.status}, but not from this machine's ${config.host ?? '*'}:${config.port}`,
-        fix: 'point the TLS proxy or load balancer in front at HOST:PORT of this machine' };
+      return {
+        name,
+        ok: false,
+        detail: `${url} answered ${response.status}, but not from this machine's ${config.host ?? '*'}:${config.port}`,
+        fix: 'point the TLS proxy or load balancer in front at HOST:PORT of this machine',
+      };
     }
     if (!served || body.length === 0) {
-      return { name, ok: false, detail: `${url} answered ${response.status}, not the return page's script`, fix: 'forward OBV_PUBLIC_URL + OBV_MOUNT_PATH to the proxy, path unchanged' };
+      return {
+        name,
+        ok: false,
+        detail: `${url} answered ${response.status}, not the return page's script`,
+        fix: 'forward OBV_PUBLIC_URL + OBV_MOUNT_PATH to the proxy, path unchanged',
+      };
     }
-    return { name, ok: true, detail: `${url} serves the return page${standing ? ` (answered by doctor on ${config.host ?? '*'}:${config.port}; the proxy is not running)` : ''}` };
+    return {
+      name,
+      ok: true,
+      detail: `${url} serves the return page${standing ? ` (answered by doctor on ${config.host ?? '*'}:${config.port}; the proxy is not running)` : ''}`,
+    };
   } catch (error) {
     const { text } = reason(error);
-    return { name, ok: false, detail: `${url} could not be reached: ${text}`,
-      fix: untrusted(error, 'OBV_PUBLIC_URL') ?? 'check OBV_PUBLIC_URL, its DNS and the TLS proxy or balancer in front of this machine' };
+    return {
+      name,
+      ok: false,
+      detail: `${url} could not be reached: ${text}`,
+      fix:
+        untrusted(error, 'OBV_PUBLIC_URL') ??
+        'check OBV_PUBLIC_URL, its DNS and the TLS proxy or balancer in front of this machine',
+    };
   } finally {
     if (standing) await new Promise((resolve) => stand.close(resolve));
   }
@@ -117,11 +171,25 @@ async function publicUrl(config: ProxyConfig): Promise<Check> {
 async function eventsEndpoint(config: ProxyConfig): Promise<Check | undefined> {
   if (!config.eventsUrl || !config.eventsSecrets?.length) return undefined;
   const name = 'events endpoint';
-  const [result] = await sendTestEvents({ eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets, timeoutMs: TIMEOUT_MS }, 'link.succeeded');
-  if (result && !result.error) return { name, ok: true, detail: `${config.eventsUrl} answered ${result.status} to a signed test event (link.succeeded, order-test-0001)` };
+  const [result] = await sendTestEvents(
+    { eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets, timeoutMs: TIMEOUT_MS },
+    'link.succeeded',
+  );
+  if (result && !result.error)
+    return {
+      name,
+      ok: true,
+      detail: `${config.eventsUrl} answered ${result.status} to a signed test event (link.succeeded, order-test-0001)`,
+    };
   const refused = result?.status !== undefined && result.status >= 400 && result.status < 500;
-  return { name, ok: false, detail: `${config.eventsUrl}: ${result?.error ?? 'no answer'}`,
-    fix: refused ? 'your endpoint refused a signed event: does it check signatures with one of OBV_EVENTS_SECRETS?' : 'check OBV_EVENTS_URL and that your server is up' };
+  return {
+    name,
+    ok: false,
+    detail: `${config.eventsUrl}: ${result?.error ?? 'no answer'}`,
+    fix: refused
+      ? 'your endpoint refused a signed event: does it check signatures with one of OBV_EVENTS_SECRETS?'
+      : 'check OBV_EVENTS_URL and that your server is up',
+  };
 }
 
 /** The boot's data directory check (storage/sqlite/data-directory.ts), for SQLite storage. */
@@ -134,7 +202,12 @@ function dataDirectory(config: ProxyConfig): Check | undefined {
     return { name, ok: true, detail: `${dir} is the proxy user's, 0700${existed ? '' : ' (created now)'}` };
   } catch (error) {
     if (!(error instanceof DataDirectoryError)) throw error;
-    return { name, ok: false, detail: error.message, fix: 'run doctor as the proxy\'s user; see docs/GOING-TO-PRODUCTION.md "The data directory"' };
+    return {
+      name,
+      ok: false,
+      detail: error.message,
+      fix: 'run doctor as the proxy\'s user; see docs/GOING-TO-PRODUCTION.md "The data directory"',
+    };
   }
 }
 
@@ -148,13 +221,26 @@ async function redis(config: ProxyConfig): Promise<Check[]> {
     try {
       await waitUntilReady(connection, 5_000);
     } catch {
-      return [{ name: 'Redis', ok: false, detail: 'OBV_REDIS_URL did not answer within 5 s', fix: 'check OBV_REDIS_URL (host, port, password) and that this machine may reach it' }];
+      return [
+        {
+          name: 'Redis',
+          ok: false,
+          detail: 'OBV_REDIS_URL did not answer within 5 s',
+          fix: 'check OBV_REDIS_URL (host, port, password) and that this machine may reach it',
+        },
+      ];
     }
     const persistence = await redisPersistence(connection);
     return [
       { name: 'Redis', ok: true, detail: 'OBV_REDIS_URL answers' },
-      { name: 'Redis persistent', ok: persistence.persistent, detail: persistence.detail,
-        ...(persistence.persistent ? {} : { fix: 'redis.conf: appendonly yes (docs/SEVERAL-INSTANCES.md "Keeping outcomes durable")' }) },
+      {
+        name: 'Redis persistent',
+        ok: persistence.persistent,
+        detail: persistence.detail,
+        ...(persistence.persistent
+          ? {}
+          : { fix: 'redis.conf: appendonly yes (docs/SEVERAL-INSTANCES.md "Keeping outcomes durable")' }),
+      },
     ];
   } finally {
     await closeConnection(connection);
@@ -175,7 +261,11 @@ export async function runChecks(config: ProxyConfig): Promise<Check[]> {
 }
 
 /** Runs `npx obv-link-proxy doctor [--json]`; returns the exit code. */
-export async function doctorFromCli(args: string[], env: NodeJS.ProcessEnv, out: (text: string) => void): Promise<number> {
+export async function doctorFromCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  out: (text: string) => void,
+): Promise<number> {
   const json = args.includes('--json');
   const unknown = args.filter((arg) => arg !== '--json');
   if (unknown.length > 0) {
@@ -187,16 +277,30 @@ export async function doctorFromCli(args: string[], env: NodeJS.ProcessEnv, out:
     config = configFromEnv(env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    out(json ? `${JSON.stringify({ ok: false, checks: [{ name: 'settings', ok: false, detail: error.message }] })}\n` : `${error.message}\n`);
+    out(
+      json
+        ? `${JSON.stringify({ ok: false, checks: [{ name: 'settings', ok: false, detail: error.message }] })}\n`
+        : `${error.message}\n`,
+    );
     return 2;
   }
-  const checks = [{ name: 'settings', ok: true, detail: `read from the environment${config.sandbox ? ' (sandbox mode)' : ''}` }, ...(await runChecks(config))];
+  const checks = [
+    { name: 'settings', ok: true, detail: `read from the environment${config.sandbox ? ' (sandbox mode)' : ''}` },
+    ...(await runChecks(config)),
+  ];
   const ok = checks.every((check) => check.ok);
   if (json) {
     out(`${JSON.stringify({ ok, checks })}\n`);
   } else {
-    for (const check of checks) out(`${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.fix ? `\n     fix: ${check.fix}` : ''}\n`);
-    out(ok ? 'doctor: every check passed; start the proxy: npx obv-link-proxy\n' : `doctor: ${checks.filter((check) => !check.ok).length} check(s) failed\n`);
+    for (const check of checks)
+      out(
+        `${check.ok ? 'ok  ' : 'FAIL'} ${check.name}: ${check.detail}${check.fix ? `\n     fix: ${check.fix}` : ''}\n`,
+      );
+    out(
+      ok
+        ? 'doctor: every check passed; start the proxy: npx obv-link-proxy\n'
+        : `doctor: ${checks.filter((check) => !check.ok).length} check(s) failed\n`,
+    );
   }
   return ok ? 0 : 1;
 }

@@ -13,15 +13,62 @@ import { ConfigError, configFromEnv } from '../config/schema.ts';
 
 /** What the merchant types: its flag, its variable, the question and where the value comes from. */
 const ASKED = [
-  { flag: 'base-url', env: 'OBV_BASE_URL', question: 'Provider API URL (https://…)', source: 'the provider\'s API host for this environment (your provider onboarding: test or production)' },
-  { flag: 'client-id', env: 'OBV_CLIENT_ID', question: 'Provider client id', source: 'the OAuth client id the provider issued for this environment' },
-  { flag: 'client-secret', env: 'OBV_CLIENT_SECRET', question: 'Provider client secret', source: 'the OAuth client secret the provider issued with that client id' },
-  { flag: 'webhook-secret', env: 'OBV_WEBHOOK_SECRET', question: 'Provider webhook secret (whsec_…)', source: 'the secret the provider signs your notifications with (whsec_…, from the provider)' },
-  { flag: 'merchant-id', env: 'OBV_MERCHANT_ID', question: 'Merchant id at the provider', source: 'your merchant id at the provider (sent upstream with every verification)' },
-  { flag: 'pgw-app-id', env: 'OBV_PGW_APP_ID', question: 'Transaction endpoint app id (x-pgw-app-id)', source: 'the x-pgw-app-id the provider issued for its transaction endpoint' },
-  { flag: 'pgw-client-id', env: 'OBV_PGW_CLIENT_ID', question: 'Transaction endpoint client id (x-pgw-client-id)', source: 'the x-pgw-client-id the provider issued for its transaction endpoint' },
-  { flag: 'public-url', env: 'OBV_PUBLIC_URL', question: 'Public https URL of this proxy', source: 'the https origin browsers and the provider reach this proxy at (your domain, TLS ended in front of the proxy)' },
-  { flag: 'events-url', env: 'OBV_EVENTS_URL', question: 'Your server\'s URL for merchant events (empty: none)', source: 'your server\'s endpoint for signed merchant events (docs/EVENTS.md)', optional: true },
+  {
+    flag: 'base-url',
+    env: 'OBV_BASE_URL',
+    question: 'Provider API URL (https://…)',
+    source: "the provider's API host for this environment (your provider onboarding: test or production)",
+  },
+  {
+    flag: 'client-id',
+    env: 'OBV_CLIENT_ID',
+    question: 'Provider client id',
+    source: 'the OAuth client id the provider issued for this environment',
+  },
+  {
+    flag: 'client-secret',
+    env: 'OBV_CLIENT_SECRET',
+    question: 'Provider client secret',
+    source: 'the OAuth client secret the provider issued with that client id',
+  },
+  {
+    flag: 'webhook-secret',
+    env: 'OBV_WEBHOOK_SECRET',
+    question: 'Provider webhook secret (whsec_…)',
+    source: 'the secret the provider signs your notifications with (whsec_…, from the provider)',
+  },
+  {
+    flag: 'merchant-id',
+    env: 'OBV_MERCHANT_ID',
+    question: 'Merchant id at the provider',
+    source: 'your merchant id at the provider (sent upstream with every verification)',
+  },
+  {
+    flag: 'pgw-app-id',
+    env: 'OBV_PGW_APP_ID',
+    question: 'Transaction endpoint app id (x-pgw-app-id)',
+    source: 'the x-pgw-app-id the provider issued for its transaction endpoint',
+  },
+  {
+    flag: 'pgw-client-id',
+    env: 'OBV_PGW_CLIENT_ID',
+    question: 'Transaction endpoint client id (x-pgw-client-id)',
+    source: 'the x-pgw-client-id the provider issued for its transaction endpoint',
+  },
+  {
+    flag: 'public-url',
+    env: 'OBV_PUBLIC_URL',
+    question: 'Public https URL of this proxy',
+    source:
+      'the https origin browsers and the provider reach this proxy at (your domain, TLS ended in front of the proxy)',
+  },
+  {
+    flag: 'events-url',
+    env: 'OBV_EVENTS_URL',
+    question: "Your server's URL for merchant events (empty: none)",
+    source: "your server's endpoint for signed merchant events (docs/EVENTS.md)",
+    optional: true,
+  },
 ] as const;
 
 const OPTIONS: NonNullable<ParseArgsConfig['options']> = {
@@ -64,34 +111,58 @@ function generated(now: Date): Record<string, string> {
 
 /** The file's text: a header, then each setting under a comment saying what it is and where it comes from. */
 export function envFileText(values: Record<string, string>, now: Date): string {
-  const entry = (comment: string, name: string) => (values[name] === undefined ? [] : [`# ${comment[0]!.toUpperCase()}${comment.slice(1)}`, `${name}=${quoted(values[name]!)}`, '']);
+  const entry = (comment: string, name: string) =>
+    values[name] === undefined
+      ? []
+      : [`# ${comment[0]!.toUpperCase()}${comment.slice(1)}`, `${name}=${quoted(values[name]!)}`, ''];
   const lines = [
     `# obv-link proxy, production settings, written by \`npx obv-link-proxy init\` on ${now.toISOString().slice(0, 10)}.`,
-    '# Secrets: keep this file 0600, readable by the proxy\'s user only, out of version control.',
-    '# Load it into the proxy\'s environment (systemd EnvironmentFile=, docker run --env-file, node --env-file,',
+    "# Secrets: keep this file 0600, readable by the proxy's user only, out of version control.",
+    "# Load it into the proxy's environment (systemd EnvironmentFile=, docker run --env-file, node --env-file,",
     '# or: set -a; . ./.env.production; set +a), then: npx obv-link-proxy doctor, then: npx obv-link-proxy',
     '# Every setting: npx obv-link-proxy --help, and docs/PROXY.md "Configuration".',
     '',
     '## From your provider',
-    ...ASKED.filter(({ flag }) => flag !== 'public-url' && flag !== 'events-url').flatMap(({ env, source }) => entry(`${source}.`, env)),
-    ...entry('The provider\'s transaction host, when it is not OBV_BASE_URL (from the provider).', 'OBV_GATEWAY_URL'),
+    ...ASKED.filter(({ flag }) => flag !== 'public-url' && flag !== 'events-url').flatMap(({ env, source }) =>
+      entry(`${source}.`, env),
+    ),
+    ...entry("The provider's transaction host, when it is not OBV_BASE_URL (from the provider).", 'OBV_GATEWAY_URL'),
     '## Yours',
     ...entry(`${ASKED.find(({ flag }) => flag === 'public-url')!.source}.`, 'OBV_PUBLIC_URL'),
     ...entry(`${ASKED.find(({ flag }) => flag === 'events-url')!.source}.`, 'OBV_EVENTS_URL'),
     '## Generated by init (random; never reuse them elsewhere)',
-    ...entry('Seals every stored account token (AES-256-GCM); the same on every instance. Rotate: put a new id:key first, keep the old after it.', 'OBV_SEALING_KEYS'),
-    ...entry('The key your server sends (Authorization: Bearer …) to make link sessions and pay; never put it in a page.', 'OBV_MERCHANT_API_KEY'),
-    ...entry('Signs the merchant events; your endpoint checks each one with it (docs/EVENTS.md).', 'OBV_EVENTS_SECRETS'),
+    ...entry(
+      'Seals every stored account token (AES-256-GCM); the same on every instance. Rotate: put a new id:key first, keep the old after it.',
+      'OBV_SEALING_KEYS',
+    ),
+    ...entry(
+      'The key your server sends (Authorization: Bearer …) to make link sessions and pay; never put it in a page.',
+      'OBV_MERCHANT_API_KEY',
+    ),
+    ...entry(
+      'Signs the merchant events; your endpoint checks each one with it (docs/EVENTS.md).',
+      'OBV_EVENTS_SECRETS',
+    ),
     '## Safe defaults (change them for your deployment)',
-    ...entry('Where the SQLite storage lives: a directory of its own on local, persistent disk (created 0700).', 'OBV_DATA_DIR'),
-    ...entry('Listen on loopback only, behind a TLS reverse proxy on this machine; 0.0.0.0 behind a load balancer.', 'HOST'),
+    ...entry(
+      'Where the SQLite storage lives: a directory of its own on local, persistent disk (created 0700).',
+      'OBV_DATA_DIR',
+    ),
+    ...entry(
+      'Listen on loopback only, behind a TLS reverse proxy on this machine; 0.0.0.0 behind a load balancer.',
+      'HOST',
+    ),
     ...entry('The plain-HTTP port your TLS proxy forwards to.', 'PORT'),
     ...entry('The TLS proxy in front is on this machine; a hop count (1) behind a load balancer.', 'OBV_TRUST_PROXY'),
   ];
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
-async function ask(input: NodeJS.ReadableStream, out: (text: string) => void, missing: (typeof ASKED)[number][]): Promise<Record<string, string>> {
+async function ask(
+  input: NodeJS.ReadableStream,
+  out: (text: string) => void,
+  missing: (typeof ASKED)[number][],
+): Promise<Record<string, string>> {
   const readline = createInterface({ input, terminal: false });
   // The iterator keeps lines that arrive before their question (a paste, a pipe); an ended input answers "".
   const lines = readline[Symbol.asyncIterator]();
@@ -126,12 +197,16 @@ export async function initFromCli(args: string[], io: InitIo): Promise<number> {
   if (io.input && !values.yes && unanswered.length > 0) Object.assign(given, await ask(io.input, io.out, unanswered));
   const unwritable = ASKED.filter(({ flag }) => given[flag] !== undefined && UNQUOTABLE.test(given[flag]));
   if (unwritable.length > 0) {
-    io.err(`init: ${unwritable.map(({ flag }) => `--${flag}`).join(', ')} has a single quote or a line break, which env files do not read alike; nothing written\n`);
+    io.err(
+      `init: ${unwritable.map(({ flag }) => `--${flag}`).join(', ')} has a single quote or a line break, which env files do not read alike; nothing written\n`,
+    );
     return 2;
   }
   const missing = ASKED.filter((item) => !('optional' in item) && given[item.flag] === undefined);
   if (missing.length > 0) {
-    io.err(`init: missing ${missing.map(({ flag }) => `--${flag}`).join(', ')} (only you know these; see npx obv-link-proxy init --help)\n`);
+    io.err(
+      `init: missing ${missing.map(({ flag }) => `--${flag}`).join(', ')} (only you know these; see npx obv-link-proxy init --help)\n`,
+    );
     return 2;
   }
 
@@ -142,7 +217,12 @@ export async function initFromCli(args: string[], io: InitIo): Promise<number> {
   settings.OBV_SEALING_KEYS = secrets.OBV_SEALING_KEYS!;
   settings.OBV_MERCHANT_API_KEY = secrets.OBV_MERCHANT_API_KEY!;
   if (settings.OBV_EVENTS_URL) settings.OBV_EVENTS_SECRETS = secrets.OBV_EVENTS_SECRETS!;
-  Object.assign(settings, { OBV_DATA_DIR: 'obv-link-data', HOST: '127.0.0.1', PORT: '3000', OBV_TRUST_PROXY: 'loopback' });
+  Object.assign(settings, {
+    OBV_DATA_DIR: 'obv-link-data',
+    HOST: '127.0.0.1',
+    PORT: '3000',
+    OBV_TRUST_PROXY: 'loopback',
+  });
 
   // Read as the proxy will read it: a value it would refuse at start is refused here, the file unwritten.
   try {
@@ -156,13 +236,18 @@ export async function initFromCli(args: string[], io: InitIo): Promise<number> {
   let fd: number;
   try {
     // O_EXCL: an existing file (or a link in its place) is never followed or replaced unless --force.
-    const flags = constants.O_WRONLY | constants.O_CREAT | (values.force ? constants.O_TRUNC | constants.O_NOFOLLOW : constants.O_EXCL);
+    const flags =
+      constants.O_WRONLY |
+      constants.O_CREAT |
+      (values.force ? constants.O_TRUNC | constants.O_NOFOLLOW : constants.O_EXCL);
     fd = openSync(file, flags, 0o600);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    io.err(code === 'EEXIST'
-      ? `init: ${file} exists: nothing written (add --force to replace it, or --out for another file)\n`
-      : `init: cannot write ${file}: ${(error as Error).message}\n`);
+    io.err(
+      code === 'EEXIST'
+        ? `init: ${file} exists: nothing written (add --force to replace it, or --out for another file)\n`
+        : `init: cannot write ${file}: ${(error as Error).message}\n`,
+    );
     return 1;
   }
   try {
@@ -171,7 +256,9 @@ export async function initFromCli(args: string[], io: InitIo): Promise<number> {
   } finally {
     closeSync(fd);
   }
-  io.out(`init: wrote ${file} (mode 0600) with a new sealing key${settings.OBV_EVENTS_SECRETS ? ', merchant API key and events secret' : ' and merchant API key'}.\n`
-    + `Next: set -a; . ${file}; set +a; npx obv-link-proxy doctor${settings.OBV_EVENTS_SECRETS ? '\nGive your events endpoint OBV_EVENTS_SECRETS to check signatures with.' : ''}\n`);
+  io.out(
+    `init: wrote ${file} (mode 0600) with a new sealing key${settings.OBV_EVENTS_SECRETS ? ', merchant API key and events secret' : ' and merchant API key'}.\n` +
+      `Next: set -a; . ${file}; set +a; npx obv-link-proxy doctor${settings.OBV_EVENTS_SECRETS ? '\nGive your events endpoint OBV_EVENTS_SECRETS to check signatures with.' : ''}\n`,
+  );
   return 0;
 }

@@ -33,9 +33,18 @@ const KINDS_BY_STATUS = {
   401: { unauthorized: 'Unauthorized' },
   // `bank-step-unbindable`: a start the binding cookie could not reach; `bank-step-unconfirmed`: a link
   // reference whose bank step the starting browser did not complete (docs/PROXY.md "Security notes").
-  403: { forbidden: 'Forbidden', 'bank-step-unbindable': 'Bank step cannot be bound', 'bank-step-unconfirmed': 'Bank step not confirmed', 'choice-unconfirmed': 'Saved account not confirmed' },
+  403: {
+    forbidden: 'Forbidden',
+    'bank-step-unbindable': 'Bank step cannot be bound',
+    'bank-step-unconfirmed': 'Bank step not confirmed',
+    'choice-unconfirmed': 'Saved account not confirmed',
+  },
   // `link-session-required`: a start needs the merchant server's word (a link token, or its enrichStart hook).
-  400: { validation: 'Invalid request', 'bad-request': 'Bad request', 'link-session-required': 'Link session required' },
+  400: {
+    validation: 'Invalid request',
+    'bad-request': 'Bad request',
+    'link-session-required': 'Link session required',
+  },
   404: {
     'not-found': 'Not found',
     // An event id GET /events does not hold (never recorded, or past the 7-day retention).
@@ -73,8 +82,15 @@ const KINDS_BY_STATUS = {
   },
   // `link-token-exhausted`: one link session's starts and choices are bounded (MAX_USES_PER_LINK_SESSION).
   429: { 'rate-limited': 'Too many requests', 'link-token-exhausted': 'Link token used too often' },
-  500: { internal: 'Internal error', 'outcome-hook-failed': 'Outcome not processed', 'removal-hook-failed': 'Removal not processed' },
-  502: { 'upstream-auth': 'Verification service unavailable', 'upstream-unavailable': 'Verification service unavailable' },
+  500: {
+    internal: 'Internal error',
+    'outcome-hook-failed': 'Outcome not processed',
+    'removal-hook-failed': 'Removal not processed',
+  },
+  502: {
+    'upstream-auth': 'Verification service unavailable',
+    'upstream-unavailable': 'Verification service unavailable',
+  },
   // `outcome-in-progress`: another delivery of the same outcome holds the onOutcome lease.
   // `sealing-key-unavailable`: a stored credential sealed under a key this instance lacks (OBV_SEALING_KEYS).
   // `storage-full`: the disk holding the SQLite storage is full; nothing of the request was stored.
@@ -105,7 +121,11 @@ const KIND_HEADERS: Partial<Record<ProblemSlug, Record<string, string>>> = {
 /** slug → status and title, read off the table above. */
 const KINDS = new Map<string, { status: number; title: string }>(
   Object.entries(KINDS_BY_STATUS).flatMap(([status, titles]) =>
-    Object.entries(titles).map(([slug, title]): [string, { status: number; title: string }] => [slug, { status: Number(status), title }])),
+    Object.entries(titles).map(([slug, title]): [string, { status: number; title: string }] => [
+      slug,
+      { status: Number(status), title },
+    ]),
+  ),
 );
 
 /** An error that knows its HTTP answer. Merchants may throw one from their hooks (it keeps its status). */

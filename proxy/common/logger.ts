@@ -107,7 +107,11 @@ export function createLogger(level: LoggerOptions['level'] = 'info', destination
   // pino applies `formatters.bindings` to the root's bindings only (children get an identity formatter),
   // so child() and setBindings() redact their bindings here, as `redact` would. Children inherit these
   // two own properties, so grandchildren are covered too. Goes with the walk (see the top of this file).
-  const child = logger.child as unknown as (this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => Logger;
+  const child = logger.child as unknown as (
+    this: Logger,
+    bindings: pino.Bindings,
+    options?: pino.ChildLoggerOptions,
+  ) => Logger;
   const setBindings = logger.setBindings;
   Object.assign(logger, {
     child(this: Logger, bindings: pino.Bindings, childOptions?: pino.ChildLoggerOptions) {

@@ -57,9 +57,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
   let backlog: Promise<EventBacklog | undefined> | undefined;
   // Both gauges come from one read per scrape; a read that fails (Redis down) leaves the last values.
   const currentBacklog = () => {
-    backlog ??= (readBacklog?.() ?? Promise.resolve(undefined)).catch(() => undefined).finally(() => {
-      setImmediate(() => (backlog = undefined));
-    });
+    backlog ??= (readBacklog?.() ?? Promise.resolve(undefined))
+      .catch(() => undefined)
+      .finally(() => {
+        setImmediate(() => (backlog = undefined));
+      });
     return backlog;
   };
   new Gauge({
@@ -77,15 +79,29 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
     registers,
     async collect() {
       const read = await currentBacklog();
-      if (read) this.set(read.oldestPendingAt === undefined ? 0 : Math.max(0, (Date.now() - read.oldestPendingAt) / 1000));
+      if (read)
+        this.set(read.oldestPendingAt === undefined ? 0 : Math.max(0, (Date.now() - read.oldestPendingAt) / 1000));
     },
   });
   return {
     registry,
-    starts: new Counter({ name: 'obv_verification_starts_total', help: 'Verification starts by result.', labelNames: ['result'], registers }),
-    outcomes: new Counter({ name: 'obv_outcomes_total', help: 'Verification outcomes stored, by kind.', labelNames: ['status'], registers }),
+    starts: new Counter({
+      name: 'obv_verification_starts_total',
+      help: 'Verification starts by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+    outcomes: new Counter({
+      name: 'obv_outcomes_total',
+      help: 'Verification outcomes stored, by kind.',
+      labelNames: ['status'],
+      registers,
+    }),
     refusedNotifications: new Counter({
-      name: 'obv_notifications_refused_total', help: 'Provider notifications refused, by reason.', labelNames: ['reason'], registers,
+      name: 'obv_notifications_refused_total',
+      help: 'Provider notifications refused, by reason.',
+      labelNames: ['reason'],
+      registers,
     }),
     upstreamSeconds: new Histogram({
       name: 'obv_upstream_request_duration_seconds',
@@ -94,19 +110,44 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
       buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers,
     }),
-    tokenRefreshes: new Counter({ name: 'obv_token_refreshes_total', help: 'Access-token requests, by result.', labelNames: ['result'], registers }),
-    storeErrors: new Counter({ name: 'obv_session_store_errors_total', help: 'Session store calls that failed (backend unreachable).', registers }),
+    tokenRefreshes: new Counter({
+      name: 'obv_token_refreshes_total',
+      help: 'Access-token requests, by result.',
+      labelNames: ['result'],
+      registers,
+    }),
+    storeErrors: new Counter({
+      name: 'obv_session_store_errors_total',
+      help: 'Session store calls that failed (backend unreachable).',
+      registers,
+    }),
     addSocketSource(count) {
       sources.push(count);
     },
     merchantApiRequests: new Counter({
-      name: 'obv_merchant_api_requests_total', help: 'Server-only route requests a merchant API key let through, by key id.', labelNames: ['key_id'], registers,
+      name: 'obv_merchant_api_requests_total',
+      help: 'Server-only route requests a merchant API key let through, by key id.',
+      labelNames: ['key_id'],
+      registers,
     }),
-    eventsSent: new Counter({ name: 'obv_merchant_events_sent_total', help: 'Merchant events delivered (answered 2xx), by type.', labelNames: ['type'], registers }),
+    eventsSent: new Counter({
+      name: 'obv_merchant_events_sent_total',
+      help: 'Merchant events delivered (answered 2xx), by type.',
+      labelNames: ['type'],
+      registers,
+    }),
     eventAttemptsFailed: new Counter({
-      name: 'obv_merchant_event_attempts_failed_total', help: 'Failed merchant event delivery attempts, by reason.', labelNames: ['reason'], registers,
+      name: 'obv_merchant_event_attempts_failed_total',
+      help: 'Failed merchant event delivery attempts, by reason.',
+      labelNames: ['reason'],
+      registers,
     }),
-    eventsFailed: new Counter({ name: 'obv_merchant_events_failed_total', help: 'Merchant events given up after their last attempt, by type.', labelNames: ['type'], registers }),
+    eventsFailed: new Counter({
+      name: 'obv_merchant_events_failed_total',
+      help: 'Merchant events given up after their last attempt, by type.',
+      labelNames: ['type'],
+      registers,
+    }),
     addEventBacklogSource(read) {
       readBacklog = read;
     },
@@ -114,7 +155,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Proxy
 }
 
 /** Times `call` into `histogram{endpoint, result}` (`ok` or `error`). */
-export async function timeUpstream<T>(histogram: ProxyMetrics['upstreamSeconds'], endpoint: string, call: () => Promise<T>): Promise<T> {
+export async function timeUpstream<T>(
+  histogram: ProxyMetrics['upstreamSeconds'],
+  endpoint: string,
+  call: () => Promise<T>,
+): Promise<T> {
   const stop = histogram.startTimer({ endpoint });
   try {
     const value = await call();

@@ -9,47 +9,73 @@ const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 
 /** Milliseconds as the duration forms read them back: `18h 44m 50s`, `30m`, `1500ms`. */
 export function formatDuration(ms: number): string {
-  const parts = [[Math.floor(ms / UNIT_MS.h), 'h'], [Math.floor(ms / UNIT_MS.m) % 60, 'm'], [Math.floor(ms / UNIT_MS.s) % 60, 's'], [ms % 1000, 'ms']] as const;
-  return parts.filter(([amount]) => amount > 0).map(([amount, unit]) => `${amount}${unit}`).join(' ') || '0s';
+  const parts = [
+    [Math.floor(ms / UNIT_MS.h), 'h'],
+    [Math.floor(ms / UNIT_MS.m) % 60, 'm'],
+    [Math.floor(ms / UNIT_MS.s) % 60, 's'],
+    [ms % 1000, 'ms'],
+  ] as const;
+  return (
+    parts
+      .filter(([amount]) => amount > 0)
+      .map(([amount, unit]) => `${amount}${unit}`)
+      .join(' ') || '0s'
+  );
 }
 
 /** "30m", "90s", "1500ms", "2h", or a bare number of seconds → milliseconds. Numbers are taken as ms. */
-export const Duration = z.union([
-  z.number().int().positive(),
-  z
-    .string()
-    .trim()
-    .regex(DURATION, DURATION_FORMS)
-    .transform((value) => {
-      const [, amount, unit] = DURATION.exec(value) ?? [];
-      return Number(amount) * UNIT_MS[(unit ?? 's') as keyof typeof UNIT_MS];
-    })
-    .pipe(z.number().int().positive(DURATION_FORMS)),
-], { error: DURATION_FORMS });
+export const Duration = z.union(
+  [
+    z.number().int().positive(),
+    z
+      .string()
+      .trim()
+      .regex(DURATION, DURATION_FORMS)
+      .transform((value) => {
+        const [, amount, unit] = DURATION.exec(value) ?? [];
+        return Number(amount) * UNIT_MS[(unit ?? 's') as keyof typeof UNIT_MS];
+      })
+      .pipe(z.number().int().positive(DURATION_FORMS)),
+  ],
+  { error: DURATION_FORMS },
+);
 
 /** Exactly `true` or `false`: `1`, `yes` or `TRUE` are refused rather than guessed (they once meant sandbox mode). */
-export const Bool = z.union([
-  z.boolean(),
-  z.enum(['true', 'false']).transform((value) => value === 'true'),
-], { error: 'must be true or false' });
+export const Bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')], {
+  error: 'must be true or false',
+});
 
-export const HttpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL such as https://shop.example' });
+export const HttpUrl = z.url({
+  protocol: /^https?$/,
+  error: 'must be an absolute http(s) URL such as https://shop.example',
+});
 
 export const Origin = z
   .string()
   .trim()
   .pipe(HttpUrl)
   // Checks run on a value the URL check refused too (a format issue does not abort): guard the parse.
-  .refine((value) => !URL.canParse(value) || new URL(value).origin === value.replace(/\/$/, ''), 'must be an origin (scheme://host[:port]) without a path')
+  .refine(
+    (value) => !URL.canParse(value) || new URL(value).origin === value.replace(/\/$/, ''),
+    'must be an origin (scheme://host[:port]) without a path',
+  )
   .transform((value) => new URL(value).origin);
 
-export const OriginList = z.union([
-  z.array(Origin),
-  z
-    .string()
-    .transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean))
-    .pipe(z.array(Origin)),
-], { error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example' });
+export const OriginList = z.union(
+  [
+    z.array(Origin),
+    z
+      .string()
+      .transform((value) =>
+        value
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean),
+      )
+      .pipe(z.array(Origin)),
+  ],
+  { error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example' },
+);
 
 export const Text = z.string().trim().min(1, 'must not be empty');
 
@@ -58,31 +84,90 @@ export const Text = z.string().trim().min(1, 'must not be empty');
  * that runs or reads something in the browser, nor http(s) (https is always allowed, http never outside
  * sandbox loopback: link-sessions/hosted.ts).
  */
-const REFUSED_SCHEMES = new Set(['http', 'https', 'javascript', 'data', 'file', 'blob', 'about', 'vbscript', 'filesystem', 'ws', 'wss', 'ftp', 'intent', 'chrome', 'view-source']);
-const RedirectScheme = z.string().trim().toLowerCase()
-  .regex(/^[a-z][a-z0-9+.-]{0,62}$/, 'must be URI schemes such as myapp or com.shop.app (letters, digits, "+", ".", "-")')
-  .refine((scheme) => !REFUSED_SCHEMES.has(scheme), 'must not list http, https, javascript, data, file, blob or another browser scheme');
-export const RedirectSchemeList = z.union([
-  z.array(z.string()),
-  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
-], { error: 'must be a comma list of URI schemes such as myapp,com.shop.app' }).pipe(z.array(RedirectScheme));
+const REFUSED_SCHEMES = new Set([
+  'http',
+  'https',
+  'javascript',
+  'data',
+  'file',
+  'blob',
+  'about',
+  'vbscript',
+  'filesystem',
+  'ws',
+  'wss',
+  'ftp',
+  'intent',
+  'chrome',
+  'view-source',
+]);
+const RedirectScheme = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .regex(
+    /^[a-z][a-z0-9+.-]{0,62}$/,
+    'must be URI schemes such as myapp or com.shop.app (letters, digits, "+", ".", "-")',
+  )
+  .refine(
+    (scheme) => !REFUSED_SCHEMES.has(scheme),
+    'must not list http, https, javascript, data, file, blob or another browser scheme',
+  );
+export const RedirectSchemeList = z
+  .union(
+    [
+      z.array(z.string()),
+      z.string().transform((value) =>
+        value
+          .split(',')
+          .map((item) => item.trim())
+          .filter(Boolean),
+      ),
+    ],
+    { error: 'must be a comma list of URI schemes such as myapp,com.shop.app' },
+  )
+  .pipe(z.array(RedirectScheme));
 
 /** A comma list of words (`SUCCESS,VERIFIED`), or an array: the `verificationStatus` values to accept. */
-export const StatusWords = z.union([
-  z.array(Text),
-  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
-]).pipe(z.array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"')).min(1, 'must name at least one status'));
+export const StatusWords = z
+  .union([
+    z.array(Text),
+    z.string().transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    ),
+  ])
+  .pipe(
+    z
+      .array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"'))
+      .min(1, 'must name at least one status'),
+  );
 
 export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=]+$/;
 export const WEBHOOK_SECRET_MESSAGE = 'must be a Standard Webhooks secret: whsec_ followed by base64';
 
 /** Secrets that sign merchant events: an array, or a comma list (during a rotation every one signs). */
-export const WebhookSecretList = z.union([
-  z.array(Text),
-  z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean)),
-]).pipe(z.array(z.string().regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE)).min(1, 'must list at least one secret'));
-
+export const WebhookSecretList = z
+  .union([
+    z.array(Text),
+    z.string().transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    ),
+  ])
+  .pipe(z.array(z.string().regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE)).min(1, 'must list at least one secret'));
 
 const PORT_FORM = 'must be a port number (0-65535)';
-export const Port = z.coerce.number<unknown>({ error: PORT_FORM }).int(PORT_FORM).min(0, PORT_FORM).max(65_535, PORT_FORM);
-export const Count = z.coerce.number<unknown>({ error: 'must be a whole number' }).int().positive('must be greater than zero');
+export const Port = z.coerce
+  .number<unknown>({ error: PORT_FORM })
+  .int(PORT_FORM)
+  .min(0, PORT_FORM)
+  .max(65_535, PORT_FORM);
+export const Count = z.coerce
+  .number<unknown>({ error: 'must be a whole number' })
+  .int()
+  .positive('must be greater than zero');

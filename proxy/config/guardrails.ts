@@ -32,9 +32,11 @@ const MIN_DISTINCT_KEY_BYTES = 12;
 function webhookKeyProblem(secret: string): string | undefined {
   if (!secret.startsWith('whsec_')) return undefined;
   const key = webhookKeyBytes(secret);
-  if (PUBLISHED_SANDBOX_VALUES.webhookSecrets.some((published) => webhookKeyBytes(published).equals(key))) return 'is the sandbox\'s published secret';
+  if (PUBLISHED_SANDBOX_VALUES.webhookSecrets.some((published) => webhookKeyBytes(published).equals(key)))
+    return "is the sandbox's published secret";
   if (key.length < MIN_WEBHOOK_KEY_BYTES) return `must decode to at least ${MIN_WEBHOOK_KEY_BYTES} bytes`;
-  if (new Set(key).size < MIN_DISTINCT_KEY_BYTES) return `must be random bytes (this key has only ${new Set(key).size} distinct byte values; e.g. whsec_$(openssl rand -base64 32))`;
+  if (new Set(key).size < MIN_DISTINCT_KEY_BYTES)
+    return `must be random bytes (this key has only ${new Set(key).size} distinct byte values; e.g. whsec_$(openssl rand -base64 32))`;
   return undefined;
 }
 
@@ -45,12 +47,17 @@ export function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx)
     // Refinements run even when a field already failed, so the URL may not parse.
     const value = config[key];
     if (value && URL.canParse(value) && new URL(value).protocol !== 'https:') {
-      ctx.addIssue({ code: 'custom', path: [key], message: 'must use https (the provider allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: 'must use https (the provider allows HTTPS only; set OBV_SANDBOX=true for a local http sandbox)',
+      });
     }
   }
   const origins: unknown = config.allowedOrigins;
-  (Array.isArray(origins) ? origins as string[] : []).forEach((origin, index) => {
-    if (!origin.startsWith('https://')) ctx.addIssue({ code: 'custom', path: ['allowedOrigins', index], message: `${origin} must use https${hint}` });
+  (Array.isArray(origins) ? (origins as string[]) : []).forEach((origin, index) => {
+    if (!origin.startsWith('https://'))
+      ctx.addIssue({ code: 'custom', path: ['allowedOrigins', index], message: `${origin} must use https${hint}` });
   });
   const webhookProblem = config.webhookSecret ? webhookKeyProblem(config.webhookSecret) : undefined;
   if (webhookProblem) ctx.addIssue({ code: 'custom', path: ['webhookSecret'], message: `${webhookProblem}${hint}` });
@@ -64,18 +71,30 @@ export function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx)
   // Cross-field checks also run when a field failed, so the keys may be anything the input held.
   const sealingKeys: unknown = config.sealingKeys;
   if (sealingKeys === undefined) {
-    ctx.addIssue({ code: 'custom', path: ['sealingKeys'],
-      message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}` });
-  } else if (Array.isArray(sealingKeys) && sealingKeys.some((key) => Buffer.isBuffer(key?.key) && isSandboxSealingKey(key))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sealingKeys'],
+      message: `is required: the key that seals stored accountTokens, as id:base64 of 32 random bytes${hint}`,
+    });
+  } else if (
+    Array.isArray(sealingKeys) &&
+    sealingKeys.some((key) => Buffer.isBuffer(key?.key) && isSandboxSealingKey(key))
+  ) {
     ctx.addIssue({ code: 'custom', path: ['sealingKeys'], message: `holds the sandbox's published key${hint}` });
   }
   for (const { apiKey, path, label } of apiKeysToCheck(config)) {
     if (apiKey.length < MIN_PRODUCTION_API_KEY_LENGTH || new Set(apiKey).size < 10) {
-      ctx.addIssue({ code: 'custom', path,
-        message: `${label}must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}` });
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `${label}must be at least ${MIN_PRODUCTION_API_KEY_LENGTH} random characters (e.g. openssl rand -base64 32)${hint}`,
+      });
     } else if (unpredictableCharacters(apiKey) < MIN_UNPREDICTABLE_API_KEY_CHARACTERS) {
-      ctx.addIssue({ code: 'custom', path,
-        message: `${label}must be random characters, not a sequence or a repeated pattern (abcdef…, 0123…, a word said again; e.g. openssl rand -base64 32)${hint}` });
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `${label}must be random characters, not a sequence or a repeated pattern (abcdef…, 0123…, a word said again; e.g. openssl rand -base64 32)${hint}`,
+      });
     }
   }
   secretsWithOneRole(config, ctx, hint);
@@ -84,12 +103,15 @@ export function productionGuardrails(config: ConfigFields, ctx: z.RefinementCtx)
 /** Each configured API key (the one key, or each of the list) with the path and words its issue names it by. */
 function apiKeysToCheck(config: ConfigFields): { apiKey: string; path: (string | number)[]; label: string }[] {
   // Fields that failed keep their raw input here: only what parsed is checked.
-  if (typeof config.merchantApiKey === 'string') return [{ apiKey: config.merchantApiKey, path: ['merchantApiKey'], label: '' }];
+  if (typeof config.merchantApiKey === 'string')
+    return [{ apiKey: config.merchantApiKey, path: ['merchantApiKey'], label: '' }];
   const list: unknown = config.merchantApiKeys;
   if (!Array.isArray(list)) return [];
   return list.flatMap((entry: unknown, index) => {
     const { id, key } = (entry ?? {}) as { id?: unknown; key?: unknown };
-    return typeof key === 'string' && typeof id === 'string' ? [{ apiKey: key, path: ['merchantApiKeys', index], label: `key ${id} ` }] : [];
+    return typeof key === 'string' && typeof id === 'string'
+      ? [{ apiKey: key, path: ['merchantApiKeys', index], label: `key ${id} ` }]
+      : [];
   });
 }
 
@@ -137,7 +159,7 @@ function secretMaterial(secret: string): string[] {
  * Ordered by what the secret opens: a reuse is reported on the later of the two.
  */
 const SECRET_ROLES = [
-  { key: 'clientSecret', why: 'could obtain the proxy\'s bearer tokens' },
+  { key: 'clientSecret', why: "could obtain the proxy's bearer tokens" },
   { key: 'webhookSecret', why: 'could sign provider notifications' },
   { key: 'eventsSecrets', why: 'could sign merchant events' },
   { key: 'merchantApiKey', why: 'could make link sessions and pay with any link reference' },
@@ -154,14 +176,17 @@ const SECRET_ROLES = [
 function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: string): void {
   const held: { role: number; label: string; index?: number; material: string[]; key?: string }[] = [];
   const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
-  const add = (role: number, label: string, material: string[], index?: number, key?: string) => held.push({ role, label, material, index, key });
+  const add = (role: number, label: string, material: string[], index?: number, key?: string) =>
+    held.push({ role, label, material, index, key });
   const clientSecret = text(config.clientSecret);
   if (clientSecret) add(0, '', secretMaterial(clientSecret));
   const webhookSecret = text(config.webhookSecret);
   if (webhookSecret) add(1, '', secretMaterial(webhookSecret));
   const events: unknown = config.eventsSecrets;
-  if (Array.isArray(events)) events.forEach((secret: unknown, index) => text(secret) && add(2, '', secretMaterial(secret as string), index));
-  for (const { apiKey, label, path } of apiKeysToCheck(config)) add(3, label, secretMaterial(apiKey), path[1] as number | undefined, String(path[0]));
+  if (Array.isArray(events))
+    events.forEach((secret: unknown, index) => text(secret) && add(2, '', secretMaterial(secret as string), index));
+  for (const { apiKey, label, path } of apiKeysToCheck(config))
+    add(3, label, secretMaterial(apiKey), path[1] as number | undefined, String(path[0]));
   const sealing: unknown = config.sealingKeys;
   if (Array.isArray(sealing)) {
     sealing.forEach((entry: unknown) => {
@@ -181,8 +206,11 @@ function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: st
       if (reported.has(once)) continue;
       reported.add(once);
       const key = mine.key ?? role.key;
-      ctx.addIssue({ code: 'custom', path: mine.index === undefined ? [key] : [key, mine.index],
-        message: `${mine.label}is the same secret as ${otherName}: whoever holds that one ${role.why}; give each role a secret of its own${hint}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: mine.index === undefined ? [key] : [key, mine.index],
+        message: `${mine.label}is the same secret as ${otherName}: whoever holds that one ${role.why}; give each role a secret of its own${hint}`,
+      });
     }
   }
 }
@@ -194,15 +222,26 @@ function secretsWithOneRole(config: ConfigFields, ctx: z.RefinementCtx, hint: st
 function eventsGuardrails(config: ConfigFields, ctx: z.RefinementCtx, hint: string): void {
   const url = config.eventsUrl;
   if (url && URL.canParse(url) && new URL(url).protocol !== 'https:') {
-    ctx.addIssue({ code: 'custom', path: ['eventsUrl'], message: `must use https (events carry order details)${hint}` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['eventsUrl'],
+      message: `must use https (events carry order details)${hint}`,
+    });
   }
   (config.eventsSecrets ?? []).forEach((secret, index) => {
     const path = ['eventsSecrets', index];
     const keyProblem = webhookKeyProblem(secret);
     if (keyProblem) {
       ctx.addIssue({ code: 'custom', path, message: `${keyProblem}${hint}` });
-    } else if (config.webhookSecret?.startsWith('whsec_') && webhookKeyBytes(secret).equals(webhookKeyBytes(config.webhookSecret))) {
-      ctx.addIssue({ code: 'custom', path, message: `must differ from OBV_WEBHOOK_SECRET (the provider's secret must not sign merchant events)${hint}` });
+    } else if (
+      config.webhookSecret?.startsWith('whsec_') &&
+      webhookKeyBytes(secret).equals(webhookKeyBytes(config.webhookSecret))
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: `must differ from OBV_WEBHOOK_SECRET (the provider's secret must not sign merchant events)${hint}`,
+      });
     }
   });
 }

@@ -110,7 +110,15 @@ export const EVENT_RETENTION_MS = 7 * 24 * HOUR_MS;
  * 27.5 hours in all, so an endpoint down for a day still gets every event; after the last the event is
  * marked failed (it stays listed).
  */
-export const EVENT_RETRY_DELAYS_MS: readonly number[] = [5 * SECOND_MS, 5 * MINUTE_MS, 30 * MINUTE_MS, 2 * HOUR_MS, 5 * HOUR_MS, 10 * HOUR_MS, 10 * HOUR_MS];
+export const EVENT_RETRY_DELAYS_MS: readonly number[] = [
+  5 * SECOND_MS,
+  5 * MINUTE_MS,
+  30 * MINUTE_MS,
+  2 * HOUR_MS,
+  5 * HOUR_MS,
+  10 * HOUR_MS,
+  10 * HOUR_MS,
+];
 /** One delivery attempt gets this long to be answered; no answer counts as a failure and is retried. */
 export const EVENT_ATTEMPT_TIMEOUT_MS = 10 * SECOND_MS;
 /** A claimed job is this instance's for this long (longer than an attempt); a killed instance's job comes back then. */

@@ -12,59 +12,98 @@ import { ConfigFields } from './settings.ts';
 import { productionGuardrails } from './guardrails.ts';
 import { ENV_VARIABLES, envName } from './env.ts';
 
-export const ProxyConfigSchema = ConfigFields
-  .superRefine((config, ctx) => {
+export const ProxyConfigSchema = ConfigFields.superRefine(
+  (config, ctx) => {
     for (const key of ['publicUrl', 'notificationPublicUrl'] as const) {
       const value = config[key];
       if (!value || !URL.canParse(value)) continue;
       const url = new URL(value);
       // The per-session URLs are built by appending to it: a query or fragment would swallow the path.
       if (url.search || url.hash || value.includes('#') || value.includes('?')) {
-        ctx.addIssue({ code: 'custom', path: [key], message: 'must not have a query or fragment (the per-session paths are appended to it)' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'must not have a query or fragment (the per-session paths are appended to it)',
+        });
       }
-      if (url.username || url.password) ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
+      if (url.username || url.password)
+        ctx.addIssue({ code: 'custom', path: [key], message: 'must not contain user:password@' });
     }
     if (config.sandbox !== true) productionGuardrails(config, ctx);
     if (config.merchantApiKey !== undefined && config.merchantApiKeys !== undefined) {
-      ctx.addIssue({ code: 'custom', path: ['merchantApiKeys'],
-        message: 'is set with OBV_MERCHANT_API_KEY: use one of the two (put that key in the list, e.g. default:<key>)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['merchantApiKeys'],
+        message: 'is set with OBV_MERCHANT_API_KEY: use one of the two (put that key in the list, e.g. default:<key>)',
+      });
     }
     if ((config.merchantApiKey || config.merchantApiKeys) && (!config.pgwAppId || !config.pgwClientId)) {
       for (const key of ['pgwAppId', 'pgwClientId'] as const) {
-        if (!config[key]) ctx.addIssue({ code: 'custom', path: [key], message: 'is required when OBV_MERCHANT_API_KEY(S) enables transactions' });
+        if (!config[key])
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: 'is required when OBV_MERCHANT_API_KEY(S) enables transactions',
+          });
       }
     }
-    if (config.eventsUrl && URL.canParse(config.eventsUrl) && (new URL(config.eventsUrl).username || new URL(config.eventsUrl).password)) {
+    if (
+      config.eventsUrl &&
+      URL.canParse(config.eventsUrl) &&
+      (new URL(config.eventsUrl).username || new URL(config.eventsUrl).password)
+    ) {
       // fetch refuses such a URL; the signature is what proves an event is the proxy's.
-      ctx.addIssue({ code: 'custom', path: ['eventsUrl'], message: 'must not contain user:password@ (your endpoint checks the signature instead)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['eventsUrl'],
+        message: 'must not contain user:password@ (your endpoint checks the signature instead)',
+      });
     }
     if (config.eventsUrl && !config.eventsSecrets) {
-      ctx.addIssue({ code: 'custom', path: ['eventsSecrets'], message: 'is required with an events URL (the events are signed with it)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['eventsSecrets'],
+        message: 'is required with an events URL (the events are signed with it)',
+      });
     }
     // A link reference lives as long as its session's record; an order must be remembered longer, or the
     // same reference could pay it a second time once the first payment is forgotten.
     const referenceLifeMs = config.sessionTtlMs + RECORD_GRACE_MS + config.upstreamTimeoutMs;
-    if (typeof config.paymentRetentionMs === 'number' && typeof config.sessionTtlMs === 'number' && config.paymentRetentionMs < referenceLifeMs) {
-      ctx.addIssue({ code: 'custom', path: ['paymentRetentionMs'],
-        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice` });
+    if (
+      typeof config.paymentRetentionMs === 'number' &&
+      typeof config.sessionTtlMs === 'number' &&
+      config.paymentRetentionMs < referenceLifeMs
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['paymentRetentionMs'],
+        message: `must be at least the session lifetime + 1 h (${Math.ceil(referenceLifeMs / 3_600_000)}h here), or a link reference could pay its order twice`,
+      });
     }
     linkSessionWithinRetention(config, referenceLifeMs, ctx);
     storageChecks(config, ctx);
     if (config.notificationPort !== undefined && !config.notificationPublicUrl) {
-      ctx.addIssue({ code: 'custom', path: ['notificationPublicUrl'], message: 'is required with a notification port (it is the URL the provider posts to)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['notificationPublicUrl'],
+        message: 'is required with a notification port (it is the URL the provider posts to)',
+      });
     }
-  }, {
+  },
+  {
     // Also when some fields failed: every problem is reported in one round, not the rest after a fix.
     // Fields that failed keep their raw input here, so each check guards the type it reads.
     when: () => true,
-  })
-  .transform((config) => ({
-    ...config,
-    gatewayUrl: config.gatewayUrl ?? config.baseUrl,
-    bindBankStep: config.bindBankStep ?? !config.sandbox,
-    host: config.host ?? (config.sandbox ? '127.0.0.1' : undefined),
-    storage: config.storage ?? (config.databaseUrl ? 'postgres' as const : config.redisUrl ? 'redis' as const : 'sqlite' as const),
-  }));
+  },
+).transform((config) => ({
+  ...config,
+  gatewayUrl: config.gatewayUrl ?? config.baseUrl,
+  bindBankStep: config.bindBankStep ?? !config.sandbox,
+  host: config.host ?? (config.sandbox ? '127.0.0.1' : undefined),
+  storage:
+    config.storage ??
+    (config.databaseUrl ? ('postgres' as const) : config.redisUrl ? ('redis' as const) : ('sqlite' as const)),
+}));
 
 /**
  * Durable storage unless told otherwise: memory loses every payment, session and event at a restart, so
@@ -79,18 +118,35 @@ function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): voi
     ctx.addIssue({ code: 'custom', path: ['databaseUrl'], message: 'is required with OBV_STORAGE=postgres' });
   }
   if (config.storage === undefined && config.redisUrl && config.databaseUrl) {
-    ctx.addIssue({ code: 'custom', path: ['storage'], message: 'is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set: choose one (OBV_STORAGE=postgres or redis), or unset the other URL' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['storage'],
+      message:
+        'is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set: choose one (OBV_STORAGE=postgres or redis), or unset the other URL',
+    });
   }
   if (config.storage !== undefined && config.storage !== 'redis' && config.redisUrl) {
-    ctx.addIssue({ code: 'custom', path: ['storage'], message: `is ${config.storage} while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['storage'],
+      message: `is ${config.storage} while OBV_REDIS_URL is set: choose one (leave OBV_STORAGE unset to use Redis)`,
+    });
   }
   if (config.storage !== undefined && config.storage !== 'postgres' && config.databaseUrl) {
-    ctx.addIssue({ code: 'custom', path: ['storage'], message: `is ${config.storage} while OBV_DATABASE_URL is set: choose one (leave OBV_STORAGE unset to use PostgreSQL)` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['storage'],
+      message: `is ${config.storage} while OBV_DATABASE_URL is set: choose one (leave OBV_STORAGE unset to use PostgreSQL)`,
+    });
   }
   if (config.storage === 'memory' && config.sandbox !== true && config.allowVolatileStorage !== true) {
-    ctx.addIssue({ code: 'custom', path: ['storage'],
-      message: 'is memory: a restart would lose every payment (an order could be paid twice), session and merchant event. '
-        + 'Use sqlite (the default, OBV_DATA_DIR), postgres or redis, or set OBV_ALLOW_VOLATILE_STORAGE=true if you accept that' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['storage'],
+      message:
+        'is memory: a restart would lose every payment (an order could be paid twice), session and merchant event. ' +
+        'Use sqlite (the default, OBV_DATA_DIR), postgres or redis, or set OBV_ALLOW_VOLATILE_STORAGE=true if you accept that',
+    });
   }
 }
 
@@ -105,12 +161,21 @@ function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): voi
  */
 function linkSessionWithinRetention(config: ConfigFields, referenceLifeMs: number, ctx: z.RefinementCtx): void {
   const { linkSessionTtlMs, paymentRetentionMs } = config;
-  if (typeof linkSessionTtlMs !== 'number' || typeof paymentRetentionMs !== 'number' || !Number.isFinite(referenceLifeMs)) return;
+  if (
+    typeof linkSessionTtlMs !== 'number' ||
+    typeof paymentRetentionMs !== 'number' ||
+    !Number.isFinite(referenceLifeMs)
+  )
+    return;
   if (linkSessionTtlMs + referenceLifeMs <= paymentRetentionMs / 2) return;
   const most = paymentRetentionMs / 2 - referenceLifeMs;
-  ctx.addIssue({ code: 'custom', path: ['linkSessionTtlMs'],
+  ctx.addIssue({
+    code: 'custom',
+    path: ['linkSessionTtlMs'],
     message: `must end well inside the payment retention: with the session lifetime + 1 h it may take at most half of OBV_PAYMENT_RETENTION (${
-      most > 0 ? `at most ${formatDuration(most)} here` : 'OBV_PAYMENT_RETENTION is too short for any'}), or its order could be paid again once the payment is forgotten` });
+      most > 0 ? `at most ${formatDuration(most)} here` : 'OBV_PAYMENT_RETENTION is too short for any'
+    }), or its order could be paid again once the payment is forgotten`,
+  });
 }
 
 /** What `createObvProxy` accepts (before defaults). */
@@ -122,7 +187,9 @@ export type ProxyConfig = z.output<typeof ProxyConfigSchema>;
 export class ConfigError extends Error {
   override name = 'ConfigError';
   constructor(readonly issues: { setting: string; message: string }[]) {
-    super(`Invalid obv-link proxy configuration:\n${issues.map((issue) => `  - ${issue.setting}: ${issue.message}`).join('\n')}`);
+    super(
+      `Invalid obv-link proxy configuration:\n${issues.map((issue) => `  - ${issue.setting}: ${issue.message}`).join('\n')}`,
+    );
   }
 }
 
@@ -135,13 +202,15 @@ type ConfigIssue = { setting: string; message: string };
 function issuesOf(error: z.ZodError, prepared: object, input: object, name: (key: string) => string): ConfigIssue[] {
   const fieldIssues = ConfigFields.safeParse(prepared).error?.issues ?? [];
   const fieldKeys = new Set(fieldIssues.map((issue) => String(issue.path[0])));
-  const isFieldIssue = (issue: z.core.$ZodIssue) => fieldIssues.some((own) => own.message === issue.message && String(own.path) === String(issue.path));
+  const isFieldIssue = (issue: z.core.$ZodIssue) =>
+    fieldIssues.some((own) => own.message === issue.message && String(own.path) === String(issue.path));
   return error.issues
     .filter((issue) => isFieldIssue(issue) || !fieldKeys.has(String(issue.path[0])))
     .map((issue) => {
       const key = String(issue.path[0] ?? '(config)');
       // A missing value fails its type check; a custom check on it (OBV_PGW_APP_ID with an API key) says why it is needed.
-      const missing = issue.code !== 'custom' && issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
+      const missing =
+        issue.code !== 'custom' && issue.path.length === 1 && (input as Record<string, unknown>)[key] === undefined;
       const message = missing ? 'is required' : issue.message;
       return { setting: name(key), message };
     });

@@ -16,8 +16,9 @@ export const SEALING_KEY_BYTES = 32;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 /** `id:base64` (standard or url-safe base64 of 32 random bytes), e.g. `2026-11:q83v…`. */
-const KEY_ENTRY = 'id:base64 (an id of letters, digits, "_" or "-", a colon, then 32 random bytes in base64: '
-  + 'node -e "console.log(\'k1:\' + require(\'crypto\').randomBytes(32).toString(\'base64\'))")';
+const KEY_ENTRY =
+  'id:base64 (an id of letters, digits, "_" or "-", a colon, then 32 random bytes in base64: ' +
+  "node -e \"console.log('k1:' + require('crypto').randomBytes(32).toString('base64'))\")";
 
 /**
  * Fewer distinct byte values than this in 32 bytes is no random key (zeros, a repeated byte, a short
@@ -46,16 +47,25 @@ function checkedKey(entry: { id: string; key: string | Buffer }, ctx: z.Refineme
     return z.NEVER;
   }
   if (!KEY_ID.test(entry.id)) {
-    ctx.addIssue({ code: 'custom', message: `key id "${entry.id.slice(0, 40)}" must be 1-32 letters, digits, "_" or "-"` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `key id "${entry.id.slice(0, 40)}" must be 1-32 letters, digits, "_" or "-"`,
+    });
     return z.NEVER;
   }
   const key = typeof entry.key === 'string' ? decodeKey(entry.key) : entry.key;
   if (!key || key.length !== SEALING_KEY_BYTES) {
-    ctx.addIssue({ code: 'custom', message: `key ${entry.id} must be ${SEALING_KEY_BYTES} bytes in base64; each key is ${KEY_ENTRY}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `key ${entry.id} must be ${SEALING_KEY_BYTES} bytes in base64; each key is ${KEY_ENTRY}`,
+    });
     return z.NEVER;
   }
   if (new Set(key).size < MIN_DISTINCT_BYTES || looksMadeUp(key)) {
-    ctx.addIssue({ code: 'custom', message: `key ${entry.id} is not random (too few distinct bytes): generate one with ${KEY_ENTRY}` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `key ${entry.id} is not random (too few distinct bytes): generate one with ${KEY_ENTRY}`,
+    });
     return z.NEVER;
   }
   return { id: entry.id, key: Buffer.from(key) };
@@ -66,16 +76,35 @@ const KeyEntry = z.preprocess(
   (entry) => {
     if (typeof entry !== 'string') return entry;
     const colon = entry.indexOf(':');
-    return colon < 0 ? { id: '', key: entry } : { id: entry.slice(0, colon).trim(), key: entry.slice(colon + 1).trim() };
+    return colon < 0
+      ? { id: '', key: entry }
+      : { id: entry.slice(0, colon).trim(), key: entry.slice(colon + 1).trim() };
   },
-  z.object({ id: z.string(), key: z.union([z.instanceof(Buffer), z.string()]) }, { error: `each key must be ${KEY_ENTRY}` }).transform(checkedKey),
+  z
+    .object(
+      { id: z.string(), key: z.union([z.instanceof(Buffer), z.string()]) },
+      { error: `each key must be ${KEY_ENTRY}` },
+    )
+    .transform(checkedKey),
 );
 
 /** A comma list of `id:base64` entries, or an array of entries; ids unique, at least one key. */
 export const SealingKeyList = z
-  .preprocess((value) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : value), z.array(KeyEntry))
+  .preprocess(
+    (value) =>
+      typeof value === 'string'
+        ? value
+            .split(',')
+            .map((item) => item.trim())
+            .filter(Boolean)
+        : value,
+    z.array(KeyEntry),
+  )
   .refine((keys) => keys.length > 0, `must name at least one key: ${KEY_ENTRY}`)
-  .refine((keys) => new Set(keys.map((k) => k.id)).size === keys.length, 'key ids must be unique (the id says which key sealed a value)');
+  .refine(
+    (keys) => new Set(keys.map((k) => k.id)).size === keys.length,
+    'key ids must be unique (the id says which key sealed a value)',
+  );
 
 /**
  * Sandbox mode's key, derived from a published phrase: anyone can compute it, which is fine for the local

@@ -9,27 +9,27 @@ type EnvName = keyof typeof ENV_VARIABLES;
 
 /** What each setting is for, in a few words. Typed by the env names: a new setting without a line does not compile. */
 const PURPOSE: Record<EnvName, string> = {
-  OBV_BASE_URL: 'the provider\'s host of the token and verification endpoints (from the provider)',
-  OBV_GATEWAY_URL: 'the provider\'s host of the transaction endpoint (default OBV_BASE_URL)',
+  OBV_BASE_URL: "the provider's host of the token and verification endpoints (from the provider)",
+  OBV_GATEWAY_URL: "the provider's host of the transaction endpoint (default OBV_BASE_URL)",
   OBV_CLIENT_ID: 'OAuth client id the provider gave you',
   OBV_CLIENT_SECRET: 'OAuth client secret the provider gave you',
   OBV_TOKEN_SCOPE: 'scope asked for at the token endpoint',
-  OBV_TRANSACTION_SCOPE: 'a separate scope for the transaction endpoint\'s token (unset: reuse the verification token)',
-  OBV_PUBLIC_URL: 'the proxy\'s public https URL, as browsers and the provider reach it',
+  OBV_TRANSACTION_SCOPE: "a separate scope for the transaction endpoint's token (unset: reuse the verification token)",
+  OBV_PUBLIC_URL: "the proxy's public https URL, as browsers and the provider reach it",
   OBV_MOUNT_PATH: 'where the routes are mounted',
   OBV_WEBHOOK_SECRET: 'whsec_ secret the provider signs notifications with',
-  OBV_ALLOWED_ORIGINS: 'comma list of page origins allowed besides the proxy\'s own',
+  OBV_ALLOWED_ORIGINS: "comma list of page origins allowed besides the proxy's own",
   OBV_MERCHANT_ID: 'your merchant id at the provider',
   OBV_MERCHANT_SUB_ID: 'your merchant sub-id at the provider',
   OBV_HOSTED_REDIRECT_SCHEMES: 'custom URI schemes a hosted link page may return to',
-  OBV_MERCHANT_NAME: 'your shop\'s name as shoppers know it',
+  OBV_MERCHANT_NAME: "your shop's name as shoppers know it",
   OBV_PRODUCT: 'transaction.product sent upstream',
   OBV_TRANSACTION_REGION: 'transaction.transactionRegion sent upstream',
   OBV_PGW_APP_ID: 'x-pgw-app-id of the transaction endpoint (required with a merchant API key)',
   OBV_PGW_CLIENT_ID: 'x-pgw-client-id of the transaction endpoint (required with a merchant API key)',
   OBV_MERCHANT_API_KEY: 'bearer key your server uses on the server-only routes (unset: those routes are off)',
   OBV_MERCHANT_API_KEYS: 'several keys at once for a rotation: id:key,id:key',
-  OBV_EVENTS_URL: 'your server\'s URL for signed merchant events (unset: no events)',
+  OBV_EVENTS_URL: "your server's URL for signed merchant events (unset: no events)",
   OBV_EVENTS_SECRETS: 'comma list of whsec_ secrets signing merchant events (required with OBV_EVENTS_URL)',
   OBV_SUCCESS_STATUSES: 'verificationStatus values that mean success',
   OBV_FAILURE_STATUSES: 'verificationStatus values that mean failure',
@@ -45,12 +45,13 @@ const PURPOSE: Record<EnvName, string> = {
   OBV_BIND_BANK_STEP: 'bind each bank step to its browser (default true outside sandbox mode)',
   OBV_REDIS_URL: 'Redis for several instances (redis:// or rediss://)',
   OBV_REDIS_PREFIX: 'prefix of every Redis key',
-  OBV_STORAGE: 'sqlite, postgres, redis or memory (default sqlite; postgres with OBV_DATABASE_URL, redis with OBV_REDIS_URL)',
+  OBV_STORAGE:
+    'sqlite, postgres, redis or memory (default sqlite; postgres with OBV_DATABASE_URL, redis with OBV_REDIS_URL)',
   OBV_DATABASE_URL: 'PostgreSQL for several instances (postgres://user:password@host:port/database)',
-  OBV_DATABASE_SCHEMA: 'the PostgreSQL schema of the proxy\'s tables (default obv_link)',
+  OBV_DATABASE_SCHEMA: "the PostgreSQL schema of the proxy's tables (default obv_link)",
   OBV_DATABASE_POOL_SIZE: 'PostgreSQL connections per instance at most (default 10)',
   OBV_DATABASE_STATEMENT_TIMEOUT: 'a PostgreSQL statement running longer is cancelled (default 5s)',
-  OBV_DATA_DIR: 'the SQLite storage\'s directory (created 0700)',
+  OBV_DATA_DIR: "the SQLite storage's directory (created 0700)",
   OBV_ALLOW_VOLATILE_STORAGE: 'true lets production run OBV_STORAGE=memory',
   OBV_RATE_LIMIT: 'verification starts per client address per minute (0: off)',
   OBV_TRUST_PROXY: 'Express trust proxy: a hop count or addresses',
@@ -60,7 +61,7 @@ const PURPOSE: Record<EnvName, string> = {
   OBV_WS_MAX_TOTAL: 'WebSockets per instance (default 10000, or less to fit the file limit)',
   OBV_HEADERS_TIMEOUT: 'a client must send its headers within this',
   OBV_REQUEST_TIMEOUT: 'a whole request must arrive within this',
-  OBV_NOTIFICATION_PUBLIC_URL: 'public URL of a separate listener for the provider\'s notifications',
+  OBV_NOTIFICATION_PUBLIC_URL: "public URL of a separate listener for the provider's notifications",
   OBV_NOTIFICATION_PORT: 'port of that listener',
   OBV_METRICS_PORT: 'port of the Prometheus /metrics listener (unset: none)',
   OBV_METRICS_HOST: 'address the metrics listener binds to',
@@ -90,8 +91,10 @@ export function settingDefault(name: EnvName): string {
 export function settingsHelp(): string {
   const names = Object.keys(ENV_VARIABLES) as EnvName[];
   const width = Math.max(...names.map((name) => name.length)) + 2;
-  return names.map((name) => {
-    const when = settingDefault(name);
-    return `  ${name.padEnd(width)}${PURPOSE[name]}${when ? ` [${when}]` : ''}`;
-  }).join('\n');
+  return names
+    .map((name) => {
+      const when = settingDefault(name);
+      return `  ${name.padEnd(width)}${PURPOSE[name]}${when ? ` [${when}]` : ''}`;
+    })
+    .join('\n');
 }

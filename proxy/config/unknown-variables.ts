@@ -7,7 +7,11 @@ function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const current = [i];
     for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
     }
     previous = current;
   }
@@ -27,12 +31,18 @@ export function closestName(name: string, known: readonly string[]): string | un
 }
 
 /** One issue per OBV_* variable in `env` that is not in `known`, with a suggestion when one is close. */
-export function unknownVariables(env: NodeJS.ProcessEnv, known: readonly string[]): { setting: string; message: string }[] {
+export function unknownVariables(
+  env: NodeJS.ProcessEnv,
+  known: readonly string[],
+): { setting: string; message: string }[] {
   return Object.keys(env)
     .filter((name) => name.startsWith('OBV_') && !known.includes(name))
     .sort()
     .map((name) => {
       const suggestion = closestName(name, known);
-      return { setting: name, message: `is not a variable obv-link reads${suggestion ? ` (did you mean ${suggestion}?)` : ''}` };
+      return {
+        setting: name,
+        message: `is not a variable obv-link reads${suggestion ? ` (did you mean ${suggestion}?)` : ''}`,
+      };
     });
 }

@@ -38,12 +38,21 @@ export function limitWarnings(config: Pick<ProxyConfig, keyof typeof SANE_LIMITS
   for (const key of Object.keys(SANE_LIMITS) as (keyof typeof SANE_LIMITS)[]) {
     const value = config[key];
     if (value === undefined || value <= SANE_LIMITS[key]) continue;
-    warnings.push(`${envName(key)}=${value}: ${value.toLocaleString('en-US')} ${LIMIT_UNITS[key]} limits nothing (at most `
-      + `${SANE_LIMITS[key].toLocaleString('en-US')} still protects the proxy); lower it${key === 'rateLimit' || key === 'authFailureLimit' ? ', or set 0 to say it is off' : ''}`);
+    warnings.push(
+      `${envName(key)}=${value}: ${value.toLocaleString('en-US')} ${LIMIT_UNITS[key]} limits nothing (at most ` +
+        `${SANE_LIMITS[key].toLocaleString('en-US')} still protects the proxy); lower it${key === 'rateLimit' || key === 'authFailureLimit' ? ', or set 0 to say it is off' : ''}`,
+    );
   }
-  if (config.maxSockets !== undefined && config.maxSockets <= SANE_LIMITS.maxSockets && fileLimit !== undefined && config.maxSockets > fileLimit) {
-    warnings.push(`${envName('maxSockets')}=${config.maxSockets}: more WebSockets than this process may open files (${fileLimit}); `
-      + 'when they run out nothing else works (starts, notifications, /healthz): lower it, or raise the file limit (ulimit -n)');
+  if (
+    config.maxSockets !== undefined &&
+    config.maxSockets <= SANE_LIMITS.maxSockets &&
+    fileLimit !== undefined &&
+    config.maxSockets > fileLimit
+  ) {
+    warnings.push(
+      `${envName('maxSockets')}=${config.maxSockets}: more WebSockets than this process may open files (${fileLimit}); ` +
+        'when they run out nothing else works (starts, notifications, /healthz): lower it, or raise the file limit (ulimit -n)',
+    );
   }
   return warnings;
 }
@@ -57,17 +66,26 @@ export function limitWarnings(config: Pick<ProxyConfig, keyof typeof SANE_LIMITS
 export function protectionWarnings(config: ProxyConfig, fileLimit?: number): string[] {
   const warnings: string[] = [];
   if (!config.bindBankStep && !config.sandbox) {
-    warnings.push('OBV_BIND_BANK_STEP=false: bank steps are not bound to the browser that started them '
-      + '(a consumerUrl sent to someone else can link their account for the sender; docs/PROXY.md "Security notes")');
+    warnings.push(
+      'OBV_BIND_BANK_STEP=false: bank steps are not bound to the browser that started them ' +
+        '(a consumerUrl sent to someone else can link their account for the sender; docs/PROXY.md "Security notes")',
+    );
   }
   if (config.rateLimit === 0) warnings.push('OBV_RATE_LIMIT=0: verification starts are not limited per client address');
   if (config.authFailureLimit === 0 && merchantApiKeys(config).length > 0) {
-    warnings.push('OBV_AUTH_FAILURE_LIMIT=0: wrong API keys on /transactions and /links are not limited per client address');
+    warnings.push(
+      'OBV_AUTH_FAILURE_LIMIT=0: wrong API keys on /transactions and /links are not limited per client address',
+    );
   }
-  if (config.logLevel === 'trace') warnings.push('OBV_LOG_LEVEL=trace: troubleshooting verbosity (every debug line, and what libraries log at trace); use info in production');
+  if (config.logLevel === 'trace')
+    warnings.push(
+      'OBV_LOG_LEVEL=trace: troubleshooting verbosity (every debug line, and what libraries log at trace); use info in production',
+    );
   if (config.redisUrl && URL.canParse(config.redisUrl) && new URL(config.redisUrl).password === '') {
-    warnings.push('OBV_REDIS_URL has no password: anyone who reaches that Redis reads and changes sessions, outcomes and payments '
-      + '(redis://:password@host or an ACL user:password@)');
+    warnings.push(
+      'OBV_REDIS_URL has no password: anyone who reaches that Redis reads and changes sessions, outcomes and payments ' +
+        '(redis://:password@host or an ACL user:password@)',
+    );
   }
   warnings.push(...limitWarnings(config, fileLimit));
   return warnings;
@@ -76,6 +94,8 @@ export function protectionWarnings(config: ProxyConfig, fileLimit?: number): str
 /** npm start's listeners that `config` opens beyond this machine without protection (server.ts logs them). */
 export function listenerWarnings(config: ProxyConfig): string[] {
   if (config.metricsPort === undefined || isLoopbackHost(config.metricsHost)) return [];
-  return [`OBV_METRICS_HOST=${config.metricsHost}: /metrics (no authentication) is served beyond this machine on port ${config.metricsPort}; `
-    + 'bind it to 127.0.0.1 or reach it through your network\'s own access control'];
+  return [
+    `OBV_METRICS_HOST=${config.metricsHost}: /metrics (no authentication) is served beyond this machine on port ${config.metricsPort}; ` +
+      "bind it to 127.0.0.1 or reach it through your network's own access control",
+  ];
 }

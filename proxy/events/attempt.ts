@@ -18,7 +18,10 @@ export interface AttemptOptions {
   attemptTimeoutMs: number;
 }
 
-type AttemptResult = { ok: true } | { ok: false; reason: string; kind: 'status' | 'timeout' | 'network' } | { ok: false; kind: 'shutdown' };
+type AttemptResult =
+  | { ok: true }
+  | { ok: false; reason: string; kind: 'status' | 'timeout' | 'network' }
+  | { ok: false; kind: 'shutdown' };
 
 /**
  * Why a connection failed, in words that are safe to log and to list (GET /events `lastError`): the
@@ -36,7 +39,11 @@ async function attempt(options: AttemptOptions, stored: StoredEvent, shutdown: A
   try {
     const response = await fetch(options.url, {
       method: 'POST',
-      headers: { ...options.sign(event.id, body, options.now()), 'content-type': 'application/json', 'user-agent': 'obv-link-proxy' },
+      headers: {
+        ...options.sign(event.id, body, options.now()),
+        'content-type': 'application/json',
+        'user-agent': 'obv-link-proxy',
+      },
       body,
       redirect: 'manual',
       signal,
@@ -46,7 +53,8 @@ async function attempt(options: AttemptOptions, stored: StoredEvent, shutdown: A
     return { ok: false, kind: 'status', reason: `answered ${response.status}` };
   } catch (error) {
     if (shutdown.aborted) return { ok: false, kind: 'shutdown' };
-    if (signal.aborted) return { ok: false, kind: 'timeout', reason: `no answer within ${options.attemptTimeoutMs} ms` };
+    if (signal.aborted)
+      return { ok: false, kind: 'timeout', reason: `no answer within ${options.attemptTimeoutMs} ms` };
     return { ok: false, kind: 'network', reason: networkReason(error) };
   }
 }
@@ -79,12 +87,22 @@ export async function deliverEvent(options: AttemptOptions, eventId: string, shu
   if (delay === undefined) {
     await outbox.settle(eventId, { ok: false, error: result.reason }, now());
     metrics.eventsFailed.inc({ type: event.type });
-    logger.error({ event: eventId, type: event.type, attempt: attemptNumber, reason: result.reason },
-      'merchant event not delivered: its last attempt failed; it stays listed in GET /events (delivery=failed)');
+    logger.error(
+      { event: eventId, type: event.type, attempt: attemptNumber, reason: result.reason },
+      'merchant event not delivered: its last attempt failed; it stays listed in GET /events (delivery=failed)',
+    );
     return;
   }
   await outbox.retryAt(eventId, result.reason, now(), now() + delay);
   // One line per event per retry step: the schedule itself bounds how often an event is logged.
-  logger.warn({ event: eventId, type: event.type, attempt: attemptNumber, reason: result.reason, retryInSeconds: Math.round(delay / 1000) },
-    'merchant event delivery failed; it will be retried');
+  logger.warn(
+    {
+      event: eventId,
+      type: event.type,
+      attempt: attemptNumber,
+      reason: result.reason,
+      retryInSeconds: Math.round(delay / 1000),
+    },
+    'merchant event delivery failed; it will be retried',
+  );
 }

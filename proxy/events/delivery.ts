@@ -59,7 +59,12 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
       .catch((error: unknown) => {
         // The job's lease brings it back; a failing backend is logged at most once a minute.
         const subject = job.kind === 'deliver' ? { event: job.eventId } : { session: sessionLogRef(job.sessionId) };
-        outboxWarnings.warn(`job:${job.kind}`, subject, 'merchant events: a job failed; it runs again when its lease ends', error);
+        outboxWarnings.warn(
+          `job:${job.kind}`,
+          subject,
+          'merchant events: a job failed; it runs again when its lease ends',
+          error,
+        );
       })
       .finally(() => {
         inFlight.delete(running);
@@ -85,7 +90,9 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
     }
     filling = true;
     fill()
-      .catch((error: unknown) => outboxWarnings.warn('claim', {}, 'merchant events: the outbox cannot be read; retrying', error))
+      .catch((error: unknown) =>
+        outboxWarnings.warn('claim', {}, 'merchant events: the outbox cannot be read; retrying', error),
+      )
       .finally(() => {
         filling = false;
         if (again) {
@@ -98,7 +105,9 @@ export function startEventWorker(options: EventWorkerOptions): EventWorker {
   const poller = setInterval(wake, options.pollIntervalMs);
   poller.unref();
   const trimmer = setInterval(() => {
-    outbox.trim(now()).catch((error: unknown) => outboxWarnings.warn('trim', {}, 'merchant events: could not trim the list', error));
+    outbox
+      .trim(now())
+      .catch((error: unknown) => outboxWarnings.warn('trim', {}, 'merchant events: could not trim the list', error));
   }, EVENT_TRIM_INTERVAL_MS);
   trimmer.unref();
   wake();

@@ -51,7 +51,11 @@ export interface MerchantEvents {
   /** False when OBV_EVENTS_URL is not set. */
   readonly enabled: boolean;
   /** Records the event and queues its delivery; the event, or undefined when events are off or `once` already emitted. */
-  emit<Type extends EventType>(type: Type, data: EventData<Type>, options?: EmitOptions): Promise<MerchantEvent<Type> | undefined>;
+  emit<Type extends EventType>(
+    type: Type,
+    data: EventData<Type>,
+    options?: EmitOptions,
+  ): Promise<MerchantEvent<Type> | undefined>;
   /** A session started: its end is checked when its time is up (link.expired if it has no outcome then). */
   sessionStarted(record: SessionRecord): Promise<void>;
   /**
@@ -96,11 +100,18 @@ export interface MerchantEventsOptions {
 /** The order fields of a session, as events carry them (unset ones left out). */
 function orderOf(record: SessionRecord) {
   const { merchantUserId, merchantTransactionId, amount, currency, hosted } = record;
-  return Object.fromEntries(Object.entries({ merchantUserId, merchantTransactionId, amount, currency, hosted }).filter(([, value]) => value !== undefined));
+  return Object.fromEntries(
+    Object.entries({ merchantUserId, merchantTransactionId, amount, currency, hosted }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
 }
 
 /** The link.* event a session ended with; undefined while it has not ended. */
-function sessionEndEvent(sealer: Sealer, record: SessionRecord): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
+function sessionEndEvent(
+  sealer: Sealer,
+  record: SessionRecord,
+): { [Type in EventType]: { type: Type; data: EventData<Type> } }[EventType] | undefined {
   const order = orderOf(record);
   const outcome = record.outcome;
   if (outcome?.status === 'success') {
@@ -114,7 +125,8 @@ function sessionEndEvent(sealer: Sealer, record: SessionRecord): { [Type in Even
   }
   if (outcome?.code === CANCELLED_CODE) return { type: 'link.cancelled', data: order };
   if (outcome) return { type: 'link.failed', data: { ...order, code: outcome.code, message: outcome.message } };
-  if (record.state === 'expired') return { type: 'link.expired', data: { ...order, expiredAt: new Date(record.expiresAt).toISOString() } };
+  if (record.state === 'expired')
+    return { type: 'link.expired', data: { ...order, expiredAt: new Date(record.expiresAt).toISOString() } };
   return undefined;
 }
 
@@ -144,13 +156,24 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
   async function countRedelivery(eventId: string): Promise<void> {
     const { totalHits, resetTime } = await redeliveries.increment(`event:${eventId}`);
     if (totalHits <= REDELIVERIES_PER_EVENT) return;
-    const retryAfterSeconds = Math.max(1, Math.ceil(((resetTime?.getTime() ?? Date.now() + REDELIVERY_WINDOW_MS) - Date.now()) / 1000));
+    const retryAfterSeconds = Math.max(
+      1,
+      Math.ceil(((resetTime?.getTime() ?? Date.now() + REDELIVERY_WINDOW_MS) - Date.now()) / 1000),
+    );
     logger.warn({ event: eventId, asked: totalHits }, 'merchant event redelivery refused: asked too often');
-    throw problem('rate-limited', `This event was asked for again ${REDELIVERIES_PER_EVENT} times within ${REDELIVERY_WINDOW_MS / 60_000} minutes; `
-      + 'try again later (its delivery is listed by GET /events).', { headers: { 'retry-after': String(retryAfterSeconds) } });
+    throw problem(
+      'rate-limited',
+      `This event was asked for again ${REDELIVERIES_PER_EVENT} times within ${REDELIVERY_WINDOW_MS / 60_000} minutes; ` +
+        'try again later (its delivery is listed by GET /events).',
+      { headers: { 'retry-after': String(retryAfterSeconds) } },
+    );
   }
 
-  async function emit<Type extends EventType>(type: Type, data: EventData<Type>, emitOptions: EmitOptions = {}): Promise<MerchantEvent<Type> | undefined> {
+  async function emit<Type extends EventType>(
+    type: Type,
+    data: EventData<Type>,
+    emitOptions: EmitOptions = {},
+  ): Promise<MerchantEvent<Type> | undefined> {
     const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
     if (!(await outbox.append(event as MerchantEvent, now()))) return undefined;
     logger.info({ event: event.id, type }, 'merchant event recorded');
@@ -166,7 +189,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
    */
   async function sessionEnded(released: SessionRecord): Promise<void> {
     const end = sessionEndEvent(options.sealer, released);
-    if (end) await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
+    if (end)
+      await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
   }
 
   // `emit` (above) wakes this worker; it is only ever called after this line ran (the worker's own jobs
@@ -205,7 +229,11 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     list: (query) => outbox.list(query, now()),
     async acknowledge(eventId) {
       const stored = await outbox.acknowledge(eventId, now());
-      if (stored) logger.info({ event: eventId, type: stored.event.type }, 'merchant event acknowledged through the API: no more attempts');
+      if (stored)
+        logger.info(
+          { event: eventId, type: stored.event.type },
+          'merchant event acknowledged through the API: no more attempts',
+        );
       return stored;
     },
     async redeliver(eventId) {

@@ -15,7 +15,8 @@ export type EventSigner = (id: string, body: string, nowMs: number) => SignedHea
 /** A signer for `secrets` (`whsec_` + base64 key each), keys decoded once. */
 export function createEventSigner(secrets: readonly string[]): EventSigner {
   const keys = secrets.map(webhookKeyBytes);
-  if (keys.length === 0 || keys.some((key) => key.length === 0)) throw new Error('every events secret must be a non-empty whsec_ key');
+  if (keys.length === 0 || keys.some((key) => key.length === 0))
+    throw new Error('every events secret must be a non-empty whsec_ key');
   return (id, body, nowMs) => {
     const timestamp = String(Math.floor(nowMs / 1000));
     const content = `${id}.${timestamp}.${body}`;

@@ -5,9 +5,14 @@ import { ConfigError, configFromEnv } from '../config/schema.ts';
 import { EVENT_TYPES, type EventType } from '../storage/events.ts';
 import { sendTestEvents } from './test-events.ts';
 
-export async function sendTestEventsFromCli(type: string | undefined, write: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<number> {
+export async function sendTestEventsFromCli(
+  type: string | undefined,
+  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+): Promise<number> {
   if (type !== undefined && !(EVENT_TYPES as string[]).includes(type)) {
-    write(`send-test-event: unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')} (or none for all)`);
+    write(
+      `send-test-event: unknown event type ${JSON.stringify(type)}; one of ${EVENT_TYPES.join(', ')} (or none for all)`,
+    );
     return 2;
   }
   let config;
@@ -19,10 +24,16 @@ export async function sendTestEventsFromCli(type: string | undefined, write: (li
     return 2;
   }
   if (!config.eventsUrl || !config.eventsSecrets?.length) {
-    write('send-test-event: set OBV_EVENTS_URL and OBV_EVENTS_SECRETS (where merchant events go, and the secrets that sign them)');
+    write(
+      'send-test-event: set OBV_EVENTS_URL and OBV_EVENTS_SECRETS (where merchant events go, and the secrets that sign them)',
+    );
     return 2;
   }
-  const results = await sendTestEvents({ eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets }, type as EventType | undefined);
-  for (const { event, status, error } of results) write(`${event.type} ${event.id} → ${status ?? 'no answer'}${error ? ` (${error})` : ''}`);
+  const results = await sendTestEvents(
+    { eventsUrl: config.eventsUrl, eventsSecrets: config.eventsSecrets },
+    type as EventType | undefined,
+  );
+  for (const { event, status, error } of results)
+    write(`${event.type} ${event.id} → ${status ?? 'no answer'}${error ? ` (${error})` : ''}`);
   return results.every((result) => result.error === undefined) ? 0 : 1;
 }

@@ -6,7 +6,12 @@ import { randomEventId } from './ids.ts';
 import { buildEvent, EVENT_TYPES, type EventData, type EventType, type MerchantEvent } from '../storage/events.ts';
 import { createEventSigner } from './signing.ts';
 
-const ORDER = { merchantUserId: 'user-test', merchantTransactionId: 'order-test-0001', amount: '49.99', currency: 'USD' };
+const ORDER = {
+  merchantUserId: 'user-test',
+  merchantTransactionId: 'order-test-0001',
+  amount: '49.99',
+  currency: 'USD',
+};
 const ACCOUNT = { accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' };
 const PAYMENT = { paymentId: 'pay_test_0001', linkRef: 'test-link-reference-0001' };
 
@@ -17,10 +22,30 @@ const SAMPLES: { [Type in EventType]: EventData<Type> } = {
   'link.cancelled': { ...ORDER },
   'link.expired': { ...ORDER, expiredAt: '2026-01-01T00:30:00.000Z' },
   'payment.succeeded': { ...ORDER, ...PAYMENT, transactionId: 'txn_test_0001', transactionStatus: 'APPROVED' },
-  'payment.failed': { ...ORDER, ...PAYMENT, code: 'PAYMENT_REFUSED', message: 'The payment service refused the payment; nothing was charged.' },
-  'payment.unknown': { ...ORDER, ...PAYMENT, reason: 'The payment service did not answer; it may have charged. Check with the provider and record the result.' },
-  'reauthorization.required': { merchantUserId: ORDER.merchantUserId, ...ACCOUNT, code: 'REAUTHORIZATION_REQUIRED', accountId: 'sa_test_0001', merchantTransactionId: ORDER.merchantTransactionId },
-  'saved_account.removed': { merchantUserId: ORDER.merchantUserId, ...ACCOUNT, accountId: 'sa_test_0001', merchantTransactionId: ORDER.merchantTransactionId },
+  'payment.failed': {
+    ...ORDER,
+    ...PAYMENT,
+    code: 'PAYMENT_REFUSED',
+    message: 'The payment service refused the payment; nothing was charged.',
+  },
+  'payment.unknown': {
+    ...ORDER,
+    ...PAYMENT,
+    reason: 'The payment service did not answer; it may have charged. Check with the provider and record the result.',
+  },
+  'reauthorization.required': {
+    merchantUserId: ORDER.merchantUserId,
+    ...ACCOUNT,
+    code: 'REAUTHORIZATION_REQUIRED',
+    accountId: 'sa_test_0001',
+    merchantTransactionId: ORDER.merchantTransactionId,
+  },
+  'saved_account.removed': {
+    merchantUserId: ORDER.merchantUserId,
+    ...ACCOUNT,
+    accountId: 'sa_test_0001',
+    merchantTransactionId: ORDER.merchantTransactionId,
+  },
 };
 
 export interface TestEventResult {
@@ -49,7 +74,11 @@ export async function sendTestEvents(target: TestEventTarget, type?: EventType):
     try {
       const response = await fetch(target.eventsUrl, {
         method: 'POST',
-        headers: { ...sign(event.id, body, now()), 'content-type': 'application/json', 'user-agent': 'obv-link-proxy (test event)' },
+        headers: {
+          ...sign(event.id, body, now()),
+          'content-type': 'application/json',
+          'user-agent': 'obv-link-proxy (test event)',
+        },
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(target.timeoutMs ?? 10_000),

@@ -19,7 +19,11 @@ export function createEventVerifier(secrets: readonly string[]): EventVerifier {
   const verifiers = secrets.map(createWebhookVerifier);
   return (body, headers, nowMs) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    const signed = { id: header(headers, 'webhook-id'), timestamp: header(headers, 'webhook-timestamp'), signature: header(headers, 'webhook-signature') };
+    const signed = {
+      id: header(headers, 'webhook-id'),
+      timestamp: header(headers, 'webhook-timestamp'),
+      signature: header(headers, 'webhook-signature'),
+    };
     let failure: unknown = new WebhookSignatureError('No events secret is configured (OBV_EVENTS_SECRETS)');
     for (const verifier of verifiers) {
       try {

@@ -34,7 +34,9 @@ function bindingOf(secret: string): string {
 
 /** The binding cookies a request carries (a stray duplicate may come along: each is tried). */
 function bindingCookies(req: Request): string[] {
-  return (req.get('cookie') ?? '').split(';').map((pair) => pair.trim())
+  return (req.get('cookie') ?? '')
+    .split(';')
+    .map((pair) => pair.trim())
     .filter((pair) => pair.startsWith(`${BANK_STEP_COOKIE}=`))
     .map((pair) => pair.slice(BANK_STEP_COOKIE.length + 1))
     .filter((value) => SECRET_PATTERN.test(value));
@@ -53,15 +55,20 @@ export interface NewBinding {
  * could not set the cookie in a page's browser (one not sent by a page on OBV_PUBLIC_URL's origin),
  * so a misconfigured checkout fails at once instead of never confirming.
  */
-export function newBankStepBinding(config: Pick<ProxyConfig, 'bindBankStep' | 'publicUrl'>, req: Request): NewBinding | undefined {
+export function newBankStepBinding(
+  config: Pick<ProxyConfig, 'bindBankStep' | 'publicUrl'>,
+  req: Request,
+): NewBinding | undefined {
   if (!config.bindBankStep) return undefined;
   const publicOrigin = new URL(config.publicUrl).origin;
   const site = req.get('sec-fetch-site');
   if (req.get('origin') !== publicOrigin || (site !== undefined && site !== 'same-origin')) {
-    throw problem('bank-step-unbindable',
-      `Verifications start only from pages on ${publicOrigin} while OBV_BIND_BANK_STEP is on: the bank step is bound to the `
-      + 'starting browser by a cookie of that origin. Serve the checkout from OBV_PUBLIC_URL\'s origin, or set OBV_BIND_BANK_STEP=false '
-      + '(docs/PROXY.md "Security notes").');
+    throw problem(
+      'bank-step-unbindable',
+      `Verifications start only from pages on ${publicOrigin} while OBV_BIND_BANK_STEP is on: the bank step is bound to the ` +
+        "starting browser by a cookie of that origin. Serve the checkout from OBV_PUBLIC_URL's origin, or set OBV_BIND_BANK_STEP=false " +
+        '(docs/PROXY.md "Security notes").',
+    );
   }
   const held = bindingCookies(req);
   const secret = held.length === 1 ? held[0]! : randomBytes(32).toString('base64url');
@@ -72,9 +79,18 @@ export function newBankStepBinding(config: Pick<ProxyConfig, 'bindBankStep' | 'p
  * Sets the browser's secret on the start's answer: the new one, or on an idempotent repeat the one the
  * request carries when it is the session's (another client repeating the key gets no cookie).
  */
-export function setBankStepCookie(res: Response, config: Pick<ProxyConfig, 'publicUrl' | 'mountPath'>, record: SessionRecord, now: number, made: NewBinding | undefined): void {
+export function setBankStepCookie(
+  res: Response,
+  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath'>,
+  record: SessionRecord,
+  now: number,
+  made: NewBinding | undefined,
+): void {
   if (!record.browserBinding) return;
-  const value = made?.binding === record.browserBinding ? made.secret : bindingCookies(res.req).find((held) => carriesBinding(held, record));
+  const value =
+    made?.binding === record.browserBinding
+      ? made.secret
+      : bindingCookies(res.req).find((held) => carriesBinding(held, record));
   if (!value) return;
   res.cookie(BANK_STEP_COOKIE, value, {
     path: mountPath(config),

@@ -30,7 +30,7 @@ export function cors(policy: OriginPolicy): RequestHandler {
       return;
     }
     if (!allowed) {
-      next(problem('forbidden', 'This page\'s origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).'));
+      next(problem('forbidden', "This page's origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS)."));
       return;
     }
     next();

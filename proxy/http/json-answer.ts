@@ -10,7 +10,10 @@ import type { Response } from 'express';
 export function sendJsonInOneWrite(this: Response, body: unknown): Response {
   const text = JSON.stringify(body) ?? '';
   const type = this.get('content-type');
-  this.set('content-type', !type ? 'application/json; charset=utf-8' : /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`);
+  this.set(
+    'content-type',
+    !type ? 'application/json; charset=utf-8' : /;\s*charset=/i.test(type) ? type : `${type}; charset=utf-8`,
+  );
   // As Express's: a 204 or a 304 has no body and no length; HEAD gets the length and no body.
   const noBody = this.statusCode === 204 || this.statusCode === 304;
   if (!noBody) this.set('content-length', String(Buffer.byteLength(text)));

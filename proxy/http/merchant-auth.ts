@@ -50,9 +50,13 @@ export interface MerchantAuthOptions {
  */
 function failedKeyLimit(options: MerchantAuthOptions): RequestHandler {
   const { failureLimit, store, logger } = options;
-  const refuse: RequestHandler = (req, _res, next) => next(
-    problem('unauthorized', `${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`),
-  );
+  const refuse: RequestHandler = (req, _res, next) =>
+    next(
+      problem(
+        'unauthorized',
+        `${req.method} ${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')} needs Authorization: Bearer <OBV_MERCHANT_API_KEY>.`,
+      ),
+    );
   if (failureLimit === 0) return refuse;
   const warnings = new WarningLimiter(logger);
   const counter = rateLimit({
@@ -62,7 +66,11 @@ function failedKeyLimit(options: MerchantAuthOptions): RequestHandler {
     legacyHeaders: false,
     ...(store ? { store } : {}),
     handler: (req, _res, next) => {
-      warnings.once(`locked:${req.ip ?? ''}`, { address: clip(req.ip ?? '') }, 'an address passed the failed API-key limit: its wrong keys are answered 429 (the right key still passes)');
+      warnings.once(
+        `locked:${req.ip ?? ''}`,
+        { address: clip(req.ip ?? '') },
+        'an address passed the failed API-key limit: its wrong keys are answered 429 (the right key still passes)',
+      );
       next(problem('rate-limited', 'Too many failed API-key attempts from this address; try again later.'));
     },
   });
@@ -81,16 +89,21 @@ export function merchantAuth(options: MerchantAuthOptions): RequestHandler[] {
   // Every configured id shows from the start, at 0: a key nobody uses any more reads 0, not "absent".
   for (const { id } of keys) metrics.merchantApiRequests.inc({ key_id: id }, 0);
   const onWrongKey = failedKeyLimit(options);
-  return [(req, res, next) => {
-    const keyId = matchingKeyId(req, keys);
-    if (keyId === undefined) {
-      onWrongKey(req, res, next);
-      return;
-    }
-    res.locals.merchantKeyId = keyId;
-    metrics.merchantApiRequests.inc({ key_id: keyId });
-    // The route's first segment only: a link reference in the path is a credential of its own.
-    logger.info({ keyId, method: req.method, route: `${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')}` }, 'merchant API request');
-    next();
-  }];
+  return [
+    (req, res, next) => {
+      const keyId = matchingKeyId(req, keys);
+      if (keyId === undefined) {
+        onWrongKey(req, res, next);
+        return;
+      }
+      res.locals.merchantKeyId = keyId;
+      metrics.merchantApiRequests.inc({ key_id: keyId });
+      // The route's first segment only: a link reference in the path is a credential of its own.
+      logger.info(
+        { keyId, method: req.method, route: `${req.baseUrl}${req.path.split('/').slice(0, 2).join('/')}` },
+        'merchant API request',
+      );
+      next();
+    },
+  ];
 }

@@ -25,8 +25,11 @@ export function createOriginPolicy(publicUrl: string, allowedOrigins: readonly s
     allows,
     check(origin, where) {
       if (allows(origin)) return true;
-      warnings.once(origin, { origin: clip(origin), where },
-        'refused a request from an origin that is not allowed; add it to OBV_ALLOWED_ORIGINS if it is your page');
+      warnings.once(
+        origin,
+        { origin: clip(origin), where },
+        'refused a request from an origin that is not allowed; add it to OBV_ALLOWED_ORIGINS if it is your page',
+      );
       return false;
     },
   };

@@ -22,10 +22,15 @@ import type { ProxyMetrics } from '../common/metrics.ts';
 function fromBodyParser(error: unknown): ProblemError | undefined {
   const { type, status, limit } = (error ?? {}) as { type?: unknown; status?: unknown; limit?: unknown };
   if (type === 'entity.too.large') {
-    return problem('payload-too-large', `The request body exceeds the limit of ${typeof limit === 'number' ? `${limit} bytes` : 'the limit'}.`);
+    return problem(
+      'payload-too-large',
+      `The request body exceeds the limit of ${typeof limit === 'number' ? `${limit} bytes` : 'the limit'}.`,
+    );
   }
   if (type === 'entity.parse.failed') {
-    return problem('validation', 'The request body is not valid JSON.', { errors: [{ path: 'body', message: 'must be valid JSON' }] });
+    return problem('validation', 'The request body is not valid JSON.', {
+      errors: [{ path: 'body', message: 'must be valid JSON' }],
+    });
   }
   if (typeof status === 'number' && status >= 400 && status < 500) {
     return problem('bad-request', 'The request could not be read.', { status });
@@ -41,38 +46,67 @@ function fromBodyParser(error: unknown): ProblemError | undefined {
 export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof SessionBackendUnavailableError) {
-    return problem('session-store-unavailable', 'The verification sessions cannot be read or stored right now; try again in a few seconds.', { cause: error });
+    return problem(
+      'session-store-unavailable',
+      'The verification sessions cannot be read or stored right now; try again in a few seconds.',
+      { cause: error },
+    );
   }
   if (error instanceof DurabilityError) {
     // The operator's words (the failed fsync) are in the log; nothing of this request was acknowledged.
-    return problem('session-store-unavailable', 'The server cannot store anything safely right now; nothing of this request was kept. Try again in a moment.', { cause: error });
+    return problem(
+      'session-store-unavailable',
+      'The server cannot store anything safely right now; nothing of this request was kept. Try again in a moment.',
+      { cause: error },
+    );
   }
   if (error instanceof StorageFullError) {
     // The operator's words (the directory, the free bytes) stay in the log's one line (storage/outage-log.ts).
-    return problem('storage-full', 'The server cannot store anything right now (its storage is full); nothing of this request was kept. Try again later.', { cause: error });
+    return problem(
+      'storage-full',
+      'The server cannot store anything right now (its storage is full); nothing of this request was kept. Try again later.',
+      { cause: error },
+    );
   }
   if (error instanceof UnsealError) {
     // A record this instance cannot open: during a key rotation another instance may have the key, so
     // the same request may succeed elsewhere; the log names the key id for the operator.
-    return problem('sealing-key-unavailable', 'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).', { cause: error });
+    return problem(
+      'sealing-key-unavailable',
+      'A stored credential cannot be opened by this server right now; try again shortly. The operator has been told (see the server log).',
+      { cause: error },
+    );
   }
   // The call was never sent for want of a token: answered as endpoint 1's own failure.
   if (error instanceof TokenUnavailableError) return toProblem(error.cause);
   if (error instanceof TokenError) {
-    return problem('upstream-auth', 'The verification service refused this server\'s credentials. The operator has been told (see the server log).');
+    return problem(
+      'upstream-auth',
+      "The verification service refused this server's credentials. The operator has been told (see the server log).",
+    );
   }
-  if (error instanceof UpstreamTimeoutError) return problem('upstream-timeout', 'The verification service did not answer in time; try again.');
+  if (error instanceof UpstreamTimeoutError)
+    return problem('upstream-timeout', 'The verification service did not answer in time; try again.');
   if (error instanceof UpstreamHttpError && (error.status === 400 || error.status === 422)) {
     // The proxy's own words only: the provider's text may echo what it was sent (it goes to the log).
     const errors = refusedFields(error.body);
-    return problem('upstream-rejected', 'The verification service rejected the request.', errors.length > 0 ? { errors } : {});
+    return problem(
+      'upstream-rejected',
+      'The verification service rejected the request.',
+      errors.length > 0 ? { errors } : {},
+    );
   }
-  if (error instanceof UpstreamError) return problem('upstream-unavailable', 'The verification service could not be used; try again.');
+  if (error instanceof UpstreamError)
+    return problem('upstream-unavailable', 'The verification service could not be used; try again.');
   return fromBodyParser(error) ?? problem('internal', 'Something went wrong on the server.');
 }
 
 export function sendProblem(res: Response, problem: ProblemError): void {
-  res.status(problem.status).type('application/problem+json').set({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' }).set(problem.headers())
+  res
+    .status(problem.status)
+    .type('application/problem+json')
+    .set({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
+    .set(problem.headers())
     .send(JSON.stringify(problem.toBody()));
 }
 
@@ -80,7 +114,11 @@ export function sendProblem(res: Response, problem: ProblemError): void {
  * Final error handler: logs server-side failures with their operator message, sends problem+json. A
  * session store outage or a full disk goes to `storeOutage` (one line per outage) instead of a line per request.
  */
-export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'storeErrors'>, storeOutage?: StoreOutageLog): ErrorRequestHandler {
+export function problemHandler(
+  logger: Logger,
+  metrics?: Pick<ProxyMetrics, 'storeErrors'>,
+  storeOutage?: StoreOutageLog,
+): ErrorRequestHandler {
   return (error: unknown, req, res, next) => {
     if (res.headersSent) {
       next(error);
@@ -92,9 +130,16 @@ export function problemHandler(logger: Logger, metrics?: Pick<ProxyMetrics, 'sto
       storeOutage.refused('requests', error);
     } else if (problem.status >= 500 || error instanceof UpstreamError) {
       const providerErrors = error instanceof UpstreamHttpError ? loggedFieldErrors(error.body) : [];
-      logger.error({ err: safeError(error), method: req.method, path: pathForLog(req.originalUrl), status: problem.status,
-        ...(providerErrors.length > 0 ? { providerErrors } : {}) },
-        error instanceof Error ? error.message : 'request failed');
+      logger.error(
+        {
+          err: safeError(error),
+          method: req.method,
+          path: pathForLog(req.originalUrl),
+          status: problem.status,
+          ...(providerErrors.length > 0 ? { providerErrors } : {}),
+        },
+        error instanceof Error ? error.message : 'request failed',
+      );
     }
     sendProblem(res, problem);
   };

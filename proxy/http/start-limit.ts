@@ -7,7 +7,11 @@ import type { ProxyMetrics } from '../common/metrics.ts';
 import { START_RATE_WINDOW_MS } from '../config/limits.ts';
 
 /** The limiter; a pass-through when `limit` is 0. `store`: the storage's (Redis: shared by every instance); default in memory. */
-export function startLimit(options: { limit: number; store?: Store | undefined; metrics: Pick<ProxyMetrics, 'starts'> }): RequestHandler {
+export function startLimit(options: {
+  limit: number;
+  store?: Store | undefined;
+  metrics: Pick<ProxyMetrics, 'starts'>;
+}): RequestHandler {
   const { limit, store, metrics } = options;
   if (limit <= 0) return (_req, _res, next) => next();
   return rateLimit({

@@ -20,28 +20,42 @@ export const HOSTED_REF_PATTERN = /^hl_[A-Za-z0-9_-]{32}$/;
 
 /** How a hosted page's flow ended, as `status` on the completion redirect. */
 export const HOSTED_STATUSES = ['linked', 'failed', 'cancelled', 'expired'] as const;
-export type HostedStatus = typeof HOSTED_STATUSES[number];
+export type HostedStatus = (typeof HOSTED_STATUSES)[number];
 
 /** An absolute URI with a scheme; which schemes are allowed depends on the configuration (checkCompletionUri). */
-const CompletionRedirectUri = z.string().max(2000).refine((value) => {
-  if (!URL.canParse(value)) return false;
-  const url = new URL(value);
-  return !url.username && !url.password && !url.hash && !value.includes('#');
-}, 'must be an absolute URI without user:password@ or a #fragment, such as https://shop.example/linked or myapp://linked');
+const CompletionRedirectUri = z
+  .string()
+  .max(2000)
+  .refine((value) => {
+    if (!URL.canParse(value)) return false;
+    const url = new URL(value);
+    return !url.username && !url.password && !url.hash && !value.includes('#');
+  }, 'must be an absolute URI without user:password@ or a #fragment, such as https://shop.example/linked or myapp://linked');
 
 /** `hosted` in POST /link-sessions (CONTRACTS §3). */
 export const HostedRequest = z.strictObject({
   completionRedirectUri: CompletionRedirectUri.meta({
-    description: 'Where the page sends the shopper when the flow ends, with `status=linked|failed|cancelled|expired` (and `state`, and a failure\'s `code`) added to its query: '
-      + 'https, or a custom scheme listed in OBV_HOSTED_REDIRECT_SCHEMES (http only in sandbox mode, to a loopback host)',
+    description:
+      "Where the page sends the shopper when the flow ends, with `status=linked|failed|cancelled|expired` (and `state`, and a failure's `code`) added to its query: " +
+      'https, or a custom scheme listed in OBV_HOSTED_REDIRECT_SCHEMES (http only in sandbox mode, to a loopback host)',
   }),
-  state: z.string().regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters').optional()
-    .meta({ description: 'Your own value, echoed verbatim as `state` on the completion redirect (correlate the return with your request)' }),
-  allowSaving: z.boolean().optional().meta({
-    description: 'Offer saving the account from this hosted page (default false). A hosted link can be forwarded: whoever opens it '
-      + 'could save their own account for this merchant user. With it, `allowSaving: true` offers the consent box, whose words name '
-      + 'whose purchases the account is saved for; without it, a hosted link session with `allowSaving: true` is refused (400).',
-  }),
+  state: z
+    .string()
+    .regex(/^[\x21-\x7e]{1,200}$/, 'must be 1-200 visible ASCII characters')
+    .optional()
+    .meta({
+      description:
+        'Your own value, echoed verbatim as `state` on the completion redirect (correlate the return with your request)',
+    }),
+  allowSaving: z
+    .boolean()
+    .optional()
+    .meta({
+      description:
+        'Offer saving the account from this hosted page (default false). A hosted link can be forwarded: whoever opens it ' +
+        'could save their own account for this merchant user. With it, `allowSaving: true` offers the consent box, whose words name ' +
+        'whose purchases the account is saved for; without it, a hosted link session with `allowSaving: true` is refused (400).',
+    }),
 });
 export type HostedRequest = z.infer<typeof HostedRequest>;
 
@@ -61,7 +75,10 @@ export function checkCompletionUri(config: Pick<ProxyConfig, 'hostedRedirectSche
   if (scheme !== 'http' && config.hostedRedirectSchemes.includes(scheme)) return;
   const allowed = ['https', ...config.hostedRedirectSchemes].map((name) => `${name}:`).join(', ');
   throw validationProblem('The request body', [
-    { path: 'hosted.completionRedirectUri', message: `must use ${allowed} (custom schemes are listed in OBV_HOSTED_REDIRECT_SCHEMES)` },
+    {
+      path: 'hosted.completionRedirectUri',
+      message: `must use ${allowed} (custom schemes are listed in OBV_HOSTED_REDIRECT_SCHEMES)`,
+    },
   ]);
 }
 

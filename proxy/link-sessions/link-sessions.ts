@@ -18,9 +18,16 @@ import type { LinkSessionStore } from '../storage/link-sessions.ts';
 import type { Sealer } from '../sealing/sealer.ts';
 import type { PaymentStore } from '../storage/payments.ts';
 import {
-  checkCompletionUri, completionRedirect, HOSTED_REF_PATTERN, HOSTED_STATUSES, HostedRequest, hostedUrl, linkTokenOfHostedRef, newHostedRef, type HostedStatus,
+  checkCompletionUri,
+  completionRedirect,
+  HOSTED_REF_PATTERN,
+  HOSTED_STATUSES,
+  HostedRequest,
+  hostedUrl,
+  linkTokenOfHostedRef,
+  newHostedRef,
+  type HostedStatus,
 } from './hosted.ts';
-
 
 /** What the merchant's server sends to POST /link-sessions (CONTRACTS §3). Unknown fields are refused. */
 export const CreateLinkSessionBody = z.strictObject({
@@ -44,7 +51,11 @@ export const CreateLinkSessionBody = z.strictObject({
 export type CreateLinkSessionBody = z.infer<typeof CreateLinkSessionBody>;
 
 /** A link session as a start uses it: the merchant's values, the consumer opened. */
-const LinkSessionSchema = CreateLinkSessionBody.extend({ ...StoredSavedAccountFields, createdAt: z.number(), expiresAt: z.number() });
+const LinkSessionSchema = CreateLinkSessionBody.extend({
+  ...StoredSavedAccountFields,
+  createdAt: z.number(),
+  expiresAt: z.number(),
+});
 export type LinkSession = z.infer<typeof LinkSessionSchema>;
 
 /**
@@ -125,8 +136,11 @@ export interface LinkSessions {
   hostedPage(hostedRef: string): Promise<HostedPageView>;
 }
 
-const refused = (slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used', detail: string, message: string) =>
-  problem(slug, detail, { errors: [{ path: 'linkToken', message }] });
+const refused = (
+  slug: 'unknown-link-token' | 'link-token-expired' | 'link-token-used',
+  detail: string,
+  message: string,
+) => problem(slug, detail, { errors: [{ path: 'linkToken', message }] });
 
 export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
   const { config, linkSessions, accounts, now } = deps;
@@ -135,10 +149,13 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
     if (input.hosted) checkCompletionUri(config, input.hosted.completionRedirectUri);
     // A hosted link can be forwarded (docs/HOSTED-LINK.md): saving from it is the merchant's explicit choice.
     if (input.hosted && input.allowSaving && !input.hosted.allowSaving) {
-      throw validationProblem('The request body', [{
-        path: 'allowSaving',
-        message: 'is refused for a hosted page unless hosted.allowSaving is true as well: a forwarded hosted link would let someone else save their account for this user',
-      }]);
+      throw validationProblem('The request body', [
+        {
+          path: 'allowSaving',
+          message:
+            'is refused for a hosted page unless hosted.allowSaving is true as well: a forwarded hosted link would let someone else save their account for this user',
+        },
+      ]);
     }
     // A hosted page's link token is derived from its reference (hosted.ts), so the page can hand it to its element.
     const hostedRef = input.hosted ? newHostedRef() : undefined;
@@ -148,12 +165,23 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
     const at = now();
     const id = linkSessionId(linkToken);
     const stored: z.infer<typeof StoredLinkSession> = {
-      ...purchase, ...offered, sealedConsumer: deps.sealer.seal(JSON.stringify(consumer), consumerContext(id)), createdAt: at, expiresAt: at + config.linkSessionTtlMs,
+      ...purchase,
+      ...offered,
+      sealedConsumer: deps.sealer.seal(JSON.stringify(consumer), consumerContext(id)),
+      createdAt: at,
+      expiresAt: at + config.linkSessionTtlMs,
     };
     // Kept past its expiry for the grace period, so a late start hears "expired" rather than "unknown".
     await linkSessions.create(id, stored, config.linkSessionTtlMs + RECORD_GRACE_MS);
-    deps.logger.info({ merchantTransactionId: input.merchantTransactionId, hosted: input.hosted !== undefined }, 'link session created');
-    return { linkToken, expiresAt: new Date(stored.expiresAt).toISOString(), ...(hostedRef ? { hostedUrl: hostedUrl(config, hostedRef) } : {}) };
+    deps.logger.info(
+      { merchantTransactionId: input.merchantTransactionId, hosted: input.hosted !== undefined },
+      'link session created',
+    );
+    return {
+      linkToken,
+      expiresAt: new Date(stored.expiresAt).toISOString(),
+      ...(hostedRef ? { hostedUrl: hostedUrl(config, hostedRef) } : {}),
+    };
   }
 
   async function resolve(linkToken: string): Promise<ResolvedLinkSession> {
@@ -163,36 +191,55 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
     const legacy = stored !== undefined && !parsed?.success ? LegacyStoredLinkSession.safeParse(stored) : undefined;
     if (legacy?.success) return checked(id, legacy.data);
     if (!parsed?.success) {
-      throw refused('unknown-link-token', 'No link session has this token: the merchant\'s server creates one per checkout (POST /link-sessions).', 'is not a known link token');
+      throw refused(
+        'unknown-link-token',
+        "No link session has this token: the merchant's server creates one per checkout (POST /link-sessions).",
+        'is not a known link token',
+      );
     }
     const { sealedConsumer, ...values } = parsed.data;
     // UnsealError (a key this instance lacks, a record altered or moved): 503 sealing-key-unavailable.
-    return checked(id, { ...values, consumer: ConsumerSchema.parse(JSON.parse(deps.sealer.open(sealedConsumer, consumerContext(id)))) });
+    return checked(id, {
+      ...values,
+      consumer: ConsumerSchema.parse(JSON.parse(deps.sealer.open(sealedConsumer, consumerContext(id)))),
+    });
   }
 
   /** A link session read back, if a start may still use it. */
   async function checked(id: string, session: LinkSession): Promise<ResolvedLinkSession> {
     if (session.expiresAt <= now()) {
-      throw refused('link-token-expired', 'This link token has expired: the merchant\'s server creates a new link session.', 'has expired');
+      throw refused(
+        'link-token-expired',
+        "This link token has expired: the merchant's server creates a new link session.",
+        'has expired',
+      );
     }
     // Paid, or being paid (a payment of the order is on record, whatever its state, unless the merchant
     // reconciled it as charging nothing: the order may then be paid again).
     const payment = await deps.payments.get(session.merchantTransactionId);
     if (payment !== undefined && payment.state !== 'not-charged') {
-      throw refused('link-token-used', 'The order of this link token has been paid; a link token is for one purchase.', 'has already been used');
+      throw refused(
+        'link-token-used',
+        'The order of this link token has been paid; a link token is for one purchase.',
+        'has already been used',
+      );
     }
     return { id, session };
   }
 
   async function spend(id: string): Promise<void> {
     if (!(await linkSessions.use(id, MAX_USES_PER_LINK_SESSION))) {
-      throw problem('link-token-exhausted', `This link token has started ${MAX_USES_PER_LINK_SESSION} verifications or choices: the merchant's server creates a new link session.`,
-        { errors: [{ path: 'linkToken', message: 'has been used too many times' }] });
+      throw problem(
+        'link-token-exhausted',
+        `This link token has started ${MAX_USES_PER_LINK_SESSION} verifications or choices: the merchant's server creates a new link session.`,
+        { errors: [{ path: 'linkToken', message: 'has been used too many times' }] },
+      );
     }
   }
 
   async function hostedPage(hostedRef: string): Promise<HostedPageView> {
-    if (!HOSTED_REF_PATTERN.test(hostedRef)) return { kind: 'message', status: 404, message: 'unknown', language: undefined, byRequest: true };
+    if (!HOSTED_REF_PATTERN.test(hostedRef))
+      return { kind: 'message', status: 404, message: 'unknown', language: undefined, byRequest: true };
     const linkToken = linkTokenOfHostedRef(hostedRef);
     let resolved: ResolvedLinkSession;
     try {
@@ -202,16 +249,22 @@ export function createLinkSessions(deps: LinkSessionsDeps): LinkSessions {
       // Expired or used: the record is still there (its grace), and says the shopper's language.
       const stored = error.slug === 'unknown-link-token' ? undefined : await linkSessions.get(linkSessionId(linkToken));
       const language = typeof stored?.language === 'string' ? stored.language : undefined;
-      const [status, message] = error.slug === 'link-token-expired' ? [410, 'expired'] as const
-        : error.slug === 'link-token-used' ? [410, 'used'] as const
-          : [404, 'unknown'] as const;
+      const [status, message] =
+        error.slug === 'link-token-expired'
+          ? ([410, 'expired'] as const)
+          : error.slug === 'link-token-used'
+            ? ([410, 'used'] as const)
+            : ([404, 'unknown'] as const);
       return { kind: 'message', status, message, language, byRequest: language === undefined };
     }
     const { session } = resolved;
     const hosted = HostedRequest.safeParse(session.hosted);
     // A link session made without `hosted` has no page (its token cannot come from a hosted reference anyway).
-    if (!hosted.success) return { kind: 'message', status: 404, message: 'unknown', language: session.language, byRequest: false };
-    const redirects = Object.fromEntries(HOSTED_STATUSES.map((status) => [status, completionRedirect(hosted.data, status)])) as Record<HostedStatus, string>;
+    if (!hosted.success)
+      return { kind: 'message', status: 404, message: 'unknown', language: session.language, byRequest: false };
+    const redirects = Object.fromEntries(
+      HOSTED_STATUSES.map((status) => [status, completionRedirect(hosted.data, status)]),
+    ) as Record<HostedStatus, string>;
     return { kind: 'page', session, linkToken, redirects, expiresInMs: session.expiresAt - now() };
   }
 

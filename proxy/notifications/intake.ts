@@ -33,10 +33,15 @@ export interface NotificationIntake {
 
 /** Which id of the body contradicts what the session was started with, if any. */
 function foreignField(session: SessionRecord, reported: ReportedNotification): string | undefined {
-  if (reported.merchantTransactionId && session.merchantTransactionId && reported.merchantTransactionId !== session.merchantTransactionId) {
+  if (
+    reported.merchantTransactionId &&
+    session.merchantTransactionId &&
+    reported.merchantTransactionId !== session.merchantTransactionId
+  ) {
     return 'merchant.merchantTransactionId';
   }
-  if (reported.verificationId && session.verificationId && reported.verificationId !== session.verificationId) return 'verificationId';
+  if (reported.verificationId && session.verificationId && reported.verificationId !== session.verificationId)
+    return 'verificationId';
   return undefined;
 }
 
@@ -63,7 +68,11 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
       } catch (error) {
         const reason = error instanceof Error ? error.message : 'verification failed';
         refused.inc({ reason: 'signature' });
-        warnings.warn('signature', { webhookId: clip(webhookId), reason: clip(reason) }, 'rejected a notification: bad signature');
+        warnings.warn(
+          'signature',
+          { webhookId: clip(webhookId), reason: clip(reason) },
+          'rejected a notification: bad signature',
+        );
         throw problem('unauthorized', `Webhook signature rejected: ${reason}.`);
       }
     },
@@ -73,7 +82,9 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
         return JSON.parse(payload) as unknown;
       } catch {
         refused.inc({ reason: 'bad_json' });
-        throw problem('validation', 'The notification body is not valid JSON.', { errors: [{ path: 'body', message: 'must be valid JSON' }] });
+        throw problem('validation', 'The notification body is not valid JSON.', {
+          errors: [{ path: 'body', message: 'must be valid JSON' }],
+        });
       }
     },
 
@@ -82,7 +93,11 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
       const session = sessionId === undefined ? undefined : await store.get(sessionId);
       if (!session) {
         refused.inc({ reason: 'unknown_ref' });
-        warnings.warn('unknown_ref', { webhookId: clip(webhookId), ref: clip(ref, 8) }, 'notification for an unknown session reference');
+        warnings.warn(
+          'unknown_ref',
+          { webhookId: clip(webhookId), ref: clip(ref, 8) },
+          'notification for an unknown session reference',
+        );
         throw problem('not-found', 'No verification session has this notification reference.');
       }
       return session;
@@ -94,8 +109,10 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
       } catch (error) {
         // Signed by the provider and still unusable: the merchant must notice (a new status word, a bug).
         refused.inc({ reason: 'unusable_outcome' });
-        logger.error({ session: sessionLogRef(session.sessionId), webhookId: clip(webhookId), reason: (error as Error).message },
-          'notification refused: it reports no usable outcome');
+        logger.error(
+          { session: sessionLogRef(session.sessionId), webhookId: clip(webhookId), reason: (error as Error).message },
+          'notification refused: it reports no usable outcome',
+        );
         throw error;
       }
     },
@@ -105,17 +122,25 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
       const foreign = foreignField(session, reported);
       if (!foreign) return;
       refused.inc({ reason: 'session_mismatch' });
-      logger.warn({ session: sessionLogRef(session.sessionId), webhookId: clip(webhookId), field: foreign },
-        'notification refused: its body belongs to another verification');
-      throw problem('notification-mismatch',
-        `The notification's ${foreign} does not match the verification this URL belongs to.`, { errors: [{ path: foreign, message: 'does not match this session' }] });
+      logger.warn(
+        { session: sessionLogRef(session.sessionId), webhookId: clip(webhookId), field: foreign },
+        'notification refused: its body belongs to another verification',
+      );
+      throw problem(
+        'notification-mismatch',
+        `The notification's ${foreign} does not match the verification this URL belongs to.`,
+        { errors: [{ path: foreign, message: 'does not match this session' }] },
+      );
     },
 
     async bindWebhookId(webhookId, session) {
       const boundTo = await store.mark(markerKey.webhook(webhookId), session.sessionId, WEBHOOK_ID_TTL_MS);
       if (boundTo === session.sessionId) return;
       refused.inc({ reason: 'webhook_id_reused' });
-      logger.warn({ session: sessionLogRef(session.sessionId), webhookId: clip(webhookId) }, 'notification refused: its webhook-id was delivered for another session');
+      logger.warn(
+        { session: sessionLogRef(session.sessionId), webhookId: clip(webhookId) },
+        'notification refused: its webhook-id was delivered for another session',
+      );
       throw problem('conflict', 'This webhook-id was already delivered for another verification.');
     },
   };

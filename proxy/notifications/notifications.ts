@@ -46,9 +46,17 @@ export interface Notifications {
 }
 
 /** The same outcome as the provider reports it (the link reference, saved account and reconnect are ours, so they are left out). */
-export function sameOutcome(stored: VerificationOutcome | undefined, reported: ReportedNotification['outcome']): boolean {
+export function sameOutcome(
+  stored: VerificationOutcome | undefined,
+  reported: ReportedNotification['outcome'],
+): boolean {
   if (!stored || stored.status !== reported.status) return false;
-  const { linkRef: _ours, savedAccount: _saved, reconnect: _reconnect, ...provider } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown; reconnect?: unknown };
+  const {
+    linkRef: _ours,
+    savedAccount: _saved,
+    reconnect: _reconnect,
+    ...provider
+  } = stored as VerificationOutcome & { linkRef?: string; savedAccount?: unknown; reconnect?: unknown };
   // Field by field: the stored outcome was rebuilt after sealing, so its keys need not be in the same order.
   const [ours, theirs] = [provider, reported] as unknown as Record<string, unknown>[];
   const fields = Object.keys(ours!);
@@ -71,14 +79,19 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       await intake.bindWebhookId(webhookId, session);
 
       const logRef = sessionLogRef(session.sessionId);
-      const saved = reported.outcome.status === 'success' ? deps.accounts.savedAccountFor(session, reported.outcome) : {};
-      const outcome: VerificationOutcome = reported.outcome.status === 'success'
-        ? { ...reported.outcome, linkRef: newId(), ...saved }
-        : reported.outcome;
+      const saved =
+        reported.outcome.status === 'success' ? deps.accounts.savedAccountFor(session, reported.outcome) : {};
+      const outcome: VerificationOutcome =
+        reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId(), ...saved } : reported.outcome;
       // The reference answers before any page can read the outcome that names it: a page that sees its
       // success may pay with it at once. A reference whose outcome loses the settle below is refused
       // anyway (its session's outcome names another: payments/linked-account.ts resolveLinkRef).
-      if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), session.sessionId, sessionMarkerTtlMs(session, deps.now()));
+      if (outcome.status === 'success')
+        await store.mark(
+          markerKey.linkRef(outcome.linkRef),
+          session.sessionId,
+          sessionMarkerTtlMs(session, deps.now()),
+        );
       // The token is sealed before any backend sees it.
       const { stored, record } = await store.settle(session.sessionId, sealOutcome(sealer, session.sessionId, outcome));
       if (!stored && !sameOutcome(openOutcome(sealer, record), reported.outcome)) {
@@ -86,7 +99,10 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
         // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx (a success
         // held for its bank step stays held: its return releases it).
         await completeDelivery(record);
-        logger.info({ session: logRef, webhookId, state: record.state }, 'notification ignored: the session already has its final state');
+        logger.info(
+          { session: logRef, webhookId, state: record.state },
+          'notification ignored: the session already has its final state',
+        );
         return 'ignored';
       }
       if (stored) deps.metrics.outcomes.inc({ status: outcome.status });
@@ -95,16 +111,23 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
       const delivered = await completeDelivery(record);
       if (delivered !== 'delivered') {
-        logger.info({ session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },
+        logger.info(
+          { session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },
           delivered === 'shown'
             ? 'success stored, acknowledged and shown to its page; the merchant hears of it once its bank step is confirmed'
-            : 'success stored and acknowledged, held until its starting browser is back from the bank');
+            : 'success stored and acknowledged, held until its starting browser is back from the bank',
+        );
         return 'stored';
       }
       // The provider's failure text is for the operator only (the browser gets the proxy's words), scrubbed.
-      const failure = outcome.status === 'failure' ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) } : undefined;
-      logger.info({ session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },
-        'verification outcome stored and published');
+      const failure =
+        outcome.status === 'failure'
+          ? { code: scrubProviderText(outcome.code), message: scrubProviderText(outcome.message) }
+          : undefined;
+      logger.info(
+        { session: logRef, webhookId, outcome: outcome.status, redelivery: !stored, ...(failure ? { failure } : {}) },
+        'verification outcome stored and published',
+      );
       return 'stored';
     },
   };

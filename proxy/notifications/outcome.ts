@@ -13,9 +13,10 @@ import { asObject, parseOrThrow } from '../common/validation.ts';
  * kept out of the outcome). Lenient on purpose: see the top of this file.
  */
 export const NotificationBody = z.record(z.string(), z.unknown(), { error: 'must be a JSON object' }).meta({
-  description: 'verificationStatus decides (OBV_SUCCESS_STATUSES / OBV_FAILURE_STATUSES); a success carries '
-    + 'accountToken, accountLabel, fiName, fiAccountType inside `account` or at the top level; a failure errorCode/errorMessage '
-    + 'or error.code/error.message; merchant.merchantTransactionId and verificationId must match the session.',
+  description:
+    'verificationStatus decides (OBV_SUCCESS_STATUSES / OBV_FAILURE_STATUSES); a success carries ' +
+    'accountToken, accountLabel, fiName, fiAccountType inside `account` or at the top level; a failure errorCode/errorMessage ' +
+    'or error.code/error.message; merchant.merchantTransactionId and verificationId must match the session.',
 });
 
 /** The words `verificationStatus` may take (compared case-insensitively), from the configuration. */
@@ -71,8 +72,11 @@ export function readNotification(body: unknown, words: StatusWords): ReportedNot
   if (includes(words.success, status)) {
     const accountToken = firstText(account.accountToken, top.accountToken);
     if (accountToken === undefined) {
-      throw unusable(`verificationStatus is ${status} but the notification carries no accountToken.`,
-        'account.accountToken', 'required when verificationStatus reports a success');
+      throw unusable(
+        `verificationStatus is ${status} but the notification carries no accountToken.`,
+        'account.accountToken',
+        'required when verificationStatus reports a success',
+      );
     }
     return {
       ...ids,
@@ -90,9 +94,13 @@ export function readNotification(body: unknown, words: StatusWords): ReportedNot
     return { ...ids, outcome: { status: 'failure', code, message: firstText(top.errorMessage, error.message) ?? '' } };
   }
   if (status === '') {
-    throw problem('validation', 'The notification has no verificationStatus.', { errors: [{ path: 'verificationStatus', message: 'is required' }] });
+    throw problem('validation', 'The notification has no verificationStatus.', {
+      errors: [{ path: 'verificationStatus', message: 'is required' }],
+    });
   }
   throw unusable(
     `verificationStatus "${status.slice(0, 40)}" is neither a success (${words.success.join(', ')}) nor a failure (${words.failure.join(', ')}); set OBV_SUCCESS_STATUSES / OBV_FAILURE_STATUSES if the provider spells them differently.`,
-    'verificationStatus', 'is not a known status');
+    'verificationStatus',
+    'is not a known status',
+  );
 }

@@ -45,16 +45,29 @@ export interface Operation {
 }
 
 /** RFC 9457 problem details as the proxy sends them (errors.ts `ProblemBody`). */
-export const ProblemSchema = z.looseObject({
-  type: z.string().regex(/^urn:obv-link:problem:[a-z0-9-]+$/).meta({ description: '`urn:obv-link:problem:{slug}`' }),
-  title: z.string(),
-  status: z.int().min(400).max(599),
-  detail: z.string(),
-  errors: z.array(z.object({
-    path: z.string().meta({ description: 'Dotted path of the field (`consumer.email`), or a header name' }),
-    message: z.string(),
-  })).min(1).optional().meta({ description: 'Every field at fault' }),
-}).meta({ description: 'RFC 9457 problem details; a kind may add extension members (`payment` on `order-already-paid`)' });
+export const ProblemSchema = z
+  .looseObject({
+    type: z
+      .string()
+      .regex(/^urn:obv-link:problem:[a-z0-9-]+$/)
+      .meta({ description: '`urn:obv-link:problem:{slug}`' }),
+    title: z.string(),
+    status: z.int().min(400).max(599),
+    detail: z.string(),
+    errors: z
+      .array(
+        z.object({
+          path: z.string().meta({ description: 'Dotted path of the field (`consumer.email`), or a header name' }),
+          message: z.string(),
+        }),
+      )
+      .min(1)
+      .optional()
+      .meta({ description: 'Every field at fault' }),
+  })
+  .meta({
+    description: 'RFC 9457 problem details; a kind may add extension members (`payment` on `order-already-paid`)',
+  });
 
 describes<ProblemBody>()(ProblemSchema);
 
@@ -68,7 +81,7 @@ export const COMMON_PROBLEMS = {
  * a longer path) gets the `not-found` problem, as every unknown route under the mount path does.
  */
 export const UNROUTED_PROBLEMS = {
-  404: 'Not this route\'s own answer: another method or a longer path is not routed, and gets the `not-found` problem as every unknown route does.',
+  404: "Not this route's own answer: another method or a longer path is not routed, and gets the `not-found` problem as every unknown route does.",
 } as const;
 
 /** Problems of a route that reads a JSON body (express.json and the route's checks). */

@@ -16,7 +16,9 @@ export interface ElementScript {
 }
 
 /** Where the bundle sits from this file: compiled (dist/proxy/pages/) or run from source (proxy/pages/). */
-const CANDIDATES = ['../../obv-link-account.js', '../../dist/obv-link-account.js'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+const CANDIDATES = ['../../obv-link-account.js', '../../dist/obv-link-account.js'].map((path) =>
+  fileURLToPath(new URL(path, import.meta.url)),
+);
 
 /** The element's bundle at `path` (default: the package's build); undefined when there is none. */
 export function loadElementScript(path?: string): ElementScript | undefined {
@@ -24,5 +26,9 @@ export function loadElementScript(path?: string): ElementScript | undefined {
   if (!found || !existsSync(found)) return undefined;
   const body = readFileSync(found);
   const digest = createHash('sha384').update(body).digest();
-  return { file: `obv-link-account.${digest.toString('hex').slice(0, 10)}.js`, body, integrity: `sha384-${digest.toString('base64')}` };
+  return {
+    file: `obv-link-account.${digest.toString('hex').slice(0, 10)}.js`,
+    body,
+    integrity: `sha384-${digest.toString('base64')}`,
+  };
 }

@@ -223,8 +223,9 @@ export function hostedPageHtml(input: HostedPageInput): string {
   const statuses = Object.keys(input.redirects) as (keyof HostedPageText['outcomes'])[];
   const redirects = statuses.map((status) => ` data-${status}="${escapeHtml(input.redirects[status])}"`).join('');
   const language = input.language ? ` language="${escapeHtml(input.language)}"` : '';
-  const head = `<script type="module" src="${escapeHtml(input.element.src)}" integrity="${input.element.integrity}" crossorigin="anonymous"></script>`
-    + `<script src="${escapeHtml(input.scriptSrc)}" defer></script>`;
+  const head =
+    `<script type="module" src="${escapeHtml(input.element.src)}" integrity="${input.element.integrity}" crossorigin="anonymous"></script>` +
+    `<script src="${escapeHtml(input.scriptSrc)}" defer></script>`;
   const body = `<main id="hosted"${redirects} data-expires-in="${Math.max(0, Math.floor(input.expiresInMs))}">
 <p class="shop">${escapeHtml(from)}</p>
 <h1>${escapeHtml(text.title)}</h1>
@@ -244,5 +245,10 @@ ${statuses.map((status) => `<p class="outcome" data-outcome="${status}" hidden>$
 
 /** A page that only says something (unknown, expired, used, unavailable): no script at all. */
 export function hostedMessageHtml(text: HostedPageText, title: string, message: string): string {
-  return shell(text.lang, title, '', `<main class="message"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main>`);
+  return shell(
+    text.lang,
+    title,
+    '',
+    `<main class="message"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p></main>`,
+  );
 }

@@ -32,10 +32,14 @@ export function watchPaymentLeases(options: PaymentLeaseOptions): PaymentLeases 
     for (;;) {
       const expired = await payments.expireLeases(now(), PAYMENT_LEASE_CHECK_BATCH);
       for (const payment of expired) {
-        logger.warn({ merchantTransactionId: payment.merchantTransactionId, paymentId: payment.paymentId },
-          'a payment\'s holder stopped before the provider\'s answer was recorded: its result is unknown; reconcile it with the provider');
-        await tellPayment(options, 'payment.unknown', payment,
-          { reason: 'The proxy stopped while the payment was at the provider; it may have been charged. Check with the provider and record the result.' });
+        logger.warn(
+          { merchantTransactionId: payment.merchantTransactionId, paymentId: payment.paymentId },
+          "a payment's holder stopped before the provider's answer was recorded: its result is unknown; reconcile it with the provider",
+        );
+        await tellPayment(options, 'payment.unknown', payment, {
+          reason:
+            'The proxy stopped while the payment was at the provider; it may have been charged. Check with the provider and record the result.',
+        });
       }
       if (expired.length < PAYMENT_LEASE_CHECK_BATCH) return;
     }
@@ -45,9 +49,12 @@ export function watchPaymentLeases(options: PaymentLeaseOptions): PaymentLeases 
     running ??= expireDue()
       .catch((error: unknown) => {
         // A store outage or a full disk is told once by the outage log (storage/outage-log.ts), not once a second here.
-        if (!StoreOutageLog.covers(error)) logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
+        if (!StoreOutageLog.covers(error))
+          logger.warn({ err: safeError(error) }, 'the payment lease check could not run; it is tried again');
       })
-      .finally(() => { running = undefined; });
+      .finally(() => {
+        running = undefined;
+      });
   };
   const timer = setInterval(tick, options.intervalMs ?? PAYMENT_LEASE_CHECK_INTERVAL_MS);
   timer.unref();

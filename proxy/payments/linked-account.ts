@@ -46,14 +46,19 @@ export interface LinkedAccount {
 }
 
 /** The session and successful outcome behind a link reference; 404 (naming `linkRef`) when there is none. */
-export async function resolveLinkRef(deps: LinkRefDeps, linkRef: string): Promise<{ record: SessionRecord; outcome: Success }> {
+export async function resolveLinkRef(
+  deps: LinkRefDeps,
+  linkRef: string,
+): Promise<{ record: SessionRecord; outcome: Success }> {
   const sessionId = ID_PATTERN.test(linkRef) ? await deps.sessions.readMark(markerKey.linkRef(linkRef)) : undefined;
   const record = sessionId === undefined ? undefined : await deps.sessions.get(sessionId);
   const outcome = record && openOutcome(deps.sealer, record);
   if (!record || outcome?.status !== 'success' || outcome.linkRef !== linkRef) {
-    throw problem('unknown-link-ref',
+    throw problem(
+      'unknown-link-ref',
       'No verified account has this link reference (it may have expired: keep the account from onOutcome or GET /links for later use).',
-      { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
+      { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] },
+    );
   }
   await deps.bankStep.bankStepConfirmed(record, 'linkRef');
   return { record, outcome };
@@ -63,7 +68,9 @@ export async function resolveLinkRef(deps: LinkRefDeps, linkRef: string): Promis
 async function paidOrderOf(deps: OrderDeps, record: SessionRecord, linkRef: string): Promise<string | undefined> {
   if (record.merchantTransactionId === undefined) return undefined;
   const payment = await readPayment(deps, record.merchantTransactionId);
-  return typeof payment === 'object' && payment.linkRef === linkRef && payment.state !== 'not-charged' ? payment.merchantTransactionId : undefined;
+  return typeof payment === 'object' && payment.linkRef === linkRef && payment.state !== 'not-charged'
+    ? payment.merchantTransactionId
+    : undefined;
 }
 
 /** The verified account behind `linkRef`, token included, for the merchant's server; 404/403 as resolveLinkRef. */

@@ -25,23 +25,41 @@ export interface OrderDeps {
 }
 
 /** What the merchant's server reads of a payment (GET /transactions/{id}): the record without the replay bookkeeping. */
-export const PaymentViewSchema = PaymentRecord.omit({ providerResponse: true, idempotencyKey: true, requestDigest: true, linkRef: true, leaseExpiresAt: true });
+export const PaymentViewSchema = PaymentRecord.omit({
+  providerResponse: true,
+  idempotencyKey: true,
+  requestDigest: true,
+  linkRef: true,
+  leaseExpiresAt: true,
+});
 
 export function paymentView(payment: PaymentRecord) {
-  const { providerResponse: _body, idempotencyKey: _key, requestDigest: _digest, linkRef: _ref, leaseExpiresAt: _lease, ...view } = payment;
+  const {
+    providerResponse: _body,
+    idempotencyKey: _key,
+    requestDigest: _digest,
+    linkRef: _ref,
+    leaseExpiresAt: _lease,
+    ...view
+  } = payment;
   return view;
 }
 export type PaymentView = ReturnType<typeof paymentView>;
 
 /** GET /transactions/{id}: the order's current payment, and the earlier ones a reconciliation freed the order from. */
 export const OrderPaymentsSchema = PaymentViewSchema.extend({
-  earlierPayments: PaymentViewSchema.array().optional()
-    .meta({ description: 'The order\'s earlier payments, oldest first: each reconciled `not-charged`, then followed by a new payment (absent when there is none)' }),
+  earlierPayments: PaymentViewSchema.array().optional().meta({
+    description:
+      "The order's earlier payments, oldest first: each reconciled `not-charged`, then followed by a new payment (absent when there is none)",
+  }),
 });
 export type OrderPayments = PaymentView & { earlierPayments?: PaymentView[] };
 
 /** The view of an order's payments: the current one, and its earlier ones when it has some. */
-export async function orderPayments(deps: OrderDeps, merchantTransactionId: string): Promise<OrderPayments | undefined> {
+export async function orderPayments(
+  deps: OrderDeps,
+  merchantTransactionId: string,
+): Promise<OrderPayments | undefined> {
   const payment = await readPayment(deps, merchantTransactionId);
   if (!payment) return undefined;
   const earlier = await deps.payments.earlier(merchantTransactionId);
@@ -85,32 +103,58 @@ export function earlierPayment(deps: Pick<OrderDeps, 'logger'>, payment: Payment
   const { merchantTransactionId } = payment;
   const sameKey = retry.idempotencyKey !== undefined && payment.idempotencyKey === retry.idempotencyKey;
   if (sameKey && payment.requestDigest !== retry.requestDigest) {
-    throw problem('idempotency-key-reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-      { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] });
+    throw problem(
+      'idempotency-key-reused',
+      'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
+      { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] },
+    );
   }
   if (payment.state === 'pending') {
-    throw problem('payment-in-progress', `Order ${merchantTransactionId} is being paid by another request; read its result with GET /transactions/{merchantTransactionId}.`,
-      { errors: [{ path: 'merchantTransactionId', message: 'is being paid' }] });
+    throw problem(
+      'payment-in-progress',
+      `Order ${merchantTransactionId} is being paid by another request; read its result with GET /transactions/{merchantTransactionId}.`,
+      { errors: [{ path: 'merchantTransactionId', message: 'is being paid' }] },
+    );
   }
   // Only a payment the provider answered is replayed; one whose result is unknown (5xx, time-out) is a
   // 409 however it is retried: answering 201 would tell the merchant it was paid.
   if (payment.state === 'completed' && sameKey && payment.providerStatus !== undefined) return { replay: payment };
   deps.logger.warn({ merchantTransactionId }, 'refused a second payment of an order');
-  throw problem('order-already-paid',
+  throw problem(
+    'order-already-paid',
     payment.state === 'unknown'
       ? `Order ${merchantTransactionId} has a payment whose result is unknown (the provider may have charged): reconcile it with the provider (POST /transactions/{merchantTransactionId}/reconcile) before trying again.`
       : `Order ${merchantTransactionId} already has a payment (transactionStatus ${payment.transactionStatus ?? 'not given'}); an order is paid once.`,
-    { errors: [{ path: 'merchantTransactionId', message: 'has already been paid' }], extensions: { payment: paymentView(payment) } });
+    {
+      errors: [{ path: 'merchantTransactionId', message: 'has already been paid' }],
+      extensions: { payment: paymentView(payment) },
+    },
+  );
 }
 
 /** A payment's fields before it is sent: what it pays, with what, and how a retry recognises it. */
-export type PaymentDraft = Omit<PaymentRecord, 'paymentId' | 'state' | 'leaseExpiresAt' | 'paidAt' | 'providerStatus' | 'providerResponse' | 'transactionId' | 'transactionStatus' | 'reconciled'>;
+export type PaymentDraft = Omit<
+  PaymentRecord,
+  | 'paymentId'
+  | 'state'
+  | 'leaseExpiresAt'
+  | 'paidAt'
+  | 'providerStatus'
+  | 'providerResponse'
+  | 'transactionId'
+  | 'transactionStatus'
+  | 'reconciled'
+>;
 
 /**
  * Claims the order for one new payment, under a lease: resolves to the `pending` record, or (the order
  * has a payment) to what `earlierPayment` answers.
  */
-export async function claimOrder(deps: OrderDeps, draft: PaymentDraft, retry: RetryIdentity): Promise<PaymentRecord | Replay> {
+export async function claimOrder(
+  deps: OrderDeps,
+  draft: PaymentDraft,
+  retry: RetryIdentity,
+): Promise<PaymentRecord | Replay> {
   const now = deps.now();
   const pending: PaymentRecord = {
     ...draft,
@@ -122,10 +166,16 @@ export async function claimOrder(deps: OrderDeps, draft: PaymentDraft, retry: Re
   const claim = await deps.payments.claim(pending, deps.config.paymentRetentionMs);
   if (claim.claimed) return pending;
   if ('keyUsedFor' in claim) {
-    throw problem('idempotency-key-reused', 'This Idempotency-Key was already used for another order\'s payment; use a new key for a new payment.',
-      { errors: [{ path: 'Idempotency-Key', message: 'was already used for another order' }] });
+    throw problem(
+      'idempotency-key-reused',
+      "This Idempotency-Key was already used for another order's payment; use a new key for a new payment.",
+      { errors: [{ path: 'Idempotency-Key', message: 'was already used for another order' }] },
+    );
   }
-  const existing = claim.existing.state === 'pending' ? (await readPayment(deps, draft.merchantTransactionId)) ?? claim.existing : claim.existing;
+  const existing =
+    claim.existing.state === 'pending'
+      ? ((await readPayment(deps, draft.merchantTransactionId)) ?? claim.existing)
+      : claim.existing;
   return earlierPayment(deps, existing, retry);
 }
 
@@ -136,6 +186,9 @@ export function finishPayment(deps: OrderDeps, payment: PaymentRecord): Promise<
 }
 
 /** Frees the claimed order: its payment certainly charged nothing, so it may be paid again. */
-export function releaseOrder(deps: OrderDeps, payment: Pick<PaymentRecord, 'merchantTransactionId' | 'paymentId'>): Promise<boolean> {
+export function releaseOrder(
+  deps: OrderDeps,
+  payment: Pick<PaymentRecord, 'merchantTransactionId' | 'paymentId'>,
+): Promise<boolean> {
   return deps.payments.release(payment.merchantTransactionId, payment.paymentId);
 }

@@ -50,12 +50,15 @@ const sameAmount = (a: string, b: string) => Number(a) === Number(b);
 
 /** The payment must be exactly what the account was verified for. */
 function requireVerifiedPurchase(record: SessionRecord, body: PaymentInput): void {
-  if (record.merchantUserId !== body.merchantUserId) throw mismatch('merchantUserId', 'This account was verified for another merchant user.');
-  if (record.merchantTransactionId !== body.merchantTransactionId) throw mismatch('merchantTransactionId', 'This account was verified for another order.');
+  if (record.merchantUserId !== body.merchantUserId)
+    throw mismatch('merchantUserId', 'This account was verified for another merchant user.');
+  if (record.merchantTransactionId !== body.merchantTransactionId)
+    throw mismatch('merchantTransactionId', 'This account was verified for another order.');
   if (record.amount === undefined || !sameAmount(body.amount, record.amount)) {
     throw mismatch('amount', `This account was verified for an amount of ${record.amount ?? '(none)'}.`);
   }
-  if (body.currency !== (record.currency ?? 'USD')) throw mismatch('currency', `This account was verified for ${record.currency ?? 'USD'}.`);
+  if (body.currency !== (record.currency ?? 'USD'))
+    throw mismatch('currency', `This account was verified for ${record.currency ?? 'USD'}.`);
 }
 
 /** A digest of the request, so a retry with the same Idempotency-Key is recognised as the same request. */
@@ -87,7 +90,10 @@ export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
   const submit = createSubmitter(deps, client);
 
   const tellReplayed = (payment: PaymentRecord) =>
-    tellPayment(deps, 'payment.succeeded', payment, { transactionId: payment.transactionId ?? '', transactionStatus: payment.transactionStatus ?? '' });
+    tellPayment(deps, 'payment.succeeded', payment, {
+      transactionId: payment.transactionId ?? '',
+      transactionStatus: payment.transactionStatus ?? '',
+    });
 
   return async function pay(input: PaymentInput, idempotencyKey?: string): Promise<PaymentAnswer> {
     const retry = { idempotencyKey, requestDigest: requestDigest(input) };
@@ -102,22 +108,33 @@ export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
     const { record, outcome } = await resolveLinkRef(deps, input.linkRef);
     requireVerifiedPurchase(record, input);
     // A reference made from a saved account the shopper removed since pays nothing (storage/removals.ts).
-    if (record.savedAccountId !== undefined && record.merchantUserId !== undefined && await deps.removals.isRemoved(record.merchantUserId, record.savedAccountId)) {
-      throw problem('saved-account-removed', 'The shopper removed the saved account this link reference was made from; nothing was charged.',
-        { errors: [{ path: 'linkRef', message: 'was made from a saved account the shopper removed' }] });
+    if (
+      record.savedAccountId !== undefined &&
+      record.merchantUserId !== undefined &&
+      (await deps.removals.isRemoved(record.merchantUserId, record.savedAccountId))
+    ) {
+      throw problem(
+        'saved-account-removed',
+        'The shopper removed the saved account this link reference was made from; nothing was charged.',
+        { errors: [{ path: 'linkRef', message: 'was made from a saved account the shopper removed' }] },
+      );
     }
-    const claimed = await claimOrder(deps, {
-      merchantTransactionId: input.merchantTransactionId,
-      merchantUserId: input.merchantUserId,
-      amount: record.amount!,
-      currency: record.currency ?? 'USD',
-      accountLabel: outcome.accountLabel,
-      fiName: outcome.fiName,
-      fiAccountType: outcome.fiAccountType,
-      linkRef: input.linkRef,
-      requestDigest: retry.requestDigest,
-      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-    }, retry);
+    const claimed = await claimOrder(
+      deps,
+      {
+        merchantTransactionId: input.merchantTransactionId,
+        merchantUserId: input.merchantUserId,
+        amount: record.amount!,
+        currency: record.currency ?? 'USD',
+        accountLabel: outcome.accountLabel,
+        fiName: outcome.fiName,
+        fiAccountType: outcome.fiAccountType,
+        linkRef: input.linkRef,
+        requestDigest: retry.requestDigest,
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      },
+      retry,
+    );
     if ('replay' in claimed) {
       await tellReplayed(claimed.replay);
       return replayAnswer(claimed);
@@ -126,14 +143,32 @@ export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
     // A stale account (nothing was charged, the order is free again): the shopper must reconnect it.
     const stale = result.status >= 400 ? reauthorizationCode(result.body, config.reauthorizationCodes) : undefined;
     if (stale) {
-      logger.info({ merchantTransactionId: input.merchantTransactionId, providerCode: stale }, 'transaction refused: the account needs re-authorization');
+      logger.info(
+        { merchantTransactionId: input.merchantTransactionId, providerCode: stale },
+        'transaction refused: the account needs re-authorization',
+      );
       const problem = reauthorizationRequired(record, outcome, stale);
       const accountId = staleAccountId(record, outcome);
       const { accountLabel, fiName, fiAccountType } = outcome;
-      await tellReauthorization(deps, { merchantUserId: input.merchantUserId, accountLabel, fiName, fiAccountType, code: stale, merchantTransactionId: input.merchantTransactionId, ...(accountId ? { accountId } : {}) });
+      await tellReauthorization(deps, {
+        merchantUserId: input.merchantUserId,
+        accountLabel,
+        fiName,
+        fiAccountType,
+        code: stale,
+        merchantTransactionId: input.merchantTransactionId,
+        ...(accountId ? { accountId } : {}),
+      });
       throw problem;
     }
-    logger.info({ merchantTransactionId: input.merchantTransactionId, linkRef: sessionLogRef(input.linkRef), status: result.status }, 'interactive transaction submitted');
+    logger.info(
+      {
+        merchantTransactionId: input.merchantTransactionId,
+        linkRef: sessionLogRef(input.linkRef),
+        status: result.status,
+      },
+      'interactive transaction submitted',
+    );
     return { status: result.status, body: result.body, replayed: false };
   };
 }

@@ -10,7 +10,12 @@ import type { PaymentRecord } from '../storage/payments.ts';
 export type PaymentEventType = 'payment.succeeded' | 'payment.failed' | 'payment.unknown';
 
 /** The order and payment fields every payment event carries. */
-export function paymentFields(payment: Pick<PaymentRecord, 'paymentId' | 'merchantTransactionId' | 'merchantUserId' | 'amount' | 'currency' | 'linkRef'>) {
+export function paymentFields(
+  payment: Pick<
+    PaymentRecord,
+    'paymentId' | 'merchantTransactionId' | 'merchantUserId' | 'amount' | 'currency' | 'linkRef'
+  >,
+) {
   const { paymentId, merchantTransactionId, merchantUserId, amount, currency, linkRef } = payment;
   return { paymentId, merchantTransactionId, amount, currency, linkRef, ...(merchantUserId ? { merchantUserId } : {}) };
 }
@@ -27,20 +32,35 @@ export interface PaymentTelling {
  * by a retry of the same request, which replays the payment.
  */
 
-export async function tellPayment<Type extends PaymentEventType>(deps: PaymentTelling,
-  type: Type, payment: PaymentRecord, data: Omit<EventData<Type>, keyof ReturnType<typeof paymentFields>>): Promise<void> {
+export async function tellPayment<Type extends PaymentEventType>(
+  deps: PaymentTelling,
+  type: Type,
+  payment: PaymentRecord,
+  data: Omit<EventData<Type>, keyof ReturnType<typeof paymentFields>>,
+): Promise<void> {
   try {
-    await deps.events.emit(type, { ...paymentFields(payment), ...data } as EventData<Type>, { once: `${type}:${payment.paymentId}` });
+    await deps.events.emit(type, { ...paymentFields(payment), ...data } as EventData<Type>, {
+      once: `${type}:${payment.paymentId}`,
+    });
   } catch (error) {
-    deps.logger.error({ err: safeError(error), merchantTransactionId: payment.merchantTransactionId, type }, 'the merchant event could not be recorded');
+    deps.logger.error(
+      { err: safeError(error), merchantTransactionId: payment.merchantTransactionId, type },
+      'the merchant event could not be recorded',
+    );
   }
 }
 
 /** Records `reauthorization.required` (the account must be reconnected); logged when the outbox cannot be written. */
-export async function tellReauthorization(deps: PaymentTelling, data: EventData<'reauthorization.required'>): Promise<void> {
+export async function tellReauthorization(
+  deps: PaymentTelling,
+  data: EventData<'reauthorization.required'>,
+): Promise<void> {
   try {
     await deps.events.emit('reauthorization.required', data);
   } catch (error) {
-    deps.logger.error({ err: safeError(error), merchantTransactionId: data.merchantTransactionId, type: 'reauthorization.required' }, 'the merchant event could not be recorded');
+    deps.logger.error(
+      { err: safeError(error), merchantTransactionId: data.merchantTransactionId, type: 'reauthorization.required' },
+      'the merchant event could not be recorded',
+    );
   }
 }

@@ -60,15 +60,17 @@ export function createPayments(deps: PaymentsDeps): Payments {
   return {
     // One payer for POST /transactions and `proxy.pay()`: the same rules either way, each one counted
     // while under way so a shutdown can wait for it.
-    pay: payer && (async (input, idempotencyKey) => {
-      const paying = payer(input, idempotencyKey);
-      underWay.add(paying);
-      try {
-        return await paying;
-      } finally {
-        underWay.delete(paying);
-      }
-    }),
+    pay:
+      payer &&
+      (async (input, idempotencyKey) => {
+        const paying = payer(input, idempotencyKey);
+        underWay.add(paying);
+        try {
+          return await paying;
+        } finally {
+          underWay.delete(paying);
+        }
+      }),
     get inFlight() {
       return underWay.size;
     },

@@ -27,22 +27,50 @@ export interface Reconciled {
   payable: boolean;
 }
 
-export async function reconcilePayment(deps: OrderDeps, merchantTransactionId: string, body: ReconcileBody): Promise<Reconciled> {
+export async function reconcilePayment(
+  deps: OrderDeps,
+  merchantTransactionId: string,
+  body: ReconcileBody,
+): Promise<Reconciled> {
   const payment = await readPayment(deps, merchantTransactionId);
   if (!payment || payment.paymentId !== body.paymentId) {
-    throw problem('unknown-payment', `Order ${merchantTransactionId} has no payment ${body.paymentId} on record.`,
-      { errors: [{ path: 'paymentId', message: 'is not this order\'s payment' }] });
+    throw problem('unknown-payment', `Order ${merchantTransactionId} has no payment ${body.paymentId} on record.`, {
+      errors: [{ path: 'paymentId', message: "is not this order's payment" }],
+    });
   }
   if (payment.state !== 'unknown') {
-    throw problem('payment-not-unknown', `Payment ${body.paymentId} is ${payment.state}: only a payment whose result is unknown is reconciled.`,
-      { errors: [{ path: 'paymentId', message: `is ${payment.state}` }] });
+    throw problem(
+      'payment-not-unknown',
+      `Payment ${body.paymentId} is ${payment.state}: only a payment whose result is unknown is reconciled.`,
+      { errors: [{ path: 'paymentId', message: `is ${payment.state}` }] },
+    );
   }
-  const reconciliation = { result: body.result, at: new Date(deps.now()).toISOString(), ...(body.transactionId ? { transactionId: body.transactionId } : {}) };
-  const done = await deps.payments.reconcile(merchantTransactionId, body.paymentId, reconciliation, deps.config.paymentRetentionMs);
+  const reconciliation = {
+    result: body.result,
+    at: new Date(deps.now()).toISOString(),
+    ...(body.transactionId ? { transactionId: body.transactionId } : {}),
+  };
+  const done = await deps.payments.reconcile(
+    merchantTransactionId,
+    body.paymentId,
+    reconciliation,
+    deps.config.paymentRetentionMs,
+  );
   if (!done) {
-    throw problem('payment-not-unknown', `Payment ${body.paymentId} changed while it was being reconciled; read it again.`,
-      { errors: [{ path: 'paymentId', message: 'changed meanwhile' }] });
+    throw problem(
+      'payment-not-unknown',
+      `Payment ${body.paymentId} changed while it was being reconciled; read it again.`,
+      { errors: [{ path: 'paymentId', message: 'changed meanwhile' }] },
+    );
   }
-  deps.logger.info({ merchantTransactionId, paymentId: body.paymentId, result: body.result }, 'payment reconciled by the merchant');
-  return { merchantTransactionId, paymentId: body.paymentId, result: body.result, payable: body.result === 'not-charged' };
+  deps.logger.info(
+    { merchantTransactionId, paymentId: body.paymentId, result: body.result },
+    'payment reconciled by the merchant',
+  );
+  return {
+    merchantTransactionId,
+    paymentId: body.paymentId,
+    result: body.result,
+    payable: body.result === 'not-charged',
+  };
 }

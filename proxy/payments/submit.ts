@@ -11,8 +11,16 @@ import { finishPayment, releaseOrder, type OrderDeps, type PaymentRecord } from 
 import { tellPayment, type PaymentTelling } from './payment-events.ts';
 
 export interface SubmitDeps extends OrderDeps, PaymentTelling {
-  config: OrderDeps['config'] & Pick<ProxyConfig, 'product' | 'transactionRegion' | 'merchantId' | 'merchantSubId'
-    | 'declinedTransactionStatuses' | 'paidTransactionStatuses'>;
+  config: OrderDeps['config'] &
+    Pick<
+      ProxyConfig,
+      | 'product'
+      | 'transactionRegion'
+      | 'merchantId'
+      | 'merchantSubId'
+      | 'declinedTransactionStatuses'
+      | 'paidTransactionStatuses'
+    >;
 }
 
 /** What of the merchant's request is sent on as asked (pay.ts's PaymentInput, already checked). */
@@ -70,7 +78,15 @@ export function createSubmitter(deps: SubmitDeps, client: TransactionClient): Su
   }
 
   return async (payment, body, accountToken) => {
-    const { merchantUserId, merchantTransactionId, product, language, transactionRegion, dataPassThrough, originatorIp } = body;
+    const {
+      merchantUserId,
+      merchantTransactionId,
+      product,
+      language,
+      transactionRegion,
+      dataPassThrough,
+      originatorIp,
+    } = body;
     let result: TransactionResult;
     try {
       result = await client.submit({
@@ -84,18 +100,29 @@ export function createSubmitter(deps: SubmitDeps, client: TransactionClient): Su
         // Always what the account was verified for, never a figure from the request.
         amount: payment.amount,
         currency: payment.currency,
-        merchant: { merchantId: config.merchantId, merchantUserId, merchantTransactionId, merchantSubId: config.merchantSubId },
+        merchant: {
+          merchantId: config.merchantId,
+          merchantUserId,
+          merchantTransactionId,
+          merchantSubId: config.merchantSubId,
+        },
         accountToken,
       });
     } catch (error) {
       if (nothingCharged(error)) {
         await releaseOrder(deps, payment);
-        await tellPayment(deps, 'payment.failed', payment, { code: 'PAYMENT_NOT_SENT',
-          message: error instanceof TokenUnavailableError
-            ? 'No access token could be had from the payment service, so the payment was not sent; nothing was charged and the order may be paid again.'
-            : 'The payment service could not be reached; nothing was charged and the order may be paid again.' });
+        await tellPayment(deps, 'payment.failed', payment, {
+          code: 'PAYMENT_NOT_SENT',
+          message:
+            error instanceof TokenUnavailableError
+              ? 'No access token could be had from the payment service, so the payment was not sent; nothing was charged and the order may be paid again.'
+              : 'The payment service could not be reached; nothing was charged and the order may be paid again.',
+        });
       } else {
-        await finishUnknown(payment, 'The payment service did not answer (a time-out or a server error); it may have charged. Check with the provider and record the result.');
+        await finishUnknown(
+          payment,
+          'The payment service did not answer (a time-out or a server error); it may have charged. Check with the provider and record the result.',
+        );
       }
       throw error;
     }
@@ -104,26 +131,41 @@ export function createSubmitter(deps: SubmitDeps, client: TransactionClient): Su
       providerStatus: result.status,
       providerResponse: knownFields(result.body),
       ...(typeof result.body.transactionId === 'string' ? { transactionId: result.body.transactionId } : {}),
-      ...(typeof result.body.transactionStatus === 'string' ? { transactionStatus: result.body.transactionStatus } : {}),
+      ...(typeof result.body.transactionStatus === 'string'
+        ? { transactionStatus: result.body.transactionStatus }
+        : {}),
     };
     const status = (answered.transactionStatus ?? '').toUpperCase();
     if (result.status >= 400 && !refusalMayHaveCharged(result.status)) {
       await releaseOrder(deps, payment);
-      await tellPayment(deps, 'payment.failed', payment, { code: 'PAYMENT_REFUSED',
-        message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.` });
+      await tellPayment(deps, 'payment.failed', payment, {
+        code: 'PAYMENT_REFUSED',
+        message: `The payment service refused the payment (HTTP ${result.status}); nothing was charged and the order may be paid again.`,
+      });
     } else if (result.status >= 400) {
-      await finishUnknown(answered, `The payment service answered HTTP ${result.status}, which may mean it charged (a duplicate transaction). Check with the provider and record the result.`);
+      await finishUnknown(
+        answered,
+        `The payment service answered HTTP ${result.status}, which may mean it charged (a duplicate transaction). Check with the provider and record the result.`,
+      );
     } else if (isOneOf(status, config.declinedTransactionStatuses)) {
       // Answered, and declined: nothing was charged (OBV_DECLINED_TRANSACTION_STATUSES).
       await releaseOrder(deps, payment);
-      await tellPayment(deps, 'payment.failed', answered, { code: 'PAYMENT_DECLINED',
-        message: `The payment service declined the payment (transactionStatus ${answered.transactionStatus}); nothing was charged and the order may be paid again.` });
+      await tellPayment(deps, 'payment.failed', answered, {
+        code: 'PAYMENT_DECLINED',
+        message: `The payment service declined the payment (transactionStatus ${answered.transactionStatus}); nothing was charged and the order may be paid again.`,
+      });
     } else if (!isOneOf(status, config.paidTransactionStatuses)) {
-      await finishUnknown(answered, `The payment service answered transactionStatus ${answered.transactionStatus ?? '(none)'}, which is neither paid nor declined (OBV_PAID_TRANSACTION_STATUSES). Check with the provider and record the result.`);
+      await finishUnknown(
+        answered,
+        `The payment service answered transactionStatus ${answered.transactionStatus ?? '(none)'}, which is neither paid nor declined (OBV_PAID_TRANSACTION_STATUSES). Check with the provider and record the result.`,
+      );
     } else {
       const paid: PaymentRecord = { ...answered, state: 'completed' };
       await finishPayment(deps, paid);
-      await tellPayment(deps, 'payment.succeeded', paid, { transactionId: paid.transactionId ?? '', transactionStatus: paid.transactionStatus ?? '' });
+      await tellPayment(deps, 'payment.succeeded', paid, {
+        transactionId: paid.transactionId ?? '',
+        transactionStatus: paid.transactionStatus ?? '',
+      });
     }
     return result;
   };

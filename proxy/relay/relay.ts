@@ -75,7 +75,11 @@ export interface Relay {
 export function attachRelay(server: Server, options: RelayOptions): Relay {
   const { logger } = options;
   const subscribeTimeoutMs = options.subscribeTimeoutMs ?? RELAY_SUBSCRIBE_TIMEOUT_MS;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload ?? RELAY_MAX_PAYLOAD_BYTES, clientTracking: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxPayload ?? RELAY_MAX_PAYLOAD_BYTES,
+    clientTracking: false,
+  });
   const clients = new Set<Client>();
   const perAddress = new Map<string, number>();
   const maxSockets = options.maxSockets ?? defaultSocketCap();
@@ -165,7 +169,8 @@ export function attachRelay(server: Server, options: RelayOptions): Relay {
       server.off('upgrade', onUpgrade);
       for (const client of clients) client.socket.close(CLOSE.goingAway, 'server shutting down');
       // Give the close handshakes a moment, then cut what is left so the http server can close.
-      for (let waited = 0; clients.size > 0 && waited < RELAY_SHUTDOWN_WAIT_MS; waited += 25) await new Promise((resolve) => setTimeout(resolve, 25));
+      for (let waited = 0; clients.size > 0 && waited < RELAY_SHUTDOWN_WAIT_MS; waited += 25)
+        await new Promise((resolve) => setTimeout(resolve, 25));
       for (const client of clients) client.socket.terminate();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },

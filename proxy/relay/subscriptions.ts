@@ -116,7 +116,12 @@ export function createSubscriptions(options: SubscriptionOptions): Subscriptions
 
   /** What a freshly read record means for a subscriber: its outcome, or its expiry. */
   function deliverRecord(client: Client, record: SessionRecord): void {
-    if (record.outcome) deliver(client, { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome, record.language) });
+    if (record.outcome)
+      deliver(client, {
+        type: 'result',
+        sessionId: record.sessionId,
+        outcome: browserOutcome(record.outcome, record.language),
+      });
     else if (record.state === 'expired') deliver(client, { type: 'expired', sessionId: record.sessionId });
   }
 
@@ -166,28 +171,32 @@ export function createSubscriptions(options: SubscriptionOptions): Subscriptions
     const wait = Math.min(Math.max(0, expiresAt - now()) + 5, options.recheckIntervalMs, MAX_TIMEOUT_MS);
     local.expiryTimer = setTimeout(() => {
       local.expiryTimer = undefined;
-      void store.get(sessionId).then((record) => {
-        if (sessions.get(sessionId) !== local) return;
-        if (!record) {
-          for (const member of local.clients) deliver(member, { type: 'expired', sessionId });
-        } else if (record.outcome || record.state === 'expired') {
-          for (const member of local.clients) deliverRecord(member, record);
-        } else {
-          armExpiry(sessionId, record.expiresAt);
-        }
-      }).catch((error: unknown) => {
-        if (sessions.get(sessionId) !== local) return;
-        if (now() < expiresAt) {
-          // A periodic re-check during an outage: the next one comes anyway (no log line per session).
-          logger.debug({ err: safeError(error), session: sessionLogRef(sessionId) }, 'session re-check failed');
-          armExpiry(sessionId, expiresAt);
-          return;
-        }
-        // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
-        if (options.storeOutage && StoreOutageLog.covers(error)) options.storeOutage.refused('expiryChecks', error);
-        else logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
-        armExpiry(sessionId, now() + options.expiryRetryMs);
-      });
+      void store
+        .get(sessionId)
+        .then((record) => {
+          if (sessions.get(sessionId) !== local) return;
+          if (!record) {
+            for (const member of local.clients) deliver(member, { type: 'expired', sessionId });
+          } else if (record.outcome || record.state === 'expired') {
+            for (const member of local.clients) deliverRecord(member, record);
+          } else {
+            armExpiry(sessionId, record.expiresAt);
+          }
+        })
+        .catch((error: unknown) => {
+          if (sessions.get(sessionId) !== local) return;
+          if (now() < expiresAt) {
+            // A periodic re-check during an outage: the next one comes anyway (no log line per session).
+            logger.debug({ err: safeError(error), session: sessionLogRef(sessionId) }, 'session re-check failed');
+            armExpiry(sessionId, expiresAt);
+            return;
+          }
+          // The store may be briefly unreachable: check again soon rather than leave the sockets waiting.
+          if (options.storeOutage && StoreOutageLog.covers(error)) options.storeOutage.refused('expiryChecks', error);
+          else
+            logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'expiry check failed; retrying');
+          armExpiry(sessionId, now() + options.expiryRetryMs);
+        });
     }, wait);
   }
 

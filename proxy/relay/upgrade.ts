@@ -29,7 +29,11 @@ function refuse(socket: Duplex, status: number, reason: string): void {
  * The `upgrade` listener of `server`. Upgrades to other paths are left to other listeners; when there are
  * none they are refused with 404.
  */
-export function upgradeHandler(server: Server, wss: WebSocketServer, options: UpgradeOptions): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
+export function upgradeHandler(
+  server: Server,
+  wss: WebSocketServer,
+  options: UpgradeOptions,
+): (req: IncomingMessage, socket: Duplex, head: Buffer) => void {
   return (req, socket, head) => {
     const pathname = (req.url ?? '').split('?')[0];
     if (pathname !== options.path) {

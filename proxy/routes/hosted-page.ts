@@ -17,41 +17,55 @@ import { WarningLimiter } from '../common/log-limits.ts';
 
 const html = (description: string) => ({ description, content: { 'text/html': z.string() } });
 
-export const hostedPageOperations: Operation[] = [{
-  method: 'get',
-  path: '/hosted/:hostedRef',
-  operationId: 'hostedPage',
-  summary: 'The hosted link page of a link session made with `hosted` (open it in an app or send it to the shopper)',
-  description: 'The shop\'s name, the amount and the element for the link session, in its language; when the flow ends the page sends the shopper '
-    + 'to `hosted.completionRedirectUri` with `status` (and `state`, and a failure\'s `code`: a failure is shown with its retry first) and nothing else. Reopenable until the link session expires or its order is paid. '
-    + 'Strict CSP, SRI, `Referrer-Policy: no-referrer`, `Cache-Control: no-store`.',
-  caller: 'browser',
-  pathParams: { hostedRef: z.string().meta({ description: 'The page\'s reference from `hostedUrl` (never the link token)' }) },
-  responses: {
-    200: html('The page'),
-    404: html('"Link not recognised": no link session has this page'),
-    410: html('"This bank link has expired", or "has been used" (its order is paid)'),
-    503: html('"Bank linking is not available": the proxy has no build of the element (see `hostedElementScript`)'),
+export const hostedPageOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/hosted/:hostedRef',
+    operationId: 'hostedPage',
+    summary: 'The hosted link page of a link session made with `hosted` (open it in an app or send it to the shopper)',
+    description:
+      "The shop's name, the amount and the element for the link session, in its language; when the flow ends the page sends the shopper " +
+      "to `hosted.completionRedirectUri` with `status` (and `state`, and a failure's `code`: a failure is shown with its retry first) and nothing else. Reopenable until the link session expires or its order is paid. " +
+      'Strict CSP, SRI, `Referrer-Policy: no-referrer`, `Cache-Control: no-store`.',
+    caller: 'browser',
+    pathParams: {
+      hostedRef: z.string().meta({ description: "The page's reference from `hostedUrl` (never the link token)" }),
+    },
+    responses: {
+      200: html('The page'),
+      404: html('"Link not recognised": no link session has this page'),
+      410: html('"This bank link has expired", or "has been used" (its order is paid)'),
+      503: html('"Bank linking is not available": the proxy has no build of the element (see `hostedElementScript`)'),
+    },
+    problems: { ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
   },
-  problems: { ...STORE_PROBLEMS, ...COMMON_PROBLEMS },
-}, {
-  method: 'get',
-  path: '/hosted-page.js',
-  operationId: 'hostedPageScript',
-  summary: 'The hosted page\'s script (a file, so the page\'s CSP needs no inline script)',
-  caller: 'browser',
-  responses: { 200: { description: 'The script', content: { 'text/javascript': z.string() } } },
-  problems: { ...UNROUTED_PROBLEMS },
-}, {
-  method: 'get',
-  path: '/assets/:elementFile',
-  operationId: 'hostedElementScript',
-  summary: 'The element\'s bundle for the hosted page, under its content-hashed name (`obv-link-account.<hash>.js`, cached for good)',
-  caller: 'browser',
-  pathParams: { elementFile: z.string().meta({ description: '`obv-link-account.<hash>.js`, as the page names it (with its SRI value)' }) },
-  responses: { 200: { description: 'The element', content: { 'text/javascript': z.string() } } },
-  problems: { 404: 'Another name than the page\'s (a new build has a new one), or no build of the element: the `not-found` problem.' },
-}];
+  {
+    method: 'get',
+    path: '/hosted-page.js',
+    operationId: 'hostedPageScript',
+    summary: "The hosted page's script (a file, so the page's CSP needs no inline script)",
+    caller: 'browser',
+    responses: { 200: { description: 'The script', content: { 'text/javascript': z.string() } } },
+    problems: { ...UNROUTED_PROBLEMS },
+  },
+  {
+    method: 'get',
+    path: '/assets/:elementFile',
+    operationId: 'hostedElementScript',
+    summary:
+      "The element's bundle for the hosted page, under its content-hashed name (`obv-link-account.<hash>.js`, cached for good)",
+    caller: 'browser',
+    pathParams: {
+      elementFile: z
+        .string()
+        .meta({ description: '`obv-link-account.<hash>.js`, as the page names it (with its SRI value)' }),
+    },
+    responses: { 200: { description: 'The element', content: { 'text/javascript': z.string() } } },
+    problems: {
+      404: "Another name than the page's (a new build has a new one), or no build of the element: the `not-found` problem.",
+    },
+  },
+];
 
 /** The shopper's language for a page without a link session: the browser's preference. */
 function requestText(req: express.Request): HostedPageText {
@@ -75,7 +89,12 @@ export function hostedPageRouter(deps: HostedPageRouteDeps): Router {
   const base = `${config.publicUrl.replace(/\/+$/, '')}${config.mountPath}`;
   const basePath = new URL(base).pathname.replace(/\/+$/, '');
   const csp = hostedPageCsp(new URL(config.publicUrl).origin.replace(/^http/, 'ws'));
-  const headers = { 'content-security-policy': csp, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' };
+  const headers = {
+    'content-security-policy': csp,
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+  };
   const merchantName = config.merchantName;
 
   router.get('/hosted-page.js', (_req, res) => {
@@ -94,33 +113,51 @@ export function hostedPageRouter(deps: HostedPageRouteDeps): Router {
     res.set(headers);
     if (view.kind === 'message') {
       const text = view.byRequest ? requestText(req) : hostedPageText(view.language);
-      const [title, message] = view.message === 'expired' ? [text.expiredTitle, text.expiredMessage]
-        : view.message === 'used' ? [text.usedTitle, text.usedMessage]
-          : [text.unknownTitle, text.unknownMessage];
-      res.status(view.status).type('html').send(hostedMessageHtml(text, title, message));
+      const [title, message] =
+        view.message === 'expired'
+          ? [text.expiredTitle, text.expiredMessage]
+          : view.message === 'used'
+            ? [text.usedTitle, text.usedMessage]
+            : [text.unknownTitle, text.unknownMessage];
+      res
+        .status(view.status)
+        .type('html')
+        .send(hostedMessageHtml(text, title, message));
       return;
     }
     const { session } = view;
     const text = hostedPageText(session.language);
     if (!script) {
-      warnings.once('hosted-element', {}, 'the hosted link page has no element to serve: build the package (npm run build) or pass hostedElementScript');
-      res.status(503).type('html').send(hostedMessageHtml(text, text.unavailableTitle, text.unavailableMessage));
+      warnings.once(
+        'hosted-element',
+        {},
+        'the hosted link page has no element to serve: build the package (npm run build) or pass hostedElementScript',
+      );
+      res
+        .status(503)
+        .type('html')
+        .send(hostedMessageHtml(text, text.unavailableTitle, text.unavailableMessage));
       return;
     }
-    res.status(200).type('html').send(hostedPageHtml({
-      text,
-      merchantName,
-      amount: session.amount,
-      currency: session.currency,
-      consumer: maskedConsumer(session.consumer),
-      proxyUrl: base,
-      linkToken: view.linkToken,
-      language: session.language,
-      redirects: view.redirects,
-      expiresInMs: view.expiresInMs,
-      element: { src: `${basePath}/assets/${script.file}`, integrity: script.integrity },
-      scriptSrc: `${basePath}/hosted-page.js`,
-    }));
+    res
+      .status(200)
+      .type('html')
+      .send(
+        hostedPageHtml({
+          text,
+          merchantName,
+          amount: session.amount,
+          currency: session.currency,
+          consumer: maskedConsumer(session.consumer),
+          proxyUrl: base,
+          linkToken: view.linkToken,
+          language: session.language,
+          redirects: view.redirects,
+          expiresInMs: view.expiresInMs,
+          element: { src: `${basePath}/assets/${script.file}`, integrity: script.integrity },
+          scriptSrc: `${basePath}/hosted-page.js`,
+        }),
+      );
   });
   return router;
 }

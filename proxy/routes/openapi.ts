@@ -4,20 +4,28 @@ import express, { type Router } from 'express';
 import { z } from 'zod';
 import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 
-export const openApiOperations: Operation[] = [{
-  method: 'get',
-  path: '/openapi.json',
-  operationId: 'openApiDocument',
-  summary: 'This document',
-  caller: 'merchant server',
-  responses: {
-    200: {
-      description: 'The OpenAPI 3.1 document of every route under the mount path',
-      content: { 'application/json': z.looseObject({ openapi: z.string().regex(/^3\.1\./), info: z.looseObject({}), paths: z.looseObject({}) }) },
+export const openApiOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'openApiDocument',
+    summary: 'This document',
+    caller: 'merchant server',
+    responses: {
+      200: {
+        description: 'The OpenAPI 3.1 document of every route under the mount path',
+        content: {
+          'application/json': z.looseObject({
+            openapi: z.string().regex(/^3\.1\./),
+            info: z.looseObject({}),
+            paths: z.looseObject({}),
+          }),
+        },
+      },
     },
+    problems: { ...UNROUTED_PROBLEMS },
   },
-  problems: { ...UNROUTED_PROBLEMS },
-}];
+];
 
 export function openApiRouter(document: object): Router {
   const router = express.Router();

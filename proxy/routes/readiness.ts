@@ -17,38 +17,58 @@ import { type Operation, UNROUTED_PROBLEMS } from '../openapi/operation.ts';
 /** What the last token request said of the client credentials (absent until one was made). */
 const credentials = z.enum(['checking', 'accepted', 'refused', 'unreachable']);
 
-export const readinessOperations: Operation[] = [{
-  method: 'get',
-  path: '/healthz',
-  operationId: 'liveness',
-  summary: 'The process answers (liveness)',
-  caller: 'operations',
-  responses: { 200: { description: 'Alive', content: { 'application/json': z.object({ status: z.literal('ok') }) } } },
-  problems: { ...UNROUTED_PROBLEMS },
-}, {
-  method: 'get',
-  path: '/readyz',
-  operationId: 'readiness',
-  summary: 'This instance can take shoppers (readiness)',
-  caller: 'operations',
-  responses: {
-    200: {
-      description: 'The session store takes writes and the provider has not refused the client credentials',
-      content: { 'application/json': z.object({ status: z.literal('ready'), sessionStore: z.literal('ok'), credentials: credentials.optional() }) },
+export const readinessOperations: Operation[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    operationId: 'liveness',
+    summary: 'The process answers (liveness)',
+    caller: 'operations',
+    responses: {
+      200: { description: 'Alive', content: { 'application/json': z.object({ status: z.literal('ok') }) } },
     },
-    503: {
-      description: 'Shutting down, the session store does not answer or its disk is full, or the credentials are being checked or were refused',
-      content: {
-        'application/json': z.union([
-          z.object({ status: z.literal('draining') }),
-          z.object({ status: z.literal('unavailable'), sessionStore: z.enum(['unreachable', 'full', 'failed']), credentials: credentials.optional() }),
-          z.object({ status: z.enum(['starting', 'unavailable']), sessionStore: z.literal('ok'), credentials: z.enum(['checking', 'refused']) }),
-        ]),
+    problems: { ...UNROUTED_PROBLEMS },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    operationId: 'readiness',
+    summary: 'This instance can take shoppers (readiness)',
+    caller: 'operations',
+    responses: {
+      200: {
+        description: 'The session store takes writes and the provider has not refused the client credentials',
+        content: {
+          'application/json': z.object({
+            status: z.literal('ready'),
+            sessionStore: z.literal('ok'),
+            credentials: credentials.optional(),
+          }),
+        },
+      },
+      503: {
+        description:
+          'Shutting down, the session store does not answer or its disk is full, or the credentials are being checked or were refused',
+        content: {
+          'application/json': z.union([
+            z.object({ status: z.literal('draining') }),
+            z.object({
+              status: z.literal('unavailable'),
+              sessionStore: z.enum(['unreachable', 'full', 'failed']),
+              credentials: credentials.optional(),
+            }),
+            z.object({
+              status: z.enum(['starting', 'unavailable']),
+              sessionStore: z.literal('ok'),
+              credentials: z.enum(['checking', 'refused']),
+            }),
+          ]),
+        },
       },
     },
+    problems: { ...UNROUTED_PROBLEMS },
   },
-  problems: { ...UNROUTED_PROBLEMS },
-}];
+];
 
 /** What readiness asks: the shutdown's state, the credentials' last known status, a write to the session store. */
 export interface ReadinessDeps {
@@ -85,11 +105,20 @@ export function readinessRouter(deps: ReadinessDeps): Router {
       deps.metrics.storeErrors.inc();
       if (StoreOutageLog.covers(error)) deps.storeOutage.refused('readinessProbes', error);
       else warnings.warn('store', { err: safeError(error) }, 'readiness check: the session store did not answer');
-      res.status(503).json({ status: 'unavailable', sessionStore: error instanceof StorageFullError ? 'full' : error instanceof DurabilityError ? 'failed' : 'unreachable', ...credentialsField });
+      res.status(503).json({
+        status: 'unavailable',
+        sessionStore:
+          error instanceof StorageFullError ? 'full' : error instanceof DurabilityError ? 'failed' : 'unreachable',
+        ...credentialsField,
+      });
       return;
     }
     if (credentials === 'checking' || credentials === 'refused') {
-      res.status(503).json({ status: credentials === 'checking' ? 'starting' : 'unavailable', sessionStore: 'ok', ...credentialsField });
+      res.status(503).json({
+        status: credentials === 'checking' ? 'starting' : 'unavailable',
+        sessionStore: 'ok',
+        ...credentialsField,
+      });
       return;
     }
     res.json({ status: 'ready', sessionStore: 'ok', ...credentialsField });

@@ -24,60 +24,73 @@ export const SessionRequestBody = z.strictObject({
 export const BrowserOutcomeSchema = z.discriminatedUnion('status', [
   z.object({
     status: z.literal('success'),
-    linkRef: z.string().regex(ID_PATTERN).meta({ description: 'What the merchant\'s server pays with (POST /transactions)' }),
+    linkRef: z
+      .string()
+      .regex(ID_PATTERN)
+      .meta({ description: "What the merchant's server pays with (POST /transactions)" }),
     accountLabel: z.string(),
     fiName: z.string(),
     fiAccountType: z.string(),
-    displayLabel: z.string().meta({ description: 'The account line as shown, in the verification\'s language' }),
+    displayLabel: z.string().meta({ description: "The account line as shown, in the verification's language" }),
     spokenLabel: z.string().meta({ description: 'The account line as a screen reader says it' }),
-    note: z.string().optional().meta({ description: 'For a returning shopper: the account will be saved, was reconnected, or is another than the one to reconnect (shown under the account)' }),
+    note: z.string().optional().meta({
+      description:
+        'For a returning shopper: the account will be saved, was reconnected, or is another than the one to reconnect (shown under the account)',
+    }),
   }),
   z.object({
     status: z.literal('failure'),
     code: z.string(),
-    message: z.string().meta({ description: 'The provider\'s message (for developers)' }),
-    text: z.string().meta({ description: 'The shopper\'s words for this failure' }),
+    message: z.string().meta({ description: "The provider's message (for developers)" }),
+    text: z.string().meta({ description: "The shopper's words for this failure" }),
     lang: z.string().meta({ description: 'The language `text` is written in' }),
   }),
 ]);
 
 /** A session as the browser sees it (verifications/view.ts). */
-export const SessionViewSchema = describes<SessionView>()(z.object({
-  sessionId: z.string().regex(ID_PATTERN),
-  state: z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']),
-  expiresAt: z.iso.datetime(),
-  outcome: BrowserOutcomeSchema.optional(),
-}));
+export const SessionViewSchema = describes<SessionView>()(
+  z.object({
+    sessionId: z.string().regex(ID_PATTERN),
+    state: z.enum(['pending', 'returned', 'succeeded', 'failed', 'expired']),
+    expiresAt: z.iso.datetime(),
+    outcome: BrowserOutcomeSchema.optional(),
+  }),
+);
 
 const SESSION_PROBLEMS = {
   ...JSON_BODY_PROBLEMS,
-  403: 'The page\'s origin is not allowed.',
+  403: "The page's origin is not allowed.",
   404: 'No session has this id (it may have been swept after expiry).',
   ...STORE_PROBLEMS,
   ...COMMON_PROBLEMS,
 };
 
-export const sessionsOperations: Operation[] = [{
-  method: 'post',
-  path: '/sessions/lookup',
-  operationId: 'lookupSession',
-  summary: 'Read a session (the element polls it and resumes with it)',
-  description: 'The id travels in the body, never in the URL.',
-  caller: 'browser',
-  body: { contentType: 'application/json', schema: SessionRequestBody },
-  responses: { 200: { description: 'The session', content: { 'application/json': SessionViewSchema } } },
-  problems: SESSION_PROBLEMS,
-}, {
-  method: 'post',
-  path: '/sessions/cancel',
-  operationId: 'cancelSession',
-  summary: 'Cancel at the checkout: the session settles as the failure CANCELLED',
-  description: 'Already settled (or expired), the answer says what the session ended as.',
-  caller: 'browser',
-  body: { contentType: 'application/json', schema: SessionRequestBody },
-  responses: { 200: { description: 'The session after the cancel', content: { 'application/json': SessionViewSchema } } },
-  problems: { ...SESSION_PROBLEMS, 429: 'Too many requests from this address.' },
-}];
+export const sessionsOperations: Operation[] = [
+  {
+    method: 'post',
+    path: '/sessions/lookup',
+    operationId: 'lookupSession',
+    summary: 'Read a session (the element polls it and resumes with it)',
+    description: 'The id travels in the body, never in the URL.',
+    caller: 'browser',
+    body: { contentType: 'application/json', schema: SessionRequestBody },
+    responses: { 200: { description: 'The session', content: { 'application/json': SessionViewSchema } } },
+    problems: SESSION_PROBLEMS,
+  },
+  {
+    method: 'post',
+    path: '/sessions/cancel',
+    operationId: 'cancelSession',
+    summary: 'Cancel at the checkout: the session settles as the failure CANCELLED',
+    description: 'Already settled (or expired), the answer says what the session ended as.',
+    caller: 'browser',
+    body: { contentType: 'application/json', schema: SessionRequestBody },
+    responses: {
+      200: { description: 'The session after the cancel', content: { 'application/json': SessionViewSchema } },
+    },
+    problems: { ...SESSION_PROBLEMS, 429: 'Too many requests from this address.' },
+  },
+];
 
 /** The bodies are one id: a few hundred bytes is plenty. */
 const SESSION_BODY_LIMIT = '1kb';

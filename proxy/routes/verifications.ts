@@ -16,47 +16,67 @@ import { StartVerificationBody } from '../verifications/start-body.ts';
 import { START_BODY_LIMIT } from '../config/limits.ts';
 import { newBankStepBinding, setBankStepCookie } from '../http/bank-step-cookie.ts';
 
-
-
 /** One language's words for the states after a start (words/bank-step.ts). */
-const BankStepWordsSchema = z.object(Object.fromEntries(Object.keys(BANK_STEP_WORDS.en).map((key) => [key, z.string()])) as Record<keyof BankStepWords, z.ZodString>);
+const BankStepWordsSchema = z.object(
+  Object.fromEntries(Object.keys(BANK_STEP_WORDS.en).map((key) => [key, z.string()])) as Record<
+    keyof BankStepWords,
+    z.ZodString
+  >,
+);
 
 /** The answer to a start (verifications/view.ts `startView`). */
-export const StartedVerification = describes<ReturnType<typeof startView>>()(z.object({
-  sessionId: z.string().regex(ID_PATTERN).meta({ description: 'The session\'s capability: only this browser (and the merchant\'s server) knows it' }),
-  consumerUrl: z.url().meta({ description: 'The bank\'s page for the consumer (open it in a new tab)' }),
-  expiresAt: z.iso.datetime(),
-  words: z.object({ en: BankStepWordsSchema, es: BankStepWordsSchema }).meta({
-    description: 'The element\'s words for the states after a start (waiting, blocked or closed tab, lost connection, outcome titles and buttons), per language: the element shows those of its own language',
+export const StartedVerification = describes<ReturnType<typeof startView>>()(
+  z.object({
+    sessionId: z
+      .string()
+      .regex(ID_PATTERN)
+      .meta({ description: "The session's capability: only this browser (and the merchant's server) knows it" }),
+    consumerUrl: z.url().meta({ description: "The bank's page for the consumer (open it in a new tab)" }),
+    expiresAt: z.iso.datetime(),
+    words: z.object({ en: BankStepWordsSchema, es: BankStepWordsSchema }).meta({
+      description:
+        "The element's words for the states after a start (waiting, blocked or closed tab, lost connection, outcome titles and buttons), per language: the element shows those of its own language",
+    }),
   }),
-}));
+);
 
-export const verificationsOperations: Operation[] = [{
-  method: 'post',
-  path: '/verifications',
-  operationId: 'startVerification',
-  summary: 'Start a verification (the element)',
-  description: 'What the page may send; the proxy fills and checks the rest (docs/PROXY.md "What the page sends, what the server fills").',
-  caller: 'browser',
-  headers: { 'Idempotency-Key': { description: 'The same key again answers the first start\'s session (a double click makes one verification)', schema: IdempotencyKey } },
-  body: { contentType: 'application/json', schema: StartVerificationBody },
-  responses: { 201: { description: 'The verification is started', content: { 'application/json': StartedVerification } } },
-  problems: {
-    ...JSON_BODY_PROBLEMS,
-    400: 'A field is missing or invalid (`errors` names each one), or a purchase field the link session sets; '
-      + 'a start without a link token (`link-session-required`) unless an enrichStart hook is configured.',
-    403: 'The page\'s origin is not allowed, or (OBV_BIND_BANK_STEP) the page is not on OBV_PUBLIC_URL\'s origin (`bank-step-unbindable`).',
-    404: 'No link session has this link token (`unknown-link-token`).',
-    409: 'The link token already linked an account (`link-token-used`), or a start with this Idempotency-Key keeps failing.',
-    410: 'The link token has expired (`link-token-expired`).',
-    422: 'The provider rejected the request (its field list passed on), or the Idempotency-Key was used with another body.',
-    429: 'Too many starts from this address, or from this link token (`link-token-exhausted`).',
-    502: 'The provider could not be used.',
-    504: 'The provider did not answer in time.',
-    ...STORE_PROBLEMS,
-    ...COMMON_PROBLEMS,
+export const verificationsOperations: Operation[] = [
+  {
+    method: 'post',
+    path: '/verifications',
+    operationId: 'startVerification',
+    summary: 'Start a verification (the element)',
+    description:
+      'What the page may send; the proxy fills and checks the rest (docs/PROXY.md "What the page sends, what the server fills").',
+    caller: 'browser',
+    headers: {
+      'Idempotency-Key': {
+        description: "The same key again answers the first start's session (a double click makes one verification)",
+        schema: IdempotencyKey,
+      },
+    },
+    body: { contentType: 'application/json', schema: StartVerificationBody },
+    responses: {
+      201: { description: 'The verification is started', content: { 'application/json': StartedVerification } },
+    },
+    problems: {
+      ...JSON_BODY_PROBLEMS,
+      400:
+        'A field is missing or invalid (`errors` names each one), or a purchase field the link session sets; ' +
+        'a start without a link token (`link-session-required`) unless an enrichStart hook is configured.',
+      403: "The page's origin is not allowed, or (OBV_BIND_BANK_STEP) the page is not on OBV_PUBLIC_URL's origin (`bank-step-unbindable`).",
+      404: 'No link session has this link token (`unknown-link-token`).',
+      409: 'The link token already linked an account (`link-token-used`), or a start with this Idempotency-Key keeps failing.',
+      410: 'The link token has expired (`link-token-expired`).',
+      422: 'The provider rejected the request (its field list passed on), or the Idempotency-Key was used with another body.',
+      429: 'Too many starts from this address, or from this link token (`link-token-exhausted`).',
+      502: 'The provider could not be used.',
+      504: 'The provider did not answer in time.',
+      ...STORE_PROBLEMS,
+      ...COMMON_PROBLEMS,
+    },
   },
-}];
+];
 
 /**
  * Lets the merchant's code name the purchase of a start without a link token from its own session
@@ -85,7 +105,10 @@ export function verificationsRouter(deps: VerificationsRouteDeps): Router {
     // Before any work: a start the binding cookie cannot reach is refused (403).
     const binding = newBankStepBinding(deps.config, req);
     const rawKey = req.get('idempotency-key');
-    const idempotencyKey = rawKey === undefined ? undefined : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
+    const idempotencyKey =
+      rawKey === undefined
+        ? undefined
+        : parseOrThrow(IdempotencyKey, rawKey, 'The Idempotency-Key header', 'Idempotency-Key');
     const record = await deps.verifications.start({
       body,
       client: { address: req.ip ? plainAddress(req.ip) : undefined, userAgent: req.get('user-agent') },

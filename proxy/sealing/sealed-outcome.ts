@@ -5,7 +5,13 @@
 // to the merchant user: the session id does not exist yet) and a success's saved account (bound to the session).
 import type { Sealer } from './sealer.ts';
 import type { SessionRecord, StoredOutcome, VerificationOutcome } from '../storage/sessions.ts';
-import { ConsentClientSchema, type ConsentRecord, type SavedAccount, type StoredConsentRecord, type StoredSavedAccount } from '../storage/saved-accounts.ts';
+import {
+  ConsentClientSchema,
+  type ConsentRecord,
+  type SavedAccount,
+  type StoredConsentRecord,
+  type StoredSavedAccount,
+} from '../storage/saved-accounts.ts';
 
 const tokenContext = (sessionId: string) => `account-token:${sessionId}`;
 const outcomeConsentContext = (sessionId: string) => `consent-client:session:${sessionId}`;
@@ -29,25 +35,41 @@ export function sealSavingConsent(sealer: Sealer, merchantUserId: string, consen
 }
 
 /** A start's consent opened again (for the saved account its success makes); throws UnsealError. */
-export function openSavingConsent(sealer: Sealer, merchantUserId: string, consent: StoredConsentRecord | ConsentRecord): ConsentRecord {
+export function openSavingConsent(
+  sealer: Sealer,
+  merchantUserId: string,
+  consent: StoredConsentRecord | ConsentRecord,
+): ConsentRecord {
   return openConsent(sealer, consent, savingConsentContext(merchantUserId));
 }
 
 /** A stored success's saved account as the merchant's server receives it (its consent opened); throws UnsealError. */
 export function openSavedAccount(sealer: Sealer, sessionId: string, saved: StoredSavedAccount): SavedAccount {
   const { consent, ...account } = saved;
-  return { ...account, ...(consent ? { consent: openConsent(sealer, consent, outcomeConsentContext(sessionId)) } : {}) };
+  return {
+    ...account,
+    ...(consent ? { consent: openConsent(sealer, consent, outcomeConsentContext(sessionId)) } : {}),
+  };
 }
 
 /** `outcome` as the store keeps it: a success's token sealed for `sessionId`, and its consent's address and user agent. */
 export function sealOutcome(sealer: Sealer, sessionId: string, outcome: VerificationOutcome): StoredOutcome {
   if (outcome.status !== 'success') return outcome;
   const { accountToken, savedAccount, ...display } = outcome;
-  const stored = savedAccount && (() => {
-    const { consent, ...account } = savedAccount;
-    return { ...account, ...(consent ? { consent: sealConsent(sealer, consent, outcomeConsentContext(sessionId)) } : {}) };
-  })();
-  return { ...display, ...(stored ? { savedAccount: stored } : {}), sealedAccountToken: sealer.seal(accountToken, tokenContext(sessionId)) };
+  const stored =
+    savedAccount &&
+    (() => {
+      const { consent, ...account } = savedAccount;
+      return {
+        ...account,
+        ...(consent ? { consent: sealConsent(sealer, consent, outcomeConsentContext(sessionId)) } : {}),
+      };
+    })();
+  return {
+    ...display,
+    ...(stored ? { savedAccount: stored } : {}),
+    sealedAccountToken: sealer.seal(accountToken, tokenContext(sessionId)),
+  };
 }
 
 /** The record's outcome with its token and consent opened (server side only); throws UnsealError for a foreign seal. */

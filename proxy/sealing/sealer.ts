@@ -15,10 +15,17 @@ export type UnsealFailure = 'malformed' | 'unknown-key' | 'tampered';
 
 export class UnsealError extends Error {
   override name = 'UnsealError';
-  constructor(readonly reason: UnsealFailure, readonly keyId?: string) {
-    super(reason === 'unknown-key' ? `sealed under key "${keyId}", which is not in OBV_SEALING_KEYS`
-      : reason === 'tampered' ? `the sealed value (key "${keyId}") was altered, sealed for another context, or the key with this id has changed`
-        : 'not a sealed value');
+  constructor(
+    readonly reason: UnsealFailure,
+    readonly keyId?: string,
+  ) {
+    super(
+      reason === 'unknown-key'
+        ? `sealed under key "${keyId}", which is not in OBV_SEALING_KEYS`
+        : reason === 'tampered'
+          ? `the sealed value (key "${keyId}") was altered, sealed for another context, or the key with this id has changed`
+          : 'not a sealed value',
+    );
   }
 }
 
@@ -52,12 +59,16 @@ export function createSealer(keys: readonly SealingKey[]): Sealer {
       const body = Buffer.from(encoded, 'base64url');
       // Strict: Node ignores the unused low bits of the last character, so up to 16 spellings would open
       // to one value; only the one seal() writes is accepted (a sealed string is one saved account's id too).
-      if (body.length < IV_BYTES + TAG_BYTES || body.toString('base64url') !== encoded) throw new UnsealError('malformed');
+      if (body.length < IV_BYTES + TAG_BYTES || body.toString('base64url') !== encoded)
+        throw new UnsealError('malformed');
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, body.subarray(0, IV_BYTES));
         decipher.setAAD(Buffer.from(context, 'utf8'));
         decipher.setAuthTag(body.subarray(body.length - TAG_BYTES));
-        return Buffer.concat([decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+        return Buffer.concat([
+          decipher.update(body.subarray(IV_BYTES, body.length - TAG_BYTES)),
+          decipher.final(),
+        ]).toString('utf8');
       } catch {
         throw new UnsealError('tampered', keyId);
       }

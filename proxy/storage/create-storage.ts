@@ -48,15 +48,23 @@ export function createStorage(options: StorageOptions): Storage {
     case 'sqlite':
       return sqliteStorage(options);
     case 'postgres':
-      if (!options.databaseUrl) throw new TypeError('createStorage: the postgres storage needs databaseUrl (OBV_DATABASE_URL)');
+      if (!options.databaseUrl)
+        throw new TypeError('createStorage: the postgres storage needs databaseUrl (OBV_DATABASE_URL)');
       return createPostgresStorage({
-        url: options.databaseUrl, schema: options.databaseSchema, poolSize: options.databasePoolSize, statementTimeoutMs: options.databaseStatementTimeoutMs,
-        logger: options.logger?.child({ component: 'postgres' }), now: options.now,
+        url: options.databaseUrl,
+        schema: options.databaseSchema,
+        poolSize: options.databasePoolSize,
+        statementTimeoutMs: options.databaseStatementTimeoutMs,
+        logger: options.logger?.child({ component: 'postgres' }),
+        now: options.now,
       });
     case 'redis':
       if (!options.redisUrl) throw new TypeError('createStorage: the redis storage needs redisUrl (OBV_REDIS_URL)');
       return createRedisStorage({
-        url: options.redisUrl, prefix: options.redisPrefix, requirePersistence: options.production ?? false, logger: options.logger?.child({ component: 'redis' }),
+        url: options.redisUrl,
+        prefix: options.redisPrefix,
+        requirePersistence: options.production ?? false,
+        logger: options.logger?.child({ component: 'redis' }),
       });
     case 'memory':
       return createMemoryStorage({ now: options.now });

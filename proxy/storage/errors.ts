@@ -32,7 +32,10 @@ export class StorageFullError extends Error {
     readonly freeBytes: number | undefined,
     options?: { cause?: unknown },
   ) {
-    super(`the disk holding ${location} is full (${freeBytes === undefined ? 'free space unknown' : `${freeBytes} bytes free`})`, options);
+    super(
+      `the disk holding ${location} is full (${freeBytes === undefined ? 'free space unknown' : `${freeBytes} bytes free`})`,
+      options,
+    );
   }
 }
 

@@ -47,12 +47,28 @@ export const EVENT_DATA = {
   'link.failed': z.strictObject({ ...Order, code: z.string(), message: z.string() }),
   'link.cancelled': z.strictObject({ ...Order }),
   'link.expired': z.strictObject({ ...Order, expiredAt: z.iso.datetime() }),
-  'payment.succeeded': z.strictObject({ ...Order, ...Payment, transactionId: z.string(), transactionStatus: z.string() }),
+  'payment.succeeded': z.strictObject({
+    ...Order,
+    ...Payment,
+    transactionId: z.string(),
+    transactionStatus: z.string(),
+  }),
   'payment.failed': z.strictObject({ ...Order, ...Payment, code: z.string(), message: z.string() }),
   /** The payment may have charged (a 5xx, a time-out, a holder that died): reconcile it (POST /transactions/{id}/reconcile). */
   'payment.unknown': z.strictObject({ ...Order, ...Payment, reason: z.string() }),
-  'reauthorization.required': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, code: z.string(), accountId: z.string().optional(), merchantTransactionId: z.string() }),
-  'saved_account.removed': z.strictObject({ merchantUserId: z.string(), ...AccountDisplay, accountId: z.string(), merchantTransactionId: z.string() }),
+  'reauthorization.required': z.strictObject({
+    merchantUserId: z.string(),
+    ...AccountDisplay,
+    code: z.string(),
+    accountId: z.string().optional(),
+    merchantTransactionId: z.string(),
+  }),
+  'saved_account.removed': z.strictObject({
+    merchantUserId: z.string(),
+    ...AccountDisplay,
+    accountId: z.string(),
+    merchantTransactionId: z.string(),
+  }),
 } as const;
 
 export type EventType = keyof typeof EVENT_DATA;
@@ -84,20 +100,32 @@ export const MerchantEventSchema = z.strictObject({
 
 /** Any event, its `data` checked against its type's schema, with the members of `extra` beside them. */
 export function typedEventSchema(extra: z.ZodRawShape = {}) {
-  return z.discriminatedUnion('type', EVENT_TYPES.map((type) => z.strictObject({
-    id: z.string().regex(EVENT_ID_PATTERN).meta({ description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it' }),
-    type: z.literal(type),
-    createdAt: z.iso.datetime(),
-    data: EVENT_DATA[type],
-    ...extra,
-  })) as unknown as [z.ZodObject, ...z.ZodObject[]]);
+  return z.discriminatedUnion(
+    'type',
+    EVENT_TYPES.map((type) =>
+      z.strictObject({
+        id: z.string().regex(EVENT_ID_PATTERN).meta({
+          description: 'Stable across retries and instances (also the webhook-id header): de-duplicate on it',
+        }),
+        type: z.literal(type),
+        createdAt: z.iso.datetime(),
+        data: EVENT_DATA[type],
+        ...extra,
+      }),
+    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  );
 }
 
 /** Any event as sent (the OpenAPI document's description of an event). */
 export const TypedMerchantEventSchema = typedEventSchema();
 
 /** The event `type` with `data`, checked against its schema; throws a ZodError for a field not allowed. */
-export function buildEvent<Type extends EventType>(id: string, type: Type, data: EventData<Type>, createdAtMs: number): MerchantEvent<Type> {
+export function buildEvent<Type extends EventType>(
+  id: string,
+  type: Type,
+  data: EventData<Type>,
+  createdAtMs: number,
+): MerchantEvent<Type> {
   const parsed: unknown = EVENT_DATA[type].parse(data);
   return { id, type, createdAt: new Date(createdAtMs).toISOString(), data: parsed } as MerchantEvent<Type>;
 }

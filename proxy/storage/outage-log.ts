@@ -40,26 +40,40 @@ export class StoreOutageLog {
 
   /** Whether `error` is the store being unreachable or full (what this log takes instead of a line of its own). */
   static covers(error: unknown): error is OutageError {
-    return error instanceof SessionBackendUnavailableError || error instanceof StorageFullError || error instanceof DurabilityError;
+    return (
+      error instanceof SessionBackendUnavailableError ||
+      error instanceof StorageFullError ||
+      error instanceof DurabilityError
+    );
   }
 
   /** Counts one refusal; the first of an outage writes its one line. */
   refused(kind: RefusedKind, error: OutageError): void {
     if (!this.#down) {
       const full = error instanceof StorageFullError;
-      this.#down = { since: this.now(), full, refused: { requests: 0, subscriptions: 0, readinessProbes: 0, expiryChecks: 0, eventJobs: 0 } };
+      this.#down = {
+        since: this.now(),
+        full,
+        refused: { requests: 0, subscriptions: 0, readinessProbes: 0, expiryChecks: 0, eventJobs: 0 },
+      };
       if (error instanceof DurabilityError) {
         // Not transient: the write probe fails too until a restart, so there is no "back" line before one.
-        this.logger.error({ reason: error.message },
-          'storage cannot make writes durable (a failed fsync): answering 503 with Retry-After and /readyz 503; restart the proxy once the disk is checked; '
-          + 'refusals are counted, not logged one by one');
+        this.logger.error(
+          { reason: error.message },
+          'storage cannot make writes durable (a failed fsync): answering 503 with Retry-After and /readyz 503; restart the proxy once the disk is checked; ' +
+            'refusals are counted, not logged one by one',
+        );
       } else if (full) {
-        this.logger.error({ location: error.location, freeBytes: error.freeBytes },
-          'storage is full: answering writes 503 storage-full with Retry-After, /readyz 503, until space returns; free space on the volume '
-          + 'holding the data directory and the proxy resumes by itself; refusals are counted, not logged one by one');
+        this.logger.error(
+          { location: error.location, freeBytes: error.freeBytes },
+          'storage is full: answering writes 503 storage-full with Retry-After, /readyz 503, until space returns; free space on the volume ' +
+            'holding the data directory and the proxy resumes by itself; refusals are counted, not logged one by one',
+        );
       } else {
-        this.logger.warn({ reason: error.message },
-          'session store is unavailable: answering 503 with Retry-After (sockets 1011) until it is back; refusals are counted, not logged one by one');
+        this.logger.warn(
+          { reason: error.message },
+          'session store is unavailable: answering 503 with Retry-After (sockets 1011) until it is back; refusals are counted, not logged one by one',
+        );
       }
       this.#armProbe();
     }
@@ -70,7 +84,10 @@ export class StoreOutageLog {
     if (this.#closed) return;
     this.#probe = setTimeout(() => {
       this.#probe = undefined;
-      probeWrite(this.store, this.now()).then(() => this.#back(), () => this.#armProbe());
+      probeWrite(this.store, this.now()).then(
+        () => this.#back(),
+        () => this.#armProbe(),
+      );
     }, this.probeIntervalMs);
     this.#probe.unref();
   }
@@ -80,7 +97,10 @@ export class StoreOutageLog {
     if (!down) return;
     this.#down = undefined;
     const refused = Object.fromEntries(Object.entries(down.refused).filter(([, count]) => count > 0));
-    this.logger.info({ downForMs: this.now() - down.since, refused }, down.full ? 'storage takes writes again' : 'session store is back');
+    this.logger.info(
+      { downForMs: this.now() - down.since, refused },
+      down.full ? 'storage takes writes again' : 'session store is back',
+    );
   }
 
   close(): void {

@@ -30,7 +30,10 @@ export const PaymentRecord = z.object({
   paymentId: z.string(),
   merchantTransactionId: z.string(),
   merchantUserId: z.string().optional(),
-  state: PaymentState.meta({ description: '`pending`: at the provider now; `unknown`: the call may have charged (5xx, time-out, a crash): reconcile with the provider; `not-charged`: reconciled as charging nothing (the order may be paid again)' }),
+  state: PaymentState.meta({
+    description:
+      '`pending`: at the provider now; `unknown`: the call may have charged (5xx, time-out, a crash): reconcile with the provider; `not-charged`: reconciled as charging nothing (the order may be paid again)',
+  }),
   /** Epoch ms: while `pending`, the claim is its holder's until then (the upstream time-out and a margin). */
   leaseExpiresAt: z.number().optional(),
   /**
@@ -99,7 +102,12 @@ export interface PaymentStore {
    * either way the record keeps `reconciled` and stays on record for the retention. Undefined (nothing
    * changed) when `paymentId` is not the order's current payment or that payment is not `unknown`.
    */
-  reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined>;
+  reconcile(
+    merchantTransactionId: string,
+    paymentId: string,
+    reconciliation: Reconciliation,
+    retentionMs: number,
+  ): Promise<PaymentRecord | undefined>;
   /**
    * Turns up to `max` `pending` payments whose lease ended by `nowMs` into `unknown`, and returns them:
    * each is returned by exactly one call, on whichever instance, so one event is told per payment.
@@ -119,7 +127,12 @@ export function leaseExpired(record: PaymentRecord): PaymentRecord {
  * (`completed`) or the merchant recorded (`not-charged`) is never overwritten by a late holder.
  */
 export function heldBy(current: PaymentRecord | undefined, paymentId: string): current is PaymentRecord {
-  return current !== undefined && current.paymentId === paymentId && current.state !== 'completed' && current.state !== 'not-charged';
+  return (
+    current !== undefined &&
+    current.paymentId === paymentId &&
+    current.state !== 'completed' &&
+    current.state !== 'not-charged'
+  );
 }
 
 /** Whether a new claim may take the order from `current`: none, or one reconciled as charging nothing. */
@@ -128,8 +141,17 @@ export function claimable(current: PaymentRecord | undefined): boolean {
 }
 
 /** The record a reconciliation leaves of `current` (an `unknown` payment), or undefined when `current` is not `paymentId`'s `unknown` payment. */
-export function reconciled(current: PaymentRecord | undefined, paymentId: string, reconciliation: Reconciliation): PaymentRecord | undefined {
+export function reconciled(
+  current: PaymentRecord | undefined,
+  paymentId: string,
+  reconciliation: Reconciliation,
+): PaymentRecord | undefined {
   if (current?.paymentId !== paymentId || current.state !== 'unknown') return undefined;
   if (reconciliation.result === 'not-charged') return { ...current, state: 'not-charged', reconciled: reconciliation };
-  return { ...current, state: 'completed', reconciled: reconciliation, ...(reconciliation.transactionId ? { transactionId: reconciliation.transactionId } : {}) };
+  return {
+    ...current,
+    state: 'completed',
+    reconciled: reconciliation,
+    ...(reconciliation.transactionId ? { transactionId: reconciliation.transactionId } : {}),
+  };
 }

@@ -3,7 +3,14 @@
 // redis/ implement the bus (SQLite's single instance uses memory's).
 import { savingNote } from '../words/saving-notes.ts';
 import { accountWords, browserFailureCode, failureWords } from '../words/outcomes.ts';
-import type { FailureOutcome, SessionRecord, SessionState, SessionStore, StoredOutcome, VerificationOutcome } from './sessions.ts';
+import type {
+  FailureOutcome,
+  SessionRecord,
+  SessionState,
+  SessionStore,
+  StoredOutcome,
+  VerificationOutcome,
+} from './sessions.ts';
 
 /**
  * What a browser may see of an outcome: display fields and the link reference, never the token, plus
@@ -30,7 +37,10 @@ export type BrowserOutcome =
  * The one place a stored outcome is cut down for the browser (HTTP, WebSocket and the result bus);
  * `language` is the verification's (`transaction.language`).
  */
-export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, language: string | undefined): BrowserOutcome {
+export function browserOutcome(
+  outcome: VerificationOutcome | StoredOutcome,
+  language: string | undefined,
+): BrowserOutcome {
   if (outcome.status !== 'success') {
     // The proxy's words only (English in `message`, the shopper's language in `text`): the provider's
     // message stays on the server.
@@ -39,7 +49,15 @@ export function browserOutcome(outcome: VerificationOutcome | StoredOutcome, lan
   }
   const { linkRef, accountLabel, fiName, fiAccountType } = outcome;
   const note = savingNote(outcome, language);
-  return { status: 'success', linkRef, accountLabel, fiName, fiAccountType, ...accountWords(accountLabel, fiAccountType, language), ...(note ? { note } : {}) };
+  return {
+    status: 'success',
+    linkRef,
+    accountLabel,
+    fiName,
+    fiAccountType,
+    ...accountWords(accountLabel, fiAccountType, language),
+    ...(note ? { note } : {}),
+  };
 }
 
 /** A message the relay forwards to every subscriber of one session. */
@@ -69,5 +87,11 @@ export interface ResultBus {
 
 /** What a catch-up delivers for a session read again: its result, when it has one. */
 export function resultOf(record: SessionRecord | undefined): SessionEvent | undefined {
-  return record?.outcome && { type: 'result', sessionId: record.sessionId, outcome: browserOutcome(record.outcome, record.language) };
+  return (
+    record?.outcome && {
+      type: 'result',
+      sessionId: record.sessionId,
+      outcome: browserOutcome(record.outcome, record.language),
+    }
+  );
 }

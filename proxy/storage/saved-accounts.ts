@@ -80,44 +80,57 @@ export interface StoredSavedAccount extends Omit<SavedAccount, 'consent'> {
 }
 
 // Each schema is checked against its type at compile time (`describes`): a field added to one alone fails the build.
-const ConsentRecordSchema = describes<ConsentRecord>()(z.strictObject({
-  version: z.string(),
-  lang: z.enum(['en', 'es']),
-  checkbox: z.string(),
-  text: z.string(),
-  acceptedAt: z.string(),
-  ip: z.string(),
-  userAgent: z.string(),
-}));
+const ConsentRecordSchema = describes<ConsentRecord>()(
+  z.strictObject({
+    version: z.string(),
+    lang: z.enum(['en', 'es']),
+    checkbox: z.string(),
+    text: z.string(),
+    acceptedAt: z.string(),
+    ip: z.string(),
+    userAgent: z.string(),
+  }),
+);
 
 /** A saved account as stored with a success's outcome (the Redis backend parses what it reads back). */
-export const SavedAccountSchema = describes<SavedAccount>()(z.strictObject({
-  sealed: z.string(),
-  accountId: z.string(),
-  accountLabel: z.string(),
-  fiName: z.string(),
-  fiAccountType: z.string(),
-  linkedAt: z.string(),
-  consent: ConsentRecordSchema.optional(),
-  reauthorized: z.literal(true).optional(),
-}));
+export const SavedAccountSchema = describes<SavedAccount>()(
+  z.strictObject({
+    sealed: z.string(),
+    accountId: z.string(),
+    accountLabel: z.string(),
+    fiName: z.string(),
+    fiAccountType: z.string(),
+    linkedAt: z.string(),
+    consent: ConsentRecordSchema.optional(),
+    reauthorized: z.literal(true).optional(),
+  }),
+);
 
-const StoredConsentRecordSchema = describes<StoredConsentRecord>()(z.strictObject({
-  ...ConsentRecordSchema.omit({ ip: true, userAgent: true }).shape,
-  sealedClient: z.string(),
-}));
+const StoredConsentRecordSchema = describes<StoredConsentRecord>()(
+  z.strictObject({
+    ...ConsentRecordSchema.omit({ ip: true, userAgent: true }).shape,
+    sealedClient: z.string(),
+  }),
+);
 
 /** What a consent's sealed address and user agent open to. */
 export const ConsentClientSchema = ConsentRecordSchema.pick({ ip: true, userAgent: true });
 
 /** A saved account as stored with a success's outcome: strict, so a consent's address in the clear is refused. */
-export const StoredSavedAccountSchema = describes<StoredSavedAccount>()(z.strictObject({
-  ...SavedAccountSchema.omit({ consent: true }).shape,
-  consent: z.union([StoredConsentRecordSchema, ConsentRecordSchema]).optional(),
-}));
+export const StoredSavedAccountSchema = describes<StoredSavedAccount>()(
+  z.strictObject({
+    ...SavedAccountSchema.omit({ consent: true }).shape,
+    consent: z.union([StoredConsentRecordSchema, ConsentRecordSchema]).optional(),
+  }),
+);
 
 /** A reconnect's result as stored with a success's outcome and sent to the merchant (reconnect.ts). */
-export const ReconnectResultSchema = describes<ReconnectResult>()(z.strictObject({
-  accountId: z.string().meta({ description: 'The saved account the link session re-authorized' }),
-  differentAccount: z.boolean().meta({ description: 'True when the bank linked another account: that saved account was not renewed and still needs re-authorizing' }),
-}));
+export const ReconnectResultSchema = describes<ReconnectResult>()(
+  z.strictObject({
+    accountId: z.string().meta({ description: 'The saved account the link session re-authorized' }),
+    differentAccount: z.boolean().meta({
+      description:
+        'True when the bank linked another account: that saved account was not renewed and still needs re-authorizing',
+    }),
+  }),
+);

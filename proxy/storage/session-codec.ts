@@ -12,14 +12,25 @@ const DisplayFields = { linkRef: z.string(), accountLabel: z.string(), fiName: z
 
 /** A stored outcome: the token sealed (strict, so a record holding a token in the clear is refused). */
 export const StoredOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), sealedAccountToken: z.string(), ...DisplayFields, savedAccount: StoredSavedAccountSchema.optional(),
-    reconnect: ReconnectResultSchema.optional() }),
+  z.strictObject({
+    status: z.literal('success'),
+    sealedAccountToken: z.string(),
+    ...DisplayFields,
+    savedAccount: StoredSavedAccountSchema.optional(),
+    reconnect: ReconnectResultSchema.optional(),
+  }),
   FailureOutcomeSchema,
 ]);
 
 /** What the events channel may carry: never an accountToken (strict, so one sent by mistake is refused). */
 const BrowserOutcomeSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('success'), ...DisplayFields, displayLabel: z.string(), spokenLabel: z.string(), note: z.string().optional() }),
+  z.strictObject({
+    status: z.literal('success'),
+    ...DisplayFields,
+    displayLabel: z.string(),
+    spokenLabel: z.string(),
+    note: z.string().optional(),
+  }),
   FailureOutcomeSchema.extend({ text: z.string(), lang: z.string() }),
 ]);
 

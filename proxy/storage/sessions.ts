@@ -2,7 +2,14 @@
 // claims and its one-time markers, behind one interface (SessionStore) that memory/, sqlite/ and redis/
 // implement alike (test/helpers/session-backend-contract.ts holds them to one behaviour). The result bus
 // beside it carries what a browser may see of a session (result-bus.ts).
-import type { ConsentRecord, ReconnectResult, ReconnectTarget, SavedAccount, StoredConsentRecord, StoredSavedAccount } from './saved-accounts.ts';
+import type {
+  ConsentRecord,
+  ReconnectResult,
+  ReconnectTarget,
+  SavedAccount,
+  StoredConsentRecord,
+  StoredSavedAccount,
+} from './saved-accounts.ts';
 
 /** Where a verification session stands. `succeeded`, `failed` and `expired` are terminal. */
 export type SessionState = 'pending' | 'returned' | 'succeeded' | 'failed' | 'expired';
@@ -104,7 +111,13 @@ export interface SessionRecord {
    * re-authorization; `known`: the user's saved accounts the link session knew, whose id a success that
    * links one of them again keeps (accounts/saving.ts).
    */
-  saving?: { accountId: string; consent?: StoredConsentRecord | ConsentRecord; reauthorized?: true; reconnect?: ReconnectTarget; known?: ReconnectTarget[] };
+  saving?: {
+    accountId: string;
+    consent?: StoredConsentRecord | ConsentRecord;
+    reauthorized?: true;
+    reconnect?: ReconnectTarget;
+    known?: ReconnectTarget[];
+  };
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
   /**

@@ -57,13 +57,18 @@ export function logCredentialCheck(logger: Logger, check: CredentialCheck, error
   if (check.status === 'accepted') {
     logger.info({ baseUrl }, `credentials accepted: the provider at OBV_BASE_URL issued a token for ${variables}`);
   } else if (check.status === 'refused') {
-    logger.error({ baseUrl, code: check.code, reason: (error as Error).message },
-      `credentials refused: the provider at OBV_BASE_URL would not issue a token for ${variables} (${check.code}); /readyz answers 503 until it does`);
+    logger.error(
+      { baseUrl, code: check.code, reason: (error as Error).message },
+      `credentials refused: the provider at OBV_BASE_URL would not issue a token for ${variables} (${check.code}); /readyz answers 503 until it does`,
+    );
   } else {
     // A private CA gets its own words: the fix is NODE_EXTRA_CA_CERTS, not the credentials or the network.
     const code = untrustedCertificateCode(error);
-    logger.warn({ baseUrl, reason: error instanceof Error ? error.message : String(error) }, code
-      ? `credentials not checked: ${privateCaAdvice(code, 'OBV_BASE_URL')}`
-      : `credentials not checked: the token endpoint at OBV_BASE_URL did not answer; ${variables} are checked again with the first verification`);
+    logger.warn(
+      { baseUrl, reason: error instanceof Error ? error.message : String(error) },
+      code
+        ? `credentials not checked: ${privateCaAdvice(code, 'OBV_BASE_URL')}`
+        : `credentials not checked: the token endpoint at OBV_BASE_URL did not answer; ${variables} are checked again with the first verification`,
+    );
   }
 }

@@ -64,8 +64,12 @@ export class TokenUnavailableError extends UpstreamError {
   override name = 'TokenUnavailableError';
   declare readonly cause: Error;
   constructor(cause: Error) {
-    super(cause instanceof UpstreamError ? cause.method : 'POST', cause instanceof UpstreamError ? cause.url : 'token endpoint',
-      `no access token, so the call was not sent (${cause.message})`, { cause });
+    super(
+      cause instanceof UpstreamError ? cause.method : 'POST',
+      cause instanceof UpstreamError ? cause.url : 'token endpoint',
+      `no access token, so the call was not sent (${cause.message})`,
+      { cause },
+    );
   }
 }
 
@@ -81,9 +85,11 @@ export type TokenErrorCode =
 
 /** What the operator should change, for each code. */
 const TOKEN_ERROR_ADVICE: Record<TokenErrorCode, string> = {
-  invalid_request: 'the token request was malformed; check OBV_BASE_URL points at the provider and OBV_TOKEN_SCOPE is right',
+  invalid_request:
+    'the token request was malformed; check OBV_BASE_URL points at the provider and OBV_TOKEN_SCOPE is right',
   invalid_client: 'the configured OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected',
-  invalid_grant: "the provider revoked this client's authorization; ask the provider to restore it or issue new OBV_CLIENT_ID/OBV_CLIENT_SECRET",
+  invalid_grant:
+    "the provider revoked this client's authorization; ask the provider to restore it or issue new OBV_CLIENT_ID/OBV_CLIENT_SECRET",
   unauthorized_client: 'OBV_CLIENT_ID is not allowed to use the verification service; ask the provider to enable it',
   unsupported_grant_type: 'the provider does not accept the client_credentials grant at this URL; check OBV_BASE_URL',
   invalid_scope: 'the provider rejected the requested scope; check OBV_TOKEN_SCOPE',
@@ -111,7 +117,12 @@ export class TokenError extends UpstreamError {
   ) {
     const code = tokenErrorCode(sentCode);
     const advice = TOKEN_ERROR_ADVICE[code];
-    super(method, url, `token request failed with ${sentCode}: ${advice}${description ? ` (provider said: ${description})` : ''}`, options);
+    super(
+      method,
+      url,
+      `token request failed with ${sentCode}: ${advice}${description ? ` (provider said: ${description})` : ''}`,
+      options,
+    );
     this.code = code;
   }
 }

@@ -92,7 +92,10 @@ export interface BearerClientOptions {
 }
 
 /** A ky instance with the time-out, the bearer hooks and the endpoint's own retry policy. */
-export function bearerClient(options: BearerClientOptions, policy: Pick<Options, 'retry' | 'throwHttpErrors'>): KyInstance {
+export function bearerClient(
+  options: BearerClientOptions,
+  policy: Pick<Options, 'retry' | 'throwHttpErrors'>,
+): KyInstance {
   return ky.create({ timeout: options.timeoutMs, hooks: bearerHooks(options.tokens), ...policy });
 }
 

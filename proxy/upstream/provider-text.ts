@@ -89,7 +89,8 @@ function redactSecrets(text: string, secrets: readonly string[]): string {
     let end = i;
     let encoded = false;
     for (; end < whole.length && covered[end]; end++) if (covered[end] === 2) encoded = true;
-    for (let extra = 0; encoded && extra < 3 && end < whole.length && BASE64_CHARACTER.test(whole[end]!); extra++) end++;
+    for (let extra = 0; encoded && extra < 3 && end < whole.length && BASE64_CHARACTER.test(whole[end]!); extra++)
+      end++;
     while (encoded && whole[end] === '=') end++;
     result += REDACTED;
     i = end;
@@ -99,7 +100,10 @@ function redactSecrets(text: string, secrets: readonly string[]): string {
 
 /** Provider text fit for a log line: `known` secrets (and their echoes) and anything token-shaped removed, then clipped. */
 export function scrubProviderText(text: string, known: readonly (string | undefined)[] = []): string {
-  let scrubbed = redactSecrets(text, known.filter((secret): secret is string => !!secret));
+  let scrubbed = redactSecrets(
+    text,
+    known.filter((secret): secret is string => !!secret),
+  );
   scrubbed = scrubbed.replace(TOKEN_LIKE, REDACTED);
   return scrubbed.length > LOGGED_PROVIDER_TEXT_MAX ? `${scrubbed.slice(0, LOGGED_PROVIDER_TEXT_MAX)}…` : scrubbed;
 }
@@ -117,7 +121,10 @@ export function providerFieldErrors(body: unknown): FieldError[] {
 
 /** The provider's field errors for the log: every path and message scrubbed. */
 export function loggedFieldErrors(body: unknown): FieldError[] {
-  return providerFieldErrors(body).map(({ path, message }) => ({ path: scrubProviderText(path), message: scrubProviderText(message) }));
+  return providerFieldErrors(body).map(({ path, message }) => ({
+    path: scrubProviderText(path),
+    message: scrubProviderText(message),
+  }));
 }
 
 /**
@@ -133,7 +140,9 @@ export function withoutSecrets(body: unknown, secrets: readonly (string | undefi
     // Deeper than the walk goes: kept whole only when its JSON holds no echo, else replaced as a whole.
     if (depth > 8) return redactSecrets(JSON.stringify(value), present) === JSON.stringify(value) ? value : REDACTED;
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [walk(key, depth + 1) as string, walk(item, depth + 1)]));
+    return Object.fromEntries(
+      Object.entries(value).map(([key, item]) => [walk(key, depth + 1) as string, walk(item, depth + 1)]),
+    );
   };
   return walk(body, 0);
 }

@@ -10,7 +10,9 @@ function leafPaths(schema: z.ZodType, prefix = ''): string[] {
   let inner: z.ZodType = schema;
   while (inner instanceof z.ZodOptional || inner instanceof z.ZodNullable) inner = inner.unwrap() as z.ZodType;
   if (!(inner instanceof z.ZodObject)) return prefix ? [prefix] : [];
-  return Object.entries(inner.shape as Record<string, z.ZodType>).flatMap(([key, value]) => leafPaths(value, prefix ? `${prefix}.${key}` : key));
+  return Object.entries(inner.shape as Record<string, z.ZodType>).flatMap(([key, value]) =>
+    leafPaths(value, prefix ? `${prefix}.${key}` : key),
+  );
 }
 
 /** The request fields the proxy itself sends upstream: the only paths a browser may see named. */
@@ -21,6 +23,10 @@ const KNOWN_PATHS: ReadonlySet<string> = new Set([...leafPaths(VerificationReque
  * with the same message, and nothing of the provider's text.
  */
 export function refusedFields(body: unknown): FieldError[] {
-  const paths = new Set(providerFieldErrors(body).map((error) => error.path).filter((path) => KNOWN_PATHS.has(path)));
+  const paths = new Set(
+    providerFieldErrors(body)
+      .map((error) => error.path)
+      .filter((path) => KNOWN_PATHS.has(path)),
+  );
   return [...paths].map((path) => ({ path, message: 'was refused by the verification service' }));
 }

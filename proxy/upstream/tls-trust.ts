@@ -4,8 +4,12 @@
 
 /** Node's codes for a certificate it does not trust: a private CA in the chain, or a certificate of its own. */
 const UNTRUSTED_CERTIFICATE = new Set([
-  'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
 ]);
 
 /** The untrusted-certificate code anywhere in `error`'s causes, if any. */
@@ -25,6 +29,8 @@ export function untrustedCertificateCode(error: unknown): string | undefined {
 
 /** What to do about it, naming the variable whose URL was called. */
 export function privateCaAdvice(code: string, variable: string): string {
-  return `${variable}'s certificate is signed by a CA this Node does not trust (${code}): start the process with `
-    + 'NODE_EXTRA_CA_CERTS=<that CA\'s PEM file> (read once at start; never NODE_TLS_REJECT_UNAUTHORIZED=0)';
+  return (
+    `${variable}'s certificate is signed by a CA this Node does not trust (${code}): start the process with ` +
+    "NODE_EXTRA_CA_CERTS=<that CA's PEM file> (read once at start; never NODE_TLS_REJECT_UNAUTHORIZED=0)"
+  );
 }

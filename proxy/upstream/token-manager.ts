@@ -99,7 +99,11 @@ export class TokenManager implements TokenSource {
     }
     const parsed = TokenResponse.safeParse(body);
     if (!parsed.success) {
-      throw new UpstreamResponseError('POST', url, `token response invalid (${z.prettifyError(parsed.error).replaceAll('\n', '; ')})`);
+      throw new UpstreamResponseError(
+        'POST',
+        url,
+        `token response invalid (${z.prettifyError(parsed.error).replaceAll('\n', '; ')})`,
+      );
     }
     const lifetimeMs = parsed.data.expires_in * 1000;
     const margin = Math.min(60_000, lifetimeMs * 0.1);

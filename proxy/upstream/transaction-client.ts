@@ -56,7 +56,11 @@ export function createTransactionClient(options: TransactionClientOptions): Tran
   const url = joinUrl(options.gatewayUrl, TRANSACTION_PATH);
   // methods: [] disables ordinary retries; the bearer hook's forced retry still applies.
   const client = bearerClient(options, { retry: { limit: 1, methods: [] }, throwHttpErrors: false });
-  const headers = { accept: 'application/json', 'x-pgw-app-id': options.pgwAppId, 'x-pgw-client-id': options.pgwClientId };
+  const headers = {
+    accept: 'application/json',
+    'x-pgw-app-id': options.pgwAppId,
+    'x-pgw-client-id': options.pgwClientId,
+  };
   return {
     async submit(request) {
       const response = await callUpstream('POST', url, () => client.post(url, { json: request, headers }));
@@ -66,7 +70,8 @@ export function createTransactionClient(options: TransactionClientOptions): Tran
         throw new UpstreamHttpError('POST', url, response.status, body);
       }
       const parsed = TransactionResponseBody.safeParse(body);
-      if (!parsed.success) throw new UpstreamResponseError('POST', url, `HTTP ${response.status} without a JSON object body`);
+      if (!parsed.success)
+        throw new UpstreamResponseError('POST', url, `HTTP ${response.status} without a JSON object body`);
       return { status: response.status, body: parsed.data };
     },
   };

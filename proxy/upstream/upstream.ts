@@ -10,7 +10,18 @@ import { createTransactionClient, type TransactionClient } from './transaction-c
 import { createVerificationClient, type VerificationClient } from './verification-client.ts';
 
 export interface UpstreamDeps {
-  config: Pick<ProxyConfig, 'baseUrl' | 'gatewayUrl' | 'clientId' | 'clientSecret' | 'tokenScope' | 'transactionScope' | 'upstreamTimeoutMs' | 'pgwAppId' | 'pgwClientId'>;
+  config: Pick<
+    ProxyConfig,
+    | 'baseUrl'
+    | 'gatewayUrl'
+    | 'clientId'
+    | 'clientSecret'
+    | 'tokenScope'
+    | 'transactionScope'
+    | 'upstreamTimeoutMs'
+    | 'pgwAppId'
+    | 'pgwClientId'
+  >;
   metrics: Pick<ProxyMetrics, 'upstreamSeconds' | 'tokenRefreshes'>;
   /** Token endpoint retry tuning (tests). */
   tokenRetry?: { limit?: number; delayMs?: number } | undefined;
@@ -56,17 +67,29 @@ export function createUpstream(deps: UpstreamDeps): Upstream {
     },
   };
   const tokens = new TokenManager({ ...tokenOptions, scope: config.tokenScope });
-  const transactionTokens = config.transactionScope && config.transactionScope !== config.tokenScope
-    ? new TokenManager({ ...tokenOptions, scope: config.transactionScope })
-    : tokens;
+  const transactionTokens =
+    config.transactionScope && config.transactionScope !== config.tokenScope
+      ? new TokenManager({ ...tokenOptions, scope: config.transactionScope })
+      : tokens;
   const verificationClient = createVerificationClient({ baseUrl: config.baseUrl, tokens, timeoutMs });
-  const transactionClient = config.pgwAppId && config.pgwClientId
-    ? createTransactionClient({ gatewayUrl: config.gatewayUrl, tokens: transactionTokens, timeoutMs, pgwAppId: config.pgwAppId, pgwClientId: config.pgwClientId })
-    : undefined;
+  const transactionClient =
+    config.pgwAppId && config.pgwClientId
+      ? createTransactionClient({
+          gatewayUrl: config.gatewayUrl,
+          tokens: transactionTokens,
+          timeoutMs,
+          pgwAppId: config.pgwAppId,
+          pgwClientId: config.pgwClientId,
+        })
+      : undefined;
   return {
-    verifications: { start: (request) => timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)) },
+    verifications: {
+      start: (request) =>
+        timeUpstream(metrics.upstreamSeconds, 'verification', () => verificationClient.start(request)),
+    },
     transactions: transactionClient && {
-      submit: (request) => timeUpstream(metrics.upstreamSeconds, 'transaction', () => transactionClient.submit(request)),
+      submit: (request) =>
+        timeUpstream(metrics.upstreamSeconds, 'transaction', () => transactionClient.submit(request)),
     },
     credentials: {
       state: credentials,

@@ -70,12 +70,18 @@ export function createVerificationClient(options: VerificationClientOptions): Ve
   });
   return {
     async start(request) {
-      const body = await callUpstream('POST', url, () => client.post(url, { json: request, headers: { accept: 'application/json' } }).json())
-        .catch((error: unknown) => {
-          // A refusal of a re-verification may echo the accountToken it was sent: it leaves here without it.
-          if (!(error instanceof UpstreamHttpError) || !request.accountToken) throw error;
-          throw new UpstreamHttpError(error.method, error.url, error.status, withoutSecrets(error.body, [request.accountToken]));
-        });
+      const body = await callUpstream('POST', url, () =>
+        client.post(url, { json: request, headers: { accept: 'application/json' } }).json(),
+      ).catch((error: unknown) => {
+        // A refusal of a re-verification may echo the accountToken it was sent: it leaves here without it.
+        if (!(error instanceof UpstreamHttpError) || !request.accountToken) throw error;
+        throw new UpstreamHttpError(
+          error.method,
+          error.url,
+          error.status,
+          withoutSecrets(error.body, [request.accountToken]),
+        );
+      });
       const parsed = VerificationResponse.safeParse(body);
       if (!parsed.success) {
         throw new UpstreamResponseError('POST', url, z.prettifyError(parsed.error).replaceAll('\n', '; '));

@@ -37,7 +37,8 @@ export const BANK_STEP_ELSEWHERE_CODE = 'BANK_STEP_ELSEWHERE';
 export const BANK_STEP_ELSEWHERE: FailureOutcome = {
   status: 'failure',
   code: BANK_STEP_ELSEWHERE_CODE,
-  message: 'The bank step was completed in a browser other than the one that started the verification; nothing was linked.',
+  message:
+    'The bank step was completed in a browser other than the one that started the verification; nothing was linked.',
 };
 
 /** How a bound bank step ended. */
@@ -50,7 +51,10 @@ export type BankStepStore = Pick<SessionStore, 'mark' | 'readMark'>;
 const held = (record: SessionRecord) => Boolean(record.browserBinding) && record.outcome?.status === 'success';
 
 /** The decision taken for `record`'s bank step, `confirmed` when it is not bound, undefined while none was taken. */
-export async function bankStepDecision(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<BankStepDecision | undefined> {
+export async function bankStepDecision(
+  store: Pick<SessionStore, 'readMark'>,
+  record: SessionRecord,
+): Promise<BankStepDecision | undefined> {
   if (!record.browserBinding) return 'confirmed';
   const value = await store.readMark(markerKey.bankStep(record.sessionId));
   if (value === undefined) return undefined;
@@ -59,7 +63,12 @@ export async function bankStepDecision(store: Pick<SessionStore, 'readMark'>, re
 }
 
 /** Takes `decision` unless one was taken first; resolves to the one that holds. */
-async function decide(store: Pick<SessionStore, 'mark'>, record: SessionRecord, decision: BankStepDecision, now: number): Promise<BankStepDecision> {
+async function decide(
+  store: Pick<SessionStore, 'mark'>,
+  record: SessionRecord,
+  decision: BankStepDecision,
+  now: number,
+): Promise<BankStepDecision> {
   const taken = await store.mark(markerKey.bankStep(record.sessionId), decision, sessionMarkerTtlMs(record, now));
   return taken === 'confirmed' ? 'confirmed' : 'elsewhere';
 }
@@ -73,8 +82,16 @@ async function isBack(store: Pick<SessionStore, 'readMark'>, record: SessionReco
  * When the proxy first saw `record`'s outcome stored (set by the notification, or by whoever sees it first
  * after it): the grace counts from there.
  */
-export async function outcomeArrivedAt(store: Pick<SessionStore, 'mark'>, record: SessionRecord, now: number): Promise<number> {
-  const value = await store.mark(markerKey.bankStepOutcomeAt(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
+export async function outcomeArrivedAt(
+  store: Pick<SessionStore, 'mark'>,
+  record: SessionRecord,
+  now: number,
+): Promise<number> {
+  const value = await store.mark(
+    markerKey.bankStepOutcomeAt(record.sessionId),
+    String(now),
+    sessionMarkerTtlMs(record, now),
+  );
   const at = Number(value);
   return Number.isFinite(at) ? at : now;
 }
@@ -100,7 +117,10 @@ export interface BankStepReturn {
 }
 
 /** Applies the rules at the top of this file to one visit of a bound session's return page. */
-export async function bankStepReturn(store: BankStepStore & Pick<SessionStore, 'settle'>, visit: BankStepReturn): Promise<ReturnVerdict> {
+export async function bankStepReturn(
+  store: BankStepStore & Pick<SessionStore, 'settle'>,
+  visit: BankStepReturn,
+): Promise<ReturnVerdict> {
   const { record, withBinding, now, graceMs } = visit;
   let decision = await bankStepDecision(store, record);
   if (decision === undefined && !withBinding) decision = await decide(store, record, 'elsewhere', now);
@@ -114,7 +134,8 @@ export async function bankStepReturn(store: BankStepStore & Pick<SessionStore, '
   const expired = record.state === 'expired' || now >= record.expiresAt;
   if (visit.proven) {
     // Remembered only while the session lives: a proof that comes back after its time releases nothing.
-    if (!expired) await store.mark(markerKey.bankStepBack(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
+    if (!expired)
+      await store.mark(markerKey.bankStepBack(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
     return expired && !(await isBack(store, record)) ? 'expired' : 'back';
   }
   // A failure is not held: nothing to confirm.
@@ -130,7 +151,11 @@ export async function bankStepReturn(store: BankStepStore & Pick<SessionStore, '
  * once its time is up); one completed elsewhere reads as the failure BANK_STEP_ELSEWHERE, never the account.
  * Reads only: it decides nothing.
  */
-export async function shownRecord(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, now: number): Promise<SessionRecord> {
+export async function shownRecord(
+  store: Pick<SessionStore, 'readMark'>,
+  record: SessionRecord,
+  now: number,
+): Promise<SessionRecord> {
   if (!held(record)) return record;
   const decision = await bankStepDecision(store, record);
   if (decision === undefined && (await isBack(store, record))) return record;
@@ -141,7 +166,11 @@ export async function shownRecord(store: Pick<SessionStore, 'readMark'>, record:
  * `record` as the merchant's hook and events and the API-key routes may see it: a success only once its
  * bank step is confirmed (it pays, saves and says link.succeeded); otherwise as `shownRecord` withholds it.
  */
-export async function releasedRecord(store: Pick<SessionStore, 'readMark'>, record: SessionRecord, now: number): Promise<SessionRecord> {
+export async function releasedRecord(
+  store: Pick<SessionStore, 'readMark'>,
+  record: SessionRecord,
+  now: number,
+): Promise<SessionRecord> {
   if (await choiceUnconfirmed(store, record)) return withheld(record, undefined, now);
   if (!held(record)) return record;
   return withheld(record, await bankStepDecision(store, record), now);
@@ -155,7 +184,10 @@ function withheld(record: SessionRecord, decision: BankStepDecision | undefined,
 }
 
 /** The session store's reads as a browser may see them (the relay's view). */
-export function shownReader(store: Pick<SessionStore, 'get' | 'readMark'>, now: () => number): Pick<SessionStore, 'get'> {
+export function shownReader(
+  store: Pick<SessionStore, 'get' | 'readMark'>,
+  now: () => number,
+): Pick<SessionStore, 'get'> {
   return {
     async get(sessionId) {
       const record = await store.get(sessionId);
@@ -179,7 +211,12 @@ export interface BankStepViews {
  * `record`'s views, after taking the decision `confirmed` if it is due: the starting browser came back
  * from the bank and the grace after the outcome has passed with no return without the binding.
  */
-export async function settleBankStep(store: BankStepStore, record: SessionRecord, now: number, graceMs: number): Promise<BankStepViews> {
+export async function settleBankStep(
+  store: BankStepStore,
+  record: SessionRecord,
+  now: number,
+  graceMs: number,
+): Promise<BankStepViews> {
   // A saved account chosen on a hosted page: its page has it; the merchant waits for the shopper's Continue.
   if (await choiceUnconfirmed(store, record)) return { shown: record, released: withheld(record, undefined, now) };
   if (!held(record)) return { shown: record, released: record };
@@ -200,14 +237,22 @@ export async function settleBankStep(store: BankStepStore, record: SessionRecord
 }
 
 /** Whether `record` is a saved account chosen on a hosted page that its shopper has not confirmed yet. */
-export async function choiceUnconfirmed(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<boolean> {
-  return record.awaitsConfirmation === true && record.outcome?.status === 'success'
-    && (await store.readMark(markerKey.choiceConfirmed(record.sessionId))) === undefined;
+export async function choiceUnconfirmed(
+  store: Pick<SessionStore, 'readMark'>,
+  record: SessionRecord,
+): Promise<boolean> {
+  return (
+    record.awaitsConfirmation === true &&
+    record.outcome?.status === 'success' &&
+    (await store.readMark(markerKey.choiceConfirmed(record.sessionId))) === undefined
+  );
 }
 
 /** 403 `bank-step-unconfirmed`, naming `path`: the bank step was not confirmed by its starting browser. */
 export function bankStepUnconfirmed(path: string): Error {
-  return problem('bank-step-unconfirmed',
+  return problem(
+    'bank-step-unconfirmed',
     'The bank step of this verification was not completed in the browser that started it, so its account cannot be used.',
-    { errors: [{ path, message: 'was not confirmed by the browser that started the verification' }] });
+    { errors: [{ path, message: 'was not confirmed by the browser that started the verification' }] },
+  );
 }

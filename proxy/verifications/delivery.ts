@@ -51,7 +51,15 @@ export interface DeliveryDeps {
 
 function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): OutcomeReport {
   const { sessionId, merchantUserId, merchantTransactionId, amount, currency } = record;
-  return { sessionId, merchantUserId, merchantTransactionId, amount, currency, outcome: { ...outcome }, ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}) };
+  return {
+    sessionId,
+    merchantUserId,
+    merchantTransactionId,
+    amount,
+    currency,
+    outcome: { ...outcome },
+    ...(record.savedAccountId ? { savedAccountId: record.savedAccountId } : {}),
+  };
 }
 
 /**
@@ -79,7 +87,12 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
   const timers = new Map<string, NodeJS.Timeout>();
 
   /** The hook runs under a lease, so overlapping deliveries (retries, several instances) call it once. */
-  async function callOnOutcomeOnce(onOutcome: OnOutcome, record: SessionRecord, outcome: VerificationOutcome, ttlMs: number): Promise<void> {
+  async function callOnOutcomeOnce(
+    onOutcome: OnOutcome,
+    record: SessionRecord,
+    outcome: VerificationOutcome,
+    ttlMs: number,
+  ): Promise<void> {
     const { sessionId } = record;
     if ((await store.readMark(markerKey.outcomeHandled(sessionId))) !== undefined) return;
     const lease = newId();
@@ -90,8 +103,11 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
       await onOutcome(outcomeReport(record, outcome));
     } catch (error) {
       await store.unmark(markerKey.outcomeRunning(sessionId));
-      logger.error({ err: safeError(error), session: sessionLogRef(sessionId) }, 'the onOutcome hook failed; the next delivery (the provider\'s retry, a payment, the return page) calls it again');
-      throw problem('outcome-hook-failed', 'The merchant\'s outcome handler failed; retry later.');
+      logger.error(
+        { err: safeError(error), session: sessionLogRef(sessionId) },
+        "the onOutcome hook failed; the next delivery (the provider's retry, a payment, the return page) calls it again",
+      );
+      throw problem('outcome-hook-failed', "The merchant's outcome handler failed; retry later.");
     }
     await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
@@ -106,10 +122,16 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     const wait = Math.max(0, dueAt - deps.now()) + (attempt === 0 ? 0 : CONFIRM_RETRY_MS * 2 ** (attempt - 1));
     const timer = setTimeout(() => {
       timers.delete(sessionId);
-      void store.get(sessionId).then((record) => record && deliver(record)).catch((error: unknown) => {
-        logger.warn({ err: safeError(error), session: sessionLogRef(sessionId) }, 'a bank step\'s confirmation could not be delivered yet; retrying');
-        confirmAt(sessionId, dueAt, attempt + 1);
-      });
+      void store
+        .get(sessionId)
+        .then((record) => record && deliver(record))
+        .catch((error: unknown) => {
+          logger.warn(
+            { err: safeError(error), session: sessionLogRef(sessionId) },
+            "a bank step's confirmation could not be delivered yet; retrying",
+          );
+          confirmAt(sessionId, dueAt, attempt + 1);
+        });
     }, wait);
     timer.unref();
     timers.set(sessionId, timer);
@@ -124,7 +146,11 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     if (!outcome) return 'held';
     const ttlMs = sessionMarkerTtlMs(record, deps.now());
     if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
-    await bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
+    await bus.publish({
+      type: 'result',
+      sessionId: record.sessionId,
+      outcome: browserOutcome(outcome, record.language),
+    });
     if (!released.outcome) {
       if (dueAt !== undefined) confirmAt(record.sessionId, dueAt);
       return 'shown';

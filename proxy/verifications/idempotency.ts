@@ -14,8 +14,13 @@ function hashOf(value: string): string {
  * The session for this key and body: the one an earlier request with both created, else a new one from
  * `start`. `client` scopes the key (the client address).
  */
-export async function startOnce(deps: { config: Pick<ProxyConfig, 'sessionTtlMs'>; store: IdempotencyStore & Pick<SessionStore, 'get'> },
-  client: string, key: string, body: unknown, start: () => Promise<SessionRecord>): Promise<SessionRecord> {
+export async function startOnce(
+  deps: { config: Pick<ProxyConfig, 'sessionTtlMs'>; store: IdempotencyStore & Pick<SessionStore, 'get'> },
+  client: string,
+  key: string,
+  body: unknown,
+  start: () => Promise<SessionRecord>,
+): Promise<SessionRecord> {
   const { config, store } = deps;
   // Scoped to the client address so one client's key can never return another client's session, and
   // bound to the body: the key marks "this key was used", the body claim "with this body". A retry
@@ -36,9 +41,11 @@ export async function startOnce(deps: { config: Pick<ProxyConfig, 'sessionTtlMs'
       await store.releaseIdempotencyKey(bodyClaim);
       // The key's first request failed and released it: claim again.
       if (firstUse.sessionId === undefined) continue;
-      throw problem('idempotency-key-reused',
+      throw problem(
+        'idempotency-key-reused',
         'This Idempotency-Key was already used with a different request body; use a new key for a new request.',
-        { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] });
+        { errors: [{ path: 'Idempotency-Key', message: 'was already used with a different body' }] },
+      );
     }
     let record;
     try {

@@ -56,11 +56,16 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
   async function deliverDecided(sessionId: string): Promise<boolean> {
     const current = await store.get(sessionId);
     if (!current?.outcome) return true;
-    return deps.deliver(current).then(() => true, (error: unknown) => {
-      logger.warn({ err: safeError(error), session: sessionLogRef(sessionId) },
-        'the bank step\'s outcome could not be delivered from the return page yet; the next visit or notification finishes it');
-      return false;
-    });
+    return deps.deliver(current).then(
+      () => true,
+      (error: unknown) => {
+        logger.warn(
+          { err: safeError(error), session: sessionLogRef(sessionId) },
+          "the bank step's outcome could not be delivered from the return page yet; the next visit or notification finishes it",
+        );
+        return false;
+      },
+    );
   }
 
   /** pending → returned, told to the element's sockets. */
@@ -80,18 +85,30 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
     if (before.browserBinding) {
       const withBinding = visitor.carriesBinding(before);
       const proven = withBinding && provesReturn(before, visitor.proof);
-      const verdict = await bankStepReturn(store, { record: before, withBinding, proven, now: deps.now(), graceMs: deps.bankStepGraceMs });
+      const verdict = await bankStepReturn(store, {
+        record: before,
+        withBinding,
+        proven,
+        now: deps.now(),
+        graceMs: deps.bankStepGraceMs,
+      });
       // Shown or released (the success), or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
       const delivered = verdict === 'finishing' || verdict === 'expired' || (await deliverDecided(before.sessionId));
       if (verdict === 'elsewhere') {
-        warnings.warn('other-browser', { session: sessionLogRef(before.sessionId) },
-          'the bank step came back in a browser that did not start it: completed elsewhere, nothing is released');
+        warnings.warn(
+          'other-browser',
+          { session: sessionLogRef(before.sessionId) },
+          'the bank step came back in a browser that did not start it: completed elsewhere, nothing is released',
+        );
       }
       if (verdict === 'confirmed' && !proven && before.returnProof !== undefined) {
         // The starting browser, without the proof its return URL carried: a provider that drops the URL's
         // query costs every shopper the grace.
-        warnings.warn('no-proof', { session: sessionLogRef(before.sessionId) },
-          'the starting browser came back without the return URL\'s proof and waited for the grace; if every return does, check that the provider keeps the returnURL\'s query');
+        warnings.warn(
+          'no-proof',
+          { session: sessionLogRef(before.sessionId) },
+          "the starting browser came back without the return URL's proof and waited for the grace; if every return does, check that the provider keeps the returnURL's query",
+        );
       }
       if ((verdict !== 'back' && verdict !== 'confirmed') || !delivered) {
         if (withBinding && verdict === 'finishing') await markReturned(before);

@@ -29,7 +29,11 @@ export interface SavedChoiceDeps {
 }
 
 /** The saved account `savedAccountId` of the link session of `linkToken`, chosen: its outcome, as the browser sees it. */
-export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: string, savedAccountId: string): Promise<BrowserOutcome> {
+export async function chooseSavedAccount(
+  deps: SavedChoiceDeps,
+  linkToken: string,
+  savedAccountId: string,
+): Promise<BrowserOutcome> {
   const { id, session } = await deps.linkSessions.resolve(linkToken);
   const offered = await deps.accounts.find(session, savedAccountId);
   await deps.linkSessions.spend(id);
@@ -56,10 +60,23 @@ export async function chooseSavedAccount(deps: SavedChoiceDeps, linkToken: strin
   };
   await deps.store.create(record);
   const { accountLabel, fiName, fiAccountType } = offered;
-  const { record: settled } = await deps.store.settle(sessionId, sealOutcome(deps.sealer, sessionId, { status: 'success', linkRef: newId(), accountToken, accountLabel, fiName, fiAccountType }));
+  const { record: settled } = await deps.store.settle(
+    sessionId,
+    sealOutcome(deps.sealer, sessionId, {
+      status: 'success',
+      linkRef: newId(),
+      accountToken,
+      accountLabel,
+      fiName,
+      fiAccountType,
+    }),
+  );
   await deps.deliver(settled);
   deps.metrics.starts.inc({ result: 'saved-account' });
-  deps.logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId }, 'saved account chosen');
+  deps.logger.info(
+    { session: sessionLogRef(sessionId), merchantTransactionId: session.merchantTransactionId },
+    'saved account chosen',
+  );
   return browserOutcome(settled.outcome!, session.language);
 }
 
@@ -72,10 +89,16 @@ export async function confirmSavedAccount(deps: SavedChoiceDeps, linkRef: string
   const sessionId = await deps.store.readMark(markerKey.linkRef(linkRef));
   const record = sessionId === undefined ? undefined : await deps.store.get(sessionId);
   if (!record || record.outcome?.status !== 'success') {
-    throw problem('unknown-link-ref', 'No saved account was chosen with this link reference.', { errors: [{ path: 'linkRef', message: 'is not a known link reference' }] });
+    throw problem('unknown-link-ref', 'No saved account was chosen with this link reference.', {
+      errors: [{ path: 'linkRef', message: 'is not a known link reference' }],
+    });
   }
   if (!record.awaitsConfirmation) return;
-  await deps.store.mark(markerKey.choiceConfirmed(record.sessionId), 'confirmed', sessionMarkerTtlMs(record, deps.now()));
+  await deps.store.mark(
+    markerKey.choiceConfirmed(record.sessionId),
+    'confirmed',
+    sessionMarkerTtlMs(record, deps.now()),
+  );
   await deps.deliver(record);
   deps.logger.info({ session: sessionLogRef(record.sessionId) }, 'saved account confirmed on the hosted page');
 }

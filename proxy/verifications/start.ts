@@ -39,7 +39,17 @@ export interface StartRequest {
 }
 
 export interface StartDeps {
-  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath' | 'notificationPublicUrl' | 'merchantId' | 'merchantSubId' | 'product' | 'transactionRegion' | 'sessionTtlMs'>;
+  config: Pick<
+    ProxyConfig,
+    | 'publicUrl'
+    | 'mountPath'
+    | 'notificationPublicUrl'
+    | 'merchantId'
+    | 'merchantSubId'
+    | 'product'
+    | 'transactionRegion'
+    | 'sessionTtlMs'
+  >;
   store: Pick<SessionStore, 'create' | 'mark'>;
   /** Endpoint 2. */
   upstream: VerificationClient;
@@ -72,11 +82,18 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
   const notificationBase = (config.notificationPublicUrl ?? config.publicUrl).replace(/\/+$/, '') + config.mountPath;
 
   /** The upstream request's purchase fields from a link session: the server's values alone. */
-  function draftFromLinkSession(session: LinkSession): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
+  function draftFromLinkSession(
+    session: LinkSession,
+  ): Pick<VerificationDraft, 'consumer' | 'merchant' | 'transaction'> {
     return {
       consumer: { ...session.consumer },
       merchant: { merchantUserId: session.merchantUserId, merchantTransactionId: session.merchantTransactionId },
-      transaction: { amount: session.amount, currency: session.currency, language: session.language, dataPassThrough: session.dataPassThrough },
+      transaction: {
+        amount: session.amount,
+        currency: session.currency,
+        language: session.language,
+        dataPassThrough: session.dataPassThrough,
+      },
     };
   }
 
@@ -96,15 +113,24 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
     // The merchant's server names the shopper and the purchase (a link session, or its enrichStart hook),
     // in every mode, sandbox too: never the page.
     if (!body.linkToken && !enrich) {
-      throw problem('link-session-required',
+      throw problem(
+        'link-session-required',
         'A verification starts from a link session: your server creates one (POST /link-sessions) and the page passes its linkToken.',
-        { errors: [{ path: 'linkToken', message: 'is required: create a link session on your server and set the element\'s link-token attribute' }] });
+        {
+          errors: [
+            {
+              path: 'linkToken',
+              message: "is required: create a link session on your server and set the element's link-token attribute",
+            },
+          ],
+        },
+      );
     }
     const linkSession = body.linkToken ? await linkSessions.resolve(body.linkToken) : undefined;
     if (linkSession) await linkSessions.spend(linkSession.id);
     const purchase = linkSession ? draftFromLinkSession(linkSession.session) : draftForHook(body);
     // Returning shoppers: a success saved for the user (consent, or a re-authorization carrying its token).
-    const saving = linkSession && await accounts.saving(linkSession.session, client, body.consent, body.another);
+    const saving = linkSession && (await accounts.saving(linkSession.session, client, body.consent, body.another));
     const reauthorizing = linkSession && accounts.tokenToReauthorize(linkSession.session, body.another);
     const language = purchase.transaction.language;
     const sessionId = newId();
@@ -163,7 +189,9 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
       ...(linkSession ? { linkSessionId: linkSession.id } : {}),
       ...(linkSession?.session.hosted ? { hosted: true as const } : {}),
       ...(saving ? { saving } : {}),
-      ...(typeof started.verificationId === 'string' && started.verificationId ? { verificationId: started.verificationId } : {}),
+      ...(typeof started.verificationId === 'string' && started.verificationId
+        ? { verificationId: started.verificationId }
+        : {}),
       ...(browserBinding ? { browserBinding } : {}),
       ...(proof ? { returnProof: proof.digest } : {}),
     };
@@ -172,7 +200,10 @@ export function createVerificationStarter(deps: StartDeps): StartVerification {
     await store.create(record);
     await store.mark(markerKey.returnRef(returnRef), sessionId, sessionMarkerTtlMs(record, now));
     deps.metrics.starts.inc({ result: 'started' });
-    logger.info({ session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId }, 'verification started');
+    logger.info(
+      { session: sessionLogRef(sessionId), merchantTransactionId: record.merchantTransactionId },
+      'verification started',
+    );
     return record;
   };
 }

@@ -26,7 +26,17 @@ import { createVerificationStarter, type StartRequest } from './start.ts';
 import { sessionView, type SessionView } from './view.ts';
 
 export interface VerificationsDeps {
-  config: Pick<ProxyConfig, 'publicUrl' | 'mountPath' | 'notificationPublicUrl' | 'merchantId' | 'merchantSubId' | 'product' | 'transactionRegion' | 'sessionTtlMs'>;
+  config: Pick<
+    ProxyConfig,
+    | 'publicUrl'
+    | 'mountPath'
+    | 'notificationPublicUrl'
+    | 'merchantId'
+    | 'merchantSubId'
+    | 'product'
+    | 'transactionRegion'
+    | 'sessionTtlMs'
+  >;
   store: SessionStore;
   bus: Pick<ResultBus, 'publish'>;
   sealer: Sealer;
@@ -85,15 +95,18 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
     await deliver(record).catch((error: unknown) => {
       // Another delivery running the hook right now (the confirmation's timer, on this instance or another) is no failure.
       const busy = error instanceof ProblemError && error.slug === 'outcome-in-progress';
-      logger[busy ? 'debug' : 'warn']({ err: safeError(error), session: sessionLogRef(record.sessionId) },
-        'a confirmed bank step\'s delivery is unfinished; the next reader finishes it');
+      logger[busy ? 'debug' : 'warn'](
+        { err: safeError(error), session: sessionLogRef(record.sessionId) },
+        "a confirmed bank step's delivery is unfinished; the next reader finishes it",
+      );
     });
   }
 
   /** The session named by the browser; 404 when there is none. */
   async function find(sessionId: string): Promise<SessionRecord> {
     const record = await store.get(sessionId);
-    if (!record) throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
+    if (!record)
+      throw problem('not-found', 'No verification session has this id (it may have been swept after expiry).');
     return record;
   }
 
@@ -111,7 +124,11 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
       const outcome = { status: 'failure', code: CANCELLED_CODE, message: 'Cancelled at the checkout.' } as const;
       const { stored, record: after } = await store.settle(record.sessionId, outcome);
       if (stored) {
-        await deps.bus.publish({ type: 'result', sessionId: record.sessionId, outcome: browserOutcome(outcome, record.language) });
+        await deps.bus.publish({
+          type: 'result',
+          sessionId: record.sessionId,
+          outcome: browserOutcome(outcome, record.language),
+        });
         logger.info({ session: sessionLogRef(record.sessionId) }, 'verification cancelled at the checkout');
       }
       const released = await releasedRecord(store, after, now());
@@ -126,8 +143,11 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
     deliver,
     async bankStepConfirmed(record, path) {
       if (await choiceUnconfirmed(store, record)) {
-        throw problem('choice-unconfirmed', 'The shopper has not confirmed this saved account on the hosted page yet (Continue).',
-          { errors: [{ path, message: 'was not confirmed by the shopper' }] });
+        throw problem(
+          'choice-unconfirmed',
+          'The shopper has not confirmed this saved account on the hosted page yet (Continue).',
+          { errors: [{ path, message: 'was not confirmed by the shopper' }] },
+        );
       }
       // Once now, once at the grace's end, and one more look for a clock that disagrees a little.
       for (let look = 0; look < 3; look += 1) {

@@ -12,12 +12,26 @@ export interface SessionView {
 }
 
 export function sessionView(record: SessionRecord): SessionView {
-  const view: SessionView = { sessionId: record.sessionId, state: record.state, expiresAt: new Date(record.expiresAt).toISOString() };
+  const view: SessionView = {
+    sessionId: record.sessionId,
+    state: record.state,
+    expiresAt: new Date(record.expiresAt).toISOString(),
+  };
   if (record.outcome) view.outcome = browserOutcome(record.outcome, record.language);
   return view;
 }
 
 /** The answer to a start (CONTRACTS §2): where to send the consumer, until when, and the element's words for what follows. */
-export function startView(record: SessionRecord): { sessionId: string; consumerUrl: string; expiresAt: string; words: typeof BANK_STEP_WORDS } {
-  return { sessionId: record.sessionId, consumerUrl: record.consumerUrl, expiresAt: new Date(record.expiresAt).toISOString(), words: BANK_STEP_WORDS };
+export function startView(record: SessionRecord): {
+  sessionId: string;
+  consumerUrl: string;
+  expiresAt: string;
+  words: typeof BANK_STEP_WORDS;
+} {
+  return {
+    sessionId: record.sessionId,
+    consumerUrl: record.consumerUrl,
+    expiresAt: new Date(record.expiresAt).toISOString(),
+    words: BANK_STEP_WORDS,
+  };
 }

@@ -38,15 +38,17 @@ const WORDS: Record<'en' | 'es', Words> = {
     checkbox: 'Save this account for my next purchases',
     text: `You authorize ${merchant ?? 'this store'} to debit this bank account for the total of each future purchase you confirm at its checkout.`,
     more: 'How it works',
-    details: 'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout, '
-      + `or ask ${merchant ?? 'the store'} to remove it.`,
+    details:
+      'Nothing is debited without your confirmation. You can remove the saved account at any time: choose “Remove” next to it at checkout, ' +
+      `or ask ${merchant ?? 'the store'} to remove it.`,
   }),
   es: (merchant) => ({
     checkbox: 'Guardar esta cuenta para mis próximas compras',
     text: `Autorizas a ${merchant ?? 'esta tienda'} a cargar en esta cuenta bancaria el total de cada compra futura que confirmes en su página de pago.`,
     more: 'Cómo funciona',
-    details: 'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar, '
-      + `o pide a ${merchant ?? 'la tienda'} que la elimine.`,
+    details:
+      'No se carga nada sin tu confirmación. Puedes eliminar la cuenta guardada cuando quieras: elige «Eliminar» junto a ella al pagar, ' +
+      `o pide a ${merchant ?? 'la tienda'} que la elimine.`,
   }),
 };
 
@@ -58,5 +60,10 @@ const WORDS: Record<'en' | 'es', Words> = {
 export function consentWords(language: string | undefined, merchantName?: string, savedFor?: string): ConsentWords {
   const lang = shopperLanguage(language);
   const words = WORDS[lang](merchantName || undefined);
-  return { version: CONSENT_VERSION, lang, ...words, ...(savedFor ? { text: `${SAVED_FOR[lang](savedFor)} ${words.text}` } : {}) };
+  return {
+    version: CONSENT_VERSION,
+    lang,
+    ...words,
+    ...(savedFor ? { text: `${SAVED_FOR[lang](savedFor)} ${words.text}` } : {}),
+  };
 }

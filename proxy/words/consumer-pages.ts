@@ -37,7 +37,8 @@ const en: ConsumerPageText = {
   lang: 'en',
   connectingTitle: 'Connecting to your bank…',
   connectingMessage: 'Your bank’s page opens here in a moment.',
-  connectingFromMerchant: '{merchant} is sending you to your bank to link your account. Your bank’s page opens here in a moment.',
+  connectingFromMerchant:
+    '{merchant} is sending you to your bank to link your account. Your bank’s page opens here in a moment.',
   connectingSlow: 'Still connecting. Your bank can take up to 20 seconds to answer.',
   backToCheckout: 'Back to checkout',
   backRefused: 'Close this tab to go back to the checkout.',
@@ -48,13 +49,15 @@ const en: ConsumerPageText = {
   unknownTitle: 'Link not recognized',
   unknownMessage: 'This verification is not known here. You can close this tab.',
   otherBrowserTitle: 'Finish in the browser where you started',
-  otherBrowserMessage: 'This bank link was started in one browser and finished in another, so for your safety no account was linked. '
-    + 'If you started this payment, go back to the checkout and try again, in the same browser. If you did not start it, close this tab: '
-    + 'nothing was linked or paid.',
+  otherBrowserMessage:
+    'This bank link was started in one browser and finished in another, so for your safety no account was linked. ' +
+    'If you started this payment, go back to the checkout and try again, in the same browser. If you did not start it, close this tab: ' +
+    'nothing was linked or paid.',
   finishingTitle: 'Finishing your bank step…',
   finishingMessage: 'Keep this tab open: this takes a few seconds.',
   finishedElsewhereTitle: 'This bank link was finished in another browser',
-  finishedElsewhereMessage: 'Nothing more happens here. If you did not start a payment, close this tab and tell your bank.',
+  finishedElsewhereMessage:
+    'Nothing more happens here. If you did not start a payment, close this tab and tell your bank.',
   expiredTitle: 'This bank link has expired',
   expiredMessage: 'No account was linked. Go back to the checkout to start again.',
 };
@@ -63,24 +66,28 @@ const es: ConsumerPageText = {
   lang: 'es',
   connectingTitle: 'Conectando con tu banco…',
   connectingMessage: 'La página de tu banco se abrirá aquí en un momento.',
-  connectingFromMerchant: '{merchant} te lleva a tu banco para vincular tu cuenta. La página de tu banco se abrirá aquí en un momento.',
+  connectingFromMerchant:
+    '{merchant} te lleva a tu banco para vincular tu cuenta. La página de tu banco se abrirá aquí en un momento.',
   connectingSlow: 'Seguimos conectando. Tu banco puede tardar hasta 20 segundos en responder.',
   backToCheckout: 'Volver al pago',
   backRefused: 'Cierra esta pestaña para volver a la página de pago.',
   returnedTitle: 'Paso del banco completado: puedes cerrar esta pestaña',
   returnedMessage: 'Vuelve al pago para continuar.',
   cancelledTitle: 'Se canceló la vinculación bancaria',
-  cancelledMessage: 'La cancelaste en la página de pago, así que no se vinculó ninguna cuenta. Puedes cerrar esta pestaña.',
+  cancelledMessage:
+    'La cancelaste en la página de pago, así que no se vinculó ninguna cuenta. Puedes cerrar esta pestaña.',
   unknownTitle: 'Enlace no reconocido',
   unknownMessage: 'Esta verificación no se conoce aquí. Puedes cerrar esta pestaña.',
   otherBrowserTitle: 'Termina en el navegador donde empezaste',
-  otherBrowserMessage: 'Esta vinculación bancaria se inició en un navegador y se terminó en otro, así que por tu seguridad no se vinculó '
-    + 'ninguna cuenta. Si iniciaste este pago, vuelve a la página de pago e inténtalo de nuevo en el mismo navegador. Si no lo iniciaste tú, '
-    + 'cierra esta pestaña: no se vinculó ni se pagó nada.',
+  otherBrowserMessage:
+    'Esta vinculación bancaria se inició en un navegador y se terminó en otro, así que por tu seguridad no se vinculó ' +
+    'ninguna cuenta. Si iniciaste este pago, vuelve a la página de pago e inténtalo de nuevo en el mismo navegador. Si no lo iniciaste tú, ' +
+    'cierra esta pestaña: no se vinculó ni se pagó nada.',
   finishingTitle: 'Terminando el paso del banco…',
   finishingMessage: 'Mantén esta pestaña abierta: tarda unos segundos.',
   finishedElsewhereTitle: 'Esta vinculación bancaria se terminó en otro navegador',
-  finishedElsewhereMessage: 'Aquí no pasa nada más. Si no iniciaste ningún pago, cierra esta pestaña y avisa a tu banco.',
+  finishedElsewhereMessage:
+    'Aquí no pasa nada más. Si no iniciaste ningún pago, cierra esta pestaña y avisa a tu banco.',
   expiredTitle: 'Esta vinculación bancaria caducó',
   expiredMessage: 'No se vinculó ninguna cuenta. Vuelve a la página de pago para empezar de nuevo.',
 };

@@ -45,7 +45,7 @@ const en: HostedPageText = {
   fromShop: 'Your shop asks you to link a bank account',
   amountLabel: 'Amount',
   orderFor: 'Order for {consumer}',
-  notYours: 'Not you? Close this page: this link is for that person\'s order only.',
+  notYours: "Not you? Close this page: this link is for that person's order only.",
   continueWithAccount: 'Continue with this account',
   explainer: 'Linking does not pay anything: the shop charges the amount after you link an account.',
   doneTitle: 'You can close this page',

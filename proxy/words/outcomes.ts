@@ -80,7 +80,11 @@ const MASKED_NUMBER = /(?:[•*●]{2,}|[xX]{3,}|…)\s*(\d{2,})/;
  * The account line as shown ("Corriente ••••4321": the type word in the shopper's language, never twice)
  * and as spoken ("Cuenta corriente terminada en 4321": a screen reader reads "••••" as "bullet bullet…").
  */
-export function accountWords(accountLabel: string, fiAccountType: string, language: string | undefined): { displayLabel: string; spokenLabel: string } {
+export function accountWords(
+  accountLabel: string,
+  fiAccountType: string,
+  language: string | undefined,
+): { displayLabel: string; spokenLabel: string } {
   const lang = shopperLanguage(language);
   const type = ACCOUNT_TYPES[fiAccountType.toUpperCase()];
   const typeWord = type?.[lang] ?? fiAccountType;
@@ -88,7 +92,8 @@ export function accountWords(accountLabel: string, fiAccountType: string, langua
   // The provider writes the label in English: its type word is swapped for the shopper's, not repeated.
   const englishWord = ENGLISH_TYPE_WORDS[fiAccountType.toUpperCase()];
   if (englishWord?.test(accountLabel)) displayLabel = accountLabel.replace(englishWord, typeWord);
-  else if (typeWord && !accountLabel.toLowerCase().includes(typeWord.toLowerCase())) displayLabel = [accountLabel, typeWord].filter(Boolean).join(' · ');
+  else if (typeWord && !accountLabel.toLowerCase().includes(typeWord.toLowerCase()))
+    displayLabel = [accountLabel, typeWord].filter(Boolean).join(' · ');
   const masked = MASKED_NUMBER.exec(displayLabel);
   // Nothing but the type word and the number: said in the language's order ("Cuenta de ahorros terminada en 8765").
   const bare = type && masked && !displayLabel.replace(masked[0], '').replace(typeWord, '').replace(' · ', '').trim();

@@ -32,9 +32,14 @@ interface SavingOutcome {
 
 export function savingNote(outcome: SavingOutcome, language: string | undefined): string | undefined {
   const { savedAccount, reconnect } = outcome;
-  const key = reconnect?.differentAccount ? (savedAccount ? 'differentSaved' : 'different')
-    : savedAccount?.reauthorized ? 'reconnected'
-    : savedAccount ? 'saved'
-    : undefined;
+  const key = reconnect?.differentAccount
+    ? savedAccount
+      ? 'differentSaved'
+      : 'different'
+    : savedAccount?.reauthorized
+      ? 'reconnected'
+      : savedAccount
+        ? 'saved'
+        : undefined;
   return key && NOTES[key][shopperLanguage(language)];
 }

@@ -42,7 +42,11 @@ describe('the production bundle', () => {
     expect(world().tab.location.href).to.equal(SESSION.consumerUrl);
     FakeSocket.last.accept();
     const success = once(el, 'obv-success');
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'success', ...ACCOUNT },
+    });
     await success;
     await el.updateComplete;
     expect(el.getAttribute('state')).to.equal('success');
@@ -58,7 +62,9 @@ describe('the production bundle', () => {
     await el.updateComplete;
     expect(el.state).to.equal('error');
     // The consumer reads what to do; the attribute's name is for the developer (obv-error, console).
-    expect(el.shadowRoot!.querySelector('[part="error"]')!.textContent).to.contain('another way to pay').and.not.contain('link-token');
+    expect(el.shadowRoot!.querySelector('[part="error"]')!.textContent)
+      .to.contain('another way to pay')
+      .and.not.contain('link-token');
     expect(errors.join()).to.contain('link-token');
   });
 

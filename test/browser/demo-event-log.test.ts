@@ -13,7 +13,8 @@ describe('demo event panel', () => {
     const list = root.querySelector('ol')!;
     return { list, log: new EventLog(list, root.querySelector('p')!) };
   }
-  const event = (n: number) => new CustomEvent('obv-state-change', { detail: { state: 'waiting', previous: `step-${n}` } });
+  const event = (n: number) =>
+    new CustomEvent('obv-state-change', { detail: { state: 'waiting', previous: `step-${n}` } });
 
   it('is no tab stop while everything fits, and one once it scrolls; Clear takes it back', async () => {
     const { list, log } = await panel();

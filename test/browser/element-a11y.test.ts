@@ -34,14 +34,41 @@ async function settle(el: ObvLinkAccountElement, message: unknown): Promise<void
 
 const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } };
 /** As the proxy words them for a Spanish verification (proxy/words/outcomes.ts). */
-const successEs = { ...success, outcome: { ...success.outcome, displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' } };
+const successEs = {
+  ...success,
+  outcome: {
+    ...success.outcome,
+    displayLabel: 'Corriente ••••4321',
+    spokenLabel: 'Cuenta corriente terminada en 4321',
+  },
+};
 const lockedEs = {
   type: 'result',
   sessionId: SESSION.sessionId,
-  outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.', text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.', lang: 'es' },
+  outcome: {
+    status: 'failure',
+    code: 'ACCOUNT_LOCKED',
+    message: 'This account is locked. Contact your bank.',
+    text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.',
+    lang: 'es',
+  },
 };
-const unknownEs = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'BANK_DOWN', message: 'The bank is unavailable.', text: 'The bank is unavailable.', lang: 'en' } };
-const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' } };
+const unknownEs = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: {
+    status: 'failure',
+    code: 'BANK_DOWN',
+    message: 'The bank is unavailable.',
+    text: 'The bank is unavailable.',
+    lang: 'en',
+  },
+};
+const failure = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' },
+};
 
 describe('<obv-link-account> accessibility', () => {
   const world = useWorld();
@@ -93,7 +120,10 @@ describe('<obv-link-account> accessibility', () => {
     await expect(el).to.be.accessible();
     const misconfigured = await mount({ currency: 'EUR' });
     await expect(misconfigured).to.be.accessible();
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 400, body: { title: 'Bad Request', status: 400, detail: 'consumer.email is required' } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({
+      status: 400,
+      body: { title: 'Bad Request', status: 400, detail: 'consumer.email is required' },
+    });
     const refused = await mount();
     refused.start();
     await until(() => refused.state === 'error', 'the proxy’s refusal');
@@ -102,7 +132,10 @@ describe('<obv-link-account> accessibility', () => {
     await expect(refused).to.be.accessible();
   });
 
-  for (const [language, title, feedback] of [['en', 'Waiting for the connection', 'Check your internet connection'], ['es', 'Esperando la conexión', 'Revisa tu conexión a internet']] as const) {
+  for (const [language, title, feedback] of [
+    ['en', 'Waiting for the connection', 'Check your internet connection'],
+    ['es', 'Esperando la conexión', 'Revisa tu conexión a internet'],
+  ] as const) {
     it(`passes axe offline (${language}): the lost connection at once, and "Check now" still offline says it could not reach the server`, async () => {
       world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
       const el = await mount({ language });
@@ -117,7 +150,9 @@ describe('<obv-link-account> accessibility', () => {
       button.click();
       await until(() => text(el).includes(feedback), 'the feedback');
       expect(el.state).to.equal('error');
-      expect(el.shadowRoot!.activeElement, 'focus stays on Check now').to.equal(el.shadowRoot!.querySelector('[part~="button"]'));
+      expect(el.shadowRoot!.activeElement, 'focus stays on Check now').to.equal(
+        el.shadowRoot!.querySelector('[part~="button"]'),
+      );
       await expect(el).to.be.accessible();
     });
   }
@@ -203,13 +238,18 @@ describe('<obv-link-account> languages', () => {
   });
 
   it('follows the lang of the page around it', async () => {
-    const wrapper = await fixture<HTMLDivElement>(html`<div lang="es-MX"><obv-link-account required></obv-link-account></div>`);
+    const wrapper = await fixture<HTMLDivElement>(
+      html`<div lang="es-MX"><obv-link-account required></obv-link-account></div>`,
+    );
     const el = wrapper.querySelector('obv-link-account')!;
     await el.updateComplete;
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
     expect(el.validationMessage).to.equal('Vincula una cuenta bancaria para continuar.');
     await settle(el, successEs);
-    expect(text(el)).to.contain('Cuenta bancaria vinculada').and.contain('Corriente ••••4321').and.not.contain('Checking');
+    expect(text(el))
+      .to.contain('Cuenta bancaria vinculada')
+      .and.contain('Corriente ••••4321')
+      .and.not.contain('Checking');
   });
 
   it('speaks English for languages it does not know', async () => {
@@ -257,7 +297,10 @@ describe('<obv-link-account> configuration errors', () => {
       // The developer reads what is wrong in the console; the shopper gets no attribute names.
       expect(warn.calledOnce).to.equal(true);
       expect(String(warn.firstCall.args.join(' '))).to.contain(attribute);
-      expect(text(el)).to.contain('Bank linking is not available').and.contain('another way to pay').and.not.contain(attribute);
+      expect(text(el))
+        .to.contain('Bank linking is not available')
+        .and.contain('another way to pay')
+        .and.not.contain(attribute);
       expect(el.shadowRoot!.querySelector('button')).to.equal(null);
       el.start();
       expect(world().open.called).to.equal(false);
@@ -310,7 +353,10 @@ describe('<obv-link-account> back from the bank tab', () => {
     expect(emptied, 'nothing changes while the tab stays hidden').to.deep.equal([]);
     hidden = false;
     document.dispatchEvent(new Event('visibilitychange'));
-    await until(() => emptied.includes(true) && text(el).includes('Bank account linked'), 'the region to be emptied and filled again');
+    await until(
+      () => emptied.includes(true) && text(el).includes('Bank account linked'),
+      'the region to be emptied and filled again',
+    );
     observer.disconnect();
     expect(text(el)).to.contain('Sandbox Federal Bank');
   });
@@ -346,7 +392,12 @@ describe('<obv-link-account> back from the bank tab', () => {
     const socket = await waiting(el);
     el.shadowRoot!.querySelector<HTMLButtonElement>('[part="button"]')!.focus();
     socket.receive(failure);
-    await until(() => el.state === 'failure' && (el.shadowRoot!.activeElement as HTMLElement | null)?.getAttribute('part') === 'button', 'focus on the main button');
+    await until(
+      () =>
+        el.state === 'failure' &&
+        (el.shadowRoot!.activeElement as HTMLElement | null)?.getAttribute('part') === 'button',
+      'focus on the main button',
+    );
     expect(status(el).getAttribute('aria-live')).to.equal('polite');
     expect([...el.shadowRoot!.querySelectorAll('[aria-describedby]')]).to.deep.equal([]);
   });
@@ -356,7 +407,9 @@ describe('<obv-link-account> its own language', () => {
   useWorld();
 
   it('marks its Spanish words as Spanish on an English page', async () => {
-    const wrapper = await fixture<HTMLDivElement>(html`<div lang="en"><obv-link-account language="es"></obv-link-account></div>`);
+    const wrapper = await fixture<HTMLDivElement>(
+      html`<div lang="en"><obv-link-account language="es"></obv-link-account></div>`,
+    );
     const el = wrapper.querySelector('obv-link-account')!;
     await el.updateComplete;
     expect(text(el)).to.contain('Paga desde tu cuenta bancaria');
@@ -373,10 +426,19 @@ describe('<obv-link-account> cancels and failures', () => {
   const cancelledAtBank = {
     type: 'result',
     sessionId: SESSION.sessionId,
-    outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank, so no account was linked.', lang: 'en' },
+    outcome: {
+      status: 'failure',
+      code: 'CONSUMER_CANCELLED',
+      message: 'Cancelled.',
+      text: 'You cancelled at your bank, so no account was linked.',
+      lang: 'en',
+    },
   };
 
-  for (const [language, hint, label] of [['en', 'Bank linking cancelled.', 'Link your bank account'], ['es', 'Vinculación bancaria cancelada.', 'Vincular cuenta bancaria']] as const) {
+  for (const [language, hint, label] of [
+    ['en', 'Bank linking cancelled.', 'Link your bank account'],
+    ['es', 'Vinculación bancaria cancelada.', 'Vincular cuenta bancaria'],
+  ] as const) {
     it(`takes a cancel at the bank back to the first screen, as the checkout's own Cancel does: no red, no error (${language})`, async () => {
       const el = await mount({ language });
       const failed = once<{ code: string }>(el, 'obv-failure');
@@ -399,7 +461,10 @@ describe('<obv-link-account> cancels and failures', () => {
     expect(text(el)).to.contain('Bank account linked').and.not.contain('cancelled');
   });
 
-  for (const [language, title, cancel] of [['en', 'Waiting for the connection', 'Cancel'], ['es', 'Esperando la conexión', 'Cancelar']] as const) {
+  for (const [language, title, cancel] of [
+    ['en', 'Waiting for the connection', 'Cancel'],
+    ['es', 'Esperando la conexión', 'Cancelar'],
+  ] as const) {
     it(`offers Cancel while offline with a bank step under way; it stops waiting for it (${language})`, async () => {
       world().proxy.routes['POST /obv/sessions/lookup'] = () => new TypeError('Failed to fetch');
       const el = await mount({ language });
@@ -426,11 +491,16 @@ describe('<obv-link-account> cancels and failures', () => {
     const keep = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="secondary-button"]')!;
     // Shown with the bullets; named, as a screen reader gets it, with the spoken line instead.
     const words = (skip: (node: Element) => boolean) =>
-      [...keep.firstElementChild!.childNodes].filter((node) => node.nodeType !== Node.COMMENT_NODE && !(node instanceof Element && skip(node))).map((node) => node.textContent).join('');
+      [...keep.firstElementChild!.childNodes]
+        .filter((node) => node.nodeType !== Node.COMMENT_NODE && !(node instanceof Element && skip(node)))
+        .map((node) => node.textContent)
+        .join('');
     expect(words((node) => node.classList.contains('sr'))).to.equal('Usar Corriente ••••4321');
     // Rendered with its space: "Usar Corriente", not "UsarCorriente" (each flex item would lose it).
     expect(keep.innerText.startsWith('Usar Corriente ••••4321')).to.equal(true);
-    expect(words((node) => node.getAttribute('aria-hidden') === 'true')).to.equal('Usar Cuenta corriente terminada en 4321');
+    expect(words((node) => node.getAttribute('aria-hidden') === 'true')).to.equal(
+      'Usar Cuenta corriente terminada en 4321',
+    );
     expect(el.shadowRoot!.querySelector('[part="button"]')!.textContent).to.contain('Vincular otra cuenta');
     keep.click();
     await el.updateComplete;
@@ -455,7 +525,8 @@ describe('<obv-link-account> Cancel after a failed Change', () => {
 
 describe('<obv-link-account> the proxy’s words for the shopper', () => {
   useWorld();
-  const part = (el: ObvLinkAccountElement, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`)!;
+  const part = (el: ObvLinkAccountElement, name: string) =>
+    el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`)!;
 
   it('shows the masked number as is but gives screen readers “terminada en 4321”', async () => {
     const el = await mount({ language: 'es' });
@@ -510,7 +581,7 @@ describe('<obv-link-account> the proxy’s words for the shopper', () => {
 describe('<obv-link-account> titles and colour schemes', () => {
   useWorld();
 
-  it('makes each state\'s title a heading', async () => {
+  it("makes each state's title a heading", async () => {
     const el = await mount();
     const title = el.shadowRoot!.querySelector('.title')!;
     expect(title.tagName).to.equal('H2');
@@ -536,7 +607,10 @@ describe('<obv-link-account> on a merchant’s dark surface', () => {
   useWorld();
   const DARK = '--obv-surface:#1c2434;--obv-text:#f3f4f6;--obv-muted:#c3c8d2;--obv-border:#4b5563';
 
-  for (const [what, message] of [['a failure', failure], ['an expiry', { type: 'expired', sessionId: SESSION.sessionId }]] as const) {
+  for (const [what, message] of [
+    ['a failure', failure],
+    ['an expiry', { type: 'expired', sessionId: SESSION.sessionId }],
+  ] as const) {
     for (const language of ['en', 'es']) {
       it(`keeps the default error colour readable after ${what} (${language})`, async () => {
         const el = await mount({ language, style: DARK });

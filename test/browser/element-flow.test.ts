@@ -22,7 +22,9 @@ function statusText(el: ObvLinkAccountElement): string {
 const LINK_TOKEN = `lt_${'order-t1'.repeat(4)}`;
 
 async function mount(attributes = ''): Promise<ObvLinkAccountElement> {
-  const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN}></obv-link-account>`);
+  const el = await fixture<ObvLinkAccountElement>(
+    html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN}></obv-link-account>`,
+  );
   for (const pair of attributes.split(' ').filter(Boolean)) {
     const [name, value = ''] = pair.split('=');
     el.setAttribute(name!, value);
@@ -76,8 +78,17 @@ describe('<obv-link-account> flow', () => {
     expect(statusText(el)).to.contain('Continue at your bank');
   });
 
-  it('shows the words the start\'s answer carries in its own language, and a page\'s `strings` over them', async () => {
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, words: { en: { waitingTitle: 'EN from the proxy' }, es: { waitingTitle: 'ES del proxy', showTab: 'Ir al banco' } } } });
+  it("shows the words the start's answer carries in its own language, and a page's `strings` over them", async () => {
+    world().proxy.routes['POST /obv/verifications'] = () => ({
+      status: 201,
+      body: {
+        ...SESSION,
+        words: {
+          en: { waitingTitle: 'EN from the proxy' },
+          es: { waitingTitle: 'ES del proxy', showTab: 'Ir al banco' },
+        },
+      },
+    });
     const el = await mount('language=es');
     el.strings = { showTab: 'Mi banco' };
     await startWaiting(el);
@@ -97,7 +108,11 @@ describe('<obv-link-account> flow', () => {
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     // Without the proxy's words, the shown and spoken lines are the bare label.
-    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
+    expect((await success).detail).to.deep.equal({
+      ...ACCOUNT,
+      displayLabel: ACCOUNT.accountLabel,
+      spokenLabel: ACCOUNT.accountLabel,
+    });
     await el.updateComplete;
     expect(el.state).to.equal('success');
     expect(el.getAttribute('state')).to.equal('success');
@@ -111,8 +126,15 @@ describe('<obv-link-account> flow', () => {
     const el = await mount();
     const socket = await startWaiting(el);
     const failure = once<{ code: string; message: string }>(el, 'obv-failure');
-    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' } });
-    expect((await failure).detail).to.deep.equal({ code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' });
+    socket.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' },
+    });
+    expect((await failure).detail).to.deep.equal({
+      code: 'ACCOUNT_LOCKED',
+      message: 'This account is locked. Contact your bank.',
+    });
     await el.updateComplete;
     expect(el.state).to.equal('failure');
     expect(part(el, 'error').textContent).to.equal('This account is locked. Contact your bank.');
@@ -160,7 +182,10 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('says the bank tab was closed, offers the link and moves focus to it, when the consumer closed the bank tab', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt },
+    });
     const el = await mount();
     await startWaiting(el);
     await el.updateComplete;
@@ -194,12 +219,17 @@ describe('<obv-link-account> flow', () => {
     expect(el.state).to.equal('idle');
   });
 
-  it('keeps a success that landed at the moment of Cancel: the proxy\'s answer to the cancel says it, and the account is shown', async () => {
+  it("keeps a success that landed at the moment of Cancel: the proxy's answer to the cancel says it, and the account is shown", async () => {
     // The bank step succeeded at the proxy just before the cancel reached it: the cancel cannot undo it, and
     // the merchant's server hears link.succeeded. The shopper must see that account, not "cancelled".
     world().proxy.routes['POST /obv/sessions/cancel'] = () => ({
       status: 200,
-      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'succeeded',
+        expiresAt: SESSION.expiresAt,
+        outcome: { status: 'success', ...ACCOUNT },
+      },
     });
     const el = await mount();
     await startWaiting(el);
@@ -214,14 +244,21 @@ describe('<obv-link-account> flow', () => {
   it('follows a session whose cancel the proxy refused because it ended first, until its outcome is released', async () => {
     // With the bank step's binding on, a success may be held back from the starting browser for a moment:
     // the cancel's answer then says "returned" (back from the bank) and the success comes after.
-    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/cancel'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt },
+    });
     const el = await mount();
     await startWaiting(el);
     const succeeded = once(el, 'obv-success');
     el.cancel();
     await until(() => FakeSocket.instances.length > 1, 'the session followed again');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'success', ...ACCOUNT },
+    });
     await succeeded;
     expect(el.value).to.equal(ACCOUNT.linkRef);
   });
@@ -258,7 +295,8 @@ describe('<obv-link-account> flow', () => {
 
   it('cancels while starting and ignores the late answer of the proxy', async () => {
     let answer!: () => void;
-    world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));
+    world().proxy.routes['POST /obv/verifications'] = () =>
+      new Promise((resolve) => (answer = () => resolve({ status: 201, body: SESSION })));
     const el = await mount();
     part(el, 'button').click();
     await el.updateComplete;
@@ -301,7 +339,15 @@ describe('<obv-link-account> flow', () => {
       polls += 1;
       return polls < 2
         ? { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } }
-        : { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
+        : {
+            status: 200,
+            body: {
+              sessionId: SESSION.sessionId,
+              state: 'succeeded',
+              expiresAt: SESSION.expiresAt,
+              outcome: { status: 'success', ...ACCOUNT },
+            },
+          };
     };
     const el = await mount();
     const success = once<typeof ACCOUNT>(el, 'obv-success');
@@ -336,7 +382,11 @@ describe('<obv-link-account> flow', () => {
     await until(() => FakeSocket.instances.length === 4, 'a later socket attempt');
     const success = once<typeof ACCOUNT>(el, 'obv-success');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'success', ...ACCOUNT },
+    });
     expect((await success).detail.linkRef).to.equal(ACCOUNT.linkRef);
     // Counted when sent (the fake proxy answers a poll already on its way a moment later).
     const sent = () => world().proxy.requests.filter((request) => request.url.endsWith('/sessions/lookup')).length;
@@ -348,7 +398,12 @@ describe('<obv-link-account> flow', () => {
   it('counts a socket that opens but never confirms the subscription as failed, and polls after three', async () => {
     world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
-      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'succeeded',
+        expiresAt: SESSION.expiresAt,
+        outcome: { status: 'success', ...ACCOUNT },
+      },
     });
     timing.subscribeTimeoutMs = 20;
     const el = await mount();
@@ -363,8 +418,17 @@ describe('<obv-link-account> flow', () => {
 
   it('applies exactly one outcome when the poll and the socket both deliver it', async () => {
     let answer!: () => void;
-    const succeeded = { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } } };
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => new Promise((resolve) => (answer = () => resolve(succeeded)));
+    const succeeded = {
+      status: 200,
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'succeeded',
+        expiresAt: SESSION.expiresAt,
+        outcome: { status: 'success', ...ACCOUNT },
+      },
+    };
+    world().proxy.routes['POST /obv/sessions/lookup'] = () =>
+      new Promise((resolve) => (answer = () => resolve(succeeded)));
     timing.socketRetryWhilePollingMs = 10;
     const el = await mount();
     const events: string[] = [];
@@ -374,12 +438,19 @@ describe('<obv-link-account> flow', () => {
       await until(() => FakeSocket.instances.length === n, `socket ${n}`);
       FakeSocket.last.drop();
     }
-    await until(() => typeof answer === 'function' && FakeSocket.instances.length === 4, 'a poll in flight and a new socket');
+    await until(
+      () => typeof answer === 'function' && FakeSocket.instances.length === 4,
+      'a poll in flight and a new socket',
+    );
     const socket = FakeSocket.last;
     socket.accept();
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     answer();
-    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'late' } });
+    socket.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'failure', code: 'X', message: 'late' },
+    });
     await tick(30);
     expect(events).to.deep.equal(['obv-success']);
     expect(el.state).to.equal('success');
@@ -436,7 +507,16 @@ describe('<obv-link-account> flow', () => {
   it('asks the proxy at once when the return page announces the consumer came back', async () => {
     world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,
-      body: { sessionId: SESSION.sessionId, state: 'failed', expiresAt: SESSION.expiresAt, outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' } },
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'failed',
+        expiresAt: SESSION.expiresAt,
+        outcome: {
+          status: 'failure',
+          code: 'CONSUMER_CANCELLED',
+          message: 'You cancelled the verification at your bank.',
+        },
+      },
     });
     const el = await mount();
     await startWaiting(el);
@@ -452,9 +532,15 @@ describe('<obv-link-account> flow', () => {
     const sessionPath = '/obv/sessions/lookup';
     world().proxy.routes[`POST ${sessionPath}`] = () => ({
       status: 200,
-      body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: { status: 'success', ...ACCOUNT } },
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'succeeded',
+        expiresAt: SESSION.expiresAt,
+        outcome: { status: 'success', ...ACCOUNT },
+      },
     });
-    const sessionReads = () => world().proxy.requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname === sessionPath).length;
+    const sessionReads = () =>
+      world().proxy.requests.filter((r) => r.method === 'POST' && new URL(r.url).pathname === sessionPath).length;
     const el = await mount();
     await startWaiting(el);
     const success = once(el, 'obv-success');
@@ -489,7 +575,15 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('fires every event bubbling and composed, so a page can listen on document from outside a shadow root', async () => {
-    const names = ['obv-start', 'obv-open', 'obv-state-change', 'obv-success', 'obv-cancel', 'obv-failure', 'obv-error'] as const;
+    const names = [
+      'obv-start',
+      'obv-open',
+      'obv-state-change',
+      'obv-success',
+      'obv-cancel',
+      'obv-failure',
+      'obv-error',
+    ] as const;
     const seen: Event[] = [];
     const record = (event: Event) => seen.push(event);
     for (const name of names) document.addEventListener(name, record);
@@ -547,7 +641,11 @@ describe('<obv-link-account> flow', () => {
     try {
       world().proxy.routes['POST /obv/verifications'] = () => ({
         status: 403,
-        body: { title: 'Forbidden', status: 403, detail: 'This page\'s origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).' },
+        body: {
+          title: 'Forbidden',
+          status: 403,
+          detail: "This page's origin is not allowed to use the proxy (add it to OBV_ALLOWED_ORIGINS).",
+        },
       });
       const el = await mount();
       const error = once<{ kind: string; message: string }>(el, 'obv-error');
@@ -564,14 +662,22 @@ describe('<obv-link-account> flow', () => {
   });
 
   it('reports a proxy 5xx as a network error and a 4xx as a configuration error', async () => {
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Service Unavailable', status: 503 } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({
+      status: 503,
+      body: { title: 'Service Unavailable', status: 503 },
+    });
     const el = await mount();
     let error = once<{ kind: string; message: string }>(el, 'obv-error');
     part(el, 'button').click();
     expect((await error).detail.kind).to.equal('network');
     world().proxy.routes['POST /obv/verifications'] = () => ({
       status: 400,
-      body: { title: 'Bad Request', status: 400, detail: 'Invalid body: amount: Too large', errors: [{ path: 'amount', message: 'Too large' }] },
+      body: {
+        title: 'Bad Request',
+        status: 400,
+        detail: 'Invalid body: amount: Too large',
+        errors: [{ path: 'amount', message: 'Too large' }],
+      },
     });
     error = once(el, 'obv-error');
     part(el, 'button').click();
@@ -639,7 +745,10 @@ describe('<obv-link-account> after a reload', () => {
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     await success;
     // Kept, marked linked: a reload shows the account again (see link-flow.test.ts).
-    expect(JSON.parse(sessionStorage.getItem(pendingKey('linkRef', new URL('/obv', location.href)))!)).to.deep.include({ sessionId: SESSION.sessionId, done: true });
+    expect(JSON.parse(sessionStorage.getItem(pendingKey('linkRef', new URL('/obv', location.href)))!)).to.deep.include({
+      sessionId: SESSION.sessionId,
+      done: true,
+    });
   });
 
   it('lets the element of the reloaded page pick up the session its predecessor started', async () => {
@@ -656,7 +765,11 @@ describe('<obv-link-account> after a reload', () => {
     const success = once<typeof ACCOUNT>(after, 'obv-success');
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
     // Without the proxy's words, the shown and spoken lines are the bare label.
-    expect((await success).detail).to.deep.equal({ ...ACCOUNT, displayLabel: ACCOUNT.accountLabel, spokenLabel: ACCOUNT.accountLabel });
+    expect((await success).detail).to.deep.equal({
+      ...ACCOUNT,
+      displayLabel: ACCOUNT.accountLabel,
+      spokenLabel: ACCOUNT.accountLabel,
+    });
   });
 
   it('remembers the started session under the element name and proxy', async () => {
@@ -666,7 +779,10 @@ describe('<obv-link-account> after a reload', () => {
     expect(stored).to.equal(remembered());
   });
 
-  for (const [what, purchase] of [['another link session', 'link …order-t2'], ['a page without a link token', '']] as const) {
+  for (const [what, purchase] of [
+    ['another link session', 'link …order-t2'],
+    ['a page without a link token', ''],
+  ] as const) {
     it(`does not resume a session started for ${what}`, async () => {
       sessionStorage.setItem(pendingKey('linkRef', new URL('/obv', location.href)), remembered(purchase));
       const el = await mount();

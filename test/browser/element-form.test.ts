@@ -58,7 +58,9 @@ describe('<obv-link-account> in a form', () => {
   });
 
   it('submits the token under the name attribute', async () => {
-    const form = await fixture<HTMLFormElement>(html`<form><obv-link-account name="bankToken"></obv-link-account></form>`);
+    const form = await fixture<HTMLFormElement>(
+      html`<form><obv-link-account name="bankToken"></obv-link-account></form>`,
+    );
     const el = form.querySelector('obv-link-account')!;
     await link(el);
     expect(new FormData(form).get('bankToken')).to.equal(ACCOUNT.linkRef);
@@ -79,7 +81,9 @@ describe('<obv-link-account> in a form', () => {
   });
 
   it('disables its buttons inside a disabled fieldset', async () => {
-    const form = await fixture<HTMLFormElement>(html`<form><fieldset disabled><obv-link-account></obv-link-account></fieldset></form>`);
+    const form = await fixture<HTMLFormElement>(
+      html`<form><fieldset disabled><obv-link-account></obv-link-account></fieldset></form>`,
+    );
     const el = form.querySelector('obv-link-account')!;
     await el.updateComplete;
     // The form's disabled state arrives through formDisabledCallback, applied after the current update.
@@ -129,7 +133,6 @@ describe('<obv-link-account> in a form', () => {
     expect(world().open.called).to.equal(false);
     expect(el.state).to.equal('idle');
   });
-
 });
 
 describe('<obv-link-account> value while changing the linked account', () => {
@@ -176,7 +179,11 @@ describe('<obv-link-account> value while changing the linked account', () => {
 
   it('submits no stale token while a failed change is on screen; Cancel brings the previous account back', async () => {
     const { form, el, socket } = await changing();
-    socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.' } });
+    socket.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.' },
+    });
     await el.updateComplete;
     expect(el.state).to.equal('failure');
     expect(el.shadowRoot!.querySelector('[part~="account"]')).to.equal(null);
@@ -220,7 +227,11 @@ describe('<obv-link-account> value while changing the linked account', () => {
     el.start();
     await until(() => FakeSocket.instances.length > 0, 'a socket');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'No.' } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'failure', code: 'X', message: 'No.' },
+    });
     await el.updateComplete;
     expect(el.shadowRoot!.querySelector('[part~="secondary-button"]')).to.equal(null);
     el.cancel();
@@ -248,7 +259,11 @@ describe('<obv-link-account> with the keyboard', () => {
     expect(world().open.lastCall.args).to.deep.equal(['', world().open.firstCall.args[1]]);
     expect(world().open.firstCall.args[1]).to.match(/^obv-bank\w+$/);
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'success', ...ACCOUNT },
+    });
     await until(() => el.state === 'success', 'success');
     await el.updateComplete;
     // On the status, which reads the outcome: not on "Change", where one more Enter would drop the account.
@@ -270,7 +285,11 @@ describe('<obv-link-account> with the keyboard', () => {
     await el.updateComplete;
     await until(() => focusedPart(el) === 'button', 'focus on "Go to your bank"');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: SESSION.sessionId,
+      outcome: { status: 'success', ...ACCOUNT },
+    });
     await el.updateComplete;
     await until(() => focusedPart(el) === 'status', 'focus on the status');
     await sendKeys({ press: 'Tab' });

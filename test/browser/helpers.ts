@@ -6,7 +6,9 @@ import { BANK_STEP_WORDS } from '../../proxy/words/bank-step.ts';
 
 /** Resolves with the next `name` event on `target`. */
 export function once<T = unknown>(target: EventTarget, name: string): Promise<CustomEvent<T>> {
-  return new Promise((resolve) => target.addEventListener(name, (event) => resolve(event as CustomEvent<T>), { once: true }));
+  return new Promise((resolve) =>
+    target.addEventListener(name, (event) => resolve(event as CustomEvent<T>), { once: true }),
+  );
 }
 
 /** Resolves after the page has had a chance to run pending tasks (fetch stubs, timers of 0 ms). */
@@ -114,7 +116,10 @@ export class FakeProxy {
    */
   get starts(): { request: Request; body: unknown }[] {
     return this.requests.flatMap((request, index) =>
-      request.method === 'POST' && new URL(request.url).pathname.endsWith('/verifications') ? [{ request, body: this.bodies[index] }] : []);
+      request.method === 'POST' && new URL(request.url).pathname.endsWith('/verifications')
+        ? [{ request, body: this.bodies[index] }]
+        : [],
+    );
   }
 
   install(): void {
@@ -127,7 +132,10 @@ export class FakeProxy {
       const reply = route ? await route(request) : { status: 404, body: { title: 'Not Found', status: 404 } };
       if (reply instanceof Error) throw reply;
       const type = reply.status >= 400 ? 'application/problem+json' : 'application/json';
-      return new Response(reply.body === undefined ? null : JSON.stringify(reply.body), { status: reply.status, headers: { 'Content-Type': type } });
+      return new Response(reply.body === undefined ? null : JSON.stringify(reply.body), {
+        status: reply.status,
+        headers: { 'Content-Type': type },
+      });
     });
   }
 }
@@ -153,7 +161,14 @@ const original = { ...timing };
 export function setUpWorld(options: { popup?: 'open' | 'blocked' } = {}) {
   FakeSocket.instances = [];
   // Silent sockets and retries while polling only matter to the tests that lower these two on purpose.
-  Object.assign(timing, { reconnectBaseMs: 5, reconnectMaxMs: 20, pollIntervalMs: 10, pollFailuresBeforeError: 3, subscribeTimeoutMs: 5000, socketRetryWhilePollingMs: 5000 });
+  Object.assign(timing, {
+    reconnectBaseMs: 5,
+    reconnectMaxMs: 20,
+    pollIntervalMs: 10,
+    pollFailuresBeforeError: 3,
+    subscribeTimeoutMs: 5000,
+    socketRetryWhilePollingMs: 5000,
+  });
   sinon.replace(window, 'WebSocket', FakeSocket as unknown as typeof WebSocket);
   const proxy = new FakeProxy();
   proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: SESSION });

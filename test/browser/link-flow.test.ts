@@ -20,7 +20,15 @@ function makeFlow(target: Partial<FlowTarget> = {}) {
   }
   const flow = createLinkFlow(
     host,
-    () => ({ base: BASE, storageKey: STORAGE_KEY, purchase: 'link …AAAAAAAA', language: 'en', tabOpener: () => window, request: { linkToken: 'lt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }, ...target }),
+    () => ({
+      base: BASE,
+      storageKey: STORAGE_KEY,
+      purchase: 'link …AAAAAAAA',
+      language: 'en',
+      tabOpener: () => window,
+      request: { linkToken: 'lt_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' },
+      ...target,
+    }),
     (status, previous) => {
       statuses.push(status);
       log.push(`${previous.kind} → ${status.kind}`);
@@ -37,8 +45,16 @@ async function waiting(flow: LinkFlow): Promise<FakeSocket> {
   return FakeSocket.last;
 }
 
-const success = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'success', ...ACCOUNT, displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' } };
-const failure = { type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'LOCKED', message: 'Locked.', text: 'Cuenta bloqueada.', lang: 'es' } };
+const success = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: { status: 'success', ...ACCOUNT, displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' },
+};
+const failure = {
+  type: 'result',
+  sessionId: SESSION.sessionId,
+  outcome: { status: 'failure', code: 'LOCKED', message: 'Locked.', text: 'Cuenta bloqueada.', lang: 'es' },
+};
 
 describe('the link flow (createLinkFlow)', () => {
   const world = useWorld();
@@ -52,7 +68,12 @@ describe('the link flow (createLinkFlow)', () => {
     const socket = await waiting(flow);
     expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: true, blocked: false, closed: false });
     socket.receive(success);
-    expect(flow.status).to.deep.equal({ kind: 'success', account: ACCOUNT, label: ['Checking ••••4321', 'Checking ending in 4321'], note: '' });
+    expect(flow.status).to.deep.equal({
+      kind: 'success',
+      account: ACCOUNT,
+      label: ['Checking ••••4321', 'Checking ending in 4321'],
+      note: '',
+    });
     expect(log.map((line) => line.replace(/"idempotencyKey":"[^"]+"/, '"idempotencyKey":"…"'))).to.deep.equal([
       'idle → starting',
       'obv-start {"idempotencyKey":"…"}',
@@ -92,7 +113,10 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('says the bank tab was closed and offers the link, once the proxy confirms the session still waits', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt },
+    });
     const { flow } = makeFlow();
     await waiting(flow);
     world().tab.closed = true;
@@ -104,7 +128,10 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('does not call a tab closed by the return page a closed tab: the session came back from the bank', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'returned', expiresAt: SESSION.expiresAt },
+    });
     const { flow, statuses } = makeFlow();
     await waiting(flow);
     world().tab.closed = true;
@@ -115,23 +142,35 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('goes to a configuration error on a proxy 4xx (actions stay) and a service error on a 5xx', async () => {
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 422, body: { title: 'Unprocessable', detail: 'consumer.email is required' } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({
+      status: 422,
+      body: { title: 'Unprocessable', detail: 'consumer.email is required' },
+    });
     const refused = makeFlow();
     refused.flow.start();
     await until(() => refused.flow.status.kind === 'error', 'the error');
-    expect(refused.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'configuration', message: 'consumer.email is required' } });
+    expect(refused.flow.status).to.deep.equal({
+      kind: 'error',
+      error: { kind: 'configuration', message: 'consumer.email is required' },
+    });
     expect(world().tab.close.calledOnce).to.equal(true);
 
     world().proxy.routes['POST /obv/verifications'] = () => ({ status: 503, body: { title: 'Unavailable' } });
     const down = makeFlow();
     down.flow.start();
     await until(() => down.flow.status.kind === 'error', 'the error');
-    expect(down.flow.status).to.deep.equal({ kind: 'error', error: { kind: 'network', message: 'Unavailable', service: true } });
+    expect(down.flow.status).to.deep.equal({
+      kind: 'error',
+      error: { kind: 'network', message: 'Unavailable', service: true },
+    });
   });
 
   it('retries a network error of the watch by asking about the same session again, without a new start; still unreachable, it says so', async () => {
     let down = true;
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () =>
+      down
+        ? new TypeError('Failed to fetch')
+        : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     const { flow, kinds } = makeFlow();
     flow.start();
     // Three sockets that never open send the watch to polling; three failed polls end it.
@@ -156,7 +195,18 @@ describe('the link flow (createLinkFlow)', () => {
 
   it('says a lost connection at once when the browser goes offline, never a closed tab; back online, a bank step finished meanwhile shows its account', async () => {
     let down = true;
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: success.outcome } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () =>
+      down
+        ? new TypeError('Failed to fetch')
+        : {
+            status: 200,
+            body: {
+              sessionId: SESSION.sessionId,
+              state: 'succeeded',
+              expiresAt: SESSION.expiresAt,
+              outcome: success.outcome,
+            },
+          };
     const { flow, statuses } = makeFlow();
     flow.hostConnected();
     await waiting(flow);
@@ -176,7 +226,10 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('notices a bank tab closed while the checkout stays visible (a window of its own)', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt },
+    });
     const { flow } = makeFlow();
     flow.hostConnected();
     await waiting(flow);
@@ -190,10 +243,11 @@ describe('the link flow (createLinkFlow)', () => {
     let answer: (reply: { status: number; body: unknown }) => void = () => undefined;
     const { flow, log } = makeFlow();
     let asked = false;
-    world().proxy.routes['POST /obv/verifications'] = () => new Promise((resolve) => {
-      asked = true;
-      answer = resolve;
-    });
+    world().proxy.routes['POST /obv/verifications'] = () =>
+      new Promise((resolve) => {
+        asked = true;
+        answer = resolve;
+      });
     flow.start();
     await until(() => asked, 'the start');
     world().tab.closed = true;
@@ -205,7 +259,10 @@ describe('the link flow (createLinkFlow)', () => {
 
   it('gives up a start the proxy does not answer in time, as the service’s failure', async () => {
     Object.assign(timing, { startTimeoutMs: 50 });
-    world().proxy.routes['POST /obv/verifications'] = (request) => new Promise((_, reject) => request.signal.addEventListener('abort', () => reject(new DOMException('Aborted', 'AbortError'))));
+    world().proxy.routes['POST /obv/verifications'] = (request) =>
+      new Promise((_, reject) =>
+        request.signal.addEventListener('abort', () => reject(new DOMException('Aborted', 'AbortError'))),
+      );
     const { flow } = makeFlow();
     flow.start();
     await until(() => flow.status.kind === 'error', 'the time-out');
@@ -215,7 +272,10 @@ describe('the link flow (createLinkFlow)', () => {
 
   it('follows the session again by itself once the browser is back online', async () => {
     let down = true;
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => (down ? new TypeError('Failed to fetch') : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () =>
+      down
+        ? new TypeError('Failed to fetch')
+        : { status: 200, body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt } };
     const { flow, kinds } = makeFlow();
     flow.hostConnected();
     flow.start();
@@ -246,7 +306,10 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status).to.deep.equal({ kind: 'idle', cancelled: true });
     expect(log.at(-1)).to.equal(`obv-cancel {"sessionId":"${SESSION.sessionId}"}`);
     expect(world().tab.close.calledOnce).to.equal(true);
-    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+    await until(
+      () => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')),
+      'the cancel request',
+    );
   });
 
   it('never puts the session id in a URL: polling and Cancel send it in a JSON body', async () => {
@@ -259,12 +322,18 @@ describe('the link flow (createLinkFlow)', () => {
     }
     await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/lookup')), 'a poll');
     flow.cancel();
-    await until(() => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')), 'the cancel request');
+    await until(
+      () => world().proxy.requests.some((request) => request.url.endsWith('/sessions/cancel')),
+      'the cancel request',
+    );
     const { requests, bodies } = world().proxy;
     await until(() => bodies.length === requests.length, 'the bodies read');
-    expect(requests.filter((request) => request.url.includes(SESSION.sessionId)).map((request) => request.url)).to.deep.equal([]);
+    expect(
+      requests.filter((request) => request.url.includes(SESSION.sessionId)).map((request) => request.url),
+    ).to.deep.equal([]);
     requests.forEach((request, i) => {
-      if (/\/sessions\/(lookup|cancel)$/.test(request.url)) expect(bodies[i]).to.deep.equal({ sessionId: SESSION.sessionId });
+      if (/\/sessions\/(lookup|cancel)$/.test(request.url))
+        expect(bodies[i]).to.deep.equal({ sessionId: SESSION.sessionId });
     });
   });
 
@@ -285,7 +354,10 @@ describe('the link flow (createLinkFlow)', () => {
     const warn = sinon.stub(console, 'warn');
     const { flow, log, kinds } = makeFlow();
     flow.configure('currency must be USD');
-    expect(flow.status).to.deep.equal({ kind: 'error', error: { kind: 'configuration', message: 'currency must be USD', attribute: true } });
+    expect(flow.status).to.deep.equal({
+      kind: 'error',
+      error: { kind: 'configuration', message: 'currency must be USD', attribute: true },
+    });
     expect(log.at(-1)).to.equal('obv-error {"kind":"configuration","message":"currency must be USD"}');
     expect(warn.calledOnceWith('obv-link:', 'currency must be USD')).to.equal(true);
     flow.configure('currency must be USD');
@@ -332,9 +404,16 @@ describe('the link flow (createLinkFlow)', () => {
   it('remembers a started session, keeps a linked one (marked done) and forgets a failed one', async () => {
     const { flow } = makeFlow();
     const socket = await waiting(flow);
-    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 'link …AAAAAAAA' });
+    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({
+      sessionId: SESSION.sessionId,
+      for: 'link …AAAAAAAA',
+    });
     socket.receive(success);
-    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({ sessionId: SESSION.sessionId, for: 'link …AAAAAAAA', done: true });
+    expect(JSON.parse(sessionStorage.getItem(STORAGE_KEY)!)).to.deep.include({
+      sessionId: SESSION.sessionId,
+      for: 'link …AAAAAAAA',
+      done: true,
+    });
     flow.start();
     await until(() => flow.status.kind === 'waiting' && FakeSocket.instances.length > 1, 'the second session');
     FakeSocket.last.accept();
@@ -343,7 +422,15 @@ describe('the link flow (createLinkFlow)', () => {
   });
 
   it('after a reload, shows the account linked for the same link session again (read from the proxy), without a bank step', async () => {
-    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({ status: 200, body: { sessionId: SESSION.sessionId, state: 'succeeded', expiresAt: SESSION.expiresAt, outcome: success.outcome } });
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: {
+        sessionId: SESSION.sessionId,
+        state: 'succeeded',
+        expiresAt: SESSION.expiresAt,
+        outcome: success.outcome,
+      },
+    });
     savePending(STORAGE_KEY, SESSION, 'link …AAAAAAAA', true);
     const { flow, log, kinds } = makeFlow();
     flow.resume();

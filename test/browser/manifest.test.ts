@@ -27,7 +27,9 @@ const realFetch = window.fetch.bind(window);
 const names = (list: Named[]) => list.map((item) => item.name).sort();
 
 async function manifestDeclaration(): Promise<Declaration> {
-  const manifest = (await (await realFetch('/test-results/bundle/custom-elements.json')).json()) as { modules: Array<{ declarations?: Declaration[] }> };
+  const manifest = (await (await realFetch('/test-results/bundle/custom-elements.json')).json()) as {
+    modules: Array<{ declarations?: Declaration[] }>;
+  };
   const found = manifest.modules.flatMap((mod) => mod.declarations ?? []).filter((d) => d.customElement);
   expect(found.map((d) => d.tagName)).to.deep.equal(['obv-link-account']);
   return found[0]!;
@@ -44,7 +46,8 @@ async function renderedParts(world: ReturnType<ReturnType<typeof useWorld>>): Pr
   const parts = new Set<string>();
   const collect = async (el: ObvLinkAccountElement) => {
     await el.updateComplete;
-    for (const node of el.shadowRoot!.querySelectorAll('[part]')) for (const part of node.getAttribute('part')!.split(/\s+/)) parts.add(part);
+    for (const node of el.shadowRoot!.querySelectorAll('[part]'))
+      for (const part of node.getAttribute('part')!.split(/\s+/)) parts.add(part);
   };
   const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account></obv-link-account>`);
   await collect(el);
@@ -59,7 +62,11 @@ async function renderedParts(world: ReturnType<ReturnType<typeof useWorld>>): Pr
   await collect(el);
   world.open.returns(null);
   await wait();
-  FakeSocket.last.receive({ type: 'result', sessionId: SESSION.sessionId, outcome: { status: 'failure', code: 'X', message: 'No.' } });
+  FakeSocket.last.receive({
+    type: 'result',
+    sessionId: SESSION.sessionId,
+    outcome: { status: 'failure', code: 'X', message: 'No.' },
+  });
   await collect(el);
   return [...parts].sort();
 }
@@ -88,16 +95,32 @@ describe('custom-elements.json and the element guide (docs/ELEMENT.md)', () => {
     expect(names(declaration.cssProperties)).to.deep.equal(read);
   });
 
-  it('lists the seven obv- events, each with its detail type, and the form control\'s change', async () => {
+  it("lists the seven obv- events, each with its detail type, and the form control's change", async () => {
     const declaration = await manifestDeclaration();
-    expect(names(declaration.events)).to.deep.equal(['change', 'obv-cancel', 'obv-error', 'obv-failure', 'obv-open', 'obv-start', 'obv-state-change', 'obv-success']);
-    for (const event of declaration.events) expect(event.type?.text, event.name).to.match(event.name === 'change' ? /^Event$/ : /^CustomEvent<.+>$/);
+    expect(names(declaration.events)).to.deep.equal([
+      'change',
+      'obv-cancel',
+      'obv-error',
+      'obv-failure',
+      'obv-open',
+      'obv-start',
+      'obv-state-change',
+      'obv-success',
+    ]);
+    for (const event of declaration.events)
+      expect(event.type?.text, event.name).to.match(event.name === 'change' ? /^Event$/ : /^CustomEvent<.+>$/);
   });
 
   it('documents in docs/ELEMENT.md every attribute, event, part, custom property and slot of the manifest', async () => {
     const declaration = await manifestDeclaration();
     const section = await elementGuide();
-    const documented = [declaration.attributes, declaration.events, declaration.cssParts, declaration.cssProperties, declaration.slots].flatMap(names);
+    const documented = [
+      declaration.attributes,
+      declaration.events,
+      declaration.cssParts,
+      declaration.cssProperties,
+      declaration.slots,
+    ].flatMap(names);
     const missing = documented.filter((name) => !section.includes(`\`${name}\``) && !section.includes(`"${name}"`));
     expect(missing).to.deep.equal([]);
   });

@@ -16,28 +16,55 @@ import { FakeSocket, SESSION, drawn, tick, until, useWorld } from './helpers.ts'
 
 const LINK_TOKEN = `lt_${'Ab3_-x9Z'.repeat(4)}`;
 const WORDS = {
-  lang: 'en', title: 'Pay with a saved account', useAnother: 'Use another account', useSaved: 'Use a saved account', remove: 'Remove', removeConfirm: 'Remove {account}?',
-  removed: '{account} was removed.', keep: 'Keep', reconnect: 'Reconnect', reconnectHint: 'Sign in again.',
-  offline: 'You are offline: this account is used once you are back.', busy: 'Too many changes at once: wait a moment.', down: 'That did not work just now.',
+  lang: 'en',
+  title: 'Pay with a saved account',
+  useAnother: 'Use another account',
+  useSaved: 'Use a saved account',
+  remove: 'Remove',
+  removeConfirm: 'Remove {account}?',
+  removed: '{account} was removed.',
+  keep: 'Keep',
+  reconnect: 'Reconnect',
+  reconnectHint: 'Sign in again.',
+  offline: 'You are offline: this account is used once you are back.',
+  busy: 'Too many changes at once: wait a moment.',
+  down: 'That did not work just now.',
 };
 const SAVING = { version: 'v-7', lang: 'en', checkbox: 'Save this account', text: 'You authorize…' };
 /** With the words of the box's details (proxy/accounts/consent.ts), for the axe checks. */
 const SAVING_DETAILED = { ...SAVING, more: 'What you authorize', details: 'You can remove it.' };
-const offered = (id: string, last4: string) => ({ id, fiName: 'Sandbox Federal Bank', accountLabel: `Checking ••••${last4}`, fiAccountType: 'CHECKING', displayLabel: `Checking ••••${last4}`, spokenLabel: `Checking ending in ${last4}` });
+const offered = (id: string, last4: string) => ({
+  id,
+  fiName: 'Sandbox Federal Bank',
+  accountLabel: `Checking ••••${last4}`,
+  fiAccountType: 'CHECKING',
+  displayLabel: `Checking ••••${last4}`,
+  spokenLabel: `Checking ending in ${last4}`,
+});
 const ACCOUNTS = [offered('id-one-0000000000000', '4321'), offered('id-two-0000000000000', '9876')];
 
-const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) => el.shadowRoot!.querySelector<T>(selector);
+const q = <T extends Element = HTMLElement>(el: ObvLinkAccountElement, selector: string) =>
+  el.shadowRoot!.querySelector<T>(selector);
 /** What the scripted proxy answers. */
 type Reply = { status: number; body?: unknown } | Error;
-const radios = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]')];
+const radios = (el: ObvLinkAccountElement) => [
+  ...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]'),
+];
 
 describe('<obv-link-account> for a returning shopper', () => {
   const world = useWorld();
 
-  function scripted(offer: object, use: (id: string) => Reply | Promise<Reply> = (id) => ({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, id.includes('one') ? '4321' : '9876') } })) {
+  function scripted(
+    offer: object,
+    use: (id: string) => Reply | Promise<Reply> = (id) => ({
+      status: 201,
+      body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, id.includes('one') ? '4321' : '9876') },
+    }),
+  ) {
     const { proxy } = world();
     proxy.routes['POST /obv/saved-accounts/offer'] = () => ({ status: 200, body: offer });
-    proxy.routes['POST /obv/saved-accounts/use'] = async (request) => use(((await request.json()) as { savedAccountId: string }).savedAccountId);
+    proxy.routes['POST /obv/saved-accounts/use'] = async (request) =>
+      use(((await request.json()) as { savedAccountId: string }).savedAccountId);
     proxy.routes['POST /obv/saved-accounts/remove'] = () => ({ status: 204 });
   }
   /** Holds the scripted offer's answer until the returned function is called. */
@@ -52,7 +79,10 @@ describe('<obv-link-account> for a returning shopper', () => {
     };
     return () => release();
   }
-  const mount = () => fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef"></obv-link-account>`);
+  const mount = () =>
+    fixture<ObvLinkAccountElement>(
+      html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef"></obv-link-account>`,
+    );
 
   it('lists the saved accounts, uses the first at once (form value, obv-success), and another choice replaces it', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
@@ -93,7 +123,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     // Beside the list, "Save this account" would read as the chosen saved account's.
     expect(q(el, '#consent')).to.equal(null);
     q(el, '[part~="button"]')!.click();
-    await until(() => el.state === 'idle', 'the bank step\'s screen');
+    await until(() => el.state === 'idle', "the bank step's screen");
     expect(el.value, 'no account is chosen while another one is about to be linked').to.equal('');
     expect(world().proxy.starts).to.have.length(0);
     expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(false);
@@ -109,35 +139,54 @@ describe('<obv-link-account> for a returning shopper', () => {
     q<HTMLInputElement>(el, '#consent')!.click();
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
-    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: SAVING.version }]);
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([
+      { linkToken: LINK_TOKEN, consent: SAVING.version },
+    ]);
   });
 
   it('an answer about the list does not undo "Use another account"', async () => {
     let answer: (reply: Reply) => void = () => undefined;
-    scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING }, () => new Promise<Reply>((resolve) => (answer = resolve)));
+    scripted(
+      { accounts: ACCOUNTS, words: WORDS, saving: SAVING },
+      () => new Promise<Reply>((resolve) => (answer = resolve)),
+    );
     const el = await mount();
-    await until(() => el.state === 'saved' && world().proxy.requests.some((r) => r.url.endsWith('/use')), 'the first account on its way');
+    await until(
+      () => el.state === 'saved' && world().proxy.requests.some((r) => r.url.endsWith('/use')),
+      'the first account on its way',
+    );
     q(el, '[part~="button"]')!.click();
-    await until(() => el.state === 'idle', 'the bank step\'s screen');
-    answer({ status: 201, body: { status: 'success', linkRef: `ref-${ACCOUNTS[0]!.id}`, ...offered(ACCOUNTS[0]!.id, '4321') } });
+    await until(() => el.state === 'idle', "the bank step's screen");
+    answer({
+      status: 201,
+      body: { status: 'success', linkRef: `ref-${ACCOUNTS[0]!.id}`, ...offered(ACCOUNTS[0]!.id, '4321') },
+    });
     await tick(30);
     expect(el.state).to.equal('idle');
     expect(q(el, '#consent')).to.not.equal(null);
   });
 
   const problemText = (el: ObvLinkAccountElement) => q(el, '[part~="error"]')?.textContent ?? '';
-  const mainButtons = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > [part~="button"]')].map((b) => b.textContent);
+  const mainButtons = (el: ObvLinkAccountElement) =>
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > [part~="button"]')].map((b) => b.textContent);
 
   it('a choice made offline keeps the list, the account chosen, says so, and is used by itself once the browser is back online', async () => {
     let online = false;
     sinon.stub(Navigator.prototype, 'onLine').get(() => online);
-    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (online ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } } : new TypeError('Failed to fetch')));
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) =>
+      online
+        ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } }
+        : new TypeError('Failed to fetch'),
+    );
     const el = await mount();
     await until(() => el.state === 'saved' && problemText(el) !== '', 'the first choice failed offline');
     radios(el)[1]!.click();
     await el.updateComplete;
     expect(problemText(el), 'a new choice clears the last problem').to.equal('');
-    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2 && problemText(el) !== '', 'the second choice failed offline');
+    await until(
+      () => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2 && problemText(el) !== '',
+      'the second choice failed offline',
+    );
     expect(el.state, 'the list stays').to.equal('saved');
     expect(radios(el).map((r) => r.checked)).to.deep.equal([false, true]);
     expect(problemText(el)).to.equal(WORDS.offline);
@@ -154,20 +203,30 @@ describe('<obv-link-account> for a returning shopper', () => {
 
   it('a choice refused by the rate limit (429) says so and keeps the list; "Try again" uses the same account', async () => {
     let limited = true;
-    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (limited ? { status: 429, body: { title: 'Too Many Requests', status: 429 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) =>
+      limited
+        ? { status: 429, body: { title: 'Too Many Requests', status: 429 } }
+        : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } },
+    );
     const el = await mount();
     await until(() => problemText(el) !== '', 'the refused choice');
     expect(problemText(el)).to.equal(WORDS.busy);
     expect(el.state).to.equal('saved');
     limited = false;
-    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > button')].find((b) => b.textContent === 'Try again')!.click();
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > button')]
+      .find((b) => b.textContent === 'Try again')!
+      .click();
     await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account used');
     expect(world().proxy.starts).to.have.length(0);
   });
 
   it('a choice the proxy could not make (5xx) says so and keeps the list; a click on the chosen account tries again', async () => {
     let failing = true;
-    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (failing ? { status: 503, body: { title: 'Unavailable', status: 503 } } : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }));
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) =>
+      failing
+        ? { status: 503, body: { title: 'Unavailable', status: 503 } }
+        : { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } },
+    );
     const el = await mount();
     await until(() => problemText(el) !== '', 'the failed choice');
     expect(problemText(el)).to.equal(WORDS.down);
@@ -180,9 +239,15 @@ describe('<obv-link-account> for a returning shopper', () => {
 
   it('fires change when a new choice withdraws the link of the account chosen before, and again when the new one is ready', async () => {
     let answer: () => void = () => undefined;
-    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) => (id === ACCOUNTS[0]!.id
-      ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }
-      : new Promise<Reply>((resolve) => (answer = () => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } })))));
+    scripted({ accounts: ACCOUNTS, words: WORDS }, (id) =>
+      id === ACCOUNTS[0]!.id
+        ? { status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }
+        : new Promise<Reply>(
+            (resolve) =>
+              (answer = () =>
+                resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '9876') } })),
+          ),
+    );
     const el = await mount();
     await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account ready');
     const values: string[] = [];
@@ -190,7 +255,10 @@ describe('<obv-link-account> for a returning shopper', () => {
     radios(el)[1]!.click();
     await until(() => values.length === 1, 'the change');
     expect(values, 'no account to pay with while the new one is on its way').to.deep.equal(['']);
-    await until(() => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2, 'the second choice sent');
+    await until(
+      () => world().proxy.requests.filter((r) => r.url.endsWith('/use')).length === 2,
+      'the second choice sent',
+    );
     await tick(10);
     answer();
     await until(() => values.length === 2, 'the second change');
@@ -204,9 +272,20 @@ describe('<obv-link-account> for a returning shopper', () => {
       await until(() => waiting.length > 0, 'a choice waiting for its answer');
       waiting.shift()!();
     };
-    scripted({ accounts: three, words: WORDS }, (id) => new Promise<Reply>((resolve) => waiting.push(() => resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }))));
+    scripted(
+      { accounts: three, words: WORDS },
+      (id) =>
+        new Promise<Reply>((resolve) =>
+          waiting.push(() =>
+            resolve({ status: 201, body: { status: 'success', linkRef: `ref-${id}`, ...offered(id, '4321') } }),
+          ),
+        ),
+    );
     const el = await mount();
-    const uses = () => world().proxy.bodies.filter((_, i) => world().proxy.requests[i]!.url.endsWith('/use')) as { savedAccountId: string }[];
+    const uses = () =>
+      world().proxy.bodies.filter((_, i) => world().proxy.requests[i]!.url.endsWith('/use')) as {
+        savedAccountId: string;
+      }[];
     await until(() => uses().length === 1, 'the first choice on its way');
     radios(el)[1]!.click();
     radios(el)[2]!.click();
@@ -225,14 +304,17 @@ describe('<obv-link-account> for a returning shopper', () => {
     const el = await mount();
     await until(() => el.value !== '', 'a chosen account');
     const shadow = el.shadowRoot!;
-    const removeOf = (row: number) => shadow.querySelectorAll<HTMLButtonElement>('.row')[row]!.querySelector<HTMLButtonElement>(':scope > button');
+    const removeOf = (row: number) =>
+      shadow.querySelectorAll<HTMLButtonElement>('.row')[row]!.querySelector<HTMLButtonElement>(':scope > button');
     expect(removeOf(0)!.getAttribute('aria-label')).to.equal('Remove Sandbox Federal Bank Checking ending in 4321');
     removeOf(0)!.focus();
     removeOf(0)!.click();
     await until(() => !!q(el, '.ask'), 'the question');
     const ask = q(el, '.ask')!;
     expect(ask.getAttribute('role')).to.equal('group');
-    expect(q(el, '#q')!.textContent!.replace(/\s+/g, ' ')).to.equal('Remove Sandbox Federal Bank Checking ••••4321Checking ending in 4321?');
+    expect(q(el, '#q')!.textContent!.replace(/\s+/g, ' ')).to.equal(
+      'Remove Sandbox Federal Bank Checking ••••4321Checking ending in 4321?',
+    );
     expect(q(el, '#q .sr')!.textContent).to.equal('Checking ending in 4321');
     await until(() => shadow.activeElement?.id === 'k', 'focus on Keep');
     // Keep: nothing is removed, the question goes.
@@ -245,7 +327,10 @@ describe('<obv-link-account> for a returning shopper', () => {
     q(el, '.ask button')!.click();
     await until(() => shadow.querySelectorAll('.row').length === 1, 'the account removed');
     const { requests, bodies } = world().proxy;
-    expect(bodies[requests.findIndex((r) => r.url.endsWith('/remove'))]).to.deep.equal({ linkToken: LINK_TOKEN, savedAccountId: ACCOUNTS[0]!.id });
+    expect(bodies[requests.findIndex((r) => r.url.endsWith('/remove'))]).to.deep.equal({
+      linkToken: LINK_TOKEN,
+      savedAccountId: ACCOUNTS[0]!.id,
+    });
     // Said in the status (a live region), and shown.
     await until(() => (q(el, '#s')!.textContent ?? '').includes('was removed'), 'the announcement');
     expect(q(el, '#s')!.getAttribute('aria-live')).to.equal('polite');
@@ -261,19 +346,24 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.value).to.equal('');
   });
 
-  it('Escape closes Remove\'s question as Keep does (nothing removed, focus back on the list); Remove is lighter than its account, the confirming Remove destructive', async () => {
+  it("Escape closes Remove's question as Keep does (nothing removed, focus back on the list); Remove is lighter than its account, the confirming Remove destructive", async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
     await until(() => el.value !== '', 'a chosen account');
     const shadow = el.shadowRoot!;
     const remove = q<HTMLButtonElement>(el, '.row > button')!;
-    expect(Number(getComputedStyle(remove).fontWeight), 'Remove is not as heavy as the account\'s bank name').to.be.below(Number(getComputedStyle(q(el, '.row .fi')!).fontWeight));
+    expect(
+      Number(getComputedStyle(remove).fontWeight),
+      "Remove is not as heavy as the account's bank name",
+    ).to.be.below(Number(getComputedStyle(q(el, '.row .fi')!).fontWeight));
     expect(getComputedStyle(remove).borderTopColor).to.equal('rgba(0, 0, 0, 0)');
     remove.focus();
     remove.click();
     await until(() => shadow.activeElement?.id === 'k', 'focus on Keep');
     const confirm = q<HTMLButtonElement>(el, '.ask button')!;
-    expect(getComputedStyle(confirm).backgroundColor, 'the confirming Remove in the danger colour').to.equal('rgb(180, 35, 24)');
+    expect(getComputedStyle(confirm).backgroundColor, 'the confirming Remove in the danger colour').to.equal(
+      'rgb(180, 35, 24)',
+    );
     await expect(el).to.be.accessible();
     let outside = 0;
     const count = () => outside++;
@@ -294,19 +384,25 @@ describe('<obv-link-account> for a returning shopper', () => {
     const el = await mount();
     await until(() => el.value !== '', 'a chosen account');
     const label = q(el, '.row label')!.getBoundingClientRect();
-    await sendMouse({ type: 'move', position: [Math.round(label.left + 10), Math.round(label.top + label.height / 2)] });
+    await sendMouse({
+      type: 'move',
+      position: [Math.round(label.left + 10), Math.round(label.top + label.height / 2)],
+    });
     try {
       expect(getComputedStyle(q(el, '.row')!).filter).to.equal('none');
       expect(getComputedStyle(q(el, '.list')!).filter).to.equal('none');
       const remove = q(el, '.row > button')!.getBoundingClientRect();
-      await sendMouse({ type: 'move', position: [Math.round(remove.left + remove.width / 2), Math.round(remove.top + remove.height / 2)] });
+      await sendMouse({
+        type: 'move',
+        position: [Math.round(remove.left + remove.width / 2), Math.round(remove.top + remove.height / 2)],
+      });
       expect(getComputedStyle(q(el, '.row > button')!).filter).to.equal('brightness(0.94)');
     } finally {
       await resetMouse();
     }
   });
 
-  it('the page\'s strings replace the question\'s and the announcement\'s words', async () => {
+  it("the page's strings replace the question's and the announcement's words", async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
     el.strings = { removeConfirm: 'Forget {account} for good?', removed: 'Forgot {account}.' };
@@ -315,10 +411,10 @@ describe('<obv-link-account> for a returning shopper', () => {
     await until(() => !!q(el, '#q'), 'the question');
     expect(q(el, '#q')!.textContent).to.match(/^Forget Sandbox Federal Bank .* for good\?$/);
     q(el, '.ask button')!.click();
-    await until(() => (q(el, '#s')!.textContent ?? '').includes('Forgot'), 'the announcement in the page\'s words');
+    await until(() => (q(el, '#s')!.textContent ?? '').includes('Forgot'), "the announcement in the page's words");
   });
 
-  it('sends the consent words\' version with the start only when the box is ticked', async () => {
+  it("sends the consent words' version with the start only when the box is ticked", async () => {
     scripted({ accounts: [], words: WORDS, saving: SAVING });
     const el = await mount();
     await until(() => !!q(el, '#consent'), 'the consent box');
@@ -335,8 +431,16 @@ describe('<obv-link-account> for a returning shopper', () => {
   });
 
   for (const [what, outcome, label] of [
-    ['a failure', { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' }, 'Try again'],
-    ['a locked account', { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' }, 'Link another account'],
+    [
+      'a failure',
+      { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' },
+      'Try again',
+    ],
+    [
+      'a locked account',
+      { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' },
+      'Link another account',
+    ],
   ] as const) {
     it(`shows no consent box beside ${what} (it would read as the failed account's); "${label}" starts with the consent given`, async () => {
       scripted({ accounts: [], words: WORDS, saving: SAVING_DETAILED });
@@ -354,7 +458,10 @@ describe('<obv-link-account> for a returning shopper', () => {
       expect(q(el, '[part~="button"]')!.textContent).to.equal(label);
       q(el, '[part~="button"]')!.click();
       await until(() => el.state === 'waiting', 'the bank flow again');
-      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
+      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([
+        { linkToken: LINK_TOKEN, consent: 'v-7' },
+        { linkToken: LINK_TOKEN, consent: 'v-7' },
+      ]);
     });
   }
 
@@ -366,7 +473,17 @@ describe('<obv-link-account> for a returning shopper', () => {
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled.', lang: 'en' } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: 's-123',
+      outcome: {
+        status: 'failure',
+        code: 'CONSUMER_CANCELLED',
+        message: 'Cancelled.',
+        text: 'You cancelled.',
+        lang: 'en',
+      },
+    });
     await until(() => el.state === 'idle', 'the first screen');
     expect(q<HTMLInputElement>(el, '#consent')!.checked, 'still ticked, beside the button it governs').to.equal(true);
     // Unticked now, the next start has no consent.
@@ -385,12 +502,20 @@ describe('<obv-link-account> for a returning shopper', () => {
     await until(() => el.state === 'waiting', 'the bank flow');
     const note = 'This account will be saved for your next purchases.';
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321'), note } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: 's-123',
+      outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321'), note },
+    });
     await until(() => el.state === 'success', 'linked');
     q(el, '[part~="button"]')!.click(); // Change
     await until(() => el.state === 'waiting', 'the bank flow for the change');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: 's-123',
+      outcome: { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'Locked.', text: 'Locked.', lang: 'en' },
+    });
     await until(() => el.state === 'failure', 'the failed change');
     expect(q(el, '#consent'), 'nothing beside Keep that Keep would not honour').to.equal(null);
     q(el, '[part~="secondary-button"]')!.click(); // Keep Checking ••••4321
@@ -408,21 +533,47 @@ describe('<obv-link-account> for a returning shopper', () => {
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'error', 'the network error');
     expect(q(el, '#consent')).to.equal(null);
-    world().proxy.routes['POST /obv/verifications'] = () => ({ status: 201, body: { ...SESSION, consumerUrl: 'https://bank.example/c', expiresAt: new Date(Date.now() + 60_000).toISOString() } });
+    world().proxy.routes['POST /obv/verifications'] = () => ({
+      status: 201,
+      body: {
+        ...SESSION,
+        consumerUrl: 'https://bank.example/c',
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      },
+    });
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
     const { FakeSocket } = await import('./helpers.ts');
     FakeSocket.last.accept();
-    FakeSocket.last.receive({ type: 'result', sessionId: 's-123', outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321') } });
+    FakeSocket.last.receive({
+      type: 'result',
+      sessionId: 's-123',
+      outcome: { status: 'success', linkRef: 'ref-1', ...offered('a', '4321') },
+    });
     await until(() => el.state === 'success', 'linked');
     q(el, '[part~="button"]')!.click(); // Change
     await until(() => el.state === 'waiting', 'the bank flow for the change');
-    expect(world().proxy.starts.map((start) => start.body).slice(-2)).to.deep.equal([{ linkToken: LINK_TOKEN, consent: 'v-7' }, { linkToken: LINK_TOKEN, consent: 'v-7' }]);
+    expect(
+      world()
+        .proxy.starts.map((start) => start.body)
+        .slice(-2),
+    ).to.deep.equal([
+      { linkToken: LINK_TOKEN, consent: 'v-7' },
+      { linkToken: LINK_TOKEN, consent: 'v-7' },
+    ]);
   });
 
   it('after a payment refused as stale, brings "Reconnect" into view and focuses it, saying nothing was charged (the proxy\'s words)', async () => {
     const hint = 'Nothing was charged: sign in again.';
-    scripted({ accounts: [], words: { ...WORDS, reconnectHint: hint }, reconnect: { ...offered('x'.repeat(22), '4321'), displayLabel: 'Reconnect Sandbox Federal Bank ••••4321', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321' } });
+    scripted({
+      accounts: [],
+      words: { ...WORDS, reconnectHint: hint },
+      reconnect: {
+        ...offered('x'.repeat(22), '4321'),
+        displayLabel: 'Reconnect Sandbox Federal Bank ••••4321',
+        spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321',
+      },
+    });
     const spacer = document.createElement('div');
     spacer.style.height = '3000px';
     document.body.prepend(spacer);
@@ -439,7 +590,15 @@ describe('<obv-link-account> for a returning shopper', () => {
   });
 
   it('says the proxy\'s "Reconnect …" title, spoken in words, with a Reconnect button', async () => {
-    scripted({ accounts: [], words: WORDS, reconnect: { ...offered('x'.repeat(22), '4321'), displayLabel: 'Reconnect Sandbox Federal Bank ••••4321', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321' } });
+    scripted({
+      accounts: [],
+      words: WORDS,
+      reconnect: {
+        ...offered('x'.repeat(22), '4321'),
+        displayLabel: 'Reconnect Sandbox Federal Bank ••••4321',
+        spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 4321',
+      },
+    });
     const el = await mount();
     await until(() => (q(el, '.title')?.textContent ?? '').includes('Reconnect'), 'the reconnect title');
     expect(q(el, '.title [aria-hidden]')!.textContent).to.equal('Reconnect Sandbox Federal Bank ••••4321');
@@ -447,8 +606,13 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(q(el, '[part~="button"]')!.textContent).to.equal('Reconnect');
   });
 
-  const RECONNECT = { ...offered('x'.repeat(22), '8765'), displayLabel: 'Reconnect Sandbox Federal Bank ••••8765', spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 8765' };
-  const buttons = (el: ObvLinkAccountElement) => [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].map((b) => b.textContent);
+  const RECONNECT = {
+    ...offered('x'.repeat(22), '8765'),
+    displayLabel: 'Reconnect Sandbox Federal Bank ••••8765',
+    spokenLabel: 'Reconnect Sandbox Federal Bank, Checking ending in 8765',
+  };
+  const buttons = (el: ObvLinkAccountElement) =>
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].map((b) => b.textContent);
   /** The bank's answer to the start waited on. */
   async function bankAnswers(el: ObvLinkAccountElement, outcome: object) {
     await until(() => el.state === 'waiting' && FakeSocket.instances.length > 0, 'the bank step');
@@ -457,12 +621,21 @@ describe('<obv-link-account> for a returning shopper', () => {
     socket.receive({ type: 'subscribed', sessionId: SESSION.sessionId, state: 'pending' });
     socket.receive({ type: 'result', sessionId: SESSION.sessionId, outcome });
   }
-  const cancelledAtBank = { status: 'failure', code: 'CONSUMER_CANCELLED', message: 'Cancelled.', text: 'You cancelled at your bank.', lang: 'en' };
+  const cancelledAtBank = {
+    status: 'failure',
+    code: 'CONSUMER_CANCELLED',
+    message: 'Cancelled.',
+    text: 'You cancelled at your bank.',
+    lang: 'en',
+  };
 
   it('the reconnect screen is no dead end: the other saved accounts and "Use another account" beside Reconnect', async () => {
     scripted({ accounts: [ACCOUNTS[1]], words: WORDS, saving: SAVING, reconnect: RECONNECT });
     const el = await mount();
-    await until(() => (q(el, '.title')?.textContent ?? '').includes('Reconnect'), 'the reconnect screen first, not the list');
+    await until(
+      () => (q(el, '.title')?.textContent ?? '').includes('Reconnect'),
+      'the reconnect screen first, not the list',
+    );
     expect(el.value, 'no saved account chosen behind the reconnect screen').to.equal('');
     expect(buttons(el)).to.deep.equal(['Reconnect', 'Use a saved account', 'Use another account']);
     // The other saved accounts: the list, its account chosen at once.
@@ -470,17 +643,25 @@ describe('<obv-link-account> for a returning shopper', () => {
     await until(() => el.state === 'saved' && el.value === `ref-${ACCOUNTS[1]!.id}`, 'the list, its account chosen');
     // From the list, "Use another account": a plain link, "another" sent so the stale token is not.
     q(el, '.actions > [part~="button"]')!.click();
-    await until(() => el.state === 'idle' && !!q(el, '#consent'), 'the bank step\'s screen');
+    await until(() => el.state === 'idle' && !!q(el, '#consent'), "the bank step's screen");
     expect(q(el, '.title')!.textContent).to.not.contain('Reconnect');
     q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 1 && world().proxy.bodies.length === world().proxy.requests.length, 'the start');
+    await until(
+      () => world().proxy.starts.length === 1 && world().proxy.bodies.length === world().proxy.requests.length,
+      'the start',
+    );
     expect(world().proxy.starts[0]!.body).to.deep.equal({ linkToken: LINK_TOKEN, another: true });
   });
 
-  for (const [language, hint] of [['en', 'Bank linking cancelled.'], ['es', 'Vinculación bancaria cancelada.']] as const) {
+  for (const [language, hint] of [
+    ['en', 'Bank linking cancelled.'],
+    ['es', 'Vinculación bancaria cancelada.'],
+  ] as const) {
     it(`after Reconnect and a cancel at the bank, comes back to the reconnect screen: the account's name, Reconnect, "Use another account" (${language})`, async () => {
       scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
-      const el = await fixture<ObvLinkAccountElement>(html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} language=${language}></obv-link-account>`);
+      const el = await fixture<ObvLinkAccountElement>(
+        html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} language=${language}></obv-link-account>`,
+      );
       await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
       expect(buttons(el)).to.deep.equal(['Reconnect', 'Use another account']);
       expect(q(el, '#consent'), 'no consent box beside Reconnect: the account is saved already').to.equal(null);
@@ -492,8 +673,14 @@ describe('<obv-link-account> for a returning shopper', () => {
       expect(q(el, '#s')!.textContent).to.contain(hint);
       await expect(el).to.be.accessible();
       q(el, '[part~="button"]')!.click();
-      await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
-      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN }, { linkToken: LINK_TOKEN }]);
+      await until(
+        () => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length,
+        'the second start',
+      );
+      expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([
+        { linkToken: LINK_TOKEN },
+        { linkToken: LINK_TOKEN },
+      ]);
     });
   }
 
@@ -501,26 +688,37 @@ describe('<obv-link-account> for a returning shopper', () => {
     scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
-    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')].find((b) => b.textContent === 'Use another account')!.click();
+    [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')]
+      .find((b) => b.textContent === 'Use another account')!
+      .click();
     await until(() => buttons(el)[0]!.includes('Link your bank account'), 'the bank button');
     expect(buttons(el)[1], 'back to the reconnect screen').to.equal('Reconnect');
     q(el, '[part~="button"]')!.click();
     await bankAnswers(el, { status: 'failure', code: 'USER_ERROR', message: 'Bad.', text: 'No luck.', lang: 'en' });
     await until(() => el.state === 'failure', 'the failure');
     q(el, '[part~="button"]')!.click();
-    await until(() => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length, 'the second start');
-    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([{ linkToken: LINK_TOKEN, another: true }, { linkToken: LINK_TOKEN, another: true }]);
+    await until(
+      () => world().proxy.starts.length === 2 && world().proxy.bodies.length === world().proxy.requests.length,
+      'the second start',
+    );
+    expect(world().proxy.starts.map((start) => start.body)).to.deep.equal([
+      { linkToken: LINK_TOKEN, another: true },
+      { linkToken: LINK_TOKEN, another: true },
+    ]);
   });
 
-  it('a success shows the proxy\'s note under the account (a different account than the one to reconnect), in the live region', async () => {
+  it("a success shows the proxy's note under the account (a different account than the one to reconnect), in the live region", async () => {
     scripted({ accounts: [], words: WORDS, reconnect: RECONNECT });
     const el = await mount();
     await until(() => buttons(el)[0] === 'Reconnect', 'the reconnect screen');
     q(el, '[part~="button"]')!.click();
-    const note = 'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.';
+    const note =
+      'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.';
     await bankAnswers(el, { status: 'success', linkRef: 'ref_1', ...offered('y', '4321'), note });
     await until(() => el.state === 'success', 'the success');
-    expect([...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1)).to.equal(note);
+    expect(
+      [...q(el, '#s')!.querySelectorAll('p')].map((p) => p.textContent!.replace(/\s+/g, ' ').trim()).at(-1),
+    ).to.equal(note);
   });
 
   it('draws nothing until it knows what to offer, then the list first (never the first-time screen before it)', async () => {
@@ -528,7 +726,9 @@ describe('<obv-link-account> for a returning shopper', () => {
     scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING });
     const answer = holdOffer();
     const drawnStates: string[] = [];
-    const watcher = new MutationObserver((records) => drawnStates.push(...records.map((record) => (record.target as Element).getAttribute('state')!)));
+    const watcher = new MutationObserver((records) =>
+      drawnStates.push(...records.map((record) => (record.target as Element).getAttribute('state')!)),
+    );
     try {
       const el = await mount();
       watcher.observe(el, { attributeFilter: ['state'] });

@@ -132,9 +132,11 @@ export function formatReport(report: ChaosReport): string {
 
 export function hasViolations(report: ChaosReport): boolean {
   const events = report.merchantEvents;
-  return report.lost + report.duplicated + report.crossSession + report.wrongOutcome + report.notRun > 0
-    || events.missing + events.extra + events.wrong > 0
-    || report.exactlyOnce !== report.sessions;
+  return (
+    report.lost + report.duplicated + report.crossSession + report.wrongOutcome + report.notRun > 0 ||
+    events.missing + events.extra + events.wrong > 0 ||
+    report.exactlyOnce !== report.sessions
+  );
 }
 
 /** How long a browser waits for its result once every delivery was acknowledged. */
@@ -183,14 +185,22 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const provider = await startProvider();
   const oracle = engine.oracle;
   const merchant = await startChaosMerchant(seededRandom((options.seed ?? 13) + 1));
-  const instances = Array.from({ length: Math.max(2, options.instances) }, (_, i) =>
-    new ProxyProcess(`instance-${i + 1}`, {
-      providerUrl: provider.url,
-      ...(engine.instanceSettings.redisUrl ? { redisUrl: engine.instanceSettings.redisUrl } : {}),
-      logDir,
-      script: 'test/helpers/events-proxy-child.ts',
-      env: { ...engine.instanceSettings.env, OBV_EVENTS_URL: merchant.url, OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET, TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS) },
-    }));
+  const instances = Array.from(
+    { length: Math.max(2, options.instances) },
+    (_, i) =>
+      new ProxyProcess(`instance-${i + 1}`, {
+        providerUrl: provider.url,
+        ...(engine.instanceSettings.redisUrl ? { redisUrl: engine.instanceSettings.redisUrl } : {}),
+        logDir,
+        script: 'test/helpers/events-proxy-child.ts',
+        env: {
+          ...engine.instanceSettings.env,
+          OBV_EVENTS_URL: merchant.url,
+          OBV_EVENTS_SECRETS: CHAOS_EVENTS_SECRET,
+          TEST_EVENT_TIMINGS: JSON.stringify(EVENT_TIMINGS),
+        },
+      }),
+  );
   /** Marker (the session's merchantTransactionId) → its stored outcome, once known; every started session has an entry. */
   const expected = new Map<string, { status: string; linkRef?: string } | undefined>();
   const chaosTimers: NodeJS.Timeout[] = [];
@@ -214,33 +224,71 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         const victim = instances[Math.floor(random() * instances.length)]!;
         note(`SIGKILL ${victim.name}`);
         void victim.kill().then(() => {
-          chaosTimers.push(setTimeout(() => void victim.start().then(() => note(`${victim.name} restarted`), (e: unknown) => note(`${victim.name} restart failed: ${String(e)}`)), 2_000));
+          chaosTimers.push(
+            setTimeout(
+              () =>
+                void victim.start().then(
+                  () => note(`${victim.name} restarted`),
+                  (e: unknown) => note(`${victim.name} restart failed: ${String(e)}`),
+                ),
+              2_000,
+            ),
+          );
         });
       }
       if (startedCount === engineRestartAt) {
         note(`SIGKILL ${engine.name}`);
         void engine.stop().then(() => {
-          chaosTimers.push(setTimeout(() => void engine.start().then(() => note(`${engine.name} restarted`), (e: unknown) => note(`${engine.name} restart failed: ${String(e)}`)), 1_500));
+          chaosTimers.push(
+            setTimeout(
+              () =>
+                void engine.start().then(
+                  () => note(`${engine.name} restarted`),
+                  (e: unknown) => note(`${engine.name} restart failed: ${String(e)}`),
+                ),
+              1_500,
+            ),
+          );
         });
       }
     };
 
-    const counts: Record<Verdict, number> = { exactlyOnce: 0, lost: 0, duplicated: 0, crossSession: 0, wrongOutcome: 0 };
+    const counts: Record<Verdict, number> = {
+      exactlyOnce: 0,
+      lost: 0,
+      duplicated: 0,
+      crossSession: 0,
+      wrongOutcome: 0,
+    };
     let next = 0;
     let finished = 0;
-    const progressTimer = setInterval(() => options.progress?.(`chaos: ${finished}/${options.sessions} sessions done`), 5_000);
+    const progressTimer = setInterval(
+      () => options.progress?.(`chaos: ${finished}/${options.sessions} sessions done`),
+      5_000,
+    );
     chaosTimers.push(progressTimer);
     const worker = async () => {
       while (next < options.sessions && Date.now() - started < timeLimitMs) {
         const index = next++;
-        const verdict = await runSession(index, { pick, oracle, random, onSessionStarted, expected, example: (line) => examples.length < 20 && examples.push(line) });
+        const verdict = await runSession(index, {
+          pick,
+          oracle,
+          random,
+          onSessionStarted,
+          expected,
+          example: (line) => examples.length < 20 && examples.push(line),
+        });
         counts[verdict]++;
         finished++;
       }
     };
     await Promise.all(Array.from({ length: concurrency }, worker));
     note(`${finished} sessions finished`);
-    const merchantEvents = await checkMerchantEvents(merchant, expected, (line) => examples.length < 20 && examples.push(line));
+    const merchantEvents = await checkMerchantEvents(
+      merchant,
+      expected,
+      (line) => examples.length < 20 && examples.push(line),
+    );
     note(`merchant events checked: ${merchantEvents.delivered} delivered`);
     return {
       sessions: options.sessions,
@@ -317,7 +365,8 @@ interface SessionContext {
 /** A link session made on `instance` as the merchant's server does; undefined when it should be tried again. */
 async function newLinkToken(instance: ChaosInstance, purchase: Record<string, unknown>): Promise<string | undefined> {
   const response = await postLinkSession(instance.url, purchase, AbortSignal.timeout(START_TIMEOUT_MS));
-  if (refusedForGood(response)) throw new Error(`start refused: link session ${response.status} ${await response.text()}`);
+  if (refusedForGood(response))
+    throw new Error(`start refused: link session ${response.status} ${await response.text()}`);
   if (response.status !== 201) {
     await response.body?.cancel();
     return undefined;
@@ -427,7 +476,9 @@ async function runSession(index: number, ctx: SessionContext): Promise<Verdict> 
     await browser.settled(2_000);
     const results = browser.results;
     if (results.length === 0) {
-      ctx.example(`session ${index} (${sessionId.slice(0, 8)}): no result within ${RESULT_WAIT_MS} ms of the acknowledgement; ${browser.sockets} sockets`);
+      ctx.example(
+        `session ${index} (${sessionId.slice(0, 8)}): no result within ${RESULT_WAIT_MS} ms of the acknowledgement; ${browser.sockets} sockets`,
+      );
       return 'lost';
     }
     if (results.some((m) => m.sessionId !== sessionId || !JSON.stringify(m.outcome).includes(marker))) {
@@ -467,22 +518,42 @@ function outcomeBody(kind: 'success' | 'failure', marker: string, which: string)
   };
   // The marker rides in the code: the browser gets a failure's code but never the provider's message.
   if (kind === 'failure') {
-    return { ...base, verificationStatus: 'FAILURE', account: {}, errorCode: `NOT_VERIFIED.${marker}.${which}`, errorMessage: `Not verified (${marker} ${which})` };
+    return {
+      ...base,
+      verificationStatus: 'FAILURE',
+      account: {},
+      errorCode: `NOT_VERIFIED.${marker}.${which}`,
+      errorMessage: `Not verified (${marker} ${which})`,
+    };
   }
   return {
     ...base,
     verificationStatus: 'SUCCESS',
-    account: { accountToken: `acct_${marker}_${which}`, accountLabel: `Checking ${marker} ${which}`, fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' },
+    account: {
+      accountToken: `acct_${marker}_${which}`,
+      accountLabel: `Checking ${marker} ${which}`,
+      fiName: 'Sandbox Federal Bank',
+      fiAccountType: 'CHECKING',
+    },
   };
 }
 
 /** The provider's delivery: the same signed message to whichever instance, retried until a 2xx. */
-async function deliver(pick: SessionContext['pick'], ref: string, webhookId: string, body: Record<string, unknown>): Promise<boolean> {
+async function deliver(
+  pick: SessionContext['pick'],
+  ref: string,
+  webhookId: string,
+  body: Record<string, unknown>,
+): Promise<boolean> {
   const signed = signNotification(body, { id: webhookId });
   const acknowledged = await retrying(async () => {
     const instance = pick();
     if (!instance) return undefined;
-    const response = await fetch(`${instance.url}/obv/notifications/${ref}`, { method: 'POST', headers: signed.headers, body: signed.body });
+    const response = await fetch(`${instance.url}/obv/notifications/${ref}`, {
+      method: 'POST',
+      headers: signed.headers,
+      body: signed.body,
+    });
     await response.body?.cancel();
     return response.status >= 200 && response.status < 300 ? true : undefined;
   }, DELIVERY_WINDOW_MS);

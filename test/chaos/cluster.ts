@@ -41,7 +41,11 @@ const READY_TIMEOUT_MS = 60_000;
 export const INSTANCE_MERCHANT_API_KEY = 'chaos-merchant-api-key-0123456789abcdef';
 
 /** POST /link-sessions on the instance at `url`, as the merchant's server does. */
-export function postLinkSession(url: string, purchase: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
+export function postLinkSession(
+  url: string,
+  purchase: Record<string, unknown>,
+  signal?: AbortSignal,
+): Promise<Response> {
   return fetch(`${url}/obv/link-sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` },
@@ -95,7 +99,10 @@ export class ProxyProcess implements ChaosInstance {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`${this.name} exited (${child.exitCode}) while starting`);
-      const answered = await fetch(`${this.url}/obv/healthz`).then((r) => r.body?.cancel().then(() => true), () => false);
+      const answered = await fetch(`${this.url}/obv/healthz`).then(
+        (r) => r.body?.cancel().then(() => true),
+        () => false,
+      );
       if (answered) break;
       if (Date.now() > deadline) throw new Error(`${this.name} did not answer within ${READY_TIMEOUT_MS} ms`);
       await new Promise((resolve) => setTimeout(resolve, 100));

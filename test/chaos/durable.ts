@@ -42,7 +42,12 @@ export interface DurableChaosReport {
 }
 
 const API = { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` };
-const TIMINGS = { retryDelaysMs: [200, 500, 1_000, 2_000, 4_000, 8_000], attemptTimeoutMs: 2_000, leaseMs: 2_000, pollIntervalMs: 100 };
+const TIMINGS = {
+  retryDelaysMs: [200, 500, 1_000, 2_000, 4_000, 8_000],
+  attemptTimeoutMs: 2_000,
+  leaseMs: 2_000,
+  pollIntervalMs: 100,
+};
 /** A payment's lease with OBV_UPSTREAM_TIMEOUT=1s: 4 × 1 s + 5 s. */
 const PAYMENT_LEASE_MS = 9_000;
 const STEP_LIMIT_MS = 30_000;
@@ -68,7 +73,11 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
   const examples: string[] = [];
   const example = (line: string) => examples.length < 20 && examples.push(line);
   const dataDir = mkdtempSync(join(tmpdir(), 'obv-chaos-durable-'));
-  const provider = await startProvider({ port: 0, host: '127.0.0.1', notificationRetryDelaysMs: [200, 500, 1_000, 2_000, 4_000, 8_000] });
+  const provider = await startProvider({
+    port: 0,
+    host: '127.0.0.1',
+    notificationRetryDelaysMs: [200, 500, 1_000, 2_000, 4_000, 8_000],
+  });
   const merchant = await startMerchantEndpoint();
   const instance = new ProxyProcess('durable', {
     providerUrl: provider.url,
@@ -95,7 +104,16 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
       kills++;
       options.progress?.('chaos --durable: SIGKILL the instance');
       void instance.kill().then(() => {
-        timers.push(setTimeout(() => void instance.start().then(() => options.progress?.('chaos --durable: restarted'), (e: unknown) => example(`restart failed: ${String(e)}`)), 500));
+        timers.push(
+          setTimeout(
+            () =>
+              void instance.start().then(
+                () => options.progress?.('chaos --durable: restarted'),
+                (e: unknown) => example(`restart failed: ${String(e)}`),
+              ),
+            500,
+          ),
+        );
       });
     };
 
@@ -105,7 +123,13 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
     let next = 0;
     const checkout = async (index: number) => {
       const order = `durable-${started}-${index}`;
-      const purchase = { merchantUserId: `user-${index}`, merchantTransactionId: order, amount: '10.00', currency: 'USD', consumer: { firstName: 'Chaos', lastName: `Shopper ${index}`, email: `s${index}@example.com` } };
+      const purchase = {
+        merchantUserId: `user-${index}`,
+        merchantTransactionId: order,
+        amount: '10.00',
+        currency: 'USD',
+        consumer: { firstName: 'Chaos', lastName: `Shopper ${index}`, email: `s${index}@example.com` },
+      };
       const linkToken = await retrying(async () => {
         const made = await postLinkSession(instance.url, purchase, AbortSignal.timeout(5_000));
         return made.status === 201 ? ((await made.json()) as { linkToken: string }).linkToken : undefined;
@@ -119,13 +143,20 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
           body: JSON.stringify({ linkToken }),
           signal: AbortSignal.timeout(5_000),
         });
-        return response.status === 201 ? ((await response.json()) as { sessionId: string; consumerUrl: string }) : undefined;
+        return response.status === 201
+          ? ((await response.json()) as { sessionId: string; consumerUrl: string })
+          : undefined;
       });
       if (!session) return example(`${order}: could not start`);
       if (killAt.has(++startedOrders)) killAndRestart();
       // The shopper signs in at the bank (the provider is never down); its notification is retried by the provider.
       const url = new URL(session.consumerUrl);
-      const form = new URLSearchParams({ t: url.searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'signin' });
+      const form = new URLSearchParams({
+        t: url.searchParams.get('t') ?? '',
+        username: 'user_good',
+        password: 'pass_good',
+        action: 'signin',
+      });
       const signedIn = await fetch(`${url.origin}${url.pathname}`, { method: 'POST', redirect: 'manual', body: form });
       if (signedIn.status !== 303) return example(`${order}: bank sign-in answered ${signedIn.status}`);
       const linkRef = await retrying(async () => {
@@ -139,12 +170,22 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
         const response = await fetch(`${instance.url}/obv/transactions`, {
           method: 'POST',
           headers: { ...API, 'idempotency-key': `pay-${order}` },
-          body: JSON.stringify({ linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: order, amount: '10.00', currency: 'USD' }),
+          body: JSON.stringify({
+            linkRef,
+            merchantUserId: purchase.merchantUserId,
+            merchantTransactionId: order,
+            amount: '10.00',
+            currency: 'USD',
+          }),
           signal: AbortSignal.timeout(5_000),
         });
         if (response.status === 201) return ((await response.json()) as { transactionId: string }).transactionId;
         // 409: in progress (wait), or the first payment's result is unknown after a kill (reconciled below).
-        if (response.status === 409 && ((await response.json()) as { payment?: { state?: string } }).payment?.state === 'unknown') return 'unknown';
+        if (
+          response.status === 409 &&
+          ((await response.json()) as { payment?: { state?: string } }).payment?.state === 'unknown'
+        )
+          return 'unknown';
         return undefined;
       }, 40_000);
       if (transactionId && transactionId !== 'unknown') answered.set(order, transactionId);
@@ -166,7 +207,10 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
     const charges = new Map<string, string[]>();
     for (const recorded of provider.state.transactions.values()) {
       if (!recorded.merchantTransactionId.startsWith(`durable-${started}-`)) continue;
-      charges.set(recorded.merchantTransactionId, [...(charges.get(recorded.merchantTransactionId) ?? []), recorded.transactionId]);
+      charges.set(recorded.merchantTransactionId, [
+        ...(charges.get(recorded.merchantTransactionId) ?? []),
+        recorded.transactionId,
+      ]);
     }
     let chargedTwice = 0;
     let lostPayments = 0;
@@ -181,7 +225,8 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
       // A payment cut by a kill turns unknown within its lease: wait for it, then reconcile from the provider.
       const record = await retrying(async () => {
         const response = await fetch(`${instance.url}/obv/transactions/${order}`, { headers: API });
-        if (response.status === 404) return { state: 'none' } as { state: string; paymentId?: string; transactionId?: string };
+        if (response.status === 404)
+          return { state: 'none' } as { state: string; paymentId?: string; transactionId?: string };
         const body = (await response.json()) as { state: string; paymentId: string; transactionId?: string };
         return body.state === 'pending' ? undefined : body;
       }, PAYMENT_LEASE_MS + 10_000);
@@ -193,7 +238,13 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
       if (record.state === 'unknown') {
         const result = charged.length > 0 ? 'paid' : 'not-charged';
         const response = await fetch(`${instance.url}/obv/transactions/${order}/reconcile`, {
-          method: 'POST', headers: API, body: JSON.stringify({ paymentId: record.paymentId, result, ...(charged[0] ? { transactionId: charged[0] } : {}) }),
+          method: 'POST',
+          headers: API,
+          body: JSON.stringify({
+            paymentId: record.paymentId,
+            result,
+            ...(charged[0] ? { transactionId: charged[0] } : {}),
+          }),
         });
         if (response.status === 200) reconciled++;
         else example(`${order}: reconcile answered ${response.status}`);
@@ -214,11 +265,29 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
     const lostOutcomes = options.orders - notRun - linked.size;
     // Every link.succeeded recorded reaches the merchant (retried across the kills).
     const deadline = Date.now() + 30_000;
-    const delivered = () => new Set(merchant.deliveries.filter((d) => d.answer === 'ok' && d.event?.type === 'link.succeeded').map((d) => d.event!.data.merchantTransactionId as string));
-    while (Date.now() < deadline && [...linked.keys()].some((order) => !delivered().has(order))) await new Promise((resolve) => setTimeout(resolve, 200));
+    const delivered = () =>
+      new Set(
+        merchant.deliveries
+          .filter((d) => d.answer === 'ok' && d.event?.type === 'link.succeeded')
+          .map((d) => d.event!.data.merchantTransactionId as string),
+      );
+    while (Date.now() < deadline && [...linked.keys()].some((order) => !delivered().has(order)))
+      await new Promise((resolve) => setTimeout(resolve, 200));
     const undeliveredEvents = [...linked.keys()].filter((order) => !delivered().has(order)).length;
     if (undeliveredEvents > 0) example(`${undeliveredEvents} link.succeeded events not delivered`);
-    return { orders: options.orders, paid, chargedTwice, lostPayments, lostOutcomes, undeliveredEvents, reconciled, notRun, kills, durationMs: Date.now() - started, examples };
+    return {
+      orders: options.orders,
+      paid,
+      chargedTwice,
+      lostPayments,
+      lostOutcomes,
+      undeliveredEvents,
+      reconciled,
+      notRun,
+      kills,
+      durationMs: Date.now() - started,
+      examples,
+    };
   } finally {
     for (const timer of timers) clearTimeout(timer);
     await instance.kill();
@@ -233,7 +302,9 @@ export function durableViolations(report: DurableChaosReport): number {
 }
 
 export function formatDurableReport(report: DurableChaosReport): string {
-  return `${report.orders} orders on one SQLite instance, ${report.kills} SIGKILLs: ${report.paid} paid, ${report.reconciled} reconciled after a kill mid-payment, `
-    + `${report.chargedTwice} charged twice, ${report.lostPayments} payments lost, ${report.lostOutcomes} outcomes lost, ${report.undeliveredEvents} events undelivered`
-    + `${report.notRun ? `, ${report.notRun} not run (time limit)` : ''}`;
+  return (
+    `${report.orders} orders on one SQLite instance, ${report.kills} SIGKILLs: ${report.paid} paid, ${report.reconciled} reconciled after a kill mid-payment, ` +
+    `${report.chargedTwice} charged twice, ${report.lostPayments} payments lost, ${report.lostOutcomes} outcomes lost, ${report.undeliveredEvents} events undelivered` +
+    `${report.notRun ? `, ${report.notRun} not run (time limit)` : ''}`
+  );
 }

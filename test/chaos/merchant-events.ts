@@ -43,7 +43,10 @@ export async function startChaosMerchant(random: () => number): Promise<ChaosMer
       const body = Buffer.concat(chunks).toString('utf8');
       let event: ChaosEvent;
       try {
-        event = webhook.verify(body, Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]))) as ChaosEvent;
+        event = webhook.verify(
+          body,
+          Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+        ) as ChaosEvent;
       } catch {
         unverified++;
         res.writeHead(400).end();
@@ -58,7 +61,8 @@ export async function startChaosMerchant(random: () => number): Promise<ChaosMer
       if (effects.has(event.id)) duplicates++;
       else effects.set(event.id, event);
       if (roll < FATE.fail + FATE.drop) res.destroy();
-      else if (roll < FATE.fail + FATE.drop + FATE.delay) setTimeout(() => res.writeHead(204).end(), Math.floor(random() * MAX_DELAY_MS));
+      else if (roll < FATE.fail + FATE.drop + FATE.delay)
+        setTimeout(() => res.writeHead(204).end(), Math.floor(random() * MAX_DELAY_MS));
       else res.writeHead(204).end();
     });
   });

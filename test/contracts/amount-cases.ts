@@ -6,4 +6,20 @@
 export const ACCEPTED_AMOUNTS = ['49.99', '5', '0.5', '0.50', '0.01', '10.1', '999999999.99', '123456789'] as const;
 
 /** Amounts every route must refuse, with a 400 naming `amount`. */
-export const REFUSED_AMOUNTS = ['0', '0.00', '0.0', '1000000000', '1.234', '01', '00.5', '-1', '+1', '1e3', '1.', '.5', ' 1', '1,00', ''] as const;
+export const REFUSED_AMOUNTS = [
+  '0',
+  '0.00',
+  '0.0',
+  '1000000000',
+  '1.234',
+  '01',
+  '00.5',
+  '-1',
+  '+1',
+  '1e3',
+  '1.',
+  '.5',
+  ' 1',
+  '1,00',
+  '',
+] as const;

@@ -33,8 +33,10 @@ after(async () => {
 
 function runBackup(dataDir: string, file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'backup', file],
-      { env: { PATH: process.env.PATH ?? '', OBV_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'backup', file], {
+      env: { PATH: process.env.PATH ?? '', OBV_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -47,11 +49,17 @@ describe('a backup taken under load', () => {
   let serving: ProxyProcess;
   let restored: ProxyProcess;
   const dataDir = join(root, 'data');
-  const settings = (name: string, dir: string) => new ProxyProcess(name, {
-    providerUrl: provider.url,
-    logDir: 'test-results/backup-restore',
-    env: { OBV_DATA_DIR: dir, OBV_GATEWAY_URL: provider.url, OBV_PGW_APP_ID: 'sandbox-app', OBV_PGW_CLIENT_ID: 'sandbox_client' },
-  });
+  const settings = (name: string, dir: string) =>
+    new ProxyProcess(name, {
+      providerUrl: provider.url,
+      logDir: 'test-results/backup-restore',
+      env: {
+        OBV_DATA_DIR: dir,
+        OBV_GATEWAY_URL: provider.url,
+        OBV_PGW_APP_ID: 'sandbox-app',
+        OBV_PGW_CLIENT_ID: 'sandbox_client',
+      },
+    });
 
   before(async () => {
     serving = settings('serving', dataDir);
@@ -74,23 +82,39 @@ describe('a backup taken under load', () => {
     };
     const load = Promise.all(Array.from({ length: WORKERS }, worker));
     const paid = () => done.filter((c) => c.paid);
-    while (paid().length < PAID_BEFORE && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (paid().length < PAID_BEFORE && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     assert.ok(paid().length >= PAID_BEFORE, `${paid().length} orders paid before the backup`);
 
     // The backup, while the checkouts go on.
-    const paidBefore = paid().map((c) => ({ order: c.order, transactionId: c.paid!.transactionId, linkRef: c.linkRef! }));
+    const paidBefore = paid().map((c) => ({
+      order: c.order,
+      transactionId: c.paid!.transactionId,
+      linkRef: c.linkRef!,
+    }));
     const file = join(root, 'obv-link-backup.sqlite');
     const backupStarted = Date.now();
     const backup = await runBackup(dataDir, file);
     const backupEnded = Date.now();
     assert.equal(backup.code, 0, backup.stderr);
-    assert.match(backup.stdout, new RegExp(`^backup: wrote ${file} \\(.+, mode 0600\\): a consistent copy of ${join(dataDir, 'obv-link.sqlite')}, checked, in \\d+ ms\\n$`));
+    assert.match(
+      backup.stdout,
+      new RegExp(
+        `^backup: wrote ${file} \\(.+, mode 0600\\): a consistent copy of ${join(dataDir, 'obv-link.sqlite')}, checked, in \\d+ ms\\n$`,
+      ),
+    );
     assert.equal(statSync(file).mode & 0o777, 0o600);
     stop = true;
     await load;
     const answeredDuring = done.filter((c) => c.paid && c.paid.at > backupStarted && c.paid.at < backupEnded).length;
-    t.diagnostic(`${done.length} checkouts, ${paid().length} paid (${paidBefore.length} before the backup, ${answeredDuring} while it ran)`);
-    assert.deepEqual(done.filter((c) => c.refused).map((c) => c.refused), [], 'the proxy served every checkout while the backup was taken');
+    t.diagnostic(
+      `${done.length} checkouts, ${paid().length} paid (${paidBefore.length} before the backup, ${answeredDuring} while it ran)`,
+    );
+    assert.deepEqual(
+      done.filter((c) => c.refused).map((c) => c.refused),
+      [],
+      'the proxy served every checkout while the backup was taken',
+    );
 
     // Restore as the docs say: the file, as obv-link.sqlite, in a new data directory.
     const restoredDir = join(root, 'restored');

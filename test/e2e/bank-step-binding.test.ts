@@ -12,7 +12,17 @@ import type { RunningDemo } from '../../demo/start-demo.ts';
 import { createStorage } from '../../proxy/storage/create-storage.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
 import { consentWords } from '../../proxy/words/consent.ts';
-import { element, pay, saveScreenshot, signInAtBank, startLinking, startTestDemo, STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, waitForState } from './harness.ts';
+import {
+  element,
+  pay,
+  saveScreenshot,
+  signInAtBank,
+  startLinking,
+  startTestDemo,
+  STEP_TIMEOUT_MS,
+  TEST_TIMEOUT_MS,
+  waitForState,
+} from './harness.ts';
 
 describe('bank step bound to the starting browser (headful Chromium)', { timeout: TEST_TIMEOUT_MS * 3 }, () => {
   let demo: RunningDemo;
@@ -53,12 +63,15 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
 
   it('the first-time shopper saves the account, sees it at once and pays; returning, pays with the saved account', async () => {
     const shopper = await openCheckout(await newBrowserContext());
-    await element(shopper).getByRole('checkbox', { name: consentWords('en').checkbox }).check();
+    await element(shopper)
+      .getByRole('checkbox', { name: consentWords('en').checkbox })
+      .check();
     const bank = await startLinking(shopper);
     // Every return page the bank's tab loads: the first is the last (no "Finishing…", no reload).
     const returns: Promise<string>[] = [];
     bank.on('response', (response) => {
-      if (new URL(response.url()).pathname.startsWith('/obv/return/')) returns.push(response.text().catch(() => 'closed'));
+      if (new URL(response.url()).pathname.startsWith('/obv/return/'))
+        returns.push(response.text().catch(() => 'closed'));
     });
     await signInAtBank(bank, 'user_good');
     await waitForState(shopper, 'success');
@@ -79,13 +92,17 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
   });
 
   for (const saving of [false, true]) {
-    it(`the attack${saving ? ', with "Save this account" ticked' : ''}: the attacker keeps their return page open before, while and after the victim signs in, and gets nothing`, () => attack(saving));
+    it(`the attack${saving ? ', with "Save this account" ticked' : ''}: the attacker keeps their return page open before, while and after the victim signs in, and gets nothing`, () =>
+      attack(saving));
   }
 
   /** The attack, start to end; with `saving`, the attacker also asks for the account to be saved for their user. */
   async function attack(saving: boolean): Promise<void> {
     const attacker = await openCheckout(await newBrowserContext());
-    if (saving) await element(attacker).getByRole('checkbox', { name: consentWords('en').checkbox }).check();
+    if (saving)
+      await element(attacker)
+        .getByRole('checkbox', { name: consentWords('en').checkbox })
+        .check();
     const [started, attackersTab] = await Promise.all([
       attacker.waitForResponse((response) => response.url().endsWith('/verifications') && response.status() === 201),
       startLinking(attacker),
@@ -102,7 +119,12 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     const attackersReturn = await attacker.context().newPage();
     const confirmedForAttacker: string[] = [];
     attackersReturn.on('load', () => {
-      void attackersReturn.title().then((title) => { if (/Bank step complete/.test(title)) confirmedForAttacker.push(title); }, () => undefined);
+      void attackersReturn.title().then(
+        (title) => {
+          if (/Bank step complete/.test(title)) confirmedForAttacker.push(title);
+        },
+        () => undefined,
+      );
     });
     await attackersReturn.goto(returnUrl);
     await attackersReturn.getByRole('heading', { name: 'Finishing your bank step…' }).waitFor();
@@ -128,13 +150,18 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     // The attacker's reloading page lands on the same refusal, and their checkout ends with it.
     await attackersReturn.getByRole('heading', { name: 'Finish in the browser where you started' }).waitFor();
     await waitForState(attacker, 'failure');
-    await element(attacker).getByText(/finished in another browser/).waitFor();
+    await element(attacker)
+      .getByText(/finished in another browser/)
+      .waitFor();
     assert.equal(await element(attacker).evaluate((el) => (el as HTMLElement & { value?: string }).value ?? ''), '');
     // And after: once more, by hand.
     await attackersReturn.goto(returnUrl);
     await attackersReturn.getByRole('heading', { name: 'Finish in the browser where you started' }).waitFor();
     assert.deepEqual(confirmedForAttacker, []);
-    const posted = await attacker.request.post(new URL('/obv/transactions', demo.url).href, { data: {}, failOnStatusCode: false });
+    const posted = await attacker.request.post(new URL('/obv/transactions', demo.url).href, {
+      data: {},
+      failOnStatusCode: false,
+    });
     assert.equal(posted.status(), 401, 'and the page cannot reach the server-only route anyway');
     if (saving) {
       // No saved account for the attacker's user: the shop's server got none, and the next checkout offers none.

@@ -7,7 +7,16 @@ import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
-import { STEP_TIMEOUT_MS, TEST_TIMEOUT_MS, element, elementStatus, saveScreenshot, signInAtBank, startTestDemo, waitForState } from './harness.ts';
+import {
+  STEP_TIMEOUT_MS,
+  TEST_TIMEOUT_MS,
+  element,
+  elementStatus,
+  saveScreenshot,
+  signInAtBank,
+  startTestDemo,
+  waitForState,
+} from './harness.ts';
 
 const visibility = (page: Page) => page.evaluate(() => document.visibilityState);
 
@@ -15,7 +24,10 @@ const visibility = (page: Page) => page.evaluate(() => document.visibilityState)
 const SHORT_SESSION_TTL_MS = 5_000;
 
 /** The `part` of the control focused inside the element. */
-const focusedPart = (page: Page) => page.evaluate(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') ?? null);
+const focusedPart = (page: Page) =>
+  page.evaluate(
+    () => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') ?? null,
+  );
 
 describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, () => {
   let demo: RunningDemo;
@@ -25,7 +37,11 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
   const opened: Page[] = [];
 
   before(async () => {
-    [demo, shortLivedDemo, chromium] = await Promise.all([startTestDemo(), startTestDemo({ sessionTtlMs: SHORT_SESSION_TTL_MS }), launchHeadfulChromium()]);
+    [demo, shortLivedDemo, chromium] = await Promise.all([
+      startTestDemo(),
+      startTestDemo({ sessionTtlMs: SHORT_SESSION_TTL_MS }),
+      launchHeadfulChromium(),
+    ]);
     chromium.context.setDefaultTimeout(STEP_TIMEOUT_MS);
   });
   after(async () => {
@@ -45,7 +61,8 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
   async function closeAll(): Promise<void> {
     for (const page of chromium.context.pages()) {
       // Bounded: a checkout the bank tab managed to navigate (a failing tabnabbing test) can hang its close.
-      if (opened.includes(page) || !page.url().startsWith('about:')) await Promise.race([page.close().catch(() => undefined), page.waitForTimeout(3_000).catch(() => undefined)]);
+      if (opened.includes(page) || !page.url().startsWith('about:'))
+        await Promise.race([page.close().catch(() => undefined), page.waitForTimeout(3_000).catch(() => undefined)]);
     }
     opened.length = 0;
   }
@@ -74,7 +91,10 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await tab.waitForFunction(() => document.visibilityState === 'visible');
       assert.equal(await visibility(page), 'hidden');
       // Brought forward, not reloaded or sent elsewhere.
-      assert.equal(await tab.evaluate(() => (window as Window & { stillTheSamePage?: boolean }).stillTheSamePage), true);
+      assert.equal(
+        await tab.evaluate(() => (window as Window & { stillTheSamePage?: boolean }).stillTheSamePage),
+        true,
+      );
       await saveScreenshot(tab, 'bank-tab-focused');
     } finally {
       await closeAll();
@@ -138,7 +158,10 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
    * Runs `setUp` in a click handler of a button added to the checkout (a merchant's own "Pay by bank"
    * button), and returns whether a tab opened and what the opener-navigation attempts from it did.
    */
-  async function tabnabFromStartIn(page: Page, setUp: () => void): Promise<{ tab: Page | undefined; attempts: string[] }> {
+  async function tabnabFromStartIn(
+    page: Page,
+    setUp: () => void,
+  ): Promise<{ tab: Page | undefined; attempts: string[] }> {
     await page.evaluate(`(() => {
       const button = document.createElement('button');
       button.id = 'merchant-pay-by-bank';
@@ -151,7 +174,13 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
     const held = new Promise<void>((resolve) => (release = resolve));
     await page.route('**/obv/verifications', async (route) => {
       await held;
-      await route.fulfill({ status: 503, contentType: 'application/problem+json', body: '{"title":"Service Unavailable","status":503}' }).catch(() => undefined);
+      await route
+        .fulfill({
+          status: 503,
+          contentType: 'application/problem+json',
+          body: '{"title":"Service Unavailable","status":503}',
+        })
+        .catch(() => undefined);
     });
     const tabPromise = chromium.context.waitForEvent('page', { timeout: 3_000 }).catch(() => undefined);
     await page.locator('#merchant-pay-by-bank').click();
@@ -219,12 +248,18 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
         // Attached once, then detached: the element has a shadow root but is not on the page.
         document.body.append(element);
         element.remove();
-        element.addEventListener('obv-error', (event) => ((window as unknown as { detachedErrors: string[] }).detachedErrors).push((event as CustomEvent<{ kind: string }>).detail.kind));
+        element.addEventListener('obv-error', (event) =>
+          (window as unknown as { detachedErrors: string[] }).detachedErrors.push(
+            (event as CustomEvent<{ kind: string }>).detail.kind,
+          ),
+        );
         element.start();
       });
       await assertCheckoutNotNavigated(page, checkoutUrl, attempts);
       // Refused, and said so to the developer.
-      assert.deepEqual(await page.evaluate(() => (window as unknown as { detachedErrors: string[] }).detachedErrors), ['configuration']);
+      assert.deepEqual(await page.evaluate(() => (window as unknown as { detachedErrors: string[] }).detachedErrors), [
+        'configuration',
+      ]);
     } finally {
       await closeAll();
     }
@@ -241,7 +276,9 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await page.bringToFront();
       await element(page).getByText('Your bank’s page was closed').waitFor();
       assert.match(await elementStatus(page), /Open your bank’s page again to finish, or cancel/);
-      await page.waitForFunction(() => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') === 'link');
+      await page.waitForFunction(
+        () => document.querySelector('obv-link-account')!.shadowRoot!.activeElement?.getAttribute('part') === 'link',
+      );
       await saveScreenshot(page, 'bank-tab-closed-en');
       const again = chromium.context.waitForEvent('page');
       await page.keyboard.press('Enter');
@@ -267,7 +304,11 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await element(page).getByRole('button', { name: 'Go to your bank' }).click();
       await element(page).getByText('Your bank’s page was closed').waitFor();
       assert.equal(await focusedPart(page), 'link');
-      assert.equal(chromium.context.pages().filter((p) => p.url().includes('/consumer/')).length, 0, 'no blank or second bank tab');
+      assert.equal(
+        chromium.context.pages().filter((p) => p.url().includes('/consumer/')).length,
+        0,
+        'no blank or second bank tab',
+      );
     } finally {
       await closeAll();
     }
@@ -306,7 +347,11 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await again.getByRole('heading', { name: 'Bank linking was cancelled' }).waitFor();
       await saveScreenshot(again, 'return-page-cancelled-en');
       await page.waitForTimeout(300);
-      assert.equal(await page.locator('obv-link-account').getAttribute('state'), 'idle', 'the checkout still shows no account');
+      assert.equal(
+        await page.locator('obv-link-account').getAttribute('state'),
+        'idle',
+        'the checkout still shows no account',
+      );
     } finally {
       await closeAll();
     }
@@ -319,7 +364,11 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       const held = new Promise<void>((resolve) => (release = resolve));
       await page.route('**/obv/verifications', async (route) => {
         await held;
-        await route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ title: 'Service Unavailable', status: 503 }) });
+        await route.fulfill({
+          status: 503,
+          contentType: 'application/problem+json',
+          body: JSON.stringify({ title: 'Service Unavailable', status: 503 }),
+        });
       });
       const tab = await startLinking(page);
       await tab.getByRole('heading', { name: 'Connecting to your bank…' }).waitFor();
@@ -348,7 +397,9 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await element(page).getByRole('button', { name: 'Link your bank account' }).click();
       await waitForState(page, 'waiting');
       const tabPromise = chromium.context.waitForEvent('page');
-      await element(page).getByRole('link', { name: /Open your bank/ }).click();
+      await element(page)
+        .getByRole('link', { name: /Open your bank/ })
+        .click();
       const tab = await tabPromise;
       opened.push(tab);
       // A return page that stays open (its script, which closes it, answers nothing): the bank tab keeps the
@@ -361,17 +412,22 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
         const region = document.querySelector('obv-link-account')!.shadowRoot!.querySelector('[part~="status"]')!;
         const seen: Array<{ visible: boolean; text: string }> = [];
         Object.assign(window, { regionChanges: seen });
-        new MutationObserver(() => seen.push({ visible: document.visibilityState === 'visible', text: region.textContent!.trim() }))
-          .observe(region, { childList: true, subtree: true, characterData: true });
+        new MutationObserver(() =>
+          seen.push({ visible: document.visibilityState === 'visible', text: region.textContent!.trim() }),
+        ).observe(region, { childList: true, subtree: true, characterData: true });
       });
       await signInAtBank(tab, 'user_good');
       await waitForState(page, 'success');
       assert.equal(await visibility(page), 'hidden', 'the outcome arrived while the checkout was hidden');
       await page.bringToFront();
       await page.waitForFunction(() => {
-        const seen = (window as Window & { regionChanges?: Array<{ visible: boolean; text: string }> }).regionChanges ?? [];
+        const seen =
+          (window as Window & { regionChanges?: Array<{ visible: boolean; text: string }> }).regionChanges ?? [];
         const emptied = seen.findIndex((change) => change.visible && change.text === '');
-        return emptied >= 0 && seen.slice(emptied + 1).some((change) => change.visible && change.text.includes('Bank account linked'));
+        return (
+          emptied >= 0 &&
+          seen.slice(emptied + 1).some((change) => change.visible && change.text.includes('Bank account linked'))
+        );
       });
     } finally {
       await closeAll();

@@ -8,13 +8,22 @@ import { describe, it } from 'node:test';
 import { durableViolations, formatDurableReport, runDurableChaos } from '../chaos/durable.ts';
 
 describe('chaos run on one durable instance', () => {
-  it('charges no order twice and loses no outcome, payment or event through two SIGKILLs', { timeout: 240_000 }, async () => {
-    const report = await runDurableChaos({ orders: 40, concurrency: 8, timeLimitMs: 120_000, logDir: 'test-results/chaos-durable-ci' });
-    const line = formatDurableReport(report);
-    assert.equal(durableViolations(report), 0, `${line}\n${report.examples.join('\n')}`);
-    assert.equal(report.kills, 2, line);
-    assert.equal(report.notRun, 0, line);
-    // Most checkouts end paid; a payment cut before the provider saw it ends reconciled as not charged.
-    assert.ok(report.paid > report.orders / 2, line);
-  });
+  it(
+    'charges no order twice and loses no outcome, payment or event through two SIGKILLs',
+    { timeout: 240_000 },
+    async () => {
+      const report = await runDurableChaos({
+        orders: 40,
+        concurrency: 8,
+        timeLimitMs: 120_000,
+        logDir: 'test-results/chaos-durable-ci',
+      });
+      const line = formatDurableReport(report);
+      assert.equal(durableViolations(report), 0, `${line}\n${report.examples.join('\n')}`);
+      assert.equal(report.kills, 2, line);
+      assert.equal(report.notRun, 0, line);
+      // Most checkouts end paid; a payment cut before the provider saw it ends reconciled as not charged.
+      assert.ok(report.paid > report.orders / 2, line);
+    },
+  );
 });

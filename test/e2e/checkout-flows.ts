@@ -54,11 +54,20 @@ export function pay(url: string, order: string, linkRef: string): Promise<Respon
   return fetch(`${url}/obv/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...API },
-    body: JSON.stringify({ linkRef, merchantUserId: CHECKOUT.merchantUserId, merchantTransactionId: order, amount: CHECKOUT.amount, currency: CHECKOUT.currency }),
+    body: JSON.stringify({
+      linkRef,
+      merchantUserId: CHECKOUT.merchantUserId,
+      merchantTransactionId: order,
+      amount: CHECKOUT.amount,
+      currency: CHECKOUT.currency,
+    }),
   });
 }
 
-export async function readPayment(url: string, order: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function readPayment(
+  url: string,
+  order: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${url}/obv/transactions/${order}`, { headers: API });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -76,7 +85,9 @@ export async function startCheckout(url: string, order: string): Promise<AtTheBa
   if (made.status !== 201) return { order, refused: await refusal('link-session', made) };
   const { linkToken } = (await made.json()) as { linkToken: string };
   const started = await fetch(`${url}/obv/verifications`, {
-    method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify({ linkToken }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ linkToken }),
   });
   if (started.status !== 201) return { order, refused: await refusal('start', started) };
   const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };

@@ -68,19 +68,31 @@ const backends: Backend[] = [
     name: 'SQLite (the default)',
     env: () => ({ OBV_DATA_DIR: dataDir }),
     async dump() {
-      return readdirSync(dataDir).map((file) => readFileSync(join(dataDir, file)).toString('latin1')).join('\n');
+      return readdirSync(dataDir)
+        .map((file) => readFileSync(join(dataDir, file)).toString('latin1'))
+        .join('\n');
     },
   },
-  ...(withPostgres ? [{
-    name: 'PostgreSQL',
-    env: () => ({ OBV_DATABASE_URL: postgres!.url, OBV_DATABASE_SCHEMA: 'crash' }),
-    postgres: () => postgres!,
-    async dump() {
-      const tables = (await postgres!.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'crash'")).split('\n').filter(Boolean);
-      const rows = await Promise.all(tables.map((table) => postgres!.sql(`SELECT t::text FROM crash.${table} AS t`)));
-      return rows.join('\n');
-    },
-  }] : []),
+  ...(withPostgres
+    ? [
+        {
+          name: 'PostgreSQL',
+          env: () => ({ OBV_DATABASE_URL: postgres!.url, OBV_DATABASE_SCHEMA: 'crash' }),
+          postgres: () => postgres!,
+          async dump() {
+            const tables = (
+              await postgres!.sql("SELECT table_name FROM information_schema.tables WHERE table_schema = 'crash'")
+            )
+              .split('\n')
+              .filter(Boolean);
+            const rows = await Promise.all(
+              tables.map((table) => postgres!.sql(`SELECT t::text FROM crash.${table} AS t`)),
+            );
+            return rows.join('\n');
+          },
+        },
+      ]
+    : []),
   {
     name: 'Redis',
     env: () => ({ OBV_REDIS_PREFIX: 'crash:' }),
@@ -162,12 +174,19 @@ for (const backend of backends) {
       return (await started.json()) as { sessionId: string; consumerUrl: string };
     }
 
-    const pay = (order: string, linkRef: string, signal?: AbortSignal) => fetch(`${proxy.url}/obv/transactions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...API },
-      body: JSON.stringify({ linkRef, merchantUserId: CHECKOUT.merchantUserId, merchantTransactionId: order, amount: CHECKOUT.amount, currency: CHECKOUT.currency }),
-      ...(signal ? { signal } : {}),
-    });
+    const pay = (order: string, linkRef: string, signal?: AbortSignal) =>
+      fetch(`${proxy.url}/obv/transactions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...API },
+        body: JSON.stringify({
+          linkRef,
+          merchantUserId: CHECKOUT.merchantUserId,
+          merchantTransactionId: order,
+          amount: CHECKOUT.amount,
+          currency: CHECKOUT.currency,
+        }),
+        ...(signal ? { signal } : {}),
+      });
     const readPayment = async (order: string) => {
       const response = await fetch(`${proxy.url}/obv/transactions/${order}`, { headers: API });
       return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -186,7 +205,9 @@ for (const backend of backends) {
       assert.equal(made.status, 201);
       const { linkToken } = (await made.json()) as { linkToken: string };
       const restarted = await fetch(`${proxy.url}/obv/verifications`, {
-        method: 'POST', headers: { 'content-type': 'application/json', origin: proxy.url }, body: JSON.stringify({ linkToken }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: proxy.url },
+        body: JSON.stringify({ linkToken }),
       });
       assert.equal(restarted.status, 409, 'the link token of a paid order starts nothing');
       const again = await pay(order, linkRef);
@@ -216,17 +237,30 @@ for (const backend of backends) {
         return body.state === 'unknown' ? body : undefined;
       }, lease + 5_000);
       assert.ok(Date.now() - since <= lease + 5_000);
-      const told = await eventually(() => endpoint.events.find((event) => event.type === 'payment.unknown' && event.data.merchantTransactionId === order), 15_000);
+      const told = await eventually(
+        () =>
+          endpoint.events.find(
+            (event) => event.type === 'payment.unknown' && event.data.merchantTransactionId === order,
+          ),
+        15_000,
+      );
       assert.equal(told.data.paymentId, unknown.paymentId);
       const retried = await pay(order, linkRef);
       assert.equal(retried.status, 409);
       assert.equal(provider.stats.transactions, charged + 1, 'no retry calls endpoint 4 again');
       // The merchant checked with the provider: it did charge. The order is closed with that payment.
       const reconciled = await fetch(`${proxy.url}/obv/transactions/${order}/reconcile`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...API }, body: JSON.stringify({ paymentId: unknown.paymentId, result: 'paid' }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...API },
+        body: JSON.stringify({ paymentId: unknown.paymentId, result: 'paid' }),
       });
       assert.equal(reconciled.status, 200);
-      assert.deepEqual(await reconciled.json(), { merchantTransactionId: order, paymentId: unknown.paymentId, result: 'paid', payable: false });
+      assert.deepEqual(await reconciled.json(), {
+        merchantTransactionId: order,
+        paymentId: unknown.paymentId,
+        result: 'paid',
+        payable: false,
+      });
       assert.equal((await readPayment(order)).body.state, 'completed');
       assert.equal((await pay(order, linkRef)).status, 409);
       assert.equal(provider.stats.transactions, charged + 1);
@@ -238,14 +272,27 @@ for (const backend of backends) {
       await restart();
       endpoint.answer = () => 'fail';
       await signInAtBank(consumerUrl);
-      const linkRef = await eventually(async () => ((await readSession(proxy, sessionId)).body.outcome as { linkRef?: string } | undefined)?.linkRef);
+      const linkRef = await eventually(
+        async () => ((await readSession(proxy, sessionId)).body.outcome as { linkRef?: string } | undefined)?.linkRef,
+      );
       seen.push(linkRef);
       // The link.succeeded event is recorded, its delivery failing: kill the proxy, then let the merchant answer.
-      await eventually(() => endpoint.deliveries.find((d) => d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order));
+      await eventually(() =>
+        endpoint.deliveries.find(
+          (d) => d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order,
+        ),
+      );
       await proxy.kill();
       endpoint.answer = () => 'ok';
       await proxy.start();
-      const delivered = await eventually(() => endpoint.deliveries.find((d) => d.answer === 'ok' && d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order), 20_000);
+      const delivered = await eventually(
+        () =>
+          endpoint.deliveries.find(
+            (d) =>
+              d.answer === 'ok' && d.event?.type === 'link.succeeded' && d.event.data.merchantTransactionId === order,
+          ),
+        20_000,
+      );
       assert.equal(delivered.event!.data.linkRef, linkRef);
     });
 
@@ -268,7 +315,10 @@ for (const backend of backends) {
           return response.status === 503 ? undefined : response;
         }, 20_000);
         assert.equal(again.status, 409);
-        assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, first.transactionId);
+        assert.equal(
+          ((await again.json()) as { payment: { transactionId: string } }).payment.transactionId,
+          first.transactionId,
+        );
         assert.equal(provider.stats.transactions, charged, 'no second endpoint-4 call');
       });
     }
@@ -280,8 +330,10 @@ for (const backend of backends) {
         let killed = false;
         try {
           await assert.rejects(second.start(), /exited \(1\) while starting/);
-          const log = readdirSync('test-results/crash-safety').filter((file) => file.startsWith('crash-second.'))
-            .map((file) => readFileSync(join('test-results/crash-safety', file), 'utf8')).join('');
+          const log = readdirSync('test-results/crash-safety')
+            .filter((file) => file.startsWith('crash-second.'))
+            .map((file) => readFileSync(join('test-results/crash-safety', file), 'utf8'))
+            .join('');
           assert.match(log, new RegExp(`^OBV_DATA_DIR ${dataDir} is in use by another obv-link proxy\\. `, 'm'));
           assert.doesNotMatch(log, /\n\s+at /, 'one line, no stack');
           // The running one is SIGKILLed: no stale lock to clear, the other takes the directory at once.

@@ -13,7 +13,10 @@ const START_TIMEOUT_MS = 90_000;
 function waitForBanner(child: ChildProcess): Promise<string> {
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => reject(new Error(`the demo printed no URL within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the demo printed no URL within ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (output.includes('Press Ctrl+C')) {
@@ -36,27 +39,35 @@ function exitCode(child: ChildProcess): Promise<number | null> {
 }
 
 describe('npm run demo', () => {
-  it('starts with no configuration, prints one URL that serves the checkout, and stops on SIGTERM', { timeout: START_TIMEOUT_MS + 30_000 }, async (t) => {
-    // Only what any shell has, plus PORT=0 so the test never collides with a demo already on 8080.
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? REPO_ROOT, PORT: '0' };
-    const child = spawn(process.execPath, ['--import', 'tsx', 'demo/main.ts'], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    t.after(() => {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    });
+  it(
+    'starts with no configuration, prints one URL that serves the checkout, and stops on SIGTERM',
+    { timeout: START_TIMEOUT_MS + 30_000 },
+    async (t) => {
+      // Only what any shell has, plus PORT=0 so the test never collides with a demo already on 8080.
+      const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? REPO_ROOT, PORT: '0' };
+      const child = spawn(process.execPath, ['--import', 'tsx', 'demo/main.ts'], {
+        cwd: REPO_ROOT,
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      t.after(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      });
 
-    const output = await waitForBanner(child);
-    const urls = output.match(/https?:\/\/\S+/g) ?? [];
-    assert.equal(urls.length, 1, `one URL to open, got: ${output}`);
-    const url = urls[0] ?? '';
-    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+      const output = await waitForBanner(child);
+      const urls = output.match(/https?:\/\/\S+/g) ?? [];
+      assert.equal(urls.length, 1, `one URL to open, got: ${output}`);
+      const url = urls[0] ?? '';
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
 
-    const response = await fetch(url);
-    assert.equal(response.status, 200);
-    const html = await response.text();
-    assert.match(html, /<obv-link-account\b/);
-    assert.match(html, /Order summary/);
+      const response = await fetch(url);
+      assert.equal(response.status, 200);
+      const html = await response.text();
+      assert.match(html, /<obv-link-account\b/);
+      assert.match(html, /Order summary/);
 
-    child.kill('SIGTERM');
-    assert.equal(await exitCode(child), 0);
-  });
+      child.kill('SIGTERM');
+      assert.equal(await exitCode(child), 0);
+    },
+  );
 });

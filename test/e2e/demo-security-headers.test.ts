@@ -20,15 +20,19 @@ describe('demo security headers', { timeout: TEST_TIMEOUT_MS * 2 }, () => {
   });
 
   /** The page's headers when asked for under `host` (node:http: fetch does not let a test set Host). */
-  const policyFor = (host?: string) => new Promise<{ csp: string; nosniff: unknown }>((resolve, reject) => {
-    const request = http.get(demo.url, host ? { headers: { host } } : {}, (response) => {
-      response.resume();
-      resolve({ csp: String(response.headers['content-security-policy'] ?? ''), nosniff: response.headers['x-content-type-options'] });
+  const policyFor = (host?: string) =>
+    new Promise<{ csp: string; nosniff: unknown }>((resolve, reject) => {
+      const request = http.get(demo.url, host ? { headers: { host } } : {}, (response) => {
+        response.resume();
+        resolve({
+          csp: String(response.headers['content-security-policy'] ?? ''),
+          nosniff: response.headers['x-content-type-options'],
+        });
+      });
+      request.on('error', reject);
     });
-    request.on('error', reject);
-  });
 
-  it('names the page\'s own WebSocket origin in connect-src, for each origin the shop is served under, and nothing else', async () => {
+  it("names the page's own WebSocket origin in connect-src, for each origin the shop is served under, and nothing else", async () => {
     const { port } = new URL(demo.url);
     const own = await policyFor();
     assert.match(own.csp, new RegExp(`connect-src 'self' ws://127\\.0\\.0\\.1:${port};`));
@@ -43,7 +47,7 @@ describe('demo security headers', { timeout: TEST_TIMEOUT_MS * 2 }, () => {
     try {
       await page.goto(demo.url, { timeout: STEP_TIMEOUT_MS });
       // A string, not a function: the test runner's transpiler would add helpers the page does not have.
-      const result = await page.evaluate(`(async () => {
+      const result = (await page.evaluate(`(async () => {
         const blocked = [];
         document.addEventListener('securitypolicyviolation', (event) => blocked.push(event.blockedURI));
         const opens = (url) => new Promise((resolve) => {
@@ -59,10 +63,13 @@ describe('demo security headers', { timeout: TEST_TIMEOUT_MS * 2 }, () => {
         const other = await opens('ws://127.0.0.2:9/elsewhere');
         await new Promise((resolve) => setTimeout(resolve, 100));
         return { own, other, blocked };
-      })()`) as { own: string; other: string; blocked: string[] };
+      })()`)) as { own: string; other: string; blocked: string[] };
       assert.equal(result.own, 'open');
       assert.notEqual(result.other, 'open');
-      assert.ok(result.blocked.some((uri) => uri.startsWith('ws://127.0.0.2')), `a CSP violation for the other host: ${JSON.stringify(result)}`);
+      assert.ok(
+        result.blocked.some((uri) => uri.startsWith('ws://127.0.0.2')),
+        `a CSP violation for the other host: ${JSON.stringify(result)}`,
+      );
     } finally {
       await page.close();
     }

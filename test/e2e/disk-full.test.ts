@@ -17,7 +17,14 @@ import { ProxyProcess } from '../chaos/cluster.ts';
 import { EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../helpers/merchant-endpoint.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 import { mountSmallVolume, smallVolumeSkipReason, type SmallVolume } from '../helpers/small-volume.ts';
-import { checkout, finishCheckout, readPayment, startCheckout, type AtTheBank, type Checkout } from './checkout-flows.ts';
+import {
+  checkout,
+  finishCheckout,
+  readPayment,
+  startCheckout,
+  type AtTheBank,
+  type Checkout,
+} from './checkout-flows.ts';
 
 const VOLUME_BYTES = 4 * 1024 * 1024;
 const LOG_DIR = 'test-results/disk-full';
@@ -43,17 +50,23 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
 
 /** Every line the proxy's process `name` logged (all of its starts), parsed. */
 function logLines(name: string): Record<string, unknown>[] {
-  return readdirSync(LOG_DIR).filter((file) => file.startsWith(`${name}.`)).flatMap((file) =>
-    readFileSync(join(LOG_DIR, file), 'utf8').split('\n').filter((line) => line.trim() !== '').map((line) => {
-      try {
-        return JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        return { msg: line, level: 'stderr' };
-      }
-    }));
+  return readdirSync(LOG_DIR)
+    .filter((file) => file.startsWith(`${name}.`))
+    .flatMap((file) =>
+      readFileSync(join(LOG_DIR, file), 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => {
+          try {
+            return JSON.parse(line) as Record<string, unknown>;
+          } catch {
+            return { msg: line, level: 'stderr' };
+          }
+        }),
+    );
 }
 
-describe('the data directory\'s disk fills under load, then frees', { skip: smallVolumeSkipReason() }, () => {
+describe("the data directory's disk fills under load, then frees", { skip: smallVolumeSkipReason() }, () => {
   let provider: RunningProvider;
   let endpoint: MerchantEndpoint;
   let volume: SmallVolume;
@@ -62,7 +75,8 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
   const acknowledgedNotifications = new Set<string>();
   const providerLogger: ProviderLogger = {
     info: (fields, message) => {
-      if (message === 'notification delivered') acknowledgedNotifications.add((fields as { verificationId: string }).verificationId);
+      if (message === 'notification delivered')
+        acknowledgedNotifications.add((fields as { verificationId: string }).verificationId);
     },
     warn: () => undefined,
     error: () => undefined,
@@ -70,7 +84,12 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
 
   before(async () => {
     // The provider retries a refused notification for ~16 s: longer than the full phase lasts.
-    provider = await startProvider({ port: 0, host: '127.0.0.1', logger: providerLogger, notificationRetryDelaysMs: [300, 600, 1_000, 2_000, 3_000, 4_000, 5_000] });
+    provider = await startProvider({
+      port: 0,
+      host: '127.0.0.1',
+      logger: providerLogger,
+      notificationRetryDelaysMs: [300, 600, 1_000, 2_000, 3_000, 4_000, 5_000],
+    });
     endpoint = await startMerchantEndpoint();
     volume = mountSmallVolume(VOLUME_BYTES);
     proxy = new ProxyProcess('disk-full', {
@@ -112,8 +131,12 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
     const deadline = Date.now() + PHASE_MS * 2;
     const lane = async (lane: number) => {
       while (!stop() && started < MAX_CHECKOUTS && Date.now() < deadline) {
-        const result = await checkout(proxy.url, `full-${lane}-${Date.now()}-${++started}`, linkWaitMs).catch((error: unknown) => ({
-          order: 'unreached', refused: { step: `fetch: ${String(error)}`, status: -1 } }));
+        const result = await checkout(proxy.url, `full-${lane}-${Date.now()}-${++started}`, linkWaitMs).catch(
+          (error: unknown) => ({
+            order: 'unreached',
+            refused: { step: `fetch: ${String(error)}`, status: -1 },
+          }),
+        );
         results.push(result);
         // A client that was refused waits a little before the next checkout (as a page's retry would).
         if (result.refused) await sleep(100);
@@ -140,10 +163,14 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
     volume.fill(0);
     let phase: 'full' | 'freed' | 'done' = 'full';
     const loading = load(results, () => phase === 'done', 3_000);
-    const fullReadiness = await until('/readyz to say full', async () => {
-      const ready = await readyz();
-      return ready.status === 503 && ready.body.sessionStore === 'full' ? ready.body : undefined;
-    }, PHASE_MS);
+    const fullReadiness = await until(
+      '/readyz to say full',
+      async () => {
+        const ready = await readyz();
+        return ready.status === 503 && ready.body.sessionStore === 'full' ? ready.body : undefined;
+      },
+      PHASE_MS,
+    );
     assert.deepEqual(fullReadiness, { status: 'unavailable', sessionStore: 'full', credentials: 'accepted' });
     const storageFull = (c: Checkout) => c.refused?.type === 'urn:obv-link:problem:storage-full';
     await until('a checkout refused 503 storage-full', async () => results.find(storageFull), PHASE_MS);
@@ -151,7 +178,12 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
     // outcomes, refuses the provider's notifications, and the provider retries them.
     const refusedBefore = provider.stats.notificationAttempts - provider.stats.notificationsDelivered;
     const signedIn = atTheBank.map((started) => finishCheckout(proxy.url, started, PHASE_MS));
-    await until('a notification refused', async () => (provider.stats.notificationAttempts - provider.stats.notificationsDelivered > refusedBefore ? true : undefined), PHASE_MS);
+    await until(
+      'a notification refused',
+      async () =>
+        provider.stats.notificationAttempts - provider.stats.notificationsDelivered > refusedBefore ? true : undefined,
+      PHASE_MS,
+    );
     await sleep(FULL_FOR_MS);
 
     // Space comes back: no restart, no operator step but freeing it.
@@ -162,16 +194,26 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
     await loading;
     // Their notifications, retried by the provider, are stored now, and their orders paid.
     const finished = await Promise.all(signedIn);
-    assert.deepEqual(finished.map((c) => c.refused), finished.map(() => undefined), 'the shoppers who were at the bank finished');
+    assert.deepEqual(
+      finished.map((c) => c.refused),
+      finished.map(() => undefined),
+      'the shoppers who were at the bank finished',
+    );
     results.push(...finished);
     const after: Checkout[] = [];
     for (let i = 0; i < 3; i++) after.push(await checkout(proxy.url, `after-${i}-${Date.now()}`));
-    assert.deepEqual(after.map((c) => c.refused), [undefined, undefined, undefined], 'serving again');
+    assert.deepEqual(
+      after.map((c) => c.refused),
+      [undefined, undefined, undefined],
+      'serving again',
+    );
     results.push(...after);
 
     const refusals = results.filter((c) => c.refused);
-    t.diagnostic(`${results.length} checkouts: ${results.filter((c) => c.paid).length} paid, ${refusals.length} refused `
-      + `(${refusals.filter(storageFull).length} storage-full: ${[...new Set(refusals.map((c) => c.refused!.step))].join(', ')})`);
+    t.diagnostic(
+      `${results.length} checkouts: ${results.filter((c) => c.paid).length} paid, ${refusals.length} refused ` +
+        `(${refusals.filter(storageFull).length} storage-full: ${[...new Set(refusals.map((c) => c.refused!.step))].join(', ')})`,
+    );
     for (const { refused } of refusals) {
       if (refused!.step === 'notification') continue; // the provider's notification was refused: it retries
       assert.equal(refused!.status, 503, JSON.stringify(refused));
@@ -184,10 +226,19 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
     const checkAcknowledged = async (when: string) => {
       for (const c of results.filter((r) => r.paid)) {
         const { status, body } = await readPayment(proxy.url, c.order);
-        assert.deepEqual([status, body.state, body.transactionId], [200, 'completed', c.paid!.transactionId], `${when}: ${c.order}`);
+        assert.deepEqual(
+          [status, body.state, body.transactionId],
+          [200, 'completed', c.paid!.transactionId],
+          `${when}: ${c.order}`,
+        );
       }
-      const notified = results.filter((c) => c.verificationId !== undefined && acknowledgedNotifications.has(c.verificationId));
-      assert.ok(notified.length >= results.filter((c) => c.paid).length, `${notified.length} acknowledged notifications`);
+      const notified = results.filter(
+        (c) => c.verificationId !== undefined && acknowledgedNotifications.has(c.verificationId),
+      );
+      assert.ok(
+        notified.length >= results.filter((c) => c.paid).length,
+        `${notified.length} acknowledged notifications`,
+      );
       for (const c of notified) {
         const response = await lookupSession(`${proxy.url}/obv`, c.sessionId!, { origin: proxy.url });
         const outcome = ((await response.json()) as { outcome?: { status: string } }).outcome;
@@ -205,18 +256,38 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
       return { lines, started, ended };
     };
     // The end is told by the outage log's own write probe, within a second of the space coming back.
-    const { lines, started, ended } = await until('the end of the episode in the log', async () => {
-      const seen = episodes();
-      return seen.started.length > 0 && seen.ended.length === seen.started.length ? seen : undefined;
-    }, 10_000);
-    const refusedRequests = ended.reduce((sum, line) => sum + Number((line.refused as { requests?: number }).requests ?? 0), 0);
-    t.diagnostic(`${started.length} episode(s); ${refusedRequests} requests refused; free when it started: ${started.map((line) => line.freeBytes).join(', ')} bytes`);
+    const { lines, started, ended } = await until(
+      'the end of the episode in the log',
+      async () => {
+        const seen = episodes();
+        return seen.started.length > 0 && seen.ended.length === seen.started.length ? seen : undefined;
+      },
+      10_000,
+    );
+    const refusedRequests = ended.reduce(
+      (sum, line) => sum + Number((line.refused as { requests?: number }).requests ?? 0),
+      0,
+    );
+    t.diagnostic(
+      `${started.length} episode(s); ${refusedRequests} requests refused; free when it started: ${started.map((line) => line.freeBytes).join(', ')} bytes`,
+    );
     assert.ok(refusedRequests >= refusals.filter(storageFull).length, 'every refusal counted');
-    assert.ok(started.length * 5 <= refusedRequests, `far fewer lines (${started.length}) than refusals (${refusedRequests})`);
+    assert.ok(
+      started.length * 5 <= refusedRequests,
+      `far fewer lines (${started.length}) than refusals (${refusedRequests})`,
+    );
     for (const line of started) assert.equal(line.location, join(volume.dir, 'data'));
     const loud = lines.filter((line) => Number(line.level) >= 50 || line.level === 'stderr');
-    assert.deepEqual(loud.filter((line) => !String(line.msg).startsWith('storage is full')).map((line) => line.msg), [], 'no other error line');
-    assert.equal(lines.some((line) => JSON.stringify(line).includes('"stack"')), false, 'no stack');
+    assert.deepEqual(
+      loud.filter((line) => !String(line.msg).startsWith('storage is full')).map((line) => line.msg),
+      [],
+      'no other error line',
+    );
+    assert.equal(
+      lines.some((line) => JSON.stringify(line).includes('"stack"')),
+      false,
+      'no stack',
+    );
 
     // Whatever process dies next: still there after a SIGKILL and restart.
     await proxy.kill();
@@ -227,7 +298,11 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
   test('a proxy started on a full disk says so in one line: the directory, the free bytes, what to do', async () => {
     const dataDir = join(volume.dir, 'fresh');
     volume.fill(0);
-    const fresh = new ProxyProcess('full-boot', { providerUrl: provider.url, logDir: LOG_DIR, env: { OBV_DATA_DIR: dataDir } });
+    const fresh = new ProxyProcess('full-boot', {
+      providerUrl: provider.url,
+      logDir: LOG_DIR,
+      env: { OBV_DATA_DIR: dataDir },
+    });
     try {
       await assert.rejects(fresh.start(), /exited \(1\) while starting/);
     } finally {
@@ -235,8 +310,11 @@ describe('the data directory\'s disk fills under load, then frees', { skip: smal
       volume.free();
     }
     const lines = logLines('full-boot').map((line) => String(line.msg));
-    assert.deepEqual(lines.filter((line) => line.startsWith('OBV_DATA_DIR')), [
-      `OBV_DATA_DIR ${dataDir}: the disk is full (0 bytes free on its volume). Free space on that volume (or move the directory to a larger one), then start the proxy again; nothing stored so far is lost.`,
-    ]);
+    assert.deepEqual(
+      lines.filter((line) => line.startsWith('OBV_DATA_DIR')),
+      [
+        `OBV_DATA_DIR ${dataDir}: the disk is full (0 bytes free on its volume). Free space on that volume (or move the directory to a larger one), then start the proxy again; nothing stored so far is lost.`,
+      ],
+    );
   });
 });

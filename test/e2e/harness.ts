@@ -96,7 +96,11 @@ export function initScriptSource(script: () => void): string {
   return `(() => { const __name = (target) => target; (${script.toString()})(); })();`;
 }
 
-export async function openCheckout(browser: Browser, demo: RunningDemo, options: OpenCheckoutOptions = {}): Promise<Shopper> {
+export async function openCheckout(
+  browser: Browser,
+  demo: RunningDemo,
+  options: OpenCheckoutOptions = {},
+): Promise<Shopper> {
   // Wide enough for the side-by-side layout with the events panel, as in the demo screenshot (CONTRIBUTING.md "Demo").
   const context = await browser.newContext({ viewport: { width: 1440, height: 960 }, deviceScaleFactor: 1 });
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -133,7 +137,10 @@ export function payButton(page: Page): Locator {
 
 /** Clicks `trigger` in the checkout and returns the bank's tab it opens, once the sign-in page shows. */
 export async function openBankTab(page: Page, trigger: Locator): Promise<Page> {
-  const [bank] = await Promise.all([page.context().waitForEvent('page', { timeout: STEP_TIMEOUT_MS }), trigger.click()]);
+  const [bank] = await Promise.all([
+    page.context().waitForEvent('page', { timeout: STEP_TIMEOUT_MS }),
+    trigger.click(),
+  ]);
   await bank.getByLabel('Username').waitFor({ timeout: STEP_TIMEOUT_MS });
   return bank;
 }
@@ -180,7 +187,9 @@ export async function saveScreenshot(page: Page, name: string): Promise<void> {
 
 /** Names of the events the checkout's side panel listed, oldest first. */
 export function loggedEvents(page: Page): Promise<string[]> {
-  return page.locator('#event-log > li').evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.event ?? ''));
+  return page
+    .locator('#event-log > li')
+    .evaluateAll((items) => items.map((item) => (item as HTMLElement).dataset.event ?? ''));
 }
 
 /** Clicks Pay and waits for the result page. */

@@ -9,7 +9,11 @@ import { startTestDemo } from './harness.ts';
 const MERCHANT_API_KEY = 'test-merchant-api-key-0123456789abcdef';
 
 /** A Pay form post as the checkout page sends it: same-origin, with the shopper's order cookie if given. */
-async function postForm(url: string, fields: Record<string, string>, headers: Record<string, string> = {}): Promise<Response> {
+async function postForm(
+  url: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', ...headers },
@@ -39,7 +43,9 @@ async function expectFieldProblem(response: Response, status: number, paths: str
 }
 
 /** A new shopper's checkout: its page, its order and the order cookie its browser would send back. */
-async function openOrder(demo: RunningDemo): Promise<{ html: string; orderId: string; cookie: string; linkToken: string }> {
+async function openOrder(
+  demo: RunningDemo,
+): Promise<{ html: string; orderId: string; cookie: string; linkToken: string }> {
   const response = await fetch(demo.url);
   const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
   const html = await response.text();
@@ -100,12 +106,18 @@ describe('demo merchant server', () => {
 
   it('starts a verification with the order’s own amount and shopper from the link token alone; page values beside it are refused', async () => {
     const { orderId, cookie, linkToken } = await openOrder(demo);
-    const claimed = await startVerification(demo, cookie, { linkToken, merchantUserId: 'someone-else', amount: '0.01' });
+    const claimed = await startVerification(demo, cookie, {
+      linkToken,
+      merchantUserId: 'someone-else',
+      amount: '0.01',
+    });
     await expectFieldProblem(claimed, 400, ['merchantUserId', 'amount']);
     const response = await startVerification(demo, cookie, { linkToken });
     assert.equal(response.status, 201);
     const verifications = [...demo.provider.state.verifications.values()];
-    const upstream = verifications.filter((v) => v.request.merchant.merchantTransactionId === orderId).map((v) => v.request);
+    const upstream = verifications
+      .filter((v) => v.request.merchant.merchantTransactionId === orderId)
+      .map((v) => v.request);
     assert.equal(upstream.length, 1, 'the provider received the one verification');
     assert.equal(upstream[0]!.transaction.amount, '75.12');
     // The shop's own id for this browser's shopper (its shopper cookie: saved accounts follow it), never the page's.
@@ -113,21 +125,33 @@ describe('demo merchant server', () => {
     assert.equal(upstream[0]!.consumer.email, 'ada@example.com');
   });
 
-  it('refuses a start from page values, and one without a link token, as in production: the shop\'s link session is required', async () => {
+  it("refuses a start from page values, and one without a link token, as in production: the shop's link session is required", async () => {
     const { cookie } = await openOrder(demo);
-    const response = await startVerification(demo, cookie, { merchantUserId: 'shopper-1815', merchantTransactionId: 'NR-000000000000', amount: '75.12', currency: 'USD' });
+    const response = await startVerification(demo, cookie, {
+      merchantUserId: 'shopper-1815',
+      merchantTransactionId: 'NR-000000000000',
+      amount: '75.12',
+      currency: 'USD',
+    });
     await expectFieldProblem(response, 400, ['merchantUserId', 'merchantTransactionId', 'amount', 'currency']);
     await expectFieldProblem(await startVerification(demo, cookie, { language: 'en' }), 400, ['linkToken']);
-    const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === 'NR-000000000000');
+    const upstream = [...demo.provider.state.verifications.values()].filter(
+      (v) => v.request.merchant.merchantTransactionId === 'NR-000000000000',
+    );
     assert.deepEqual(upstream, [], 'nothing was sent upstream');
   });
 
   it('refuses a start that names another shopper’s order beside a link token', async () => {
     const mine = await openOrder(demo);
     const theirs = await openOrder(demo);
-    const response = await startVerification(demo, mine.cookie, { linkToken: mine.linkToken, merchantTransactionId: theirs.orderId });
+    const response = await startVerification(demo, mine.cookie, {
+      linkToken: mine.linkToken,
+      merchantTransactionId: theirs.orderId,
+    });
     await expectFieldProblem(response, 400, ['merchantTransactionId']);
-    const upstream = [...demo.provider.state.verifications.values()].filter((v) => v.request.merchant.merchantTransactionId === theirs.orderId);
+    const upstream = [...demo.provider.state.verifications.values()].filter(
+      (v) => v.request.merchant.merchantTransactionId === theirs.orderId,
+    );
     assert.deepEqual(upstream, [], 'nothing was sent upstream for the other order');
   });
 
@@ -147,7 +171,9 @@ describe('demo merchant server', () => {
   it('never sends the merchant API key to the browser', async () => {
     const { html } = await openOrder(demo);
     const scripts = await Promise.all(
-      ['assets/obv-link-account.js', 'assets/checkout.js'].map(async (path) => (await fetch(new URL(path, demo.url))).text()),
+      ['assets/obv-link-account.js', 'assets/checkout.js'].map(async (path) =>
+        (await fetch(new URL(path, demo.url))).text(),
+      ),
     );
     for (const text of [html, ...scripts]) assert.ok(!text.includes(MERCHANT_API_KEY));
   });
@@ -165,7 +191,11 @@ describe('demo merchant server', () => {
 
   it('answers 404 for an order this shop never opened', async () => {
     const { cookie } = await openOrder(demo);
-    const response = await postForm(new URL('pay', demo.url).href, { orderId: 'NR-000000000000', linkRef: 'ref' }, { cookie });
+    const response = await postForm(
+      new URL('pay', demo.url).href,
+      { orderId: 'NR-000000000000', linkRef: 'ref' },
+      { cookie },
+    );
     assert.equal(response.status, 404);
     assert.equal((await fetch(new URL('orders/NR-000000000000', demo.url))).status, 404);
   });
@@ -175,11 +205,19 @@ describe('demo merchant server', () => {
     const theirs = await openOrder(demo);
     const before = demo.provider.state.transactions.size;
     for (const cookie of [mine.cookie, '']) {
-      const response = await postForm(new URL('pay', demo.url).href, { orderId: theirs.orderId, linkRef: 'ref' }, cookie ? { cookie } : {});
+      const response = await postForm(
+        new URL('pay', demo.url).href,
+        { orderId: theirs.orderId, linkRef: 'ref' },
+        cookie ? { cookie } : {},
+      );
       await expectFieldProblem(response, 403, ['orderId']);
     }
     assert.equal(demo.provider.state.transactions.size, before);
-    assert.equal((await fetch(new URL(`orders/${theirs.orderId}`, demo.url), { headers: { cookie: theirs.cookie } })).status, 404, 'the other order is still open');
+    assert.equal(
+      (await fetch(new URL(`orders/${theirs.orderId}`, demo.url), { headers: { cookie: theirs.cookie } })).status,
+      404,
+      'the other order is still open',
+    );
   });
 
   it('refuses with 403 a Pay form posted from another site, before reading it', async () => {
@@ -191,7 +229,11 @@ describe('demo merchant server', () => {
       { 'sec-fetch-site': 'none' },
     ];
     for (const headers of foreign) {
-      const response = await postForm(new URL('pay', demo.url).href, { orderId, linkRef: 'ref' }, { cookie, ...headers });
+      const response = await postForm(
+        new URL('pay', demo.url).href,
+        { orderId, linkRef: 'ref' },
+        { cookie, ...headers },
+      );
       assert.equal(response.status, 403, JSON.stringify(headers));
       assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
     }
@@ -204,12 +246,20 @@ describe('demo merchant server', () => {
     });
     assert.equal(oldBrowser.status, 403);
     assert.equal(demo.provider.state.transactions.size, before);
-    assert.equal((await fetch(new URL(`orders/${orderId}`, demo.url), { headers: { cookie } })).status, 404, 'the order is still open');
+    assert.equal(
+      (await fetch(new URL(`orders/${orderId}`, demo.url), { headers: { cookie } })).status,
+      404,
+      'the order is still open',
+    );
   });
 
   it('shows a declined payment when the proxy does not know the link reference', async () => {
     const { orderId, cookie } = await openOrder(demo);
-    const response = await postForm(new URL('pay', demo.url).href, { orderId, linkRef: 'ref_never_issued_by_the_proxy' }, { cookie });
+    const response = await postForm(
+      new URL('pay', demo.url).href,
+      { orderId, linkRef: 'ref_never_issued_by_the_proxy' },
+      { cookie },
+    );
     assert.equal(response.status, 303);
     const location = response.headers.get('location') ?? '';
     assert.equal(location, `/orders/${orderId}`);

@@ -26,7 +26,10 @@ function processesInGroup(group: number): { pid: number; command: string }[] {
       // Fields after the command (which is in parentheses and may hold spaces): state ppid pgrp …
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       if (Number(pgrp) === group && state !== 'Z') {
-        found.push({ pid: Number(entry), command: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim() });
+        found.push({
+          pid: Number(entry),
+          command: readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ').trim(),
+        });
       }
     } catch {
       // The process ended while being read.
@@ -76,23 +79,44 @@ function npmRun(script: string, env: Record<string, string>): { npm: ChildProces
   return { npm, output: () => output };
 }
 
-async function signalNpmAndExpectEverythingGone(script: string, env: Record<string, string>, port: number, ready: RegExp, signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM'): Promise<void> {
+async function signalNpmAndExpectEverythingGone(
+  script: string,
+  env: Record<string, string>,
+  port: number,
+  ready: RegExp,
+  signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM',
+): Promise<void> {
   const { npm, output } = npmRun(script, env);
   const group = npm.pid as number;
   try {
-    assert.ok(await eventually(() => ready.test(output()) || npm.exitCode !== null, START_TIMEOUT_MS), `npm run ${script} did not start:\n${output()}`);
+    assert.ok(
+      await eventually(() => ready.test(output()) || npm.exitCode !== null, START_TIMEOUT_MS),
+      `npm run ${script} did not start:\n${output()}`,
+    );
     assert.ok(await portAnswers(port), `npm run ${script} listens on ${port}:\n${output()}`);
     const running = processesInGroup(group);
     assert.ok(running.length >= 2, 'npm and what it runs are in the group');
-    assert.deepEqual(running.filter(({ command }) => /^(\S*\/)?(ba|da)?sh /.test(command)), [], `no shell between npm and node: ${JSON.stringify(running)}`);
-    assert.ok(running.some(({ pid, command }) => /^(\S*\/)?node /.test(command) && parentOf(pid) === npm.pid), `npm's child is node: ${JSON.stringify(running)}`);
+    assert.deepEqual(
+      running.filter(({ command }) => /^(\S*\/)?(ba|da)?sh /.test(command)),
+      [],
+      `no shell between npm and node: ${JSON.stringify(running)}`,
+    );
+    assert.ok(
+      running.some(({ pid, command }) => /^(\S*\/)?node /.test(command) && parentOf(pid) === npm.pid),
+      `npm's child is node: ${JSON.stringify(running)}`,
+    );
 
     process.kill(group, signal); // the npm process alone, not its group
     const exited = await eventually(() => npm.exitCode !== null || npm.signalCode !== null, STOP_TIMEOUT_MS);
     assert.ok(exited, `npm itself ended after ${signal}:\n${output()}`);
-    assert.ok(await eventually(async () => !(await portAnswers(port)), STOP_TIMEOUT_MS), `port ${port} still answers after ${signal} to npm`);
-    assert.ok(await eventually(() => processesInGroup(group).length === 0, STOP_TIMEOUT_MS),
-      `left running after ${signal} to npm: ${JSON.stringify(processesInGroup(group))}\n${output()}`);
+    assert.ok(
+      await eventually(async () => !(await portAnswers(port)), STOP_TIMEOUT_MS),
+      `port ${port} still answers after ${signal} to npm`,
+    );
+    assert.ok(
+      await eventually(() => processesInGroup(group).length === 0, STOP_TIMEOUT_MS),
+      `left running after ${signal} to npm: ${JSON.stringify(processesInGroup(group))}\n${output()}`,
+    );
   } finally {
     try {
       process.kill(-group, 'SIGKILL');
@@ -104,22 +128,36 @@ async function signalNpmAndExpectEverythingGone(script: string, env: Record<stri
 
 describe('npm scripts end when npm is signalled', () => {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`npm start: the proxy stops and its port closes when the npm process gets ${signal}`, { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS }, async () => {
-      const port = await freePort();
-      await signalNpmAndExpectEverythingGone('start', {
-        OBV_SANDBOX: 'true',
-        OBV_BASE_URL: 'http://127.0.0.1:9',
-        OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        OBV_SHUTDOWN_TIMEOUT: '2s',
-        OBV_DRAIN_WINDOW: '1s',
-      }, port, /obv-link proxy listening/, signal);
-    });
+    it(
+      `npm start: the proxy stops and its port closes when the npm process gets ${signal}`,
+      { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS },
+      async () => {
+        const port = await freePort();
+        await signalNpmAndExpectEverythingGone(
+          'start',
+          {
+            OBV_SANDBOX: 'true',
+            OBV_BASE_URL: 'http://127.0.0.1:9',
+            OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
+            PORT: String(port),
+            HOST: '127.0.0.1',
+            OBV_SHUTDOWN_TIMEOUT: '2s',
+            OBV_DRAIN_WINDOW: '1s',
+          },
+          port,
+          /obv-link proxy listening/,
+          signal,
+        );
+      },
+    );
   }
 
-  it('npm run demo: the demo stops and its port closes when the npm process gets SIGTERM', { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS }, async () => {
-    const port = await freePort();
-    await signalNpmAndExpectEverythingGone('demo', { PORT: String(port) }, port, /Press Ctrl\+C/);
-  });
+  it(
+    'npm run demo: the demo stops and its port closes when the npm process gets SIGTERM',
+    { timeout: START_TIMEOUT_MS + 3 * STOP_TIMEOUT_MS },
+    async () => {
+      const port = await freePort();
+      await signalNpmAndExpectEverythingGone('demo', { PORT: String(port) }, port, /Press Ctrl\+C/);
+    },
+  );
 });

@@ -24,10 +24,18 @@ export async function expectNoLeak(page: Page, seen: string[], secrets: string[]
 }
 
 /** The sandbox bank's sign-in words in the checkout's language (sandbox/consumer-text.ts). */
-const BANK_WORDS = { en: { username: 'Username', password: 'Password', signIn: 'Sign in' }, es: { username: 'Usuario', password: 'Contraseña', signIn: 'Iniciar sesión' } };
+const BANK_WORDS = {
+  en: { username: 'Username', password: 'Password', signIn: 'Sign in' },
+  es: { username: 'Usuario', password: 'Contraseña', signIn: 'Iniciar sesión' },
+};
 
 /** Clicks `trigger`, signs in as `username` (user_good: a checking account) at the bank tab it opens (in `lang`); the tab closes itself after. */
-export async function linkAtBank(page: Page, trigger: Locator, lang: 'en' | 'es', username = 'user_good'): Promise<void> {
+export async function linkAtBank(
+  page: Page,
+  trigger: Locator,
+  lang: 'en' | 'es',
+  username = 'user_good',
+): Promise<void> {
   const words = BANK_WORDS[lang];
   const [bank] = await Promise.all([page.context().waitForEvent('page'), trigger.click()]);
   await bank.getByLabel(words.username).fill(username);

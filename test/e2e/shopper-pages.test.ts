@@ -13,7 +13,9 @@ function overflowing(page: Page): Promise<string[]> {
     return [...document.querySelectorAll<HTMLElement>('.card button, .card input:not([type="hidden"])')]
       .filter((control) => {
         const box = control.getBoundingClientRect();
-        return box.right > card.right + 0.5 || box.left < card.left - 0.5 || control.scrollWidth > control.clientWidth + 1;
+        return (
+          box.right > card.right + 0.5 || box.left < card.left - 0.5 || control.scrollWidth > control.clientWidth + 1
+        );
       })
       .map((control) => control.textContent?.trim() || control.id);
   });
@@ -30,7 +32,10 @@ describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS 
         const page = await context.newPage();
         await page.goto(`${suite.demo.url}/?lang=${lang}`);
         await waitForState(page, 'idle');
-        const [bank] = await Promise.all([context.waitForEvent('page'), element(page).locator('[part~="button"]').click()]);
+        const [bank] = await Promise.all([
+          context.waitForEvent('page'),
+          element(page).locator('[part~="button"]').click(),
+        ]);
         await bank.setViewportSize({ width: 320, height: 700 });
         await bank.locator('#username').waitFor();
         const lead = (await bank.locator('.lead').textContent()) ?? '';
@@ -51,7 +56,10 @@ describe('the shopper’s pages around the element', { timeout: TEST_TIMEOUT_MS 
       const page = await context.newPage();
       await page.goto(suite.demo.url);
       await waitForState(page, 'idle');
-      await page.getByRole('navigation', { name: 'Language of the bank linking' }).getByRole('link', { name: 'Español' }).click();
+      await page
+        .getByRole('navigation', { name: 'Language of the bank linking' })
+        .getByRole('link', { name: 'Español' })
+        .click();
       await waitForState(page, 'idle');
       assert.equal(await page.locator('obv-link-account').getAttribute('language'), 'es');
       await element(page).getByText('Paga desde tu cuenta bancaria').waitFor();

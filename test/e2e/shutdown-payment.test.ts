@@ -68,7 +68,12 @@ async function startProxy(port: number): Promise<{ child: ChildProcess; url: str
   try {
     await eventually(async () => {
       if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode}): ${stderr}${stdout}`);
-      return (await fetch(`${url}/obv/healthz`).then((r) => r.ok, () => false)) || undefined;
+      return (
+        (await fetch(`${url}/obv/healthz`).then(
+          (r) => r.ok,
+          () => false,
+        )) || undefined
+      );
     }, 90_000);
   } catch (error) {
     child.kill('SIGKILL');
@@ -81,14 +86,17 @@ async function startProxy(port: number): Promise<{ child: ChildProcess; url: str
 async function delayTransactions(ms: number): Promise<void> {
   const response = await fetch(`${provider.url}/sandbox/controls/delay`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}` },
+    headers: {
+      'content-type': 'application/json',
+      authorization: `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`,
+    },
     body: JSON.stringify({ endpoint: 'transaction', ms }),
   });
   assert.equal(response.status, 200);
 }
 
 describe('npm start: a SIGTERM during a payment at the provider', () => {
-  test('waits for the payment\'s answer past OBV_SHUTDOWN_TIMEOUT, answers it, records it, then exits 0', async () => {
+  test("waits for the payment's answer past OBV_SHUTDOWN_TIMEOUT, answers it, records it, then exits 0", async () => {
     const port = await freePort();
     const proxy = await startProxy(port);
     try {
@@ -103,7 +111,10 @@ describe('npm start: a SIGTERM during a payment at the provider', () => {
 
       await delayTransactions(PROVIDER_DELAY_MS);
       const charged = provider.stats.transactions;
-      const paying = pay(proxy.url, order, linkRef).then(async (response) => ({ status: response.status, body: (await response.json()) as { transactionId?: string } }));
+      const paying = pay(proxy.url, order, linkRef).then(async (response) => ({
+        status: response.status,
+        body: (await response.json()) as { transactionId?: string },
+      }));
       await eventually(async () => (await readPayment(proxy.url, order)).body.state === 'pending' || undefined);
       const exited = once(proxy.child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
       const signalledAt = Date.now();
@@ -113,7 +124,10 @@ describe('npm start: a SIGTERM during a payment at the provider', () => {
       assert.equal(answer.status, 201, 'the payment was answered, not cut by the shutdown');
       const [code] = await exited;
       assert.equal(code, 0);
-      assert.ok(Date.now() - signalledAt > SHUTDOWN_TIMEOUT_MS, 'the process outlived OBV_SHUTDOWN_TIMEOUT for the payment');
+      assert.ok(
+        Date.now() - signalledAt > SHUTDOWN_TIMEOUT_MS,
+        'the process outlived OBV_SHUTDOWN_TIMEOUT for the payment',
+      );
       assert.equal(provider.stats.transactions, charged + 1, 'one call at the provider');
       assert.match(proxy.logs(), /waiting for the payments under way at the provider/);
       assert.doesNotMatch(proxy.logs(), /shutdown time-out/);
@@ -122,7 +136,11 @@ describe('npm start: a SIGTERM during a payment at the provider', () => {
       const restarted = await startProxy(port);
       try {
         const { body } = await readPayment(restarted.url, order);
-        assert.deepEqual([body.state, body.transactionId], ['completed', answer.body.transactionId], 'recorded before the exit');
+        assert.deepEqual(
+          [body.state, body.transactionId],
+          ['completed', answer.body.transactionId],
+          'recorded before the exit',
+        );
       } finally {
         restarted.child.kill('SIGKILL');
         await once(restarted.child, 'exit');

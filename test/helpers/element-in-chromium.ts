@@ -23,15 +23,21 @@ export interface ElementInChromium {
  */
 export async function threeAtATime<T>(cases: readonly T[], check: (item: T) => Promise<void>): Promise<void> {
   const queue = [...cases];
-  await Promise.all([0, 1, 2].map(async () => {
-    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await check(next);
-  }));
+  await Promise.all(
+    [0, 1, 2].map(async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) await check(next);
+    }),
+  );
 }
 
 /** Builds the element into a temp folder, reads axe and launches Chromium; `shotDir` is created for the pictures. */
 export async function startElementInChromium(shotDir: string): Promise<ElementInChromium> {
   const buildDir = mkdtempSync(join(tmpdir(), 'obv-layout-'));
-  await build({ configFile: 'vite.config.ts', logLevel: 'warn', build: { outDir: buildDir, emptyOutDir: true, sourcemap: false } });
+  await build({
+    configFile: 'vite.config.ts',
+    logLevel: 'warn',
+    build: { outDir: buildDir, emptyOutDir: true, sourcemap: false },
+  });
   const bundle = readFileSync(join(buildDir, 'obv-link-account.js'), 'utf8');
   const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   const browser = await chromium.launch({ executablePath: chromiumPath(), args: CHROMIUM_ARGS, headless: true });
@@ -42,9 +48,15 @@ export async function startElementInChromium(shotDir: string): Promise<ElementIn
     async axeViolations(page) {
       await page.addScriptTag({ content: axeSource });
       return page.evaluate(async () => {
-        const { axe } = window as unknown as { axe: { run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }> } };
+        const { axe } = window as unknown as {
+          axe: {
+            run(context: Element, options: object): Promise<{ violations: Array<{ id: string; nodes: unknown[] }> }>;
+          };
+        };
         const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
-        const results = await axe.run(document.querySelector('obv-link-account')!, { runOnly: { type: 'tag', values: tags } });
+        const results = await axe.run(document.querySelector('obv-link-account')!, {
+          runOnly: { type: 'tag', values: tags },
+        });
         return results.violations.map((violation) => `${violation.id} (${violation.nodes.length})`);
       });
     },

@@ -6,5 +6,10 @@ import { configFromEnv, createLogger, type EventTimings } from '../../proxy/inde
 import { startProxyServers } from '../../proxy/server.ts';
 
 const config = configFromEnv();
-const timings = process.env.TEST_EVENT_TIMINGS ? (JSON.parse(process.env.TEST_EVENT_TIMINGS) as EventTimings) : undefined;
-await startProxyServers(config, { logger: createLogger(config.logLevel), ...(timings ? { eventTimings: timings } : {}) });
+const timings = process.env.TEST_EVENT_TIMINGS
+  ? (JSON.parse(process.env.TEST_EVENT_TIMINGS) as EventTimings)
+  : undefined;
+await startProxyServers(config, {
+  logger: createLogger(config.logLevel),
+  ...(timings ? { eventTimings: timings } : {}),
+});

@@ -21,7 +21,10 @@ export interface HeadfulChromium {
 function readMatch(stream: NodeJS.ReadableStream, pattern: RegExp, what: string): Promise<string> {
   return new Promise((resolve, reject) => {
     let seen = '';
-    const timer = setTimeout(() => reject(new Error(`${what} did not start within ${START_TIMEOUT_MS} ms: ${seen.slice(-500)}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`${what} did not start within ${START_TIMEOUT_MS} ms: ${seen.slice(-500)}`)),
+      START_TIMEOUT_MS,
+    );
     stream.on('data', (chunk: Buffer) => {
       seen += String(chunk);
       const match = pattern.exec(seen);
@@ -51,12 +54,16 @@ function stop(child: ChildProcess): Promise<void> {
 /** `promise`, or undefined once `ms` passed: a browser that stopped answering CDP is then killed. */
 function within(promise: Promise<unknown>, ms: number): Promise<unknown> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
 }
 
 export async function launchHeadfulChromium(): Promise<HeadfulChromium> {
   // -displayfd: Xvfb picks a free display number and writes it to fd 3, so parallel runs never collide.
-  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1440x1000x24', '-nolisten', 'tcp'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe'] });
+  const xvfb = spawn('Xvfb', ['-displayfd', '3', '-screen', '0', '1440x1000x24', '-nolisten', 'tcp'], {
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+  });
   const profile = await mkdtemp(join(tmpdir(), 'obv-headful-'));
   let browserProcess: ChildProcess | undefined;
   const cleanUp = async () => {
@@ -66,8 +73,18 @@ export async function launchHeadfulChromium(): Promise<HeadfulChromium> {
   };
   try {
     const display = await readMatch(xvfb.stdio[3] as NodeJS.ReadableStream, /(\d+)\n/, 'Xvfb');
-    browserProcess = spawn(chromiumPath(), [...CHROMIUM_ARGS, '--remote-debugging-port=0', `--user-data-dir=${profile}`,
-      '--window-size=1280,900', '--no-default-browser-check', 'about:blank'], { env: { ...process.env, DISPLAY: `:${display}` }, stdio: ['ignore', 'ignore', 'pipe'] });
+    browserProcess = spawn(
+      chromiumPath(),
+      [
+        ...CHROMIUM_ARGS,
+        '--remote-debugging-port=0',
+        `--user-data-dir=${profile}`,
+        '--window-size=1280,900',
+        '--no-default-browser-check',
+        'about:blank',
+      ],
+      { env: { ...process.env, DISPLAY: `:${display}` }, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     const endpoint = await readMatch(browserProcess.stderr!, /DevTools listening on (ws:\/\/\S+)/, 'Chromium');
     // noDefaults: the default context keeps the browser's real focus behaviour (no focus emulation).
     // (An option Playwright accepts but does not declare.)
@@ -77,7 +94,10 @@ export async function launchHeadfulChromium(): Promise<HeadfulChromium> {
       browser,
       context,
       async close() {
-        await within(browser.close().catch(() => undefined), STOP_GRACE_MS);
+        await within(
+          browser.close().catch(() => undefined),
+          STOP_GRACE_MS,
+        );
         await cleanUp();
       },
     };

@@ -73,9 +73,12 @@ export async function startMerchantEndpoint(secret = EVENTS_SECRET): Promise<Mer
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const answered = new Map<string, ReceivedEvent>();
-        for (const delivery of deliveries) if (delivery.event && (delivery.answer === 'ok' || typeof delivery.answer === 'object')) answered.set(delivery.event.id, delivery.event);
+        for (const delivery of deliveries)
+          if (delivery.event && (delivery.answer === 'ok' || typeof delivery.answer === 'object'))
+            answered.set(delivery.event.id, delivery.event);
         if (answered.size >= count) return [...answered.values()];
-        if (Date.now() > deadline) throw new Error(`only ${answered.size} of ${count} events delivered within ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`only ${answered.size} of ${count} events delivered within ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

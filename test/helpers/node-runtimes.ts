@@ -11,7 +11,8 @@ const run = promisify(execFile);
 
 /** package.json's engines.node, e.g. `^22.13.0 || >=23.4.0`. */
 export function enginesNode(): string {
-  return (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+  return (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines
+    .node;
 }
 
 /** The lowest version engines.node admits: its first `X.Y.Z` (the ranges are written lowest first). */
@@ -31,7 +32,11 @@ export function versionBelow(a: string, b: string): boolean {
 /** The path of Node `version`'s binary, fetched by scripts/node.sh into .runtime/ (once; ~30 MB from the npm registry). */
 export async function fetchedNode(version: string): Promise<string> {
   const env = { ...process.env, OBV_NODE_VERSION: version, OBV_NODE_FORCE: '1' };
-  const { stdout } = await run('sh', ['scripts/node.sh', 'node', '-p', 'process.execPath'], { cwd: ROOT, env, timeout: 300_000 });
+  const { stdout } = await run('sh', ['scripts/node.sh', 'node', '-p', 'process.execPath'], {
+    cwd: ROOT,
+    env,
+    timeout: 300_000,
+  });
   return stdout.trim();
 }
 

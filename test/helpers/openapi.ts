@@ -47,21 +47,26 @@ export function responseChecker(document: Json, mountPath: string): ResponseChec
   const schemas = (document.components as { schemas: Record<string, Json> }).schemas;
   const compiled = new Map<Json, ValidateFunction>();
   const validator = (schema: Json): ValidateFunction => {
-    const resolved = typeof schema.$ref === 'string' ? schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
+    const resolved =
+      typeof schema.$ref === 'string' ? schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
     let validate = compiled.get(resolved);
     if (!validate) compiled.set(resolved, (validate = ajv.compile(resolved)));
     return validate;
   };
-  const routes: Route[] = Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([template, methods]) =>
-    Object.entries(methods).map(([method, operation]) => ({
-      method: method.toUpperCase(),
-      template,
-      pattern: new RegExp(`^${mountPath}${template.replace(/\{[^}]+\}/g, '[^/]+').replace(/\./g, '\\.')}$`),
-      operation,
-    })));
+  const routes: Route[] = Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(
+    ([template, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        template,
+        pattern: new RegExp(`^${mountPath}${template.replace(/\{[^}]+\}/g, '[^/]+').replace(/\./g, '\\.')}$`),
+        operation,
+      })),
+  );
   // Compiling every schema up front: a schema ajv cannot compile fails here, not on first use.
   for (const { operation } of routes) {
-    for (const answer of Object.values(operation.responses as Record<string, { content?: Record<string, { schema: Json }> }>)) {
+    for (const answer of Object.values(
+      operation.responses as Record<string, { content?: Record<string, { schema: Json }> }>,
+    )) {
       for (const media of Object.values(answer.content ?? {})) validator(media.schema);
     }
   }
@@ -69,18 +74,24 @@ export function responseChecker(document: Json, mountPath: string): ResponseChec
   return {
     operationIds: () => routes.map((route) => String(route.operation.operationId)),
     checkWebhook(name, body) {
-      const webhook = (document.webhooks as Record<string, { post: { requestBody: { content: Record<string, { schema: Json }> } } }>)[name];
+      const webhook = (
+        document.webhooks as Record<string, { post: { requestBody: { content: Record<string, { schema: Json }> } } }>
+      )[name];
       if (!webhook) return [`no webhook ${name} in the document`];
       const validate = validator(webhook.post.requestBody.content['application/json']!.schema);
-      return validate(JSON.parse(body)) ? [] : (validate.errors ?? []).map((error) => `${name}: ${error.instancePath || '/'} ${error.message ?? ''}`);
+      return validate(JSON.parse(body))
+        ? []
+        : (validate.errors ?? []).map((error) => `${name}: ${error.instancePath || '/'} ${error.message ?? ''}`);
     },
     check(exchange) {
       const path = exchange.path.split('?')[0]!;
       const route = routes.find((candidate) => candidate.method === exchange.method && candidate.pattern.test(path));
-      if (!route) return { operationId: undefined, errors: [`${exchange.method} ${path}: no operation in the document`] };
+      if (!route)
+        return { operationId: undefined, errors: [`${exchange.method} ${path}: no operation in the document`] };
       const where = `${exchange.method} ${route.template} → ${exchange.status}`;
       const responses = route.operation.responses as Record<string, { content?: Record<string, { schema: Json }> }>;
-      const answer = responses[String(exchange.status)] ?? responses[`${String(exchange.status)[0]}XX`] ?? responses.default;
+      const answer =
+        responses[String(exchange.status)] ?? responses[`${String(exchange.status)[0]}XX`] ?? responses.default;
       const operationId = String(route.operation.operationId);
       if (!answer) return { operationId, errors: [`${where}: status not in the document`] };
       const mediaType = exchange.contentType.split(';')[0]!.trim();
@@ -89,7 +100,12 @@ export function responseChecker(document: Json, mountPath: string): ResponseChec
         const documented = Object.keys(answer.content ?? {});
         return documented.length === 0 && exchange.body === ''
           ? { operationId, errors: [] }
-          : { operationId, errors: [`${where}: content type ${mediaType || '(none)'} not in the document (${documented.join(', ')})`] };
+          : {
+              operationId,
+              errors: [
+                `${where}: content type ${mediaType || '(none)'} not in the document (${documented.join(', ')})`,
+              ],
+            };
       }
       let body: unknown = exchange.body;
       if (/json$/.test(mediaType)) {
@@ -101,7 +117,13 @@ export function responseChecker(document: Json, mountPath: string): ResponseChec
       }
       const validate = validator(media.schema);
       if (validate(body)) return { operationId, errors: [] };
-      return { operationId, errors: (validate.errors ?? []).map((error) => `${where} (${mediaType}): ${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`) };
+      return {
+        operationId,
+        errors: (validate.errors ?? []).map(
+          (error) =>
+            `${where} (${mediaType}): ${error.instancePath || '/'} ${error.message ?? ''} ${JSON.stringify(error.params)}`,
+        ),
+      };
     },
   };
 }
@@ -122,7 +144,8 @@ export function mountedRoutes(app: Express): string[] {
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
-        for (const method of Object.keys(layer.route.methods)) found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
+        for (const method of Object.keys(layer.route.methods))
+          found.push(`${method.toUpperCase()} ${layer.route.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`);
       } else if (layer.handle?.stack) {
         // A router mounted on a path would prefix its routes: not done by the proxy today, so say so loudly.
         if (!layer.slash) throw new Error('mountedRoutes: a router mounted on a path; add its prefix here');

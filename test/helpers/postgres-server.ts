@@ -25,7 +25,9 @@ function findBinDir(): string | undefined {
   if (process.env.PG_BIN) return existsSync(join(process.env.PG_BIN, 'postgres')) ? process.env.PG_BIN : undefined;
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
     for (const version of versions) {
       const dir = join(root, version, 'bin');
       if (existsSync(join(dir, 'postgres')) && existsSync(join(dir, 'initdb'))) return dir;
@@ -42,7 +44,8 @@ function findBinDir(): string | undefined {
  */
 export function postgresSkipReason(): string | false {
   if (findBinDir()) return false;
-  const message = 'PostgreSQL not found (looked in PG_BIN, /usr/lib/postgresql/*/bin and pg_config; apt-get install postgresql)';
+  const message =
+    'PostgreSQL not found (looked in PG_BIN, /usr/lib/postgresql/*/bin and pg_config; apt-get install postgresql)';
   if (process.env.CI === 'true') throw new Error(`${message} — required when CI=true`);
   console.error(`\n${'!'.repeat(78)}\n!!! SKIPPING the PostgreSQL tests: ${message}\n${'!'.repeat(78)}\n`);
   return `SKIPPED: ${message}`;
@@ -54,7 +57,8 @@ function clusterUser(): { uid: number; gid: number } | undefined {
   for (const name of ['postgres', 'nobody']) {
     const probe = spawnSync('id', ['-u', name], { encoding: 'utf8' });
     const group = spawnSync('id', ['-g', name], { encoding: 'utf8' });
-    if (probe.status === 0 && group.status === 0) return { uid: Number(probe.stdout.trim()), gid: Number(group.stdout.trim()) };
+    if (probe.status === 0 && group.status === 0)
+      return { uid: Number(probe.stdout.trim()), gid: Number(group.stdout.trim()) };
   }
   throw new Error('running as root and neither a postgres nor a nobody user exists to run PostgreSQL as');
 }
@@ -115,7 +119,9 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
   const dataDir = join(root, 'data');
   await copyTemplate(bin, user, dataDir);
   const settings = {
-    ...(options.synchronousStandby ? { synchronous_standby_names: `FIRST 1 (${options.synchronousStandby})`, synchronous_commit: 'on' } : {}),
+    ...(options.synchronousStandby
+      ? { synchronous_standby_names: `FIRST 1 (${options.synchronousStandby})`, synchronous_commit: 'on' }
+      : {}),
     ...options.settings,
   };
   return startCluster({ bin, user, root, dataDir, port: 0, settings });
@@ -131,8 +137,22 @@ export async function startStandby(primary: PostgresServer, name: string): Promi
   const user = clusterUser();
   const root = privateDir(user);
   const dataDir = join(root, 'data');
-  await run(bin, user, 'pg_basebackup', ['-D', dataDir, '-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-X', 'stream', '-R',
-    '-d', `application_name=${name}`, '--no-sync']);
+  await run(bin, user, 'pg_basebackup', [
+    '-D',
+    dataDir,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '-X',
+    'stream',
+    '-R',
+    '-d',
+    `application_name=${name}`,
+    '--no-sync',
+  ]);
   const server = await startCluster({ bin, user, root, dataDir, port: 0, settings: {} });
   return {
     ...server,
@@ -156,11 +176,26 @@ export async function startStandby(primary: PostgresServer, name: string): Promi
  */
 async function copyTemplate(bin: string, user: Cluster['user'], dataDir: string): Promise<void> {
   const version = spawnSync(join(bin, 'postgres'), ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const key = createHash('sha256').update(`${bin}\n${version}\n${user?.uid ?? process.getuid?.()}`).digest('hex').slice(0, 12);
+  const key = createHash('sha256')
+    .update(`${bin}\n${version}\n${user?.uid ?? process.getuid?.()}`)
+    .digest('hex')
+    .slice(0, 12);
   const template = join(tmpdir(), `obv-postgres-template-${key}`);
   if (!existsSync(join(template, 'PG_VERSION'))) {
     const making = privateDir(user);
-    await run(bin, user, 'initdb', ['-D', join(making, 'data'), '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+    await run(bin, user, 'initdb', [
+      '-D',
+      join(making, 'data'),
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--locale=C',
+      '--no-sync',
+      '--no-instructions',
+    ]);
     try {
       renameSync(join(making, 'data'), template);
     } catch {
@@ -191,7 +226,24 @@ async function startCluster(cluster: Cluster): Promise<PostgresServer> {
         dataDir: cluster.dataDir,
         urlFor: url,
         sql: (statement, database = 'postgres') =>
-          run(cluster.bin, cluster.user, 'psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', database, '-c', statement]),
+          run(cluster.bin, cluster.user, 'psql', [
+            '-X',
+            '-q',
+            '-A',
+            '-t',
+            '-v',
+            'ON_ERROR_STOP=1',
+            '-h',
+            '127.0.0.1',
+            '-p',
+            String(port),
+            '-U',
+            'postgres',
+            '-d',
+            database,
+            '-c',
+            statement,
+          ]),
         get running() {
           return child !== undefined;
         },
@@ -235,7 +287,11 @@ function spawnPostgres(cluster: Cluster): Promise<ChildProcess> {
     log_min_messages: 'warning',
     ...cluster.settings,
   };
-  const args = ['-D', cluster.dataDir, ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`])];
+  const args = [
+    '-D',
+    cluster.dataDir,
+    ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+  ];
   // Its own process group (detached): a SIGKILL "crash" reaches the postmaster and every backend at once.
   const child = spawn(join(cluster.bin, 'postgres'), args, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -244,7 +300,10 @@ function spawnPostgres(cluster: Cluster): Promise<ChildProcess> {
   });
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`postgres did not start in ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`postgres did not start in ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (output.includes('database system is ready to accept')) {
@@ -257,7 +316,8 @@ function spawnPostgres(cluster: Cluster): Promise<ChildProcess> {
         resolve(child);
       }
     };
-    const onExit = (code: number | null): void => fail(new Error(`postgres exited (${code}) on port ${cluster.port}:\n${output}`));
+    const onExit = (code: number | null): void =>
+      fail(new Error(`postgres exited (${code}) on port ${cluster.port}:\n${output}`));
     function fail(error: Error): void {
       clearTimeout(timer);
       try {
@@ -277,7 +337,10 @@ function spawnPostgres(cluster: Cluster): Promise<ChildProcess> {
 /** Signals the cluster's process group and waits until the postmaster and (after a SIGKILL) its backends are gone. */
 async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   const pid = child.pid!;
-  const exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     if (signal === 'SIGKILL') process.kill(-pid, 'SIGKILL');
     else process.kill(pid, signal);
@@ -286,7 +349,8 @@ async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signals): Pr
   }
   await exited;
   // The backends of a killed postmaster may outlive it by a moment; the next start needs them gone.
-  for (let waited = 0; waited < 10_000 && groupAlive(pid); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let waited = 0; waited < 10_000 && groupAlive(pid); waited += 20)
+    await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 function groupAlive(pgid: number): boolean {
@@ -318,6 +382,8 @@ function runCommand(command: string, args: string[], user: Cluster['user']): Pro
     child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve(stdout.trim()) : reject(new Error(`${tool} exited ${code}: ${stderr.trim()}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(stdout.trim()) : reject(new Error(`${tool} exited ${code}: ${stderr.trim()}`)),
+    );
   });
 }

@@ -6,7 +6,14 @@ import type { AddressInfo } from 'node:net';
 import type { TestContext } from 'node:test';
 import express from 'express';
 import { startProvider, type RunningProvider, type StartProviderOptions } from '../../sandbox/index.ts';
-import { createObvProxy, createStorage, type ObvProxy, type ObvProxyOptions, type ProxyConfigInput, type Storage } from '../../proxy/index.ts';
+import {
+  createObvProxy,
+  createStorage,
+  type ObvProxy,
+  type ObvProxyOptions,
+  type ProxyConfigInput,
+  type Storage,
+} from '../../proxy/index.ts';
 import type { VerificationDraft } from '../../proxy/index.ts';
 import type { ResultBus } from '../../proxy/storage/result-bus.ts';
 import type { SessionRecord, SessionStore } from '../../proxy/storage/sessions.ts';
@@ -26,7 +33,8 @@ export function storedAccountToken(proxy: ObvProxy, record: SessionRecord | unde
   if (!record) return undefined;
   const opened = openOutcome(createSealer(proxy.config.sealingKeys ?? []), record);
   if (opened?.status !== 'success') return undefined;
-  if (JSON.stringify(record).includes(opened.accountToken)) throw new Error('the stored record holds the accountToken in the clear');
+  if (JSON.stringify(record).includes(opened.accountToken))
+    throw new Error('the stored record holds the accountToken in the clear');
   return opened.accountToken;
 }
 
@@ -85,7 +93,10 @@ export interface RunningProxy {
    * Starts a verification as a same-origin page with the link token of a new link session for PURCHASE
    * with `changes`; throws unless 201.
    */
-  startVerification(changes?: Partial<LinkSessionInput>, headers?: Record<string, string>): Promise<StartedVerification>;
+  startVerification(
+    changes?: Partial<LinkSessionInput>,
+    headers?: Record<string, string>,
+  ): Promise<StartedVerification>;
   /** POSTs `body` to /verifications as a same-origin page (a link token, or a language for enrichStart); throws unless 201. */
   startWith(body: Record<string, unknown>, headers?: Record<string, string>): Promise<StartedVerification>;
   close(): Promise<void>;
@@ -130,11 +141,13 @@ export function findSecretLeaks(
   const leaks: SecretLeak[] = [];
   const long = (values: readonly string[]) => values.filter((value) => value.length >= 8);
   for (const secret of long(secrets)) {
-    for (const line of source.logs.lines) if (line.includes(secret)) leaks.push({ secret, where: `log: ${line.slice(0, 200)}` });
+    for (const line of source.logs.lines)
+      if (line.includes(secret)) leaks.push({ secret, where: `log: ${line.slice(0, 200)}` });
   }
   for (const secret of long(responseSecrets)) {
     for (const response of source.responses) {
-      if (response.body.includes(secret)) leaks.push({ secret, where: `response to ${response.method} ${response.path}` });
+      if (response.body.includes(secret))
+        leaks.push({ secret, where: `response to ${response.method} ${response.path}` });
     }
   }
   return leaks;
@@ -178,7 +191,14 @@ function recordResponses(app: express.Express, into: RecordedResponse[]): void {
       if (typeof args[0] !== 'function') keep(args[0]);
       const contentType = String(res.getHeader('content-type') ?? '');
       const cacheControl = String(res.getHeader('cache-control') ?? '');
-      into.push({ method: req.method, path: req.originalUrl, status: res.statusCode, contentType, cacheControl, body: Buffer.concat(chunks).toString('utf8') });
+      into.push({
+        method: req.method,
+        path: req.originalUrl,
+        status: res.statusCode,
+        contentType,
+        cacheControl,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
       return end(...args);
     }) as typeof res.end;
     next();
@@ -206,7 +226,10 @@ export const PURCHASE = {
  * An enrichStart hook's work in a test: the merchant's own session names PURCHASE's user, consumer and
  * amount (the draft's order id and currency are the proxy's defaults).
  */
-export function draftWithPurchase(draft: VerificationDraft, merchantUserId: string = PURCHASE.merchantUserId): VerificationDraft {
+export function draftWithPurchase(
+  draft: VerificationDraft,
+  merchantUserId: string = PURCHASE.merchantUserId,
+): VerificationDraft {
   return {
     ...draft,
     consumer: { ...PURCHASE.consumer },
@@ -245,7 +268,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
     linkTokens.push(linkToken);
     return linkToken;
   }
-  async function startWith(body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<StartedVerification> {
+  async function startWith(
+    body: Record<string, unknown>,
+    headers: Record<string, string> = {},
+  ): Promise<StartedVerification> {
     const response = await fetch(`${baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin, ...headers },
@@ -292,10 +318,18 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       // credentials nowhere, and no accountToken, session id (it reads an outcome) or link reference the
       // proxy ever answered with in a log line.
       const answered = (field: string) =>
-        responses.flatMap((response) => [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!));
+        responses.flatMap((response) =>
+          [...response.body.matchAll(new RegExp(`"${field}":"([^"]+)"`, 'g'))].map((match) => match[1]!),
+        );
       throwOnLeaks([
         ...findSecretLeaks({ logs, responses }, configSecrets(proxy.config)),
-        ...findSecretLeaks({ logs, responses: [] }, [...answered('accountToken'), ...answered('sessionId'), ...answered('linkRef'), ...answered('linkToken'), ...linkTokens]),
+        ...findSecretLeaks({ logs, responses: [] }, [
+          ...answered('accountToken'),
+          ...answered('sessionId'),
+          ...answered('linkRef'),
+          ...answered('linkToken'),
+          ...linkTokens,
+        ]),
       ]);
     },
   };
@@ -309,7 +343,9 @@ export interface ProxyPair extends RunningProxy {
  * Starts the sandbox provider and one proxy against it. The provider retries notifications quickly
  * (50 ms, 100 ms, 200 ms) unless `provider` says otherwise. `close()` closes both.
  */
-export async function startProxyPair(options: { provider?: StartProviderOptions; proxy?: Partial<ObvProxyOptions> } = {}): Promise<ProxyPair> {
+export async function startProxyPair(
+  options: { provider?: StartProviderOptions; proxy?: Partial<ObvProxyOptions> } = {},
+): Promise<ProxyPair> {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200], ...options.provider });
   let running: RunningProxy;
   try {
@@ -326,7 +362,12 @@ export async function startProxyPair(options: { provider?: StartProviderOptions;
       // merchant server's own API-key route that reads a verified account (GET /links/:linkRef).
       const bearers = [...provider.state.tokens.keys()];
       const accountTokens = [...provider.state.accounts.keys()];
-      const browserVisible = { logs: running.logs, responses: running.responses.filter((response) => !/^GET \S*\/links\//.test(`${response.method} ${response.path}`)) };
+      const browserVisible = {
+        logs: running.logs,
+        responses: running.responses.filter(
+          (response) => !/^GET \S*\/links\//.test(`${response.method} ${response.path}`),
+        ),
+      };
       const leaks = findSecretLeaks(browserVisible, [...bearers, ...accountTokens]);
       try {
         await running.close();

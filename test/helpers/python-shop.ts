@@ -27,8 +27,14 @@ export interface PythonShopEnv {
  * `script`: the shop to run (default: this checkout's); `cwd`: where relative paths (the script, the
  * default OBV_ELEMENT_FILE) resolve.
  */
-export async function startPythonShop(env: PythonShopEnv, { cwd = ROOT, script = PYTHON_SHOP } = {}): Promise<RunningPythonShop> {
-  const child = startChild('python3', [script], { cwd, env: cleanEnv({ PORT: '0', PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...env }) });
+export async function startPythonShop(
+  env: PythonShopEnv,
+  { cwd = ROOT, script = PYTHON_SHOP } = {},
+): Promise<RunningPythonShop> {
+  const child = startChild('python3', [script], {
+    cwd,
+    env: cleanEnv({ PORT: '0', PYTHONUNBUFFERED: '1', PYTHONDONTWRITEBYTECODE: '1', ...env }),
+  });
   let url: string;
   try {
     [, url] = (await child.waitFor(/python shop listening on (http:\/\/\S+)/)) as unknown as [string, string];

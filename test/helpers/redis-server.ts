@@ -76,14 +76,28 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
 }
 
 function spawnRedis(port: number, dir: string, options: RedisServerOptions): Promise<ChildProcess> {
-  const persistence = options.persistent
-    ? ['--appendonly', 'yes', '--appendfsync', 'always']
-    : ['--appendonly', 'no'];
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--dir', dir, '--logfile', '', ...(options.args ?? [])];
+  const persistence = options.persistent ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    ...persistence,
+    '--dir',
+    dir,
+    '--logfile',
+    '',
+    ...(options.args ?? []),
+  ];
   const child = spawn(REDIS_SERVER, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   return new Promise((resolve, reject) => {
     let output = '';
-    const timer = setTimeout(() => fail(new Error(`redis-server did not start in ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => fail(new Error(`redis-server did not start in ${START_TIMEOUT_MS} ms:\n${output}`)),
+      START_TIMEOUT_MS,
+    );
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (output.includes('Ready to accept connections')) {
@@ -94,7 +108,8 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Pro
         resolve(child);
       }
     };
-    const onExit = (code: number | null): void => fail(new Error(`redis-server exited (${code}) on port ${port}:\n${output}`));
+    const onExit = (code: number | null): void =>
+      fail(new Error(`redis-server exited (${code}) on port ${port}:\n${output}`));
     function fail(error: Error): void {
       clearTimeout(timer);
       child.kill('SIGKILL');
@@ -114,4 +129,3 @@ function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void>
     child.kill(signal);
   });
 }
-

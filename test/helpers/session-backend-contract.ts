@@ -4,9 +4,21 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { newId } from '../../proxy/common/ids.ts';
 import { browserOutcome, type ResultBus, type SessionEvent } from '../../proxy/storage/result-bus.ts';
-import { type FailureOutcome, type SessionRecord, type SessionStore, type StoredOutcome } from '../../proxy/storage/sessions.ts';
+import {
+  type FailureOutcome,
+  type SessionRecord,
+  type SessionStore,
+  type StoredOutcome,
+} from '../../proxy/storage/sessions.ts';
 
-export const SUCCESS: StoredOutcome = { status: 'success', linkRef: 'link-ref-0123456789abcdef', sealedAccountToken: 'obv1.k1.c2VhbGVkLWFjY3QtMQ', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING' };
+export const SUCCESS: StoredOutcome = {
+  status: 'success',
+  linkRef: 'link-ref-0123456789abcdef',
+  sealedAccountToken: 'obv1.k1.c2VhbGVkLWFjY3QtMQ',
+  accountLabel: 'Checking ••••4321',
+  fiName: 'Bank',
+  fiAccountType: 'CHECKING',
+};
 export const FAILURE: FailureOutcome = { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'locked' };
 
 /** A fresh pending record expiring `ttlMs` from now. */
@@ -27,7 +39,10 @@ export function pendingRecord(ttlMs = 60_000, now = Date.now()): SessionRecord {
  * Registers the SessionStore contract. `makeStore` gets a fresh store per test; `close` is called for it.
  * Expiry is tested with a short real TTL (bounded waits), so stores need no injectable clock.
  */
-export function describeSessionStoreContract(name: string, makeStore: () => Promise<SessionStore> | SessionStore): void {
+export function describeSessionStoreContract(
+  name: string,
+  makeStore: () => Promise<SessionStore> | SessionStore,
+): void {
   describe(`${name}: SessionStore contract`, () => {
     async function withStore(run: (store: SessionStore) => Promise<void>) {
       const store = await makeStore();
@@ -38,104 +53,137 @@ export function describeSessionStoreContract(name: string, makeStore: () => Prom
       }
     }
 
-    test('returns a created record and finds it by notification reference', () => withStore(async (store) => {
-      const record = pendingRecord();
-      await store.create(record);
-      assert.deepEqual(await store.get(record.sessionId), record);
-      assert.equal(await store.sessionIdForNotificationRef(record.notificationRef), record.sessionId);
-      assert.equal(await store.get(newId()), undefined);
-      assert.equal(await store.sessionIdForNotificationRef(newId()), undefined);
-    }));
+    test('returns a created record and finds it by notification reference', () =>
+      withStore(async (store) => {
+        const record = pendingRecord();
+        await store.create(record);
+        assert.deepEqual(await store.get(record.sessionId), record);
+        assert.equal(await store.sessionIdForNotificationRef(record.notificationRef), record.sessionId);
+        assert.equal(await store.get(newId()), undefined);
+        assert.equal(await store.sessionIdForNotificationRef(newId()), undefined);
+      }));
 
-    test('stores only the first terminal outcome', () => withStore(async (store) => {
-      const record = pendingRecord();
-      await store.create(record);
-      const first = await store.settle(record.sessionId, FAILURE);
-      assert.equal(first.stored, true);
-      assert.equal(first.record.state, 'failed');
-      const second = await store.settle(record.sessionId, SUCCESS);
-      assert.equal(second.stored, false);
-      assert.deepEqual(second.record.outcome, FAILURE);
-      assert.deepEqual((await store.get(record.sessionId))?.outcome, FAILURE);
-    }));
+    test('stores only the first terminal outcome', () =>
+      withStore(async (store) => {
+        const record = pendingRecord();
+        await store.create(record);
+        const first = await store.settle(record.sessionId, FAILURE);
+        assert.equal(first.stored, true);
+        assert.equal(first.record.state, 'failed');
+        const second = await store.settle(record.sessionId, SUCCESS);
+        assert.equal(second.stored, false);
+        assert.deepEqual(second.record.outcome, FAILURE);
+        assert.deepEqual((await store.get(record.sessionId))?.outcome, FAILURE);
+      }));
 
-    test('lets exactly one of many concurrent settles win', () => withStore(async (store) => {
-      const record = pendingRecord();
-      await store.create(record);
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => store.settle(record.sessionId, i % 2 ? SUCCESS : FAILURE)));
-      assert.equal(results.filter((r) => r.stored).length, 1);
-    }));
+    test('lets exactly one of many concurrent settles win', () =>
+      withStore(async (store) => {
+        const record = pendingRecord();
+        await store.create(record);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => store.settle(record.sessionId, i % 2 ? SUCCESS : FAILURE)),
+        );
+        assert.equal(results.filter((r) => r.stored).length, 1);
+      }));
 
-    test('moves pending to returned, and nothing else', () => withStore(async (store) => {
-      const record = pendingRecord();
-      await store.create(record);
-      assert.equal((await store.markReturned(record.sessionId))?.state, 'returned');
-      await store.settle(record.sessionId, SUCCESS);
-      assert.equal((await store.markReturned(record.sessionId))?.state, 'succeeded');
-      assert.equal(await store.markReturned(newId()), undefined);
-    }));
+    test('moves pending to returned, and nothing else', () =>
+      withStore(async (store) => {
+        const record = pendingRecord();
+        await store.create(record);
+        assert.equal((await store.markReturned(record.sessionId))?.state, 'returned');
+        await store.settle(record.sessionId, SUCCESS);
+        assert.equal((await store.markReturned(record.sessionId))?.state, 'succeeded');
+        assert.equal(await store.markReturned(newId()), undefined);
+      }));
 
-    test('reports expired after the TTL and refuses to settle then', () => withStore(async (store) => {
-      const record = pendingRecord(150);
-      await store.create(record);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      assert.equal((await store.get(record.sessionId))?.state, 'expired');
-      const late = await store.settle(record.sessionId, SUCCESS);
-      assert.equal(late.stored, false);
-      assert.equal((await store.get(record.sessionId))?.outcome, undefined);
-    }));
+    test('reports expired after the TTL and refuses to settle then', () =>
+      withStore(async (store) => {
+        const record = pendingRecord(150);
+        await store.create(record);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        assert.equal((await store.get(record.sessionId))?.state, 'expired');
+        const late = await store.settle(record.sessionId, SUCCESS);
+        assert.equal(late.stored, false);
+        assert.equal((await store.get(record.sessionId))?.outcome, undefined);
+      }));
 
-    test('keeps a settled outcome past the TTL', () => withStore(async (store) => {
-      const record = pendingRecord(150);
-      await store.create(record);
-      await store.settle(record.sessionId, SUCCESS);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-      const after = await store.get(record.sessionId);
-      assert.equal(after?.state, 'succeeded');
-      assert.deepEqual(after?.outcome, SUCCESS);
-    }));
+    test('keeps a settled outcome past the TTL', () =>
+      withStore(async (store) => {
+        const record = pendingRecord(150);
+        await store.create(record);
+        await store.settle(record.sessionId, SUCCESS);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        const after = await store.get(record.sessionId);
+        assert.equal(after?.state, 'succeeded');
+        assert.deepEqual(after?.outcome, SUCCESS);
+      }));
 
-    test('keeps a success\'s saved account and the record\'s saving fields (returning shoppers)', () => withStore(async (store) => {
-      const consent = { version: 'v1', lang: 'en' as const, checkbox: 'Save', text: 'You authorize…', acceptedAt: '2026-11-24T00:00:00.000Z', sealedClient: 'obv1.k1.Y2xpZW50' };
-      const record = { ...pendingRecord(), saving: { accountId: 'sa_1', consent }, savedAccountId: 'sa_0' };
-      const saved: StoredOutcome = { ...(SUCCESS as Extract<StoredOutcome, { status: 'success' }>), savedAccount: { sealed: 'obv1.k1.c2F2ZWQ', accountId: 'sa_1', accountLabel: 'Checking ••••4321', fiName: 'Bank', fiAccountType: 'CHECKING', linkedAt: '2026-11-24T00:00:00.000Z', consent } };
-      await store.create(record);
-      await store.settle(record.sessionId, saved);
-      const after = await store.get(record.sessionId);
-      assert.deepEqual(after?.outcome, saved);
-      assert.deepEqual([after?.saving, after?.savedAccountId], [record.saving, 'sa_0']);
-    }));
+    test("keeps a success's saved account and the record's saving fields (returning shoppers)", () =>
+      withStore(async (store) => {
+        const consent = {
+          version: 'v1',
+          lang: 'en' as const,
+          checkbox: 'Save',
+          text: 'You authorize…',
+          acceptedAt: '2026-11-24T00:00:00.000Z',
+          sealedClient: 'obv1.k1.Y2xpZW50',
+        };
+        const record = { ...pendingRecord(), saving: { accountId: 'sa_1', consent }, savedAccountId: 'sa_0' };
+        const saved: StoredOutcome = {
+          ...(SUCCESS as Extract<StoredOutcome, { status: 'success' }>),
+          savedAccount: {
+            sealed: 'obv1.k1.c2F2ZWQ',
+            accountId: 'sa_1',
+            accountLabel: 'Checking ••••4321',
+            fiName: 'Bank',
+            fiAccountType: 'CHECKING',
+            linkedAt: '2026-11-24T00:00:00.000Z',
+            consent,
+          },
+        };
+        await store.create(record);
+        await store.settle(record.sessionId, saved);
+        const after = await store.get(record.sessionId);
+        assert.deepEqual(after?.outcome, saved);
+        assert.deepEqual([after?.saving, after?.savedAccountId], [record.saving, 'sa_0']);
+      }));
 
-    test('makes concurrent claims of one idempotency key wait for the first start', () => withStore(async (store) => {
-      const key = newId();
-      assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });
-      const waiting = Promise.all([store.claimIdempotencyKey(key, 60_000), store.claimIdempotencyKey(key, 60_000)]);
-      await store.completeIdempotencyKey(key, 'session-1', 60_000);
-      assert.deepEqual(await waiting, [{ claimed: false, sessionId: 'session-1' }, { claimed: false, sessionId: 'session-1' }]);
-      assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: false, sessionId: 'session-1' });
-    }));
+    test('makes concurrent claims of one idempotency key wait for the first start', () =>
+      withStore(async (store) => {
+        const key = newId();
+        assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });
+        const waiting = Promise.all([store.claimIdempotencyKey(key, 60_000), store.claimIdempotencyKey(key, 60_000)]);
+        await store.completeIdempotencyKey(key, 'session-1', 60_000);
+        assert.deepEqual(await waiting, [
+          { claimed: false, sessionId: 'session-1' },
+          { claimed: false, sessionId: 'session-1' },
+        ]);
+        assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: false, sessionId: 'session-1' });
+      }));
 
-    test('wakes waiting claims without a session when the first start releases the key', () => withStore(async (store) => {
-      const key = newId();
-      await store.claimIdempotencyKey(key, 60_000);
-      const waiting = store.claimIdempotencyKey(key, 60_000);
-      await store.releaseIdempotencyKey(key);
-      const woken = await waiting;
-      assert.equal(woken.claimed, false);
-      assert.equal('sessionId' in woken ? woken.sessionId : undefined, undefined);
-      assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });
-    }));
+    test('wakes waiting claims without a session when the first start releases the key', () =>
+      withStore(async (store) => {
+        const key = newId();
+        await store.claimIdempotencyKey(key, 60_000);
+        const waiting = store.claimIdempotencyKey(key, 60_000);
+        await store.releaseIdempotencyKey(key);
+        const woken = await waiting;
+        assert.equal(woken.claimed, false);
+        assert.equal('sessionId' in woken ? woken.sessionId : undefined, undefined);
+        assert.deepEqual(await store.claimIdempotencyKey(key, 60_000), { claimed: true });
+      }));
 
-    test('a marker keeps its first value until it is removed', () => withStore(async (store) => {
-      const key = `webhook:msg_${newId()}`;
-      assert.equal(await store.readMark(key), undefined);
-      assert.equal(await store.mark(key, 'session-a', 60_000), 'session-a');
-      assert.equal(await store.mark(key, 'session-b', 60_000), 'session-a');
-      assert.equal(await store.readMark(key), 'session-a');
-      await store.unmark(key);
-      assert.equal(await store.readMark(key), undefined);
-      assert.equal(await store.mark(key, 'session-b', 60_000), 'session-b');
-    }));
+    test('a marker keeps its first value until it is removed', () =>
+      withStore(async (store) => {
+        const key = `webhook:msg_${newId()}`;
+        assert.equal(await store.readMark(key), undefined);
+        assert.equal(await store.mark(key, 'session-a', 60_000), 'session-a');
+        assert.equal(await store.mark(key, 'session-b', 60_000), 'session-a');
+        assert.equal(await store.readMark(key), 'session-a');
+        await store.unmark(key);
+        assert.equal(await store.readMark(key), undefined);
+        assert.equal(await store.mark(key, 'session-b', 60_000), 'session-b');
+      }));
   });
 }
 
@@ -147,7 +195,7 @@ export function describeResultBusContract(name: string, makeBus: () => Promise<R
       for (let i = 0; i < 200 && events.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     }
 
-    test('delivers an event only to that session\'s listeners', async () => {
+    test("delivers an event only to that session's listeners", async () => {
       const bus = await makeBus();
       try {
         const a: SessionEvent[] = [];

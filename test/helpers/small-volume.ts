@@ -10,7 +10,9 @@ import { join } from 'node:path';
 
 function mount(dir: string, options: string): string | undefined {
   const result = spawnSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', dir], { encoding: 'utf8' });
-  return result.status === 0 ? undefined : (result.stderr || result.error?.message || `mount exited ${result.status}`).trim();
+  return result.status === 0
+    ? undefined
+    : (result.stderr || result.error?.message || `mount exited ${result.status}`).trim();
 }
 
 function unmount(dir: string): void {
@@ -30,7 +32,8 @@ export function smallVolumeSkipReason(): string | false {
     const refused = mount(dir, 'size=64k,mode=0700');
     if (refused === undefined) unmount(dir);
     rmSync(dir, { recursive: true, force: true });
-    probed = refused === undefined ? false : `cannot mount a tmpfs (${refused}); run as root (sudo) or with CAP_SYS_ADMIN`;
+    probed =
+      refused === undefined ? false : `cannot mount a tmpfs (${refused}); run as root (sudo) or with CAP_SYS_ADMIN`;
   }
   if (probed === false) return false;
   if (process.env.CI === 'true') throw new Error(`${probed} — required when CI=true`);

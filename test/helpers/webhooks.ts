@@ -31,7 +31,11 @@ export function signNotification(
 }
 
 /** Posts a signed notification to `url`. */
-export async function postNotification(url: string, payload: unknown, options: Parameters<typeof signNotification>[1] = {}): Promise<Response> {
+export async function postNotification(
+  url: string,
+  payload: unknown,
+  options: Parameters<typeof signNotification>[1] = {},
+): Promise<Response> {
   const { body, headers } = signNotification(payload, options);
   return fetch(url, { method: 'POST', headers, body });
 }
@@ -43,17 +47,29 @@ export async function postNotification(url: string, payload: unknown, options: P
 export const NOTIFIED_ORDER = 'order-1001';
 
 /** A success body as the sandbox sends it (without the sandbox's verificationId, which tests do not know). */
-export function successPayload(accountToken = `acct_${randomUUID()}`, merchantTransactionId = NOTIFIED_ORDER): Record<string, unknown> {
+export function successPayload(
+  accountToken = `acct_${randomUUID()}`,
+  merchantTransactionId = NOTIFIED_ORDER,
+): Record<string, unknown> {
   return {
     verificationStatus: 'SUCCESS',
     merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId },
     transaction: { amount: '49.99', currency: 'USD', product: 'ACH' },
-    account: { accountToken, accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' },
+    account: {
+      accountToken,
+      accountLabel: 'Checking ••••4321',
+      fiName: 'Sandbox Federal Bank',
+      fiAccountType: 'CHECKING',
+    },
   };
 }
 
 /** A failure body as the sandbox sends it. */
-export function failurePayload(code = 'ACCOUNT_NOT_VERIFIED', message = 'The bank could not verify this account.', merchantTransactionId = NOTIFIED_ORDER): Record<string, unknown> {
+export function failurePayload(
+  code = 'ACCOUNT_NOT_VERIFIED',
+  message = 'The bank could not verify this account.',
+  merchantTransactionId = NOTIFIED_ORDER,
+): Record<string, unknown> {
   return {
     verificationStatus: 'FAILURE',
     merchant: { merchantId: 'm-1', merchantUserId: 'u-1', merchantTransactionId },

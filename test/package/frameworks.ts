@@ -12,7 +12,16 @@ import { startProvider } from '../../sandbox/index.ts';
 import { createObvProxy } from '../../proxy/index.ts';
 import { SANDBOX_DEFAULTS } from '../../proxy/config/sandbox-defaults.ts';
 import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { copyFixture, exec, FIXTURES, freePort, pinned, tempApp, type InstallReport, type TempApp } from './temp-apps.ts';
+import {
+  copyFixture,
+  exec,
+  FIXTURES,
+  freePort,
+  pinned,
+  tempApp,
+  type InstallReport,
+  type TempApp,
+} from './temp-apps.ts';
 
 export type FrameworkName = 'react' | 'vue';
 
@@ -32,7 +41,10 @@ const SETUP: Record<FrameworkName, { packages: string[]; typeCheck: string[]; la
 };
 
 /** The app installed (and what npm said), type-checked and built into `dist/` (a type error fails here with tsc's output). */
-export async function prepareFrameworkApp(framework: FrameworkName, tarball: string): Promise<{ app: TempApp; installed: InstallReport }> {
+export async function prepareFrameworkApp(
+  framework: FrameworkName,
+  tarball: string,
+): Promise<{ app: TempApp; installed: InstallReport }> {
   const app = tempApp(framework, tarball);
   try {
     copyFixture(app, framework);
@@ -50,7 +62,10 @@ export async function prepareFrameworkApp(framework: FrameworkName, tarball: str
  * The type checker's verdict on fixtures/type-errors/<file> placed in the app's src/: the lines it
  * flagged, and the lines the file marks "refused" (each must be flagged, and nothing else).
  */
-export async function typeCheckWrongUsage(framework: FrameworkName, app: TempApp): Promise<{ flagged: number[]; refused: number[]; output: string }> {
+export async function typeCheckWrongUsage(
+  framework: FrameworkName,
+  app: TempApp,
+): Promise<{ flagged: number[]; refused: number[]; output: string }> {
   const file = SETUP[framework].wrong;
   const text = readFileSync(path.join(FIXTURES, 'type-errors', file), 'utf8');
   app.write(path.join('src', file), text);
@@ -61,7 +76,9 @@ export async function typeCheckWrongUsage(framework: FrameworkName, app: TempApp
     );
     const at = new RegExp(`src/${file.replace('.', '\\.')}\\((\\d+),\\d+\\): error`, 'g');
     const flagged = [...new Set([...output.matchAll(at)].map((match) => Number(match[1])))].sort((a, b) => a - b);
-    const refused = text.split('\n').flatMap((line, index) => (/refused:/.test(line) && !/^\s*(<!--|\/\/)/.test(line) ? [index + 1] : []));
+    const refused = text
+      .split('\n')
+      .flatMap((line, index) => (/refused:/.test(line) && !/^\s*(<!--|\/\/)/.test(line) ? [index + 1] : []));
     return { flagged, refused, output };
   } finally {
     rmSync(path.join(app.dir, 'src', file));
@@ -72,15 +89,27 @@ export async function typeCheckWrongUsage(framework: FrameworkName, app: TempApp
 export async function driveFrameworkApp(framework: FrameworkName, app: TempApp, browser: Browser): Promise<void> {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
   const port = await freePort();
-  const proxy = createObvProxy({ ...SANDBOX_DEFAULTS, sandbox: true, storage: 'memory', baseUrl: provider.url, publicUrl: `http://127.0.0.1:${port}`, logLevel: 'silent' });
+  const proxy = createObvProxy({
+    ...SANDBOX_DEFAULTS,
+    sandbox: true,
+    storage: 'memory',
+    baseUrl: provider.url,
+    publicUrl: `http://127.0.0.1:${port}`,
+    logLevel: 'silent',
+  });
   const site = express();
   site.use(proxy.mountPath, proxy.router);
   // The merchant's server: one link session per checkout page, as in the README's quick start.
   site.post('/checkout/link-token', (_req, res, next) => {
-    proxy.createLinkSession({
-      merchantUserId: `${framework}-user`, merchantTransactionId: `${framework}-order-${Date.now()}`, amount: '12.50', currency: 'USD',
-      consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
-    }).then(({ linkToken }) => res.json({ linkToken }), next);
+    proxy
+      .createLinkSession({
+        merchantUserId: `${framework}-user`,
+        merchantTransactionId: `${framework}-order-${Date.now()}`,
+        amount: '12.50',
+        currency: 'USD',
+        consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+      })
+      .then(({ linkToken }) => res.json({ linkToken }), next);
   });
   site.use(express.static(path.join(app.dir, 'dist')));
   const server: Server = site.listen(port, '127.0.0.1');
@@ -108,22 +137,35 @@ export async function driveFrameworkApp(framework: FrameworkName, app: TempApp, 
 async function checkElement(page: Page, framework: FrameworkName): Promise<void> {
   const element = page.locator('obv-link-account');
   const linkButton = element.getByRole('button', { name: SETUP[framework].label });
-  const innerButtonDisabled = () => element.locator('button').first().evaluate((button) => (button as HTMLButtonElement).disabled);
+  const innerButtonDisabled = () =>
+    element
+      .locator('button')
+      .first()
+      .evaluate((button) => (button as HTMLButtonElement).disabled);
 
   // Attributes reach the element's properties; `strings` arrives as a property (an object).
   await linkButton.waitFor();
   const read = await element.evaluate((el) => {
     const obv = el as HTMLElement & { linkToken?: string; strings?: { linkAccount?: string }; disabled: boolean };
-    return { linkToken: /^lt_/.test(obv.linkToken ?? ''), strings: obv.strings?.linkAccount, disabled: obv.disabled, stringsAttribute: el.getAttribute('strings') };
+    return {
+      linkToken: /^lt_/.test(obv.linkToken ?? ''),
+      strings: obv.strings?.linkAccount,
+      disabled: obv.disabled,
+      stringsAttribute: el.getAttribute('strings'),
+    };
   });
   assert.deepEqual(read, { linkToken: true, strings: SETUP[framework].label, disabled: false, stringsAttribute: null });
 
   // `disabled` both ways, as the framework sets it (a property).
   await page.locator('#lock').click();
-  await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { disabled: boolean }).disabled === true);
+  await page.waitForFunction(
+    () => (document.querySelector('obv-link-account') as HTMLElement & { disabled: boolean }).disabled === true,
+  );
   await expectEventually(innerButtonDisabled, true, 'the inner button disabled');
   await page.locator('#lock').click();
-  await page.waitForFunction(() => (document.querySelector('obv-link-account') as HTMLElement & { disabled: boolean }).disabled === false);
+  await page.waitForFunction(
+    () => (document.querySelector('obv-link-account') as HTMLElement & { disabled: boolean }).disabled === false,
+  );
   await expectEventually(innerButtonDisabled, false, 'the inner button enabled again');
 
   // Events reach the framework's listeners; the linked account becomes the form's value.
@@ -134,9 +176,15 @@ async function checkElement(page: Page, framework: FrameworkName): Promise<void>
   assert.equal(await page.locator('#events li').first().innerText(), 'obv-start');
   const formValue = await page.evaluate(() => {
     const form = document.querySelector<HTMLFormElement>('#checkout')!;
-    return { submitted: new FormData(form).get('bankAccount'), value: (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value };
+    return {
+      submitted: new FormData(form).get('bankAccount'),
+      value: (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value,
+    };
   });
-  assert.ok(typeof formValue.submitted === 'string' && formValue.submitted.length > 0, 'the form carries the linked account');
+  assert.ok(
+    typeof formValue.submitted === 'string' && formValue.submitted.length > 0,
+    'the form carries the linked account',
+  );
   assert.equal(formValue.submitted, formValue.value);
 }
 

@@ -18,8 +18,28 @@ import { startProvider, type RunningProvider } from '../../sandbox/index.ts';
 import { consentWords } from '../../proxy/words/consent.ts';
 import { offerWords } from '../../proxy/words/offer.ts';
 import { EVENT_TYPES } from '../../proxy/storage/events.ts';
-import { element, launchChromium, linkAtBank, saveScreenshot, STEP_TIMEOUT_MS, waitForState } from '../e2e/returning-shopper-steps.ts';
-import { cleanEnv, freePort, packThisCheckout, pinned, readmeBlock, ROOT, runShellBlock, startChild, tempApp, type Child, type ShellBlock, type TempApp } from './temp-apps.ts';
+import {
+  element,
+  launchChromium,
+  linkAtBank,
+  saveScreenshot,
+  STEP_TIMEOUT_MS,
+  waitForState,
+} from '../e2e/returning-shopper-steps.ts';
+import {
+  cleanEnv,
+  freePort,
+  packThisCheckout,
+  pinned,
+  readmeBlock,
+  ROOT,
+  runShellBlock,
+  startChild,
+  tempApp,
+  type Child,
+  type ShellBlock,
+  type TempApp,
+} from './temp-apps.ts';
 
 const guide = (name: string) => readFileSync(path.join(ROOT, 'docs', name), 'utf8');
 
@@ -34,8 +54,15 @@ function lineVariables(block: string, command: string): Record<string, string> {
 async function waitForHttp(url: string, server: Child): Promise<void> {
   const deadline = Date.now() + STEP_TIMEOUT_MS * 2;
   for (;;) {
-    if (await fetch(url).then((response) => response.ok, () => false)) return;
-    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
+    if (
+      await fetch(url).then(
+        (response) => response.ok,
+        () => false,
+      )
+    )
+      return;
+    if (server.process.exitCode !== null || Date.now() > deadline)
+      throw new Error(`${url} did not answer:\n${server.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -57,7 +84,7 @@ after(async () => {
   rmSync(packDir, { recursive: true, force: true });
 });
 
-describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the merchant\'s database', () => {
+describe("docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the merchant's database", () => {
   let provider: RunningProvider;
   let server: Child | undefined;
 
@@ -75,7 +102,11 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     const serverJs = readmeBlock('In Node, the proxy mounted in your app', 'js', page_);
     const dbJs = readmeBlock('What it asks of your database', 'js', page_);
     assert.match(dbJs, /export const db = \{/);
-    assert.doesNotMatch(serverJs, /\bfetch\(|OBV_MERCHANT_API_KEY|\bauthorization:/i, 'no HTTP call to itself, no API key');
+    assert.doesNotMatch(
+      serverJs,
+      /\bfetch\(|OBV_MERCHANT_API_KEY|\bauthorization:/i,
+      'no HTTP call to itself, no API key',
+    );
     app.write('server.js', serverJs);
     app.write('db.js', dbJs);
 
@@ -84,9 +115,15 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     const port = await freePort();
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(variables)) {
-      env[name] = value.replace('http://127.0.0.1:4010', provider.url).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
+      env[name] = value
+        .replace('http://127.0.0.1:4010', provider.url)
+        .replace('127.0.0.1:3000', `127.0.0.1:${port}`)
+        .replace(/^3000$/, String(port));
     }
-    server = startChild(process.execPath, ['server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
+    server = startChild(process.execPath, ['server.js'], {
+      cwd: app.dir,
+      env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }),
+    });
     const shop = `http://127.0.0.1:${port}`;
     await waitForHttp(`${shop}/obv/healthz`, server);
     // No API key: the proxy's merchant routes are not even mounted, so only in-process calls can pay.
@@ -102,7 +139,11 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     const words = offerWords('en');
     const payAndRead = async () => {
       await Promise.all([page.waitForURL(/\/orders\//), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
-      return JSON.parse(await page.locator('body').innerText()) as { state: string; transactionStatus: string; accountLabel: string };
+      return JSON.parse(await page.locator('body').innerText()) as {
+        state: string;
+        transactionStatus: string;
+        accountLabel: string;
+      };
     };
 
     // 1. The first purchase: the consent box, ticked; the bank step; the payment; the saved account kept by db.js.
@@ -131,10 +172,17 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     await waitForState(page, 'saved');
     await Promise.all([page.waitForURL(`${shop}/checkout`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
     await waitForState(page, 'idle');
-    await host.locator('.title').filter({ hasText: `${words.reconnect} Sandbox Federal Bank Checking ••••4321` }).waitFor();
+    await host
+      .locator('.title')
+      .filter({ hasText: `${words.reconnect} Sandbox Federal Bank Checking ••••4321` })
+      .waitFor();
     await saveScreenshot(page, 'package-guide-returning-reconnect').catch(() => undefined);
     await linkAtBank(page, host.getByRole('button', { name: words.reconnect, exact: true }), 'en');
-    assert.equal([...provider.state.verifications.values()].at(-1)!.request.accountToken, accountToken, 'the re-verification carries the saved token');
+    assert.equal(
+      [...provider.state.verifications.values()].at(-1)!.request.accountToken,
+      accountToken,
+      'the re-verification carries the saved token',
+    );
     await waitForState(page, 'success');
     const third = await payAndRead();
     assert.deepEqual([third.state, third.transactionStatus], ['completed', 'APPROVED']);
@@ -143,12 +191,14 @@ describe('docs/RETURNING-SHOPPERS.md, run as written against a stand-in for the 
     await page.goto(`${shop}/checkout`);
     await waitForState(page, 'saved');
     await host.getByRole('button', { name: new RegExp(`^${words.remove} Sandbox Federal Bank`) }).click();
-    const question = host.getByRole('group', { name: new RegExp(`${words.removeConfirm.split('{account}')[0]}Sandbox Federal Bank`) });
+    const question = host.getByRole('group', {
+      name: new RegExp(`${words.removeConfirm.split('{account}')[0]}Sandbox Federal Bank`),
+    });
     await question.getByRole('button', { name: words.remove, exact: true }).click();
     await waitForState(page, 'idle');
     await page.goto(`${shop}/checkout`);
     await waitForState(page, 'idle');
-    assert.equal(await host.getByRole('radio').count(), 0, 'no longer offered: the merchant\'s hook deleted it');
+    assert.equal(await host.getByRole('radio').count(), 0, "no longer offered: the merchant's hook deleted it");
     assert.deepEqual(problems, []);
     assert.doesNotMatch(server.output(), /"level":(50|60)/, server.output());
   });
@@ -167,26 +217,53 @@ describe('docs/EVENTS.md, run as written: the event handler fed by test events',
     assert.match(eventsJs, /proxy\.verifyEvent\(/);
     app.write('events.js', eventsJs);
     const port = await freePort();
-    block = runShellBlock(readmeBlock('Run it, and send it a signed sample', 'sh', page), [
-      ['127.0.0.1:3000', `127.0.0.1:${port}`],
-      ['PORT=3000 ', `PORT=${port} `],
-      // No sandbox needed: nothing here asks the provider (its address, unreachable, is only configuration).
-      ['127.0.0.1:4010', '127.0.0.1:9'],
-    ], { cwd: app.dir, env: cleanEnv({ OBV_LOG_LEVEL: 'warn', OBV_STORAGE: 'memory' }) });
+    block = runShellBlock(
+      readmeBlock('Run it, and send it a signed sample', 'sh', page),
+      [
+        ['127.0.0.1:3000', `127.0.0.1:${port}`],
+        ['PORT=3000 ', `PORT=${port} `],
+        // No sandbox needed: nothing here asks the provider (its address, unreachable, is only configuration).
+        ['127.0.0.1:4010', '127.0.0.1:9'],
+      ],
+      { cwd: app.dir, env: cleanEnv({ OBV_LOG_LEVEL: 'warn', OBV_STORAGE: 'memory' }) },
+    );
     // bash ends when send-test-event does (the app, in the background, keeps running in its group).
     const deadline = Date.now() + STEP_TIMEOUT_MS * 4;
-    while (block.process.exitCode === null && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (block.process.exitCode === null && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
     assert.equal(block.process.exitCode, 0, `send-test-event: every sample answered 2xx:\n${block.output()}`);
     for (const type of EVENT_TYPES) {
-      assert.match(block.output(), new RegExp(`^${type.replace('.', '\\.')} evt_\\S+ → 204$`, 'm'), `${type} was answered 204`);
-      assert.match(block.output(), new RegExp(`^${type.replace('.', '\\.')} order-test-0001$`, 'm'), `events.js handled ${type}`);
+      assert.match(
+        block.output(),
+        new RegExp(`^${type.replace('.', '\\.')} evt_\\S+ → 204$`, 'm'),
+        `${type} was answered 204`,
+      );
+      assert.match(
+        block.output(),
+        new RegExp(`^${type.replace('.', '\\.')} order-test-0001$`, 'm'),
+        `events.js handled ${type}`,
+      );
     }
 
     // A delivery whose body was changed after signing, and one without a signature: refused, not handled.
     const url = `http://127.0.0.1:${port}/obv-events`;
-    const body = JSON.stringify({ id: 'evt_forged', type: 'link.succeeded', createdAt: new Date().toISOString(), data: { merchantTransactionId: 'order-forged' } });
+    const body = JSON.stringify({
+      id: 'evt_forged',
+      type: 'link.succeeded',
+      createdAt: new Date().toISOString(),
+      data: { merchantTransactionId: 'order-forged' },
+    });
     const timestamp = String(Math.floor(Date.now() / 1000));
-    const forged = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'webhook-id': 'evt_forged', 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` }, body });
+    const forged = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'evt_forged',
+        'webhook-timestamp': timestamp,
+        'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}`,
+      },
+      body,
+    });
     assert.equal(forged.status, 400);
     const unsigned = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     assert.equal(unsigned.status, 400);

@@ -18,17 +18,52 @@ import type { Browser } from 'playwright-core';
 import { launchChromium, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
 import { driveFrameworkApp, prepareFrameworkApp, typeCheckWrongUsage, type FrameworkName } from './frameworks.ts';
 import { cloneOnlyMentions, cloneOnlyOf, relativeLinks, snippetImports } from './markdown-code.ts';
-import { experimentalWarnings, paidOrderSurvivesSigkill, quickStartLinksAndPays, stillPaidAfterRestart } from './quick-start.ts';
+import {
+  experimentalWarnings,
+  paidOrderSurvivesSigkill,
+  quickStartLinksAndPays,
+  stillPaidAfterRestart,
+} from './quick-start.ts';
 import { stripCloneOnly } from '../../scripts/package-readme.ts';
 import { eventually } from '../node/redis/support.ts';
 import { fetchedNode, lowestSupportedNode, nodeVersion, unsupportedNode } from '../helpers/node-runtimes.ts';
 import {
-  alive, bin, cleanEnv, copyFixture, descendants, exec, FIXTURES, freePort, listeningAddresses, npmLsFinds, npmScriptPolicy, packageTree,
-  packThisCheckout, pendingInstallScripts, pinned, readmeBlock, ROOT, startChild, tempApp, waitForHttp, type Child, type InstallReport, type TempApp,
+  alive,
+  bin,
+  cleanEnv,
+  copyFixture,
+  descendants,
+  exec,
+  FIXTURES,
+  freePort,
+  listeningAddresses,
+  npmLsFinds,
+  npmScriptPolicy,
+  packageTree,
+  packThisCheckout,
+  pendingInstallScripts,
+  pinned,
+  readmeBlock,
+  ROOT,
+  startChild,
+  tempApp,
+  waitForHttp,
+  type Child,
+  type InstallReport,
+  type TempApp,
 } from './temp-apps.ts';
 
 /** The merchant's guides the README links to (docs/). */
-const GUIDES = ['ELEMENT', 'PROXY', 'RETURNING-SHOPPERS', 'EVENTS', 'HOSTED-LINK', 'SEVERAL-INSTANCES', 'GOING-TO-PRODUCTION', 'SANDBOX'].map((name) => `docs/${name}.md`);
+const GUIDES = [
+  'ELEMENT',
+  'PROXY',
+  'RETURNING-SHOPPERS',
+  'EVENTS',
+  'HOSTED-LINK',
+  'SEVERAL-INSTANCES',
+  'GOING-TO-PRODUCTION',
+  'SANDBOX',
+].map((name) => `docs/${name}.md`);
 const HOSTED_QUICK_START = '## Quick start: a hosted link against the sandbox';
 
 /** Tracked files that differ from HEAD (the build must leave this unchanged). */
@@ -47,11 +82,26 @@ function trackedChanges(): string {
 async function blockedOutsideThePackage(app: TempApp, installed: InstallReport): Promise<string[]> {
   const { npm, settings } = await npmScriptPolicy(app);
   assert.ok(Number(npm.split('.')[0]) >= 12, `the apps install with npm 12 or later (this is npm ${npm})`);
-  assert.equal(settings, 'ignore-scripts=false\nallow-scripts=\ndangerously-allow-all-scripts=false', "npm's default install-script policy");
-  assert.deepEqual(installed.blocked, await pendingInstallScripts(app), `npm's warning names what waits for an approval:\n${installed.output}`);
+  assert.equal(
+    settings,
+    'ignore-scripts=false\nallow-scripts=\ndangerously-allow-all-scripts=false',
+    "npm's default install-script policy",
+  );
+  assert.deepEqual(
+    installed.blocked,
+    await pendingInstallScripts(app),
+    `npm's warning names what waits for an approval:\n${installed.output}`,
+  );
   const tree = await packageTree(app);
-  assert.ok(['express@', 'zod@', 'ws@'].every((dependency) => [...tree].some((name) => name.startsWith(dependency))), `npm query lists the package's dependencies: ${[...tree].join(', ')}`);
-  assert.deepEqual(installed.blocked.filter((name) => tree.has(name)), [], `an install script of the package's tree is blocked:\n${installed.output}`);
+  assert.ok(
+    ['express@', 'zod@', 'ws@'].every((dependency) => [...tree].some((name) => name.startsWith(dependency))),
+    `npm query lists the package's dependencies: ${[...tree].join(', ')}`,
+  );
+  assert.deepEqual(
+    installed.blocked.filter((name) => tree.has(name)),
+    [],
+    `an install script of the package's tree is blocked:\n${installed.output}`,
+  );
   assert.equal(await npmLsFinds(app, 'better-sqlite3'), false, 'npm ls better-sqlite3 finds it');
   return installed.blocked.filter((name) => !tree.has(name));
 }
@@ -77,7 +127,10 @@ after(async () => {
 
 test('the packed tarball holds compiled JavaScript, types, the bins and no tests or CI files, and the build touches no tracked file', async () => {
   assert.equal(trackedAfter, trackedBefore, 'npm pack (prepack build) changed tracked files');
-  const files = (await exec('tar', ['-tzf', tarball], packDir)).split('\n').filter(Boolean).map((file) => file.replace(/^package\//, ''));
+  const files = (await exec('tar', ['-tzf', tarball], packDir))
+    .split('\n')
+    .filter(Boolean)
+    .map((file) => file.replace(/^package\//, ''));
   for (const expected of [
     'package.json',
     'README.md',
@@ -99,10 +152,24 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
   ]) {
     assert.ok(files.includes(expected), `the tarball has ${expected}`);
   }
-  assert.deepEqual(files.filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts')), [], 'no TypeScript sources');
-  assert.deepEqual(files.filter((file) => /(^|\/)(test|\.ci|demo\/checkout)\//.test(file)), [], 'no tests, CI or checkout demo');
-  assert.ok(files.some((file) => /^dist\/cdn\/obv-link-account\.[0-9a-f]{10}\.js$/.test(file)), 'the content-hashed element build');
-  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as Record<string, Record<string, string>>;
+  assert.deepEqual(
+    files.filter((file) => /\.ts$/.test(file) && !file.endsWith('.d.ts')),
+    [],
+    'no TypeScript sources',
+  );
+  assert.deepEqual(
+    files.filter((file) => /(^|\/)(test|\.ci|demo\/checkout)\//.test(file)),
+    [],
+    'no tests, CI or checkout demo',
+  );
+  assert.ok(
+    files.some((file) => /^dist\/cdn\/obv-link-account\.[0-9a-f]{10}\.js$/.test(file)),
+    'the content-hashed element build',
+  );
+  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as Record<
+    string,
+    Record<string, string>
+  >;
   assert.equal(manifest.scripts?.prepack, 'npm run build && tsx scripts/package-readme.ts strip');
   assert.equal(manifest.scripts?.postpack, 'tsx scripts/package-readme.ts restore');
   assert.equal(manifest.dependencies?.tsx, undefined, 'tsx is not a run-time dependency');
@@ -111,10 +178,16 @@ test('the packed tarball holds compiled JavaScript, types, the bins and no tests
 });
 
 test('the tarball carries the licence, the changelog, the security policy, and every file its documents link to', async () => {
-  const files = (await exec('tar', ['-tzf', tarball], packDir)).split('\n').filter(Boolean).map((file) => file.replace(/^package\//, ''));
-  for (const expected of ['LICENSE', 'CHANGELOG.md', 'SECURITY.md', 'docs/GOING-TO-PRODUCTION.md']) assert.ok(files.includes(expected), `the tarball has ${expected}`);
+  const files = (await exec('tar', ['-tzf', tarball], packDir))
+    .split('\n')
+    .filter(Boolean)
+    .map((file) => file.replace(/^package\//, ''));
+  for (const expected of ['LICENSE', 'CHANGELOG.md', 'SECURITY.md', 'docs/GOING-TO-PRODUCTION.md'])
+    assert.ok(files.includes(expected), `the tarball has ${expected}`);
   const licence = await exec('tar', ['-xzOf', tarball, 'package/LICENSE'], packDir);
-  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as { license?: string };
+  const manifest = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/package.json'], packDir)) as {
+    license?: string;
+  };
   assert.equal(manifest.license, 'MIT');
   assert.match(licence, /^MIT License/, 'the LICENSE file is the MIT licence package.json names');
   const documents = files.filter((file) => file.endsWith('.md'));
@@ -125,7 +198,8 @@ test('the tarball carries the licence, the changelog, the security policy, and e
     for (const link of relativeLinks(text)) {
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(document), link));
       // A file, or a folder that holds packed files (`docs/`).
-      if (!files.includes(target) && !files.some((file) => file.startsWith(`${target.replace(/\/$/, '')}/`))) broken.push(`${document} → ${link}`);
+      if (!files.includes(target) && !files.some((file) => file.startsWith(`${target.replace(/\/$/, '')}/`)))
+        broken.push(`${document} → ${link}`);
     }
   }
   assert.deepEqual(broken, [], 'links that would be broken in the installed package');
@@ -142,14 +216,23 @@ test("the package's README is the clone's without its clone-only blocks: nothing
 });
 
 test('the content-hashed element build matches its SRI value, and the README snippet shows both', async () => {
-  const cdn = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/dist/cdn/manifest.json'], packDir)) as { file: string; integrity: string };
+  const cdn = JSON.parse(await exec('tar', ['-xzOf', tarball, 'package/dist/cdn/manifest.json'], packDir)) as {
+    file: string;
+    integrity: string;
+  };
   const hashed = await execBuffer('tar', ['-xzOf', tarball, `package/dist/cdn/${cdn.file}`], packDir);
   const bundle = await execBuffer('tar', ['-xzOf', tarball, 'package/dist/obv-link-account.js'], packDir);
   assert.ok(hashed.equals(bundle), 'the hashed copy is the element bundle');
   assert.equal(cdn.integrity, `sha384-${createHash('sha384').update(hashed).digest('base64')}`);
   const snippet = readmeBlock('<!-- sri-snippet -->', 'html');
-  assert.ok(snippet.includes(`/dist/cdn/${cdn.file}"`), `the README's CDN snippet names ${cdn.file} (copy it from \`npm run build\`)`);
-  assert.ok(snippet.includes(`integrity="${cdn.integrity}"`), `the README's CDN snippet shows integrity="${cdn.integrity}" (copy it from \`npm run build\`)`);
+  assert.ok(
+    snippet.includes(`/dist/cdn/${cdn.file}"`),
+    `the README's CDN snippet names ${cdn.file} (copy it from \`npm run build\`)`,
+  );
+  assert.ok(
+    snippet.includes(`integrity="${cdn.integrity}"`),
+    `the README's CDN snippet shows integrity="${cdn.integrity}" (copy it from \`npm run build\`)`,
+  );
 });
 
 describe('a plain-JavaScript Express 5 app that follows the README', () => {
@@ -169,7 +252,11 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('installs with npm 12 and its default settings: no install script to approve, none blocked, no better-sqlite3', async () => {
-    assert.deepEqual(await blockedOutsideThePackage(app, installed), [], 'express and the package need no install script');
+    assert.deepEqual(
+      await blockedOutsideThePackage(app, installed),
+      [],
+      'express and the package need no install script',
+    );
   });
 
   test('installs without the Redis client and without any TypeScript tooling', () => {
@@ -179,7 +266,9 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('imports every entry of the package in plain Node, as a server renderer does: no DOM needed, nothing registered, no global set', async () => {
-    const manifest = JSON.parse(readFileSync(path.join(app.dir, 'node_modules/obv-link/package.json'), 'utf8')) as { exports: Record<string, unknown> };
+    const manifest = JSON.parse(readFileSync(path.join(app.dir, 'node_modules/obv-link/package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
     const entries = Object.keys(manifest.exports).map((key) => key.replace(/^\./, 'obv-link'));
     assert.ok(entries.includes('obv-link/react') && entries.includes('obv-link/element'), entries.join(', '));
     const script = `
@@ -200,12 +289,23 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     assert.equal(results.globals, 'none', 'importing defines no browser global on the server');
   });
 
-  test("every import in the code blocks of the README and its guides resolves against the package, with the names it imports", async () => {
+  test('every import in the code blocks of the README and its guides resolves against the package, with the names it imports', async () => {
     const documents = ['README.md', ...GUIDES];
     const imports = documents.flatMap((file) => snippetImports(readFileSync(path.join(ROOT, file), 'utf8'), file));
-    assert.ok(imports.filter((found) => found.specifier.startsWith('obv-link')).length >= 6, 'the snippets import the package');
+    assert.ok(
+      imports.filter((found) => found.specifier.startsWith('obv-link')).length >= 6,
+      'the snippets import the package',
+    );
     // What a snippet's reader installs beside obv-link (the README says so where they are used).
-    const theirOwn = new Set(['express', 'react', 'vue', '@vitejs/plugin-vue', 'standardwebhooks', 'expo-linking', 'expo-web-browser']);
+    const theirOwn = new Set([
+      'express',
+      'react',
+      'vue',
+      '@vitejs/plugin-vue',
+      'standardwebhooks',
+      'expo-linking',
+      'expo-web-browser',
+    ]);
     const problems: string[] = [];
     for (const found of imports) {
       const { specifier, names, where } = found;
@@ -217,7 +317,12 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
       }
       const script = `const module = await import(${JSON.stringify(specifier)}); console.log(JSON.stringify(${JSON.stringify(names)}.filter((name) => !(name in module))));`;
       try {
-        const missing = JSON.parse((await exec(process.execPath, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv())).trim().split('\n').at(-1) ?? '[]') as string[];
+        const missing = JSON.parse(
+          (await exec(process.execPath, ['--input-type=module', '-e', script], app.dir, 60_000, cleanEnv()))
+            .trim()
+            .split('\n')
+            .at(-1) ?? '[]',
+        ) as string[];
         if (missing.length > 0) problems.push(`${where}: ${specifier} does not export ${missing.join(', ')}`);
       } catch (error) {
         problems.push(`${where}: ${specifier} does not resolve: ${String(error).split('\n').slice(0, 3).join(' ')}`);
@@ -227,7 +332,10 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   });
 
   test('npx obv-link-proxy refuses bad config naming each variable, and boots from env', async () => {
-    const refused = startChild('npx', ['--no-install', 'obv-link-proxy'], { cwd: app.dir, env: cleanEnv({ OBV_SANDBOX: 'true', OBV_PUBLIC_URL: 'not a url' }) });
+    const refused = startChild('npx', ['--no-install', 'obv-link-proxy'], {
+      cwd: app.dir,
+      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_PUBLIC_URL: 'not a url' }),
+    });
     children.push(refused);
     assert.equal(await refused.exited(), 1);
     assert.match(refused.output(), /OBV_BASE_URL: is required/);
@@ -236,7 +344,13 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     // Installed without optional dependencies, asking for Redis names the package to install.
     const noRedis = startChild(bin(app, 'obv-link-proxy'), [], {
       cwd: app.dir,
-      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_REDIS_URL: 'redis://127.0.0.1:9', PORT: '0' }),
+      env: cleanEnv({
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: 'http://127.0.0.1:9',
+        OBV_PUBLIC_URL: 'http://127.0.0.1:9',
+        OBV_REDIS_URL: 'redis://127.0.0.1:9',
+        PORT: '0',
+      }),
     });
     children.push(noRedis);
     assert.notEqual(await noRedis.exited(), 0);
@@ -244,7 +358,13 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     // Likewise PostgreSQL names pg.
     const noPostgres = startChild(bin(app, 'obv-link-proxy'), [], {
       cwd: app.dir,
-      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_DATABASE_URL: 'postgres://127.0.0.1:9/shop', PORT: '0' }),
+      env: cleanEnv({
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: 'http://127.0.0.1:9',
+        OBV_PUBLIC_URL: 'http://127.0.0.1:9',
+        OBV_DATABASE_URL: 'postgres://127.0.0.1:9/shop',
+        PORT: '0',
+      }),
     });
     children.push(noPostgres);
     assert.notEqual(await noPostgres.exited(), 0);
@@ -254,7 +374,12 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     // The bin itself (what npx runs), so the signal below reaches the proxy and not npm.
     const proxy = startChild(bin(app, 'obv-link-proxy'), [], {
       cwd: app.dir,
-      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(port) }),
+      env: cleanEnv({
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: 'http://127.0.0.1:9',
+        OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        PORT: String(port),
+      }),
     });
     children.push(proxy);
     await proxy.waitFor(/obv-link proxy listening/);
@@ -274,14 +399,36 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
       const help = startChild(bin(app, name), ['--help'], { cwd: app.dir, env: cleanEnv({}) });
       children.push(help);
       assert.equal(await help.exited(), 0);
-      assert.match(help.output(), name === 'obv-link-proxy' ? /^ {2}OBV_CLIENT_SECRET .*\[required\]$/m : /^ {2}PROVIDER_PORT .*\[default 4010\]$/m);
+      assert.match(
+        help.output(),
+        name === 'obv-link-proxy'
+          ? /^ {2}OBV_CLIENT_SECRET .*\[required\]$/m
+          : /^ {2}PROVIDER_PORT .*\[default 4010\]$/m,
+      );
     }
     const flags = {
-      'base-url': 'https://api.provider.example', 'client-id': 'shop', 'client-secret': 'from-the-provider',
-      'webhook-secret': `whsec_${Buffer.from('the-provider-webhook-secret-0123456789').toString('base64')}`, 'merchant-id': 'm-1',
-      'pgw-app-id': 'app', 'pgw-client-id': 'pgw', 'public-url': 'https://pay.shop.example',
+      'base-url': 'https://api.provider.example',
+      'client-id': 'shop',
+      'client-secret': 'from-the-provider',
+      'webhook-secret': `whsec_${Buffer.from('the-provider-webhook-secret-0123456789').toString('base64')}`,
+      'merchant-id': 'm-1',
+      'pgw-app-id': 'app',
+      'pgw-client-id': 'pgw',
+      'public-url': 'https://pay.shop.example',
     };
-    const init = startChild('npx', ['--no-install', 'obv-link-proxy', 'init', '--yes', '--out', 'prod.env', ...Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value])], { cwd: app.dir, env: cleanEnv({}) });
+    const init = startChild(
+      'npx',
+      [
+        '--no-install',
+        'obv-link-proxy',
+        'init',
+        '--yes',
+        '--out',
+        'prod.env',
+        ...Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value]),
+      ],
+      { cwd: app.dir, env: cleanEnv({}) },
+    );
     children.push(init);
     assert.equal(await init.exited(), 0, init.output());
     assert.equal(statSync(path.join(app.dir, 'prod.env')).mode & 0o777, 0o600);
@@ -299,15 +446,28 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     const needed = lowestSupportedNode();
     for (const name of ['obv-link-proxy', 'obv-link-sandbox']) {
       const line = `${name} needs Node.js ${needed} or later; this is Node.js ${version}. Install Node.js 24 LTS (https://nodejs.org/) and run it again.`;
-      const direct = startChild(old, [bin(app, name)], { cwd: app.dir, env: cleanEnv({ OBV_SANDBOX: 'true', PROVIDER_PORT: '0' }) });
+      const direct = startChild(old, [bin(app, name)], {
+        cwd: app.dir,
+        env: cleanEnv({ OBV_SANDBOX: 'true', PROVIDER_PORT: '0' }),
+      });
       children.push(direct);
       assert.equal(await direct.exited(), 1);
       assert.equal(direct.output(), `${line}\n`);
       // As on a machine whose `node` is that one: npx (its npm, when it has one beside it) runs the bin's shebang with it.
-      const npx = startChild('npx', ['--no-install', name], { cwd: app.dir, env: cleanEnv({ PATH: `${path.dirname(old)}:${process.env.PATH ?? ''}`, OBV_SANDBOX: 'true' }) });
+      const npx = startChild('npx', ['--no-install', name], {
+        cwd: app.dir,
+        env: cleanEnv({ PATH: `${path.dirname(old)}:${process.env.PATH ?? ''}`, OBV_SANDBOX: 'true' }),
+      });
       children.push(npx);
       assert.equal(await npx.exited(30_000), 1, npx.output());
-      assert.deepEqual(npx.output().split('\n').filter((text) => text && !text.startsWith('npm ')), [line], 'one line besides npm\'s own notices');
+      assert.deepEqual(
+        npx
+          .output()
+          .split('\n')
+          .filter((text) => text && !text.startsWith('npm ')),
+        [line],
+        "one line besides npm's own notices",
+      );
     }
     // Mounted in an app on that Node, the default storage names the Node it needs (storage/sqlite/driver.ts).
     const script = `
@@ -329,21 +489,34 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
 
   test('the hosted-link quick start (docs/HOSTED-LINK.md), word for word: an order, its hosted page on a phone-sized Chromium, the way back, the payment', async (t) => {
     const guide = readFileSync(path.join(ROOT, 'docs/HOSTED-LINK.md'), 'utf8');
-    const envLine = readmeBlock(HOSTED_QUICK_START, 'sh', guide).split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
+    const envLine = readmeBlock(HOSTED_QUICK_START, 'sh', guide)
+      .split('\n')
+      .find((line) => line.startsWith('OBV_SANDBOX='));
     assert.ok(envLine, 'the hosted quick start runs hosted-server.js with its variables');
     assert.match(envLine, /node hosted-server\.js$/);
-    const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
+    const variables = Object.fromEntries(
+      [...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]),
+    );
 
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], {
+      cwd: app.dir,
+      env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }),
+    });
     children.push(sandbox);
     const [, sandboxUrl] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
     app.write('hosted-server.js', readmeBlock(HOSTED_QUICK_START, 'js', guide));
     const port = await freePort();
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries(variables)) {
-      env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl!).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
+      env[name] = value
+        .replace('http://127.0.0.1:4010', sandboxUrl!)
+        .replace('127.0.0.1:3000', `127.0.0.1:${port}`)
+        .replace(/^3000$/, String(port));
     }
-    const server = startChild(process.execPath, ['hosted-server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
+    const server = startChild(process.execPath, ['hosted-server.js'], {
+      cwd: app.dir,
+      env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }),
+    });
     children.push(server);
     const shop = `http://127.0.0.1:${port}`;
     await waitForHttp(`${shop}/obv/healthz`, server);
@@ -361,10 +534,12 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
     page.on('pageerror', (error) => problems.push(error.message));
     // CSP violations are console errors; a missing file is named by its response (the shop has no favicon, as in the guide).
     page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) problems.push(message.text());
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource'))
+        problems.push(message.text());
     });
     page.on('response', (response) => {
-      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} ${response.url()}`);
+      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico'))
+        problems.push(`${response.status()} ${response.url()}`);
     });
     await page.goto(hostedUrl);
     const [bank] = await Promise.all([
@@ -388,29 +563,47 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
 
   test('npx obv-link-sandbox boots from env and stops cleanly on SIGTERM and SIGINT', async () => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-      const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+      const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], {
+        cwd: app.dir,
+        env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }),
+      });
       children.push(sandbox);
       const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
-      const token = await fetch(`${url}/exp/auth/mint/v1/oauth2/token?grant_type=client_credentials&scope=obv%2Ftoken-request`, {
-        method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
-      });
+      const token = await fetch(
+        `${url}/exp/auth/mint/v1/oauth2/token?grant_type=client_credentials&scope=obv%2Ftoken-request`,
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${Buffer.from('sandbox_client:sandbox_secret').toString('base64')}`,
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+        },
+      );
       assert.equal(token.status, 200, `the sandbox issues a token (${url})`);
       sandbox.process.kill(signal);
       assert.equal(await sandbox.exited(), 0, `exit code after ${signal}`);
     }
-    const refused = startChild('npx', ['--no-install', 'obv-link-sandbox'], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: 'eighty' }) });
+    const refused = startChild('npx', ['--no-install', 'obv-link-sandbox'], {
+      cwd: app.dir,
+      env: cleanEnv({ PROVIDER_PORT: 'eighty' }),
+    });
     children.push(refused);
     assert.equal(await refused.exited(), 1);
     assert.match(refused.output(), /PROVIDER_PORT/);
   });
 
   test('npx obv-link-sandbox <control> sets a control on the running sandbox (fail-next, status, reset), prints --help, and says when no sandbox answers', async () => {
-    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+    const sandbox = startChild(bin(app, 'obv-link-sandbox'), [], {
+      cwd: app.dir,
+      env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }),
+    });
     children.push(sandbox);
     const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
     const npx = async (args: string[], env: Record<string, string> = {}) => {
-      const child = startChild('npx', ['--no-install', 'obv-link-sandbox', ...args], { cwd: app.dir, env: cleanEnv(env) });
+      const child = startChild('npx', ['--no-install', 'obv-link-sandbox', ...args], {
+        cwd: app.dir,
+        env: cleanEnv(env),
+      });
       children.push(child);
       return { code: await child.exited(30_000), output: child.output() };
     };
@@ -435,11 +628,23 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   // SIGTERM but holds a SIGINT until node ends: bin/stop-with-npm.js stops node in both cases.
   test('npx obv-link-proxy (sandbox mode) and npx obv-link-sandbox listen on loopback, and SIGTERM or SIGINT to npx, or Ctrl-C, stops them: the port closes, no node process is left', async () => {
     for (const name of ['obv-link-sandbox', 'obv-link-proxy'] as const) {
-      for (const [signal, target] of [['SIGTERM', 'npx'], ['SIGINT', 'npx'], ['SIGINT', 'group']] as const) {
+      for (const [signal, target] of [
+        ['SIGTERM', 'npx'],
+        ['SIGINT', 'npx'],
+        ['SIGINT', 'group'],
+      ] as const) {
         const port = await freePort();
-        const env: Record<string, string> = name === 'obv-link-sandbox'
-          ? { PROVIDER_PORT: String(port), PROVIDER_LOG_LEVEL: 'warn' }
-          : { OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(port), OBV_STORAGE: 'memory', OBV_DRAIN_WINDOW: '0' };
+        const env: Record<string, string> =
+          name === 'obv-link-sandbox'
+            ? { PROVIDER_PORT: String(port), PROVIDER_LOG_LEVEL: 'warn' }
+            : {
+                OBV_SANDBOX: 'true',
+                OBV_BASE_URL: 'http://127.0.0.1:9',
+                OBV_PUBLIC_URL: `http://127.0.0.1:${port}`,
+                PORT: String(port),
+                OBV_STORAGE: 'memory',
+                OBV_DRAIN_WINDOW: '0',
+              };
         // What Docker or systemd runs and signals: npx (npm exec → sh -c → node), not the bin.
         const npx = startChild('npx', ['--no-install', name], { cwd: app.dir, env: cleanEnv(env), group: true });
         children.push(npx);
@@ -447,13 +652,25 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
         const below = await descendants(npx.process.pid!);
         try {
           assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], `${name} listens on loopback by default`);
-          if (name === 'obv-link-proxy') assert.match(npx.output(), /listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
+          if (name === 'obv-link-proxy')
+            assert.match(npx.output(), /listening on 127\.0\.0\.1 only \(HOST=0\.0\.0\.0 listens on every interface\)/);
           if (target === 'npx') npx.process.kill(signal);
           else process.kill(-npx.process.pid!, signal);
           await npx.exited();
-          await eventually(async () => (listeningAddresses(port).length === 0 && below.every((pid) => !alive(pid))) || undefined, 10_000).catch(() => undefined);
-          assert.deepEqual(listeningAddresses(port), [], `nothing listens on ${port} after ${signal} to the ${target} of ${name}`);
-          assert.deepEqual(below.filter(alive), [], `no process npx started is left after ${signal} to the ${target} of ${name}:\n${npx.output()}`);
+          await eventually(
+            async () => (listeningAddresses(port).length === 0 && below.every((pid) => !alive(pid))) || undefined,
+            10_000,
+          ).catch(() => undefined);
+          assert.deepEqual(
+            listeningAddresses(port),
+            [],
+            `nothing listens on ${port} after ${signal} to the ${target} of ${name}`,
+          );
+          assert.deepEqual(
+            below.filter(alive),
+            [],
+            `no process npx started is left after ${signal} to the ${target} of ${name}:\n${npx.output()}`,
+          );
         } finally {
           for (const pid of below.filter(alive)) process.kill(pid, 'SIGKILL');
         }
@@ -520,7 +737,11 @@ describe('a TypeScript app (strict, skipLibCheck off) with only the package, exp
     const tsc = () => exec(process.execPath, ['node_modules/typescript/bin/tsc', '-p', '.'], app.dir);
     await tsc();
     await exec('npm', ['prune', '--omit=optional'], app.dir, 60_000, cleanEnv());
-    assert.equal(existsSync(path.join(app.dir, 'node_modules/ioredis')), false, 'npm prune --omit=optional removed the Redis client');
+    assert.equal(
+      existsSync(path.join(app.dir, 'node_modules/ioredis')),
+      false,
+      'npm prune --omit=optional removed the Redis client',
+    );
     await tsc();
   });
 
@@ -534,8 +755,12 @@ describe('a TypeScript app (strict, skipLibCheck off) with only the package, exp
         () => assert.fail(`tsc accepted src/${file}`),
         (error: unknown) => String(error),
       );
-      const flagged = [...new Set([...output.matchAll(/src\/wrong-events\.ts\((\d+),\d+\): error/g)].map((match) => Number(match[1])))].sort((a, b) => a - b);
-      const refused = text.split('\n').flatMap((line, index) => (/refused:/.test(line) && !/^\s*\/\//.test(line) ? [index + 1] : []));
+      const flagged = [
+        ...new Set([...output.matchAll(/src\/wrong-events\.ts\((\d+),\d+\): error/g)].map((match) => Number(match[1]))),
+      ].sort((a, b) => a - b);
+      const refused = text
+        .split('\n')
+        .flatMap((line, index) => (/refused:/.test(line) && !/^\s*\/\//.test(line) ? [index + 1] : []));
       assert.ok(refused.length >= 4, `the fixture marks the refused lines (${refused.join(', ')})`);
       assert.deepEqual(flagged, refused, `every line marked "refused" is flagged, and no other:\n${output}`);
     } finally {
@@ -574,6 +799,8 @@ for (const framework of ['react', 'vue'] as FrameworkName[]) {
 /** A command's stdout as bytes (tar -xO of a file in the tarball). */
 function execBuffer(command: string, args: string[], cwd: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    execFile(command, args, { cwd, encoding: 'buffer', maxBuffer: 16 * 1024 * 1024 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout),
+    );
   });
 }

@@ -24,14 +24,23 @@ export function snippetImports(markdown: string, file: string): SnippetImport[] 
     if (!MODULE_BLOCKS.has(language)) continue;
     const line = markdown.slice(0, block.index).split('\n').length;
     const where = `${file}:${line} (${language})`;
-    for (const match of code.matchAll(/^\s*import\s+(type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\{([^}]*)\}\s*)?(?:\*\s+as\s+[\w$]+\s*)?from\s+['"]([^'"]+)['"]/gm)) {
+    for (const match of code.matchAll(
+      /^\s*import\s+(type\s+)?(?:([\w$]+)\s*,?\s*)?(?:\{([^}]*)\}\s*)?(?:\*\s+as\s+[\w$]+\s*)?from\s+['"]([^'"]+)['"]/gm,
+    )) {
       const [, typeOnly, , braces = '', specifier = ''] = match;
-      const names = typeOnly ? [] : braces.split(',').map((part) => part.trim()).filter((part) => part && !part.startsWith('type '))
-        .map((part) => part.split(/\s+as\s+/)[0] as string);
+      const names = typeOnly
+        ? []
+        : braces
+            .split(',')
+            .map((part) => part.trim())
+            .filter((part) => part && !part.startsWith('type '))
+            .map((part) => part.split(/\s+as\s+/)[0] as string);
       found.push({ specifier, names, where });
     }
-    for (const match of code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm)) found.push({ specifier: match[1] as string, names: [], where });
-    for (const match of code.matchAll(/(?:import|import\.meta\.resolve)\(\s*['"]([^'"]+)['"]\s*\)/g)) found.push({ specifier: match[1] as string, names: [], where });
+    for (const match of code.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm))
+      found.push({ specifier: match[1] as string, names: [], where });
+    for (const match of code.matchAll(/(?:import|import\.meta\.resolve)\(\s*['"]([^'"]+)['"]\s*\)/g))
+      found.push({ specifier: match[1] as string, names: [], where });
   }
   return found;
 }
@@ -64,15 +73,33 @@ export function cloneOnlyMentions(markdown: string, { folders, scripts }: CloneO
     /\b(?:the )?demo(?:'s)? (?:shop|panel)\b/gi,
     /<!-- \/?clone-only -->/g,
   ];
-  return [...new Set(markdown.split('\n').flatMap((line, index) =>
-    patterns.flatMap((pattern) => [...line.matchAll(pattern)].map((match) => `line ${index + 1}: ${match[0]} in "${line.trim().slice(0, 120)}"`))))];
+  return [
+    ...new Set(
+      markdown
+        .split('\n')
+        .flatMap((line, index) =>
+          patterns.flatMap((pattern) =>
+            [...line.matchAll(pattern)].map(
+              (match) => `line ${index + 1}: ${match[0]} in "${line.trim().slice(0, 120)}"`,
+            ),
+          ),
+        ),
+    ),
+  ];
 }
 
 /** What the clone at `root` has that its package leaves out: tracked top-level folders outside package.json `files`, and its npm scripts. */
 export function cloneOnlyOf(root: string): CloneOnly {
-  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { files: string[]; scripts: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    files: string[];
+    scripts: Record<string, string>;
+  };
   const shipped = new Set(manifest.files.map((entry) => entry.split('/')[0]));
-  const tracked = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' }).split('\n').filter((file) => file.includes('/'));
-  const folders = [...new Set(tracked.map((file) => file.split('/')[0] as string))].filter((folder) => !shipped.has(folder));
+  const tracked = execFileSync('git', ['ls-files'], { cwd: root, encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file.includes('/'));
+  const folders = [...new Set(tracked.map((file) => file.split('/')[0] as string))].filter(
+    (folder) => !shipped.has(folder),
+  );
   return { folders, scripts: Object.keys(manifest.scripts) };
 }

@@ -11,7 +11,16 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchChromium, saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts';
-import { cleanEnv, freePort, packThisCheckout, readmeBlock, runShellBlock, tempApp, type ShellBlock, type TempApp } from './temp-apps.ts';
+import {
+  cleanEnv,
+  freePort,
+  packThisCheckout,
+  readmeBlock,
+  runShellBlock,
+  tempApp,
+  type ShellBlock,
+  type TempApp,
+} from './temp-apps.ts';
 
 const ANY_BACKEND = '### Any backend';
 /** The block installs the package first (already installed: npm checks and links it again). */
@@ -21,8 +30,15 @@ const INSTALL_TIMEOUT_MS = 180_000;
 async function waitForHttp(url: string, block: ShellBlock, timeoutMs = STEP_TIMEOUT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await fetch(url).then((response) => response.ok, () => false)) return;
-    if (block.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${block.output()}`);
+    if (
+      await fetch(url).then(
+        (response) => response.ok,
+        () => false,
+      )
+    )
+      return;
+    if (block.process.exitCode !== null || Date.now() > deadline)
+      throw new Error(`${url} did not answer:\n${block.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -53,25 +69,37 @@ describe('the Python shop beside the packed proxy', () => {
 
   test("the README's commands, run as written, link with user_good, learn link.succeeded from the signed event, pay and show APPROVED", async (t) => {
     const commands = readmeBlock(ANY_BACKEND, 'sh');
-    assert.doesNotMatch(commands, /&&[^\n]*&\s*(#.*)?$/m, 'no line sends an install or a copy to the background with the server');
+    assert.doesNotMatch(
+      commands,
+      /&&[^\n]*&\s*(#.*)?$/m,
+      'no line sends an install or a copy to the background with the server',
+    );
     const [sandboxPort, proxyPort, shopPort] = [await freePort(), await freePort(), await freePort()];
-    block = runShellBlock(commands, [
-      ['npm install obv-link\n', `npm install ${tarball} --prefer-offline --no-audit --no-fund --loglevel=error\n`],
-      ['127.0.0.1:4010', `127.0.0.1:${sandboxPort}`],
-      ['127.0.0.1:3000', `127.0.0.1:${proxyPort}`],
-      ['PORT=3000 ', `PORT=${proxyPort} `],
-      ['127.0.0.1:8000', `127.0.0.1:${shopPort}`],
-    ], {
-      cwd: app.dir,
-      // The ports the commands take from their environment: the sandbox's PROVIDER_PORT (4010), the shop's PORT (8000).
-      env: cleanEnv({ PROVIDER_PORT: String(sandboxPort), PROVIDER_LOG_LEVEL: 'warn', PORT: String(shopPort) }),
-    });
+    block = runShellBlock(
+      commands,
+      [
+        ['npm install obv-link\n', `npm install ${tarball} --prefer-offline --no-audit --no-fund --loglevel=error\n`],
+        ['127.0.0.1:4010', `127.0.0.1:${sandboxPort}`],
+        ['127.0.0.1:3000', `127.0.0.1:${proxyPort}`],
+        ['PORT=3000 ', `PORT=${proxyPort} `],
+        ['127.0.0.1:8000', `127.0.0.1:${shopPort}`],
+      ],
+      {
+        cwd: app.dir,
+        // The ports the commands take from their environment: the sandbox's PROVIDER_PORT (4010), the shop's PORT (8000).
+        env: cleanEnv({ PROVIDER_PORT: String(sandboxPort), PROVIDER_LOG_LEVEL: 'warn', PORT: String(shopPort) }),
+      },
+    );
     const shopUrl = `http://127.0.0.1:${shopPort}`;
     await waitForHttp(`http://127.0.0.1:${proxyPort}/obv/healthz`, block, INSTALL_TIMEOUT_MS);
     await waitForHttp(`${shopUrl}/assets/obv-link-account.js`, block);
 
     // The README's curl for a link session, as written, against that proxy (its key is the one the block set).
-    const curl = runShellBlock(readmeBlock('from another terminal while the proxy above runs', 'sh'), [['127.0.0.1:3000', `127.0.0.1:${proxyPort}`]], { cwd: app.dir, env: cleanEnv() });
+    const curl = runShellBlock(
+      readmeBlock('from another terminal while the proxy above runs', 'sh'),
+      [['127.0.0.1:3000', `127.0.0.1:${proxyPort}`]],
+      { cwd: app.dir, env: cleanEnv() },
+    );
     assert.equal(await curl.exited(), 0, curl.output());
     assert.match(curl.output(), /\{"linkToken":"lt_[^"]+","expiresAt":"[^"]+"\}/, curl.output());
 
@@ -113,7 +141,10 @@ describe('the Python shop beside the packed proxy', () => {
         events = ((await (await fetch(`${orderUrl}/status`)).json()) as { events: string[] }).events;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      assert.ok(events.some((line) => line.endsWith(' payment.succeeded')), `events: ${events.join(', ')}`);
+      assert.ok(
+        events.some((line) => line.endsWith(' payment.succeeded')),
+        `events: ${events.join(', ')}`,
+      );
       assert.deepEqual(problems, []);
       assert.doesNotMatch(block.output(), /refused an event/);
     } finally {

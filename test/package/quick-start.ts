@@ -12,13 +12,30 @@ import { saveScreenshot, signInAtBank, STEP_TIMEOUT_MS } from '../e2e/harness.ts
 import { signInAtBank as signInOverHttp } from '../node/redis/cluster.ts';
 import { eventually } from '../node/redis/support.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
-import { bin, cleanEnv, freePort, listeningAddresses, readmeBlock, startChild, waitForHttp, type Child, type TempApp } from './temp-apps.ts';
+import {
+  bin,
+  cleanEnv,
+  freePort,
+  listeningAddresses,
+  readmeBlock,
+  startChild,
+  waitForHttp,
+  type Child,
+  type TempApp,
+} from './temp-apps.ts';
 
 const QUICK_START = '### Quick start against the sandbox';
 
 /** The sandbox bin on a free port (as the README starts it on 4010), with `node`; resolves with its URL. */
-export async function startSandbox(app: TempApp, node: string, children: Child[]): Promise<{ sandbox: Child; url: string }> {
-  const sandbox = startChild(node, [bin(app, 'obv-link-sandbox')], { cwd: app.dir, env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }) });
+export async function startSandbox(
+  app: TempApp,
+  node: string,
+  children: Child[],
+): Promise<{ sandbox: Child; url: string }> {
+  const sandbox = startChild(node, [bin(app, 'obv-link-sandbox')], {
+    cwd: app.dir,
+    env: cleanEnv({ PROVIDER_PORT: '0', PROVIDER_LOG_LEVEL: 'warn' }),
+  });
   children.push(sandbox);
   const [, url] = await sandbox.waitFor(/listening on (http:\/\/\S+)/);
   return { sandbox, url: url! };
@@ -38,12 +55,21 @@ export interface QuickStartRun {
  * The README's quick start in `app` with `node`: server.js and checkout.html as written, a shopper links
  * and pays in Chromium, a second payment of the order answers 409 with the first; then SIGTERM, exit 0.
  */
-export async function quickStartLinksAndPays(t: TestContext, app: TempApp, browser: Browser, node: string, children: Child[]): Promise<QuickStartRun> {
+export async function quickStartLinksAndPays(
+  t: TestContext,
+  app: TempApp,
+  browser: Browser,
+  node: string,
+  children: Child[],
+): Promise<QuickStartRun> {
   const commands = readmeBlock(QUICK_START, 'sh');
   const envLine = commands.split('\n').find((line) => line.startsWith('OBV_SANDBOX='));
   assert.ok(envLine, 'the quick start runs server.js with its variables');
   const variables = Object.fromEntries([...envLine.matchAll(/(\w+)=(\S+)/g)].map(([, name, value]) => [name!, value!]));
-  assert.ok(Object.keys(variables).length <= 5, `at most 5 variables, the README sets ${Object.keys(variables).join(', ')}`);
+  assert.ok(
+    Object.keys(variables).length <= 5,
+    `at most 5 variables, the README sets ${Object.keys(variables).join(', ')}`,
+  );
   assert.match(envLine, /node server\.js$/);
 
   const { url: sandboxUrl } = await startSandbox(app, node, children);
@@ -52,13 +78,20 @@ export async function quickStartLinksAndPays(t: TestContext, app: TempApp, brows
   const port = await freePort();
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(variables)) {
-    env[name] = value.replace('http://127.0.0.1:4010', sandboxUrl).replace('127.0.0.1:3000', `127.0.0.1:${port}`).replace(/^3000$/, String(port));
+    env[name] = value
+      .replace('http://127.0.0.1:4010', sandboxUrl)
+      .replace('127.0.0.1:3000', `127.0.0.1:${port}`)
+      .replace(/^3000$/, String(port));
   }
   const server = startChild(node, ['server.js'], { cwd: app.dir, env: cleanEnv({ ...env, OBV_LOG_LEVEL: 'warn' }) });
   children.push(server);
   const shop = `http://127.0.0.1:${port}`;
   await waitForHttp(`${shop}/obv/healthz`, server);
-  assert.deepEqual(listeningAddresses(port), ['127.0.0.1'], 'the quick start listens on this machine only (HOST unset)');
+  assert.deepEqual(
+    listeningAddresses(port),
+    ['127.0.0.1'],
+    'the quick start listens on this machine only (HOST unset)',
+  );
 
   const context = await browser.newContext();
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
@@ -76,7 +109,10 @@ export async function quickStartLinksAndPays(t: TestContext, app: TempApp, brows
   await page.locator('obv-link-account[state="success"]').waitFor();
   assert.match(await element.locator('[part~="status"]').innerText(), /Checking ••••4321/);
 
-  const [response] = await Promise.all([page.waitForResponse(`${shop}/pay`), page.getByRole('button', { name: 'Pay $49.99' }).click()]);
+  const [response] = await Promise.all([
+    page.waitForResponse(`${shop}/pay`),
+    page.getByRole('button', { name: 'Pay $49.99' }).click(),
+  ]);
   assert.equal(response.status(), 201, await response.text());
   const transaction = (await response.json()) as { transactionStatus?: string; transactionId?: string };
   assert.equal(transaction.transactionStatus, 'APPROVED');
@@ -84,15 +120,28 @@ export async function quickStartLinksAndPays(t: TestContext, app: TempApp, brows
   await saveScreenshot(page, 'package-express-paid').catch(() => undefined);
   // As the README says: Pay again (the same form, posted once more) and the order, paid once, answers 409 with that payment.
   const form = response.request().postData() ?? '';
-  const again = await fetch(`${shop}/pay`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+  const again = await fetch(`${shop}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form,
+  });
   assert.equal(again.status, 409);
-  assert.equal(((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId, transaction.transactionId);
+  assert.equal(
+    ((await again.json()) as { payment?: { transactionId?: string } }).payment?.transactionId,
+    transaction.transactionId,
+  );
   assert.deepEqual(problems, []);
 
   server.process.kill('SIGTERM');
   assert.equal(await server.exited(), 0, 'the README server stops on SIGTERM');
   const fields = new URLSearchParams(form);
-  return { server, env, orderId: fields.get('orderId') ?? '', linkRef: fields.get('linkRef') ?? '', transactionId: transaction.transactionId };
+  return {
+    server,
+    env,
+    orderId: fields.get('orderId') ?? '',
+    linkRef: fields.get('linkRef') ?? '',
+    transactionId: transaction.transactionId,
+  };
 }
 
 /**
@@ -101,12 +150,19 @@ export async function quickStartLinksAndPays(t: TestContext, app: TempApp, brows
  * second payment refused (409). (The README's server keeps its orders in memory, so it cannot be asked
  * itself after a restart.)
  */
-export async function stillPaidAfterRestart(app: TempApp, node: string, run: QuickStartRun, children: Child[]): Promise<Child> {
+export async function stillPaidAfterRestart(
+  app: TempApp,
+  node: string,
+  run: QuickStartRun,
+  children: Child[],
+): Promise<Child> {
   const server = readmeBlock(QUICK_START, 'js');
   const merchantUserId = /merchantUserId: '([^']+)'/.exec(server)?.[1];
   const order = /amount: '([^']+)', currency: '([^']+)'/.exec(server);
   assert.ok(merchantUserId && order, "the README's server names its shopper and its order's amount and currency");
-  app.write('still-paid.js', `
+  app.write(
+    'still-paid.js',
+    `
     import { configFromEnv, createObvProxy, ProblemError } from 'obv-link/proxy';
     const [orderId, linkRef] = process.argv.slice(2);
     const proxy = createObvProxy(configFromEnv());
@@ -120,12 +176,23 @@ export async function stillPaidAfterRestart(app: TempApp, node: string, run: Qui
     }
     await proxy.close();
     console.log('still-paid ' + JSON.stringify({ state: payment?.state, transactionId: payment?.transactionId, again }));
-  `);
-  const check = startChild(node, ['still-paid.js', run.orderId, run.linkRef], { cwd: app.dir, env: cleanEnv({ ...run.env, OBV_LOG_LEVEL: 'error' }) });
+  `,
+  );
+  const check = startChild(node, ['still-paid.js', run.orderId, run.linkRef], {
+    cwd: app.dir,
+    env: cleanEnv({ ...run.env, OBV_LOG_LEVEL: 'error' }),
+  });
   children.push(check);
   assert.equal(await check.exited(30_000), 0, check.output());
-  const line = check.output().split('\n').find((text) => text.startsWith('still-paid '));
-  const answer = JSON.parse(line?.slice('still-paid '.length) ?? '{}') as { state?: string; transactionId?: string; again?: unknown };
+  const line = check
+    .output()
+    .split('\n')
+    .find((text) => text.startsWith('still-paid '));
+  const answer = JSON.parse(line?.slice('still-paid '.length) ?? '{}') as {
+    state?: string;
+    transactionId?: string;
+    again?: unknown;
+  };
   assert.deepEqual(answer, { state: 'completed', transactionId: run.transactionId, again: 409 }, check.output());
   return check;
 }
@@ -145,7 +212,14 @@ export async function paidOrderSurvivesSigkill(app: TempApp, node: string, child
     // No storage setting at all: the default is SQLite in ./obv-link-data.
     const child = startChild(node, [bin(app, 'obv-link-proxy')], {
       cwd: app.dir,
-      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: providerUrl, OBV_PUBLIC_URL: url, PORT: String(port), OBV_MERCHANT_API_KEY: apiKey, OBV_LOG_LEVEL: 'info' }),
+      env: cleanEnv({
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: providerUrl,
+        OBV_PUBLIC_URL: url,
+        PORT: String(port),
+        OBV_MERCHANT_API_KEY: apiKey,
+        OBV_LOG_LEVEL: 'info',
+      }),
     });
     children.push(child);
     boots.push(child);
@@ -153,21 +227,46 @@ export async function paidOrderSurvivesSigkill(app: TempApp, node: string, child
   };
   const api = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
   const order = `tarball-${Date.now()}`;
-  const purchase = { merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } };
+  const purchase = {
+    merchantUserId: 'user-1',
+    merchantTransactionId: order,
+    amount: '12.50',
+    currency: 'USD',
+    consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+  };
 
   let proxy = boot();
   await proxy.waitFor(/obv-link proxy listening/);
   assert.match(proxy.output(), /state is kept in SQLite/);
-  const { linkToken } = (await (await fetch(`${url}/obv/link-sessions`, { method: 'POST', headers: api, body: JSON.stringify(purchase) })).json()) as { linkToken: string };
-  const started = await fetch(`${url}/obv/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: url }, body: JSON.stringify({ linkToken }) });
+  const { linkToken } = (await (
+    await fetch(`${url}/obv/link-sessions`, { method: 'POST', headers: api, body: JSON.stringify(purchase) })
+  ).json()) as { linkToken: string };
+  const started = await fetch(`${url}/obv/verifications`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ linkToken }),
+  });
   assert.equal(started.status, 201);
   const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
   await signInOverHttp(consumerUrl);
   const linkRef = await eventually(async () => {
-    const session = (await (await lookupSession(`${url}/obv`, sessionId, { origin: url })).json()) as { outcome?: { linkRef?: string } };
+    const session = (await (await lookupSession(`${url}/obv`, sessionId, { origin: url })).json()) as {
+      outcome?: { linkRef?: string };
+    };
     return session.outcome?.linkRef;
   });
-  const pay = () => fetch(`${url}/obv/transactions`, { method: 'POST', headers: api, body: JSON.stringify({ linkRef, merchantUserId: 'user-1', merchantTransactionId: order, amount: '12.50', currency: 'USD' }) });
+  const pay = () =>
+    fetch(`${url}/obv/transactions`, {
+      method: 'POST',
+      headers: api,
+      body: JSON.stringify({
+        linkRef,
+        merchantUserId: 'user-1',
+        merchantTransactionId: order,
+        amount: '12.50',
+        currency: 'USD',
+      }),
+    });
   const paid = await pay();
   assert.equal(paid.status, 201);
   const { transactionId } = (await paid.json()) as { transactionId: string };
@@ -179,15 +278,24 @@ export async function paidOrderSurvivesSigkill(app: TempApp, node: string, child
   const again = await pay();
   assert.equal(again.status, 409);
   assert.equal(((await again.json()) as { payment: { transactionId: string } }).payment.transactionId, transactionId);
-  const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as { state: string; transactionId: string };
+  const record = (await (await fetch(`${url}/obv/transactions/${order}`, { headers: api })).json()) as {
+    state: string;
+    transactionId: string;
+  };
   assert.deepEqual([record.state, record.transactionId], ['completed', transactionId]);
   assert.ok(existsSync(path.join(app.dir, 'obv-link-data', 'obv-link.sqlite')), 'the state is in ./obv-link-data');
   // A backup while it runs, by the installed command (its worker thread runs from the built package).
   const backupFile = `obv-link-backup-${boots.length}-${Date.now()}.sqlite`;
-  const backup = startChild(node, [bin(app, 'obv-link-proxy'), 'backup', backupFile], { cwd: app.dir, env: cleanEnv({}) });
+  const backup = startChild(node, [bin(app, 'obv-link-proxy'), 'backup', backupFile], {
+    cwd: app.dir,
+    env: cleanEnv({}),
+  });
   children.push(backup);
   assert.equal(await backup.exited(), 0, backup.output());
-  assert.match(backup.output(), /^backup: wrote \S+obv-link-backup-\S+\.sqlite \(.+, mode 0600\): a consistent copy of \S+obv-link-data\/obv-link\.sqlite, checked, in \d+ ms$/m);
+  assert.match(
+    backup.output(),
+    /^backup: wrote \S+obv-link-backup-\S+\.sqlite \(.+, mode 0600\): a consistent copy of \S+obv-link-data\/obv-link\.sqlite, checked, in \d+ ms$/m,
+  );
   assert.equal(statSync(path.join(app.dir, backupFile)).mode & 0o777, 0o600);
   proxy.process.kill('SIGTERM');
   assert.equal(await proxy.exited(), 0);

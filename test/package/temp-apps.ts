@@ -16,7 +16,13 @@ export const FIXTURES = path.join(import.meta.dirname, 'fixtures');
 const run = promisify(execFile);
 
 /** Runs `command` in `cwd`; rejects with its output when it fails or outlives `timeoutMs`. */
-export async function exec(command: string, args: string[], cwd: string, timeoutMs = 180_000, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function exec(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 180_000,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
   try {
     const { stdout, stderr } = await run(command, args, { cwd, env, timeout: timeoutMs, maxBuffer: 32 * 1024 * 1024 });
     return `${stdout}${stderr}`;
@@ -29,13 +35,18 @@ export async function exec(command: string, args: string[], cwd: string, timeout
 /** `npm pack` of this checkout into a fresh temp folder; returns the tarball's path. */
 export async function packThisCheckout(destination: string): Promise<string> {
   await exec('npm', ['pack', '--pack-destination', destination, '--silent'], ROOT, 300_000);
-  const { name, version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { name, version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   return path.join(destination, `${name}-${version}.tgz`);
 }
 
 /** `name@version` as this project's lockfile pins it (so the install is served from the npm cache). */
 export function pinned(name: string): string {
-  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> };
+  const lock = JSON.parse(readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string }>;
+  };
   const version = lock.packages[`node_modules/${name}`]?.version;
   assert.ok(version, `package-lock.json pins ${name}`);
   return `${name}@${version}`;
@@ -72,11 +83,20 @@ export interface TempApp {
 /** An empty ES-module app in a temp folder (removed by `remove`). */
 export function tempApp(prefix: string, tarball: string): TempApp {
   const dir = mkdtempSync(path.join(tmpdir(), `obv-link-${prefix}-`));
-  writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: `${prefix}-app`, private: true, type: 'module' }, null, 2)}\n`);
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    `${JSON.stringify({ name: `${prefix}-app`, private: true, type: 'module' }, null, 2)}\n`,
+  );
   return {
     dir,
     async install(packages, extraArgs = []) {
-      const output = await exec('npm', ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', ...extraArgs], dir, INSTALL_TIMEOUT_MS, cleanEnv());
+      const output = await exec(
+        'npm',
+        ['install', tarball, ...packages, '--prefer-offline', '--no-audit', '--no-fund', ...extraArgs],
+        dir,
+        INSTALL_TIMEOUT_MS,
+        cleanEnv(),
+      );
       return { output, blocked: blockedInstallScripts(output) };
     },
     write(file, text) {
@@ -89,7 +109,8 @@ export function tempApp(prefix: string, tarball: string): TempApp {
   };
 }
 
-const BLOCKED_HEADER = /^npm warn install-scripts (\d+) packages? had install scripts blocked because they are not covered by allowScripts:$/m;
+const BLOCKED_HEADER =
+  /^npm warn install-scripts (\d+) packages? had install scripts blocked because they are not covered by allowScripts:$/m;
 
 /**
  * The packages npm 12 names in its warning "N packages had install scripts blocked because they are not
@@ -99,7 +120,10 @@ const BLOCKED_HEADER = /^npm warn install-scripts (\d+) packages? had install sc
 export function blockedInstallScripts(output: string): string[] {
   const header = BLOCKED_HEADER.exec(output);
   if (!header) return [];
-  const lines = output.slice(header.index + header[0].length).split('\n').slice(1);
+  const lines = output
+    .slice(header.index + header[0].length)
+    .split('\n')
+    .slice(1);
   const blocked: string[] = [];
   for (const line of lines) {
     const named = /^npm warn install-scripts {3}(\S+@[^@\s]+) \(/.exec(line);
@@ -113,7 +137,8 @@ export function blockedInstallScripts(output: string): string[] {
 /** Runs npm in `app` with a shell's environment; its stdout, also when it exits 1 (`npm ls` finding nothing does). */
 async function npmIn(app: TempApp, args: string[]): Promise<string> {
   try {
-    return (await run('npm', args, { cwd: app.dir, env: cleanEnv(), timeout: 60_000, maxBuffer: 32 * 1024 * 1024 })).stdout;
+    return (await run('npm', args, { cwd: app.dir, env: cleanEnv(), timeout: 60_000, maxBuffer: 32 * 1024 * 1024 }))
+      .stdout;
   } catch (error) {
     const { code, stdout = '', stderr = '' } = error as { code?: unknown; stdout?: string; stderr?: string };
     if (code === 1 && stdout) return stdout;
@@ -127,15 +152,25 @@ async function npmIn(app: TempApp, args: string[]): Promise<string> {
  * beside it (express, or the bundler and compilers of the framework apps).
  */
 export async function packageTree(app: TempApp): Promise<Set<string>> {
-  const nodes = JSON.parse(await npmIn(app, ['query', '#obv-link, #obv-link *'])) as { name: string; version: string }[];
-  assert.ok(nodes.some((node) => node.name === 'obv-link'), 'npm query finds obv-link in the app');
+  const nodes = JSON.parse(await npmIn(app, ['query', '#obv-link, #obv-link *'])) as {
+    name: string;
+    version: string;
+  }[];
+  assert.ok(
+    nodes.some((node) => node.name === 'obv-link'),
+    'npm query finds obv-link in the app',
+  );
   return new Set(nodes.map((node) => `${node.name}@${node.version}`));
 }
 
 /** The packages whose install scripts wait for an approval (`npm install-scripts ls`), `name@version`. */
 export async function pendingInstallScripts(app: TempApp): Promise<string[]> {
-  const { allowScripts } = JSON.parse(await npmIn(app, ['install-scripts', 'ls', '--json'])) as { allowScripts: { changes: { key: string; change: string }[] }[] };
-  return allowScripts.flatMap(({ changes }) => changes.filter(({ change }) => change === 'pending').map(({ key }) => key)).sort();
+  const { allowScripts } = JSON.parse(await npmIn(app, ['install-scripts', 'ls', '--json'])) as {
+    allowScripts: { changes: { key: string; change: string }[] }[];
+  };
+  return allowScripts
+    .flatMap(({ changes }) => changes.filter(({ change }) => change === 'pending').map(({ key }) => key))
+    .sort();
 }
 
 /** Whether `npm ls <name>` finds the package anywhere in the app's tree. */
@@ -150,7 +185,9 @@ export async function npmLsFinds(app: TempApp, name: string): Promise<boolean> {
  */
 export async function npmScriptPolicy(app: TempApp): Promise<{ npm: string; settings: string }> {
   const npm = (await npmIn(app, ['--version'])).trim();
-  const settings = (await npmIn(app, ['config', 'get', 'ignore-scripts', 'allow-scripts', 'dangerously-allow-all-scripts'])).trim();
+  const settings = (
+    await npmIn(app, ['config', 'get', 'ignore-scripts', 'allow-scripts', 'dangerously-allow-all-scripts'])
+  ).trim();
   return { npm, settings };
 }
 
@@ -175,8 +212,17 @@ export interface Child {
 }
 
 /** `group`: the child leads a process group of its own, so a signal can reach the group as a terminal's Ctrl-C does. */
-export function startChild(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean }): Child {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.group ?? false });
+export function startChild(
+  command: string,
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; group?: boolean },
+): Child {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.group ?? false,
+  });
   let text = '';
   let errors = '';
   child.stdout.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -184,7 +230,9 @@ export function startChild(command: string, args: string[], options: { cwd: stri
     text += chunk.toString();
     errors += chunk.toString();
   });
-  const exit = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')));
+  const exit = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
   return {
     process: child,
     output: () => text,
@@ -194,14 +242,18 @@ export function startChild(command: string, args: string[], options: { cwd: stri
       for (;;) {
         const match = pattern.exec(text);
         if (match) return match;
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`no ${pattern} in the output of ${command} ${args.join(' ')}:\n${text}`);
+        if (child.exitCode !== null || Date.now() > deadline)
+          throw new Error(`no ${pattern} in the output of ${command} ${args.join(' ')}:\n${text}`);
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     },
     async exited(timeoutMs = 15_000) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${command} did not exit within ${timeoutMs} ms:\n${text}`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`${command} did not exit within ${timeoutMs} ms:\n${text}`)),
+          timeoutMs,
+        );
       });
       try {
         return await Promise.race([exit, timeout]);
@@ -224,15 +276,23 @@ export function bin(app: TempApp, name: string): string {
 export async function waitForHttp(url: string, server: Child, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ok = await fetch(url).then((response) => response.ok, () => false);
+    const ok = await fetch(url).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (ok) return;
-    if (server.process.exitCode !== null || Date.now() > deadline) throw new Error(`${url} did not answer:\n${server.output()}`);
+    if (server.process.exitCode !== null || Date.now() > deadline)
+      throw new Error(`${url} did not answer:\n${server.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /** The first fenced block of `language` after `heading` in the README (fails loudly when missing). */
-export function readmeBlock(heading: string, language: string, readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')): string {
+export function readmeBlock(
+  heading: string,
+  language: string,
+  readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8'),
+): string {
   const start = readme.indexOf(heading);
   assert.ok(start >= 0, `README has a "${heading}" section`);
   const code = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(start))?.[1];
@@ -244,7 +304,8 @@ export function readmeBlock(heading: string, language: string, readme = readFile
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('npm_') && !key.startsWith('OBV_') && !key.startsWith('PROVIDER_') && key !== 'NODE_OPTIONS') env[key] = value;
+    if (!key.startsWith('npm_') && !key.startsWith('OBV_') && !key.startsWith('PROVIDER_') && key !== 'NODE_OPTIONS')
+      env[key] = value;
   }
   return { ...env, ...extra };
 }
@@ -272,7 +333,10 @@ export function listeningAddresses(port: number): string[] {
 
 /** /proc/net's little-endian words as an address. */
 function ipv4(hex: string): string {
-  return (hex.match(/../g) ?? []).reverse().map((byte) => Number.parseInt(byte, 16)).join('.');
+  return (hex.match(/../g) ?? [])
+    .reverse()
+    .map((byte) => Number.parseInt(byte, 16))
+    .join('.');
 }
 
 function ipv6(hex: string): string {
@@ -283,7 +347,10 @@ function ipv6(hex: string): string {
 
 /** The process ids below `pid` (children, grandchildren…), from `ps`. */
 export async function descendants(pid: number): Promise<number[]> {
-  const table = (await exec('ps', ['-eo', 'pid=,ppid='], tmpdir())).trim().split('\n').map((line) => line.trim().split(/\s+/).map(Number));
+  const table = (await exec('ps', ['-eo', 'pid=,ppid='], tmpdir()))
+    .trim()
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number));
   const found: number[] = [];
   const queue = [pid];
   while (queue.length > 0) {
@@ -323,7 +390,11 @@ export interface ShellBlock extends Child {
  * `replacements` are what a test must change (the package's source, fixed ports): each `search` must be in
  * the block (fails loudly otherwise) and is replaced everywhere.
  */
-export function runShellBlock(block: string, replacements: [search: string, replacement: string][], options: { cwd: string; env: NodeJS.ProcessEnv }): ShellBlock {
+export function runShellBlock(
+  block: string,
+  replacements: [search: string, replacement: string][],
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): ShellBlock {
   let script = block;
   for (const [search, replacement] of replacements) {
     assert.ok(script.includes(search), `the block contains ${JSON.stringify(search)}:\n${block}`);

@@ -50,8 +50,14 @@ element.addEventListener('obv-success', (event) => ({ displayLabel, spokenLabel 
  * sentence ("Paying from Corriente ••••4321" would mix two). Marked with `lang` for screen readers.
  */
 const HINT = {
-  en: { paying: (line: Node[], bank: string) => ['Paying from ', ...line, ` at ${bank}.`], missing: 'Link a bank account to continue.' },
-  es: { paying: (line: Node[], bank: string) => ['Pagas desde ', ...line, ` en ${bank}.`], missing: 'Vincula una cuenta bancaria para continuar.' },
+  en: {
+    paying: (line: Node[], bank: string) => ['Paying from ', ...line, ` at ${bank}.`],
+    missing: 'Link a bank account to continue.',
+  },
+  es: {
+    paying: (line: Node[], bank: string) => ['Pagas desde ', ...line, ` en ${bank}.`],
+    missing: 'Vincula una cuenta bancaria para continuar.',
+  },
 };
 const hintLang: keyof typeof HINT = element.getAttribute('language') === 'es' ? 'es' : 'en';
 payHint.lang = hintLang;
@@ -63,7 +69,10 @@ payHint.lang = hintLang;
 function accountLine(shown: string): Node[] {
   const visible = Object.assign(document.createElement('span'), { textContent: shown });
   visible.setAttribute('aria-hidden', 'true');
-  const spoken = Object.assign(document.createElement('span'), { className: 'visually-hidden', textContent: spokenLabel || shown });
+  const spoken = Object.assign(document.createElement('span'), {
+    className: 'visually-hidden',
+    textContent: spokenLabel || shown,
+  });
   return [visible, spoken];
 }
 
@@ -74,7 +83,10 @@ function updatePayButton(): void {
   const account = element.account;
   const ready = account !== undefined && form.checkValidity();
   payButton.disabled = !ready;
-  if (ready) payHint.replaceChildren(...HINT[hintLang].paying(accountLine(displayLabel || account.accountLabel), account.fiName));
+  if (ready)
+    payHint.replaceChildren(
+      ...HINT[hintLang].paying(accountLine(displayLabel || account.accountLabel), account.fiName),
+    );
   else payHint.textContent = HINT[hintLang].missing;
 }
 

@@ -37,12 +37,18 @@ function contentTypeOf(path: string): string {
 
 /** Runs a Vite build in memory (`write: false`) and returns its JavaScript chunks by file name. */
 async function buildInMemory(config: InlineConfig): Promise<Map<string, Asset>> {
-  const result = await build({ root: REPO_ROOT, logLevel: 'warn', ...config, build: { ...config.build, write: false } });
+  const result = await build({
+    root: REPO_ROOT,
+    logLevel: 'warn',
+    ...config,
+    build: { ...config.build, write: false },
+  });
   const outputs = (Array.isArray(result) ? result : [result]) as Rolldown.RolldownOutput[];
   const assets = new Map<string, Asset>();
   for (const output of outputs) {
     for (const file of output.output) {
-      if (file.type === 'chunk') assets.set(file.fileName, { body: file.code, contentType: contentTypeOf(file.fileName) });
+      if (file.type === 'chunk')
+        assets.set(file.fileName, { body: file.code, contentType: contentTypeOf(file.fileName) });
     }
   }
   return assets;
@@ -78,7 +84,9 @@ function buildCheckoutScript(): Promise<Map<string, Asset>> {
 
 async function staticFiles(): Promise<Map<string, Asset>> {
   const entries = await Promise.all(
-    STATIC_FILES.map(async (path) => [path, { body: await readFile(join(PAGE_DIR, path)), contentType: contentTypeOf(path) }] as const),
+    STATIC_FILES.map(
+      async (path) => [path, { body: await readFile(join(PAGE_DIR, path)), contentType: contentTypeOf(path) }] as const,
+    ),
   );
   return new Map(entries);
 }

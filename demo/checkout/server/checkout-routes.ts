@@ -33,8 +33,17 @@ export const PaymentForm = z.object({
 export type PaymentForm = z.infer<typeof PaymentForm>;
 
 /** The shop's one way to answer an error: RFC 9457 problem details, `type` about:blank. */
-function sendProblem(res: Response, status: number, title: string, detail: string, errors?: { path: string; message: string }[]): void {
-  res.status(status).type('application/problem+json').send({ type: 'about:blank', title, status, detail, ...(errors ? { errors } : {}) });
+function sendProblem(
+  res: Response,
+  status: number,
+  title: string,
+  detail: string,
+  errors?: { path: string; message: string }[],
+): void {
+  res
+    .status(status)
+    .type('application/problem+json')
+    .send({ type: 'about:blank', title, status, detail, ...(errors ? { errors } : {}) });
 }
 
 /** The shopper's open order lives in a cookie, like a cart: a reload of the checkout keeps the order. */
@@ -60,7 +69,9 @@ const SHOPPER_ID = /^shopper-([A-Za-z0-9_-]{16})$/;
 function shopperOf(req: express.Request, order: Order | undefined): string {
   const id = cookieValue(req.headers.cookie, SHOPPER_COOKIE) ?? '';
   if (SHOPPER_ID.test(`shopper-${id}`)) return `shopper-${id}`;
-  return order && SHOPPER_ID.test(order.merchantUserId) ? order.merchantUserId : `shopper-${randomBytes(12).toString('base64url')}`;
+  return order && SHOPPER_ID.test(order.merchantUserId)
+    ? order.merchantUserId
+    : `shopper-${randomBytes(12).toString('base64url')}`;
 }
 
 /** The order this browser is shopping for (its cookie); a request can act on no other order. */
@@ -111,7 +122,8 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
       const accounts = saved.list(order.merchantUserId);
       // A stale account (the bank refused a payment with it) is offered as Reconnect, this order's or the
       // shopper's first, never preselected in the list where Pay would bounce; other stale ones wait.
-      const reconnect = accounts.find((account) => account.accountId === order.reconnect) ?? accounts.find((account) => account.stale);
+      const reconnect =
+        accounts.find((account) => account.accountId === order.reconnect) ?? accounts.find((account) => account.stale);
       const created = await options.proxy.createLinkSession({
         merchantUserId: order.merchantUserId,
         merchantTransactionId: order.orderId,
@@ -122,7 +134,9 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
         // A reconnect is no dead end: the shopper's other saved accounts come with it, and saving is allowed
         // (the bank may link another account: with consent, it is saved as a new one).
         ...(reconnect ? { reauthorize: reconnect.sealed } : {}),
-        savedAccounts: accounts.filter((account) => account !== reconnect && !account.stale).map((account) => account.sealed),
+        savedAccounts: accounts
+          .filter((account) => account !== reconnect && !account.stale)
+          .map((account) => account.sealed),
         allowSaving: true,
       });
       order.linkSession = { ...created, language };
@@ -139,7 +153,12 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
     // keeps it, so the checkout a Pay sends back to (a reconnect) speaks it too.
     if (req.query.lang === 'es' || req.query.lang === 'en') order.language = req.query.lang;
     res.cookie(ORDER_COOKIE, order.orderId, { httpOnly: true, sameSite: 'lax', path: '/' });
-    res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, { httpOnly: true, sameSite: 'lax', path: '/', maxAge: 365 * 24 * 3_600_000 });
+    res.cookie(SHOPPER_COOKIE, SHOPPER_ID.exec(shopper)![1]!, {
+      httpOnly: true,
+      sameSite: 'lax',
+      path: '/',
+      maxAge: 365 * 24 * 3_600_000,
+    });
     const linkToken = await linkTokenFor(order, order.language);
     // A returning shopper's first screen is the saved list (a reconnect's is not): the page reserves its height.
     const accounts = saved.list(order.merchantUserId);
@@ -149,13 +168,24 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
 
   router.post('/pay', express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }), async (req, res) => {
     if (crossSite(req)) {
-      sendProblem(res, 403, 'Cross-site request refused', 'Payments are accepted only from this shop\'s own checkout page.');
+      sendProblem(
+        res,
+        403,
+        'Cross-site request refused',
+        "Payments are accepted only from this shop's own checkout page.",
+      );
       return;
     }
     const parsed = PaymentForm.safeParse(req.body ?? {});
     if (!parsed.success) {
       const errors = parsed.error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
-      sendProblem(res, 400, 'Invalid payment form', `Invalid field(s): ${errors.map((e) => e.path).join(', ')}`, errors);
+      sendProblem(
+        res,
+        400,
+        'Invalid payment form',
+        `Invalid field(s): ${errors.map((e) => e.path).join(', ')}`,
+        errors,
+      );
       return;
     }
     const form = parsed.data;
@@ -165,7 +195,9 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
       return;
     }
     if (form.orderId !== shoppersOrderId(req)) {
-      sendProblem(res, 403, 'Not your order', 'This order belongs to another shopping session.', [{ path: 'orderId', message: 'is not the order of this browser' }]);
+      sendProblem(res, 403, 'Not your order', 'This order belongs to another shopping session.', [
+        { path: 'orderId', message: 'is not the order of this browser' },
+      ]);
       return;
     }
     // Only an open order is charged; a second click or a resubmitted form just shows the outcome.
@@ -214,7 +246,7 @@ export function createCheckoutRoutes(options: CheckoutRoutesOptions): Router {
   // The sandbox's test control, for trying the "Reconnect" path by hand (the demo runs the sandbox).
   router.post('/sandbox/stale-accounts', (req, res) => {
     if (crossSite(req) || !options.markAccountsStale) {
-      sendProblem(res, 403, 'Refused', 'Only the demo\'s own page can use the sandbox control.');
+      sendProblem(res, 403, 'Refused', "Only the demo's own page can use the sandbox control.");
       return;
     }
     options.markAccountsStale();

@@ -16,8 +16,12 @@ function document(title: string, bodyClass: string, body: SafeHtml, scripts: boo
 <title>${title} · ${SHOP.name}</title>
 <link rel="icon" href="/assets/images/logo.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/checkout.css">
-${scripts ? html`<script type="module" src="/assets/checkout.js"></script>
-<script type="module" src="/assets/obv-link-account.js"></script>` : ''}
+${
+  scripts
+    ? html`<script type="module" src="/assets/checkout.js"></script>
+<script type="module" src="/assets/obv-link-account.js"></script>`
+    : ''
+}
 </head>
 <body class="${bodyClass}">
 ${body}
@@ -98,7 +102,12 @@ function languageSwitch(language: DemoLanguage): SafeHtml {
  * the events panel. `savedAccounts`: how many the link session offers (not reconnecting), so the page
  * reserves the list's height rather than the first-time screen's (checkout.css, checkout.ts).
  */
-export function checkoutPage(order: Order, linkToken: string, language: DemoLanguage = 'en', savedAccounts = 0): string {
+export function checkoutPage(
+  order: Order,
+  linkToken: string,
+  language: DemoLanguage = 'en',
+  savedAccounts = 0,
+): string {
   const total = formatMoney(order.totalCents);
   const body = html`<div class="layout">
 <div class="shop">
@@ -139,23 +148,46 @@ ${eventsPanel()}
 /** The receipt's words, in the checkout's language (the order keeps it): the shopper reads one language from the element to the receipt. */
 const RECEIPT = {
   en: {
-    approved: 'Payment approved', notCompleted: 'Payment not completed', order: 'Order', transaction: 'Transaction ID', status: 'Status',
-    paidFrom: 'Paid from', amount: 'Amount', continue: 'Continue shopping', back: 'Back to checkout', declined: 'Declined',
-    failed: 'The payment could not be completed.', confirmed: 'Order confirmed',
-    thanks: (name: string, email: string) => html`Thanks, ${name}! Your order is confirmed and a receipt is on its way to ${email}.`,
+    approved: 'Payment approved',
+    notCompleted: 'Payment not completed',
+    order: 'Order',
+    transaction: 'Transaction ID',
+    status: 'Status',
+    paidFrom: 'Paid from',
+    amount: 'Amount',
+    continue: 'Continue shopping',
+    back: 'Back to checkout',
+    declined: 'Declined',
+    failed: 'The payment could not be completed.',
+    confirmed: 'Order confirmed',
+    thanks: (name: string, email: string) =>
+      html`Thanks, ${name}! Your order is confirmed and a receipt is on its way to ${email}.`,
   },
   es: {
-    approved: 'Pago aprobado', notCompleted: 'Pago no completado', order: 'Pedido', transaction: 'ID de transacción', status: 'Estado',
-    paidFrom: 'Pagado desde', amount: 'Importe', continue: 'Seguir comprando', back: 'Volver al pago', declined: 'Rechazado',
-    failed: 'No se pudo completar el pago.', confirmed: 'Pedido confirmado',
-    thanks: (name: string, email: string) => html`¡Gracias, ${name}! Tu pedido está confirmado y enviamos el recibo a ${email}.`,
+    approved: 'Pago aprobado',
+    notCompleted: 'Pago no completado',
+    order: 'Pedido',
+    transaction: 'ID de transacción',
+    status: 'Estado',
+    paidFrom: 'Pagado desde',
+    amount: 'Importe',
+    continue: 'Seguir comprando',
+    back: 'Volver al pago',
+    declined: 'Rechazado',
+    failed: 'No se pudo completar el pago.',
+    confirmed: 'Pedido confirmado',
+    thanks: (name: string, email: string) =>
+      html`¡Gracias, ${name}! Tu pedido está confirmado y enviamos el recibo a ${email}.`,
   },
 };
 
 const ACCOUNT_TYPES: Record<string, string> = { CHECKING: 'Corriente', SAVINGS: 'Ahorros' };
 
 /** The account's line in the receipt's language: in Spanish, "Corriente ••••4321" (as the element showed it). */
-function accountLine({ accountLabel = '', fiAccountType = '' }: { accountLabel?: string | undefined; fiAccountType?: string | undefined }, language: DemoLanguage): string {
+function accountLine(
+  { accountLabel = '', fiAccountType = '' }: { accountLabel?: string | undefined; fiAccountType?: string | undefined },
+  language: DemoLanguage,
+): string {
   const type = ACCOUNT_TYPES[fiAccountType.toUpperCase()];
   return language === 'es' && type ? accountLabel.replace(/^(checking|savings)\b/i, type) : accountLabel;
 }
@@ -164,7 +196,9 @@ function accountLine({ accountLabel = '', fiAccountType = '' }: { accountLabel?:
 export function resultPage(order: Order): string {
   const words = RECEIPT[order.language];
   const paid = order.state === 'paid' && order.payment;
-  const account = [order.payment && accountLine(order.payment, order.language), order.payment?.fiName].filter(Boolean).join(' · ');
+  const account = [order.payment && accountLine(order.payment, order.language), order.payment?.fiName]
+    .filter(Boolean)
+    .join(' · ');
   const body = html`<div class="shop result-shop">
 ${masthead()}
 <main class="result">
@@ -172,9 +206,7 @@ ${masthead()}
     <span class="result-mark">${paid ? CHECK_ICON : CROSS_ICON}</span>
     <h1 id="result-title">${paid ? words.approved : words.notCompleted}</h1>
     <p class="result-lead">${
-      paid
-        ? words.thanks(SHOP.shopper.firstName, SHOP.shopper.email)
-        : html`${order.failure?.detail ?? words.failed}`
+      paid ? words.thanks(SHOP.shopper.firstName, SHOP.shopper.email) : html`${order.failure?.detail ?? words.failed}`
     }</p>
     <dl class="receipt">
       <div><dt>${words.order}</dt><dd class="mono">${order.orderId}</dd></div>

@@ -57,7 +57,12 @@ const SavedAccount = z.object({
  * The display fields of a verified account, as the proxy's GET /links/:ref returns them to the server,
  * and the saved account when the shopper asked to save it (or re-authorized it).
  */
-export const LinkedAccount = z.object({ accountLabel: z.string(), fiName: z.string(), fiAccountType: z.string(), savedAccount: SavedAccount.optional() });
+export const LinkedAccount = z.object({
+  accountLabel: z.string(),
+  fiName: z.string(),
+  fiAccountType: z.string(),
+  savedAccount: SavedAccount.optional(),
+});
 export type LinkedAccount = z.infer<typeof LinkedAccount>;
 
 export interface TransactionClientOptions {
@@ -67,16 +72,22 @@ export interface TransactionClientOptions {
   timeoutMs?: number;
 }
 
-const Problem = z.object({ type: z.string().optional(), title: z.string().optional(), detail: z.string().optional(), account: z.object({ accountId: z.string().optional() }).optional() });
+const Problem = z.object({
+  type: z.string().optional(),
+  title: z.string().optional(),
+  detail: z.string().optional(),
+  account: z.object({ accountId: z.string().optional() }).optional(),
+});
 
 /** The shop's client of the proxy's server-only routes. Neither call throws. */
 export function createTransactionClient(options: TransactionClientOptions) {
   const base = options.proxyBase.replace(/\/$/, '');
-  const call = (path: string, init: RequestInit = {}) => fetch(`${base}${path}`, {
-    ...init,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${options.merchantApiKey}` },
-    signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
-  });
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, {
+      ...init,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${options.merchantApiKey}` },
+      signal: AbortSignal.timeout(options.timeoutMs ?? 15_000),
+    });
 
   return {
     /** A link session for one checkout: the link token the page's element carries. Throws when the proxy refuses. */
@@ -84,7 +95,8 @@ export function createTransactionClient(options: TransactionClientOptions) {
       const response = await call('/link-sessions', { method: 'POST', body: JSON.stringify(request) });
       const body: unknown = await response.json().catch(() => undefined);
       const parsed = CreatedLinkSession.safeParse(body);
-      if (response.status !== 201 || !parsed.success) throw new Error(`POST /link-sessions answered ${response.status}: ${JSON.stringify(body)}`);
+      if (response.status !== 201 || !parsed.success)
+        throw new Error(`POST /link-sessions answered ${response.status}: ${JSON.stringify(body)}`);
       return { linkToken: parsed.data.linkToken, expiresAt: Date.parse(parsed.data.expiresAt) };
     },
 
@@ -105,16 +117,27 @@ export function createTransactionClient(options: TransactionClientOptions) {
       try {
         response = await call('/transactions', { method: 'POST', body: JSON.stringify(request) });
       } catch (error) {
-        return { ok: false, title: 'Payment service unavailable', detail: `The payment service did not answer (${(error as Error).message}).` };
+        return {
+          ok: false,
+          title: 'Payment service unavailable',
+          detail: `The payment service did not answer (${(error as Error).message}).`,
+        };
       }
       const body: unknown = await response.json().catch(() => undefined);
       if (response.ok) {
         const parsed = TransactionResponse.safeParse(body);
         if (parsed.success) return { ok: true, response: parsed.data };
-        return { ok: false, title: 'Unexpected response', detail: 'The payment service answered with an unexpected body.' };
+        return {
+          ok: false,
+          title: 'Unexpected response',
+          detail: 'The payment service answered with an unexpected body.',
+        };
       }
       const problem = Problem.safeParse(body);
-      const reconnect = problem.success && problem.data.type === 'urn:obv-link:problem:reauthorization-required' ? problem.data.account?.accountId : undefined;
+      const reconnect =
+        problem.success && problem.data.type === 'urn:obv-link:problem:reauthorization-required'
+          ? problem.data.account?.accountId
+          : undefined;
       return {
         ...(reconnect ? { reconnect } : {}),
         ok: false,

@@ -1,6 +1,14 @@
 // The outbox in memory, for one instance: Maps in insertion order. Synchronous inside, so each method is
 // atomic on Node's single thread. A restart loses every event in it, delivered or not (docs/SEVERAL-INSTANCES.md).
-import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import type {
+  AttemptOutcome,
+  EventDelivery,
+  EventOutbox,
+  ListQuery,
+  OutboxBacklog,
+  OutboxJob,
+  StoredEvent,
+} from '../outbox.ts';
 import { jobKey, keeps, parseJobKey } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
@@ -29,7 +37,10 @@ export class MemoryEventOutbox implements EventOutbox {
     this.#sweep(nowMs);
     if (this.#events.has(event.id)) return false;
     this.#events.set(event.id, {
-      event, body: JSON.stringify(event), createdAtMs: nowMs, pendingSinceMs: nowMs,
+      event,
+      body: JSON.stringify(event),
+      createdAtMs: nowMs,
+      pendingSinceMs: nowMs,
       delivery: { state: 'pending', attempts: 0, nextAttemptAt: nowMs },
     });
     this.#due.set(deliverKey(event.id), nowMs);
@@ -65,14 +76,27 @@ export class MemoryEventOutbox implements EventOutbox {
     if (entry?.delivery.state !== 'pending') return;
     const attempts = entry.delivery.attempts + 1;
     entry.delivery = outcome.ok
-      ? { state: 'delivered', attempts, deliveredAt: nowMs, acknowledgedBy: 'endpoint', lastAttemptAt: nowMs, ...lastError(entry.delivery) }
+      ? {
+          state: 'delivered',
+          attempts,
+          deliveredAt: nowMs,
+          acknowledgedBy: 'endpoint',
+          lastAttemptAt: nowMs,
+          ...lastError(entry.delivery),
+        }
       : { state: 'failed', attempts, lastAttemptAt: nowMs, lastError: outcome.error };
   }
 
   async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
     const entry = this.#events.get(eventId);
     if (entry?.delivery.state !== 'pending') return;
-    entry.delivery = { state: 'pending', attempts: entry.delivery.attempts + 1, nextAttemptAt: atMs, lastAttemptAt: nowMs, lastError: error };
+    entry.delivery = {
+      state: 'pending',
+      attempts: entry.delivery.attempts + 1,
+      nextAttemptAt: atMs,
+      lastAttemptAt: nowMs,
+      lastError: error,
+    };
     const key = deliverKey(eventId);
     if (this.#due.has(key)) this.#due.set(key, atMs);
   }
@@ -91,7 +115,13 @@ export class MemoryEventOutbox implements EventOutbox {
     if (!entry) return undefined;
     if (entry.delivery.state !== 'delivered') {
       const { attempts, lastAttemptAt, lastError: error } = entry.delivery;
-      entry.delivery = { state: 'delivered', attempts, deliveredAt: nowMs, acknowledgedBy: 'api', ...defined({ lastAttemptAt, lastError: error }) };
+      entry.delivery = {
+        state: 'delivered',
+        attempts,
+        deliveredAt: nowMs,
+        acknowledgedBy: 'api',
+        ...defined({ lastAttemptAt, lastError: error }),
+      };
       this.#due.delete(deliverKey(eventId));
     }
     return stored(entry);

@@ -1,7 +1,19 @@
 // Payments in memory (tests, and sandbox mode when chosen): a Map, atomic on Node's single thread.
-import { claimable, heldBy, leaseExpired, reconciled, type ClaimResult, type PaymentRecord, type PaymentStore, type Reconciliation } from '../payments.ts';
+import {
+  claimable,
+  heldBy,
+  leaseExpired,
+  reconciled,
+  type ClaimResult,
+  type PaymentRecord,
+  type PaymentStore,
+  type Reconciliation,
+} from '../payments.ts';
 
-interface Kept { record: PaymentRecord; expiresAt: number }
+interface Kept {
+  record: PaymentRecord;
+  expiresAt: number;
+}
 
 export class MemoryPaymentStore implements PaymentStore {
   readonly #orders = new Map<string, Kept>();
@@ -20,11 +32,16 @@ export class MemoryPaymentStore implements PaymentStore {
     if (!claimable(existing)) return { claimed: false, existing: { ...existing! } };
     const key = pending.idempotencyKey;
     const keyed = key === undefined ? undefined : this.#keys.get(key);
-    if (keyed && keyed.expiresAt > this.#now() && keyed.order !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed.order };
-    if (key !== undefined) this.#keys.set(key, { order: pending.merchantTransactionId, expiresAt: this.#now() + retentionMs });
+    if (keyed && keyed.expiresAt > this.#now() && keyed.order !== pending.merchantTransactionId)
+      return { claimed: false, keyUsedFor: keyed.order };
+    if (key !== undefined)
+      this.#keys.set(key, { order: pending.merchantTransactionId, expiresAt: this.#now() + retentionMs });
     if (existing) {
       const earlier = this.#earlier.get(pending.merchantTransactionId) ?? [];
-      this.#earlier.set(pending.merchantTransactionId, [...earlier, { record: existing, expiresAt: this.#now() + retentionMs }]);
+      this.#earlier.set(pending.merchantTransactionId, [
+        ...earlier,
+        { record: existing, expiresAt: this.#now() + retentionMs },
+      ]);
     }
     this.#orders.set(pending.merchantTransactionId, { record: { ...pending }, expiresAt: this.#now() + retentionMs });
     return { claimed: true };
@@ -36,7 +53,9 @@ export class MemoryPaymentStore implements PaymentStore {
   }
 
   async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
-    return (this.#earlier.get(merchantTransactionId) ?? []).filter((kept) => kept.expiresAt > this.#now()).map((kept) => ({ ...kept.record }));
+    return (this.#earlier.get(merchantTransactionId) ?? [])
+      .filter((kept) => kept.expiresAt > this.#now())
+      .map((kept) => ({ ...kept.record }));
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
@@ -51,7 +70,12 @@ export class MemoryPaymentStore implements PaymentStore {
     return true;
   }
 
-  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+  async reconcile(
+    merchantTransactionId: string,
+    paymentId: string,
+    reconciliation: Reconciliation,
+    retentionMs: number,
+  ): Promise<PaymentRecord | undefined> {
     const record = reconciled(this.#read(merchantTransactionId), paymentId, reconciliation);
     if (record) this.#orders.set(merchantTransactionId, { record, expiresAt: this.#now() + retentionMs });
     return record && { ...record };

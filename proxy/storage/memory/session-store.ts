@@ -74,7 +74,10 @@ export class MemorySessionStore implements SessionStore {
     return record && copyRecord(record);
   }
 
-  async claimIdempotencyKey(key: string, ttlMs: number): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
+  async claimIdempotencyKey(
+    key: string,
+    ttlMs: number,
+  ): Promise<{ claimed: true } | { claimed: false; sessionId?: string }> {
     const entry = this.#idempotency.get(key);
     if (!entry || entry.expiresAt <= this.#now()) {
       this.#idempotency.set(key, { state: 'in-flight', expiresAt: this.#now() + ttlMs, waiters: [] });

@@ -103,12 +103,20 @@ export class PostgresResultBus implements ResultBus {
    */
   async publish(event: SessionEvent): Promise<void> {
     const body = JSON.stringify(event);
-    const [row] = await this.#db.query<{ id: string }>('INSERT INTO bus_events (session_id, body) VALUES ($1, $2) RETURNING id', [event.sessionId, body]);
+    const [row] = await this.#db.query<{ id: string }>(
+      'INSERT INTO bus_events (session_id, body) VALUES ($1, $2) RETURNING id',
+      [event.sessionId, body],
+    );
     const id = row!.id;
     const payload = body.length + id.length + 1 <= MAX_NOTIFY_PAYLOAD ? `${id} ${body}` : id;
-    await this.#db.query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [this.#channel, payload]).catch((error: unknown) => {
-      this.#logger?.warn({ err: (error as Error).message }, 'a session event was recorded but its NOTIFY failed; the instances\' reads deliver it');
-    });
+    await this.#db
+      .query("SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)", [this.#channel, payload])
+      .catch((error: unknown) => {
+        this.#logger?.warn(
+          { err: (error as Error).message },
+          "a session event was recorded but its NOTIFY failed; the instances' reads deliver it",
+        );
+      });
   }
 
   subscribe(sessionId: string, listener: Listener): () => void {
@@ -151,16 +159,23 @@ export class PostgresResultBus implements ResultBus {
     this.#listening = (async () => {
       await client.connect();
       await client.query(`LISTEN ${this.#channel}`);
-    })().then(() => {
-      if (this.#listener !== client) return;
-      if (this.#down) this.#logger?.info({ channel: this.#channel }, 'PostgreSQL listener is back; reading the session events it may have missed');
-      this.#down = false;
-      this.#reconnectDelay = RECONNECT_MIN_MS;
-      this.#connected();
-      this.#watch(client);
-      // Listen first, read second: an event committed meanwhile comes one way or the other.
-      void this.#read();
-    }, (error: unknown) => this.#lost(client, error as Error));
+    })().then(
+      () => {
+        if (this.#listener !== client) return;
+        if (this.#down)
+          this.#logger?.info(
+            { channel: this.#channel },
+            'PostgreSQL listener is back; reading the session events it may have missed',
+          );
+        this.#down = false;
+        this.#reconnectDelay = RECONNECT_MIN_MS;
+        this.#connected();
+        this.#watch(client);
+        // Listen first, read second: an event committed meanwhile comes one way or the other.
+        void this.#read();
+      },
+      (error: unknown) => this.#lost(client, error as Error),
+    );
   }
 
   /** A listener that stops answering (a failover behind a moved address leaves a half-open socket) is replaced. */
@@ -168,7 +183,9 @@ export class PostgresResultBus implements ResultBus {
     clearInterval(this.#checkTimer);
     this.#checkTimer = setInterval(() => {
       const check = client.query('SELECT 1');
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the listener did not answer')), LISTENER_CHECK_MS).unref());
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('the listener did not answer')), LISTENER_CHECK_MS).unref(),
+      );
       Promise.race([check, timeout]).catch((error: unknown) => this.#lost(client, error as Error));
     }, LISTENER_CHECK_MS);
     this.#checkTimer.unref();
@@ -182,7 +199,11 @@ export class PostgresResultBus implements ResultBus {
     // Keep an 'error' listener: a late socket error on the dropped client must not end the process.
     client.on('error', () => undefined);
     void client.end().catch(() => undefined);
-    if (!this.#down) this.#logger?.warn({ err: error.message, channel: this.#channel }, 'PostgreSQL listener lost; reconnecting (the bus reads the session events meanwhile)');
+    if (!this.#down)
+      this.#logger?.warn(
+        { err: error.message, channel: this.#channel },
+        'PostgreSQL listener lost; reconnecting (the bus reads the session events meanwhile)',
+      );
     this.#down = true;
     this.#reconnectTimer = setTimeout(() => this.#listen(), this.#reconnectDelay);
     this.#reconnectTimer.unref();
@@ -205,9 +226,11 @@ export class PostgresResultBus implements ResultBus {
    * read at a time; a read that fails leaves `#readFrom` where it was, so the next one covers the gap.
    */
   #read(): Promise<void> {
-    this.#reading ??= this.#readOnce().catch(() => undefined).finally(() => {
-      this.#reading = undefined;
-    });
+    this.#reading ??= this.#readOnce()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#reading = undefined;
+      });
     return this.#reading;
   }
 
@@ -217,10 +240,13 @@ export class PostgresResultBus implements ResultBus {
       this.#readFrom = undefined;
       return;
     }
-    const rows = await this.#db.query<{ now: string; id: string | null; body: string | null }>(`WITH clock AS (SELECT clock_timestamp() AS now)
+    const rows = await this.#db.query<{ now: string; id: string | null; body: string | null }>(
+      `WITH clock AS (SELECT clock_timestamp() AS now)
       SELECT clock.now::text AS now, events.id, events.body FROM clock LEFT JOIN bus_events AS events
         ON events.session_id = ANY($1::text[]) AND events.created_at >= coalesce($2::timestamptz, clock.now) - $3 * interval '1 millisecond'
-      ORDER BY events.id`, [sessions, this.#readFrom ?? null, READ_OVERLAP_MS + this.#pollIntervalMs]);
+      ORDER BY events.id`,
+      [sessions, this.#readFrom ?? null, READ_OVERLAP_MS + this.#pollIntervalMs],
+    );
     for (const row of rows) if (row.id !== null && row.body !== null) this.#dispatch(row.id, row.body);
     this.#readFrom = rows[0]?.now;
   }
@@ -244,7 +270,10 @@ export class PostgresResultBus implements ResultBus {
         subscription.listener(event);
       } catch (error) {
         // One broken listener must not keep the event from the others, nor end the process.
-        this.#logger?.warn({ err: (error as Error).message, session: sessionLogRef(event.sessionId) }, 'session event listener threw');
+        this.#logger?.warn(
+          { err: (error as Error).message, session: sessionLogRef(event.sessionId) },
+          'session event listener threw',
+        );
       }
     }
   }

@@ -12,7 +12,13 @@
 // unavailable, so nothing it did was acknowledged.
 import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { asStorageError, isDatabaseUnavailable } from './errors.ts';
-import { POSTGRES_DEFAULTS, redactedDatabaseUrl, SCHEMA_NAME, type PostgresLogger, type PostgresStorageOptions } from './options.ts';
+import {
+  POSTGRES_DEFAULTS,
+  redactedDatabaseUrl,
+  SCHEMA_NAME,
+  type PostgresLogger,
+  type PostgresStorageOptions,
+} from './options.ts';
 import { loadPg } from './packages.ts';
 import { DatabaseSchemaError, migrate, type MigrationReport } from './schema.ts';
 
@@ -59,7 +65,10 @@ export class Database {
   constructor(options: PostgresStorageOptions) {
     assertDatabaseUrl(options.url);
     this.schema = options.schema ?? POSTGRES_DEFAULTS.schema;
-    if (!SCHEMA_NAME.test(this.schema)) throw new TypeError('OBV_DATABASE_SCHEMA must be a lower-case SQL name: letters, digits and _, not starting with a digit');
+    if (!SCHEMA_NAME.test(this.schema))
+      throw new TypeError(
+        'OBV_DATABASE_SCHEMA must be a lower-case SQL name: letters, digits and _, not starting with a digit',
+      );
     this.url = options.url;
     this.location = redactedDatabaseUrl(options.url, this.schema);
     this.statementTimeoutMs = options.statementTimeoutMs ?? POSTGRES_DEFAULTS.statementTimeoutMs;
@@ -75,7 +84,10 @@ export class Database {
     this.pool.on('error', (error) => {
       if (error.message === this.#poolError) return;
       this.#poolError = error.message;
-      this.#logger?.warn({ err: error.message }, 'a PostgreSQL connection of the pool ended; new ones are opened as needed');
+      this.#logger?.warn(
+        { err: error.message },
+        'a PostgreSQL connection of the pool ended; new ones are opened as needed',
+      );
     });
     this.pool.on('connect', () => {
       if (this.#poolError) this.#logger?.info({}, 'PostgreSQL connections are being made again');
@@ -118,11 +130,16 @@ export class Database {
     let broken: Error | undefined;
     try {
       const report = await migrate(client, this.schema);
-      if (report.to !== report.from) this.#logger?.info({ schema: this.schema, from: report.from, to: report.to }, 'PostgreSQL schema migrated');
+      if (report.to !== report.from)
+        this.#logger?.info({ schema: this.schema, from: report.from, to: report.to }, 'PostgreSQL schema migrated');
       return report;
     } catch (error) {
       if (error instanceof DatabaseSchemaError) this.#logger?.error({ schema: this.schema }, error.message);
-      else if (!isDatabaseUnavailable(error)) this.#logger?.error({ schema: this.schema, err: (error as Error).message }, 'the PostgreSQL schema could not be migrated');
+      else if (!isDatabaseUnavailable(error))
+        this.#logger?.error(
+          { schema: this.schema, err: (error as Error).message },
+          'the PostgreSQL schema could not be migrated',
+        );
       broken = error as Error;
       throw error;
     } finally {

@@ -29,11 +29,21 @@ export const BUS_EVENT_RETENTION_MS = 10 * 60_000;
  * Deletes the rows of `table` matching `condition` (its parameters `$1…` in `values`), `BATCH` at a time,
  * until none are left, `MAX_BATCHES` ran or `stopped()` says so. Resolves to the rows deleted.
  */
-export async function deleteInBatches(db: Database, table: string, key: string, condition: string, values: unknown[], stopped: () => boolean): Promise<number> {
+export async function deleteInBatches(
+  db: Database,
+  table: string,
+  key: string,
+  condition: string,
+  values: unknown[],
+  stopped: () => boolean,
+): Promise<number> {
   let deleted = 0;
   for (let batch = 0; batch < MAX_BATCHES && !stopped(); batch++) {
-    const rows = await db.query(`DELETE FROM ${table} WHERE ${key} IN (
-      SELECT ${key} FROM ${table} WHERE ${condition} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) RETURNING 1 AS one`, values);
+    const rows = await db.query(
+      `DELETE FROM ${table} WHERE ${key} IN (
+      SELECT ${key} FROM ${table} WHERE ${condition} LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) RETURNING 1 AS one`,
+      values,
+    );
     deleted += rows.length;
     if (rows.length < BATCH) break;
   }
@@ -55,7 +65,11 @@ export class Housekeeping {
     this.#timer = setInterval(() => {
       this.sweep().catch((error: unknown) => {
         // An outage is told by the outage log (storage/outage-log.ts), not once a minute here.
-        if (!StoreOutageLog.covers(error)) this.logger?.warn({ err: (error as Error).message }, 'the PostgreSQL clean-up could not run; it is tried again');
+        if (!StoreOutageLog.covers(error))
+          this.logger?.warn(
+            { err: (error as Error).message },
+            'the PostgreSQL clean-up could not run; it is tried again',
+          );
       });
     }, intervalMs);
     this.#timer.unref();
@@ -73,9 +87,17 @@ export class Housekeeping {
     const now = this.now();
     const stopped = () => this.#closed;
     let deleted = 0;
-    for (const [table, key] of EXPIRING) deleted += await deleteInBatches(this.db, table, key, 'purge_at <= $1', [now], stopped);
+    for (const [table, key] of EXPIRING)
+      deleted += await deleteInBatches(this.db, table, key, 'purge_at <= $1', [now], stopped);
     deleted += await deleteInBatches(this.db, 'rate_limits', 'key', 'reset_at <= $1', [now], stopped);
-    deleted += await deleteInBatches(this.db, 'bus_events', 'id', "created_at < clock_timestamp() - $1 * interval '1 millisecond'", [BUS_EVENT_RETENTION_MS], stopped);
+    deleted += await deleteInBatches(
+      this.db,
+      'bus_events',
+      'id',
+      "created_at < clock_timestamp() - $1 * interval '1 millisecond'",
+      [BUS_EVENT_RETENTION_MS],
+      stopped,
+    );
     return deleted;
   }
 

@@ -15,16 +15,26 @@ export class PostgresLinkSessionStore implements LinkSessionStore {
 
   /** @throws Error when the id is taken: an id is never overwritten. */
   async create(id: string, record: LinkSessionRecord, retainMs: number): Promise<void> {
-    await this.#db.query('INSERT INTO link_sessions (id, record, purge_at) VALUES ($1, $2, $3)', [id, JSON.stringify(record), this.#now() + retainMs]);
+    await this.#db.query('INSERT INTO link_sessions (id, record, purge_at) VALUES ($1, $2, $3)', [
+      id,
+      JSON.stringify(record),
+      this.#now() + retainMs,
+    ]);
   }
 
   async get(id: string): Promise<LinkSessionRecord | undefined> {
-    const [row] = await this.#db.query<{ record: string }>('SELECT record FROM link_sessions WHERE id = $1 AND purge_at > $2', [id, this.#now()]);
+    const [row] = await this.#db.query<{ record: string }>(
+      'SELECT record FROM link_sessions WHERE id = $1 AND purge_at > $2',
+      [id, this.#now()],
+    );
     return row && LinkSessionRecord.parse(JSON.parse(row.record));
   }
 
   async use(id: string, max: number): Promise<boolean> {
-    const rows = await this.#db.query('UPDATE link_sessions SET uses = uses + 1 WHERE id = $1 AND purge_at > $2 AND uses < $3 RETURNING 1 AS one', [id, this.#now(), max]);
+    const rows = await this.#db.query(
+      'UPDATE link_sessions SET uses = uses + 1 WHERE id = $1 AND purge_at > $2 AND uses < $3 RETURNING 1 AS one',
+      [id, this.#now(), max],
+    );
     return rows.length === 1;
   }
 

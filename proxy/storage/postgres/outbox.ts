@@ -12,7 +12,16 @@
 // with `after` never skips one (a sequence alone would: numbers are taken at insert, not at commit).
 // The price is that an event is listed only once the oldest transaction open at that moment has ended
 // (milliseconds; a long transaction elsewhere on the server holds the list back, never loses an event).
-import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import type {
+  AttemptOutcome,
+  DeliveryState,
+  EventDelivery,
+  EventOutbox,
+  ListQuery,
+  OutboxBacklog,
+  OutboxJob,
+  StoredEvent,
+} from '../outbox.ts';
 import { jobKey, parseJobKey } from '../outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
@@ -30,7 +39,8 @@ interface EventRow {
   last_error: string | null;
 }
 
-const EVENT_COLUMNS = 'body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
+const EVENT_COLUMNS =
+  'body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
 /** The condition each list filter adds (`delivery` of GET /events); those without `delivered` match the partial index. */
 const FILTERS = {
@@ -54,23 +64,31 @@ export class PostgresEventOutbox implements EventOutbox {
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     // The event and its delivery job in one statement: both or neither.
-    const rows = await this.#db.query(`WITH recorded AS (
+    const rows = await this.#db.query(
+      `WITH recorded AS (
         INSERT INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES ($1, $2, 0, 'pending', $3, $3, $3)
         ON CONFLICT (id) DO NOTHING RETURNING id),
       queued AS (INSERT INTO event_jobs (job, due_at) SELECT $4, $3 FROM recorded ON CONFLICT (job) DO NOTHING)
-      SELECT id FROM recorded`, [event.id, JSON.stringify(event), nowMs, deliverKey(event.id)]);
+      SELECT id FROM recorded`,
+      [event.id, JSON.stringify(event), nowMs, deliverKey(event.id)],
+    );
     return rows.length === 1;
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
-    await this.#db.query('INSERT INTO event_jobs (job, due_at) VALUES ($1, $2) ON CONFLICT (job) DO NOTHING', [jobKey({ kind: 'session-check', sessionId }), atMs]);
+    await this.#db.query('INSERT INTO event_jobs (job, due_at) VALUES ($1, $2) ON CONFLICT (job) DO NOTHING', [
+      jobKey({ kind: 'session-check', sessionId }),
+      atMs,
+    ]);
   }
 
   async claimDue(nowMs: number, leaseMs: number, max: number): Promise<OutboxJob[]> {
-    const rows = await this.#db.query<{ job: string }>(`WITH due AS (
+    const rows = await this.#db.query<{ job: string }>(
+      `WITH due AS (
         SELECT job FROM event_jobs WHERE due_at <= $1 ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE event_jobs SET due_at = $2, leased_by = $4 FROM due WHERE event_jobs.job = due.job RETURNING event_jobs.job`,
-    [nowMs, nowMs + leaseMs, max, this.#instance]);
+      [nowMs, nowMs + leaseMs, max, this.#instance],
+    );
     return rows.flatMap(({ job }) => parseJobKey(job) ?? []);
   }
 
@@ -83,15 +101,20 @@ export class PostgresEventOutbox implements EventOutbox {
     const change = outcome.ok
       ? "status = 'delivered', attempts = attempts + 1, delivered_at = $2, acknowledged_by = 'endpoint', last_attempt_at = $2, next_attempt_at = NULL"
       : "status = 'failed', attempts = attempts + 1, last_attempt_at = $2, last_error = $4, next_attempt_at = NULL";
-    await this.#db.query(`WITH settled AS (UPDATE events SET ${change} WHERE id = $1 AND status = 'pending')
-      DELETE FROM event_jobs WHERE job = $3`, [eventId, nowMs, deliverKey(eventId), ...(outcome.ok ? [] : [outcome.error])]);
+    await this.#db.query(
+      `WITH settled AS (UPDATE events SET ${change} WHERE id = $1 AND status = 'pending')
+      DELETE FROM event_jobs WHERE job = $3`,
+      [eventId, nowMs, deliverKey(eventId), ...(outcome.ok ? [] : [outcome.error])],
+    );
   }
 
   async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
-    await this.#db.query(`WITH retried AS (
+    await this.#db.query(
+      `WITH retried AS (
         UPDATE events SET attempts = attempts + 1, last_attempt_at = $2, last_error = $3, next_attempt_at = $4 WHERE id = $1 AND status = 'pending' RETURNING id)
       UPDATE event_jobs SET due_at = $4, leased_by = NULL WHERE job = $5 AND EXISTS (SELECT 1 FROM retried)`,
-    [eventId, nowMs, error, atMs, deliverKey(eventId)]);
+      [eventId, nowMs, error, atMs, deliverKey(eventId)],
+    );
   }
 
   async postpone(job: OutboxJob, atMs: number): Promise<void> {
@@ -104,19 +127,23 @@ export class PostgresEventOutbox implements EventOutbox {
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
     // A statement's sub-queries read the table as it was before it: the changed row comes from RETURNING.
-    const [row] = await this.#db.query<EventRow>(`WITH acknowledged AS (
+    const [row] = await this.#db.query<EventRow>(
+      `WITH acknowledged AS (
         UPDATE events SET status = 'delivered', delivered_at = $2, acknowledged_by = 'api', next_attempt_at = NULL
         WHERE id = $1 AND status <> 'delivered' RETURNING ${EVENT_COLUMNS}),
       unqueued AS (DELETE FROM event_jobs WHERE job = $3 AND EXISTS (SELECT 1 FROM acknowledged))
       SELECT * FROM acknowledged
-      UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM acknowledged)`, [eventId, nowMs, deliverKey(eventId)]);
+      UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM acknowledged)`,
+      [eventId, nowMs, deliverKey(eventId)],
+    );
     return row && storedEvent(row);
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
     // A delivered or failed event starts a new delivery; a pending one is hurried unless an attempt is
     // already due or under way. The two UPDATEs' conditions exclude each other, so at most one applies.
-    const [row] = await this.#db.query<EventRow>(`WITH restarted AS (
+    const [row] = await this.#db.query<EventRow>(
+      `WITH restarted AS (
         UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = $2, pending_since = $2, delivered_at = NULL, acknowledged_by = NULL,
           last_attempt_at = NULL, last_error = NULL WHERE id = $1 AND status <> 'pending' RETURNING ${EVENT_COLUMNS}),
       hurried AS (
@@ -126,7 +153,9 @@ export class PostgresEventOutbox implements EventOutbox {
       queued AS (INSERT INTO event_jobs (job, due_at) SELECT $3, $2 FROM changed
         ON CONFLICT (job) DO UPDATE SET due_at = excluded.due_at, leased_by = NULL)
       SELECT * FROM changed
-      UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed)`, [eventId, nowMs, deliverKey(eventId)]);
+      UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed)`,
+      [eventId, nowMs, deliverKey(eventId)],
+    );
     return row && storedEvent(row);
   }
 
@@ -135,24 +164,41 @@ export class PostgresEventOutbox implements EventOutbox {
     const visible = 'tx < pg_snapshot_xmin(pg_current_snapshot())';
     let rows: EventRow[];
     if (query.after === undefined) {
-      rows = await this.#db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE ${visible} ${filter} ORDER BY tx, seq LIMIT $1`, [query.limit + 1]);
+      rows = await this.#db.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE ${visible} ${filter} ORDER BY tx, seq LIMIT $1`,
+        [query.limit + 1],
+      );
     } else {
-      const [place] = await this.#db.query<{ tx: string; seq: string }>('SELECT tx, seq FROM events WHERE id = $1', [query.after]);
+      const [place] = await this.#db.query<{ tx: string; seq: string }>('SELECT tx, seq FROM events WHERE id = $1', [
+        query.after,
+      ]);
       if (!place) return undefined;
-      rows = await this.#db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE (tx, seq) > ($1::xid8, $2::bigint) AND ${visible} ${filter}
-        ORDER BY tx, seq LIMIT $3`, [place.tx, place.seq, query.limit + 1]);
+      rows = await this.#db.query<EventRow>(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE (tx, seq) > ($1::xid8, $2::bigint) AND ${visible} ${filter}
+        ORDER BY tx, seq LIMIT $3`,
+        [place.tx, place.seq, query.limit + 1],
+      );
     }
     return { events: rows.slice(0, query.limit).map(storedEvent), hasMore: rows.length > query.limit };
   }
 
   async backlog(): Promise<OutboxBacklog> {
-    const [row] = await this.#db.query<{ pending: string; oldest: string | null }>("SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'");
+    const [row] = await this.#db.query<{ pending: string; oldest: string | null }>(
+      "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'",
+    );
     return { pending: Number(row?.pending ?? 0), oldestPendingAt: num(row?.oldest) };
   }
 
   /** Events past the retention that are no longer being delivered, a batch at a time (any instance may run it at once). */
   async trim(nowMs: number): Promise<void> {
-    await deleteInBatches(this.#db, 'events', 'seq', "created_at <= $1 AND status <> 'pending'", [nowMs - this.#retentionMs], () => this.#closed);
+    await deleteInBatches(
+      this.#db,
+      'events',
+      'seq',
+      "created_at <= $1 AND status <> 'pending'",
+      [nowMs - this.#retentionMs],
+      () => this.#closed,
+    );
   }
 
   /** The storage bundle closes the pool; a trim under way stops at its next batch. */

@@ -11,6 +11,8 @@ export function loadPg(): typeof Pg {
     return requireOptional('pg') as typeof Pg;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
-    throw new Error('OBV_DATABASE_URL is set but the optional dependency pg is not installed (npm install pg)', { cause: error });
+    throw new Error('OBV_DATABASE_URL is set but the optional dependency pg is not installed (npm install pg)', {
+      cause: error,
+    });
   }
 }

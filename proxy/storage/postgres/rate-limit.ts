@@ -22,23 +22,31 @@ export class PostgresRateLimitStore implements Store {
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const [row] = await this.db.query<{ hits: number; reset_at: string }>('SELECT hits, reset_at FROM rate_limits WHERE key = $1 AND reset_at > $2',
-      [this.prefix + key, this.now()]);
+    const [row] = await this.db.query<{ hits: number; reset_at: string }>(
+      'SELECT hits, reset_at FROM rate_limits WHERE key = $1 AND reset_at > $2',
+      [this.prefix + key, this.now()],
+    );
     return row && { totalHits: row.hits, resetTime: new Date(Number(row.reset_at)) };
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
     const now = this.now();
-    const [row] = await this.db.query<{ hits: number; reset_at: string }>(`INSERT INTO rate_limits (key, hits, reset_at) VALUES ($1, 1, $2)
+    const [row] = await this.db.query<{ hits: number; reset_at: string }>(
+      `INSERT INTO rate_limits (key, hits, reset_at) VALUES ($1, 1, $2)
       ON CONFLICT (key) DO UPDATE SET
         hits = CASE WHEN rate_limits.reset_at <= $3 THEN 1 ELSE rate_limits.hits + 1 END,
         reset_at = CASE WHEN rate_limits.reset_at <= $3 THEN excluded.reset_at ELSE rate_limits.reset_at END
-      RETURNING hits, reset_at`, [this.prefix + key, now + this.#windowMs, now]);
+      RETURNING hits, reset_at`,
+      [this.prefix + key, now + this.#windowMs, now],
+    );
     return { totalHits: row!.hits, resetTime: new Date(Number(row!.reset_at)) };
   }
 
   async decrement(key: string): Promise<void> {
-    await this.db.query('UPDATE rate_limits SET hits = greatest(hits - 1, 0) WHERE key = $1 AND reset_at > $2', [this.prefix + key, this.now()]);
+    await this.db.query('UPDATE rate_limits SET hits = greatest(hits - 1, 0) WHERE key = $1 AND reset_at > $2', [
+      this.prefix + key,
+      this.now(),
+    ]);
   }
 
   async resetKey(key: string): Promise<void> {

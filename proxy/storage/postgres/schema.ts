@@ -147,16 +147,23 @@ CREATE INDEX earlier_payments_purge ON earlier_payments (purge_at);
 `;
 
 export const MIGRATIONS: readonly Migration[] = [
-  { version: 1, description: 'sessions, claims, markers, link sessions, payments, removals, the events outbox', sql: VERSION_1 },
-  { version: 2, description: 'the relay\'s session events and shared rate-limit counters', sql: VERSION_2 },
-  { version: 3, description: 'an order\'s earlier payments (each reconciled not-charged, then paid again)', sql: VERSION_3 },
+  {
+    version: 1,
+    description: 'sessions, claims, markers, link sessions, payments, removals, the events outbox',
+    sql: VERSION_1,
+  },
+  { version: 2, description: "the relay's session events and shared rate-limit counters", sql: VERSION_2 },
+  {
+    version: 3,
+    description: "an order's earlier payments (each reconciled not-charged, then paid again)",
+    sql: VERSION_3,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
 
 /** The first number of the advisory lock every instance takes while it migrates ('obv' in ASCII); the second is the schema's hash. */
 const MIGRATION_LOCK_CLASS = 0x6f6276;
-
 
 export interface MigrationReport {
   from: number;
@@ -177,11 +184,15 @@ export async function migrate(client: PoolClient, schema: string, target = SCHEM
     if (exists.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await client.query(`CREATE TABLE IF NOT EXISTS ${schema}.schema_migrations (
       version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const row = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${schema}.schema_migrations`);
+    const row = await client.query<{ version: number | null }>(
+      `SELECT max(version) AS version FROM ${schema}.schema_migrations`,
+    );
     const from = row.rows[0]?.version ?? 0;
     if (from > SCHEMA_VERSION) {
-      throw new DatabaseSchemaError(`the PostgreSQL schema ${schema} was migrated by a newer obv-link (schema ${from}; this version knows ${SCHEMA_VERSION}): `
-        + 'run that version, or restore a backup taken by this one');
+      throw new DatabaseSchemaError(
+        `the PostgreSQL schema ${schema} was migrated by a newer obv-link (schema ${from}; this version knows ${SCHEMA_VERSION}): ` +
+          'run that version, or restore a backup taken by this one',
+      );
     }
     for (const migration of MIGRATIONS) {
       if (migration.version <= from || migration.version > target) continue;
@@ -189,7 +200,10 @@ export async function migrate(client: PoolClient, schema: string, target = SCHEM
       try {
         await client.query(`SET LOCAL search_path TO ${schema}`);
         await client.query(migration.sql);
-        await client.query(`INSERT INTO ${schema}.schema_migrations (version, description) VALUES ($1, $2)`, [migration.version, migration.description]);
+        await client.query(`INSERT INTO ${schema}.schema_migrations (version, description) VALUES ($1, $2)`, [
+          migration.version,
+          migration.description,
+        ]);
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);

@@ -37,17 +37,33 @@ export class PostgresSessionStore implements SessionStore {
   /** @throws Error when the session id or its notification reference already exists. */
   async create(record: SessionRecord): Promise<void> {
     const { base, state, outcome } = encodeSession(record);
-    await this.#db.query('INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [record.sessionId, record.notificationRef, base, state, outcome ?? null, record.expiresAt, record.expiresAt + RECORD_GRACE_MS]);
+    await this.#db.query(
+      'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
+      [
+        record.sessionId,
+        record.notificationRef,
+        base,
+        state,
+        outcome ?? null,
+        record.expiresAt,
+        record.expiresAt + RECORD_GRACE_MS,
+      ],
+    );
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
-    const [row] = await this.#db.query<SessionRow>('SELECT base, state, outcome FROM sessions WHERE session_id = $1 AND purge_at > $2', [sessionId, this.#now()]);
+    const [row] = await this.#db.query<SessionRow>(
+      'SELECT base, state, outcome FROM sessions WHERE session_id = $1 AND purge_at > $2',
+      [sessionId, this.#now()],
+    );
     return row && this.#decode(row);
   }
 
   async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    const [row] = await this.#db.query<{ session_id: string }>('SELECT session_id FROM sessions WHERE notification_ref = $1 AND purge_at > $2', [ref, this.#now()]);
+    const [row] = await this.#db.query<{ session_id: string }>(
+      'SELECT session_id FROM sessions WHERE notification_ref = $1 AND purge_at > $2',
+      [ref, this.#now()],
+    );
     return row?.session_id;
   }
 
@@ -59,19 +75,27 @@ export class PostgresSessionStore implements SessionStore {
    */
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     const now = this.#now();
-    const [settled] = await this.#db.query<SessionRow>(`UPDATE sessions SET state = $1, outcome = $2 WHERE session_id = $3
+    const [settled] = await this.#db.query<SessionRow>(
+      `UPDATE sessions SET state = $1, outcome = $2 WHERE session_id = $3
       AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > $4 AND purge_at > $4 RETURNING base, state, outcome`,
-    [stateForOutcome(outcome), JSON.stringify(outcome), sessionId, now]);
+      [stateForOutcome(outcome), JSON.stringify(outcome), sessionId, now],
+    );
     if (settled) return { stored: true, record: this.#decode(settled) };
-    const [row] = await this.#db.query<SessionRow>('SELECT base, state, outcome FROM sessions WHERE session_id = $1 AND purge_at > $2', [sessionId, now]);
+    const [row] = await this.#db.query<SessionRow>(
+      'SELECT base, state, outcome FROM sessions WHERE session_id = $1 AND purge_at > $2',
+      [sessionId, now],
+    );
     if (!row) throw new Error(`unknown session ${sessionId}`);
     return { stored: false, record: this.#decode(row) };
   }
 
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
     const now = this.#now();
-    const [changed] = await this.#db.query<SessionRow>(`UPDATE sessions SET state = 'returned' WHERE session_id = $1 AND state = 'pending'
-      AND expires_at > $2 RETURNING base, state, outcome`, [sessionId, now]);
+    const [changed] = await this.#db.query<SessionRow>(
+      `UPDATE sessions SET state = 'returned' WHERE session_id = $1 AND state = 'pending'
+      AND expires_at > $2 RETURNING base, state, outcome`,
+      [sessionId, now],
+    );
     return changed ? this.#decode(changed) : this.get(sessionId);
   }
 
@@ -84,10 +108,13 @@ export class PostgresSessionStore implements SessionStore {
   async claimIdempotencyKey(key: string, ttlMs: number): Promise<Claim> {
     const now = this.#now();
     const leaseMs = Math.min(ttlMs, PENDING_CLAIM_TTL_MS);
-    const claimed = await this.#db.query(`INSERT INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES ($1, NULL, $2, $3)
+    const claimed = await this.#db.query(
+      `INSERT INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES ($1, NULL, $2, $3)
       ON CONFLICT (key) DO UPDATE SET session_id = NULL, lease_until = excluded.lease_until, purge_at = excluded.purge_at
       WHERE idempotency_claims.purge_at <= $4 OR (idempotency_claims.session_id IS NULL AND idempotency_claims.lease_until <= $4)
-      RETURNING key`, [key, now + leaseMs, now + ttlMs, now]);
+      RETURNING key`,
+      [key, now + leaseMs, now + ttlMs, now],
+    );
     if (claimed.length === 1) {
       this.#renew(key, leaseMs);
       return { claimed: true };
@@ -96,7 +123,9 @@ export class PostgresSessionStore implements SessionStore {
     for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
       const at = this.#now();
       const [row] = await this.#db.query<{ session_id: string | null; lease_until: string | null }>(
-        'SELECT session_id, lease_until FROM idempotency_claims WHERE key = $1 AND purge_at > $2', [key, at]);
+        'SELECT session_id, lease_until FROM idempotency_claims WHERE key = $1 AND purge_at > $2',
+        [key, at],
+      );
       if (row?.session_id) return { claimed: false, sessionId: row.session_id };
       if (!row || Number(row.lease_until) <= at || at >= deadline) return { claimed: false };
       await new Promise((resolve) => setTimeout(resolve, delay));
@@ -106,8 +135,11 @@ export class PostgresSessionStore implements SessionStore {
   async completeIdempotencyKey(key: string, sessionId: string, ttlMs: number): Promise<void> {
     this.#stopRenewing(key);
     const now = this.#now();
-    await this.#db.query(`INSERT INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES ($1, $2, NULL, $3)
-      ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, lease_until = NULL, purge_at = excluded.purge_at`, [key, sessionId, now + ttlMs]);
+    await this.#db.query(
+      `INSERT INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES ($1, $2, NULL, $3)
+      ON CONFLICT (key) DO UPDATE SET session_id = excluded.session_id, lease_until = NULL, purge_at = excluded.purge_at`,
+      [key, sessionId, now + ttlMs],
+    );
   }
 
   async releaseIdempotencyKey(key: string): Promise<void> {
@@ -119,15 +151,21 @@ export class PostgresSessionStore implements SessionStore {
   async mark(key: string, value: string, ttlMs: number): Promise<string> {
     const now = this.#now();
     // One statement in the usual case: set unless a live marker holds the key (an expired one is replaced).
-    const [set] = await this.#db.query<{ value: string }>(`INSERT INTO markers (key, value, purge_at) VALUES ($1, $2, $3)
+    const [set] = await this.#db.query<{ value: string }>(
+      `INSERT INTO markers (key, value, purge_at) VALUES ($1, $2, $3)
       ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= $4
-      RETURNING value`, [key, value, now + Math.max(1, Math.ceil(ttlMs)), now]);
+      RETURNING value`,
+      [key, value, now + Math.max(1, Math.ceil(ttlMs)), now],
+    );
     if (set) return set.value;
     return (await this.readMark(key)) ?? value;
   }
 
   async readMark(key: string): Promise<string | undefined> {
-    const [row] = await this.#db.query<{ value: string }>('SELECT value FROM markers WHERE key = $1 AND purge_at > $2', [key, this.#now()]);
+    const [row] = await this.#db.query<{ value: string }>(
+      'SELECT value FROM markers WHERE key = $1 AND purge_at > $2',
+      [key, this.#now()],
+    );
     return row?.value;
   }
 
@@ -142,10 +180,18 @@ export class PostgresSessionStore implements SessionStore {
 
   /** Keeps this instance's pending claim alive while its start runs. */
   #renew(key: string, leaseMs: number): void {
-    const timer = setInterval(() => {
-      const now = this.#now();
-      this.#db.query('UPDATE idempotency_claims SET lease_until = $2 WHERE key = $1 AND session_id IS NULL', [key, now + leaseMs]).catch(() => undefined);
-    }, Math.max(1, Math.floor(leaseMs / 3)));
+    const timer = setInterval(
+      () => {
+        const now = this.#now();
+        this.#db
+          .query('UPDATE idempotency_claims SET lease_until = $2 WHERE key = $1 AND session_id IS NULL', [
+            key,
+            now + leaseMs,
+          ])
+          .catch(() => undefined);
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
     timer.unref();
     this.#renewals.set(key, timer);
   }

@@ -89,7 +89,10 @@ export function createPostgresStorage(options: PostgresStorageBuildOptions): Pos
  * @throws Error when the database is not reachable within `readyTimeoutMs` (default 10 s), or its schema
  * is newer than this release; nothing is left open.
  */
-export async function openPostgresStorage(options: PostgresStorageBuildOptions, readyTimeoutMs?: number): Promise<PostgresStorage> {
+export async function openPostgresStorage(
+  options: PostgresStorageBuildOptions,
+  readyTimeoutMs?: number,
+): Promise<PostgresStorage> {
   const storage = createPostgresStorage(options);
   try {
     await storage.ready(readyTimeoutMs);

@@ -15,12 +15,7 @@
 // not read (the commands connection may come back after the subscriber) until it has read them all.
 import type { Redis } from 'ioredis';
 import { decodeEvent } from '../session-codec.ts';
-import {
-  closeConnection,
-  createRedisConnection,
-  readyOrClose,
-  waitUntilReady,
-} from './connection.ts';
+import { closeConnection, createRedisConnection, readyOrClose, waitUntilReady } from './connection.ts';
 import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
@@ -152,7 +147,10 @@ export class RedisResultBus implements ResultBus {
         subscription.listener(event);
       } catch (error) {
         // One broken listener must not keep the event from the others, nor end the process.
-        this.#logger?.warn({ err: errorMessage(error), session: sessionLogRef(event.sessionId) }, 'session event listener threw');
+        this.#logger?.warn(
+          { err: errorMessage(error), session: sessionLogRef(event.sessionId) },
+          'session event listener threw',
+        );
       }
     }
   }
@@ -197,7 +195,11 @@ export class RedisResultBus implements ResultBus {
       return;
     }
     // Logged once per reconnect, not once per attempt.
-    if (!retrying) this.#logger?.warn({ unread: failed.length }, 'catch-up after the Redis reconnect could not read every session; retrying');
+    if (!retrying)
+      this.#logger?.warn(
+        { unread: failed.length },
+        'catch-up after the Redis reconnect could not read every session; retrying',
+      );
     this.#catchUpRetry = setTimeout(() => {
       void this.#catchUpAll(failed, generation, Math.min(delayMs * 2, CATCH_UP_RETRY_MAX_MS));
     }, delayMs);

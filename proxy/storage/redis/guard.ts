@@ -29,7 +29,8 @@ export interface RedisGuardOptions {
 }
 
 /** Whether Redis persists its writes, and how that was learnt. */
-export type Persistence = { persists: boolean; appendfsync?: string; source: 'CONFIG' | 'INFO' } | { persists: undefined; source: 'unknown' };
+export type Persistence =
+  { persists: boolean; appendfsync?: string; source: 'CONFIG' | 'INFO' } | { persists: undefined; source: 'unknown' };
 
 /**
  * `appendonly` from CONFIG GET, else `aof_enabled` from INFO persistence (a managed Redis often renames
@@ -41,7 +42,11 @@ export async function readPersistence(redis: Redis): Promise<Persistence> {
     const settings = new Map<string, string>();
     for (let i = 0; i + 1 < reply.length; i += 2) settings.set(reply[i]!, reply[i + 1]!);
     if (settings.has('appendonly')) {
-      return { persists: settings.get('appendonly') === 'yes', appendfsync: settings.get('appendfsync'), source: 'CONFIG' };
+      return {
+        persists: settings.get('appendonly') === 'yes',
+        appendfsync: settings.get('appendfsync'),
+        source: 'CONFIG',
+      };
     }
   } catch (error) {
     if (isRedisUnavailable(error)) throw error;
@@ -65,7 +70,10 @@ export class RedisGuard {
   #checking: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly redis: Redis, private readonly options: RedisGuardOptions) {
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisGuardOptions,
+  ) {
     redis.on('ready', () => void this.check());
     if (redis.status === 'ready') void this.check();
     this.#timer = setInterval(() => void this.check(), GENERATION_CHECK_INTERVAL_MS);
@@ -85,18 +93,23 @@ export class RedisGuard {
     if (this.#generation === undefined || this.#checking) await this.check();
     if (this.#closed !== undefined) throw new DurabilityError(this.#closed);
     // Not reached yet (down since the start): an outage like any other, not a loss.
-    if (this.#generation === undefined) throw new SessionBackendUnavailableError('Redis is unavailable: its generation mark could not be read yet');
+    if (this.#generation === undefined)
+      throw new SessionBackendUnavailableError('Redis is unavailable: its generation mark could not be read yet');
   }
 
   /** Tells the guard that a claim's script found the mark gone (it refused the claim). */
   lost(): DurabilityError {
     void this.check();
-    return new DurabilityError(this.#closed ?? 'Redis no longer holds this installation\'s generation mark: it lost its data');
+    return new DurabilityError(
+      this.#closed ?? "Redis no longer holds this installation's generation mark: it lost its data",
+    );
   }
 
   /** Checks persistence (once) and the mark; closes or reopens the guard, with one log line each way. */
   check(): Promise<void> {
-    this.#checking ??= this.#check().catch(() => undefined).finally(() => (this.#checking = undefined));
+    this.#checking ??= this.#check()
+      .catch(() => undefined)
+      .finally(() => (this.#checking = undefined));
     return this.#checking;
   }
 
@@ -120,7 +133,10 @@ export class RedisGuard {
       if (found === null) return;
       this.#generation = found;
       if (found === fresh) {
-        this.options.logger?.info({ key: this.options.key }, 'redis: no generation mark found, so this is taken for a new installation and one is written; if this Redis held obv-link data before, it lost it: reconcile the payments made since your last backup');
+        this.options.logger?.info(
+          { key: this.options.key },
+          'redis: no generation mark found, so this is taken for a new installation and one is written; if this Redis held obv-link data before, it lost it: reconcile the payments made since your last backup',
+        );
       }
       return;
     }
@@ -128,29 +144,44 @@ export class RedisGuard {
     if (found === this.#generation) {
       if (this.#closed !== undefined) {
         this.#closed = undefined;
-        this.options.logger?.info({ key: this.options.key }, 'redis: the generation mark is back as it was (restored): taking payments and notifications again');
+        this.options.logger?.info(
+          { key: this.options.key },
+          'redis: the generation mark is back as it was (restored): taking payments and notifications again',
+        );
       }
       return;
     }
     if (this.#closed === undefined) {
       this.#closed = `Redis no longer holds this installation's generation mark (${found === null ? 'gone' : 'another one'}): it restarted empty, was flushed or failed over to a server without the data`;
-      this.#error({ key: this.options.key, found: found === null ? 'none' : 'another' },
-        `${this.#closed}; payments, notifications and readiness answer 503 until the same mark is back (a restore) or the instances are restarted after you reconciled what was lost`);
+      this.#error(
+        { key: this.options.key, found: found === null ? 'none' : 'another' },
+        `${this.#closed}; payments, notifications and readiness answer 503 until the same mark is back (a restore) or the instances are restarted after you reconciled what was lost`,
+      );
     }
   }
 
   #judgePersistence(persistence: Persistence): void {
     if (persistence.persists === true) return;
     if (persistence.persists === undefined) {
-      this.#warn({}, 'redis: neither CONFIG GET appendonly nor INFO persistence answered, so whether Redis persists is unknown: make sure it runs with appendonly yes (a Redis that restarts empty is stopped by the generation mark, after the fact)');
+      this.#warn(
+        {},
+        'redis: neither CONFIG GET appendonly nor INFO persistence answered, so whether Redis persists is unknown: make sure it runs with appendonly yes (a Redis that restarts empty is stopped by the generation mark, after the fact)',
+      );
       return;
     }
-    const fix = 'set appendonly yes (redis.conf, or CONFIG SET appendonly yes then CONFIG REWRITE; a managed Redis: its persistence / AOF setting)';
+    const fix =
+      'set appendonly yes (redis.conf, or CONFIG SET appendonly yes then CONFIG REWRITE; a managed Redis: its persistence / AOF setting)';
     if (this.options.requirePersistence) {
       this.#closed = `Redis does not persist (appendonly no, read by ${persistence.source}): a restart would forget every payment`;
-      this.#error({ source: persistence.source }, `${this.#closed}; refused in production: payments, notifications and readiness answer 503 until you ${fix} and restart`);
+      this.#error(
+        { source: persistence.source },
+        `${this.#closed}; refused in production: payments, notifications and readiness answer 503 until you ${fix} and restart`,
+      );
     } else {
-      this.options.logger?.info({ source: persistence.source }, `redis: appendonly no: a restart forgets every session and payment (accepted in sandbox mode; production refuses it): ${fix}`);
+      this.options.logger?.info(
+        { source: persistence.source },
+        `redis: appendonly no: a restart forgets every session and payment (accepted in sandbox mode; production refuses it): ${fix}`,
+      );
     }
   }
 

@@ -16,10 +16,15 @@ return 1
 `);
 
 export class RedisLinkSessionStore implements LinkSessionStore {
-  constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
 
   async create(id: string, record: LinkSessionRecord, retainMs: number): Promise<void> {
-    const set = await redisCommand(this.redis.set(this.keys.linkSession(id), JSON.stringify(record), 'PX', Math.max(1, Math.ceil(retainMs)), 'NX'));
+    const set = await redisCommand(
+      this.redis.set(this.keys.linkSession(id), JSON.stringify(record), 'PX', Math.max(1, Math.ceil(retainMs)), 'NX'),
+    );
     if (set !== 'OK') throw new Error('link session id already exists');
   }
 
@@ -29,7 +34,10 @@ export class RedisLinkSessionStore implements LinkSessionStore {
   }
 
   async use(id: string, max: number): Promise<boolean> {
-    return (await runScript(this.redis, USE, [this.keys.linkSession(id), this.keys.linkSessionUses(id)], [String(max)])) === 1;
+    return (
+      (await runScript(this.redis, USE, [this.keys.linkSession(id), this.keys.linkSessionUses(id)], [String(max)])) ===
+      1
+    );
   }
 
   async close(): Promise<void> {}

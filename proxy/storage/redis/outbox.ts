@@ -8,7 +8,15 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
-import type { AttemptOutcome, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import type {
+  AttemptOutcome,
+  EventDelivery,
+  EventOutbox,
+  ListQuery,
+  OutboxBacklog,
+  OutboxJob,
+  StoredEvent,
+} from '../outbox.ts';
 import { jobKey, parseJobKey } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
@@ -214,39 +222,83 @@ export class RedisEventOutbox implements EventOutbox {
   /** The keys of a script that changes an event's delivery (LEAVE_PENDING's order). */
   #deliveryKeys(eventId: string): string[] {
     const { keys } = this;
-    return [keys.merchantEvent(eventId), keys.merchantEventJobs, keys.merchantEventsPending, keys.merchantEventsPendingSeq, keys.merchantEventsFailedSeq];
+    return [
+      keys.merchantEvent(eventId),
+      keys.merchantEventJobs,
+      keys.merchantEventsPending,
+      keys.merchantEventsPendingSeq,
+      keys.merchantEventsFailedSeq,
+    ];
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     const { keys } = this;
-    const reply = await runScript(this.redis, APPEND,
-      [keys.merchantEvent(event.id), keys.merchantEventLog, keys.merchantEventSeq, keys.merchantEventJobs, keys.merchantEventsPending, keys.merchantEventsPendingSeq],
-      [event.id, JSON.stringify(event), String(nowMs), String(this.#retentionMs), deliverKey(event.id)]);
+    const reply = await runScript(
+      this.redis,
+      APPEND,
+      [
+        keys.merchantEvent(event.id),
+        keys.merchantEventLog,
+        keys.merchantEventSeq,
+        keys.merchantEventJobs,
+        keys.merchantEventsPending,
+        keys.merchantEventsPendingSeq,
+      ],
+      [event.id, JSON.stringify(event), String(nowMs), String(this.#retentionMs), deliverKey(event.id)],
+    );
     return reply === 1;
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
-    await redisCommand(this.redis.zadd(this.keys.merchantEventJobs, 'NX', atMs, jobKey({ kind: 'session-check', sessionId })));
+    await redisCommand(
+      this.redis.zadd(this.keys.merchantEventJobs, 'NX', atMs, jobKey({ kind: 'session-check', sessionId })),
+    );
   }
 
   async claimDue(nowMs: number, leaseMs: number, max: number): Promise<OutboxJob[]> {
-    const reply = await runScript(this.redis, CLAIM, [this.keys.merchantEventJobs], [String(nowMs), String(nowMs + leaseMs), String(max)]);
+    const reply = await runScript(
+      this.redis,
+      CLAIM,
+      [this.keys.merchantEventJobs],
+      [String(nowMs), String(nowMs + leaseMs), String(max)],
+    );
     return (reply as string[]).map(parseJobKey).filter((job): job is OutboxJob => job !== undefined);
   }
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
-    const fields = await redisCommand(this.redis.hmget(this.keys.merchantEvent(eventId), 'event', 'attempts', 'status', 'next', 'at', 'by', 'last', 'err'));
+    const fields = await redisCommand(
+      this.redis.hmget(
+        this.keys.merchantEvent(eventId),
+        'event',
+        'attempts',
+        'status',
+        'next',
+        'at',
+        'by',
+        'last',
+        'err',
+      ),
+    );
     return fields[0] ? decode(fields) : undefined;
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
-    await runScript(this.redis, SETTLE, this.#deliveryKeys(eventId),
-      [eventId, deliverKey(eventId), String(nowMs), outcome.ok ? '1' : '0', outcome.ok ? '' : outcome.error]);
+    await runScript(this.redis, SETTLE, this.#deliveryKeys(eventId), [
+      eventId,
+      deliverKey(eventId),
+      String(nowMs),
+      outcome.ok ? '1' : '0',
+      outcome.ok ? '' : outcome.error,
+    ]);
   }
 
   async retryAt(eventId: string, error: string, nowMs: number, atMs: number): Promise<void> {
-    await runScript(this.redis, RETRY, [this.keys.merchantEvent(eventId), this.keys.merchantEventJobs],
-      [String(atMs), deliverKey(eventId), String(nowMs), error]);
+    await runScript(
+      this.redis,
+      RETRY,
+      [this.keys.merchantEvent(eventId), this.keys.merchantEventJobs],
+      [String(atMs), deliverKey(eventId), String(nowMs), error],
+    );
   }
 
   async postpone(job: OutboxJob, atMs: number): Promise<void> {
@@ -255,26 +307,41 @@ export class RedisEventOutbox implements EventOutbox {
 
   async finishJob(job: OutboxJob): Promise<void> {
     if (job.kind === 'deliver') {
-      await runScript(this.redis, DROP_DELIVERY, this.#deliveryKeys(job.eventId), [job.eventId, deliverKey(job.eventId)]);
+      await runScript(this.redis, DROP_DELIVERY, this.#deliveryKeys(job.eventId), [
+        job.eventId,
+        deliverKey(job.eventId),
+      ]);
       return;
     }
     await redisCommand(this.redis.zrem(this.keys.merchantEventJobs, jobKey(job)));
   }
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    const reply = await runScript(this.redis, ACKNOWLEDGE, this.#deliveryKeys(eventId), [eventId, deliverKey(eventId), String(nowMs)]);
+    const reply = await runScript(this.redis, ACKNOWLEDGE, this.#deliveryKeys(eventId), [
+      eventId,
+      deliverKey(eventId),
+      String(nowMs),
+    ]);
     return Array.isArray(reply) ? decode(reply as Fields) : undefined;
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
-    const reply = await runScript(this.redis, REDELIVER, this.#deliveryKeys(eventId), [eventId, deliverKey(eventId), String(nowMs)]);
+    const reply = await runScript(this.redis, REDELIVER, this.#deliveryKeys(eventId), [
+      eventId,
+      deliverKey(eventId),
+      String(nowMs),
+    ]);
     return Array.isArray(reply) ? decode(reply as Fields) : undefined;
   }
 
   async list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
     const { keys } = this;
-    const reply = await runScript(this.redis, LIST, [keys.merchantEventLog, keys.merchantEventsPendingSeq, keys.merchantEventsFailedSeq],
-      [query.after ?? '', String(query.limit + 1), keys.merchantEvent(''), query.delivery ?? '']);
+    const reply = await runScript(
+      this.redis,
+      LIST,
+      [keys.merchantEventLog, keys.merchantEventsPendingSeq, keys.merchantEventsFailedSeq],
+      [query.after ?? '', String(query.limit + 1), keys.merchantEvent(''), query.delivery ?? ''],
+    );
     if (!Array.isArray(reply)) return undefined;
     const fields = reply as Fields;
     const events: StoredEvent[] = [];
@@ -291,7 +358,12 @@ export class RedisEventOutbox implements EventOutbox {
   }
 
   async trim(): Promise<void> {
-    await runScript(this.redis, TRIM, [this.keys.merchantEventLog, this.keys.merchantEventsFailedSeq], [this.keys.merchantEvent(''), String(TRIM_BATCH)]);
+    await runScript(
+      this.redis,
+      TRIM,
+      [this.keys.merchantEventLog, this.keys.merchantEventsFailedSeq],
+      [this.keys.merchantEvent(''), String(TRIM_BATCH)],
+    );
   }
 
   async close(): Promise<void> {

@@ -12,7 +12,9 @@ function load<T>(name: string): T {
     return requireOptional(name) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
-    throw new Error(`OBV_REDIS_URL is set but the optional dependency ${name} is not installed (npm install ${name})`, { cause: error });
+    throw new Error(`OBV_REDIS_URL is set but the optional dependency ${name} is not installed (npm install ${name})`, {
+      cause: error,
+    });
   }
 }
 

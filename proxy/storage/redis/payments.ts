@@ -91,7 +91,11 @@ return 1
 const RECONCILE_ATTEMPTS = 3;
 
 export class RedisPaymentStore implements PaymentStore {
-  constructor(private readonly redis: Redis, private readonly keys: RedisKeys, private readonly guard: RedisGuard) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+    private readonly guard: RedisGuard,
+  ) {}
 
   /** @throws DurabilityError when Redis lost its data or does not persist in production (storage/redis/guard.ts). */
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
@@ -99,9 +103,25 @@ export class RedisPaymentStore implements PaymentStore {
     const generation = this.guard.generation!;
     const id = pending.merchantTransactionId;
     const key = pending.idempotencyKey;
-    const held = await runScript(this.redis, CLAIM,
-      [this.keys.payment(id), this.keys.paymentLeases, key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key), this.keys.earlierPayments(id), generation.key],
-      [JSON.stringify(pending), String(Math.ceil(retentionMs)), String(pending.leaseExpiresAt ?? 0), id, key === undefined ? '0' : '1', generation.value]);
+    const held = await runScript(
+      this.redis,
+      CLAIM,
+      [
+        this.keys.payment(id),
+        this.keys.paymentLeases,
+        key === undefined ? this.keys.payment(id) : this.keys.paymentKey(key),
+        this.keys.earlierPayments(id),
+        generation.key,
+      ],
+      [
+        JSON.stringify(pending),
+        String(Math.ceil(retentionMs)),
+        String(pending.leaseExpiresAt ?? 0),
+        id,
+        key === undefined ? '0' : '1',
+        generation.value,
+      ],
+    );
     if (Array.isArray(held) && held[0] === 'generation') throw this.guard.lost();
     if (Array.isArray(held)) return { claimed: false, keyUsedFor: String(held[1]) };
     return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
@@ -118,28 +138,58 @@ export class RedisPaymentStore implements PaymentStore {
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
     const id = record.merchantTransactionId;
-    return (await runScript(this.redis, FINISH, [this.keys.payment(id), this.keys.paymentLeases],
-      [record.paymentId, JSON.stringify(record), String(Math.ceil(retentionMs)), id])) === 1;
+    return (
+      (await runScript(
+        this.redis,
+        FINISH,
+        [this.keys.payment(id), this.keys.paymentLeases],
+        [record.paymentId, JSON.stringify(record), String(Math.ceil(retentionMs)), id],
+      )) === 1
+    );
   }
 
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
-    return (await runScript(this.redis, FINISH, [this.keys.payment(merchantTransactionId), this.keys.paymentLeases],
-      [paymentId, '', '1', merchantTransactionId])) === 1;
+    return (
+      (await runScript(
+        this.redis,
+        FINISH,
+        [this.keys.payment(merchantTransactionId), this.keys.paymentLeases],
+        [paymentId, '', '1', merchantTransactionId],
+      )) === 1
+    );
   }
 
-  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+  async reconcile(
+    merchantTransactionId: string,
+    paymentId: string,
+    reconciliation: Reconciliation,
+    retentionMs: number,
+  ): Promise<PaymentRecord | undefined> {
     const key = this.keys.payment(merchantTransactionId);
     for (let attempt = 0; attempt < RECONCILE_ATTEMPTS; attempt++) {
       const held = await redisCommand(this.redis.get(key));
       const record = reconciled(held === null ? undefined : parse(held), paymentId, reconciliation);
       if (!record) return undefined;
-      if ((await runScript(this.redis, REPLACE, [key], [held!, JSON.stringify(record), String(Math.ceil(retentionMs))])) === 1) return record;
+      if (
+        (await runScript(
+          this.redis,
+          REPLACE,
+          [key],
+          [held!, JSON.stringify(record), String(Math.ceil(retentionMs))],
+        )) === 1
+      )
+        return record;
     }
     return undefined;
   }
 
   async expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]> {
-    const reply = await runScript(this.redis, EXPIRE, [this.keys.paymentLeases], [String(nowMs), String(max), this.keys.payment('')]);
+    const reply = await runScript(
+      this.redis,
+      EXPIRE,
+      [this.keys.paymentLeases],
+      [String(nowMs), String(max), this.keys.payment('')],
+    );
     return (reply as string[]).map(parse);
   }
 

@@ -16,6 +16,7 @@ export async function redisPersistence(redis: Redis): Promise<RedisPersistence> 
   if (field('aof_enabled') === '1') return { persistent: true, detail: 'appendonly yes' };
   return {
     persistent: false,
-    detail: 'appendonly is off: a Redis restart would lose what the proxy acknowledged (payments, sessions, events); set appendonly yes',
+    detail:
+      'appendonly is off: a Redis restart would lose what the proxy acknowledged (payments, sessions, events); set appendonly yes',
   };
 }

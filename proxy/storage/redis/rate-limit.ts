@@ -17,7 +17,8 @@ export function createRedisRateLimitStore(redis: Redis, prefix: string): Store {
   const store = new (loadRateLimitRedis().RedisStore)({
     prefix,
     // Through redisCommand so an outage refuses a start with the same 503 as the session store does.
-    sendCommand: (command: string, ...args: string[]) => redisCommand(redis.call(command, ...args) as Promise<RedisReply>),
+    sendCommand: (command: string, ...args: string[]) =>
+      redisCommand(redis.call(command, ...args) as Promise<RedisReply>),
   });
   store.incrementScriptSha.catch(() => undefined);
   store.getScriptSha.catch(() => undefined);

@@ -5,10 +5,17 @@ import type { RedisKeys } from './keys.ts';
 import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
 
 export class RedisRemovalStore implements RemovalStore {
-  constructor(private readonly redis: Redis, private readonly keys: RedisKeys) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly keys: RedisKeys,
+  ) {}
 
   async record(removal: SavedAccountRemoval): Promise<boolean> {
-    return (await redisCommand(this.redis.set(this.keys.removal(removal.merchantUserId, removal.accountId), JSON.stringify(removal), 'NX'))) === 'OK';
+    return (
+      (await redisCommand(
+        this.redis.set(this.keys.removal(removal.merchantUserId, removal.accountId), JSON.stringify(removal), 'NX'),
+      )) === 'OK'
+    );
   }
 
   async isRemoved(merchantUserId: string, accountId: string): Promise<boolean> {

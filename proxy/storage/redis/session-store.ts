@@ -3,12 +3,7 @@
 import type { Redis } from 'ioredis';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
-import {
-  closeConnection,
-  createRedisConnection,
-  readyOrClose,
-  waitUntilReady,
-} from './connection.ts';
+import { closeConnection, createRedisConnection, readyOrClose, waitUntilReady } from './connection.ts';
 import type { RedisConnectionOptions } from './connection-options.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
@@ -16,7 +11,13 @@ import { redisKeys, type RedisKeys } from './keys.ts';
 import { RedisGuard } from './guard.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
-import { TERMINAL_STATES, type SessionRecord, type SessionStore, type SettleResult, type StoredOutcome } from '../sessions.ts';
+import {
+  TERMINAL_STATES,
+  type SessionRecord,
+  type SessionStore,
+  type SettleResult,
+  type StoredOutcome,
+} from '../sessions.ts';
 
 export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, 'role'> {
   /** Prefix of every key (default `obv:`). */
@@ -79,7 +80,11 @@ export class RedisSessionStore implements SessionStore {
     this.#idempotencyWaitMs = options.idempotencyWaitMs ?? DEFAULT_IDEMPOTENCY_WAIT_MS;
     this.#pendingClaimTtlMs = options.pendingClaimTtlMs ?? DEFAULT_PENDING_CLAIM_TTL_MS;
     this.#now = options.now ?? Date.now;
-    this.guard = new RedisGuard(this.redis, { key: this.keys.generation, requirePersistence: options.requirePersistence ?? false, logger: options.logger });
+    this.guard = new RedisGuard(this.redis, {
+      key: this.keys.generation,
+      requirePersistence: options.requirePersistence ?? false,
+      logger: options.logger,
+    });
   }
 
   /** Resolves once connected; rejects after `timeoutMs` (the connection keeps retrying). */
@@ -100,7 +105,9 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
-    const [base, state, outcome] = await redisCommand(this.redis.hmget(this.keys.session(sessionId), 'base', 'state', 'outcome'));
+    const [base, state, outcome] = await redisCommand(
+      this.redis.hmget(this.keys.session(sessionId), 'base', 'state', 'outcome'),
+    );
     if (!base || !state) return undefined;
     return this.#withExpiry(decodeSession(base, state, outcome));
   }
@@ -174,7 +181,9 @@ export class RedisSessionStore implements SessionStore {
   async mark(key: string, value: string, ttlMs: number): Promise<string> {
     // Markers are the webhook ids and the readiness probe's write: /readyz is 503 while the guard is closed.
     await this.guard.assertSafe();
-    return String(await runScript(this.redis, MARK, [this.keys.mark(key)], [value, String(Math.max(1, Math.ceil(ttlMs)))]));
+    return String(
+      await runScript(this.redis, MARK, [this.keys.mark(key)], [value, String(Math.max(1, Math.ceil(ttlMs)))]),
+    );
   }
 
   async readMark(key: string): Promise<string | undefined> {
@@ -201,9 +210,12 @@ export class RedisSessionStore implements SessionStore {
 
   /** Keeps this instance's pending claim alive while its start runs (a lease: see pendingClaimTtlMs). */
   #renew(redisKey: string, ttlMs: number): void {
-    const timer = setInterval(() => {
-      runScript(this.redis, RENEW_IF_PENDING, [redisKey], [PENDING, String(ttlMs)]).catch(() => undefined);
-    }, Math.max(1, Math.floor(ttlMs / 3)));
+    const timer = setInterval(
+      () => {
+        runScript(this.redis, RENEW_IF_PENDING, [redisKey], [PENDING, String(ttlMs)]).catch(() => undefined);
+      },
+      Math.max(1, Math.floor(ttlMs / 3)),
+    );
     timer.unref();
     this.#renewals.set(redisKey, timer);
   }
@@ -220,7 +232,10 @@ export class RedisSessionStore implements SessionStore {
 }
 
 /** Opens a {@link RedisSessionStore} and waits until it is connected. */
-export function openRedisSessionStore(options: RedisSessionStoreOptions, readyTimeoutMs?: number): Promise<RedisSessionStore> {
+export function openRedisSessionStore(
+  options: RedisSessionStoreOptions,
+  readyTimeoutMs?: number,
+): Promise<RedisSessionStore> {
   return readyOrClose(new RedisSessionStore(options), readyTimeoutMs);
 }
 

@@ -8,12 +8,15 @@ import { backupDatabase, BackupError } from './backup.ts';
 import { DataDirectoryError, formatBytes } from './data-directory.ts';
 import { SqliteUnavailableError } from './driver.ts';
 
-const USAGE = 'usage: obv-link-proxy backup <file> [--overwrite]   (the data directory is OBV_DATA_DIR, default ./obv-link-data)';
+const USAGE =
+  'usage: obv-link-proxy backup <file> [--overwrite]   (the data directory is OBV_DATA_DIR, default ./obv-link-data)';
 
 /** What to do instead when the state is not in SQLite. */
 const OTHER_BACKUP: Record<string, string> = {
-  postgres: 'backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider\'s point-in-time recovery)',
-  redis: 'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)',
+  postgres:
+    "backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider's point-in-time recovery)",
+  redis:
+    'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)',
 };
 
 export async function backupFromCli(
@@ -26,20 +29,34 @@ export async function backupFromCli(
   const rest = args.filter((arg) => arg !== '--overwrite');
   const unknown = rest.find((arg) => arg.startsWith('--'));
   if (unknown !== undefined || rest.length !== 1 || rest[0] === '') {
-    writeError(unknown === undefined ? `backup: name the file to write; ${USAGE}` : `backup: unknown option ${unknown}; ${USAGE}`);
+    writeError(
+      unknown === undefined
+        ? `backup: name the file to write; ${USAGE}`
+        : `backup: unknown option ${unknown}; ${USAGE}`,
+    );
     return 2;
   }
   const storage = env.OBV_STORAGE || (env.OBV_DATABASE_URL ? 'postgres' : env.OBV_REDIS_URL ? 'redis' : 'sqlite');
   if (storage !== 'sqlite') {
-    writeError(OTHER_BACKUP[storage] ?? `backup: OBV_STORAGE=${storage} keeps nothing on disk to back up (the backup is of the SQLite storage, OBV_DATA_DIR)`);
+    writeError(
+      OTHER_BACKUP[storage] ??
+        `backup: OBV_STORAGE=${storage} keeps nothing on disk to back up (the backup is of the SQLite storage, OBV_DATA_DIR)`,
+    );
     return 2;
   }
   try {
     const result = await backupDatabase({ dataDir: env.OBV_DATA_DIR || DEFAULT_DATA_DIR, file: rest[0]!, overwrite });
-    write(`backup: wrote ${result.file} (${formatBytes(result.bytes)}, mode 0600): a consistent copy of ${result.database}, checked, in ${result.tookMs} ms`);
+    write(
+      `backup: wrote ${result.file} (${formatBytes(result.bytes)}, mode 0600): a consistent copy of ${result.database}, checked, in ${result.tookMs} ms`,
+    );
     return 0;
   } catch (error) {
-    if (!(error instanceof BackupError || error instanceof DataDirectoryError || error instanceof SqliteUnavailableError)) throw error;
+    if (!(
+      error instanceof BackupError ||
+      error instanceof DataDirectoryError ||
+      error instanceof SqliteUnavailableError
+    ))
+      throw error;
     writeError(`backup: ${error.message}`);
     return 1;
   }

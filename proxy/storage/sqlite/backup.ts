@@ -15,7 +15,19 @@
 // only then given its name: a backup cut short leaves no file that looks complete. An existing file is
 // never replaced unless `overwrite` says so.
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, fsyncSync, linkSync, lstatSync, openSync, realpathSync, renameSync, statSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DATABASE_FILE, DataDirectoryError, existingDatabase, LOCK_FILE } from './data-directory.ts';
@@ -65,19 +77,30 @@ export async function backupDatabase(options: BackupOptions): Promise<BackupResu
   const file = resolve(options.file);
   const folder = dirname(file);
   try {
-    if (!statSync(folder).isDirectory()) throw new BackupError(`${folder} is not a directory: choose a file in an existing directory.`);
+    if (!statSync(folder).isDirectory())
+      throw new BackupError(`${folder} is not a directory: choose a file in an existing directory.`);
   } catch (error) {
     if (error instanceof BackupError) throw error;
-    throw new BackupError(`${folder} does not exist: create it, or choose a file in an existing directory.`, { cause: error });
+    throw new BackupError(`${folder} does not exist: create it, or choose a file in an existing directory.`, {
+      cause: error,
+    });
   }
-  if (ownFile(dir, file)) throw new BackupError(`${file} is one of the proxy's own files: write the backup elsewhere (another volume is best).`);
-  if (!options.overwrite && exists(file)) throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`);
+  if (ownFile(dir, file))
+    throw new BackupError(
+      `${file} is one of the proxy's own files: write the backup elsewhere (another volume is best).`,
+    );
+  if (!options.overwrite && exists(file))
+    throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`);
 
   const partial = join(folder, `.${basename(file)}.${randomBytes(6).toString('hex')}.partial`);
   try {
     // Created empty and private here: VACUUM INTO writes into an empty file, and would create a missing
     // one with the process's default mode.
-    const fd = openSync(partial, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0), 0o600);
+    const fd = openSync(
+      partial,
+      constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | (constants.O_NOFOLLOW ?? 0),
+      0o600,
+    );
     try {
       fchmodSync(fd, 0o600);
     } finally {
@@ -95,7 +118,9 @@ export async function backupDatabase(options: BackupOptions): Promise<BackupResu
     } catch {
       // Already given its name, or never written.
     }
-    throw error instanceof BackupError || error instanceof DataDirectoryError ? error : writeFailure(error, folder, dir);
+    throw error instanceof BackupError || error instanceof DataDirectoryError
+      ? error
+      : writeFailure(error, folder, dir);
   }
   syncDirectory(folder);
   return { file, bytes: statSync(file).size, database, tookMs: Date.now() - started };
@@ -132,10 +157,16 @@ function place(partial: string, file: string, overwrite: boolean): void {
     linkSync(partial, file);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`, { cause: error });
+    if (code === 'EEXIST')
+      throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`, {
+        cause: error,
+      });
     // A filesystem without hard links: check, then rename.
     if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'EXDEV') throw error;
-    if (exists(file)) throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`, { cause: error });
+    if (exists(file))
+      throw new BackupError(`${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`, {
+        cause: error,
+      });
     renameSync(partial, file);
     return;
   }
@@ -166,17 +197,28 @@ function writeFailure(error: unknown, folder: string, dir?: string): Error {
   const errcode = sqliteCode(error);
   const message = (error as Error | undefined)?.message ?? String(error);
   if (code === 'ENOSPC' || code === 'EDQUOT' || errcode === SQLITE_FULL) {
-    return new BackupError(`the disk holding ${folder} is full: free space there, or write the backup to another volume.`, { cause: error });
+    return new BackupError(
+      `the disk holding ${folder} is full: free space there, or write the backup to another volume.`,
+      { cause: error },
+    );
   }
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS') {
-    return new BackupError(`${folder} is not writable by this user (${code}): choose a directory it may write in.`, { cause: error });
+    return new BackupError(`${folder} is not writable by this user (${code}): choose a directory it may write in.`, {
+      cause: error,
+    });
   }
   if (dir && (errcode === SQLITE_CORRUPT || errcode === SQLITE_NOTADB)) {
-    return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is damaged (${message}); no backup was written. Restore the last good backup `
-      + '(docs/GOING-TO-PRODUCTION.md, "Backup and restore").', { cause: error });
+    return new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is damaged (${message}); no backup was written. Restore the last good backup ` +
+        '(docs/GOING-TO-PRODUCTION.md, "Backup and restore").',
+      { cause: error },
+    );
   }
   if (dir && errcode === SQLITE_BUSY) {
-    return new BackupError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} stayed locked for ${BUSY_TIMEOUT_MS / 1000} s (a tool holding it exclusively?); no backup was written: try again.`, { cause: error });
+    return new BackupError(
+      `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} stayed locked for ${BUSY_TIMEOUT_MS / 1000} s (a tool holding it exclusively?); no backup was written: try again.`,
+      { cause: error },
+    );
   }
   return new BackupError(`no backup was written: ${message}`, { cause: error });
 }
@@ -218,7 +260,11 @@ try {
 function copyInWorker(database: string, target: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     // No --import hooks needed (and none wanted: the script is plain JavaScript).
-    const worker = new Worker(WORKER_SCRIPT, { eval: true, workerData: { database, target, busyTimeoutMs: BUSY_TIMEOUT_MS }, execArgv: [] });
+    const worker = new Worker(WORKER_SCRIPT, {
+      eval: true,
+      workerData: { database, target, busyTimeoutMs: BUSY_TIMEOUT_MS },
+      execArgv: [],
+    });
     let settled = false;
     worker.once('message', (result: { ok: boolean; message?: string; errcode?: number; code?: string }) => {
       settled = true;

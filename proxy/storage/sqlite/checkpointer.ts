@@ -69,7 +69,10 @@ export class Checkpointer {
   readonly #dir: string;
   #worker: Worker | undefined;
   #next = 0;
-  readonly #waiting = new Map<number, { resolve: (result: CheckpointResult) => void; reject: (error: Error) => void }>();
+  readonly #waiting = new Map<
+    number,
+    { resolve: (result: CheckpointResult) => void; reject: (error: Error) => void }
+  >();
   #closed = false;
 
   constructor(path: string, dir: string) {
@@ -118,11 +121,18 @@ export class Checkpointer {
       this.#waiting.delete(reply.id);
       if (this.#waiting.size === 0) worker.unref();
       if (reply.ok) {
-        waiter.resolve({ busy: reply.busy!, logFrames: reply.logFrames!, checkpointedFrames: reply.checkpointedFrames!, ms: reply.ms! });
+        waiter.resolve({
+          busy: reply.busy!,
+          logFrames: reply.logFrames!,
+          checkpointedFrames: reply.checkpointedFrames!,
+          ms: reply.ms!,
+        });
       } else if (reply.errcode !== undefined && (reply.errcode & 0xff) === SQLITE_FULL) {
         waiter.reject(new StorageFullError(this.#dir, freeBytes(this.#dir)));
       } else {
-        waiter.reject(Object.assign(new Error(`SQLite checkpoint failed: ${reply.message}`), { errcode: reply.errcode }));
+        waiter.reject(
+          Object.assign(new Error(`SQLite checkpoint failed: ${reply.message}`), { errcode: reply.errcode }),
+        );
       }
     });
     const failAll = (error: Error) => {

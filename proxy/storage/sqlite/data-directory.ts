@@ -8,7 +8,21 @@
 // its names point to, so the checks below stay true for as long as the proxy runs.
 //
 // Every refusal is a DataDirectoryError: one line naming the cause and the fix (proxy/cli.ts prints it).
-import { accessSync, chmodSync, closeSync, constants, fstatSync, fchmodSync, lstatSync, mkdirSync, openSync, readlinkSync, statSync, statfsSync, type Stats } from 'node:fs';
+import {
+  accessSync,
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fchmodSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readlinkSync,
+  statSync,
+  statfsSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 
@@ -55,8 +69,10 @@ export function formatBytes(bytes: number): string {
 /** The one-line explanation of a full disk, at boot or in a backup. */
 export function diskFullMessage(dir: string): string {
   const free = freeBytes(dir);
-  return `OBV_DATA_DIR ${dir}: the disk is full (${free === undefined ? 'free space unknown' : `${formatBytes(free)} free`} on its volume). `
-    + 'Free space on that volume (or move the directory to a larger one), then start the proxy again; nothing stored so far is lost.';
+  return (
+    `OBV_DATA_DIR ${dir}: the disk is full (${free === undefined ? 'free space unknown' : `${formatBytes(free)} free`} on its volume). ` +
+    'Free space on that volume (or move the directory to a larger one), then start the proxy again; nothing stored so far is lost.'
+  );
 }
 
 /**
@@ -90,22 +106,34 @@ export function existingDatabase(dataDir: string): { dir: string; path: string }
   try {
     stats = statSync(dir);
   } catch (error) {
-    throw new DataDirectoryError(errorCode(error) === 'ENOENT'
-      ? `OBV_DATA_DIR ${dir} does not exist: set OBV_DATA_DIR to the proxy's data directory (the one it runs with).`
-      : `OBV_DATA_DIR ${dir} cannot be read (${errorCode(error) ?? (error as Error).message}): run this as the proxy's user.`, { cause: error });
+    throw new DataDirectoryError(
+      errorCode(error) === 'ENOENT'
+        ? `OBV_DATA_DIR ${dir} does not exist: set OBV_DATA_DIR to the proxy's data directory (the one it runs with).`
+        : `OBV_DATA_DIR ${dir} cannot be read (${errorCode(error) ?? (error as Error).message}): run this as the proxy's user.`,
+      { cause: error },
+    );
   }
-  if (!stats.isDirectory()) throw new DataDirectoryError(`OBV_DATA_DIR ${dir} is not a directory: set OBV_DATA_DIR to the proxy's data directory.`);
+  if (!stats.isDirectory())
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir} is not a directory: set OBV_DATA_DIR to the proxy's data directory.`,
+    );
   const path = join(dir, DATABASE_FILE);
   let file: Stats;
   try {
     file = lstatSync(path);
   } catch (error) {
-    throw new DataDirectoryError(errorCode(error) === 'ENOENT'
-      ? `OBV_DATA_DIR ${dir} holds no ${DATABASE_FILE}: set OBV_DATA_DIR to the directory the proxy runs with.`
-      : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be read (${errorCode(error) ?? (error as Error).message}): run this as the proxy's user.`, { cause: error });
+    throw new DataDirectoryError(
+      errorCode(error) === 'ENOENT'
+        ? `OBV_DATA_DIR ${dir} holds no ${DATABASE_FILE}: set OBV_DATA_DIR to the directory the proxy runs with.`
+        : `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be read (${errorCode(error) ?? (error as Error).message}): run this as the proxy's user.`,
+      { cause: error },
+    );
   }
   if (file.isSymbolicLink()) throw new DataDirectoryError(symlinkRefusal(dir, DATABASE_FILE));
-  if (!file.isFile()) throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is not a regular file: remove it, or restore the database from a backup.`);
+  if (!file.isFile())
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is not a regular file: remove it, or restore the database from a backup.`,
+    );
   return { dir, path };
 }
 
@@ -113,12 +141,14 @@ export function existingDatabase(dataDir: string): { dir: string; path: string }
 function creationFailure(dir: string, error: unknown): string {
   const code = creationCause(dir, error);
   const uid = currentUid();
-  const user = uid === undefined ? 'the proxy\'s user' : `the proxy's user (uid ${uid})`;
+  const user = uid === undefined ? "the proxy's user" : `the proxy's user (uid ${uid})`;
   switch (code) {
     case 'EACCES':
     case 'EPERM':
-      return `OBV_DATA_DIR ${dir} cannot be created: ${user} may not write in ${nearestExisting(dir)}. `
-        + `Create it for that user (mkdir -m 700 ${dir}; chown ${uid ?? '<user>'} ${dir}), or set OBV_DATA_DIR to a directory the user owns.`;
+      return (
+        `OBV_DATA_DIR ${dir} cannot be created: ${user} may not write in ${nearestExisting(dir)}. ` +
+        `Create it for that user (mkdir -m 700 ${dir}; chown ${uid ?? '<user>'} ${dir}), or set OBV_DATA_DIR to a directory the user owns.`
+      );
     case 'EROFS':
       return `OBV_DATA_DIR ${dir} is on a read-only filesystem: mount a writable volume there, or set OBV_DATA_DIR to a directory on one.`;
     case 'ENOTDIR':
@@ -166,23 +196,33 @@ function nearestExisting(path: string): string {
 /** The directory is a directory, this user's, writable by no one else, and writable by the proxy. */
 function checkDirectory(dir: string): void {
   const stats = statSync(dir);
-  if (!stats.isDirectory()) throw new DataDirectoryError(`OBV_DATA_DIR ${dir} is not a directory: set OBV_DATA_DIR to a directory.`);
+  if (!stats.isDirectory())
+    throw new DataDirectoryError(`OBV_DATA_DIR ${dir} is not a directory: set OBV_DATA_DIR to a directory.`);
   const uid = currentUid();
   if (uid === undefined) return;
   if (stats.uid !== uid) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir} belongs to uid ${stats.uid}, not to the proxy's user (uid ${uid}): `
-      + `chown ${uid} ${dir} (and what it holds), or give the proxy a directory of its own.`);
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir} belongs to uid ${stats.uid}, not to the proxy's user (uid ${uid}): ` +
+        `chown ${uid} ${dir} (and what it holds), or give the proxy a directory of its own.`,
+    );
   }
-  const others = [stats.mode & 0o020 ? 'its group' : '', stats.mode & 0o002 ? 'every user' : ''].filter(Boolean).join(' and ');
+  const others = [stats.mode & 0o020 ? 'its group' : '', stats.mode & 0o002 ? 'every user' : '']
+    .filter(Boolean)
+    .join(' and ');
   if (others) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir} is writable by ${others} (mode ${octal(stats.mode)}); it holds sealed credentials and payments: chmod 700 ${dir}.`);
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir} is writable by ${others} (mode ${octal(stats.mode)}); it holds sealed credentials and payments: chmod 700 ${dir}.`,
+    );
   }
   try {
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (error) {
-    throw new DataDirectoryError(errorCode(error) === 'EROFS'
-      ? `OBV_DATA_DIR ${dir} is on a read-only filesystem: mount it writable, or set OBV_DATA_DIR to a directory on a writable volume.`
-      : `OBV_DATA_DIR ${dir} is not writable by the proxy's user (uid ${uid}; mode ${octal(stats.mode)}): chmod 700 ${dir}.`, { cause: error });
+    throw new DataDirectoryError(
+      errorCode(error) === 'EROFS'
+        ? `OBV_DATA_DIR ${dir} is on a read-only filesystem: mount it writable, or set OBV_DATA_DIR to a directory on a writable volume.`
+        : `OBV_DATA_DIR ${dir} is not writable by the proxy's user (uid ${uid}; mode ${octal(stats.mode)}): chmod 700 ${dir}.`,
+      { cause: error },
+    );
   }
 }
 
@@ -193,8 +233,10 @@ function symlinkRefusal(dir: string, name: string): string {
   } catch {
     // Gone meanwhile: the refusal stands without the target.
   }
-  return `OBV_DATA_DIR ${dir}: ${name} is a symbolic link${target}; the proxy never follows links for its files. `
-    + `Put the file itself there (or remove the link for a new, empty ${name === LOCK_FILE ? 'lock' : 'database'}).`;
+  return (
+    `OBV_DATA_DIR ${dir}: ${name} is a symbolic link${target}; the proxy never follows links for its files. ` +
+    `Put the file itself there (or remove the link for a new, empty ${name === LOCK_FILE ? 'lock' : 'database'}).`
+  );
 }
 
 /** O_NOFOLLOW: opening a link fails (ELOOP); O_NONBLOCK: a planted FIFO cannot hang the open. 0 where absent. */
@@ -212,11 +254,16 @@ function privateFile(dir: string, name: string, options: { create: boolean }, re
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT' && !options.create) return;
-    if (code === 'ELOOP' || lstatOrUndefined(path)?.isSymbolicLink()) throw new DataDirectoryError(symlinkRefusal(dir, name), { cause: error });
+    if (code === 'ELOOP' || lstatOrUndefined(path)?.isSymbolicLink())
+      throw new DataDirectoryError(symlinkRefusal(dir, name), { cause: error });
     if (code === 'ENOSPC' || code === 'EDQUOT') throw new DataDirectoryError(diskFullMessage(dir), { cause: error });
     const stats = lstatOrUndefined(path);
     if (stats && !stats.isFile()) checkFile(dir, name, stats);
-    if (code !== 'EACCES' || retried) throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${name} cannot be opened (${code ?? (error as Error).message}).`, { cause: error });
+    if (code !== 'EACCES' || retried)
+      throw new DataDirectoryError(
+        `OBV_DATA_DIR ${dir}: ${name} cannot be opened (${code ?? (error as Error).message}).`,
+        { cause: error },
+      );
     unreadableFile(dir, name, error);
     return privateFile(dir, name, options, true);
   }
@@ -239,11 +286,15 @@ function lstatOrUndefined(path: string): Stats | undefined {
 
 function checkFile(dir: string, name: string, stats: Stats): void {
   if (!stats.isFile()) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${name} is not a regular file: move it away${name === DATABASE_FILE ? ', or restore the database from a backup' : ''}.`);
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${name} is not a regular file: move it away${name === DATABASE_FILE ? ', or restore the database from a backup' : ''}.`,
+    );
   }
   const uid = currentUid();
   if (uid !== undefined && stats.uid !== uid) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${name} belongs to uid ${stats.uid}, not to the proxy's user (uid ${uid}): chown ${uid} ${join(dir, name)}.`);
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${name} belongs to uid ${stats.uid}, not to the proxy's user (uid ${uid}): chown ${uid} ${join(dir, name)}.`,
+    );
   }
 }
 
@@ -260,6 +311,9 @@ function unreadableFile(dir: string, name: string, cause: unknown): void {
   try {
     chmodSync(path, 0o600);
   } catch (error) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${name} is not readable by the proxy's user and its mode cannot be fixed (${errorCode(error)}): chmod 600 ${path}.`, { cause: error });
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${name} is not readable by the proxy's user and its mode cannot be fixed (${errorCode(error)}): chmod 600 ${path}.`,
+      { cause: error },
+    );
   }
 }

@@ -32,7 +32,14 @@ import { join } from 'node:path';
 import { DATABASE_FILE, DataDirectoryError, diskFullMessage, prepareDataDirectory } from './data-directory.ts';
 import { guardDiskSpace, isDiskFull, walCheckpointPages } from './disk-full.ts';
 import { inUseMessage, lockDataDirectory } from './instance-lock.ts';
-import { openDatabase, pragma, sqliteCode, SqliteUnavailableError, transaction, type SqliteDatabase } from './driver.ts';
+import {
+  openDatabase,
+  pragma,
+  sqliteCode,
+  SqliteUnavailableError,
+  transaction,
+  type SqliteDatabase,
+} from './driver.ts';
 import { StorageFullError } from '../errors.ts';
 import { WalBarrier, type Fsync, type SyncStats } from './wal-sync.ts';
 import { Checkpointer, type CheckpointMode, type CheckpointResult } from './checkpointer.ts';
@@ -248,33 +255,47 @@ const SQLITE_NOTADB = 26;
  */
 export function explainOpenFailure(error: unknown, dir: string): Error {
   if (error instanceof DataDirectoryError || error instanceof SqliteUnavailableError) return error;
-  if (error instanceof StorageFullError || isDiskFull(error, dir)) return new DataDirectoryError(diskFullMessage(dir), { cause: error });
+  if (error instanceof StorageFullError || isDiskFull(error, dir))
+    return new DataDirectoryError(diskFullMessage(dir), { cause: error });
   const message = (error as Error | undefined)?.message ?? String(error);
   switch (sqliteCode(error)) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
       // The lock file was ours, so the database is held by something else: a proxy of a release before
       // the lock file (it held the database itself), or a tool writing to it.
-      return new DataDirectoryError(`${inUseMessage(dir)} (${DATABASE_FILE} is locked: a proxy of an earlier release, or a tool writing to it.)`, { cause: error });
+      return new DataDirectoryError(
+        `${inUseMessage(dir)} (${DATABASE_FILE} is locked: a proxy of an earlier release, or a tool writing to it.)`,
+        { cause: error },
+      );
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB:
-      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is damaged (${message}). Stop here and restore the last backup: `
-        + `move the damaged file and its -wal and -shm aside, put the backup in their place as ${DATABASE_FILE}, start again `
-        + '(docs/GOING-TO-PRODUCTION.md, "Backup and restore").', { cause: error });
+      return new DataDirectoryError(
+        `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} is damaged (${message}). Stop here and restore the last backup: ` +
+          `move the damaged file and its -wal and -shm aside, put the backup in their place as ${DATABASE_FILE}, start again ` +
+          '(docs/GOING-TO-PRODUCTION.md, "Backup and restore").',
+        { cause: error },
+      );
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
-      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be opened for writing (${message}): `
-        + 'check that the volume is mounted writable and the files are the proxy user\'s.', { cause: error });
+      return new DataDirectoryError(
+        `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be opened for writing (${message}): ` +
+          "check that the volume is mounted writable and the files are the proxy user's.",
+        { cause: error },
+      );
     default:
-      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${message}).`, { cause: error });
+      return new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} cannot be used (${message}).`, {
+        cause: error,
+      });
   }
 }
 
 function migrate(db: SqliteDatabase, dir: string): void {
   const version = Number(pragma(db, 'user_version'));
   if (version > SCHEMA_VERSION) {
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: ${DATABASE_FILE} was written by a newer obv-link (schema ${version}; this version knows `
-      + `${SCHEMA_VERSION}): run that version, or restore a backup taken by this one.`);
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: ${DATABASE_FILE} was written by a newer obv-link (schema ${version}; this version knows ` +
+        `${SCHEMA_VERSION}): run that version, or restore a backup taken by this one.`,
+    );
   }
   transaction(db, () => {
     if (version === 1) db.exec(TO_VERSION_2);

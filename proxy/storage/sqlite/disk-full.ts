@@ -76,11 +76,14 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string): { db: SqliteDat
   // `transaction` is synchronous, and a checkpoint cannot run inside one).
   const checkpointSoon = () => {
     if (scheduled) return;
-    scheduled = setTimeout(() => {
-      scheduled = undefined;
-      lastCheckpoint = Date.now();
-      truncateWal(db);
-    }, Math.max(0, lastCheckpoint + CHECKPOINT_INTERVAL_MS - Date.now()));
+    scheduled = setTimeout(
+      () => {
+        scheduled = undefined;
+        lastCheckpoint = Date.now();
+        truncateWal(db);
+      },
+      Math.max(0, lastCheckpoint + CHECKPOINT_INTERVAL_MS - Date.now()),
+    );
     scheduled.unref();
   };
   const translate = (error: unknown): unknown => {
@@ -89,7 +92,8 @@ export function guardDiskSpace(db: SqliteDatabase, dir: string): { db: SqliteDat
     checkpointSoon();
     return new StorageFullError(dir, freeBytes(dir), { cause: error });
   };
-  const guarded = <F extends (...args: never[]) => unknown>(target: object, method: F) =>
+  const guarded =
+    <F extends (...args: never[]) => unknown>(target: object, method: F) =>
     (...args: Parameters<F>): ReturnType<F> => {
       let result: ReturnType<F>;
       try {

@@ -41,14 +41,16 @@ export class SqliteUnavailableError extends Error {
   constructor(cause: unknown, version = process.versions.node) {
     const [major = 0, minor = 0] = version.split('.').map(Number);
     const tooOld = major < SQLITE_NODE[0] || (major === SQLITE_NODE[0] && minor < SQLITE_NODE[1]);
-    super(tooOld
-      ? `obv-link's default storage needs Node.js ${SQLITE_NODE.join('.')} or later (its built-in node:sqlite); this is Node ${version}. `
-        + 'Upgrade Node.js (24 LTS recommended), or keep state in Redis (OBV_REDIS_URL).'
-      // A recent enough Node without the module: started with --no-experimental-sqlite (NODE_OPTIONS
-      // too), or built without SQLite (some distributions' packages).
-      : `obv-link's default storage needs node:sqlite, which this Node ${version} does not offer (${(cause as Error | undefined)?.message ?? 'not loadable'}): `
-        + 'remove --no-experimental-sqlite from the command line and NODE_OPTIONS, or use the official Node.js build; or keep state in Redis (OBV_REDIS_URL).',
-    { cause });
+    super(
+      tooOld
+        ? `obv-link's default storage needs Node.js ${SQLITE_NODE.join('.')} or later (its built-in node:sqlite); this is Node ${version}. ` +
+            'Upgrade Node.js (24 LTS recommended), or keep state in Redis (OBV_REDIS_URL).'
+        : // A recent enough Node without the module: started with --no-experimental-sqlite (NODE_OPTIONS
+          // too), or built without SQLite (some distributions' packages).
+          `obv-link's default storage needs node:sqlite, which this Node ${version} does not offer (${(cause as Error | undefined)?.message ?? 'not loadable'}): ` +
+            'remove --no-experimental-sqlite from the command line and NODE_OPTIONS, or use the official Node.js build; or keep state in Redis (OBV_REDIS_URL).',
+      { cause },
+    );
     this.name = 'SqliteUnavailableError';
   }
 }
@@ -84,7 +86,9 @@ export function openDatabase(path: string, busyTimeoutMs: number): SqliteDatabas
 
 /** Prepares a statement with the types its callers read it with (node:sqlite's own are untyped). */
 export function prepare<Params extends SqlValue[] = SqlValue[], Row = Record<string, SqlValue>>(
-  db: SqliteDatabase, sql: string): Statement<Params, Row> {
+  db: SqliteDatabase,
+  sql: string,
+): Statement<Params, Row> {
   return db.prepare(sql) as unknown as Statement<Params, Row>;
 }
 
@@ -101,9 +105,10 @@ export function pragma(db: SqliteDatabase, name: string): SqlValue | undefined {
  */
 export function transaction<T>(db: SqliteDatabase, step: () => T): T {
   const nested = depth.get(db) ?? 0;
-  const [begin, commit, rollback] = nested === 0
-    ? ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK']
-    : [`SAVEPOINT s${nested}`, `RELEASE s${nested}`, `ROLLBACK TO s${nested}; RELEASE s${nested}`];
+  const [begin, commit, rollback] =
+    nested === 0
+      ? ['BEGIN IMMEDIATE', 'COMMIT', 'ROLLBACK']
+      : [`SAVEPOINT s${nested}`, `RELEASE s${nested}`, `ROLLBACK TO s${nested}; RELEASE s${nested}`];
   db.exec(begin);
   depth.set(db, nested + 1);
   try {

@@ -124,8 +124,15 @@ export async function checkpointStep(handle: SqliteHandle, times: StepTimes): Pr
  * batch, each step that deleted anything followed by a checkpoint step, the event loop running between
  * any two steps; stops early once `stopped()` says so.
  */
-export async function deleteInBatches(handle: SqliteHandle, label: string, statement: Statement, params: SqlValue[], times: StepTimes,
-  stopped: () => boolean = () => false, batch = CLEANUP_BATCH_ROWS): Promise<number> {
+export async function deleteInBatches(
+  handle: SqliteHandle,
+  label: string,
+  statement: Statement,
+  params: SqlValue[],
+  times: StepTimes,
+  stopped: () => boolean = () => false,
+  batch = CLEANUP_BATCH_ROWS,
+): Promise<number> {
   let deleted = 0;
   while (!stopped()) {
     const changes = times.time(label, () => statement.run(...params, batch).changes);
@@ -173,7 +180,12 @@ export class Housekeeping {
 
   constructor(handle: SqliteHandle, options: HousekeepingOptions) {
     this.#handle = handle;
-    this.#options = { batchRows: CLEANUP_BATCH_ROWS, vacuumPages: VACUUM_STEP_PAGES, idleMs: IDLE_BEFORE_CHECKPOINT_MS, ...options };
+    this.#options = {
+      batchRows: CLEANUP_BATCH_ROWS,
+      vacuumPages: VACUUM_STEP_PAGES,
+      idleMs: IDLE_BEFORE_CHECKPOINT_MS,
+      ...options,
+    };
     handle.db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
     this.#purges = PURGES.map(([table, where]) => ({ table, statement: batchDelete(handle, table, where) }));
     this.#totalChanges = prepare(handle.db, 'SELECT total_changes() AS changes');
@@ -185,7 +197,10 @@ export class Housekeeping {
       this.sweep().catch((error: unknown) => {
         // A full disk is told once by the outage log (storage/outage-log.ts); the clean-up runs again at the next interval.
         if (error instanceof StorageFullError) return;
-        this.#options.logger?.warn({ err: safeError(error) }, 'SQLite storage: the clean-up failed; it runs again at the next interval');
+        this.#options.logger?.warn(
+          { err: safeError(error) },
+          'SQLite storage: the clean-up failed; it runs again at the next interval',
+        );
       });
     }, intervalMs);
     this.#timer.unref();
@@ -215,7 +230,15 @@ export class Housekeeping {
     const stopped = () => this.#stopped;
     const at = this.#options.now();
     for (const { table, statement } of this.#purges) {
-      report.deleted += await deleteInBatches(this.#handle, `delete ${table}`, statement, [at], report.times, stopped, this.#options.batchRows);
+      report.deleted += await deleteInBatches(
+        this.#handle,
+        `delete ${table}`,
+        statement,
+        [at],
+        report.times,
+        stopped,
+        this.#options.batchRows,
+      );
     }
     report.vacuumedPages = await this.vacuum(report.times);
     report.checkpointed = await this.#checkpointWhenIdle(report.times);

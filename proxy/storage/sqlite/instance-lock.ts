@@ -29,8 +29,10 @@ export interface InstanceLock {
 
 /** The words of a refusal because another proxy holds the directory (operators and tests read them). */
 export function inUseMessage(dir: string): string {
-  return `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, `
-    + 'or share state through Redis (OBV_REDIS_URL) to run several.';
+  return (
+    `OBV_DATA_DIR ${dir} is in use by another obv-link proxy. SQLite storage is for one instance: give each its own directory, ` +
+    'or share state through Redis (OBV_REDIS_URL) to run several.'
+  );
 }
 
 /**
@@ -55,10 +57,16 @@ export function lockDataDirectory(dir: string): InstanceLock {
     if (code === SQLITE_BUSY) throw new DataDirectoryError(inUseMessage(dir), { cause: error });
     if (code === SQLITE_FULL) throw new DataDirectoryError(diskFullMessage(dir), { cause: error });
     if (code === SQLITE_NOTADB || code === SQLITE_CORRUPT) {
-      throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: the lock file ${LOCK_FILE} is damaged (it holds no data): `
-        + `remove it while no proxy runs on this directory, then start again.`, { cause: error });
+      throw new DataDirectoryError(
+        `OBV_DATA_DIR ${dir}: the lock file ${LOCK_FILE} is damaged (it holds no data): ` +
+          `remove it while no proxy runs on this directory, then start again.`,
+        { cause: error },
+      );
     }
-    throw new DataDirectoryError(`OBV_DATA_DIR ${dir}: the lock file ${LOCK_FILE} cannot be used (${(error as Error).message}).`, { cause: error });
+    throw new DataDirectoryError(
+      `OBV_DATA_DIR ${dir}: the lock file ${LOCK_FILE} cannot be used (${(error as Error).message}).`,
+      { cause: error },
+    );
   }
   const held = db;
   let released = false;

@@ -13,7 +13,10 @@ export class SqliteLinkSessionStore implements LinkSessionStore {
     this.#now = options.now ?? Date.now;
     this.#statements = {
       insert: prepare(handle.db, 'INSERT INTO link_sessions (id, record, purge_at) VALUES (?, ?, ?)'),
-      get: prepare<[string, number], { record: string }>(handle.db, 'SELECT record FROM link_sessions WHERE id = ? AND purge_at > ?'),
+      get: prepare<[string, number], { record: string }>(
+        handle.db,
+        'SELECT record FROM link_sessions WHERE id = ? AND purge_at > ?',
+      ),
       use: prepare(handle.db, 'UPDATE link_sessions SET uses = uses + 1 WHERE id = ? AND purge_at > ? AND uses < ?'),
     };
   }

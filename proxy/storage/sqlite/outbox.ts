@@ -7,7 +7,16 @@
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
 // a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
-import type { AttemptOutcome, DeliveryState, EventDelivery, EventOutbox, ListQuery, OutboxBacklog, OutboxJob, StoredEvent } from '../outbox.ts';
+import type {
+  AttemptOutcome,
+  DeliveryState,
+  EventDelivery,
+  EventOutbox,
+  ListQuery,
+  OutboxBacklog,
+  OutboxJob,
+  StoredEvent,
+} from '../outbox.ts';
 import { jobKey, parseJobKey } from '../outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
@@ -27,13 +36,19 @@ interface EventRow {
   last_error: string | null;
 }
 
-const EVENT_COLUMNS = 'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
+const EVENT_COLUMNS =
+  'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
 /** Events past `?` (the retention's start) no longer being delivered; served by the index events_retired (database.ts). */
 export const RETIRED_EVENTS = "created_at <= ? AND status != 'pending'";
 
 /** The states each list filter keeps (`delivery` of GET /events). */
-const STATES = { all: ['pending', 'delivered', 'failed'], pending: ['pending'], failed: ['failed'], undelivered: ['pending', 'failed'] } as const;
+const STATES = {
+  all: ['pending', 'delivered', 'failed'],
+  pending: ['pending'],
+  failed: ['failed'],
+  undelivered: ['pending', 'failed'],
+} as const;
 
 /**
  * A list filter's condition. A filter without `delivered` also says `status != 'delivered'` in those
@@ -58,32 +73,67 @@ export class SqliteEventOutbox implements EventOutbox {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
     const { db } = handle;
     this.#statements = {
-      insertEvent: prepare(db, "INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)"),
+      insertEvent: prepare(
+        db,
+        "INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)",
+      ),
       scheduleNew: prepare(db, 'INSERT OR IGNORE INTO event_jobs (job, due_at) VALUES (?, ?)'),
       schedule: prepare(db, 'INSERT OR REPLACE INTO event_jobs (job, due_at) VALUES (?, ?)'),
-      due: prepare<[number, number], { job: string }>(db, 'SELECT job FROM event_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?'),
+      due: prepare<[number, number], { job: string }>(
+        db,
+        'SELECT job FROM event_jobs WHERE due_at <= ? ORDER BY due_at LIMIT ?',
+      ),
       moveJob: prepare(db, 'UPDATE event_jobs SET due_at = ? WHERE job = ?'),
       deleteJob: prepare(db, 'DELETE FROM event_jobs WHERE job = ?'),
       getEvent: prepare<[string], EventRow>(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
-      delivered: prepare(db, "UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', "
-        + "last_attempt_at = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
-      failed: prepare(db, "UPDATE events SET status = 'failed', attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'"),
-      retried: prepare(db, "UPDATE events SET attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'"),
-      acknowledged: prepare(db, "UPDATE events SET status = 'delivered', delivered_at = ?, acknowledged_by = 'api', next_attempt_at = NULL WHERE id = ? AND status != 'delivered'"),
-      restarted: prepare(db, "UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, pending_since = ?, delivered_at = NULL, acknowledged_by = NULL, "
-        + "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'"),
-      hurried: prepare(db, "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)"),
+      delivered: prepare(
+        db,
+        "UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', " +
+          "last_attempt_at = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+      ),
+      failed: prepare(
+        db,
+        "UPDATE events SET status = 'failed', attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = NULL WHERE id = ? AND status = 'pending'",
+      ),
+      retried: prepare(
+        db,
+        "UPDATE events SET attempts = attempts + 1, last_attempt_at = ?, last_error = ?, next_attempt_at = ? WHERE id = ? AND status = 'pending'",
+      ),
+      acknowledged: prepare(
+        db,
+        "UPDATE events SET status = 'delivered', delivered_at = ?, acknowledged_by = 'api', next_attempt_at = NULL WHERE id = ? AND status != 'delivered'",
+      ),
+      restarted: prepare(
+        db,
+        "UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = ?, pending_since = ?, delivered_at = NULL, acknowledged_by = NULL, " +
+          "last_attempt_at = NULL, last_error = NULL WHERE id = ? AND status != 'pending'",
+      ),
+      hurried: prepare(
+        db,
+        "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)",
+      ),
       seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
-      after: Object.fromEntries(Object.entries(STATES).map(([filter, states]) => [filter, prepare<[number, number], EventRow>(db,
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND ${listFilter(states)} ORDER BY seq LIMIT ?`)])) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
-      backlog: prepare<[], { pending: number; oldest: number | null }>(db, "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'"),
+      after: Object.fromEntries(
+        Object.entries(STATES).map(([filter, states]) => [
+          filter,
+          prepare<[number, number], EventRow>(
+            db,
+            `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND ${listFilter(states)} ORDER BY seq LIMIT ?`,
+          ),
+        ]),
+      ) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
+      backlog: prepare<[], { pending: number; oldest: number | null }>(
+        db,
+        "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'",
+      ),
       trim: batchDelete(handle, 'events', RETIRED_EVENTS),
     };
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     const recorded = this.#handle.transaction(() => {
-      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0) return false;
+      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0)
+        return false;
       this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
     });
@@ -138,7 +188,8 @@ export class SqliteEventOutbox implements EventOutbox {
 
   async acknowledge(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
     const stored = this.#handle.transaction(() => {
-      if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0) this.#statements.deleteJob.run(deliverKey(eventId));
+      if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0)
+        this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
     });
@@ -148,7 +199,9 @@ export class SqliteEventOutbox implements EventOutbox {
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
     const stored = this.#handle.transaction(() => {
-      const changed = this.#statements.restarted.run(nowMs, nowMs, eventId).changes + this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
+      const changed =
+        this.#statements.restarted.run(nowMs, nowMs, eventId).changes +
+        this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
       return row && storedEvent(row);
@@ -184,7 +237,14 @@ export class SqliteEventOutbox implements EventOutbox {
    * worker's one-minute timer) gets that trim's result. Stops at the next step once the outbox is closed.
    */
   trimInSteps(nowMs: number, times = new StepTimes()): Promise<{ deleted: number; times: StepTimes }> {
-    this.#trimming ??= deleteInBatches(this.#handle, 'delete events', this.#statements.trim, [nowMs - this.#retentionMs], times, () => this.#closed)
+    this.#trimming ??= deleteInBatches(
+      this.#handle,
+      'delete events',
+      this.#statements.trim,
+      [nowMs - this.#retentionMs],
+      times,
+      () => this.#closed,
+    )
       .then((deleted) => ({ deleted, times }))
       .finally(() => {
         this.#trimming = undefined;

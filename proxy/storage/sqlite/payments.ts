@@ -7,7 +7,16 @@
 // `not-charged` moves it to `earlier_payments` in the same transaction. At open, a claim left `pending` belonged to a
 // process that is gone (one instance per file), so its lease is over now: it turns `unknown` at the next
 // lease check instead of waiting out the time-out.
-import { claimable, heldBy, leaseExpired, PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
+import {
+  claimable,
+  heldBy,
+  leaseExpired,
+  PaymentRecord,
+  reconciled,
+  type ClaimResult,
+  type PaymentStore,
+  type Reconciliation,
+} from '../payments.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
 
@@ -26,16 +35,43 @@ export class SqlitePaymentStore implements PaymentStore {
     this.#now = options.now ?? Date.now;
     const { db } = handle;
     this.#statements = {
-      get: prepare<[string, number], { record: string }>(db, 'SELECT record FROM payments WHERE merchant_transaction_id = ? AND purge_at > ?'),
-      put: prepare(db, 'INSERT OR REPLACE INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      get: prepare<[string, number], { record: string }>(
+        db,
+        'SELECT record FROM payments WHERE merchant_transaction_id = ? AND purge_at > ?',
+      ),
+      put: prepare(
+        db,
+        'INSERT OR REPLACE INTO payments (merchant_transaction_id, payment_id, state, lease_expires_at, record, purge_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
       delete: prepare(db, 'DELETE FROM payments WHERE merchant_transaction_id = ?'),
-      due: prepare<[number, number], { record: string }>(db, "SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?"),
-      endLeases: prepare(db, "UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?"),
-      keyedOrder: prepare<[string, number], { merchant_transaction_id: string }>(db, 'SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?'),
-      putKey: prepare(db, 'INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)'),
-      markUnknown: prepare(db, 'UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?'),
-      keepEarlier: prepare(db, 'INSERT OR REPLACE INTO earlier_payments (merchant_transaction_id, payment_id, record, purge_at) VALUES (?, ?, ?, ?)'),
-      earlier: prepare<[string, number], { record: string }>(db, 'SELECT record FROM earlier_payments WHERE merchant_transaction_id = ? AND purge_at > ? ORDER BY rowid'),
+      due: prepare<[number, number], { record: string }>(
+        db,
+        "SELECT record FROM payments WHERE state = 'pending' AND lease_expires_at <= ? ORDER BY lease_expires_at LIMIT ?",
+      ),
+      endLeases: prepare(
+        db,
+        "UPDATE payments SET lease_expires_at = ? WHERE state = 'pending' AND lease_expires_at > ?",
+      ),
+      keyedOrder: prepare<[string, number], { merchant_transaction_id: string }>(
+        db,
+        'SELECT merchant_transaction_id FROM payment_keys WHERE idempotency_key = ? AND purge_at > ?',
+      ),
+      putKey: prepare(
+        db,
+        'INSERT OR REPLACE INTO payment_keys (idempotency_key, merchant_transaction_id, purge_at) VALUES (?, ?, ?)',
+      ),
+      markUnknown: prepare(
+        db,
+        'UPDATE payments SET state = ?, lease_expires_at = NULL, record = ? WHERE merchant_transaction_id = ?',
+      ),
+      keepEarlier: prepare(
+        db,
+        'INSERT OR REPLACE INTO earlier_payments (merchant_transaction_id, payment_id, record, purge_at) VALUES (?, ?, ?, ?)',
+      ),
+      earlier: prepare<[string, number], { record: string }>(
+        db,
+        'SELECT record FROM earlier_payments WHERE merchant_transaction_id = ? AND purge_at > ? ORDER BY rowid',
+      ),
     };
     const now = this.#now();
     this.#statements.endLeases.run(now, now);
@@ -51,10 +87,17 @@ export class SqlitePaymentStore implements PaymentStore {
       const key = pending.idempotencyKey;
       if (key !== undefined) {
         const keyed = this.#statements.keyedOrder.get(key, this.#now())?.merchant_transaction_id;
-        if (keyed !== undefined && keyed !== pending.merchantTransactionId) return { claimed: false, keyUsedFor: keyed } as const;
+        if (keyed !== undefined && keyed !== pending.merchantTransactionId)
+          return { claimed: false, keyUsedFor: keyed } as const;
         this.#statements.putKey.run(key, pending.merchantTransactionId, this.#now() + retentionMs);
       }
-      if (existing) this.#statements.keepEarlier.run(existing.merchantTransactionId, existing.paymentId, JSON.stringify(existing), this.#now() + retentionMs);
+      if (existing)
+        this.#statements.keepEarlier.run(
+          existing.merchantTransactionId,
+          existing.paymentId,
+          JSON.stringify(existing),
+          this.#now() + retentionMs,
+        );
       this.#put(pending, retentionMs);
       changed.push([pending.merchantTransactionId, existing]);
       return { claimed: true } as const;
@@ -73,7 +116,9 @@ export class SqlitePaymentStore implements PaymentStore {
   async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
     // Rows are written in the transaction of a claim, which `get` shows only once durable: so are they.
     if (this.#unsynced.has(merchantTransactionId)) await this.#handle.synced();
-    return this.#statements.earlier.all(merchantTransactionId, this.#now()).map((row) => PaymentRecord.parse(JSON.parse(row.record)));
+    return this.#statements.earlier
+      .all(merchantTransactionId, this.#now())
+      .map((row) => PaymentRecord.parse(JSON.parse(row.record)));
   }
 
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
@@ -102,7 +147,12 @@ export class SqlitePaymentStore implements PaymentStore {
     return released;
   }
 
-  async reconcile(merchantTransactionId: string, paymentId: string, reconciliation: Reconciliation, retentionMs: number): Promise<PaymentRecord | undefined> {
+  async reconcile(
+    merchantTransactionId: string,
+    paymentId: string,
+    reconciliation: Reconciliation,
+    retentionMs: number,
+  ): Promise<PaymentRecord | undefined> {
     const changed: Changed = [];
     const record = this.#handle.transaction(() => {
       const before = this.#read(merchantTransactionId);
@@ -159,7 +209,13 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   #put(record: PaymentRecord, retentionMs: number): void {
-    this.#statements.put.run(record.merchantTransactionId, record.paymentId, record.state,
-      record.state === 'pending' ? record.leaseExpiresAt ?? 0 : null, JSON.stringify(record), this.#now() + retentionMs);
+    this.#statements.put.run(
+      record.merchantTransactionId,
+      record.paymentId,
+      record.state,
+      record.state === 'pending' ? (record.leaseExpiresAt ?? 0) : null,
+      JSON.stringify(record),
+      this.#now() + retentionMs,
+    );
   }
 }

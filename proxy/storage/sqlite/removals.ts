@@ -11,14 +11,21 @@ export class SqliteRemovalStore implements RemovalStore {
   constructor(handle: SqliteHandle) {
     this.#handle = handle;
     this.#statements = {
-      insert: prepare(handle.db, 'INSERT OR IGNORE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)'),
-      has: prepare<[string, string], { one: number }>(handle.db, 'SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+      insert: prepare(
+        handle.db,
+        'INSERT OR IGNORE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)',
+      ),
+      has: prepare<[string, string], { one: number }>(
+        handle.db,
+        'SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?',
+      ),
       delete: prepare(handle.db, 'DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
     };
   }
 
   async record(removal: SavedAccountRemoval): Promise<boolean> {
-    const recorded = this.#statements.insert.run(removal.merchantUserId, removal.accountId, JSON.stringify(removal)).changes === 1;
+    const recorded =
+      this.#statements.insert.run(removal.merchantUserId, removal.accountId, JSON.stringify(removal)).changes === 1;
     await this.#handle.synced();
     return recorded;
   }

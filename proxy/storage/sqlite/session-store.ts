@@ -32,7 +32,10 @@ export class SqliteSessionStore implements SessionStore {
   readonly #waiters = new Map<string, ((sessionId: string | undefined) => void)[]>();
   readonly #statements;
 
-  constructor(readonly handle: SqliteHandle, options: { now?: () => number } = {}) {
+  constructor(
+    readonly handle: SqliteHandle,
+    options: { now?: () => number } = {},
+  ) {
     this.#now = options.now ?? Date.now;
     const { db } = handle;
     // A claim still in flight when the file was last closed belonged to a process that is gone (one
@@ -40,26 +43,58 @@ export class SqliteSessionStore implements SessionStore {
     // Through the partial index idempotency_claims_in_flight (database.ts): a file's size costs it nothing.
     prepare(db, `DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`).run();
     this.#statements = {
-      insert: prepare(db, 'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      insert: prepare(
+        db,
+        'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
       get: prepare<[string], SessionRow>(db, 'SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
-      byRef: prepare<[string], { session_id: string }>(db, 'SELECT session_id FROM sessions WHERE notification_ref = ?'),
-      settle: prepare<[string, string, string, number], SessionRow>(db, `UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
-        AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ? RETURNING base, state, outcome`),
-      markReturned: prepare(db, "UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?"),
-      readClaim: prepare<[string, number], { session_id: string | null }>(db, 'SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?'),
-      putClaim: prepare(db, 'INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)'),
+      byRef: prepare<[string], { session_id: string }>(
+        db,
+        'SELECT session_id FROM sessions WHERE notification_ref = ?',
+      ),
+      settle: prepare<[string, string, string, number], SessionRow>(
+        db,
+        `UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
+        AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ? RETURNING base, state, outcome`,
+      ),
+      markReturned: prepare(
+        db,
+        "UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?",
+      ),
+      readClaim: prepare<[string, number], { session_id: string | null }>(
+        db,
+        'SELECT session_id FROM idempotency_claims WHERE key = ? AND purge_at > ?',
+      ),
+      putClaim: prepare(
+        db,
+        'INSERT OR REPLACE INTO idempotency_claims (key, session_id, lease_until, purge_at) VALUES (?, ?, ?, ?)',
+      ),
       releaseClaim: prepare(db, 'DELETE FROM idempotency_claims WHERE key = ? AND session_id IS NULL'),
-      readMark: prepare<[string, number], { value: string }>(db, 'SELECT value FROM markers WHERE key = ? AND purge_at > ?'),
+      readMark: prepare<[string, number], { value: string }>(
+        db,
+        'SELECT value FROM markers WHERE key = ? AND purge_at > ?',
+      ),
       // One statement in the usual case: set unless a live marker holds the key (an expired one is replaced).
-      markIfFree: prepare(db, `INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)
-        ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= ?`),
+      markIfFree: prepare(
+        db,
+        `INSERT INTO markers (key, value, purge_at) VALUES (?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= ?`,
+      ),
       deleteMark: prepare(db, 'DELETE FROM markers WHERE key = ?'),
     };
   }
 
   async create(record: SessionRecord): Promise<void> {
     const { base, state, outcome } = encodeSession(record);
-    this.#statements.insert.run(record.sessionId, record.notificationRef, base, state, outcome ?? null, record.expiresAt, record.expiresAt + RECORD_GRACE_MS);
+    this.#statements.insert.run(
+      record.sessionId,
+      record.notificationRef,
+      base,
+      state,
+      outcome ?? null,
+      record.expiresAt,
+      record.expiresAt + RECORD_GRACE_MS,
+    );
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
@@ -73,7 +108,12 @@ export class SqliteSessionStore implements SessionStore {
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     const before = this.#statements.get.get(sessionId);
-    const settled = this.#statements.settle.get(stateForOutcome(outcome), JSON.stringify(outcome), sessionId, this.#now());
+    const settled = this.#statements.settle.get(
+      stateForOutcome(outcome),
+      JSON.stringify(outcome),
+      sessionId,
+      this.#now(),
+    );
     // Until its fsync completes, reads see the session as it was: no page or merchant server is shown an
     // outcome a power loss could take back, and the caller writes what goes with the outcome (its link
     // reference's marker) before any read can show it. (A failed fsync leaves it unseen until a restart.)

@@ -79,7 +79,8 @@ export class WalBarrier {
   /** Resolves once an fsync of the WAL that began after this call has completed. */
   synced(): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    if (this.#closed) return Promise.reject(new DurabilityError('the SQLite file is closed: nothing more can be acknowledged'));
+    if (this.#closed)
+      return Promise.reject(new DurabilityError('the SQLite file is closed: nothing more can be acknowledged'));
     this.#stats.acknowledgements++;
     return new Promise<void>((resolve, reject) => {
       this.#waiting.push({ resolve, reject });
@@ -111,8 +112,11 @@ export class WalBarrier {
         await this.#flush();
         for (const waiter of round) waiter.resolve();
       } catch (error) {
-        this.#failure = new DurabilityError(`the disk failed to make a commit durable (fsync of the SQLite WAL: ${(error as Error).message}); `
-          + 'nothing more is acknowledged until the proxy restarts: check the disk', { cause: error });
+        this.#failure = new DurabilityError(
+          `the disk failed to make a commit durable (fsync of the SQLite WAL: ${(error as Error).message}); ` +
+            'nothing more is acknowledged until the proxy restarts: check the disk',
+          { cause: error },
+        );
         for (const waiter of [...round, ...this.#waiting]) waiter.reject(this.#failure);
         this.#waiting = [];
       }

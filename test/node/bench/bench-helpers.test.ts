@@ -4,7 +4,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { compressedSize } from '../../../bench/lib/compression.ts';
-import { hasValidSignature, signedHeaders, successNotification, WEBHOOK_SECRET } from '../../../bench/lib/notifications.ts';
+import {
+  hasValidSignature,
+  signedHeaders,
+  successNotification,
+  WEBHOOK_SECRET,
+} from '../../../bench/lib/notifications.ts';
 import { parseOptions } from '../../../bench/lib/options.ts';
 import { markdownTable } from '../../../bench/lib/report.ts';
 import { percentile, summarize } from '../../../bench/lib/stats.ts';
@@ -31,7 +36,18 @@ describe('bench options', () => {
   it('runs every section at full size by default', () => {
     const options = parseOptions([], {});
     assert.equal(options.quick, false);
-    assert.deepEqual(options.sections, ['size', 'start', 'relay', 'intake', 'memory', 'tokens', 'pay', 'shopper', 'returning', 'growth']);
+    assert.deepEqual(options.sections, [
+      'size',
+      'start',
+      'relay',
+      'intake',
+      'memory',
+      'tokens',
+      'pay',
+      'shopper',
+      'returning',
+      'growth',
+    ]);
     assert.deepEqual(options.storages, ['memory', 'sqlite', 'redis']);
     assert.equal(options.sizes.idleSockets, 10_000);
     assert.deepEqual(options.sizes.memorySockets, [10_000, 20_000]);
@@ -92,7 +108,10 @@ describe('bench notifications', () => {
   it('accepts in the baseline check what the Standard Webhooks library would accept', () => {
     const body = successNotification(4);
     assert.equal(hasValidSignature(body, signedHeaders('msg_test_4', body)), true);
-    assert.equal(hasValidSignature(body, { ...signedHeaders('msg_test_4', body), 'webhook-signature': 'v2,abc v1,def' }), false);
+    assert.equal(
+      hasValidSignature(body, { ...signedHeaders('msg_test_4', body), 'webhook-signature': 'v2,abc v1,def' }),
+      false,
+    );
   });
 
   it('rejects in the baseline check a changed body, another id or an old timestamp', () => {
@@ -116,9 +135,15 @@ describe('bench report', () => {
       {
         section: 'tokens',
         data: {},
-        rows: [{ metric: 'token requests', value: '1', baseline: '100', comparison: '99 saved', aim: '= 1', met: true }],
+        rows: [
+          { metric: 'token requests', value: '1', baseline: '100', comparison: '99 saved', aim: '= 1', met: true },
+        ],
       },
-      { section: 'size', data: {}, rows: [{ metric: 'gzip', value: '12 KB', baseline: '6 KB', comparison: '+6 KB', aim: '≤ 10 KB', met: false }] },
+      {
+        section: 'size',
+        data: {},
+        rows: [{ metric: 'gzip', value: '12 KB', baseline: '6 KB', comparison: '+6 KB', aim: '≤ 10 KB', met: false }],
+      },
     ]).split('\n');
     assert.equal(table.length, 4);
     assert.match(table[0] as string, /^\| metric +\| obv-link \| baseline \| comparison \| aim {2,}\| met \|$/);
@@ -144,6 +169,9 @@ describe('the proxy the bench measures', () => {
     const config = parseProxyConfig(benchProxyOptions('http://127.0.0.1:1'));
     const mostSockets = Math.max(sizes.idleSockets + sizes.warmup + sizes.relaySamples, ...sizes.memorySockets);
     assert.ok((config.maxSockets ?? 0) >= mostSockets, `OBV_WS_MAX_TOTAL ${config.maxSockets} < ${mostSockets}`);
-    assert.ok(config.maxSocketsPerClient >= mostSockets, `OBV_WS_MAX_PER_CLIENT ${config.maxSocketsPerClient} < ${mostSockets}`);
+    assert.ok(
+      config.maxSocketsPerClient >= mostSockets,
+      `OBV_WS_MAX_PER_CLIENT ${config.maxSocketsPerClient} < ${mostSockets}`,
+    );
   });
 });

@@ -51,33 +51,47 @@ describe('npm run bench -- --quick', { timeout: TIMEOUT_MS }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'obv-quick-bench-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('finishes every section, each storage-dependent one on every storage backend, with figures', { timeout: TIMEOUT_MS }, async () => {
-    const out = join(dir, 'results.json');
-    const recorded = readFileSync(join(ROOT, 'bench/results.json'), 'utf8');
-    const performance = readFileSync(join(ROOT, 'docs/PERFORMANCE.md'), 'utf8');
-    const started = Date.now();
-    const { code, output } = await runBench(['--quick', '--storage', storages.join(','), '--out', out]);
-    // The sections that threw say why early in the output; the tail has the table and the verdict.
-    const failures = output.split('\n').filter((line) => line.includes(' FAILED: ')).map((line) => line.slice(0, 2_000));
-    const tail = output.slice(-4_000);
-    assert.equal(code, 0, `the quick bench exited ${code}:\n${failures.join('\n')}\n${tail}`);
+  it(
+    'finishes every section, each storage-dependent one on every storage backend, with figures',
+    { timeout: TIMEOUT_MS },
+    async () => {
+      const out = join(dir, 'results.json');
+      const recorded = readFileSync(join(ROOT, 'bench/results.json'), 'utf8');
+      const performance = readFileSync(join(ROOT, 'docs/PERFORMANCE.md'), 'utf8');
+      const started = Date.now();
+      const { code, output } = await runBench(['--quick', '--storage', storages.join(','), '--out', out]);
+      // The sections that threw say why early in the output; the tail has the table and the verdict.
+      const failures = output
+        .split('\n')
+        .filter((line) => line.includes(' FAILED: '))
+        .map((line) => line.slice(0, 2_000));
+      const tail = output.slice(-4_000);
+      assert.equal(code, 0, `the quick bench exited ${code}:\n${failures.join('\n')}\n${tail}`);
 
-    const results = JSON.parse(readFileSync(out, 'utf8')) as QuickResults;
-    assert.equal(results.mode, 'quick');
-    assert.deepEqual(results.errors, {});
-    assert.deepEqual(Object.keys(results.sections), [...SECTIONS], 'every section reported');
-    for (const section of SECTIONS) {
-      const rows = results.rows.filter((row) => row.section === section);
-      assert.ok(rows.length > 0, `${section} reported figures`);
-      for (const row of rows) assert.doesNotMatch(row.value, /NaN|Infinity/, `${section}: ${row.metric}`);
-      if (PER_STORAGE_SECTIONS.includes(section)) {
-        for (const storage of storages) assert.ok(rows.some((row) => row.metric.startsWith(`[${storage}] `)), `${section} reported figures on ${storage}`);
+      const results = JSON.parse(readFileSync(out, 'utf8')) as QuickResults;
+      assert.equal(results.mode, 'quick');
+      assert.deepEqual(results.errors, {});
+      assert.deepEqual(Object.keys(results.sections), [...SECTIONS], 'every section reported');
+      for (const section of SECTIONS) {
+        const rows = results.rows.filter((row) => row.section === section);
+        assert.ok(rows.length > 0, `${section} reported figures`);
+        for (const row of rows) assert.doesNotMatch(row.value, /NaN|Infinity/, `${section}: ${row.metric}`);
+        if (PER_STORAGE_SECTIONS.includes(section)) {
+          for (const storage of storages)
+            assert.ok(
+              rows.some((row) => row.metric.startsWith(`[${storage}] `)),
+              `${section} reported figures on ${storage}`,
+            );
+        }
       }
-    }
-    assert.ok(results.rows.every((row) => row.met === undefined), 'a quick run checks no aim');
-    // A quick run records nothing.
-    assert.equal(readFileSync(join(ROOT, 'bench/results.json'), 'utf8'), recorded);
-    assert.equal(readFileSync(join(ROOT, 'docs/PERFORMANCE.md'), 'utf8'), performance);
-    console.log(`quick bench: ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  });
+      assert.ok(
+        results.rows.every((row) => row.met === undefined),
+        'a quick run checks no aim',
+      );
+      // A quick run records nothing.
+      assert.equal(readFileSync(join(ROOT, 'bench/results.json'), 'utf8'), recorded);
+      assert.equal(readFileSync(join(ROOT, 'docs/PERFORMANCE.md'), 'utf8'), performance);
+      console.log(`quick bench: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    },
+  );
 });

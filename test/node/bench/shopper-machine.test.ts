@@ -69,7 +69,7 @@ function threadNiceness(pid: number): number[] {
 }
 
 describe('bench shopper browser', () => {
-  it('runs Chromium with a user\'s thread priorities: none below nice 0', async () => {
+  it("runs Chromium with a user's thread priorities: none below nice 0", async () => {
     const { browser, asUser, priorities } = await launchShopperBrowser();
     try {
       const page = await browser.newPage();
@@ -79,7 +79,11 @@ describe('bench shopper browser', () => {
       const nice = threadNiceness(process.pid);
       assert.ok(nice.length > 10, `Chromium's threads are found (${nice.length})`);
       assert.equal(asUser, true, priorities);
-      assert.deepEqual(nice.filter((value) => value < 0), [], `no thread raised above a user's priority (${priorities})`);
+      assert.deepEqual(
+        nice.filter((value) => value < 0),
+        [],
+        `no thread raised above a user's priority (${priorities})`,
+      );
     } finally {
       await browser.close();
     }

@@ -6,13 +6,21 @@ import { collapseHtmlTemplates, collapseTemplatePart } from '../../../scripts/mi
 
 describe('collapsing html templates', () => {
   test('removes indentation between tags and around expressions', () => {
-    const source = 'const view = html`\n  <div class="a">\n    ${first}\n    ${second}\n    <p>${text}</p>\n  </div>\n`;';
-    assert.equal(collapseHtmlTemplates(source), 'const view = html`<div class="a">${first}${second}<p>${text}</p></div>`;');
+    const source =
+      'const view = html`\n  <div class="a">\n    ${first}\n    ${second}\n    <p>${text}</p>\n  </div>\n`;';
+    assert.equal(
+      collapseHtmlTemplates(source),
+      'const view = html`<div class="a">${first}${second}<p>${text}</p></div>`;',
+    );
   });
 
   test('keeps one space between attributes and between words broken over lines', () => {
-    const source = 'html`<button\n  part="button"\n  class=${kind}\n  ?disabled=${off}\n>Link your\n  bank account</button>`';
-    assert.equal(collapseHtmlTemplates(source), 'html`<button part="button" class=${kind} ?disabled=${off}>Link your bank account</button>`');
+    const source =
+      'html`<button\n  part="button"\n  class=${kind}\n  ?disabled=${off}\n>Link your\n  bank account</button>`';
+    assert.equal(
+      collapseHtmlTemplates(source),
+      'html`<button part="button" class=${kind} ?disabled=${off}>Link your bank account</button>`',
+    );
   });
 
   test('leaves whitespace without a line break alone: it may be content', () => {
@@ -26,7 +34,8 @@ describe('collapsing html templates', () => {
   });
 
   test('changes no other template, string or code', () => {
-    const source = 'const c = css`\n  a { color: red; }\n`;\nconst t = `\n  line\n`;\nconst s = "html`\\n  x`";\nfoo`\n  y\n`;';
+    const source =
+      'const c = css`\n  a { color: red; }\n`;\nconst t = `\n  line\n`;\nconst s = "html`\\n  x`";\nfoo`\n  y\n`;';
     assert.equal(collapseHtmlTemplates(source), source);
   });
 

@@ -21,9 +21,18 @@ async function linkSession(base: string, amount: string) {
   const response = await fetch(`${base}/link-sessions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ merchantUserId, merchantTransactionId: `${merchantTransactionId}-${amount}`, amount, currency, consumer }),
+    body: JSON.stringify({
+      merchantUserId,
+      merchantTransactionId: `${merchantTransactionId}-${amount}`,
+      amount,
+      currency,
+      consumer,
+    }),
   });
-  return { status: response.status, body: (await response.json()) as { errors?: { path: string }[]; linkToken?: string } };
+  return {
+    status: response.status,
+    body: (await response.json()) as { errors?: { path: string }[]; linkToken?: string },
+  };
 }
 
 describe('the amount rule at the proxy (POST /link-sessions, and the start it makes)', () => {
@@ -38,7 +47,9 @@ describe('the amount rule at the proxy (POST /link-sessions, and the start it ma
       const created = await linkSession(pair.baseUrl, amount);
       assert.equal(created.status, 201, 'POST /link-sessions');
       assert.equal((await start(pair.baseUrl, created.body.linkToken ?? '')).status, 201, 'POST /verifications');
-      const sent = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === `${PURCHASE.merchantTransactionId}-${amount}`);
+      const sent = [...pair.provider.state.verifications.values()].find(
+        (v) => v.request.merchant.merchantTransactionId === `${PURCHASE.merchantTransactionId}-${amount}`,
+      );
       assert.equal(sent?.request.transaction.amount, amount, 'the amount sent upstream');
     });
   }
@@ -47,7 +58,10 @@ describe('the amount rule at the proxy (POST /link-sessions, and the start it ma
     test(`refuses ${JSON.stringify(amount)} with a 400 naming amount`, async () => {
       const answer = await linkSession(pair.baseUrl, amount);
       assert.equal(answer.status, 400);
-      assert.deepEqual(answer.body.errors?.map((error) => error.path), ['amount']);
+      assert.deepEqual(
+        answer.body.errors?.map((error) => error.path),
+        ['amount'],
+      );
     });
   }
 });

@@ -21,7 +21,9 @@ const SKIPPED_FOLDERS = new Set(['node_modules', 'dist', 'test-results', '.git',
 function repositoryFiles(): string[] {
   try {
     // A tracked file deleted in the work tree (a move not yet committed) has nothing to check.
-    return execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' }).split('\n').filter((path) => path && existsSync(join(ROOT, path)));
+    return execFileSync('git', ['ls-files'], { cwd: ROOT, encoding: 'utf8' })
+      .split('\n')
+      .filter((path) => path && existsSync(join(ROOT, path)));
   } catch {
     const found: string[] = [];
     const walk = (dir: string) => {
@@ -40,8 +42,13 @@ function repositoryFiles(): string[] {
 
 /** Every comment of a JavaScript/TypeScript file, with its line, found through the parser (not a regex). */
 export function commentsOf(fileName: string, text: string): { line: number; text: string }[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false,
-    /\.(js|mjs|cjs)$/.test(fileName) ? ts.ScriptKind.JS : ts.ScriptKind.TS);
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    false,
+    /\.(js|mjs|cjs)$/.test(fileName) ? ts.ScriptKind.JS : ts.ScriptKind.TS,
+  );
   const seen = new Map<number, string>();
   const collect = (ranges: ts.CommentRange[] | undefined) => {
     for (const range of ranges ?? []) seen.set(range.pos, text.slice(range.pos, range.end));
@@ -54,7 +61,10 @@ export function commentsOf(fileName: string, text: string): { line: number; text
   collect(ts.getLeadingCommentRanges(text, 0));
   visit(source);
   collect(ts.getLeadingCommentRanges(text, source.endOfFileToken.getFullStart()));
-  return [...seen].map(([pos, comment]) => ({ line: source.getLineAndCharacterOfPosition(pos).line + 1, text: comment }));
+  return [...seen].map(([pos, comment]) => ({
+    line: source.getLineAndCharacterOfPosition(pos).line + 1,
+    text: comment,
+  }));
 }
 
 /**
@@ -96,28 +106,47 @@ describe('the checks themselves', () => {
   });
 
   test('comments are found by the parser, strings and template text are not comments', () => {
-    const found = commentsOf('x.ts', [
-      '// first',
-      'const url = `${a}://host`; /* second */',
-      "const s = '// not a comment';",
-      '/** third */',
-      'export const x = 1;',
-      '// last',
-    ].join('\n'));
-    assert.deepEqual(found.map((c) => [c.line, c.text]), [[1, '// first'], [2, '/* second */'], [4, '/** third */'], [6, '// last']]);
+    const found = commentsOf(
+      'x.ts',
+      [
+        '// first',
+        'const url = `${a}://host`; /* second */',
+        "const s = '// not a comment';",
+        '/** third */',
+        'export const x = 1;',
+        '// last',
+      ].join('\n'),
+    );
+    assert.deepEqual(
+      found.map((c) => [c.line, c.text]),
+      [
+        [1, '// first'],
+        [2, '/* second */'],
+        [4, '/** third */'],
+        [6, '// last'],
+      ],
+    );
   });
 
   test('anchors follow GitHub: punctuation dropped, duplicates numbered', () => {
     assert.equal(githubSlug('D12 Notification signature'), 'd12-notification-signature');
     assert.equal(githubSlug('Endpoint 4: interactive transaction'), 'endpoint-4-interactive-transaction');
-    assert.equal(githubSlug("Decisions where the provider's documentation is silent"), 'decisions-where-the-providers-documentation-is-silent');
-    assert.equal(githubSlug('1. Sandbox provider (`sandbox/`) — what the proxy sees'), '1-sandbox-provider-sandbox--what-the-proxy-sees');
+    assert.equal(
+      githubSlug("Decisions where the provider's documentation is silent"),
+      'decisions-where-the-providers-documentation-is-silent',
+    );
+    assert.equal(
+      githubSlug('1. Sandbox provider (`sandbox/`) — what the proxy sees'),
+      '1-sandbox-provider-sandbox--what-the-proxy-sees',
+    );
     assert.deepEqual([...anchorsOf('# A\n## B\n```\n# not a heading\n```\n## B\n')], ['a', 'b', 'b-1']);
   });
 });
 
 describe('comments point only inside the repository', () => {
-  const sources = files.filter((path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'));
+  const sources = files.filter(
+    (path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'),
+  );
 
   test('there are sources to check', () => {
     assert.ok(sources.length > 100, `only ${sources.length} source files found`);
@@ -128,23 +157,31 @@ describe('comments point only inside the repository', () => {
       commentsOf(path, read(path)).flatMap(({ line, text }) => {
         const citation = outsideCitation(text);
         return citation ? [`${path}:${line}: "${citation}" in ${text.split('\n')[0]?.slice(0, 100)}`] : [];
-      }));
+      }),
+    );
     assert.deepEqual(offenders, []);
   });
 
   test('the README, CONTRIBUTING.md and docs/ cite no document outside the repository either', () => {
-    const docs = files.filter((path) => path === 'README.md' || path === 'CONTRIBUTING.md' || /^docs\/[^/]+\.md$/.test(path));
+    const docs = files.filter(
+      (path) => path === 'README.md' || path === 'CONTRIBUTING.md' || /^docs\/[^/]+\.md$/.test(path),
+    );
     const offenders = docs.flatMap((path) =>
-      read(path).split('\n').flatMap((line, index) => {
-        const citation = outsideCitation(line);
-        return citation ? [`${path}:${index + 1}: "${citation}"`] : [];
-      }));
+      read(path)
+        .split('\n')
+        .flatMap((line, index) => {
+          const citation = outsideCitation(line);
+          return citation ? [`${path}:${index + 1}: "${citation}"`] : [];
+        }),
+    );
     assert.deepEqual(offenders, []);
   });
 });
 
 describe('links into docs/ land on a heading', () => {
-  const anchors = new Map(['UPSTREAM', 'ARCHITECTURE', 'CONTRACTS'].map((name) => [name, anchorsOf(read(`docs/${name}.md`))]));
+  const anchors = new Map(
+    ['UPSTREAM', 'ARCHITECTURE', 'CONTRACTS'].map((name) => [name, anchorsOf(read(`docs/${name}.md`))]),
+  );
 
   test('the decisions have numbered, linkable headings', () => {
     const upstream = anchors.get('UPSTREAM') ?? new Set();
@@ -159,7 +196,8 @@ describe('links into docs/ land on a heading', () => {
         links += 1;
         const [, name = '', anchor = ''] = match;
         return anchors.get(name)?.has(decodeURIComponent(anchor).toLowerCase()) ? [] : [`${path}: ${match[0]}`];
-      }));
+      }),
+    );
     assert.deepEqual(broken, []);
     assert.ok(links > 20, `only ${links} links found`);
   });
@@ -167,7 +205,9 @@ describe('links into docs/ land on a heading', () => {
   test('in-page links of the three documents exist', () => {
     const broken = [...anchors].flatMap(([name, own]) =>
       [...read(`docs/${name}.md`).matchAll(/\]\(#([^)\s]+)\)/g)].flatMap((match) =>
-        own.has(match[1] ?? '') ? [] : [`docs/${name}.md: #${match[1]}`]));
+        own.has(match[1] ?? '') ? [] : [`docs/${name}.md: #${match[1]}`],
+      ),
+    );
     assert.deepEqual(broken, []);
   });
 });
@@ -177,12 +217,17 @@ describe('links into docs/ land on a heading', () => {
  * `docs/X.md`), or a folder under one of the repository's own (`proxy/storage/`); a `{a,b}` list allowed.
  * A bare `x.ts` or `memory/` is read in the context of its sentence, and a URL's path (after `:`) is no file.
  */
-const NAMED_PATH = /(?<![\w@/.$:-])((?:[\w.{},-]+\/)+(?:[\w.{},-]*[\w}-]\.(?:ts|tsx|js|mjs|cjs|md|json|sh|py|css|html))?)(?![\w/*])/g;
+const NAMED_PATH =
+  /(?<![\w@/.$:-])((?:[\w.{},-]+\/)+(?:[\w.{},-]*[\w}-]\.(?:ts|tsx|js|mjs|cjs|md|json|sh|py|css|html))?)(?![\w/*])/g;
 const TOP_FOLDERS = /^(proxy|widget|sandbox|demo|test|bench|scripts|docs|contracts|examples|frameworks|bin)\//;
 
 /** Not source paths: build output and what a run makes, the package's own subpaths, relative examples, `{placeholders}`. */
 function notASourcePath(path: string): boolean {
-  return /^(dist|node_modules|test-results|coverage|\.runtime|obv-link|obv-link-data|\.\.?)\//.test(path) || path.includes('*') || /\{[^},]*\}/.test(path);
+  return (
+    /^(dist|node_modules|test-results|coverage|\.runtime|obv-link|obv-link-data|\.\.?)\//.test(path) ||
+    path.includes('*') ||
+    /\{[^},]*\}/.test(path)
+  );
 }
 
 /** `a/{b,c}.ts` → `a/b.ts`, `a/c.ts`. */
@@ -202,30 +247,64 @@ function bases(file: string): string[] {
 }
 
 /** The paths `text` names that none of `file`'s bases holds. */
-export function missingPaths(file: string, text: string, exists: (path: string) => boolean = (path) => existsSync(join(ROOT, path))): string[] {
-  return [...text.matchAll(NAMED_PATH)].map((match) => match[1]!)
+export function missingPaths(
+  file: string,
+  text: string,
+  exists: (path: string) => boolean = (path) => existsSync(join(ROOT, path)),
+): string[] {
+  return [...text.matchAll(NAMED_PATH)]
+    .map((match) => match[1]!)
     .filter((path) => !notASourcePath(path) && (!path.endsWith('/') || TOP_FOLDERS.test(path)))
-    .filter((path) => !expandPath(path).every((each) => bases(file).some((base) => exists(join(base, each).replace(/\/$/, '')))));
+    .filter(
+      (path) =>
+        !expandPath(path).every((each) => bases(file).some((base) => exists(join(base, each).replace(/\/$/, '')))),
+    );
 }
 
 describe('source paths named in docs/ and in comments exist', () => {
-  test('the check reads paths as a newcomer would: from the repository, from the file\'s own folder and those above it', () => {
-    const tree = new Set(['proxy/storage/payments.ts', 'proxy/storage/sessions.ts', 'proxy/storage', 'proxy', 'docs/X.md', 'docs']);
+  test("the check reads paths as a newcomer would: from the repository, from the file's own folder and those above it", () => {
+    const tree = new Set([
+      'proxy/storage/payments.ts',
+      'proxy/storage/sessions.ts',
+      'proxy/storage',
+      'proxy',
+      'docs/X.md',
+      'docs',
+    ]);
     const exists = (path: string) => tree.has(path);
     assert.deepEqual(missingPaths('docs/X.md', 'see `proxy/storage/payments.ts` and proxy/storage/', exists), []);
-    assert.deepEqual(missingPaths('proxy/routes/a.ts', '// storage/payments.ts, storage/{payments,sessions}.ts', exists), []);
+    assert.deepEqual(
+      missingPaths('proxy/routes/a.ts', '// storage/payments.ts, storage/{payments,sessions}.ts', exists),
+      [],
+    );
     assert.deepEqual(missingPaths('test/node/a.test.ts', '// storage/payments.ts', exists), []);
-    assert.deepEqual(missingPaths('docs/X.md', 'proxy/sessions/types.ts, storage/{payments,removals}.ts', exists), ['proxy/sessions/types.ts', 'storage/{payments,removals}.ts']);
-    assert.deepEqual(missingPaths('docs/X.md', 'dist/obv-link-account.js, obv-link/openapi.json, {mount}/ws, ./db.js, a.ts, test/*.test.ts', exists), []);
+    assert.deepEqual(missingPaths('docs/X.md', 'proxy/sessions/types.ts, storage/{payments,removals}.ts', exists), [
+      'proxy/sessions/types.ts',
+      'storage/{payments,removals}.ts',
+    ]);
+    assert.deepEqual(
+      missingPaths(
+        'docs/X.md',
+        'dist/obv-link-account.js, obv-link/openapi.json, {mount}/ws, ./db.js, a.ts, test/*.test.ts',
+        exists,
+      ),
+      [],
+    );
     assert.deepEqual(missingPaths('docs/X.md', 'in memory/ or sqlite/, at http://127.0.0.1:3000/orders/', exists), []);
   });
 
-  test('every path named in docs/*.md, CONTRIBUTING.md and a source file\'s comments is there', () => {
+  test("every path named in docs/*.md, CONTRIBUTING.md and a source file's comments is there", () => {
     const documents = files.filter((path) => /^docs\/[^/]+\.md$/.test(path) || path === 'CONTRIBUTING.md');
-    const sources = files.filter((path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'));
+    const sources = files.filter(
+      (path) => SOURCE.test(path) && path !== THIS_FILE && !path.startsWith('test/package/fixtures/'),
+    );
     const stale = [
       ...documents.flatMap((path) => missingPaths(path, read(path)).map((missing) => `${path}: ${missing}`)),
-      ...sources.flatMap((path) => commentsOf(path, read(path)).flatMap(({ line, text }) => missingPaths(path, text).map((missing) => `${path}:${line}: ${missing}`))),
+      ...sources.flatMap((path) =>
+        commentsOf(path, read(path)).flatMap(({ line, text }) =>
+          missingPaths(path, text).map((missing) => `${path}:${line}: ${missing}`),
+        ),
+      ),
     ];
     assert.deepEqual(stale, []);
     assert.ok(documents.length > 10 && sources.length > 100);
@@ -237,24 +316,50 @@ export function journeys(architecture: string): { title: string; files: string[]
   const start = architecture.indexOf('\n## Journeys');
   const end = architecture.indexOf('\n## ', start + 1);
   const section = architecture.slice(start, end === -1 ? undefined : end);
-  return section.split(/\n### /).slice(1).map((part) => ({
-    title: part.slice(0, part.indexOf('\n')),
-    files: [...new Set([...part.matchAll(NAMED_PATH)].map((match) => match[1]!).filter((path) => !path.endsWith('/') && !notASourcePath(path)))],
-  }));
+  return section
+    .split(/\n### /)
+    .slice(1)
+    .map((part) => ({
+      title: part.slice(0, part.indexOf('\n')),
+      files: [
+        ...new Set(
+          [...part.matchAll(NAMED_PATH)]
+            .map((match) => match[1]!)
+            .filter((path) => !path.endsWith('/') && !notASourcePath(path)),
+        ),
+      ],
+    }));
 }
 
-describe('docs/ARCHITECTURE.md\'s journeys stay short', () => {
+describe("docs/ARCHITECTURE.md's journeys stay short", () => {
   test('files are counted once each, folders and URLs not at all', () => {
-    const text = '# Doc\n\n## Journeys\n\n### One\n\n1. `a/b.ts` then a/b.ts, `c/d.ts`, the `proxy/storage/` folder, {mount}/ws\n\n### Two\n\nx/y.md\n\n## After\n\nz/w.ts\n';
-    assert.deepEqual(journeys(text), [{ title: 'One', files: ['a/b.ts', 'c/d.ts'] }, { title: 'Two', files: ['x/y.md'] }]);
+    const text =
+      '# Doc\n\n## Journeys\n\n### One\n\n1. `a/b.ts` then a/b.ts, `c/d.ts`, the `proxy/storage/` folder, {mount}/ws\n\n### Two\n\nx/y.md\n\n## After\n\nz/w.ts\n';
+    assert.deepEqual(journeys(text), [
+      { title: 'One', files: ['a/b.ts', 'c/d.ts'] },
+      { title: 'Two', files: ['x/y.md'] },
+    ]);
   });
 
   test('one journey per step of a purchase and each names at most five files', () => {
     const found = journeys(read('docs/ARCHITECTURE.md'));
-    for (const step of ['A link session', 'A start', 'The bank step', 'A notification', 'The relay', 'A payment', 'A merchant event']) {
-      assert.ok(found.some((journey) => journey.title === step), `no journey "${step}"`);
+    for (const step of [
+      'A link session',
+      'A start',
+      'The bank step',
+      'A notification',
+      'The relay',
+      'A payment',
+      'A merchant event',
+    ]) {
+      assert.ok(
+        found.some((journey) => journey.title === step),
+        `no journey "${step}"`,
+      );
     }
-    const long = found.filter((journey) => journey.files.length > 5).map((journey) => `${journey.title}: ${journey.files.join(', ')}`);
+    const long = found
+      .filter((journey) => journey.files.length > 5)
+      .map((journey) => `${journey.title}: ${journey.files.join(', ')}`);
     assert.deepEqual(long, []);
   });
 });

@@ -23,7 +23,9 @@ function tableVariables(heading: string): string[] {
   const start = page.indexOf(heading);
   assert.ok(start >= 0, `the page has "${heading}"`);
   const table = /\n(\|[\s\S]*?)\n\n/.exec(page.slice(start))?.[1] ?? '';
-  return table.split('\n').flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([A-Z_]+)`/g)].map((match) => match[1] as string));
+  return table
+    .split('\n')
+    .flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`([A-Z_]+)`/g)].map((match) => match[1] as string));
 }
 
 describe('docs/GOING-TO-PRODUCTION.md', () => {
@@ -38,6 +40,9 @@ describe('docs/GOING-TO-PRODUCTION.md', () => {
     const required = requiredInProduction();
     assert.ok(required.includes('OBV_CLIENT_SECRET'), required.join(', '));
     const listed = tableVariables('Required outside sandbox mode');
-    assert.deepEqual(required.filter((name) => !listed.includes(name)), []);
+    assert.deepEqual(
+      required.filter((name) => !listed.includes(name)),
+      [],
+    );
   });
 });

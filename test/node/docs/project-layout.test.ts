@@ -21,17 +21,26 @@ function trackedFolders(): Set<string> {
 /** The first cell of each row of CONTRIBUTING.md's Project layout table. */
 function layoutRows(): string[] {
   const guide = readFileSync(new URL('CONTRIBUTING.md', root), 'utf8');
-  const section = guide.slice(guide.indexOf('## Project layout'), guide.indexOf('\n## ', guide.indexOf('## Project layout') + 1));
+  const section = guide.slice(
+    guide.indexOf('## Project layout'),
+    guide.indexOf('\n## ', guide.indexOf('## Project layout') + 1),
+  );
   return [...section.matchAll(/^\| `([^`]+)` \|/gm)].map((match) => match[1] as string);
 }
 
 /** What the table must cover: top-level folders (not dot-folders), the proxy's folders, its storage backends. */
 function expectedFolders(folders: Set<string>): string[] {
-  return [...folders].filter((folder) => {
-    const depth = folder.split('/').length - 1;
-    if (folder.startsWith('.')) return false;
-    return depth === 1 || (folder.startsWith('proxy/') && depth === 2) || (folder.startsWith('proxy/storage/') && depth === 3);
-  }).sort();
+  return [...folders]
+    .filter((folder) => {
+      const depth = folder.split('/').length - 1;
+      if (folder.startsWith('.')) return false;
+      return (
+        depth === 1 ||
+        (folder.startsWith('proxy/') && depth === 2) ||
+        (folder.startsWith('proxy/storage/') && depth === 3)
+      );
+    })
+    .sort();
 }
 
 describe('CONTRIBUTING.md project layout', () => {
@@ -46,6 +55,10 @@ describe('CONTRIBUTING.md project layout', () => {
   test('names only folders that exist', () => {
     assert.ok(rows.length > 0, 'the Project layout table was not found');
     const stale = rows.filter((row) => !folders.has(row));
-    assert.deepEqual(stale, [], `CONTRIBUTING.md "Project layout" names folders that do not exist: ${stale.join(', ')}`);
+    assert.deepEqual(
+      stale,
+      [],
+      `CONTRIBUTING.md "Project layout" names folders that do not exist: ${stale.join(', ')}`,
+    );
   });
 });

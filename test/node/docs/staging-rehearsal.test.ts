@@ -38,7 +38,11 @@ interface Running {
 }
 
 function run(args: string[], cwd: string, env: Record<string, string>): Running {
-  const child = spawn(process.execPath, args, { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   child.stdout?.on('data', (chunk: Buffer) => (text += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (text += chunk.toString()));
@@ -73,12 +77,56 @@ describe("the production guide's staging rehearsal", () => {
     dir = mkdtempSync(path.join(tmpdir(), 'obv-staging-'));
     // A CA of the test's own, and the sandbox's certificate for 127.0.0.1 signed by it.
     const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-    openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca-key.pem', '-out', 'staging-ca.pem', '-days', '1', '-subj', '/CN=obv-link staging CA');
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'sandbox-key.pem', '-out', 'sandbox.csr', '-subj', '/CN=127.0.0.1');
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca-key.pem',
+      '-out',
+      'staging-ca.pem',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=obv-link staging CA',
+    );
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'sandbox-key.pem',
+      '-out',
+      'sandbox.csr',
+      '-subj',
+      '/CN=127.0.0.1',
+    );
     writeFileSync(path.join(dir, 'san.cnf'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n');
-    openssl('x509', '-req', '-in', 'sandbox.csr', '-CA', 'staging-ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'sandbox-cert.pem', '-days', '1', '-extfile', 'san.cnf');
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      'sandbox.csr',
+      '-CA',
+      'staging-ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-out',
+      'sandbox-cert.pem',
+      '-days',
+      '1',
+      '-extfile',
+      'san.cnf',
+    );
 
-    const script = block('## 4. A staging rehearsal', 'js').replace("from 'obv-link/sandbox'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'sandbox/index.ts')).href)}`);
+    const script = block('## 4. A staging rehearsal', 'js').replace(
+      "from 'obv-link/sandbox'",
+      `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'sandbox/index.ts')).href)}`,
+    );
     assert.ok(script.includes('sandbox/index.ts'), 'the script imports obv-link/sandbox');
     writeFileSync(path.join(dir, 'staging-provider.mjs'), script);
     staging.STAGING_PROVIDER_PORT = String(await freePort());
@@ -93,7 +141,11 @@ describe("the production guide's staging rehearsal", () => {
 
   /** staging-provider.mjs on `port`, ready once it answers TLS. */
   async function startStagingProvider(port: number, extraEnv: Record<string, string>): Promise<Running> {
-    const running = run(['--import', import.meta.resolve('tsx'), 'staging-provider.mjs'], dir, { ...staging, STAGING_PROVIDER_PORT: String(port), ...extraEnv });
+    const running = run(['--import', import.meta.resolve('tsx'), 'staging-provider.mjs'], dir, {
+      ...staging,
+      STAGING_PROVIDER_PORT: String(port),
+      ...extraEnv,
+    });
     children.push(running);
     for (let i = 0; i < 200; i++) {
       const up = await new Promise<boolean>((resolve) => {
@@ -116,12 +168,19 @@ describe("the production guide's staging rehearsal", () => {
   });
 
   /** The page's proxy command, its variables filled from `staging`, the base URL pointed at the test's port. */
-  function proxyEnvironment(withCa: boolean, port: number, providerPort = staging.STAGING_PROVIDER_PORT): Record<string, string> {
+  function proxyEnvironment(
+    withCa: boolean,
+    port: number,
+    providerPort = staging.STAGING_PROVIDER_PORT,
+  ): Record<string, string> {
     const command = block('Then start the proxy as in production', 'sh');
     assert.match(command, /npx obv-link-proxy/);
     const env: Record<string, string> = {};
     for (const [, name = '', value = ''] of command.matchAll(/([A-Z_]+)=(\S+)/g)) {
-      env[name] = value.replace(/\$([A-Z_]+)/g, (_, variable: string) => staging[variable as keyof typeof staging] ?? '');
+      env[name] = value.replace(
+        /\$([A-Z_]+)/g,
+        (_, variable: string) => staging[variable as keyof typeof staging] ?? '',
+      );
     }
     assert.equal(env.OBV_SANDBOX, undefined, 'the rehearsal runs outside sandbox mode');
     assert.ok(env.NODE_EXTRA_CA_CERTS, 'the command trusts the staging CA');
@@ -129,17 +188,29 @@ describe("the production guide's staging rehearsal", () => {
     env.NODE_EXTRA_CA_CERTS = path.join(dir, env.NODE_EXTRA_CA_CERTS);
     if (!withCa) delete env.NODE_EXTRA_CA_CERTS;
     // The default SQLite storage, in this rehearsal's own directory (never the checkout's ./obv-link-data).
-    return { ...env, PORT: String(port), HOST: '127.0.0.1', OBV_DRAIN_WINDOW: '0', OBV_UPSTREAM_TIMEOUT: '3s', OBV_DATA_DIR: path.join(dir, `data-${port}`) };
+    return {
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      OBV_DRAIN_WINDOW: '0',
+      OBV_UPSTREAM_TIMEOUT: '3s',
+      OBV_DATA_DIR: path.join(dir, `data-${port}`),
+    };
   }
 
   test('the proxy command sets every variable a production boot needs, the merchant API key and OBV_PGW_* included', () => {
     const env = proxyEnvironment(true, 3000);
-    assert.ok(env.OBV_MERCHANT_API_KEY, 'the merchant API key: without it no link session, so no verification, can start');
+    assert.ok(
+      env.OBV_MERCHANT_API_KEY,
+      'the merchant API key: without it no link session, so no verification, can start',
+    );
     try {
       configFromEnv(env);
     } catch (error) {
       assert.ok(error instanceof ConfigError, String(error));
-      assert.fail(`the page's proxy command does not boot: ${error.issues.map((issue) => `${issue.setting}: ${issue.message}`).join('; ')}`);
+      assert.fail(
+        `the page's proxy command does not boot: ${error.issues.map((issue) => `${issue.setting}: ${issue.message}`).join('; ')}`,
+      );
     }
   });
 
@@ -159,7 +230,13 @@ describe("the production guide's staging rehearsal", () => {
     const session = await fetch(`http://127.0.0.1:${port}/obv/link-sessions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${env.OBV_MERCHANT_API_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ merchantUserId: 'staging-user', merchantTransactionId: 'staging-order-1', amount: '12.00', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } }),
+      body: JSON.stringify({
+        merchantUserId: 'staging-user',
+        merchantTransactionId: 'staging-order-1',
+        amount: '12.00',
+        currency: 'USD',
+        consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+      }),
     });
     assert.equal(session.status, 201, await session.clone().text());
     const { linkToken } = (await session.json()) as { linkToken: string };
@@ -181,7 +258,10 @@ describe("the production guide's staging rehearsal", () => {
     assert.match(proxy.output(), /credentials not checked/);
     assert.match(proxy.output(), /could not be reached/);
     // The proxy's own line names the fix, not only doctor (upstream/tls-trust.ts).
-    assert.match(proxy.output(), /does not trust \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\): start the process with NODE_EXTRA_CA_CERTS=/);
+    assert.match(
+      proxy.output(),
+      /does not trust \((SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY)\): start the process with NODE_EXTRA_CA_CERTS=/,
+    );
     proxy.child.kill('SIGTERM');
   });
 
@@ -193,19 +273,31 @@ describe("the production guide's staging rehearsal", () => {
       const ca = readFileSync(caPath);
       const [providerPort, proxyPort] = [await freePort(), await freePort()];
       const sandbox = await startStagingProvider(providerPort, withCa ? { NODE_EXTRA_CA_CERTS: caPath } : {});
-      const front = https.createServer({ key: readFileSync(path.join(dir, 'sandbox-key.pem')), cert: readFileSync(path.join(dir, 'sandbox-cert.pem')) }, (req, res) => {
-        const upstream = http.request({ host: '127.0.0.1', port: proxyPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
-        upstream.once('error', () => res.destroy());
-        req.pipe(upstream);
-      });
+      const front = https.createServer(
+        {
+          key: readFileSync(path.join(dir, 'sandbox-key.pem')),
+          cert: readFileSync(path.join(dir, 'sandbox-cert.pem')),
+        },
+        (req, res) => {
+          const upstream = http.request(
+            { host: '127.0.0.1', port: proxyPort, path: req.url, method: req.method, headers: req.headers },
+            (answer) => {
+              res.writeHead(answer.statusCode ?? 502, answer.headers);
+              answer.pipe(res);
+            },
+          );
+          upstream.once('error', () => res.destroy());
+          req.pipe(upstream);
+        },
+      );
       front.listen(0, '127.0.0.1');
       await once(front, 'listening');
       t.after(() => front.close());
       const publicUrl = `https://127.0.0.1:${(front.address() as AddressInfo).port}`;
-      const env: Record<string, string> = { ...proxyEnvironment(true, proxyPort, String(providerPort)), OBV_PUBLIC_URL: publicUrl };
+      const env: Record<string, string> = {
+        ...proxyEnvironment(true, proxyPort, String(providerPort)),
+        OBV_PUBLIC_URL: publicUrl,
+      };
       const proxy = run(['--import', 'tsx', 'proxy/cli.ts'], ROOT, env);
       children.push(proxy);
       await proxy.waitFor(/credentials accepted/);
@@ -214,15 +306,34 @@ describe("the production guide's staging rehearsal", () => {
       const session = await fetch(`http://127.0.0.1:${proxyPort}/obv/link-sessions`, {
         method: 'POST',
         headers: api,
-        body: JSON.stringify({ merchantUserId: 'staging-user', merchantTransactionId: `staging-order-${proxyPort}`, amount: '12.00', currency: 'USD', consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } }),
+        body: JSON.stringify({
+          merchantUserId: 'staging-user',
+          merchantTransactionId: `staging-order-${proxyPort}`,
+          amount: '12.00',
+          currency: 'USD',
+          consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
+        }),
       });
       const { linkToken } = (await session.json()) as { linkToken: string };
-      const started = await fetch(`http://127.0.0.1:${proxyPort}/obv/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: publicUrl }, body: JSON.stringify({ linkToken }) });
+      const started = await fetch(`http://127.0.0.1:${proxyPort}/obv/verifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: publicUrl },
+        body: JSON.stringify({ linkToken }),
+      });
       assert.equal(started.status, 201, await started.clone().text());
       const { consumerUrl } = (await started.json()) as { consumerUrl: string };
       // The shopper signs in at the sandbox bank (over https, trusting the staging CA): the sandbox then notifies.
       const bank = new URL(consumerUrl);
-      const signedIn = await postForm(new URL(bank.pathname, bank.origin), new URLSearchParams({ t: bank.searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'signin' }), ca);
+      const signedIn = await postForm(
+        new URL(bank.pathname, bank.origin),
+        new URLSearchParams({
+          t: bank.searchParams.get('t') ?? '',
+          username: 'user_good',
+          password: 'pass_good',
+          action: 'signin',
+        }),
+        ca,
+      );
       assert.equal(signedIn, 303, 'the bank accepted the sign-in');
       if (withCa) {
         await sandbox.waitFor(/"message":"notification delivered"/);
@@ -240,10 +351,14 @@ describe("the production guide's staging rehearsal", () => {
 /** POSTs `form` to `url` over https trusting `ca`; resolves with the status. */
 function postForm(url: URL, form: URLSearchParams, ca: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
-    const request = https.request(url, { method: 'POST', ca, headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
+    const request = https.request(
+      url,
+      { method: 'POST', ca, headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
     request.once('error', reject);
     request.end(form.toString());
   });

@@ -13,46 +13,83 @@ const event = {
   id: 'evt_3q2Ww8b1XyQhKZ0m4rS7tA',
   type: 'link.succeeded',
   createdAt: '2026-11-24T04:31:07.112Z',
-  data: { merchantUserId: 'user-8231', merchantTransactionId: 'order-unknown', amount: '49.99', currency: 'USD',
-    linkRef: 'AAAAAAAAAAAAAAAAAAAAAA', accountLabel: 'Checking ••••4321', fiName: 'Sandbox Federal Bank', fiAccountType: 'CHECKING' },
+  data: {
+    merchantUserId: 'user-8231',
+    merchantTransactionId: 'order-unknown',
+    amount: '49.99',
+    currency: 'USD',
+    linkRef: 'AAAAAAAAAAAAAAAAAAAAAA',
+    accountLabel: 'Checking ••••4321',
+    fiName: 'Sandbox Federal Bank',
+    fiAccountType: 'CHECKING',
+  },
 };
 
 describe('the Python shop verifies merchant events', () => {
   let shop: RunningPythonShop;
   before(async () => {
     // The proxy is not needed to receive events: nothing here creates an order.
-    shop = await startPythonShop({ OBV_PROXY_URL: 'http://127.0.0.1:9/obv', OBV_MERCHANT_API_KEY: 'unused-in-this-test', OBV_EVENTS_SECRET: EVENTS_SECRET });
+    shop = await startPythonShop({
+      OBV_PROXY_URL: 'http://127.0.0.1:9/obv',
+      OBV_MERCHANT_API_KEY: 'unused-in-this-test',
+      OBV_EVENTS_SECRET: EVENTS_SECRET,
+    });
   });
   after(() => shop.close());
 
-  const deliver = (body: string, headers: Record<string, string>) => fetch(`${shop.url}/obv-events`, { method: 'POST', headers, body });
-  const signed = (options: Parameters<typeof signNotification>[1] = {}) => signNotification(event, { id: event.id, secret: EVENTS_SECRET, ...options });
+  const deliver = (body: string, headers: Record<string, string>) =>
+    fetch(`${shop.url}/obv-events`, { method: 'POST', headers, body });
+  const signed = (options: Parameters<typeof signNotification>[1] = {}) =>
+    signNotification(event, { id: event.id, secret: EVENTS_SECRET, ...options });
 
-  test('accepts an event signed with its secret, also beside another secret\'s signature (a rotation)', async () => {
+  test("accepts an event signed with its secret, also beside another secret's signature (a rotation)", async () => {
     const { body, headers } = signed();
     assert.equal((await deliver(body, headers)).status, 204);
-    const other = signNotification(event, { id: event.id, secret: OTHER_SECRET, timestamp: new Date(Number(headers['webhook-timestamp']) * 1000) });
+    const other = signNotification(event, {
+      id: event.id,
+      secret: OTHER_SECRET,
+      timestamp: new Date(Number(headers['webhook-timestamp']) * 1000),
+    });
     const both = `${other.headers['webhook-signature']} ${headers['webhook-signature']}`;
     assert.equal((await deliver(body, { ...headers, 'webhook-signature': both })).status, 204);
   });
 
-  test('refuses a tampered body, a changed id or timestamp, and another secret\'s signature', async () => {
+  test("refuses a tampered body, a changed id or timestamp, and another secret's signature", async () => {
     const { body, headers } = signed();
     const cases: [string, string, Record<string, string>][] = [
       ['tampered body', body.replace('order-unknown', 'order-other'), headers],
       ['changed webhook-id', body, { ...headers, 'webhook-id': 'evt_other' }],
-      ['changed timestamp', body, { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) }],
-      ['another secret', ...(() => { const other = signNotification(event, { id: event.id, secret: OTHER_SECRET }); return [other.body, other.headers] as const; })()],
-      ['a v2 signature', body, { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') }],
+      [
+        'changed timestamp',
+        body,
+        { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) - 1) },
+      ],
+      [
+        'another secret',
+        ...(() => {
+          const other = signNotification(event, { id: event.id, secret: OTHER_SECRET });
+          return [other.body, other.headers] as const;
+        })(),
+      ],
+      [
+        'a v2 signature',
+        body,
+        { ...headers, 'webhook-signature': headers['webhook-signature']!.replace('v1,', 'v2,') },
+      ],
     ];
-    for (const [name, sentBody, sentHeaders] of cases) assert.equal((await deliver(sentBody, sentHeaders)).status, 401, name);
+    for (const [name, sentBody, sentHeaders] of cases)
+      assert.equal((await deliver(sentBody, sentHeaders)).status, 401, name);
   });
 
   test('refuses an unsigned event and one signed outside the five-minute tolerance', async () => {
     const { body, headers } = signed();
     const { 'webhook-signature': _signature, ...unsigned } = headers;
     assert.equal((await deliver(body, unsigned)).status, 401, 'no signature');
-    assert.equal((await deliver(body, { 'content-type': 'application/json' })).status, 401, 'no webhook headers at all');
+    assert.equal(
+      (await deliver(body, { 'content-type': 'application/json' })).status,
+      401,
+      'no webhook headers at all',
+    );
     const stale = signed({ timestamp: new Date(Date.now() - 6 * 60_000) });
     assert.equal((await deliver(stale.body, stale.headers)).status, 401, 'six minutes old');
     const future = signed({ timestamp: new Date(Date.now() + 6 * 60_000) });

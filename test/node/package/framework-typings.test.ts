@@ -9,7 +9,7 @@ import { test } from 'node:test';
 function declaredAttributes(): string[] {
   const source = readFileSync('widget/obv-link-account-element.ts', 'utf8');
   const block = /static override properties = \{\n([\s\S]*?)\n {2}\};/.exec(source)?.[1];
-  assert.ok(block, 'found the element\'s static properties');
+  assert.ok(block, "found the element's static properties");
   return block.split('\n').flatMap((line) => {
     const match = /^\s+(\w+): \{(.*)\},?$/.exec(line);
     if (!match || /attribute: false|state: true/.test(match[2]!)) return [];
@@ -20,7 +20,9 @@ function declaredAttributes(): string[] {
 test('the React and Vue typings name exactly the attributes the element declares', () => {
   const typings = readFileSync('frameworks/attributes.d.ts', 'utf8');
   // `strings` is a property, not an attribute; a `never` entry is one a template may not set (read-only `state`).
-  const typed = [...typings.matchAll(/^\s+'?([a-z-]+)'?\?: (\w+)/gm)].filter((match) => match[1] !== 'strings' && match[2] !== 'never').map((match) => match[1]!);
+  const typed = [...typings.matchAll(/^\s+'?([a-z-]+)'?\?: (\w+)/gm)]
+    .filter((match) => match[1] !== 'strings' && match[2] !== 'never')
+    .map((match) => match[1]!);
   const declared = declaredAttributes();
   assert.ok(declared.includes('link-token') && declared.length >= 6, `parsed ${declared.join(', ')}`);
   assert.deepEqual(typed.sort(), declared.sort());

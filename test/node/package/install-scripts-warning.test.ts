@@ -19,13 +19,15 @@ test('names each package of the warning, scoped ones too, and nothing when there
   ].join('\n');
   assert.deepEqual(blockedInstallScripts(output), ['@scope/native-thing@1.2.3-beta.1', 'esbuild@0.27.7']);
   assert.deepEqual(blockedInstallScripts(`${NOTICE}\n\nadded 120 packages in 11s\n`), []);
-  const one = 'npm warn install-scripts 1 package had install scripts blocked because they are not covered by allowScripts:\n'
-    + 'npm warn install-scripts   better-sqlite3@12.11.1 (install: prebuild-install || node-gyp rebuild --release)\n';
+  const one =
+    'npm warn install-scripts 1 package had install scripts blocked because they are not covered by allowScripts:\n' +
+    'npm warn install-scripts   better-sqlite3@12.11.1 (install: prebuild-install || node-gyp rebuild --release)\n';
   assert.deepEqual(blockedInstallScripts(one), ['better-sqlite3@12.11.1']);
 });
 
 test('a warning whose package lines it cannot read fails instead of reading as "nothing blocked"', () => {
-  const reworded = 'npm warn install-scripts 1 package had install scripts blocked because they are not covered by allowScripts:\n'
-    + 'npm warn install-scripts - esbuild 0.27.7 wants to run postinstall\n';
+  const reworded =
+    'npm warn install-scripts 1 package had install scripts blocked because they are not covered by allowScripts:\n' +
+    'npm warn install-scripts - esbuild 0.27.7 wants to run postinstall\n';
   assert.throws(() => blockedInstallScripts(reworded), /names each blocked package/);
 });

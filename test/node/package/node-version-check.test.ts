@@ -20,13 +20,38 @@ const check = (await import(path.join(ROOT, 'bin/supported-node.js'))) as Suppor
 
 test('engines.node is the range the bins understand: 22 from 22.13, 23 from 23.4 (node:sqlite without a flag), every later major', () => {
   assert.equal(enginesNode(), '^22.13.0 || >=23.4.0');
-  assert.deepEqual(check.nodeRanges(enginesNode()), [{ floor: '22.13.0', sameMajor: true }, { floor: '23.4.0', sameMajor: false }]);
+  assert.deepEqual(check.nodeRanges(enginesNode()), [
+    { floor: '22.13.0', sameMajor: true },
+    { floor: '23.4.0', sameMajor: false },
+  ]);
   assert.equal(lowestSupportedNode(), '22.13.0');
-  const needed = Object.fromEntries(['18.20.8', '20.20.2', '21.7.3', '22.12.0', '22.13.0', '22.22.2', '23.0.0', '23.3.0', '23.4.0', '24.22.3', '26.1.0']
-    .map((version) => [version, check.neededNode(version, enginesNode()) ?? 'supported']));
+  const needed = Object.fromEntries(
+    [
+      '18.20.8',
+      '20.20.2',
+      '21.7.3',
+      '22.12.0',
+      '22.13.0',
+      '22.22.2',
+      '23.0.0',
+      '23.3.0',
+      '23.4.0',
+      '24.22.3',
+      '26.1.0',
+    ].map((version) => [version, check.neededNode(version, enginesNode()) ?? 'supported']),
+  );
   assert.deepEqual(needed, {
-    '18.20.8': '22.13.0', '20.20.2': '22.13.0', '21.7.3': '22.13.0', '22.12.0': '22.13.0', '22.13.0': 'supported', '22.22.2': 'supported',
-    '23.0.0': '23.4.0', '23.3.0': '23.4.0', '23.4.0': 'supported', '24.22.3': 'supported', '26.1.0': 'supported',
+    '18.20.8': '22.13.0',
+    '20.20.2': '22.13.0',
+    '21.7.3': '22.13.0',
+    '22.12.0': '22.13.0',
+    '22.13.0': 'supported',
+    '22.22.2': 'supported',
+    '23.0.0': '23.4.0',
+    '23.3.0': '23.4.0',
+    '23.4.0': 'supported',
+    '24.22.3': 'supported',
+    '26.1.0': 'supported',
   });
 });
 
@@ -41,7 +66,11 @@ test('the bins of this checkout, on a Node the package does not support: one lin
   for (const name of ['obv-link-proxy', 'obv-link-sandbox']) {
     const outcome = await run(node, [path.join(ROOT, 'bin', `${name}.js`)], { cwd: ROOT, timeout: 30_000 }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-      (error: { code?: number; stdout?: string; stderr?: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+      (error: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: error.code,
+        stdout: error.stdout,
+        stderr: error.stderr,
+      }),
     );
     assert.deepEqual(outcome, {
       code: 1,

@@ -11,7 +11,14 @@ import type { SessionEvent } from '../../../proxy/storage/result-bus.ts';
 import { openPostgresStorage } from '../../../proxy/storage/postgres/storage.ts';
 import { postgresSkipReason, startPostgresServer, type PostgresServer } from '../../helpers/postgres-server.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
-import { readSession, signInAtBank, startInstance, startVerification, subscribe, type ProxyInstance } from '../redis/cluster.ts';
+import {
+  readSession,
+  signInAtBank,
+  startInstance,
+  startVerification,
+  subscribe,
+  type ProxyInstance,
+} from '../redis/cluster.ts';
 import { eventually } from '../redis/support.ts';
 
 const skip = postgresSkipReason();
@@ -25,7 +32,10 @@ describe('two proxy instances sharing PostgreSQL', { skip }, () => {
   before(async () => {
     postgres = await startPostgresServer();
     // Short retries: a notification refused during an outage comes back within a second or two.
-    provider = await startProvider({ notificationRetryDelaysMs: [100, 200, 300, 500, 500, 1_000, 1_000, 2_000, 2_000, 2_000], notificationTimeoutMs: 2_000 });
+    provider = await startProvider({
+      notificationRetryDelaysMs: [100, 200, 300, 500, 500, 1_000, 1_000, 2_000, 2_000, 2_000],
+      notificationTimeoutMs: 2_000,
+    });
     const extra = { databaseUrl: postgres.url, databaseStatementTimeoutMs: 2_000 };
     a = await startInstance({ provider, extra });
     b = await startInstance({ provider, extra });
@@ -52,7 +62,9 @@ describe('two proxy instances sharing PostgreSQL', { skip }, () => {
     const { sessionId, consumerUrl } = await startVerification(b);
     const browser = await subscribe(a, sessionId);
     // Every instance's LISTEN connection ends: a NOTIFY sent now reaches nobody.
-    const cut = await postgres.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'obv-link:listener'");
+    const cut = await postgres.sql(
+      "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'obv-link:listener'",
+    );
     assert.equal(cut, '2');
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
@@ -68,7 +80,10 @@ describe('two proxy instances sharing PostgreSQL', { skip }, () => {
     try {
       const ready = await fetch(`${a.url}/obv/readyz`);
       assert.equal(ready.status, 503);
-      assert.deepEqual({ ...((await ready.json()) as object), credentials: undefined }, { status: 'unavailable', sessionStore: 'unreachable', credentials: undefined });
+      assert.deepEqual(
+        { ...((await ready.json()) as object), credentials: undefined },
+        { status: 'unavailable', sessionStore: 'unreachable', credentials: undefined },
+      );
       const during = await lookupSession(`${a.url}/obv`, sessionId);
       assert.equal(during.status, 503);
       assert.equal(((await during.json()) as { type: string }).type, 'urn:obv-link:problem:session-store-unavailable');
@@ -86,16 +101,27 @@ describe('two proxy instances sharing PostgreSQL', { skip }, () => {
     assert.equal(provider.stats.notificationsDelivered, deliveredBefore + 1);
   });
 
-  it('gives each due job to one instance; a dead instance\'s job goes to another when its lease ends', async () => {
+  it("gives each due job to one instance; a dead instance's job goes to another when its lease ends", async () => {
     const one = await openPostgresStorage({ url: postgres.url, schema: 'leases' });
     const two = await openPostgresStorage({ url: postgres.url, schema: 'leases' });
     try {
       const now = Date.now();
       for (let i = 0; i < 20; i++) {
-        await one.eventOutbox.append({ id: randomEventId(), type: 'link.cancelled', createdAt: new Date(now).toISOString(), data: { merchantTransactionId: `order-${i}` } }, now);
+        await one.eventOutbox.append(
+          {
+            id: randomEventId(),
+            type: 'link.cancelled',
+            createdAt: new Date(now).toISOString(),
+            data: { merchantTransactionId: `order-${i}` },
+          },
+          now,
+        );
       }
       // Both claim at once: SKIP LOCKED splits the jobs, nobody waits, nobody gets one twice.
-      const [first, second] = await Promise.all([one.eventOutbox.claimDue(now, 60_000, 15), two.eventOutbox.claimDue(now, 120_000, 15)]);
+      const [first, second] = await Promise.all([
+        one.eventOutbox.claimDue(now, 60_000, 15),
+        two.eventOutbox.claimDue(now, 120_000, 15),
+      ]);
       const ids = [...first!, ...second!].map((job) => (job.kind === 'deliver' ? job.eventId : job.sessionId));
       assert.equal(ids.length, 20);
       assert.equal(new Set(ids).size, 20);
@@ -118,7 +144,9 @@ describe('two proxy instances sharing PostgreSQL', { skip }, () => {
       storage.resultBus.subscribe('session-floor', (event) => events.push(event));
       // Recorded as publish() records it, but no NOTIFY is sent: only a read can find it.
       const event: SessionEvent = { type: 'state', sessionId: 'session-floor', state: 'returned' };
-      await postgres.sql(`INSERT INTO floor.bus_events (session_id, body) VALUES ('session-floor', '${JSON.stringify(event)}')`);
+      await postgres.sql(
+        `INSERT INTO floor.bus_events (session_id, body) VALUES ('session-floor', '${JSON.stringify(event)}')`,
+      );
       await eventually(() => (events.length > 0 ? true : undefined), 5_000);
       assert.deepEqual(events, [event]);
     } finally {

@@ -31,8 +31,13 @@ describe('PostgreSQL schema migrations', { skip }, () => {
     try {
       assert.deepEqual(await db.ready(), { from: 0, to: SCHEMA_VERSION });
       assert.equal(await versions('fresh'), Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1).join(','));
-      const tables = await server.sql("SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'fresh'");
-      assert.equal(tables, 'bus_events,earlier_payments,event_jobs,events,idempotency_claims,link_sessions,markers,payment_keys,payments,rate_limits,saved_account_removals,schema_migrations,sessions');
+      const tables = await server.sql(
+        "SELECT string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables WHERE table_schema = 'fresh'",
+      );
+      assert.equal(
+        tables,
+        'bus_events,earlier_payments,event_jobs,events,idempotency_claims,link_sessions,markers,payment_keys,payments,rate_limits,saved_account_removals,schema_migrations,sessions',
+      );
     } finally {
       await db.close();
     }
@@ -47,7 +52,9 @@ describe('PostgreSQL schema migrations', { skip }, () => {
     } finally {
       await client.end();
     }
-    await server.sql("INSERT INTO previous.saved_account_removals VALUES ('u-1', 'a-1', '{\"merchantUserId\":\"u-1\",\"accountId\":\"a-1\",\"removedAt\":1}')");
+    await server.sql(
+      'INSERT INTO previous.saved_account_removals VALUES (\'u-1\', \'a-1\', \'{"merchantUserId":"u-1","accountId":"a-1","removedAt":1}\')',
+    );
     assert.equal(await versions('previous'), '1');
 
     const storage = await openPostgresStorage({ url: server.url, schema: 'previous' });
@@ -78,10 +85,15 @@ describe('PostgreSQL schema migrations', { skip }, () => {
     const first = new Database({ url: server.url, schema: 'newer' });
     await first.ready();
     await first.close();
-    await server.sql(`INSERT INTO newer.schema_migrations (version, description) VALUES (${SCHEMA_VERSION + 1}, 'from the future')`);
+    await server.sql(
+      `INSERT INTO newer.schema_migrations (version, description) VALUES (${SCHEMA_VERSION + 1}, 'from the future')`,
+    );
     const db = new Database({ url: server.url, schema: 'newer' });
     try {
-      await assert.rejects(db.ready(), (error: Error) => error instanceof DatabaseSchemaError && /migrated by a newer obv-link/.test(error.message));
+      await assert.rejects(
+        db.ready(),
+        (error: Error) => error instanceof DatabaseSchemaError && /migrated by a newer obv-link/.test(error.message),
+      );
       await assert.rejects(db.query('SELECT 1'), DatabaseSchemaError);
     } finally {
       await db.close();

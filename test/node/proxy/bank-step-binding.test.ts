@@ -16,7 +16,14 @@ import { createLogger, createStorage, type Storage } from '../../../proxy/index.
 import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { markerKey } from '../../../proxy/storage/markers.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import {
+  PURCHASE,
+  startProxy,
+  startProxyPair,
+  TEST_MERCHANT_API_KEY,
+  type ProxyPair,
+  type RunningProxy,
+} from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { relayUrl, subscribedRelay } from '../../helpers/relay-client.ts';
 import { eventually, inspector } from '../redis/support.ts';
@@ -50,11 +57,22 @@ function sqliteBackend(): { storage: Storage; remove(): Promise<void> } {
 }
 
 /** The provider and a proxy with the binding on (production mode's), on SQLite unless `proxy.backend` says otherwise. */
-async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provider = {}, proxy: Partial<ObvProxyOptions> = {}): Promise<ProxyPair> {
+async function bindingPair(
+  t: TestContext,
+  reports: OutcomeReport[] = [],
+  provider = {},
+  proxy: Partial<ObvProxyOptions> = {},
+): Promise<ProxyPair> {
   const own = proxy.backend ? undefined : sqliteBackend();
   const pair = await startProxyPair({
     provider,
-    proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, onOutcome: (report) => void reports.push(report), ...proxy, backend: proxy.backend ?? own!.storage },
+    proxy: {
+      bindBankStep: true,
+      bankStepGraceMs: GRACE_MS,
+      onOutcome: (report) => void reports.push(report),
+      ...proxy,
+      backend: proxy.backend ?? own!.storage,
+    },
   });
   t.after(async () => {
     await pair.close();
@@ -67,7 +85,10 @@ async function bindingPair(t: TestContext, reports: OutcomeReport[] = [], provid
  * POST /verifications with a new link session's token, keeping the cookie its answer sets. The headers
  * are a same-origin page's, which any script can send: the attacker below is such a script.
  */
-async function start(proxy: Proxy, options: { saving?: boolean; headers?: Record<string, string>; cookie?: string } = {}) {
+async function start(
+  proxy: Proxy,
+  options: { saving?: boolean; headers?: Record<string, string>; cookie?: string } = {},
+) {
   const headers = options.headers ?? { origin: proxy.origin, 'sec-fetch-site': 'same-origin' };
   const linkToken = await proxy.createLinkSession(options.saving ? { allowSaving: true } : {});
   const response = await fetch(`${proxy.baseUrl}/verifications`, {
@@ -77,7 +98,12 @@ async function start(proxy: Proxy, options: { saving?: boolean; headers?: Record
   });
   const body = (await response.json()) as Record<string, unknown>;
   const setCookie = response.headers.get('set-cookie') ?? '';
-  const started: Started = { sessionId: String(body.sessionId), consumerUrl: String(body.consumerUrl), cookie: setCookie.split(';')[0] ?? '', setCookie };
+  const started: Started = {
+    sessionId: String(body.sessionId),
+    consumerUrl: String(body.consumerUrl),
+    cookie: setCookie.split(';')[0] ?? '',
+    setCookie,
+  };
   return { response, body, started };
 }
 
@@ -110,13 +136,22 @@ async function returnUntilDone(returnUrl: string, cookie: string): Promise<{ sta
 const COMPLETE = /Bank step complete/;
 
 const session = async (proxy: Pick<RunningProxy, 'baseUrl'>, sessionId: string) =>
-  (await (await lookupSession(proxy.baseUrl, sessionId)).json()) as { state: string; outcome?: { linkRef?: string; code?: string; status?: string } };
+  (await (await lookupSession(proxy.baseUrl, sessionId)).json()) as {
+    state: string;
+    outcome?: { linkRef?: string; code?: string; status?: string };
+  };
 
 function pay(proxy: Pick<RunningProxy, 'baseUrl'>, linkRef: string) {
   return fetch(`${proxy.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: PURCHASE.merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
+    body: JSON.stringify({
+      linkRef,
+      merchantUserId: PURCHASE.merchantUserId,
+      merchantTransactionId: PURCHASE.merchantTransactionId,
+      amount: PURCHASE.amount,
+      currency: PURCHASE.currency,
+    }),
   });
 }
 
@@ -133,7 +168,10 @@ async function assertAttackerGetsNothing(pair: ProxyPair, started: Started, repo
   assert.equal(view.state, 'failed');
   assert.equal(view.outcome?.code, 'BANK_STEP_ELSEWHERE');
   assert.equal(view.outcome?.linkRef, undefined);
-  assert.ok(reports.every((report) => report.outcome.status === 'failure' && report.outcome.code === 'BANK_STEP_ELSEWHERE'), JSON.stringify(reports));
+  assert.ok(
+    reports.every((report) => report.outcome.status === 'failure' && report.outcome.code === 'BANK_STEP_ELSEWHERE'),
+    JSON.stringify(reports),
+  );
   assert.ok(reports.every((report) => !('savedAccount' in report.outcome)));
   const stored = await pair.store.get(started.sessionId);
   if (stored?.outcome?.status === 'success') {
@@ -170,14 +208,21 @@ describe('bank step bound to the starting browser', () => {
     const second = (await start(pair, { cookie: started.cookie })).started;
     assert.equal(second.cookie, started.cookie);
     const record = await pair.store.get(second.sessionId);
-    assert.ok(record?.browserBinding && !started.cookie.includes(record.browserBinding), 'the session keeps a digest, not the secret');
+    assert.ok(
+      record?.browserBinding && !started.cookie.includes(record.browserBinding),
+      'the session keeps a digest, not the secret',
+    );
   });
 
   test('a start its cookie could not reach (no Origin, another allowed origin, a cross-site fetch) is refused before the provider is called', async (t) => {
     const pair = await bindingPair(t, [], {}, { allowedOrigins: ['https://elsewhere.example'] });
     assert.equal(pair.logs.find('OBV_BIND_BANK_STEP is on').length, 1, 'the allowed origins are warned about at boot');
     const before = pair.provider.stats.verificationRequests;
-    const refusedStarts: Record<string, string>[] = [{}, { origin: 'https://elsewhere.example' }, { origin: pair.origin, 'sec-fetch-site': 'cross-site' }];
+    const refusedStarts: Record<string, string>[] = [
+      {},
+      { origin: 'https://elsewhere.example' },
+      { origin: pair.origin, 'sec-fetch-site': 'cross-site' },
+    ];
     for (const headers of refusedStarts) {
       const { response, body } = await start(pair, { headers });
       assert.equal(response.status, 403, JSON.stringify(headers));
@@ -232,7 +277,10 @@ describe('bank step bound to the starting browser', () => {
       polling = false;
       await poller;
       assert.ok(seen.length > 5, `the attacker polled (${seen.length} visits)`);
-      assert.ok(seen.every((page) => !COMPLETE.test(page.text)), 'no visit of the attacker confirmed anything');
+      assert.ok(
+        seen.every((page) => !COMPLETE.test(page.text)),
+        'no visit of the attacker confirmed anything',
+      );
       assert.equal(seen.at(-1)?.status, 403);
       await assertAttackerGetsNothing(pair, started, reports);
     });
@@ -273,7 +321,11 @@ describe('bank step bound to the starting browser', () => {
       const pair = await bindingPair(t, reports, {}, { bankStepGraceMs: 3_000 });
       const { started } = await start(pair, { saving });
       const returnUrl = await signIn(started);
-      assert.match(new URL(returnUrl).search, /[?&]proof=[A-Za-z0-9_-]{43}(&|$)/, 'the bank\'s redirect carries the proof');
+      assert.match(
+        new URL(returnUrl).search,
+        /[?&]proof=[A-Za-z0-9_-]{43}(&|$)/,
+        "the bank's redirect carries the proof",
+      );
       await pair.provider.notificationsSettled();
       // Its first visit: no "Finishing…", and its page has the account.
       const back = await visit(returnUrl, started.cookie);
@@ -354,7 +406,10 @@ describe('bank step bound to the starting browser', () => {
       const pages = await Promise.all([...burst(), visit(victimsReturn), ...burst()]);
       const victim = pages[15]!;
       assert.equal(victim.status, 403);
-      assert.ok(pages.every((page) => !COMPLETE.test(page.text)), 'no visit released anything');
+      assert.ok(
+        pages.every((page) => !COMPLETE.test(page.text)),
+        'no visit released anything',
+      );
       // And after the grace, a second burst of the attacker's.
       await sleep(2_200);
       const later = await Promise.all(burst());
@@ -372,19 +427,37 @@ describe('bank step bound to the starting browser', () => {
     const returnUrl = await signIn(started);
     await first.provider.notificationsSettled();
     const notified = first.responses.filter((r) => r.path.includes('/notifications/'));
-    assert.deepEqual(notified.map((r) => [r.status, JSON.parse(r.body) as unknown]), [[200, { status: 'stored' }]], 'one delivery, acknowledged');
+    assert.deepEqual(
+      notified.map((r) => [r.status, JSON.parse(r.body) as unknown]),
+      [[200, { status: 'stored' }]],
+      'one delivery, acknowledged',
+    );
     assert.equal((await session(first, started.sessionId)).outcome, undefined, 'held');
     assert.deepEqual(firstReports, []);
     // A new process over the same store (the first one is never asked again).
     const reports: OutcomeReport[] = [];
-    const second = await startProxy({ providerUrl: first.provider.url, proxy: { bindBankStep: true, bankStepGraceMs: GRACE_MS, backend, onOutcome: (report) => void reports.push(report) } });
+    const second = await startProxy({
+      providerUrl: first.provider.url,
+      proxy: {
+        bindBankStep: true,
+        bankStepGraceMs: GRACE_MS,
+        backend,
+        onOutcome: (report) => void reports.push(report),
+      },
+    });
     t.after(() => second.close());
-    const back = await returnUntilDone(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`, started.cookie);
+    const back = await returnUntilDone(
+      `${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`,
+      started.cookie,
+    );
     assert.match(back.text, COMPLETE);
     const linkRef = (await session(second, started.sessionId)).outcome?.linkRef ?? '';
     assert.ok(linkRef);
     // Visited again: delivered once all the same (the payment waits for the grace, the merchant hears first).
-    await visit(`${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`, started.cookie);
+    await visit(
+      `${second.baseUrl}${new URL(returnUrl).pathname.slice('/obv'.length)}${new URL(returnUrl).search}`,
+      started.cookie,
+    );
     assert.equal((await pay(second, linkRef)).status, 201);
     assert.equal(reports.length, 1);
   });
@@ -400,7 +473,7 @@ describe('bank step bound to the starting browser', () => {
     assert.equal((await pair.store.get(started.sessionId))?.outcome?.status, 'success', 'the first outcome stays');
   });
 
-  test('another session\'s binding does not confirm this one: it is a browser that did not start it', async (t) => {
+  test("another session's binding does not confirm this one: it is a browser that did not start it", async (t) => {
     const pair = await bindingPair(t);
     const mine = (await start(pair)).started;
     const theirs = (await start(pair)).started;
@@ -422,15 +495,28 @@ describe('bank step bound to the starting browser', () => {
 
 describe('bank step binding with Redis across two instances', { skip: redisSkipReason() }, () => {
   /** Two proxies over one Redis (each with its own connections), one provider; the first one's reports. */
-  async function redisPair(t: TestContext, reports: OutcomeReport[] = [], graceMs = GRACE_MS): Promise<{ first: ProxyPair; second: RunningProxy; redisUrl: string }> {
+  async function redisPair(
+    t: TestContext,
+    reports: OutcomeReport[] = [],
+    graceMs = GRACE_MS,
+  ): Promise<{ first: ProxyPair; second: RunningProxy; redisUrl: string }> {
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
-      const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'bind-test:', logger: createLogger('silent') });
+      const made = createStorage({
+        kind: 'redis',
+        redisUrl: redis.url,
+        redisPrefix: 'bind-test:',
+        logger: createLogger('silent'),
+      });
       t.after(() => made.close());
       return made;
     };
-    const options = { bindBankStep: true, bankStepGraceMs: graceMs, onOutcome: (report: OutcomeReport) => void reports.push(report) };
+    const options = {
+      bindBankStep: true,
+      bankStepGraceMs: graceMs,
+      onOutcome: (report: OutcomeReport) => void reports.push(report),
+    };
     const first = await startProxyPair({ proxy: { ...options, backend: backend() } });
     t.after(() => first.close());
     const second = await startProxy({ providerUrl: first.provider.url, proxy: { ...options, backend: backend() } });
@@ -439,7 +525,8 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
   }
 
   /** `url` (a return page of `from`) on the other instance. */
-  const on = (proxy: RunningProxy, url: string) => `${proxy.baseUrl}${new URL(url).pathname.slice('/obv'.length)}${new URL(url).search}`;
+  const on = (proxy: RunningProxy, url: string) =>
+    `${proxy.baseUrl}${new URL(url).pathname.slice('/obv'.length)}${new URL(url).search}`;
 
   test('started on one instance, the browser comes back to the other: shown at once on both, paid after the grace', async (t) => {
     const reports: OutcomeReport[] = [];
@@ -476,9 +563,16 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     await sleep(GRACE_MS * 2);
     polling = false;
     await poller;
-    assert.ok(seen.every((page) => !COMPLETE.test(page.text)), 'no visit of the attacker confirmed anything');
-    for (const proxy of [first, second]) assert.equal((await session(proxy, started.sessionId)).outcome?.code, 'BANK_STEP_ELSEWHERE');
-    assert.ok(reports.every((report) => report.outcome.status === 'failure'), JSON.stringify(reports));
+    assert.ok(
+      seen.every((page) => !COMPLETE.test(page.text)),
+      'no visit of the attacker confirmed anything',
+    );
+    for (const proxy of [first, second])
+      assert.equal((await session(proxy, started.sessionId)).outcome?.code, 'BANK_STEP_ELSEWHERE');
+    assert.ok(
+      reports.every((report) => report.outcome.status === 'failure'),
+      JSON.stringify(reports),
+    );
     const stored = await first.store.get(started.sessionId);
     assert.equal(stored?.outcome?.status, 'success');
     await first.store.mark(markerKey.linkRef(stored.outcome.linkRef), started.sessionId, 60_000);
@@ -486,7 +580,7 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     assert.equal(first.provider.stats.transactions, 0, 'nothing was paid');
   });
 
-  test('after a reconnect, the catch-up sends a socket nothing held for its bank step; the starting browser\'s return shows it', async (t) => {
+  test("after a reconnect, the catch-up sends a socket nothing held for its bank step; the starting browser's return shows it", async (t) => {
     const { first, redisUrl } = await redisPair(t, [], 3_000);
     const { started } = await start(first);
     const socket = await subscribedRelay(relayUrl(first.baseUrl), first.origin, started.sessionId);
@@ -497,12 +591,19 @@ describe('bank step binding with Redis across two instances', { skip: redisSkipR
     // Every instance's subscriber connection drops and comes back: each catches up from the store.
     const raw = inspector(redisUrl);
     t.after(() => raw.quit());
-    const subscribers = async () => String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub')).split('\n').filter(Boolean).length;
+    const subscribers = async () =>
+      String(await raw.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+        .split('\n')
+        .filter(Boolean).length;
     const before = await subscribers();
     await raw.client('KILL', 'TYPE', 'pubsub');
     await eventually(async () => ((await subscribers()) === before ? true : undefined));
     await sleep(500);
-    assert.deepEqual(socket.messages.filter((message) => message.type === 'result'), [], 'the catch-up sent nothing held');
+    assert.deepEqual(
+      socket.messages.filter((message) => message.type === 'result'),
+      [],
+      'the catch-up sent nothing held',
+    );
     // The shopper comes back from the bank: the result reaches the socket, live.
     assert.match((await visit(returnUrl, started.cookie)).text, COMPLETE);
     const result = await socket.next((message) => message.type === 'result');

@@ -47,9 +47,12 @@ describe('npx obv-link-proxy doctor', () => {
     const port = await freePort();
     // The TLS front: what a reverse proxy does, forwarding the path to HOST:PORT.
     const front = https.createServer(tls, (req, res) => {
-      fetch(`http://127.0.0.1:${port}${req.url}`).then(async (answer) => {
-        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
-      }, () => res.writeHead(502).end());
+      fetch(`http://127.0.0.1:${port}${req.url}`).then(
+        async (answer) => {
+          res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
+        },
+        () => res.writeHead(502).end(),
+      );
     });
     const webhook = new Webhook(EVENTS_SECRET);
     const events = https.createServer(tls, (req, res) => {
@@ -75,7 +78,8 @@ describe('npx obv-link-proxy doctor', () => {
       OBV_PUBLIC_URL: `https://127.0.0.1:${await listen(front)}`,
       OBV_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}`,
       OBV_MERCHANT_API_KEY: randomBytes(32).toString('base64url'),
-      OBV_PGW_APP_ID: 'app', OBV_PGW_CLIENT_ID: 'pgw',
+      OBV_PGW_APP_ID: 'app',
+      OBV_PGW_CLIENT_ID: 'pgw',
       OBV_EVENTS_URL: `https://127.0.0.1:${await listen(events)}/obv-events`,
       OBV_EVENTS_SECRETS: EVENTS_SECRET,
       OBV_DATA_DIR: path.join(dir, 'data'),
@@ -91,15 +95,22 @@ describe('npx obv-link-proxy doctor', () => {
 
   /** doctor --json as a process (NODE_EXTRA_CA_CERTS is read at start), and its exit code. */
   function doctor(changes: Record<string, string | undefined>): Promise<{ code: number; report: Report }> {
-    const childEnv = Object.fromEntries(Object.entries({ PATH: process.env.PATH ?? '', ...env, ...changes }).filter(([, value]) => value !== undefined)) as Record<string, string>;
+    const childEnv = Object.fromEntries(
+      Object.entries({ PATH: process.env.PATH ?? '', ...env, ...changes }).filter(([, value]) => value !== undefined),
+    ) as Record<string, string>;
     return new Promise((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'doctor', '--json'], { env: childEnv, timeout: 60_000 }, (error, stdout, stderr) => {
-        try {
-          resolve({ code: error ? Number(error.code) : 0, report: JSON.parse(stdout) as Report });
-        } catch {
-          reject(new Error(`doctor printed no JSON: ${stdout}\n${stderr}`));
-        }
-      });
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'proxy/cli.ts', 'doctor', '--json'],
+        { env: childEnv, timeout: 60_000 },
+        (error, stdout, stderr) => {
+          try {
+            resolve({ code: error ? Number(error.code) : 0, report: JSON.parse(stdout) as Report });
+          } catch {
+            reject(new Error(`doctor printed no JSON: ${stdout}\n${stderr}`));
+          }
+        },
+      );
     });
   }
 
@@ -110,27 +121,41 @@ describe('npx obv-link-proxy doctor', () => {
     const { code, report } = await doctor({});
     assert.deepEqual(failed(report), []);
     assert.equal(code, 0);
-    assert.deepEqual(report.checks.map((each) => each.name), ['settings', 'provider TLS', 'credentials', 'public URL', 'events endpoint', 'data directory']);
+    assert.deepEqual(
+      report.checks.map((each) => each.name),
+      ['settings', 'provider TLS', 'credentials', 'public URL', 'events endpoint', 'data directory'],
+    );
     assert.match(check(report, 'public URL').detail, /serves the return page \(answered by doctor on 127\.0\.0\.1:/);
   });
 
   test('a wrong client secret fails the credentials check, naming the variables', async () => {
     const { code, report } = await doctor({ OBV_CLIENT_SECRET: 'not-the-secret-the-provider-issued' });
     assert.equal(code, 1);
-    assert.deepEqual(failed(report).map((each) => each.name), ['credentials']);
+    assert.deepEqual(
+      failed(report).map((each) => each.name),
+      ['credentials'],
+    );
     assert.match(check(report, 'credentials').detail, /refused OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)/);
   });
 
   test('without --json: one line per check, a failure with its fix, and a closing count', async () => {
     const childEnv = { PATH: process.env.PATH ?? '', ...env, OBV_CLIENT_SECRET: 'not-the-secret-the-provider-issued' };
     const output = await new Promise<{ code: number; stdout: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'doctor'], { env: childEnv, timeout: 60_000 }, (error, stdout) => {
-        resolve({ code: error ? Number(error.code) : 0, stdout });
-      });
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'proxy/cli.ts', 'doctor'],
+        { env: childEnv, timeout: 60_000 },
+        (error, stdout) => {
+          resolve({ code: error ? Number(error.code) : 0, stdout });
+        },
+      );
     });
     assert.equal(output.code, 1);
     assert.match(output.stdout, /^ok {3}provider TLS: /m);
-    assert.match(output.stdout, /^FAIL credentials: the provider refused OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)\n {5}fix: copy the client id and secret/m);
+    assert.match(
+      output.stdout,
+      /^FAIL credentials: the provider refused OBV_CLIENT_ID \/ OBV_CLIENT_SECRET \(invalid_client\)\n {5}fix: copy the client id and secret/m,
+    );
     assert.match(output.stdout, /^doctor: 1 check\(s\) failed$/m);
   });
 
@@ -139,34 +164,53 @@ describe('npx obv-link-proxy doctor', () => {
     assert.equal(code, 1);
     const tls = check(report, 'provider TLS');
     assert.equal(tls.ok, false);
-    assert.match(tls.detail, /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY/);
+    assert.match(
+      tls.detail,
+      /SELF_SIGNED_CERT_IN_CHAIN|UNABLE_TO_VERIFY_LEAF_SIGNATURE|UNABLE_TO_GET_ISSUER_CERT_LOCALLY/,
+    );
     assert.match(tls.fix ?? '', /NODE_EXTRA_CA_CERTS=/);
   });
 
   test('an unreachable public URL fails its check, naming the URL; a wrong events secret fails the events check', async () => {
     const closed = await freePort();
-    const { code, report } = await doctor({ OBV_PUBLIC_URL: `https://127.0.0.1:${closed}`, OBV_EVENTS_SECRETS: `whsec_${randomBytes(32).toString('base64')}` });
+    const { code, report } = await doctor({
+      OBV_PUBLIC_URL: `https://127.0.0.1:${closed}`,
+      OBV_EVENTS_SECRETS: `whsec_${randomBytes(32).toString('base64')}`,
+    });
     assert.equal(code, 1);
-    assert.deepEqual(failed(report).map((each) => each.name), ['public URL', 'events endpoint']);
-    assert.match(check(report, 'public URL').detail, new RegExp(`https://127\\.0\\.0\\.1:${closed}/obv/return-page\\.js could not be reached: .*ECONNREFUSED`));
+    assert.deepEqual(
+      failed(report).map((each) => each.name),
+      ['public URL', 'events endpoint'],
+    );
+    assert.match(
+      check(report, 'public URL').detail,
+      new RegExp(`https://127\\.0\\.0\\.1:${closed}/obv/return-page\\.js could not be reached: .*ECONNREFUSED`),
+    );
     assert.match(check(report, 'events endpoint').detail, /answered 400/);
     assert.match(check(report, 'events endpoint').fix ?? '', /OBV_EVENTS_SECRETS/);
   });
 
-  test('a Redis without its append-only file fails "Redis persistent"; with it, passes', { skip: redisSkipReason() }, async () => {
-    const volatile = await startRedisServer({ persistent: false });
-    const durable = await startRedisServer({ persistent: true });
-    try {
-      const bad = await doctor({ OBV_REDIS_URL: volatile.url, OBV_DATA_DIR: undefined });
-      assert.equal(bad.code, 1);
-      assert.deepEqual(failed(bad.report).map((each) => each.name), ['Redis persistent']);
-      assert.match(check(bad.report, 'Redis persistent').detail, /appendonly is off/);
-      const good = await doctor({ OBV_REDIS_URL: durable.url, OBV_DATA_DIR: undefined });
-      assert.deepEqual(failed(good.report), []);
-      assert.equal(good.code, 0);
-    } finally {
-      await volatile.close();
-      await durable.close();
-    }
-  });
+  test(
+    'a Redis without its append-only file fails "Redis persistent"; with it, passes',
+    { skip: redisSkipReason() },
+    async () => {
+      const volatile = await startRedisServer({ persistent: false });
+      const durable = await startRedisServer({ persistent: true });
+      try {
+        const bad = await doctor({ OBV_REDIS_URL: volatile.url, OBV_DATA_DIR: undefined });
+        assert.equal(bad.code, 1);
+        assert.deepEqual(
+          failed(bad.report).map((each) => each.name),
+          ['Redis persistent'],
+        );
+        assert.match(check(bad.report, 'Redis persistent').detail, /appendonly is off/);
+        const good = await doctor({ OBV_REDIS_URL: durable.url, OBV_DATA_DIR: undefined });
+        assert.deepEqual(failed(good.report), []);
+        assert.equal(good.code, 0);
+      } finally {
+        await volatile.close();
+        await durable.close();
+      }
+    },
+  );
 });

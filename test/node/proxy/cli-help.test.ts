@@ -16,7 +16,10 @@ const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: 
 
 /** The bin's output with no setting at all; a server it started would keep the process alive past the time-out. */
 async function cli(file: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run(process.execPath, ['--import', 'tsx', file, ...args], { env: { PATH: process.env.PATH ?? '' }, timeout: 30_000 });
+  return run(process.execPath, ['--import', 'tsx', file, ...args], {
+    env: { PATH: process.env.PATH ?? '' },
+    timeout: 30_000,
+  });
 }
 
 describe('npx obv-link-proxy --help and --version', () => {
@@ -44,7 +47,10 @@ describe('npx obv-link-proxy --help and --version', () => {
   });
 
   test('an unknown command is refused with exit code 2, naming --help, and starts nothing', async () => {
-    const failed = await cli('proxy/cli.ts', ['stat']).then(() => assert.fail('exit 0'), (error: { code: number; stderr: string }) => error);
+    const failed = await cli('proxy/cli.ts', ['stat']).then(
+      () => assert.fail('exit 0'),
+      (error: { code: number; stderr: string }) => error,
+    );
     assert.equal(failed.code, 2);
     assert.match(failed.stderr, /unknown command "stat"; see npx obv-link-proxy --help/);
   });

@@ -26,7 +26,8 @@ const FLAGS = {
   'public-url': 'https://pay.shop.example',
   'events-url': 'https://shop.example/obv-events',
 };
-const asArgs = (flags: Record<string, string>) => Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value]);
+const asArgs = (flags: Record<string, string>) =>
+  Object.entries(flags).flatMap(([flag, value]) => [`--${flag}`, value]);
 
 function io(dir: string, input?: NodeJS.ReadableStream): InitIo & { output: string[]; errors: string[] } {
   const output: string[] = [];
@@ -62,14 +63,17 @@ describe('npx obv-link-proxy init', () => {
       if (/^[A-Z_]+=/.test(line)) assert.match(lines[index - 1]!, /^# \S/, `a comment above ${line.split('=')[0]}`);
     });
     // The sh reading of the file gives the same values (the secret with a space and a quote included).
-    const { stdout } = await run('sh', ['-c', `set -a; . "${out}"; set +a; printf '%s' "$OBV_CLIENT_SECRET"`], { env: {} });
+    const { stdout } = await run('sh', ['-c', `set -a; . "${out}"; set +a; printf '%s' "$OBV_CLIENT_SECRET"`], {
+      env: {},
+    });
     assert.equal(stdout, FLAGS['client-secret']);
 
     // Another run generates other secrets.
     const second = path.join(dir, 'second.env');
     assert.equal(await initFromCli([...asArgs(FLAGS), '--out', second], io(dir)), 0);
     const again = parseEnv(readFileSync(second, 'utf8'));
-    for (const name of ['OBV_SEALING_KEYS', 'OBV_MERCHANT_API_KEY', 'OBV_EVENTS_SECRETS']) assert.notEqual(again[name], env[name], name);
+    for (const name of ['OBV_SEALING_KEYS', 'OBV_MERCHANT_API_KEY', 'OBV_EVENTS_SECRETS'])
+      assert.notEqual(again[name], env[name], name);
   });
 
   test('refuses to replace a file without --force, and replaces it (0600 again) with it', async () => {
@@ -91,8 +95,18 @@ describe('npx obv-link-proxy init', () => {
     const { 'client-id': clientId, 'public-url': publicUrl, ...flags } = answers;
     input.end(`${clientId}\n${publicUrl}\n\n`);
     const result = io(dir, input);
-    assert.equal(await initFromCli([...asArgs(Object.fromEntries(Object.entries(flags).filter(([, value]) => value))), '--out', out], result), 0, result.errors.join(''));
-    assert.match(result.output.join(''), /Provider client id: .*Public https URL of this proxy: .*merchant events \(empty: none\): /s);
+    assert.equal(
+      await initFromCli(
+        [...asArgs(Object.fromEntries(Object.entries(flags).filter(([, value]) => value))), '--out', out],
+        result,
+      ),
+      0,
+      result.errors.join(''),
+    );
+    assert.match(
+      result.output.join(''),
+      /Provider client id: .*Public https URL of this proxy: .*merchant events \(empty: none\): /s,
+    );
     const env = parseEnv(readFileSync(out, 'utf8'));
     assert.equal(env.OBV_CLIENT_ID, clientId);
     assert.equal(env.OBV_PUBLIC_URL, publicUrl);
@@ -108,7 +122,10 @@ describe('npx obv-link-proxy init', () => {
 
     const out = path.join(dir, 'refused.env');
     const refused = io(dir);
-    assert.equal(await initFromCli([...asArgs({ ...FLAGS, 'public-url': 'http://pay.shop.example' }), '--out', out], refused), 2);
+    assert.equal(
+      await initFromCli([...asArgs({ ...FLAGS, 'public-url': 'http://pay.shop.example' }), '--out', out], refused),
+      2,
+    );
     assert.match(refused.errors.join(''), /nothing written: .*OBV_PUBLIC_URL/s);
     assert.throws(() => statSync(out), /ENOENT/);
   });

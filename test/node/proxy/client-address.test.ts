@@ -33,7 +33,8 @@ describe('client address of an upgrade', () => {
       const expressTrust = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
       const ours = compileTrust(app.get('trust proxy'));
       for (const address of ADDRESSES) {
-        for (const hop of [0, 1, 2, 3]) assert.equal(ours(address, hop), expressTrust(address, hop), `${address} at hop ${hop}`);
+        for (const hop of [0, 1, 2, 3])
+          assert.equal(ours(address, hop), expressTrust(address, hop), `${address} at hop ${hop}`);
       }
     });
   }
@@ -54,7 +55,11 @@ describe('client address of an upgrade', () => {
   test('is empty, not a crash, when the peer has already gone (no socket address)', () => {
     const gone = (forwardedFor?: string) => upgrade(undefined as unknown as string, forwardedFor);
     // Expected: the walk as proxy-addr makes it, with no peer address to start from.
-    const cases: Array<[unknown, string, string]> = [[false, '', ''], [1, '', '6.6.6.6'], ['loopback', '', '']];
+    const cases: Array<[unknown, string, string]> = [
+      [false, '', ''],
+      [1, '', '6.6.6.6'],
+      ['loopback', '', ''],
+    ];
     for (const [setting, alone, forwarded] of cases) {
       const addressOf = createClientAddress(() => setting);
       assert.equal(addressOf(gone()), alone, `trust proxy ${String(setting)}`);

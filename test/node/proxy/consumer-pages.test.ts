@@ -16,7 +16,11 @@ describe('consumer pages of the proxy', () => {
   const cancel = (sessionId: string) => cancelSession(pair.baseUrl, sessionId, { origin: pair.origin });
 
   test('the holding page says "Connecting to your bank…" in English or Spanish, under a strict CSP without scripts', async () => {
-    for (const [lang, title] of [['en-US', 'Connecting to your bank…'], ['es-MX', 'Conectando con tu banco…'], ['', 'Connecting to your bank…']] as const) {
+    for (const [lang, title] of [
+      ['en-US', 'Connecting to your bank…'],
+      ['es-MX', 'Conectando con tu banco…'],
+      ['', 'Connecting to your bank…'],
+    ] as const) {
       const response = await fetch(`${pair.baseUrl}/connecting?lang=${lang}`);
       assert.equal(response.status, 200);
       const html = await response.text();
@@ -31,9 +35,12 @@ describe('consumer pages of the proxy', () => {
     }
   });
 
-  test('the holding page names the shop from OBV_MERCHANT_NAME, escaped, in the shopper\'s language', async (t) => {
+  test("the holding page names the shop from OBV_MERCHANT_NAME, escaped, in the shopper's language", async (t) => {
     const { startProxy } = await import('../../helpers/proxy-harness.ts');
-    const named = await startProxy({ providerUrl: pair.provider.url, proxy: { merchantName: 'Northwind <Roasters> & Co' } });
+    const named = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { merchantName: 'Northwind <Roasters> & Co' },
+    });
     t.after(() => named.close());
     const en = await (await fetch(`${named.baseUrl}/connecting?lang=en`)).text();
     assert.match(en, /<p>Northwind &lt;Roasters&gt; &amp; Co is sending you to your bank to link your account\./);
@@ -43,7 +50,7 @@ describe('consumer pages of the proxy', () => {
     assert.match(unnamed, /<p>Your bank’s page opens here in a moment\.<\/p>/);
   });
 
-  test('the return page speaks the verification\'s language', async () => {
+  test("the return page speaks the verification's language", async () => {
     const { sessionId } = await pair.startVerification({ merchantTransactionId: 'order-es', language: 'es-MX' });
     const returnUrl = await pair.returnUrl(sessionId);
     const record = await pair.store.get(sessionId);
@@ -54,8 +61,11 @@ describe('consumer pages of the proxy', () => {
     assert.ok(record, 'the session exists');
   });
 
-  test('sends the verification\'s language in the return URL the provider gets', async () => {
-    const { sessionId, consumerUrl } = await pair.startVerification({ merchantTransactionId: 'order-es-2', language: 'es' });
+  test("sends the verification's language in the return URL the provider gets", async () => {
+    const { sessionId, consumerUrl } = await pair.startVerification({
+      merchantTransactionId: 'order-es-2',
+      language: 'es',
+    });
     const response = await completeConsumerStep(consumerUrl);
     const location = response.headers.get('location') ?? '';
     assert.match(location, /\/return\/[A-Za-z0-9_-]+\?lang=es$/);

@@ -20,7 +20,7 @@ describe('verification flow against the sandbox', () => {
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   }
 
-  test('starts a verification and answers 201 with sessionId, consumerUrl, expiresAt and the element\'s words', async () => {
+  test("starts a verification and answers 201 with sessionId, consumerUrl, expiresAt and the element's words", async () => {
     const response = await fetch(`${pair.baseUrl}/verifications`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', origin: pair.origin },
@@ -67,14 +67,21 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual(session.body.outcome, outcome);
   });
 
-  test('delivers a failure with the bank\'s code in the proxy\'s words (the bank\'s message stays on the server)', async () => {
+  test("delivers a failure with the bank's code in the proxy's words (the bank's message stays on the server)", async () => {
     const { sessionId, consumerUrl } = await pair.startVerification();
     const client = await connectRelay(pair.wsUrl, { origin: pair.origin });
     client.send({ type: 'subscribe', sessionId });
     await client.next((message) => message.type === 'subscribed');
     await completeConsumerStep(consumerUrl, 'locked');
     const result = await client.next((message) => message.type === 'result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
+    assert.deepEqual(result.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_LOCKED',
+      message:
+        'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      lang: 'en',
+    });
     assert.equal((await getSession(sessionId)).body.state, 'failed');
   });
 
@@ -85,7 +92,8 @@ describe('verification flow against the sandbox', () => {
     assert.deepEqual((await getSession(locked.sessionId)).body.outcome, {
       status: 'failure',
       code: 'ACCOUNT_LOCKED',
-      message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      message:
+        'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
       text: 'Esta cuenta está bloqueada en tu banco. Vincula otra cuenta o elige otra forma de pago; tu banco puede desbloquearla.',
       lang: 'es',
     });
@@ -135,7 +143,10 @@ describe('verification flow against the sandbox', () => {
     assert.match(html, /data-returned/);
     assert.ok(!html.includes(sessionId), 'the return page does not carry the session id');
     // A session id in place of the return reference opens nothing.
-    assert.equal((await fetch(`${pair.baseUrl}/return/${sessionId}`, { headers: { accept: 'text/html' } })).status, 404);
+    assert.equal(
+      (await fetch(`${pair.baseUrl}/return/${sessionId}`, { headers: { accept: 'text/html' } })).status,
+      404,
+    );
     const csp = page.headers.get('content-security-policy') ?? '';
     assert.match(csp, /script-src 'self'/);
     assert.doesNotMatch(csp, /unsafe-inline/);
@@ -151,7 +162,7 @@ describe('verification flow against the sandbox', () => {
     assert.match(source, /window\.close\(\)/);
   });
 
-  test('never shows one session\'s outcome to another session\'s subscriber', async () => {
+  test("never shows one session's outcome to another session's subscriber", async () => {
     const first = await pair.startVerification();
     const second = await pair.startVerification();
     const firstClient = await connectRelay(pair.wsUrl, { origin: pair.origin });
@@ -187,26 +198,46 @@ describe('verification flow against the sandbox', () => {
     assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}`)).status, 404);
     assert.equal((await fetch(`${pair.baseUrl}/sessions/${sessionId}/cancel`, { method: 'POST' })).status, 404);
     assert.equal((await lookupSession(pair.baseUrl, sessionId)).status, 200);
-    const missing = await fetch(`${pair.baseUrl}/sessions/lookup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const missing = await fetch(`${pair.baseUrl}/sessions/lookup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     assert.equal(missing.status, 400);
     const problem = (await missing.json()) as { errors: Array<{ path: string }> };
-    assert.deepEqual(problem.errors.map((error) => error.path), ['sessionId']);
-    const extra = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ sessionId, amount: '1.00' }) });
+    assert.deepEqual(
+      problem.errors.map((error) => error.path),
+      ['sessionId'],
+    );
+    const extra = await fetch(`${pair.baseUrl}/sessions/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sessionId, amount: '1.00' }),
+    });
     assert.equal(extra.status, 400);
-    const form = await fetch(`${pair.baseUrl}/sessions/cancel`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `sessionId=${sessionId}` });
+    const form = await fetch(`${pair.baseUrl}/sessions/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `sessionId=${sessionId}`,
+    });
     assert.equal(form.status, 415);
     const cancelled = (await (await cancelSession(pair.baseUrl, sessionId)).json()) as { state: string };
     assert.equal(cancelled.state, 'failed');
     // The proxy's request log names the routes, not the session.
-    for (const line of pair.logs.lines) assert.ok(!line.includes(sessionId), `log line carries the session id: ${line}`);
+    for (const line of pair.logs.lines)
+      assert.ok(!line.includes(sessionId), `log line carries the session id: ${line}`);
   });
 
   test('answers an unknown return link with a page for a browser and problem+json for an API client', async () => {
-    const page = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { accept: 'text/html,*/*;q=0.8' } });
+    const page = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, {
+      headers: { accept: 'text/html,*/*;q=0.8' },
+    });
     assert.equal(page.status, 404);
     assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
     assert.doesNotMatch(await page.text(), /<script/);
-    const api = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, { headers: { accept: 'application/json' } });
+    const api = await fetch(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`, {
+      headers: { accept: 'application/json' },
+    });
     assert.equal(api.status, 404);
     assert.match(api.headers.get('content-type') ?? '', /^application\/problem\+json/);
   });

@@ -22,7 +22,10 @@ async function start(base: string, body: unknown, headers: Record<string, string
 }
 
 /** A raw request with the Host header of our choosing (fetch does not let a caller set Host). */
-function rawRequest(url: string, options: { method?: string; headers: Record<string, string>; body?: string }): Promise<number> {
+function rawRequest(
+  url: string,
+  options: { method?: string; headers: Record<string, string>; body?: string },
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const request = http.request(url, { method: options.method ?? 'GET', headers: options.headers }, (response) => {
       response.resume();
@@ -39,7 +42,15 @@ describe('client address and OBV_TRUST_PROXY', () => {
     t.after(() => pair.close());
     const statuses = [];
     for (let i = 0; i < 5; i++) {
-      statuses.push((await start(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { origin: pair.origin, 'x-forwarded-for': `198.51.100.${i}` })).status);
+      statuses.push(
+        (
+          await start(
+            pair.baseUrl,
+            { linkToken: await pair.createLinkSession() },
+            { origin: pair.origin, 'x-forwarded-for': `198.51.100.${i}` },
+          )
+        ).status,
+      );
     }
     assert.deepEqual(statuses, [201, 201, 201, 429, 429]);
     assert.equal(pair.logs.find('X-Forwarded-For but OBV_TRUST_PROXY is not set').length, 1);
@@ -49,13 +60,15 @@ describe('client address and OBV_TRUST_PROXY', () => {
     const pair = await startProxyPair({ proxy: { trustProxy: 1 } });
     t.after(() => pair.close());
     await pair.startVerification({ merchantTransactionId: 'order-hop' }, { 'x-forwarded-for': '6.6.6.6, 203.0.113.7' });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-hop');
+    const verification = [...pair.provider.state.verifications.values()].find(
+      (v) => v.request.merchant.merchantTransactionId === 'order-hop',
+    );
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
 });
 
 describe('origin check (DNS rebinding)', () => {
-  test('an Origin equal to the request\'s Host but not the public origin is refused over HTTP and WebSocket', async (t) => {
+  test("an Origin equal to the request's Host but not the public origin is refused over HTTP and WebSocket", async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     const port = new URL(pair.origin).port;
@@ -91,14 +104,20 @@ describe('Idempotency-Key bound to the body', () => {
     const other = await start(pair.baseUrl, { linkToken: await pair.createLinkSession({ amount: '999.00' }) }, headers);
     assert.equal(other.status, 422);
     assert.equal(other.json.type, 'urn:obv-link:problem:idempotency-key-reused');
-    assert.ok(!JSON.stringify(other.json).includes(String(first.json.consumerUrl)), 'the first session\'s bank link is not returned');
+    assert.ok(
+      !JSON.stringify(other.json).includes(String(first.json.consumerUrl)),
+      "the first session's bank link is not returned",
+    );
   });
 
   test('two different bodies racing on one key: one session, one 422', async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     const headers = { origin: pair.origin, 'idempotency-key': 'race-1' };
-    const bodies = [{ linkToken: await pair.createLinkSession({ amount: '1.00' }) }, { linkToken: await pair.createLinkSession({ amount: '2.00' }) }];
+    const bodies = [
+      { linkToken: await pair.createLinkSession({ amount: '1.00' }) },
+      { linkToken: await pair.createLinkSession({ amount: '2.00' }) },
+    ];
     const results = await Promise.all(bodies.map((body) => start(pair.baseUrl, body, headers)));
     assert.deepEqual(results.map((r) => r.status).sort(), [201, 422]);
   });
@@ -135,7 +154,9 @@ describe('log hygiene', () => {
     const { sessionId } = await pair.startVerification();
     const url = await pair.notificationUrl(sessionId);
     for (let i = 0; i < 20; i++) {
-      const response = await postNotification(url, successPayload(), { secret: `whsec_${Buffer.from('not-the-secret-at-all-0123456789').toString('base64')}` });
+      const response = await postNotification(url, successPayload(), {
+        secret: `whsec_${Buffer.from('not-the-secret-at-all-0123456789').toString('base64')}`,
+      });
       assert.equal(response.status, 401);
     }
     assert.equal(pair.logs.find('bad signature').length, 1);
@@ -206,7 +227,11 @@ describe('X-Content-Type-Options', () => {
     t.after(() => pair.close());
     const { sessionId } = await pair.startVerification();
     const post = (path: string, body: string, headers: Record<string, string> = {}) =>
-      fetch(`${pair.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, ...headers }, body });
+      fetch(`${pair.baseUrl}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: pair.origin, ...headers },
+        body,
+      });
     const answers = {
       start: await post('/verifications', JSON.stringify({ linkToken: await pair.createLinkSession() })),
       'invalid start': await post('/verifications', '{"amount": "5.00"}'),

@@ -17,7 +17,14 @@ describe('in-process calls on the object createObvProxy returns', () => {
   before(async () => {
     endpoint = await startMerchantEndpoint();
     // No merchant API key: the HTTP routes for the merchant's server are absent, the in-process calls are not.
-    pair = await startProxyPair({ proxy: { merchantApiKey: undefined, eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET], eventTimings: { retryDelaysMs: [50], pollIntervalMs: 50 } } });
+    pair = await startProxyPair({
+      proxy: {
+        merchantApiKey: undefined,
+        eventsUrl: endpoint.url,
+        eventsSecrets: [EVENTS_SECRET],
+        eventTimings: { retryDelaysMs: [50], pollIntervalMs: 50 },
+      },
+    });
   });
   after(async () => {
     await pair?.close();
@@ -31,10 +38,20 @@ describe('in-process calls on the object createObvProxy returns', () => {
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
     return { order, linkRef: session.outcome.linkRef };
   }
-  const input = (order: string, linkRef: string) => ({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: order, amount: PURCHASE.amount, currency: PURCHASE.currency });
+  const input = (order: string, linkRef: string) => ({
+    linkRef,
+    merchantUserId: PURCHASE.merchantUserId,
+    merchantTransactionId: order,
+    amount: PURCHASE.amount,
+    currency: PURCHASE.currency,
+  });
 
   test('pays an order, replays a retry with the same key, refuses a second payment, and reads the payment and the link', async () => {
-    assert.equal((await fetch(`${pair.baseUrl}/transactions`, { method: 'POST' })).status, 404, 'no HTTP route without the API key');
+    assert.equal(
+      (await fetch(`${pair.baseUrl}/transactions`, { method: 'POST' })).status,
+      404,
+      'no HTTP route without the API key',
+    );
     const { order, linkRef } = await linked();
     const account = await pair.proxy.readLink(linkRef);
     assert.equal(account.merchantTransactionId, order);
@@ -46,8 +63,10 @@ describe('in-process calls on the object createObvProxy returns', () => {
     assert.equal(paid.body.transactionStatus, 'APPROVED');
     const again = await pair.proxy.pay(input(order, linkRef), { idempotencyKey: `pay-${order}` });
     assert.deepEqual([again.status, again.replayed, again.body.transactionId], [201, true, paid.body.transactionId]);
-    await assert.rejects(pair.proxy.pay(input(order, linkRef)), (error: unknown) =>
-      error instanceof ProblemError && error.status === 409 && error.slug === 'order-already-paid');
+    await assert.rejects(
+      pair.proxy.pay(input(order, linkRef)),
+      (error: unknown) => error instanceof ProblemError && error.status === 409 && error.slug === 'order-already-paid',
+    );
     assert.equal(pair.provider.stats.transactions, charged + 1);
     const payment = await pair.proxy.readPayment(order);
     assert.deepEqual([payment?.state, payment?.transactionId], ['completed', paid.body.transactionId]);
@@ -57,16 +76,25 @@ describe('in-process calls on the object createObvProxy returns', () => {
 
   test('refuses bad input as the routes do: a ProblemError naming the field', async () => {
     const { order, linkRef } = await linked();
-    await assert.rejects(pair.proxy.pay({ ...input(order, linkRef), amount: '1.00' }), (error: unknown) =>
-      error instanceof ProblemError && error.status === 422 && error.errors?.[0]?.path === 'amount');
-    await assert.rejects(pair.proxy.pay({ ...input(order, linkRef), extra: 1 } as never), (error: unknown) =>
-      error instanceof ProblemError && error.status === 400);
-    await assert.rejects(pair.proxy.readLink('AAAAAAAAAAAAAAAAAAAAAA'), (error: unknown) => error instanceof ProblemError && error.status === 404);
-    await assert.rejects(pair.proxy.listEvents({ after: `evt_${'A'.repeat(22)}` }), (error: unknown) =>
-      error instanceof ProblemError && error.status === 400 && error.errors?.[0]?.path === 'after');
+    await assert.rejects(
+      pair.proxy.pay({ ...input(order, linkRef), amount: '1.00' }),
+      (error: unknown) => error instanceof ProblemError && error.status === 422 && error.errors?.[0]?.path === 'amount',
+    );
+    await assert.rejects(
+      pair.proxy.pay({ ...input(order, linkRef), extra: 1 } as never),
+      (error: unknown) => error instanceof ProblemError && error.status === 400,
+    );
+    await assert.rejects(
+      pair.proxy.readLink('AAAAAAAAAAAAAAAAAAAAAA'),
+      (error: unknown) => error instanceof ProblemError && error.status === 404,
+    );
+    await assert.rejects(
+      pair.proxy.listEvents({ after: `evt_${'A'.repeat(22)}` }),
+      (error: unknown) => error instanceof ProblemError && error.status === 400 && error.errors?.[0]?.path === 'after',
+    );
   });
 
-  test('lists events, and verifies a delivery\'s signature: the event, or WebhookSignatureError for a forged or altered one', async () => {
+  test("lists events, and verifies a delivery's signature: the event, or WebhookSignatureError for a forged or altered one", async () => {
     const { order } = await linked();
     const listed = await pair.proxy.listEvents({ limit: 100 });
     const event = listed.events.find((e) => e.type === 'link.succeeded' && e.data.merchantTransactionId === order);
@@ -84,8 +112,14 @@ describe('in-process calls on the object createObvProxy returns', () => {
     assert.equal(typeof state.state, 'string');
     assert.deepEqual(pair.proxy.verifyEvent(delivery.body, delivery.headers), envelope);
     assert.deepEqual(pair.proxy.verifyEvent(Buffer.from(delivery.body), new Headers(delivery.headers)), envelope);
-    assert.throws(() => pair.proxy.verifyEvent(delivery.body.replace(order, 'order-forged'), delivery.headers), WebhookSignatureError);
-    assert.throws(() => pair.proxy.verifyEvent(delivery.body, { ...delivery.headers, 'webhook-signature': 'v1,AAAA' }), WebhookSignatureError);
+    assert.throws(
+      () => pair.proxy.verifyEvent(delivery.body.replace(order, 'order-forged'), delivery.headers),
+      WebhookSignatureError,
+    );
+    assert.throws(
+      () => pair.proxy.verifyEvent(delivery.body, { ...delivery.headers, 'webhook-signature': 'v1,AAAA' }),
+      WebhookSignatureError,
+    );
     assert.throws(() => pair.proxy.verifyEvent(delivery.body, {}), WebhookSignatureError);
   });
 
@@ -93,9 +127,16 @@ describe('in-process calls on the object createObvProxy returns', () => {
     const before = endpoint.events.length;
     const listedBefore = (await pair.proxy.listEvents({ limit: 100 })).events.length;
     const results = await pair.proxy.sendTestEvents();
-    assert.deepEqual(results.map((r) => [r.event.type, r.status]), EVENT_TYPES.map((type) => [type, 204]));
+    assert.deepEqual(
+      results.map((r) => [r.event.type, r.status]),
+      EVENT_TYPES.map((type) => [type, 204]),
+    );
     const received = endpoint.events.slice(before);
-    assert.deepEqual(received.map((e) => e.type), EVENT_TYPES, 'each verified with the events secret, in order');
+    assert.deepEqual(
+      received.map((e) => e.type),
+      EVENT_TYPES,
+      'each verified with the events secret, in order',
+    );
     for (const event of received) assert.doesNotThrow(() => MerchantEventSchema.parse(event), event.type);
     assert.equal((await pair.proxy.listEvents({ limit: 100 })).events.length, listedBefore, 'samples are not listed');
     const [one] = await pair.proxy.sendTestEvents('payment.unknown');
@@ -105,14 +146,25 @@ describe('in-process calls on the object createObvProxy returns', () => {
 });
 
 describe('npx obv-link-proxy send-test-event', () => {
-  const run = (args: string[], env: Record<string, string>) => new Promise<{ code: number | null; out: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'send-test-event', ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => resolve({ code, out }));
+  const run = (args: string[], env: Record<string, string>) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'proxy/cli.ts', 'send-test-event', ...args], {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      child.once('exit', (code) => resolve({ code, out }));
+    });
+  const sandbox = (url: string) => ({
+    OBV_SANDBOX: 'true',
+    OBV_BASE_URL: 'http://127.0.0.1:9',
+    OBV_PUBLIC_URL: 'http://127.0.0.1:9',
+    OBV_EVENTS_URL: url,
+    OBV_EVENTS_SECRETS: EVENTS_SECRET,
+    OBV_STORAGE: 'memory',
   });
-  const sandbox = (url: string) => ({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:9', OBV_EVENTS_URL: url, OBV_EVENTS_SECRETS: EVENTS_SECRET, OBV_STORAGE: 'memory' });
 
   test('sends one type, or says what is wrong: an unknown type (2), no events URL (2), an endpoint that refuses (1)', async () => {
     const endpoint = await startMerchantEndpoint();

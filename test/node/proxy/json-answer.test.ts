@@ -14,17 +14,31 @@ let origin: string;
 before(async () => {
   const app = express();
   app.response.json = sendJsonInOneWrite;
-  app.post('/small', (_req, res) => { res.json({ status: 'stored' }); });
-  app.post('/large', (_req, res) => { res.status(201).json({ words: 'x'.repeat(5_000) }); });
-  app.post('/problem', (_req, res) => { res.status(409).type('application/problem+json').json({ type: 'urn:x' }); });
-  app.post('/empty', (_req, res) => { res.status(204).json({ ignored: true }); });
+  app.post('/small', (_req, res) => {
+    res.json({ status: 'stored' });
+  });
+  app.post('/large', (_req, res) => {
+    res.status(201).json({ words: 'x'.repeat(5_000) });
+  });
+  app.post('/problem', (_req, res) => {
+    res.status(409).type('application/problem+json').json({ type: 'urn:x' });
+  });
+  app.post('/empty', (_req, res) => {
+    res.status(204).json({ ignored: true });
+  });
   server = http.createServer(app);
   // Every socket write of an answer, by kind: one `write` is headers and body together; a `writev` is several chunks.
   server.on('connection', (socket: Socket) => {
     const own = socket as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
     const [write, writev] = [own._write, own._writev];
-    own._write = function (this: unknown, ...args: unknown[]) { writes.push('write'); return write.apply(this, args); };
-    own._writev = function (this: unknown, ...args: unknown[]) { writes.push('writev'); return writev.apply(this, args); };
+    own._write = function (this: unknown, ...args: unknown[]) {
+      writes.push('write');
+      return write.apply(this, args);
+    };
+    own._writev = function (this: unknown, ...args: unknown[]) {
+      writes.push('writev');
+      return writev.apply(this, args);
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -36,7 +50,10 @@ async function post(path: string): Promise<Response> {
   return fetch(`${origin}${path}`, { method: 'POST' });
 }
 
-for (const [path, status, size] of [['/small', 200, 19], ['/large', 201, 5_012]] as const) {
+for (const [path, status, size] of [
+  ['/small', 200, 19],
+  ['/large', 201, 5_012],
+] as const) {
   test(`a ${size}-byte JSON answer is one write with its headers, typed and sized, without an ETag`, async () => {
     const answer = await post(path);
     assert.equal(answer.status, status);

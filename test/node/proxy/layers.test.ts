@@ -14,7 +14,10 @@ import { cruise, type ICruiseOptions, type ICruiseResult, type IFlattenedRuleSet
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** The rules, as `npx depcruise proxy` reads them (a .mjs beside package.json: a path, so TypeScript leaves it untyped). */
 const RULES_FILE = new URL('../../../.dependency-cruiser.mjs', import.meta.url).href;
-const { default: layers, LAYERS } = (await import(RULES_FILE)) as { default: { forbidden: unknown[]; options: ICruiseOptions }; LAYERS: string[] };
+const { default: layers, LAYERS } = (await import(RULES_FILE)) as {
+  default: { forbidden: unknown[]; options: ICruiseOptions };
+  LAYERS: string[];
+};
 
 /** The violations of the layer rules in `dir` (the repository, or a test tree), as `rule: from → to`. */
 async function violations(dir: string): Promise<string[]> {
@@ -26,7 +29,9 @@ async function violations(dir: string): Promise<string[]> {
   };
   const { output } = await cruise(['proxy'], options);
   const result = output as ICruiseResult;
-  return result.summary.violations.map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`).sort();
+  return result.summary.violations
+    .map((violation) => `${violation.rule.name}: ${violation.from} → ${violation.to}`)
+    .sort();
 }
 
 /** The folders the picture under "## The layers" draws, top to bottom: each line of its first code block that starts with ` name/`. */
@@ -36,11 +41,17 @@ function drawnLayers(architecture: string): string[] {
   return [...picture.matchAll(/^ ([a-z-]+)\/ /gm)].map((match) => match[1]!);
 }
 
-describe('the proxy\'s folder layers', () => {
+describe("the proxy's folder layers", () => {
   test('every folder of proxy/ has its place in the list', () => {
-    const folders = readdirSync(join(ROOT, 'proxy'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const folders = readdirSync(join(ROOT, 'proxy'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
     const unlisted = folders.filter((name) => !LAYERS.includes(name));
-    assert.deepEqual(unlisted, [], `add each folder to LAYERS in .dependency-cruiser.mjs, in its place: ${unlisted.join(', ')}`);
+    assert.deepEqual(
+      unlisted,
+      [],
+      `add each folder to LAYERS in .dependency-cruiser.mjs, in its place: ${unlisted.join(', ')}`,
+    );
     const gone = LAYERS.filter((name) => !folders.includes(name));
     assert.deepEqual(gone, [], `LAYERS names folders proxy/ no longer has: ${gone.join(', ')}`);
   });
@@ -78,7 +89,10 @@ describe('the proxy\'s folder layers', () => {
         mkdirSync(dirname(join(dir, path)), { recursive: true });
         writeFileSync(join(dir, path), text);
       }
-      writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { allowImportingTsExtensions: true, noEmit: true } }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({ compilerOptions: { allowImportingTsExtensions: true, noEmit: true } }),
+      );
       const found = await violations(dir);
       for (const expected of [
         'layer-storage: proxy/storage/low.ts → proxy/routes/high.ts',
@@ -86,8 +100,12 @@ describe('the proxy\'s folder layers', () => {
         'only-relay: proxy/relay/relay.ts → proxy/sealing/seal.ts',
         'only-pages: proxy/pages/page.ts → proxy/storage/store.ts',
         'only-words: proxy/words/words.ts → proxy/common/floor.ts',
-      ]) assert.ok(found.includes(expected), `${expected} not found in:\n${found.join('\n')}`);
-      assert.ok(found.some((line) => /^no-circular: proxy\/common\/(a|b)\.ts/.test(line)), `the loop not found in:\n${found.join('\n')}`);
+      ])
+        assert.ok(found.includes(expected), `${expected} not found in:\n${found.join('\n')}`);
+      assert.ok(
+        found.some((line) => /^no-circular: proxy\/common\/(a|b)\.ts/.test(line)),
+        `the loop not found in:\n${found.join('\n')}`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

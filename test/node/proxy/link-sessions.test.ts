@@ -37,24 +37,28 @@ describe('link sessions', () => {
   });
   after(() => pair.close());
 
-  const createLinkSession = (body: unknown, authorization: string | undefined = AUTH) => fetch(`${pair.baseUrl}/link-sessions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
-    body: JSON.stringify(body),
-  });
+  const createLinkSession = (body: unknown, authorization: string | undefined = AUTH) =>
+    fetch(`${pair.baseUrl}/link-sessions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}) },
+      body: JSON.stringify(body),
+    });
 
-  async function newLinkSession(extra: Record<string, unknown> = {}): Promise<{ linkToken: string; purchase: ReturnType<typeof checkout> }> {
+  async function newLinkSession(
+    extra: Record<string, unknown> = {},
+  ): Promise<{ linkToken: string; purchase: ReturnType<typeof checkout> }> {
     const purchase = checkout(extra);
     const response = await createLinkSession(purchase);
     assert.equal(response.status, 201);
     return { ...((await response.json()) as { linkToken: string }), purchase };
   }
 
-  const start = (body: unknown) => fetch(`${pair.baseUrl}/verifications`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', origin: pair.origin },
-    body: JSON.stringify(body),
-  });
+  const start = (body: unknown) =>
+    fetch(`${pair.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin },
+      body: JSON.stringify(body),
+    });
 
   /** The request the provider received for a consumerUrl. */
   const upstreamRequestOf = (consumerUrl: string) =>
@@ -80,19 +84,32 @@ describe('link sessions', () => {
 
   test('refuses a link session with a missing, invalid or unknown field (400 naming each)', async () => {
     const { amount: _amount, ...noAmount } = checkout();
-    const response = await createLinkSession({ ...noAmount, currency: 'usd', consumer: { firstName: 'Ana', lastName: '', email: 'nope' }, accountToken: 'acct_x', language: `es-${'a1b2c3d4-'.repeat(5)}x1` });
+    const response = await createLinkSession({
+      ...noAmount,
+      currency: 'usd',
+      consumer: { firstName: 'Ana', lastName: '', email: 'nope' },
+      accountToken: 'acct_x',
+      language: `es-${'a1b2c3d4-'.repeat(5)}x1`,
+    });
     assert.equal(response.status, 400);
     const paths = (await problemOf(response)).errors?.map((e) => e.path).sort();
     assert.deepEqual(paths, ['accountToken', 'amount', 'consumer.email', 'consumer.lastName', 'currency', 'language']);
   });
 
   test('refuses a blank consumer field, a three-decimal amount and a malformed language (400 naming each): a field is sent non-empty or not at all', async () => {
-    const response = await createLinkSession(checkout({ amount: '12.345', language: '!!', consumer: { firstName: 'Ana', lastName: ' ', email: '' } }));
+    const response = await createLinkSession(
+      checkout({ amount: '12.345', language: '!!', consumer: { firstName: 'Ana', lastName: ' ', email: '' } }),
+    );
     assert.equal(response.status, 400);
-    assert.deepEqual((await problemOf(response)).errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'consumer.lastName', 'language']);
+    assert.deepEqual((await problemOf(response)).errors?.map((e) => e.path).sort(), [
+      'amount',
+      'consumer.email',
+      'consumer.lastName',
+      'language',
+    ]);
   });
 
-  test('a start with the link token alone sends the link session\'s values upstream', async () => {
+  test("a start with the link token alone sends the link session's values upstream", async () => {
     clock = Date.now();
     const { linkToken, purchase } = await newLinkSession();
     const response = await start({ linkToken });
@@ -111,7 +128,13 @@ describe('link sessions', () => {
     clock = Date.now();
     const { linkToken } = await newLinkSession();
     const before = pair.provider.stats.verificationRequests;
-    const response = await start({ linkToken, amount: '0.01', merchantUserId: 'attacker', consumer: { email: 'attacker@example.com' }, language: 'en' });
+    const response = await start({
+      linkToken,
+      amount: '0.01',
+      merchantUserId: 'attacker',
+      consumer: { email: 'attacker@example.com' },
+      language: 'en',
+    });
     assert.equal(response.status, 400);
     const errors = (await problemOf(response)).errors ?? [];
     assert.deepEqual(errors.map((e) => e.path).sort(), ['amount', 'consumer', 'language', 'merchantUserId']);
@@ -122,26 +145,44 @@ describe('link sessions', () => {
   test('in sandbox mode too, a start that names the purchase itself is refused (400 naming each field: the link session sets it)', async () => {
     const before = pair.provider.stats.verificationRequests;
     const { consumer, ...rest } = checkout({ dataPassThrough: 'cart-7' });
-    for (const body of [{ ...rest, consumer }, { linkToken: (await newLinkSession()).linkToken, ...rest, consumer }]) {
+    for (const body of [
+      { ...rest, consumer },
+      { linkToken: (await newLinkSession()).linkToken, ...rest, consumer },
+    ]) {
       const response = await start(body);
       assert.equal(response.status, 400);
       const problem = await problemOf(response);
       assert.equal(problem.type, 'urn:obv-link:problem:validation');
       const named = problem.errors?.filter((e) => e.path !== 'language') ?? [];
-      assert.deepEqual(named.map((e) => e.path).sort(), ['amount', 'consumer', 'currency', 'dataPassThrough', 'merchantTransactionId', 'merchantUserId']);
-      for (const error of named) assert.equal(error.message, 'must not be sent: the link session sets it (POST /link-sessions on your server)');
+      assert.deepEqual(named.map((e) => e.path).sort(), [
+        'amount',
+        'consumer',
+        'currency',
+        'dataPassThrough',
+        'merchantTransactionId',
+        'merchantUserId',
+      ]);
+      for (const error of named)
+        assert.equal(error.message, 'must not be sent: the link session sets it (POST /link-sessions on your server)');
     }
     assert.equal(pair.provider.stats.verificationRequests, before);
   });
 
   test('in sandbox mode too, a start without a link token (and without an enrichStart hook) is refused: 400 link-session-required naming linkToken', async () => {
     const before = pair.provider.stats.verificationRequests;
-    for (const body of [{}, { language: 'es-US' }, { language: 'en', linkRef: 'lr_from-an-old-page', accountToken: 'acct-from-the-page' }]) {
+    for (const body of [
+      {},
+      { language: 'es-US' },
+      { language: 'en', linkRef: 'lr_from-an-old-page', accountToken: 'acct-from-the-page' },
+    ]) {
       const response = await start(body);
       assert.equal(response.status, 400, JSON.stringify(body));
       const problem = await problemOf(response);
       assert.equal(problem.type, 'urn:obv-link:problem:link-session-required');
-      assert.deepEqual(problem.errors?.map((e) => e.path), ['linkToken']);
+      assert.deepEqual(
+        problem.errors?.map((e) => e.path),
+        ['linkToken'],
+      );
     }
     assert.equal(pair.provider.stats.verificationRequests, before);
   });
@@ -151,7 +192,10 @@ describe('link sessions', () => {
     const before = pair.provider.stats.verificationRequests;
     const unknown = await start({ linkToken: `lt_${'A'.repeat(32)}` });
     assert.equal(unknown.status, 404);
-    assert.deepEqual((await problemOf(unknown)).errors?.map((e) => e.path), ['linkToken']);
+    assert.deepEqual(
+      (await problemOf(unknown)).errors?.map((e) => e.path),
+      ['linkToken'],
+    );
 
     const { linkToken: stale } = await newLinkSession();
     clock += 30 * 60_000;
@@ -168,11 +212,19 @@ describe('link sessions', () => {
     // Linked but not paid: the shopper may still "Change" the account with the same token.
     const change = (await (await start({ linkToken: once })).json()) as { consumerUrl: string };
     assert.ok(change.consumerUrl, 'a second start before payment (Change) is allowed');
-    const view = (await (await lookupSession(pair.baseUrl, first.sessionId)).json()) as { outcome: { linkRef: string } };
+    const view = (await (await lookupSession(pair.baseUrl, first.sessionId)).json()) as {
+      outcome: { linkRef: string };
+    };
     const paid = await fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: AUTH },
-      body: JSON.stringify({ linkRef: view.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD' }),
+      body: JSON.stringify({
+        linkRef: view.outcome.linkRef,
+        merchantUserId: purchase.merchantUserId,
+        merchantTransactionId: purchase.merchantTransactionId,
+        amount: purchase.amount,
+        currency: 'USD',
+      }),
     });
     assert.equal(paid.status, 201);
     const afterPayment = pair.provider.stats.verificationRequests;
@@ -191,18 +243,29 @@ describe('link sessions', () => {
     assert.equal((await start({ linkToken })).status, 201);
   });
 
-  test('the link reference of a link-token start pays exactly the link session\'s order and amount', async () => {
+  test("the link reference of a link-token start pays exactly the link session's order and amount", async () => {
     clock = Date.now();
     const { linkToken, purchase } = await newLinkSession();
-    const { sessionId, consumerUrl } = (await (await start({ linkToken })).json()) as { sessionId: string; consumerUrl: string };
+    const { sessionId, consumerUrl } = (await (await start({ linkToken })).json()) as {
+      sessionId: string;
+      consumerUrl: string;
+    };
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
-    const pay = (extra: Record<string, string> = {}) => fetch(`${pair.baseUrl}/transactions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: AUTH },
-      body: JSON.stringify({ linkRef: session.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: purchase.amount, currency: 'USD', ...extra }),
-    });
+    const pay = (extra: Record<string, string> = {}) =>
+      fetch(`${pair.baseUrl}/transactions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: AUTH },
+        body: JSON.stringify({
+          linkRef: session.outcome.linkRef,
+          merchantUserId: purchase.merchantUserId,
+          merchantTransactionId: purchase.merchantTransactionId,
+          amount: purchase.amount,
+          currency: 'USD',
+          ...extra,
+        }),
+      });
     assert.equal((await pay({ amount: '0.01' })).status, 422);
     assert.equal((await pay()).status, 201);
   });
@@ -212,11 +275,17 @@ describe('link sessions', () => {
     const created = await pair.proxy.createLinkSession(checkout());
     assert.match(created.linkToken, /^lt_/);
     assert.equal((await start({ linkToken: created.linkToken })).status, 201);
-    await assert.rejects(pair.proxy.createLinkSession({ ...checkout(), amount: '-1' }), (error: Error & { status?: number; errors?: { path: string }[] }) => {
-      assert.equal(error.status, 400);
-      assert.deepEqual(error.errors?.map((e) => e.path), ['amount']);
-      return true;
-    });
+    await assert.rejects(
+      pair.proxy.createLinkSession({ ...checkout(), amount: '-1' }),
+      (error: Error & { status?: number; errors?: { path: string }[] }) => {
+        assert.equal(error.status, 400);
+        assert.deepEqual(
+          error.errors?.map((e) => e.path),
+          ['amount'],
+        );
+        return true;
+      },
+    );
   });
 });
 
@@ -239,16 +308,20 @@ describe('outside sandbox mode', () => {
       },
     });
     t.after(() => proxy.close());
-    const start = (body: unknown) => fetch(`${proxy.baseUrl}/verifications`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: 'https://shop.example' },
-      body: JSON.stringify(body),
-    });
+    const start = (body: unknown) =>
+      fetch(`${proxy.baseUrl}/verifications`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'https://shop.example' },
+        body: JSON.stringify(body),
+      });
     const refused = await start({ language: 'en' });
     assert.equal(refused.status, 400);
     const problem = await problemOf(refused);
     assert.equal(problem.type, 'urn:obv-link:problem:link-session-required');
-    assert.deepEqual(problem.errors?.map((e) => e.path), ['linkToken']);
+    assert.deepEqual(
+      problem.errors?.map((e) => e.path),
+      ['linkToken'],
+    );
 
     const { linkToken } = await proxy.proxy.createLinkSession(checkout());
     const accepted = await start({ linkToken });

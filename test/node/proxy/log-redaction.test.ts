@@ -21,7 +21,15 @@ function capture(): { stream: Writable; lines: Record<string, unknown>[] } {
 /** The logger as it was: pino's path redaction and the same error serialiser. */
 function referenceLogger(stream: Writable): pino.Logger {
   const serializeError = (value: unknown) => (value instanceof Error ? safeError(value) : value);
-  return pino({ name: 'obv-proxy', level: 'debug', redact: { paths: REDACT_PATHS, censor: '[redacted]' }, serializers: { err: serializeError, error: serializeError } }, stream);
+  return pino(
+    {
+      name: 'obv-proxy',
+      level: 'debug',
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: { err: serializeError, error: serializeError },
+    },
+    stream,
+  );
 }
 
 const OBJECTS: Record<string, unknown>[] = [
@@ -51,8 +59,12 @@ describe('log redaction', () => {
   test('redacts child bindings as pino did', () => {
     const ours = capture();
     const theirs = capture();
-    createLogger('debug', ours.stream).child({ token: 'bound', meta: { clientSecret: 'bound-2' } }).info({ x: 1 }, 'child');
-    referenceLogger(theirs.stream).child({ token: 'bound', meta: { clientSecret: 'bound-2' } }).info({ x: 1 }, 'child');
+    createLogger('debug', ours.stream)
+      .child({ token: 'bound', meta: { clientSecret: 'bound-2' } })
+      .info({ x: 1 }, 'child');
+    referenceLogger(theirs.stream)
+      .child({ token: 'bound', meta: { clientSecret: 'bound-2' } })
+      .info({ x: 1 }, 'child');
     assert.deepEqual(ours.lines, theirs.lines);
     assert.ok(!JSON.stringify(ours.lines).includes('bound'));
   });

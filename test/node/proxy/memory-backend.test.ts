@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MemoryResultBus } from '../../../proxy/storage/memory/bus.ts';
 import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
-import { describeResultBusContract, describeSessionStoreContract, pendingRecord } from '../../helpers/session-backend-contract.ts';
+import {
+  describeResultBusContract,
+  describeSessionStoreContract,
+  pendingRecord,
+} from '../../helpers/session-backend-contract.ts';
 
 describeSessionStoreContract('memory', () => new MemorySessionStore());
 describeResultBusContract('memory', () => new MemoryResultBus());

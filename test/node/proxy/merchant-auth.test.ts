@@ -4,7 +4,14 @@
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
-import { PURCHASE, startProxy, startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import {
+  PURCHASE,
+  startProxy,
+  startProxyPair,
+  TEST_MERCHANT_API_KEY,
+  type ProxyPair,
+  type RunningProxy,
+} from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
 import { createLogger, createStorage } from '../../../proxy/index.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -21,7 +28,13 @@ async function linkedPayments(pair: ProxyPair, count: number, tag: string): Prom
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const session = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
-    payments.push({ linkRef: session.outcome.linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency });
+    payments.push({
+      linkRef: session.outcome.linkRef,
+      merchantUserId: PURCHASE.merchantUserId,
+      merchantTransactionId,
+      amount: PURCHASE.amount,
+      currency: PURCHASE.currency,
+    });
   }
   return payments;
 }
@@ -39,13 +52,18 @@ async function submit(proxy: Pick<RunningProxy, 'baseUrl'>, body: unknown, key: 
 const wrongKey = (i: number) => `wrong-key-${i}-padding-padding-padding`;
 
 /** The two behaviours, against `primary` and (Redis) a second instance sharing its backend. */
-function limitBehaviour(setUp: (t: TestContext) => Promise<{ primary: ProxyPair; other: Pick<RunningProxy, 'baseUrl' | 'logs'> }>) {
+function limitBehaviour(
+  setUp: (t: TestContext) => Promise<{ primary: ProxyPair; other: Pick<RunningProxy, 'baseUrl' | 'logs'> }>,
+) {
   test('concurrent payments with the right key all pass while the provider is slow', async (t) => {
     const { primary } = await setUp(t);
     const payments = await linkedPayments(primary, LIMIT + 5, 'concurrent');
     primary.provider.faults.transactionDelayMs = PROVIDER_LATENCY_MS;
     const statuses = await Promise.all(payments.map((payment) => submit(primary, payment, TEST_MERCHANT_API_KEY)));
-    assert.deepEqual(statuses, payments.map(() => 201));
+    assert.deepEqual(
+      statuses,
+      payments.map(() => 201),
+    );
   });
 
   test('wrong keys from an address are answered 429 past the limit, and the right key from it still pays', async (t) => {
@@ -57,7 +75,10 @@ function limitBehaviour(setUp: (t: TestContext) => Promise<{ primary: ProxyPair;
     assert.deepEqual(statuses, [401, 401, 401, 429]);
     assert.equal(await submit(primary, payment, TEST_MERCHANT_API_KEY), 201);
     assert.equal(await submit(other, payment, wrongKey(99)), 429, 'the right key did not reset the count');
-    const warnings = [...new Set([primary, other])].reduce((sum, proxy) => sum + proxy.logs.find('failed API-key limit').length, 0);
+    const warnings = [...new Set([primary, other])].reduce(
+      (sum, proxy) => sum + proxy.logs.find('failed API-key limit').length,
+      0,
+    );
     assert.equal(warnings, 1, 'the lockout is reported once');
   });
 }
@@ -75,13 +96,21 @@ describe('failed API-key limit, in Redis across two instances', { skip: redisSki
     const redis = await startRedisServer();
     t.after(() => redis.stop());
     const backend = () => {
-      const made = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'auth-test:', logger: createLogger('silent') });
+      const made = createStorage({
+        kind: 'redis',
+        redisUrl: redis.url,
+        redisPrefix: 'auth-test:',
+        logger: createLogger('silent'),
+      });
       t.after(() => made.close());
       return made;
     };
     const primary = await startProxyPair({ proxy: { authFailureLimit: LIMIT, backend: backend() } });
     t.after(() => primary.close());
-    const other = await startProxy({ providerUrl: primary.provider.url, proxy: { authFailureLimit: LIMIT, backend: backend() } });
+    const other = await startProxy({
+      providerUrl: primary.provider.url,
+      proxy: { authFailureLimit: LIMIT, backend: backend() },
+    });
     t.after(() => other.close());
     return { primary, other };
   });

@@ -9,7 +9,12 @@ import { configFromEnv, type ConfigError, type MerchantEvent } from '../../../pr
 import { MemoryEventOutbox } from '../../../proxy/storage/memory/outbox.ts';
 import { createEventSigner } from '../../../proxy/events/signing.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, PURCHASE, type ProxyPair } from '../../helpers/proxy-harness.ts';
-import { EVENTS_SECRET, ROTATED_EVENTS_SECRET, startMerchantEndpoint, type MerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
+import {
+  EVENTS_SECRET,
+  ROTATED_EVENTS_SECRET,
+  startMerchantEndpoint,
+  type MerchantEndpoint,
+} from '../../helpers/merchant-endpoint.ts';
 import { failurePayload, postNotification, successPayload } from '../../helpers/webhooks.ts';
 import { signInAtBank } from '../redis/cluster.ts';
 import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
@@ -18,15 +23,30 @@ import { cancelSession } from '../../helpers/session-requests.ts';
 describeOutboxContract('MemoryEventOutbox', () => new MemoryEventOutbox());
 
 /** Fast retries: the schedule's shape, in milliseconds instead of hours. */
-const FAST = { retryDelaysMs: [50, 100, 150, 200, 250, 300], attemptTimeoutMs: 500, pollIntervalMs: 25, leaseMs: 2_000, sessionCheckDelayMs: 20 };
+const FAST = {
+  retryDelaysMs: [50, 100, 150, 200, 250, 300],
+  attemptTimeoutMs: 500,
+  pollIntervalMs: 25,
+  leaseMs: 2_000,
+  sessionCheckDelayMs: 20,
+};
 
 async function eventsPair(endpoint: MerchantEndpoint, overrides: Record<string, unknown> = {}): Promise<ProxyPair> {
   return startProxyPair({
-    proxy: { eventsUrl: endpoint.url, eventsSecrets: [ROTATED_EVENTS_SECRET, EVENTS_SECRET], eventTimings: FAST, ...overrides },
+    proxy: {
+      eventsUrl: endpoint.url,
+      eventsSecrets: [ROTATED_EVENTS_SECRET, EVENTS_SECRET],
+      eventTimings: FAST,
+      ...overrides,
+    },
   });
 }
 
-async function listEvents(pair: ProxyPair, query = '', key = TEST_MERCHANT_API_KEY): Promise<{ status: number; body: Record<string, unknown> }> {
+async function listEvents(
+  pair: ProxyPair,
+  query = '',
+  key = TEST_MERCHANT_API_KEY,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${pair.baseUrl}/events${query}`, { headers: { authorization: `Bearer ${key}` } });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
@@ -69,7 +89,8 @@ describe('merchant events', () => {
     const raw = endpoint.deliveries.at(-1)!.body;
     const accountTokens = [...pair.provider.state.accounts.keys()];
     assert.ok(accountTokens.length > 0);
-    for (const token of [...accountTokens, sealedAccountToken, sessionId]) assert.equal(raw.includes(token), false, token.slice(0, 6));
+    for (const token of [...accountTokens, sealedAccountToken, sessionId])
+      assert.equal(raw.includes(token), false, token.slice(0, 6));
   });
 
   test('the provider repeating its notification does not make a second event for the session', async () => {
@@ -77,7 +98,8 @@ describe('merchant events', () => {
     const url = await pair.notificationUrl(sessionId);
     const payload = successPayload();
     const before = new Set(endpoint.events.map((event) => event.id)).size;
-    for (let i = 0; i < 3; i++) assert.equal((await postNotification(url, payload, { id: `msg_repeat_${Date.now()}` })).status, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await postNotification(url, payload, { id: `msg_repeat_${Date.now()}` })).status, 200);
     await endpoint.waitForDistinct(before + 1);
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.equal(new Set(endpoint.events.map((event) => event.id)).size, before + 1);
@@ -86,13 +108,25 @@ describe('merchant events', () => {
   test('a failure and a cancel each end their session with their own event', async () => {
     const seen = new Set(endpoint.events.map((event) => event.id)).size;
     const failed = await pair.startVerification();
-    assert.equal((await postNotification(await pair.notificationUrl(failed.sessionId), failurePayload('ACCOUNT_NOT_VERIFIED', 'Not verified.'))).status, 200);
+    assert.equal(
+      (
+        await postNotification(
+          await pair.notificationUrl(failed.sessionId),
+          failurePayload('ACCOUNT_NOT_VERIFIED', 'Not verified.'),
+        )
+      ).status,
+      200,
+    );
     const cancelled = await pair.startVerification();
     const cancel = await cancelSession(pair.baseUrl, cancelled.sessionId, { origin: pair.origin });
     assert.equal(cancel.status, 200);
     const events = (await endpoint.waitForDistinct(seen + 2)).slice(seen);
     const byType = new Map(events.map((event) => [event.type, event]));
-    assert.deepEqual(byType.get('link.failed')?.data, { ...order(), code: 'ACCOUNT_NOT_VERIFIED', message: 'Not verified.' });
+    assert.deepEqual(byType.get('link.failed')?.data, {
+      ...order(),
+      code: 'ACCOUNT_NOT_VERIFIED',
+      message: 'Not verified.',
+    });
     assert.deepEqual(byType.get('link.cancelled')?.data, order());
   });
 
@@ -121,7 +155,9 @@ describe('merchant events', () => {
     try {
       const start = async () => {
         const response = await fetch(`${bound.baseUrl}/verifications`, {
-          method: 'POST', headers: { 'content-type': 'application/json', origin: bound.origin }, body: JSON.stringify({ linkToken: await bound.createLinkSession() }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json', origin: bound.origin },
+          body: JSON.stringify({ linkToken: await bound.createLinkSession() }),
         });
         assert.equal(response.status, 201);
         const { sessionId } = (await response.json()) as { sessionId: string };
@@ -135,9 +171,14 @@ describe('merchant events', () => {
         assert.equal((await postNotification(await bound.notificationUrl(sessionId), successPayload())).status, 200);
       }
       // A browser without the binding comes back for one; the starting browser for another, after the grace.
-      assert.equal((await fetch(await bound.returnUrl(elsewhere.sessionId), { headers: { accept: 'text/html' } })).status, 403);
+      assert.equal(
+        (await fetch(await bound.returnUrl(elsewhere.sessionId), { headers: { accept: 'text/html' } })).status,
+        403,
+      );
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const back = await fetch(await bound.returnUrl(confirmed.sessionId), { headers: { cookie: confirmed.cookie, accept: 'text/html' } });
+      const back = await fetch(await bound.returnUrl(confirmed.sessionId), {
+        headers: { cookie: confirmed.cookie, accept: 'text/html' },
+      });
       assert.equal(back.status, 200);
       const events = await boundEndpoint.waitForDistinct(3);
       const stored = await bound.store.get(confirmed.sessionId);
@@ -148,7 +189,9 @@ describe('merchant events', () => {
       ]);
       for (const { sessionId } of [abandoned, elsewhere]) {
         const record = await bound.store.get(sessionId);
-        assert.ok(!boundEndpoint.deliveries.some((d) => d.body.includes((record!.outcome as { linkRef: string }).linkRef)));
+        assert.ok(
+          !boundEndpoint.deliveries.some((d) => d.body.includes((record!.outcome as { linkRef: string }).linkRef)),
+        );
       }
     } finally {
       await bound.close();
@@ -162,30 +205,54 @@ describe('merchant events', () => {
     await signInAtBank(consumerUrl);
     await pair.provider.notificationsSettled();
     const { linkRef } = (await pair.store.get(sessionId))!.outcome as { linkRef: string };
-    const pay = () => fetch(`${pair.baseUrl}/transactions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}`, 'idempotency-key': `pay-${merchantTransactionId}` },
-      body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
-    });
+    const pay = () =>
+      fetch(`${pair.baseUrl}/transactions`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${TEST_MERCHANT_API_KEY}`,
+          'idempotency-key': `pay-${merchantTransactionId}`,
+        },
+        body: JSON.stringify({
+          linkRef,
+          merchantUserId: PURCHASE.merchantUserId,
+          merchantTransactionId,
+          amount: PURCHASE.amount,
+          currency: PURCHASE.currency,
+        }),
+      });
     const paid = (await (await pay()).json()) as { transactionId: string };
     assert.equal((await pay()).headers.get('idempotent-replayed'), 'true');
     /** The distinct events of `type` for `order` the merchant received (waiting up to 10 s for the first). */
     const told = async (type: string, order: string) => {
       const deadline = Date.now() + 10_000;
       for (;;) {
-        const found = endpoint.events.filter((event) => event.type === type && event.data.merchantTransactionId === order);
-        if (found.length > 0 || Date.now() > deadline) return [...new Map(found.map((event) => [event.id, event])).values()];
+        const found = endpoint.events.filter(
+          (event) => event.type === type && event.data.merchantTransactionId === order,
+        );
+        if (found.length > 0 || Date.now() > deadline)
+          return [...new Map(found.map((event) => [event.id, event])).values()];
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     };
     const succeeded = await told('payment.succeeded', merchantTransactionId);
     assert.equal(succeeded.length, 1, 'one event for the order, whatever the retries');
     // The event names the payment (GET /transactions/{id} gives the same paymentId), not only the order.
-    const record = (await (await fetch(`${pair.baseUrl}/transactions/${merchantTransactionId}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } })).json()) as { paymentId: string };
+    const record = (await (
+      await fetch(`${pair.baseUrl}/transactions/${merchantTransactionId}`, {
+        headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      })
+    ).json()) as { paymentId: string };
     assert.match(record.paymentId, /^pay_/);
     assert.deepEqual(succeeded[0]!.data, {
-      merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency,
-      linkRef, paymentId: record.paymentId, transactionId: paid.transactionId, transactionStatus: 'APPROVED',
+      merchantUserId: PURCHASE.merchantUserId,
+      merchantTransactionId,
+      amount: PURCHASE.amount,
+      currency: PURCHASE.currency,
+      linkRef,
+      paymentId: record.paymentId,
+      transactionId: paid.transactionId,
+      transactionStatus: 'APPROVED',
     });
 
     const refusedOrder = `order-refused-${Date.now()}`;
@@ -197,7 +264,13 @@ describe('merchant events', () => {
     const refused = await fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-      body: JSON.stringify({ linkRef: refusedRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: refusedOrder, amount: PURCHASE.amount, currency: PURCHASE.currency }),
+      body: JSON.stringify({
+        linkRef: refusedRef,
+        merchantUserId: PURCHASE.merchantUserId,
+        merchantTransactionId: refusedOrder,
+        amount: PURCHASE.amount,
+        currency: PURCHASE.currency,
+      }),
     });
     assert.equal(refused.status, 422);
     const [failed] = await told('payment.failed', refusedOrder);
@@ -212,7 +285,13 @@ describe('merchant events', () => {
     const paidAgain = await fetch(`${pair.baseUrl}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-      body: JSON.stringify({ linkRef: againRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId: refusedOrder, amount: PURCHASE.amount, currency: PURCHASE.currency }),
+      body: JSON.stringify({
+        linkRef: againRef,
+        merchantUserId: PURCHASE.merchantUserId,
+        merchantTransactionId: refusedOrder,
+        amount: PURCHASE.amount,
+        currency: PURCHASE.currency,
+      }),
     });
     assert.equal(paidAgain.status, 201);
     const [succeededLater] = await told('payment.succeeded', refusedOrder);
@@ -232,14 +311,23 @@ describe('merchant events', () => {
     const tampered = delivery.body.replace('"data":{', '"data":{"amount":"0.01",');
     assert.notEqual(tampered, delivery.body);
     assert.throws(() => new Webhook(EVENTS_SECRET).verify(tampered, delivery.headers), /No matching signature/);
-    assert.throws(() => new Webhook(`whsec_${Buffer.from('another-secret-entirely-000').toString('base64')}`).verify(delivery.body, delivery.headers),
-      /No matching signature/);
+    assert.throws(
+      () =>
+        new Webhook(`whsec_${Buffer.from('another-secret-entirely-000').toString('base64')}`).verify(
+          delivery.body,
+          delivery.headers,
+        ),
+      /No matching signature/,
+    );
     const { 'webhook-signature': _dropped, ...unsigned } = delivery.headers;
     assert.throws(() => new Webhook(EVENTS_SECRET).verify(delivery.body, unsigned), /Missing required headers/);
   });
 
   test('emit refuses data a type does not list, so a token cannot ride along', async () => {
-    await assert.rejects(pair.proxy.events.emit('link.cancelled', { ...order(), accountToken: 'tok_secret' } as never), /accountToken/);
+    await assert.rejects(
+      pair.proxy.events.emit('link.cancelled', { ...order(), accountToken: 'tok_secret' } as never),
+      /accountToken/,
+    );
   });
 
   test('GET /events lists the retained events oldest first, pages with after and limit, behind the API key', async () => {
@@ -254,20 +342,33 @@ describe('merchant events', () => {
     // Every event the merchant received is listed, and the list has nothing it never got.
     assert.deepEqual(new Set(events.map((event) => event.id)), new Set(endpoint.events.map((event) => event.id)));
     const page = await listEvents(pair, `?after=${events[0]!.id}&limit=2`);
-    assert.deepEqual((page.body.events as MerchantEvent[]).map((event) => event.id), events.slice(1, 3).map((event) => event.id));
+    assert.deepEqual(
+      (page.body.events as MerchantEvent[]).map((event) => event.id),
+      events.slice(1, 3).map((event) => event.id),
+    );
     assert.equal(page.body.hasMore, events.length > 3);
   });
 
   test('GET /events refuses a bad query with a problem naming the field', async () => {
     for (const [query, field] of [
-      ['?limit=0', 'query.limit'], ['?limit=101', 'query.limit'], ['?limit=ten', 'query.limit'],
-      ['?after=nope', 'query.after'], [`?after=evt_${'A'.repeat(22)}`, 'query.after'], ['?since=1', 'query.since'], ['?after=a&after=b', 'query.after'],
+      ['?limit=0', 'query.limit'],
+      ['?limit=101', 'query.limit'],
+      ['?limit=ten', 'query.limit'],
+      ['?after=nope', 'query.after'],
+      [`?after=evt_${'A'.repeat(22)}`, 'query.after'],
+      ['?since=1', 'query.since'],
+      ['?after=a&after=b', 'query.after'],
     ] as const) {
-      const response = await fetch(`${pair.baseUrl}/events${query}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+      const response = await fetch(`${pair.baseUrl}/events${query}`, {
+        headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      });
       assert.equal(response.status, 400, query);
       assert.match(response.headers.get('content-type') ?? '', /application\/problem\+json/);
       const body = (await response.json()) as { errors: { path: string }[] };
-      assert.ok(body.errors.some((error) => error.path === field), `${query}: ${JSON.stringify(body.errors)}`);
+      assert.ok(
+        body.errors.some((error) => error.path === field),
+        `${query}: ${JSON.stringify(body.errors)}`,
+      );
     }
   });
 });
@@ -280,22 +381,39 @@ function order() {
 describe('merchant events when the merchant endpoint fails', () => {
   test('an endpoint down for a while gets every event once it is back, and each failure is logged once per event per retry', async () => {
     const endpoint = await startMerchantEndpoint();
-    const pair = await eventsPair(endpoint, { eventTimings: { ...FAST, retryDelaysMs: [100, 200, 300, 400, 500, 600, 700, 800] } });
+    const pair = await eventsPair(endpoint, {
+      eventTimings: { ...FAST, retryDelaysMs: [100, 200, 300, 400, 500, 600, 700, 800] },
+    });
     try {
       await endpoint.down();
       const emitted = [];
-      for (let i = 0; i < 5; i++) emitted.push(await pair.proxy.events.emit('payment.succeeded', { ...order(), paymentId: `pay-${i}`, transactionId: `t-${i}`, transactionStatus: 'SUCCESS' }));
+      for (let i = 0; i < 5; i++)
+        emitted.push(
+          await pair.proxy.events.emit('payment.succeeded', {
+            ...order(),
+            paymentId: `pay-${i}`,
+            transactionId: `t-${i}`,
+            transactionStatus: 'SUCCESS',
+          }),
+        );
       // Let a few attempts fail, then come back.
       await waitFor(() => pair.logs.find('merchant event delivery failed').length >= 10);
-      const pendingText = await (await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending'));
+      const pendingText =
+        await await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending');
       assert.match(pendingText, /obv_merchant_events_pending 5/);
-      const oldest = await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_oldest_pending_seconds');
+      const oldest = await pair.proxy.metrics.registry.getSingleMetricAsString(
+        'obv_merchant_events_oldest_pending_seconds',
+      );
       assert.ok(Number(/obv_merchant_events_oldest_pending_seconds ([\d.e-]+)/.exec(oldest)?.[1]) > 0, oldest);
       await endpoint.up();
       const received = await endpoint.waitForDistinct(5);
       assert.deepEqual(new Set(received.map((event) => event.id)), new Set(emitted.map((event) => event!.id)));
       // The merchant has them; the proxy settles each once the 204 is back.
-      await waitFor(async () => /obv_merchant_events_pending 0/.test(await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending')));
+      await waitFor(async () =>
+        /obv_merchant_events_pending 0/.test(
+          await pair.proxy.metrics.registry.getSingleMetricAsString('obv_merchant_events_pending'),
+        ),
+      );
 
       const failures = pair.logs.find('merchant event delivery failed');
       // One line per failed attempt, each naming its event, step and reason; never twice the same step.
@@ -306,7 +424,10 @@ describe('merchant events when the merchant endpoint fails', () => {
         assert.equal(typeof line.retryInSeconds, 'number');
       }
       const metrics = await pair.proxy.metrics.registry.metrics();
-      assert.match(metrics, new RegExp(`obv_merchant_event_attempts_failed_total\\{reason="network"\\} ${failures.length}\\b`));
+      assert.match(
+        metrics,
+        new RegExp(`obv_merchant_event_attempts_failed_total\\{reason="network"\\} ${failures.length}\\b`),
+      );
       assert.match(metrics, /obv_merchant_events_sent_total\{type="payment.succeeded"\} 5/);
     } finally {
       await pair.close();
@@ -316,7 +437,9 @@ describe('merchant events when the merchant endpoint fails', () => {
 
   test('an answer that is not 2xx or comes too late is retried; after the last attempt the event is marked failed and stays listed', async () => {
     const endpoint = await startMerchantEndpoint();
-    const pair = await eventsPair(endpoint, { eventTimings: { ...FAST, attemptTimeoutMs: 150, retryDelaysMs: [30, 30] } });
+    const pair = await eventsPair(endpoint, {
+      eventTimings: { ...FAST, attemptTimeoutMs: 150, retryDelaysMs: [30, 30] },
+    });
     try {
       let calls = 0;
       endpoint.answer = () => (++calls === 1 ? { delayMs: 1_000 } : 'fail');
@@ -329,7 +452,10 @@ describe('merchant events when the merchant endpoint fails', () => {
       const metrics = await pair.proxy.metrics.registry.metrics();
       assert.match(metrics, /obv_merchant_events_failed_total\{type="link.cancelled"\} 1/);
       const listed = await listEvents(pair);
-      assert.deepEqual((listed.body.events as MerchantEvent[]).map((e) => e.id), [event!.id]);
+      assert.deepEqual(
+        (listed.body.events as MerchantEvent[]).map((e) => e.id),
+        [event!.id],
+      );
     } finally {
       await pair.close();
       await endpoint.close();
@@ -339,8 +465,12 @@ describe('merchant events when the merchant endpoint fails', () => {
 
 describe('merchant events configuration', () => {
   const PRODUCTION = {
-    OBV_BASE_URL: 'https://api.provider.example', OBV_CLIENT_ID: 'client-live', OBV_CLIENT_SECRET: 'secret-live-0123456789',
-    OBV_PUBLIC_URL: 'https://shop.example', OBV_WEBHOOK_SECRET: 'whsec_3q2+7w8X0f9mS1c4QeV7aB2nL5tY8uK1pZ6rD3gH0jE=', OBV_MERCHANT_ID: 'm-live',
+    OBV_BASE_URL: 'https://api.provider.example',
+    OBV_CLIENT_ID: 'client-live',
+    OBV_CLIENT_SECRET: 'secret-live-0123456789',
+    OBV_PUBLIC_URL: 'https://shop.example',
+    OBV_WEBHOOK_SECRET: 'whsec_3q2+7w8X0f9mS1c4QeV7aB2nL5tY8uK1pZ6rD3gH0jE=',
+    OBV_MERCHANT_ID: 'm-live',
     OBV_SEALING_KEYS: 'k1:dux0ek/rqEzDBV9T2T/zc3W7us82yMS7iNmiqbwxckk=',
   };
   const settings = (env: Record<string, string>) => {
@@ -354,25 +484,59 @@ describe('merchant events configuration', () => {
 
   test('events are off without a URL, and a URL needs secrets', () => {
     assert.deepEqual(settings(PRODUCTION), []);
-    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events' }), ['OBV_EVENTS_SECRETS: is required with an events URL (the events are signed with it)']);
-    const config = configFromEnv({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events', OBV_EVENTS_SECRETS: 'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=, whsec_N1FwWmM0bkt2UjhzVDJ5TGg2RG0wQnhKM2ZHNXdBOXU=' });
+    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://shop.example/events' }), [
+      'OBV_EVENTS_SECRETS: is required with an events URL (the events are signed with it)',
+    ]);
+    const config = configFromEnv({
+      ...PRODUCTION,
+      OBV_EVENTS_URL: 'https://shop.example/events',
+      OBV_EVENTS_SECRETS:
+        'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=, whsec_N1FwWmM0bkt2UjhzVDJ5TGg2RG0wQnhKM2ZHNXdBOXU=',
+    });
     assert.equal(config.eventsSecrets?.length, 2);
-    assert.deepEqual(settings({ ...PRODUCTION, OBV_EVENTS_URL: 'https://user:pass@shop.example/events', OBV_EVENTS_SECRETS: 'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=' }),
-      ['OBV_EVENTS_URL: must not contain user:password@ (your endpoint checks the signature instead)']);
+    assert.deepEqual(
+      settings({
+        ...PRODUCTION,
+        OBV_EVENTS_URL: 'https://user:pass@shop.example/events',
+        OBV_EVENTS_SECRETS: 'whsec_Yk9tR2xQd1N4ZnJ2YjNNa0g4cUxuVzJ6QXBFNmNUMGk=',
+      }),
+      ['OBV_EVENTS_URL: must not contain user:password@ (your endpoint checks the signature instead)'],
+    );
   });
 
-  test('outside sandbox mode the events URL is https and each secret long, unpublished and not the provider\'s', () => {
+  test("outside sandbox mode the events URL is https and each secret long, unpublished and not the provider's", () => {
     const issues = settings({
       ...PRODUCTION,
       OBV_EVENTS_URL: 'http://shop.example/events',
       OBV_EVENTS_SECRETS: `whsec_c2hvcnQ=,whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==,${PRODUCTION.OBV_WEBHOOK_SECRET},not-a-secret`,
     });
-    assert.ok(issues.some((line) => line.startsWith('OBV_EVENTS_URL: must use https')), issues.join('\n'));
-    assert.ok(issues.some((line) => line.startsWith('OBV_EVENTS_SECRETS: must be a Standard Webhooks secret')), issues.join('\n'));
-    const valid = settings({ ...PRODUCTION, OBV_EVENTS_URL: 'http://shop.example/events', OBV_EVENTS_SECRETS: `whsec_c2hvcnQ=,whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==,${PRODUCTION.OBV_WEBHOOK_SECRET}` });
-    assert.ok(valid.includes('OBV_EVENTS_SECRETS: must decode to at least 24 bytes (outside sandbox mode; OBV_SANDBOX=true is for the local sandbox only)'), valid.join('\n'));
-    assert.ok(valid.some((line) => line.startsWith("OBV_EVENTS_SECRETS: is the sandbox's published secret")), valid.join('\n'));
-    assert.ok(valid.some((line) => line.startsWith('OBV_EVENTS_SECRETS: must differ from OBV_WEBHOOK_SECRET')), valid.join('\n'));
+    assert.ok(
+      issues.some((line) => line.startsWith('OBV_EVENTS_URL: must use https')),
+      issues.join('\n'),
+    );
+    assert.ok(
+      issues.some((line) => line.startsWith('OBV_EVENTS_SECRETS: must be a Standard Webhooks secret')),
+      issues.join('\n'),
+    );
+    const valid = settings({
+      ...PRODUCTION,
+      OBV_EVENTS_URL: 'http://shop.example/events',
+      OBV_EVENTS_SECRETS: `whsec_c2hvcnQ=,whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==,${PRODUCTION.OBV_WEBHOOK_SECRET}`,
+    });
+    assert.ok(
+      valid.includes(
+        'OBV_EVENTS_SECRETS: must decode to at least 24 bytes (outside sandbox mode; OBV_SANDBOX=true is for the local sandbox only)',
+      ),
+      valid.join('\n'),
+    );
+    assert.ok(
+      valid.some((line) => line.startsWith("OBV_EVENTS_SECRETS: is the sandbox's published secret")),
+      valid.join('\n'),
+    );
+    assert.ok(
+      valid.some((line) => line.startsWith('OBV_EVENTS_SECRETS: must differ from OBV_WEBHOOK_SECRET')),
+      valid.join('\n'),
+    );
   });
 
   test('with events off, emit records nothing and GET /events is not there', async () => {
@@ -391,21 +555,38 @@ describe('merchant events configuration', () => {
     const headers = sign('evt_AAAAAAAAAAAAAAAAAAAAAA', '{"a":1}', 1_700_000_000_000);
     assert.equal(headers['webhook-timestamp'], '1700000000');
     const [first, second] = headers['webhook-signature'].split(' ');
-    assert.equal(first, new Webhook(EVENTS_SECRET).sign('evt_AAAAAAAAAAAAAAAAAAAAAA', new Date(1_700_000_000_000), '{"a":1}'));
-    assert.equal(second, new Webhook(ROTATED_EVENTS_SECRET).sign('evt_AAAAAAAAAAAAAAAAAAAAAA', new Date(1_700_000_000_000), '{"a":1}'));
+    assert.equal(
+      first,
+      new Webhook(EVENTS_SECRET).sign('evt_AAAAAAAAAAAAAAAAAAAAAA', new Date(1_700_000_000_000), '{"a":1}'),
+    );
+    assert.equal(
+      second,
+      new Webhook(ROTATED_EVENTS_SECRET).sign('evt_AAAAAAAAAAAAAAAAAAAAAA', new Date(1_700_000_000_000), '{"a":1}'),
+    );
   });
 
   test('a memory outbox lists after an id and forgets delivered events past the retention', async () => {
     const outbox = new MemoryEventOutbox({ retentionMs: 1_000 });
-    const event = (id: string) => ({ id, type: 'link.cancelled' as const, createdAt: new Date(0).toISOString(), data: {} });
+    const event = (id: string) => ({
+      id,
+      type: 'link.cancelled' as const,
+      createdAt: new Date(0).toISOString(),
+      data: {},
+    });
     await outbox.append(event(`evt_${'a'.repeat(22)}`), 0);
     await outbox.append(event(`evt_${'b'.repeat(22)}`), 500);
     assert.equal(await outbox.append(event(`evt_${'a'.repeat(22)}`), 600), false);
     await outbox.settle(`evt_${'a'.repeat(22)}`, { ok: true }, 600);
-    assert.deepEqual((await outbox.list({ after: `evt_${'a'.repeat(22)}`, limit: 10 }, 900))?.events.map((e) => e.event.id), [`evt_${'b'.repeat(22)}`]);
+    assert.deepEqual(
+      (await outbox.list({ after: `evt_${'a'.repeat(22)}`, limit: 10 }, 900))?.events.map((e) => e.event.id),
+      [`evt_${'b'.repeat(22)}`],
+    );
     assert.equal(await outbox.list({ after: `evt_${'a'.repeat(22)}`, limit: 10 }, 1_100), undefined);
     // The pending one stays past the retention: it is still being delivered.
-    assert.deepEqual((await outbox.list({ limit: 10 }, 5_000))?.events.map((e) => e.event.id), [`evt_${'b'.repeat(22)}`]);
+    assert.deepEqual(
+      (await outbox.list({ limit: 10 }, 5_000))?.events.map((e) => e.event.id),
+      [`evt_${'b'.repeat(22)}`],
+    );
   });
 });
 

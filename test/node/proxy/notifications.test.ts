@@ -35,10 +35,10 @@ describe('notification intake', () => {
     assert.equal(session.outcome?.accountToken, undefined, 'the browser never reads the token');
     assert.match(session.outcome?.linkRef ?? '', /^[A-Za-z0-9_-]{22}$/);
     const stored = await pair.store.get(sessionId);
-    assert.equal(storedAccountToken(pair.proxy, stored), 'acct-1', 'stored sealed, and opens to the provider\'s token');
+    assert.equal(storedAccountToken(pair.proxy, stored), 'acct-1', "stored sealed, and opens to the provider's token");
   });
 
-  test('a success\'s link reference answers before any page can read the outcome that names it', async () => {
+  test("a success's link reference answers before any page can read the outcome that names it", async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
     // What the reference resolved to at the moment the success was stored (a page polling the session
     // may read it from then on, and the merchant's server pay with it at once).
@@ -58,7 +58,9 @@ describe('notification intake', () => {
 
   test('rejects a notification whose signature does not match', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
-    const response = await postNotification(url, successPayload(), { secret: 'whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==' });
+    const response = await postNotification(url, successPayload(), {
+      secret: 'whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==',
+    });
     assert.equal(response.status, 401);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     assert.equal((await state(sessionId)).state, 'pending');
@@ -66,7 +68,11 @@ describe('notification intake', () => {
 
   test('rejects a notification without signature headers', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(successPayload()) });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(successPayload()),
+    });
     assert.equal(response.status, 401);
     assert.match(((await response.json()) as { detail: string }).detail, /Missing required headers/);
     assert.equal((await state(sessionId)).state, 'pending');
@@ -83,7 +89,11 @@ describe('notification intake', () => {
   test('rejects a body changed after signing', async () => {
     const { url } = await sessionWithNotificationUrl();
     const signed = signNotification(successPayload('acct-real'));
-    const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body.replace('acct-real', 'acct-fake') });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: signed.headers,
+      body: signed.body.replace('acct-real', 'acct-fake'),
+    });
     assert.equal(response.status, 401);
   });
 
@@ -97,7 +107,10 @@ describe('notification intake', () => {
     // The browser knows its session id; only the provider knows the reference. A page must not be able to
     // post an outcome for its own (or any) session even with a replayed signed body.
     const { sessionId } = await sessionWithNotificationUrl();
-    const response = await postNotification(`${pair.baseUrl}/notifications/${sessionId}`, successPayload('acct-forged'));
+    const response = await postNotification(
+      `${pair.baseUrl}/notifications/${sessionId}`,
+      successPayload('acct-forged'),
+    );
     assert.equal(response.status, 404);
     assert.equal((await state(sessionId)).state, 'pending');
   });
@@ -109,7 +122,14 @@ describe('notification intake', () => {
     assert.equal(later.status, 200);
     assert.deepEqual(await later.json(), { status: 'ignored' });
     const session = await state(sessionId);
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
+    assert.deepEqual(session.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_LOCKED',
+      message:
+        'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      lang: 'en',
+    });
   });
 
   test('acknowledges a duplicate delivery (same webhook-id) and still sends one result per socket', async () => {
@@ -151,13 +171,32 @@ describe('notification intake', () => {
 
   test('accepts the account fields at the top level and error.code/error.message', async () => {
     const a = await sessionWithNotificationUrl();
-    await postNotification(a.url, { verificationStatus: 'SUCCESS', accountToken: 'acct-top', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS' });
+    await postNotification(a.url, {
+      verificationStatus: 'SUCCESS',
+      accountToken: 'acct-top',
+      accountLabel: 'L',
+      fiName: 'F',
+      fiAccountType: 'SAVINGS',
+    });
     const { linkRef, ...display } = (await state(a.sessionId)).outcome ?? {};
-    assert.deepEqual(display, { status: 'success', accountLabel: 'L', fiName: 'F', fiAccountType: 'SAVINGS', displayLabel: 'L · Savings', spokenLabel: 'L, Savings' });
+    assert.deepEqual(display, {
+      status: 'success',
+      accountLabel: 'L',
+      fiName: 'F',
+      fiAccountType: 'SAVINGS',
+      displayLabel: 'L · Savings',
+      spokenLabel: 'L, Savings',
+    });
     assert.ok(linkRef);
     const b = await sessionWithNotificationUrl();
     await postNotification(b.url, { verificationStatus: 'FAILURE', error: { code: 'E1', message: 'nope' } });
-    assert.deepEqual((await state(b.sessionId)).outcome, { status: 'failure', code: 'E1', message: 'Your bank couldn’t link this account. Choose another way to pay, or try again.', text: 'Your bank couldn’t link this account. Choose another way to pay, or try again.', lang: 'en' });
+    assert.deepEqual((await state(b.sessionId)).outcome, {
+      status: 'failure',
+      code: 'E1',
+      message: 'Your bank couldn’t link this account. Choose another way to pay, or try again.',
+      text: 'Your bank couldn’t link this account. Choose another way to pay, or try again.',
+      lang: 'en',
+    });
   });
 
   test('answers 422 naming account.accountToken when a success carries no token, and logs it at error', async () => {
@@ -165,18 +204,31 @@ describe('notification intake', () => {
     const response = await postNotification(url, { verificationStatus: 'SUCCESS', account: {} });
     assert.equal(response.status, 422);
     const problem = (await response.json()) as { errors: { path: string }[] };
-    assert.deepEqual(problem.errors.map((e) => e.path), ['account.accountToken']);
+    assert.deepEqual(
+      problem.errors.map((e) => e.path),
+      ['account.accountToken'],
+    );
     assert.equal((await state(sessionId)).state, 'pending');
     assert.ok(pair.logs.find('notification refused: it reports no usable outcome').some((entry) => entry.level === 50));
   });
 
   test('a FAILURE stays a failure even when it carries an accountToken', async () => {
     const { sessionId, url } = await sessionWithNotificationUrl();
-    const payload = { ...failurePayload('ACCOUNT_LOCKED', 'locked'), account: { accountToken: 'acct-in-failure', accountLabel: 'L', fiName: 'F', fiAccountType: 'CHECKING' } };
+    const payload = {
+      ...failurePayload('ACCOUNT_LOCKED', 'locked'),
+      account: { accountToken: 'acct-in-failure', accountLabel: 'L', fiName: 'F', fiAccountType: 'CHECKING' },
+    };
     assert.equal((await postNotification(url, payload)).status, 200);
     const session = await state(sessionId);
     assert.equal(session.state, 'failed');
-    assert.deepEqual(session.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
+    assert.deepEqual(session.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_LOCKED',
+      message:
+        'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      lang: 'en',
+    });
     assert.equal((await pair.store.get(sessionId))?.outcome?.status, 'failure');
   });
 
@@ -184,22 +236,34 @@ describe('notification intake', () => {
     // "ſUCCESS" (long s) upper-cases to "SUCCESS" in Unicode: only ASCII case is ignored.
     for (const status of ['PENDING_REVIEW', undefined, '\u017fUCCESS']) {
       const { sessionId, url } = await sessionWithNotificationUrl();
-      const response = await postNotification(url, { ...successPayload('acct-unknown-status'), verificationStatus: status });
+      const response = await postNotification(url, {
+        ...successPayload('acct-unknown-status'),
+        verificationStatus: status,
+      });
       assert.ok(response.status === 422 || response.status === 400, `status ${response.status}`);
-      assert.deepEqual(((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['verificationStatus']);
+      assert.deepEqual(
+        ((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path),
+        ['verificationStatus'],
+      );
       assert.equal((await state(sessionId)).state, 'pending');
     }
-    assert.ok(pair.logs.find('notification refused: it reports no usable outcome').filter((entry) => entry.level === 50).length >= 2);
+    assert.ok(
+      pair.logs.find('notification refused: it reports no usable outcome').filter((entry) => entry.level === 50)
+        .length >= 2,
+    );
   });
 
-  test('a notification for session A posted to session B\'s URL leaves B untouched', async () => {
+  test("a notification for session A posted to session B's URL leaves B untouched", async () => {
     const a = await sessionWithNotificationUrl();
     const b = await sessionWithNotificationUrl();
     // A's signed body names A's order; the provider's verification id is bound at start as well.
     const bodyForA = successPayload('acct-for-a', 'order-of-a');
     const response = await postNotification(b.url, bodyForA);
     assert.equal(response.status, 409);
-    assert.deepEqual(((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path), ['merchant.merchantTransactionId']);
+    assert.deepEqual(
+      ((await response.json()) as { errors: { path: string }[] }).errors.map((e) => e.path),
+      ['merchant.merchantTransactionId'],
+    );
     assert.equal((await state(b.sessionId)).state, 'pending');
     assert.equal((await state(a.sessionId)).state, 'pending');
     assert.ok(pair.logs.find('notification refused: its body belongs to another verification').length > 0);
@@ -209,8 +273,11 @@ describe('notification intake', () => {
     const { sessionId, consumerUrl } = await pair.startVerification();
     const url = await pair.notificationUrl(sessionId);
     const given = (await pair.store.get(sessionId))?.verificationId;
-    assert.ok(given && consumerUrl.includes(given), 'the sandbox\'s verificationId was kept at start');
-    const response = await postNotification(url, { ...successPayload('acct-other-verification'), verificationId: 'another-verification' });
+    assert.ok(given && consumerUrl.includes(given), "the sandbox's verificationId was kept at start");
+    const response = await postNotification(url, {
+      ...successPayload('acct-other-verification'),
+      verificationId: 'another-verification',
+    });
     assert.equal(response.status, 409);
     assert.equal((await state(sessionId)).state, 'pending');
     assert.equal((await postNotification(url, { ...successPayload('acct-right'), verificationId: given })).status, 200);
@@ -226,13 +293,24 @@ describe('notification intake', () => {
   });
 
   test('accepts the status words the merchant configured for a provider that spells them differently', async (t) => {
-    const custom = await startProxyPair({ proxy: { successStatuses: ['VERIFIED'], failureStatuses: ['REJECTED', 'FAILURE'] } });
+    const custom = await startProxyPair({
+      proxy: { successStatuses: ['VERIFIED'], failureStatuses: ['REJECTED', 'FAILURE'] },
+    });
     t.after(() => custom.close());
     const { sessionId } = await custom.startVerification();
     const url = await custom.notificationUrl(sessionId);
-    assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'SUCCESS' })).status, 422);
-    assert.equal((await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'verified' })).status, 200);
-    assert.equal((await lookupSession(custom.baseUrl, sessionId).then((r) => r.json()) as { state: string }).state, 'succeeded');
+    assert.equal(
+      (await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'SUCCESS' })).status,
+      422,
+    );
+    assert.equal(
+      (await postNotification(url, { ...successPayload('acct-custom'), verificationStatus: 'verified' })).status,
+      200,
+    );
+    assert.equal(
+      ((await lookupSession(custom.baseUrl, sessionId).then((r) => r.json())) as { state: string }).state,
+      'succeeded',
+    );
   });
 
   test('answers 400 for a signed body that is not JSON', async () => {
@@ -269,10 +347,14 @@ describe('the onOutcome hook', () => {
 
   test('a hook that throws makes the provider retry, and the retry calls it again until it returns', async (t) => {
     let calls = 0;
-    const pair = await startProxyPair({ proxy: { onOutcome: () => {
-      calls += 1;
-      if (calls === 1) throw new Error('merchant database down');
-    } } });
+    const pair = await startProxyPair({
+      proxy: {
+        onOutcome: () => {
+          calls += 1;
+          if (calls === 1) throw new Error('merchant database down');
+        },
+      },
+    });
     t.after(() => pair.close());
     const { sessionId } = await pair.startVerification();
     const url = await pair.notificationUrl(sessionId);
@@ -287,15 +369,21 @@ describe('the onOutcome hook', () => {
 
   test('overlapping deliveries call a slow hook once: the other is answered 503 and its retry finds it done', async (t) => {
     let calls = 0;
-    const pair = await startProxyPair({ proxy: { onOutcome: async () => {
-      calls += 1;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    } } });
+    const pair = await startProxyPair({
+      proxy: {
+        onOutcome: async () => {
+          calls += 1;
+          await new Promise((resolve) => setTimeout(resolve, 300));
+        },
+      },
+    });
     t.after(() => pair.close());
     const { sessionId } = await pair.startVerification();
     const url = await pair.notificationUrl(sessionId);
     const payload = successPayload('acct-slow-hook');
-    const statuses = (await Promise.all([0, 1].map(() => postNotification(url, payload, { id: 'msg_slow_1' })))).map((r) => r.status);
+    const statuses = (await Promise.all([0, 1].map(() => postNotification(url, payload, { id: 'msg_slow_1' })))).map(
+      (r) => r.status,
+    );
     assert.deepEqual(statuses.sort(), [200, 503]);
     assert.equal((await postNotification(url, payload, { id: 'msg_slow_1' })).status, 200);
     assert.equal(calls, 1);

@@ -29,28 +29,40 @@ function lint(document: object): Promise<{ problems: LintProblem[]; output: stri
   // No telemetry, no update notice: the test makes no network request.
   const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_NOTIFICATIONS: 'true', NO_COLOR: '1' };
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [cli, 'lint', '--format=json', '--extends=recommended', file], { cwd: dir, env, timeout: 60_000 }, (error, stdout, stderr) => {
-      try {
-        const { problems } = JSON.parse(stdout) as { problems: LintProblem[] };
-        resolve({ problems, output: stderr });
-      } catch {
-        reject(new Error(`redocly lint gave no JSON report: ${String(error)}\n${stdout}\n${stderr}`));
-      }
-    });
+    execFile(
+      process.execPath,
+      [cli, 'lint', '--format=json', '--extends=recommended', file],
+      { cwd: dir, env, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        try {
+          const { problems } = JSON.parse(stdout) as { problems: LintProblem[] };
+          resolve({ problems, output: stderr });
+        } catch {
+          reject(new Error(`redocly lint gave no JSON report: ${String(error)}\n${stdout}\n${stderr}`));
+        }
+      },
+    );
   });
 }
 
-test('the OpenAPI document passes Redocly\'s recommended rules with no error and no warning', async () => {
+test("the OpenAPI document passes Redocly's recommended rules with no error and no warning", async () => {
   const { problems, output } = await lint(proxyOpenApiDocument('/obv'));
-  const listed = problems.map((problem) => `${problem.severity} ${problem.ruleId} ${problem.location[0]?.pointer ?? ''}: ${problem.message}`);
+  const listed = problems.map(
+    (problem) => `${problem.severity} ${problem.ruleId} ${problem.location[0]?.pointer ?? ''}: ${problem.message}`,
+  );
   assert.deepEqual(listed, [], output);
 });
 
 test('the linter run is real: a document with an operation without security or a 4XX answer is reported', async () => {
-  const document = proxyOpenApiDocument('/obv') as { paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>> };
+  const document = proxyOpenApiDocument('/obv') as {
+    paths: Record<string, Record<string, { security?: unknown; responses: Record<string, unknown> }>>;
+  };
   const healthz = document.paths['/healthz']!.get!;
   delete healthz.security;
   healthz.responses = { 200: healthz.responses['200'] };
-  const rules = (await lint(document)).problems.filter((problem) => problem.location[0]?.pointer?.startsWith('#/paths/~1healthz/get')).map((problem) => problem.ruleId).sort();
+  const rules = (await lint(document)).problems
+    .filter((problem) => problem.location[0]?.pointer?.startsWith('#/paths/~1healthz/get'))
+    .map((problem) => problem.ruleId)
+    .sort();
   assert.deepEqual(rules, ['operation-4xx-response', 'security-defined']);
 });

@@ -25,15 +25,18 @@ async function echoingProvider(t: TestContext): Promise<string> {
   });
   app.post(VERIFICATION_PATH, (req, res) => {
     const sent = String((req.body as { accountToken?: unknown }).accountToken ?? '');
-    res.status(422).type('application/problem+json').json({
-      title: `Refused ${sent}`,
-      detail: `The account ${sent} cannot be verified again`,
-      errors: [
-        { path: 'accountToken', message: `unknown token ${sent}` },
-        { path: 'transaction.amount', message: `amount not allowed for ${sent}` },
-        { path: sent, message: 'unexpected field' },
-      ],
-    });
+    res
+      .status(422)
+      .type('application/problem+json')
+      .json({
+        title: `Refused ${sent}`,
+        detail: `The account ${sent} cannot be verified again`,
+        errors: [
+          { path: 'accountToken', message: `unknown token ${sent}` },
+          { path: 'transaction.amount', message: `amount not allowed for ${sent}` },
+          { path: sent, message: 'unexpected field' },
+        ],
+      });
   });
   const server = http.createServer(app).listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -42,7 +45,7 @@ async function echoingProvider(t: TestContext): Promise<string> {
 }
 
 describe('provider text', () => {
-  test('a refused re-verification answers the page in the proxy\'s words; the provider\'s errors are logged without the token', async (t) => {
+  test("a refused re-verification answers the page in the proxy's words; the provider's errors are logged without the token", async (t) => {
     const providerUrl = await echoingProvider(t);
     const proxy = await startProxy({
       providerUrl,
@@ -74,7 +77,7 @@ describe('provider text', () => {
     ]);
   });
 
-  test('a failure notification\'s message reaches neither the page nor the socket nor the log with the token', async (t) => {
+  test("a failure notification's message reaches neither the page nor the socket nor the log with the token", async (t) => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     const { sessionId } = await pair.startVerification();
@@ -86,11 +89,17 @@ describe('provider text', () => {
     assert.match(session, /"code":"ACCOUNT_NOT_VERIFIED"/);
     assert.ok(!pair.logs.lines.join('\n').includes(ECHOED_TOKEN));
     const [stored] = pair.logs.find('verification outcome stored and published');
-    assert.deepEqual((stored as { failure?: unknown }).failure, { code: 'ACCOUNT_NOT_VERIFIED', message: 'Account [redacted] could not be verified' });
+    assert.deepEqual((stored as { failure?: unknown }).failure, {
+      code: 'ACCOUNT_NOT_VERIFIED',
+      message: 'Account [redacted] could not be verified',
+    });
   });
 
   test('scrubbing keeps words, field names and amounts and removes token-shaped runs and known secrets', () => {
-    assert.equal(scrubProviderText('amount 49.99 is above the limit for merchant.merchantUserId'), 'amount 49.99 is above the limit for merchant.merchantUserId');
+    assert.equal(
+      scrubProviderText('amount 49.99 is above the limit for merchant.merchantUserId'),
+      'amount 49.99 is above the limit for merchant.merchantUserId',
+    );
     assert.equal(scrubProviderText('token tok_a1b2c3d4e5f6g7h8 refused'), 'token [redacted] refused');
     assert.equal(scrubProviderText('secret plainwordsecret', ['plainwordsecret']), 'secret [redacted]');
     assert.equal(scrubProviderText('x'.repeat(500)).length, 201);
@@ -98,15 +107,31 @@ describe('provider text', () => {
 
   test('a token echoed in part or encoded is scrubbed: any 8+ characters of it, and its base64, base64url, hex and URL-encoded forms', () => {
     const token = 'acct_EchoedBack0123456789abcdef?x=1&y/z+';
-    const forms = (value: string) => [value, encodeURIComponent(value), Buffer.from(value).toString('base64'),
-      Buffer.from(value).toString('base64url'), Buffer.from(value).toString('hex'), Buffer.from(value).toString('hex').toUpperCase()];
+    const forms = (value: string) => [
+      value,
+      encodeURIComponent(value),
+      Buffer.from(value).toString('base64'),
+      Buffer.from(value).toString('base64url'),
+      Buffer.from(value).toString('hex'),
+      Buffer.from(value).toString('hex').toUpperCase(),
+    ];
     const echoes = [
-      token.slice(0, 12), token.slice(5, 13), token.slice(9, 30), token.slice(-10),
+      token.slice(0, 12),
+      token.slice(5, 13),
+      token.slice(9, 30),
+      token.slice(-10),
       ...forms(token).slice(1),
-      ...[token.slice(0, 12), token.slice(1, 14), token.slice(2, 20), token.slice(20)].flatMap((part) => forms(part).slice(1)),
+      ...[token.slice(0, 12), token.slice(1, 14), token.slice(2, 20), token.slice(20)].flatMap((part) =>
+        forms(part).slice(1),
+      ),
     ];
     for (const echo of echoes) {
-      const body = { message: `The account ${echo} was refused`, detail: { reason: `see ${echo}.` }, code: 'DECLINED', amount: '42.50' };
+      const body = {
+        message: `The account ${echo} was refused`,
+        detail: { reason: `see ${echo}.` },
+        code: 'DECLINED',
+        amount: '42.50',
+      };
       const scrubbed = JSON.stringify(withoutSecrets(body, [token]));
       assert.ok(!scrubbed.includes(echo), `${echo} → ${scrubbed}`);
       assert.match(scrubbed, /"message":"The account \[redacted\][^"]{0,3} was refused"/, scrubbed);
@@ -114,23 +139,41 @@ describe('provider text', () => {
       assert.equal(scrubProviderText(`refused ${echo} here`, [token]).includes(echo), false, echo);
     }
     // Words that merely share a few characters with the token stay.
-    assert.deepEqual(withoutSecrets({ message: 'acct_ is a prefix; Echoed is a word' }, [token]), { message: 'acct_ is a prefix; Echoed is a word' });
+    assert.deepEqual(withoutSecrets({ message: 'acct_ is a prefix; Echoed is a word' }, [token]), {
+      message: 'acct_ is a prefix; Echoed is a word',
+    });
   });
 
   test('an echo in another case is an echo (issue 39 §5): the whole token, a part of it, or an encoding, upper- or lower-cased', () => {
     const token = 'acct_EchoedBack0123456789abcdef';
-    const echoes = [token.toUpperCase(), token.toLowerCase(), token.slice(3, 20).toUpperCase(), `${token.slice(0, 10)}${token.slice(10).toUpperCase()}`,
-      Buffer.from(token).toString('base64').toUpperCase(), encodeURIComponent(token).toUpperCase()];
+    const echoes = [
+      token.toUpperCase(),
+      token.toLowerCase(),
+      token.slice(3, 20).toUpperCase(),
+      `${token.slice(0, 10)}${token.slice(10).toUpperCase()}`,
+      Buffer.from(token).toString('base64').toUpperCase(),
+      encodeURIComponent(token).toUpperCase(),
+    ];
     for (const echo of echoes) {
-      const body = { message: `Account ${echo} refused`, fields: [{ path: 'accountToken', message: `${echo} is not valid` }], code: 'DECLINED' };
+      const body = {
+        message: `Account ${echo} refused`,
+        fields: [{ path: 'accountToken', message: `${echo} is not valid` }],
+        code: 'DECLINED',
+      };
       const scrubbed = JSON.stringify(withoutSecrets(body, [token]));
       assert.ok(!scrubbed.toLowerCase().includes(echo.toLowerCase().slice(0, 12)), `${echo} → ${scrubbed}`);
       assert.match(scrubbed, /"message":"Account \[redacted\][^"]{0,3} refused"/, scrubbed);
       assert.match(scrubbed, /"path":"accountToken"/, 'field names stay');
-      assert.equal(scrubProviderText(`refused ${echo}`, [token]).toLowerCase().includes(echo.toLowerCase().slice(0, 12)), false, echo);
+      assert.equal(
+        scrubProviderText(`refused ${echo}`, [token]).toLowerCase().includes(echo.toLowerCase().slice(0, 12)),
+        false,
+        echo,
+      );
     }
     // The rest of the text keeps its own case.
-    assert.deepEqual(withoutSecrets({ message: `Declined: ${token.toUpperCase()} (Insufficient Funds)` }, [token]), { message: 'Declined: [redacted] (Insufficient Funds)' });
+    assert.deepEqual(withoutSecrets({ message: `Declined: ${token.toUpperCase()} (Insufficient Funds)` }, [token]), {
+      message: 'Declined: [redacted] (Insufficient Funds)',
+    });
   });
 
   test('a token nested deeper than the walk goes is not passed on either', () => {

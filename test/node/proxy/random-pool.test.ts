@@ -28,6 +28,10 @@ test('a view handed out before a refill keeps its bytes, and consecutive draws d
 
 test('two seals of the same value get different IVs', () => {
   const sealer = createSealer([{ id: 'k1', key: Buffer.alloc(32, 7) }]);
-  const ivs = new Set(Array.from({ length: 500 }, () => Buffer.from(sealer.seal('token', 'ctx').split('.')[2]!, 'base64url').subarray(0, 12).toString('hex')));
+  const ivs = new Set(
+    Array.from({ length: 500 }, () =>
+      Buffer.from(sealer.seal('token', 'ctx').split('.')[2]!, 'base64url').subarray(0, 12).toString('hex'),
+    ),
+  );
   assert.equal(ivs.size, 500);
 });

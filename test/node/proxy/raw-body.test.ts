@@ -20,12 +20,22 @@ describe('rawBody', () => {
   before(async () => {
     const app = express();
     app.post('/echo', rawBody(LIMIT), (req, res) => {
-      res.json({ isBuffer: Buffer.isBuffer(req.body), text: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : null });
+      res.json({
+        isBuffer: Buffer.isBuffer(req.body),
+        text: Buffer.isBuffer(req.body) ? req.body.toString('utf8') : null,
+      });
     });
-    app.use((error: { type?: string; status?: number }, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-      errors.push(String(error.type));
-      res.status(error.status ?? 500).json({ type: error.type });
-    });
+    app.use(
+      (
+        error: { type?: string; status?: number },
+        _req: express.Request,
+        res: express.Response,
+        _next: express.NextFunction,
+      ) => {
+        errors.push(String(error.type));
+        res.status(error.status ?? 500).json({ type: error.type });
+      },
+    );
     server = http.createServer(app);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
@@ -34,14 +44,29 @@ describe('rawBody', () => {
   after(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   /** One request through node:http so the framing (length, chunked, encoding) is ours to choose. */
-  function post(body: Buffer, headers: Record<string, string>, chunked = false): Promise<{ status: number; json: Record<string, unknown> }> {
+  function post(
+    body: Buffer,
+    headers: Record<string, string>,
+    chunked = false,
+  ): Promise<{ status: number; json: Record<string, unknown> }> {
     return new Promise((resolve, reject) => {
-      const request = http.request({ host: '127.0.0.1', port, path: '/echo', method: 'POST', headers: chunked ? headers : { ...headers, 'content-length': String(body.length) } }, (response) => {
-        let text = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (text += chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }));
-      });
+      const request = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/echo',
+          method: 'POST',
+          headers: chunked ? headers : { ...headers, 'content-length': String(body.length) },
+        },
+        (response) => {
+          let text = '';
+          response.setEncoding('utf8');
+          response.on('data', (chunk: string) => (text += chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, json: JSON.parse(text) as Record<string, unknown> }),
+          );
+        },
+      );
       request.on('error', reject);
       if (chunked) {
         request.write(body.subarray(0, 3));
@@ -68,7 +93,7 @@ describe('rawBody', () => {
     assert.deepEqual(response.json, { isBuffer: true, text: '{"zipped":1}' });
   });
 
-  test('refuses a body over the limit with body-parser\'s 413 error', async () => {
+  test("refuses a body over the limit with body-parser's 413 error", async () => {
     const response = await post(Buffer.alloc(LIMIT + 1, 'a'), {});
     assert.equal(response.status, 413);
     assert.equal(response.json.type, 'entity.too.large');
@@ -87,7 +112,8 @@ describe('rawBody', () => {
     socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 40\r\n\r\n{"only":"part');
     await new Promise((resolve) => setTimeout(resolve, 50));
     socket.destroy();
-    for (let waited = 0; errors.length === before && waited < 2_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let waited = 0; errors.length === before && waited < 2_000; waited += 20)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     assert.equal(errors.at(-1), 'request.aborted');
     // The server still answers afterwards.
     assert.equal((await post(Buffer.from('ok'), {})).status, 200);

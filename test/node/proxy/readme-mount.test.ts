@@ -18,7 +18,12 @@ import { SANDBOX_WEBHOOK_SECRET } from '../../helpers/webhooks.ts';
 import { freePort } from '../../helpers/free-port.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-const SESSION_USER = { id: 'readme-user-7', firstName: 'Katherine', lastName: 'Johnson', email: 'katherine@example.com' };
+const SESSION_USER = {
+  id: 'readme-user-7',
+  firstName: 'Katherine',
+  lastName: 'Johnson',
+  email: 'katherine@example.com',
+};
 const SESSION_CART = { orderId: 'order-readme', total: '49.99' };
 
 /** The first ```ts block under the proxy guide's heading `heading`. */
@@ -37,17 +42,25 @@ function replaceOnce(code: string, search: string, replacement: string): string 
   return code.replace(search, replacement);
 }
 
-test('the proxy guide\'s mounting snippet serves a whole verification in a fresh Express app', async (t) => {
+test("the proxy guide's mounting snippet serves a whole verification in a fresh Express app", async (t) => {
   const provider = await startProvider({ port: 0, notificationRetryDelaysMs: [50, 100, 200] });
   t.after(() => provider.close());
   const port = await freePort();
 
   let code = guideSnippet('## Mount it in an existing Express app');
   code = replaceOnce(code, "from 'express'", `from ${JSON.stringify(import.meta.resolve('express'))}`);
-  code = replaceOnce(code, "from 'obv-link/proxy'", `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`);
+  code = replaceOnce(
+    code,
+    "from 'obv-link/proxy'",
+    `from ${JSON.stringify(pathToFileURL(path.join(ROOT, 'proxy/index.ts')).href)}`,
+  );
   code = replaceOnce(code, 'app.listen(3000)', `app.listen(${port}, '127.0.0.1')`);
   // What express-session (or the merchant's own auth) would have put on the request.
-  code = replaceOnce(code, 'const app = express();', `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)}, cart: ${JSON.stringify(SESSION_CART)} }; next(); });`);
+  code = replaceOnce(
+    code,
+    'const app = express();',
+    `const app = express();\napp.use((req, _res, next) => { req.session = { user: ${JSON.stringify(SESSION_USER)}, cart: ${JSON.stringify(SESSION_CART)} }; next(); });`,
+  );
   code += '\nexport { app, proxy, server };\n';
 
   const env = {
@@ -82,7 +95,8 @@ test('the proxy guide\'s mounting snippet serves a whole verification in a fresh
   const { proxy, server } = mounted;
   t.after(async () => {
     // The snippet's own SIGTERM handler: ours to remove, nobody else's.
-    for (const listener of process.listeners('SIGTERM')) if (!sigtermBefore.has(listener)) process.off('SIGTERM', listener);
+    for (const listener of process.listeners('SIGTERM'))
+      if (!sigtermBefore.has(listener)) process.off('SIGTERM', listener);
     await proxy.close();
     const closed = new Promise((resolve) => server.close(resolve));
     server.closeAllConnections();
@@ -101,8 +115,14 @@ test('the proxy guide\'s mounting snippet serves a whole verification in a fresh
   });
   assert.equal(started.status, 201, await started.clone().text());
   const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
-  const upstream = [...provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-readme');
-  assert.deepEqual(upstream?.request.consumer, { firstName: SESSION_USER.firstName, lastName: SESSION_USER.lastName, email: SESSION_USER.email });
+  const upstream = [...provider.state.verifications.values()].find(
+    (v) => v.request.merchant.merchantTransactionId === 'order-readme',
+  );
+  assert.deepEqual(upstream?.request.consumer, {
+    firstName: SESSION_USER.firstName,
+    lastName: SESSION_USER.lastName,
+    email: SESSION_USER.email,
+  });
   assert.equal(upstream?.request.merchant.merchantUserId, SESSION_USER.id);
   assert.equal(upstream?.request.transaction.amount, SESSION_CART.total);
   assert.match(upstream?.request.merchant.returnURL ?? '', new RegExp(`^${origin}/obv/return/[A-Za-z0-9_-]{22}$`));

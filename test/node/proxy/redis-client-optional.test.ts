@@ -28,12 +28,24 @@ async function packagesLoaded(redisUrl?: string): Promise<string[]> {
 
 test('a proxy without OBV_REDIS_URL loads neither ioredis nor rate-limit-redis', async () => {
   const loaded = await packagesLoaded();
-  assert.ok(loaded.some((path) => path.includes('/node_modules/express/')), 'the child listed the packages it loaded');
-  assert.deepEqual(loaded.filter((path) => REDIS_PACKAGES.test(path)), []);
+  assert.ok(
+    loaded.some((path) => path.includes('/node_modules/express/')),
+    'the child listed the packages it loaded',
+  );
+  assert.deepEqual(
+    loaded.filter((path) => REDIS_PACKAGES.test(path)),
+    [],
+  );
 });
 
 test('a proxy with OBV_REDIS_URL loads both', async () => {
   const loaded = (await packagesLoaded('redis://127.0.0.1:9')).filter((path) => REDIS_PACKAGES.test(path));
-  assert.ok(loaded.some((path) => path.includes('/node_modules/ioredis/')), 'ioredis loaded');
-  assert.ok(loaded.some((path) => path.includes('/node_modules/rate-limit-redis/')), 'rate-limit-redis loaded');
+  assert.ok(
+    loaded.some((path) => path.includes('/node_modules/ioredis/')),
+    'ioredis loaded',
+  );
+  assert.ok(
+    loaded.some((path) => path.includes('/node_modules/rate-limit-redis/')),
+    'rate-limit-redis loaded',
+  );
 });

@@ -16,12 +16,17 @@ import { lookupSession } from '../../helpers/session-requests.ts';
 describe('relay handshake', () => {
   let pair: ProxyPair;
   before(async () => {
-    pair = await startProxyPair({ proxy: { allowedOrigins: ['https://shop.example'], relay: { subscribeTimeoutMs: 200 } } });
+    pair = await startProxyPair({
+      proxy: { allowedOrigins: ['https://shop.example'], relay: { subscribeTimeoutMs: 200 } },
+    });
   });
   after(() => pair.close());
 
   test('refuses an upgrade from a disallowed origin with 403', async () => {
-    await assert.rejects(connectRelay(pair.wsUrl, { origin: 'https://evil.example' }), /Unexpected server response: 403/);
+    await assert.rejects(
+      connectRelay(pair.wsUrl, { origin: 'https://evil.example' }),
+      /Unexpected server response: 403/,
+    );
     const refusals = pair.logs.find('not allowed');
     assert.ok(refusals.length > 0);
     assert.match(String(refusals[0]?.msg), /OBV_ALLOWED_ORIGINS/);
@@ -38,7 +43,10 @@ describe('relay handshake', () => {
   });
 
   test('refuses an upgrade on another path with 404', async () => {
-    await assert.rejects(connectRelay(`${pair.wsUrl}-other`, { origin: pair.origin }), /Unexpected server response: 404/);
+    await assert.rejects(
+      connectRelay(`${pair.wsUrl}-other`, { origin: pair.origin }),
+      /Unexpected server response: 404/,
+    );
   });
 
   test('closes with 4400 and an error message when the first message is not a subscribe', async () => {
@@ -118,7 +126,7 @@ describe('relay handshake', () => {
     assert.deepEqual(subscribedIds, ['AAAAAAAAAAAAAAAAAAAAAA']);
   });
 
-  test('forgets a session\'s bus subscription once its sockets are gone', async () => {
+  test("forgets a session's bus subscription once its sockets are gone", async () => {
     assert.ok(pair.bus instanceof MemoryResultBus);
     const { sessionId } = await pair.startVerification();
     const sockets = await Promise.all([1, 2, 3].map(() => connectRelay(pair.wsUrl, { origin: pair.origin })));
@@ -244,7 +252,11 @@ describe('relay re-check of a waiting session', () => {
 
   test('delivers a stored outcome whose message was lost, once, at the next re-check', async (t) => {
     const store = new MemorySessionStore();
-    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new LosingBus() }, { relay: { recheckIntervalMs: 100 } });
+    const pair = await startProxyPairWithBackend(
+      t,
+      { sessionStore: store, resultBus: new LosingBus() },
+      { relay: { recheckIntervalMs: 100 } },
+    );
     const { sessionId } = await pair.startVerification();
     const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
     const url = await pair.notificationUrl(sessionId);
@@ -264,7 +276,11 @@ describe('relay re-check of a waiting session', () => {
       }
     }
     const store = new OutageStore();
-    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new LosingBus() }, { relay: { recheckIntervalMs: 50 } });
+    const pair = await startProxyPairWithBackend(
+      t,
+      { sessionStore: store, resultBus: new LosingBus() },
+      { relay: { recheckIntervalMs: 50 } },
+    );
     const { sessionId } = await pair.startVerification();
     const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
     storeDown = true;
@@ -286,13 +302,20 @@ describe('relay re-check of a waiting session', () => {
         return super.get(sessionId);
       }
     }
-    const pair = await startProxyPairWithBackend(t, { sessionStore: new CountingStore(), resultBus: new MemoryResultBus() }, { relay: { recheckIntervalMs: 50 } });
+    const pair = await startProxyPairWithBackend(
+      t,
+      { sessionStore: new CountingStore(), resultBus: new MemoryResultBus() },
+      { relay: { recheckIntervalMs: 50 } },
+    );
     const { sessionId } = await pair.startVerification();
     const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
     const readsAfterSubscribe = reads;
     await new Promise((resolve) => setTimeout(resolve, 400));
     assert.ok(reads >= readsAfterSubscribe + 2, `re-read ${reads - readsAfterSubscribe} times`);
-    assert.deepEqual(client.messages.map((message) => message.type), ['subscribed']);
+    assert.deepEqual(
+      client.messages.map((message) => message.type),
+      ['subscribed'],
+    );
     client.close();
     await client.closed;
   });
@@ -350,10 +373,14 @@ describe('relay expiry while the store is briefly unreachable', () => {
 
   test('checks the expiry again and still sends expired', async (t) => {
     const store = new BlinkingStore();
-    const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: new MemoryResultBus() }, {
-      sessionTtlMs: 300,
-      relay: { expiryRetryMs: 50 },
-    });
+    const pair = await startProxyPairWithBackend(
+      t,
+      { sessionStore: store, resultBus: new MemoryResultBus() },
+      {
+        sessionTtlMs: 300,
+        relay: { expiryRetryMs: 50 },
+      },
+    );
     const { sessionId } = await pair.startVerification();
     const client = await subscribedRelay(pair.wsUrl, pair.origin, sessionId);
     store.failures = 2; // the expiry check at the TTL and its first retry

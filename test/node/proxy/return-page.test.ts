@@ -33,7 +33,8 @@ describe('return page in Chromium', () => {
     const watch = (message: ConsoleMessage) => {
       // The browser's own favicon probe hits the host app's 404; not the page's doing.
       if (message.location().url.endsWith('/favicon.ico')) return;
-      if (message.type() === 'error' || /Content Security Policy|Refused to/.test(message.text())) consoleErrors.push(`${message.text()} (${message.location().url})`);
+      if (message.type() === 'error' || /Content Security Policy|Refused to/.test(message.text()))
+        consoleErrors.push(`${message.text()} (${message.location().url})`);
     };
     context.on('page', (page) => page.on('console', watch));
     try {
@@ -74,7 +75,7 @@ describe('return page in Chromium', () => {
       const page = await context.newPage();
       const response = await page.goto(`${pair.baseUrl}/return/AAAAAAAAAAAAAAAAAAAAAA`);
       assert.equal(response?.status(), 404);
-      assert.match(await page.textContent('h1') ?? '', /Link not recognized/);
+      assert.match((await page.textContent('h1')) ?? '', /Link not recognized/);
       // The known-session case above proves delivery takes well under this; here nothing may arrive.
       await checkout.evaluate(() => new Promise((resolve) => setTimeout(resolve, 300)));
       assert.deepEqual(await checkout.evaluate(() => window.obvMessages), []);

@@ -28,7 +28,11 @@ describe('sandbox controls through the proxy', () => {
     return answer;
   }
 
-  const view = async (sessionId: string) => (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { state: string; outcome?: Record<string, string> };
+  const view = async (sessionId: string) =>
+    (await (await lookupSession(pair.baseUrl, sessionId)).json()) as {
+      state: string;
+      outcome?: Record<string, string>;
+    };
 
   /** A verification the consumer finishes as `user_good`; resolves with the session's final view. */
   async function linkAsGoodConsumer(merchantTransactionId = `order-${Math.random().toString(36).slice(2)}`) {
@@ -38,13 +42,20 @@ describe('sandbox controls through the proxy', () => {
     return { sessionId, merchantTransactionId, ...(await view(sessionId)) };
   }
 
-  const pay = (linkRef: string, merchantTransactionId: string) => fetch(`${pair.baseUrl}/transactions`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: PURCHASE.merchantUserId, merchantTransactionId, amount: PURCHASE.amount, currency: PURCHASE.currency }),
-  });
+  const pay = (linkRef: string, merchantTransactionId: string) =>
+    fetch(`${pair.baseUrl}/transactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      body: JSON.stringify({
+        linkRef,
+        merchantUserId: PURCHASE.merchantUserId,
+        merchantTransactionId,
+        amount: PURCHASE.amount,
+        currency: PURCHASE.currency,
+      }),
+    });
 
-  test('fail-next: the next verification fails with the chosen code whoever signs in, in the proxy\'s words; the one after succeeds', async () => {
+  test("fail-next: the next verification fails with the chosen code whoever signs in, in the proxy's words; the one after succeeds", async () => {
     await control('fail-next', { errorCode: 'ACCOUNT_LOCKED' });
     const failed = await linkAsGoodConsumer();
     assert.equal(failed.state, 'failed');
@@ -90,7 +101,11 @@ describe('sandbox controls through the proxy', () => {
     await control('timeout', { endpoint: 'transaction' });
     const timedOut = await pay(linked.outcome!.linkRef!, linked.merchantTransactionId);
     assert.equal(timedOut.status, 504, await timedOut.clone().text());
-    const record = (await (await fetch(`${pair.baseUrl}/transactions/${linked.merchantTransactionId}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } })).json()) as { state: string };
+    const record = (await (
+      await fetch(`${pair.baseUrl}/transactions/${linked.merchantTransactionId}`, {
+        headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+      })
+    ).json()) as { state: string };
     assert.equal(record.state, 'unknown');
     const again = await pay(linked.outcome!.linkRef!, linked.merchantTransactionId);
     assert.equal(again.status, 409, 'an unknown payment is reconciled, never sent again');

@@ -39,7 +39,11 @@ describe('sealed values', () => {
     const rotated = createSealer([newKey, oldKey]);
     assert.equal(rotated.open(sealedBefore, 'ctx'), 'acct_1');
     assert.match(rotated.seal('acct_2', 'ctx'), /^obv1\.2026-11\./);
-    assert.equal(unsealFailure(() => createSealer([newKey]).open(sealedBefore, 'ctx')), 'unknown-key', 'once the old key is dropped');
+    assert.equal(
+      unsealFailure(() => createSealer([newKey]).open(sealedBefore, 'ctx')),
+      'unknown-key',
+      'once the old key is dropped',
+    );
   });
 
   test('refuses a value altered in one byte, sealed for another context, or not sealed at all', () => {
@@ -49,11 +53,22 @@ describe('sealed values', () => {
     for (const index of [0, 14, body.length - 1]) {
       const altered = Buffer.from(body);
       altered[index]! ^= 1;
-      assert.equal(unsealFailure(() => sealer.open(`obv1.k1.${altered.toString('base64url')}`, 'account-token:s1')), 'tampered', `byte ${index}`);
+      assert.equal(
+        unsealFailure(() => sealer.open(`obv1.k1.${altered.toString('base64url')}`, 'account-token:s1')),
+        'tampered',
+        `byte ${index}`,
+      );
     }
-    assert.equal(unsealFailure(() => sealer.open(sealed, 'account-token:s2')), 'tampered');
+    assert.equal(
+      unsealFailure(() => sealer.open(sealed, 'account-token:s2')),
+      'tampered',
+    );
     for (const junk of ['acct_1', 'obv1.k1', 'obv2.k1.AAAA', 'obv1.k1.AAAA', 'obv1.k1.A$B']) {
-      assert.equal(unsealFailure(() => sealer.open(junk, 'account-token:s1')), 'malformed', junk);
+      assert.equal(
+        unsealFailure(() => sealer.open(junk, 'account-token:s1')),
+        'malformed',
+        junk,
+      );
     }
   });
 });
@@ -65,15 +80,17 @@ describe('sealed values have one spelling', () => {
     // 12 + 16 + 1 bytes leave 4 unused bits in the last character; 12 + 16 + 2 bytes leave 2.
     for (const plaintext of ['a', 'ab']) {
       const sealed = sealer.seal(plaintext, 'saved-account:u1');
-      const opened = [...alphabet].map((last) => `${sealed.slice(0, -1)}${last}`).filter((spelling) => {
-        try {
-          return sealer.open(spelling, 'saved-account:u1') === plaintext;
-        } catch (error) {
-          // Other bytes are tampered; the same bytes in another spelling are malformed.
-          assert.ok(error instanceof UnsealError, `${spelling}: ${String(error)}`);
-          return false;
-        }
-      });
+      const opened = [...alphabet]
+        .map((last) => `${sealed.slice(0, -1)}${last}`)
+        .filter((spelling) => {
+          try {
+            return sealer.open(spelling, 'saved-account:u1') === plaintext;
+          } catch (error) {
+            // Other bytes are tampered; the same bytes in another spelling are malformed.
+            assert.ok(error instanceof UnsealError, `${spelling}: ${String(error)}`);
+            return false;
+          }
+        });
       assert.deepEqual(opened, [sealed], plaintext);
     }
   });
@@ -89,15 +106,25 @@ describe('a record sealed under a key this instance lacks', () => {
     const { sessionId, consumerUrl } = await pair.startVerification();
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
-    const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
+    const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as {
+      outcome: { linkRef: string };
+    };
     // An instance still on the old keys shares the store (a rolling deploy done in the wrong order).
     const { startProxy } = await import('../../helpers/proxy-harness.ts');
-    const stale = await startProxy({ providerUrl: pair.provider.url, proxy: { backend: pair.backend, sealingKeys: [key('old')] } });
+    const stale = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { backend: pair.backend, sealingKeys: [key('old')] },
+    });
     t.after(() => stale.close());
-    const read = await fetch(`${stale.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+    const read = await fetch(`${stale.baseUrl}/links/${outcome.linkRef}`, {
+      headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+    });
     assert.equal(read.status, 503);
     assert.equal(((await read.json()) as { type: string }).type, 'urn:obv-link:problem:sealing-key-unavailable');
-    assert.ok(stale.logs.lines.some((line) => line.includes('key \\"new\\"') || line.includes('key "new"')), 'the log names the missing key id');
+    assert.ok(
+      stale.logs.lines.some((line) => line.includes('key \\"new\\"') || line.includes('key "new"')),
+      'the log names the missing key id',
+    );
   });
 });
 
@@ -115,24 +142,40 @@ describe('OBV_SEALING_KEYS', () => {
 
   test('reads id:base64 entries in order (standard or url-safe base64)', () => {
     const [a, b] = [randomBytes(32), randomBytes(32)];
-    const config = configFromEnv({ ...production, OBV_SEALING_KEYS: `new:${a.toString('base64')}, old:${b.toString('base64url')}` });
-    assert.deepEqual(config.sealingKeys?.map((k) => k.id), ['new', 'old']);
+    const config = configFromEnv({
+      ...production,
+      OBV_SEALING_KEYS: `new:${a.toString('base64')}, old:${b.toString('base64url')}`,
+    });
+    assert.deepEqual(
+      config.sealingKeys?.map((k) => k.id),
+      ['new', 'old'],
+    );
     assert.ok(config.sealingKeys?.[0]?.key.equals(a) && config.sealingKeys[1]?.key.equals(b));
   });
 
   test('a payment retention shorter than a link reference lives is refused (the order could be paid twice)', () => {
     const env = { ...production, OBV_SEALING_KEYS: `k1:${randomBytes(32).toString('base64')}` };
     assert.equal(configFromEnv(env).paymentRetentionMs, 720 * 3_600_000);
-    assert.throws(() => configFromEnv({ ...env, OBV_PAYMENT_RETENTION: '30' }), /OBV_PAYMENT_RETENTION: must be at least the session lifetime/);
+    assert.throws(
+      () => configFromEnv({ ...env, OBV_PAYMENT_RETENTION: '30' }),
+      /OBV_PAYMENT_RETENTION: must be at least the session lifetime/,
+    );
   });
 
-  test('are required outside sandbox mode, and the sandbox\'s published key is refused there', () => {
+  test("are required outside sandbox mode, and the sandbox's published key is refused there", () => {
     assert.match(issuesOf(production).join(), /is required/);
-    assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: `mine:${SANDBOX_SEALING_KEY.key.toString('base64')}` }).join(), /sandbox's published key/);
+    assert.match(
+      issuesOf({ ...production, OBV_SEALING_KEYS: `mine:${SANDBOX_SEALING_KEY.key.toString('base64')}` }).join(),
+      /sandbox's published key/,
+    );
   });
 
   test('sandbox mode fills the published key', () => {
-    const config = configFromEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:4010', OBV_PUBLIC_URL: 'http://127.0.0.1:3000' });
+    const config = configFromEnv({
+      OBV_SANDBOX: 'true',
+      OBV_BASE_URL: 'http://127.0.0.1:4010',
+      OBV_PUBLIC_URL: 'http://127.0.0.1:3000',
+    });
     assert.ok(config.sealingKeys?.[0]?.key.equals(SANDBOX_SEALING_KEY.key));
   });
 
@@ -149,8 +192,15 @@ describe('OBV_SEALING_KEYS', () => {
       const messages = issuesOf({ ...production, OBV_SEALING_KEYS: value });
       assert.ok(messages.length > 0, `${name} is refused`);
     }
-    for (const madeUp of [Buffer.from(Array.from({ length: 32 }, (_, i) => i)), Buffer.from('correct horse battery staple 123')]) {
-      assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: `k1:${madeUp.toString('base64')}` }).join(), /not random/, madeUp.toString('hex'));
+    for (const madeUp of [
+      Buffer.from(Array.from({ length: 32 }, (_, i) => i)),
+      Buffer.from('correct horse battery staple 123'),
+    ]) {
+      assert.match(
+        issuesOf({ ...production, OBV_SEALING_KEYS: `k1:${madeUp.toString('base64')}` }).join(),
+        /not random/,
+        madeUp.toString('hex'),
+      );
     }
     assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: cases.zeros }).join(), /not random/);
     assert.match(issuesOf({ ...production, OBV_SEALING_KEYS: cases.short }).join(), /id:base64/);

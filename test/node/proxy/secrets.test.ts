@@ -12,7 +12,10 @@ import { lookupSession } from '../../helpers/session-requests.ts';
 test('leaks no credential into any response or log line during a full flow', async (t) => {
   const pair = await startProxyPair();
   t.after(() => pair.close());
-  const broken = await startProxy({ providerUrl: pair.provider.url, proxy: { clientSecret: 'sandbox_secret_but_wrong' } });
+  const broken = await startProxy({
+    providerUrl: pair.provider.url,
+    proxy: { clientSecret: 'sandbox_secret_but_wrong' },
+  });
   t.after(() => broken.close());
   const wsMessages: { sessionId: string; text: string }[] = [];
 
@@ -36,11 +39,19 @@ test('leaks no credential into any response or log line during a full flow', asy
   await completeConsumerStep(other.consumerUrl, 'notVerified');
   await pair.provider.notificationsSettled();
   await lookupSession(pair.baseUrl, other.sessionId);
-  await postNotification(await pair.notificationUrl(other.sessionId), successPayload(), { secret: 'whsec_Zm9yZ2VkLXNlY3JldC1mb3JnZWQtc2VjcmV0' });
+  await postNotification(await pair.notificationUrl(other.sessionId), successPayload(), {
+    secret: 'whsec_Zm9yZ2VkLXNlY3JldC1mb3JnZWQtc2VjcmV0',
+  });
   const transaction = await fetch(`${pair.baseUrl}/transactions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
-    body: JSON.stringify({ linkRef, merchantUserId: 'user-42', merchantTransactionId: 'order-1001', amount: '49.99', currency: 'USD' }),
+    body: JSON.stringify({
+      linkRef,
+      merchantUserId: 'user-42',
+      merchantTransactionId: 'order-1001',
+      amount: '49.99',
+      currency: 'USD',
+    }),
   });
   assert.equal(transaction.status, 201);
   await fetch(`${pair.baseUrl}/transactions`, { method: 'POST', headers: { authorization: 'Bearer nope' } });
@@ -68,7 +79,10 @@ test('leaks no credential into any response or log line during a full flow', asy
   for (const secret of forbidden) {
     for (const line of logLines) assert.ok(!line.includes(secret), `log line leaks ${secret.slice(0, 6)}…: ${line}`);
     for (const response of responses) {
-      assert.ok(!response.body.includes(secret), `response to ${response.method} ${response.path} leaks ${secret.slice(0, 6)}…`);
+      assert.ok(
+        !response.body.includes(secret),
+        `response to ${response.method} ${response.path} leaks ${secret.slice(0, 6)}…`,
+      );
     }
     for (const message of wsMessages) assert.ok(!message.text.includes(secret), 'a WebSocket message leaks a secret');
   }
@@ -76,9 +90,13 @@ test('leaks no credential into any response or log line during a full flow', asy
   for (const line of logLines) assert.ok(!line.includes(accountToken), `log line leaks the accountToken: ${line}`);
   for (const line of logLines) assert.ok(!line.includes(linkRef), `log line carries a whole link reference: ${line}`);
   // The browser-facing routes and the WebSocket never carry the token; the page got the reference instead.
-  assert.deepEqual(responses.filter((response) => response.body.includes(accountToken)).map((r) => `${r.method} ${r.path}`), []);
+  assert.deepEqual(
+    responses.filter((response) => response.body.includes(accountToken)).map((r) => `${r.method} ${r.path}`),
+    [],
+  );
   assert.ok(responses.some((response) => response.path === '/obv/sessions/lookup' && response.body.includes(linkRef)));
-  for (const message of wsMessages) assert.ok(!message.text.includes(accountToken), 'a WebSocket message carries the accountToken');
+  for (const message of wsMessages)
+    assert.ok(!message.text.includes(accountToken), 'a WebSocket message carries the accountToken');
   assert.ok(wsMessages.some((message) => message.text.includes(linkRef)));
   assert.ok(wsMessages.every((message) => message.sessionId === sessionId));
 });
@@ -102,7 +120,9 @@ test('fails the harness scan when an accountToken the proxy answered with was al
   await postNotification(await pair.notificationUrl(sessionId), successPayload('acct-must-not-be-logged'));
   const { outcome } = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
   // Only the merchant server's API-key route answers with a token.
-  await fetch(`${pair.baseUrl}/links/${outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+  await fetch(`${pair.baseUrl}/links/${outcome.linkRef}`, {
+    headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+  });
   pair.logs.logger.info('outcome acct-must-not-be-logged');
   await assert.rejects(pair.close(), /secret leak scan failed \(1\):\n {2}acct-m… in log: /);
 });
@@ -111,5 +131,8 @@ test('fails the harness scan when a session id the proxy answered with was logge
   const pair = await startProxyPair();
   const { sessionId } = await pair.startVerification();
   pair.logs.logger.info(`looking at ${sessionId}`);
-  await assert.rejects(pair.close(), new RegExp(`secret leak scan failed \\(1\\):\\n {2}${sessionId.slice(0, 6)}… in log: `));
+  await assert.rejects(
+    pair.close(),
+    new RegExp(`secret leak scan failed \\(1\\):\\n {2}${sessionId.slice(0, 6)}… in log: `),
+  );
 });

@@ -59,10 +59,15 @@ describe('npm start servers', () => {
     const { servers, base } = await startServers({ notificationPublicUrl: 'http://127.0.0.1:2', notificationPort: 0 });
     t.after(() => servers.shutdown());
     const notificationBase = `http://127.0.0.1:${portOf(servers.notificationServer!)}/obv`;
-    const post = (url: string) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const post = (url: string) =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal((await post(`${base}/notifications/abcdefghijklmnopqrstuv`)).status, 404);
     assert.equal((await post(`${notificationBase}/notifications/abcdefghijklmnopqrstuv`)).status, 401);
-    assert.equal((await fetch(`${notificationBase}/verifications`, { method: 'POST' })).status, 404, 'only notifications there');
+    assert.equal(
+      (await fetch(`${notificationBase}/verifications`, { method: 'POST' })).status,
+      404,
+      'only notifications there',
+    );
   });
 
   test('serve metrics only on the metrics listener', async (t) => {
@@ -82,7 +87,13 @@ describe('npm start servers', () => {
     let entered: () => void = () => undefined;
     const inHook = new Promise<void>((resolve) => (entered = resolve));
     const logs = captureLogs('debug');
-    const config = parseProxyConfig({ ...sandboxProxyConfig(provider.url, 'http://127.0.0.1:1'), port: 0, host: '127.0.0.1', shutdownTimeoutMs: 5_000, drainWindowMs: 0 });
+    const config = parseProxyConfig({
+      ...sandboxProxyConfig(provider.url, 'http://127.0.0.1:1'),
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: 5_000,
+      drainWindowMs: 0,
+    });
     let slow = false;
     const servers = await startProxyServers(config, {
       logger: logs.logger,
@@ -98,7 +109,11 @@ describe('npm start servers', () => {
     const origin = `http://127.0.0.1:${portOf(servers.server)}`;
     const base = `${origin}/obv`;
     // No link token: the start waits in the merchant's enrichStart hook.
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ language: 'en' }) };
+    const startBody = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: JSON.stringify({ language: 'en' }),
+    };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
 
@@ -110,7 +125,9 @@ describe('npm start servers', () => {
     assert.equal((await socket.closed).code, 1001);
     await assert.rejects(fetch(`${base}/healthz`), 'no new connections');
     release();
-    const finished = await inFlight.catch((error: Error) => { throw new Error(`in-flight start failed: ${String((error.cause as Error)?.message ?? error)}`); });
+    const finished = await inFlight.catch((error: Error) => {
+      throw new Error(`in-flight start failed: ${String((error.cause as Error)?.message ?? error)}`);
+    });
     assert.equal(finished.status, 201, 'the in-flight start finished');
     await stopped;
     assert.equal(servers.inFlight, 0);
@@ -138,7 +155,10 @@ describe('the credentials, checked once at boot', () => {
   test('wrong ones: one token request, one log line naming the variables, and /readyz 503 without asking again per probe', async (t) => {
     const provider = await startProvider({ port: 0 });
     t.after(() => provider.close());
-    const { servers, logs, base } = await startServers({ clientSecret: 'not-the-sandbox-secret', drainWindowMs: 0 }, provider.url);
+    const { servers, logs, base } = await startServers(
+      { clientSecret: 'not-the-sandbox-secret', drainWindowMs: 0 },
+      provider.url,
+    );
     t.after(() => servers.shutdown());
     await until(() => logs.find('credentials refused').length > 0, 'the refusal is logged');
     const [line] = logs.find('credentials refused');
@@ -150,7 +170,11 @@ describe('the credentials, checked once at boot', () => {
       assert.deepEqual(await ready.json(), { status: 'unavailable', sessionStore: 'ok', credentials: 'refused' });
     }
     assert.equal(provider.stats.tokenRequests, 1, 'one token request, none per probe');
-    assert.equal(logs.records().filter((record) => String(record.msg).startsWith('credentials ')).length, 1, 'one log line');
+    assert.equal(
+      logs.records().filter((record) => String(record.msg).startsWith('credentials ')).length,
+      1,
+      'one log line',
+    );
     assert.equal((await fetch(`${base}/healthz`)).status, 200, 'alive all the same');
   });
 
@@ -163,7 +187,11 @@ describe('the credentials, checked once at boot', () => {
     const ready = await fetch(`${base}/readyz`);
     assert.equal(ready.status, 200);
     assert.deepEqual(await ready.json(), { status: 'ready', sessionStore: 'ok', credentials: 'accepted' });
-    const start = await fetch(`${base}/verifications`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ linkToken: await linkToken(servers) }) });
+    const start = await fetch(`${base}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: JSON.stringify({ linkToken: await linkToken(servers) }),
+    });
     assert.equal(start.status, 201);
     assert.equal(provider.stats.tokenRequests, 1);
   });
@@ -184,7 +212,11 @@ describe('the drain window', () => {
     t.after(() => provider.close());
     const { servers, base } = await startServers({ drainWindowMs: 1_500 }, provider.url);
     t.after(() => servers.shutdown());
-    const startBody = { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' }, body: JSON.stringify({ linkToken: await linkToken(servers) }) };
+    const startBody = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://127.0.0.1:1' },
+      body: JSON.stringify({ linkToken: await linkToken(servers) }),
+    };
     const first = (await (await fetch(`${base}/verifications`, startBody)).json()) as { sessionId: string };
     const socket = await subscribedRelay(`${base.replace(/^http/, 'ws')}/ws`, 'http://127.0.0.1:1', first.sessionId);
     assert.equal((await fetch(`${base}/readyz`)).status, 200);
@@ -195,8 +227,15 @@ describe('the drain window', () => {
     assert.equal(ready.status, 503, 'not ready as soon as the shutdown begins');
     assert.deepEqual(await ready.json(), { status: 'draining' });
     assert.equal((await fetch(`${base}/healthz`)).status, 200, 'still alive');
-    assert.equal((await fetch(`${base}/verifications`, startBody)).status, 201, 'a shopper the balancer still sends is served');
-    const closedEarly = await Promise.race([socket.closed.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 300))]);
+    assert.equal(
+      (await fetch(`${base}/verifications`, startBody)).status,
+      201,
+      'a shopper the balancer still sends is served',
+    );
+    const closedEarly = await Promise.race([
+      socket.closed.then(() => true),
+      new Promise((resolve) => setTimeout(() => resolve(false), 300)),
+    ]);
     assert.equal(closedEarly, false, 'open WebSockets stay open during the window');
 
     await stopped;
@@ -221,13 +260,19 @@ describe('npm start (proxy/cli.ts) process', () => {
 
   test('binds HOST, and exits 0 soon after SIGTERM with a WebSocket open', async () => {
     const env = {
-      ...Object.fromEntries(Object.entries(sandboxProxyConfig('http://127.0.0.1:9', 'http://127.0.0.1:1')).flatMap(([key, value]) => {
-        const names: Record<string, string> = {
-          baseUrl: 'OBV_BASE_URL', clientId: 'OBV_CLIENT_ID', clientSecret: 'OBV_CLIENT_SECRET', publicUrl: 'OBV_PUBLIC_URL',
-          webhookSecret: 'OBV_WEBHOOK_SECRET', merchantId: 'OBV_MERCHANT_ID',
-        };
-        return names[key] ? [[names[key], String(value)]] : [];
-      })),
+      ...Object.fromEntries(
+        Object.entries(sandboxProxyConfig('http://127.0.0.1:9', 'http://127.0.0.1:1')).flatMap(([key, value]) => {
+          const names: Record<string, string> = {
+            baseUrl: 'OBV_BASE_URL',
+            clientId: 'OBV_CLIENT_ID',
+            clientSecret: 'OBV_CLIENT_SECRET',
+            publicUrl: 'OBV_PUBLIC_URL',
+            webhookSecret: 'OBV_WEBHOOK_SECRET',
+            merchantId: 'OBV_MERCHANT_ID',
+          };
+          return names[key] ? [[names[key], String(value)]] : [];
+        }),
+      ),
       OBV_SANDBOX: 'true',
       HOST: '127.0.0.1',
       PORT: '0',
@@ -236,8 +281,13 @@ describe('npm start (proxy/cli.ts) process', () => {
     };
     const { child, stdout } = runCli(env);
     try {
-      for (let i = 0; i < 200 && !stdout().includes('listening'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-      const line = JSON.parse(stdout().split('\n').find((l) => l.includes('listening')) ?? '{}') as { url?: string };
+      for (let i = 0; i < 200 && !stdout().includes('listening'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      const line = JSON.parse(
+        stdout()
+          .split('\n')
+          .find((l) => l.includes('listening')) ?? '{}',
+      ) as { url?: string };
       assert.match(line.url ?? '', /^http:\/\/127\.0\.0\.1:\d+\/obv$/);
       const socket = await connectRelay(`${line.url!.replace(/^http/, 'ws')}/ws`, { origin: 'http://127.0.0.1:1' });
       const started = Date.now();

@@ -3,7 +3,12 @@
 // notification; any other store failure stays a plain 500. Runs without Redis.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { MemoryResultBus, SessionBackendUnavailableError, type SessionEvent, type SessionStore } from '../../../proxy/index.ts';
+import {
+  MemoryResultBus,
+  SessionBackendUnavailableError,
+  type SessionEvent,
+  type SessionStore,
+} from '../../../proxy/index.ts';
 import { MemorySessionStore } from '../../../proxy/storage/memory/session-store.ts';
 import { startProxyPair, startProxyPairWithBackend, storageWith, type ProxyPair } from '../../helpers/proxy-harness.ts';
 import { subscribedRelay } from '../../helpers/relay-client.ts';
@@ -30,7 +35,9 @@ describe('session store unavailable', () => {
   const memory = new MemorySessionStore();
 
   before(async () => {
-    pair = await startProxyPair({ proxy: { backend: storageWith({ sessionStore: failingWhile(memory, () => failure) }) } });
+    pair = await startProxyPair({
+      proxy: { backend: storageWith({ sessionStore: failingWhile(memory, () => failure) }) },
+    });
   });
   after(async () => {
     await pair.close();
@@ -53,7 +60,10 @@ describe('session store unavailable', () => {
     const url = await pair.notificationUrl(sessionId);
     failure = new SessionBackendUnavailableError('store down for the test');
     try {
-      await expect503(await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body }), 'notification');
+      await expect503(
+        await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body }),
+        'notification',
+      );
     } finally {
       failure = undefined;
     }
@@ -114,7 +124,7 @@ describe('result bus unavailable after the outcome was stored', () => {
     }
   }
 
-  test('does not acknowledge the notification, and the provider\'s retry delivers the stored outcome once', async (t) => {
+  test("does not acknowledge the notification, and the provider's retry delivers the stored outcome once", async (t) => {
     const store = new MemorySessionStore();
     const bus = new FlakyBus();
     const pair = await startProxyPairWithBackend(t, { sessionStore: store, resultBus: bus });
@@ -132,7 +142,11 @@ describe('result bus unavailable after the outcome was stored', () => {
     assert.equal(retry.status, 200);
     const result = await client.next((message) => message.type === 'result');
     assert.equal((result.outcome as { status: string }).status, 'success');
-    assert.equal(JSON.stringify(result).includes('acct-bus-outage'), false, 'the relayed result carries no accountToken');
+    assert.equal(
+      JSON.stringify(result).includes('acct-bus-outage'),
+      false,
+      'the relayed result carries no accountToken',
+    );
     await client.closed;
     assert.equal(client.messages.filter((message) => message.type === 'result').length, 1);
   });

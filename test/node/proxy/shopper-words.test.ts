@@ -35,27 +35,47 @@ describe('shopper words', () => {
   });
 
   test('swaps the label’s English type word for the shopper’s and never repeats it', () => {
-    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'es'), { displayLabel: 'Corriente ••••4321', spokenLabel: 'Cuenta corriente terminada en 4321' });
-    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'en'), { displayLabel: 'Checking ••••4321', spokenLabel: 'Checking ending in 4321' });
-    assert.deepEqual(accountWords('Savings ****9876', 'savings', undefined), { displayLabel: 'Savings ****9876', spokenLabel: 'Savings ending in 9876' });
+    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'es'), {
+      displayLabel: 'Corriente ••••4321',
+      spokenLabel: 'Cuenta corriente terminada en 4321',
+    });
+    assert.deepEqual(accountWords('Checking ••••4321', 'CHECKING', 'en'), {
+      displayLabel: 'Checking ••••4321',
+      spokenLabel: 'Checking ending in 4321',
+    });
+    assert.deepEqual(accountWords('Savings ****9876', 'savings', undefined), {
+      displayLabel: 'Savings ****9876',
+      spokenLabel: 'Savings ending in 9876',
+    });
   });
 
   test('adds the type word to a label without one, and keeps an unknown type as the provider wrote it', () => {
     // Spanish that agrees: "Cuenta de ahorros terminada en…", not "Ahorros terminada en…".
-    assert.deepEqual(accountWords('••••4321', 'SAVINGS', 'es'), { displayLabel: '••••4321 · Ahorros', spokenLabel: 'Cuenta de ahorros terminada en 4321' });
-    assert.deepEqual(accountWords('Savings ••••8765', 'SAVINGS', 'es'), { displayLabel: 'Ahorros ••••8765', spokenLabel: 'Cuenta de ahorros terminada en 8765' });
-    assert.deepEqual(accountWords('Money Market ••••1111', 'MONEY_MARKET', 'en'), { displayLabel: 'Money Market ••••1111 · MONEY_MARKET', spokenLabel: 'Money Market ending in 1111, MONEY_MARKET' });
+    assert.deepEqual(accountWords('••••4321', 'SAVINGS', 'es'), {
+      displayLabel: '••••4321 · Ahorros',
+      spokenLabel: 'Cuenta de ahorros terminada en 4321',
+    });
+    assert.deepEqual(accountWords('Savings ••••8765', 'SAVINGS', 'es'), {
+      displayLabel: 'Ahorros ••••8765',
+      spokenLabel: 'Cuenta de ahorros terminada en 8765',
+    });
+    assert.deepEqual(accountWords('Money Market ••••1111', 'MONEY_MARKET', 'en'), {
+      displayLabel: 'Money Market ••••1111 · MONEY_MARKET',
+      spokenLabel: 'Money Market ending in 1111, MONEY_MARKET',
+    });
     assert.deepEqual(accountWords('My account', '', 'en'), { displayLabel: 'My account', spokenLabel: 'My account' });
   });
 
   // Issue 42's words, in both languages.
-  test('the bank step\'s words name the bank\'s page, never a tab (a phone or an app\'s browser has none)', () => {
+  test("the bank step's words name the bank's page, never a tab (a phone or an app's browser has none)", () => {
     for (const lang of ['en', 'es'] as const) {
-      for (const [key, words] of Object.entries(BANK_STEP_WORDS[lang])) assert.doesNotMatch(words, /\btab\b|pestaña/i, `${lang}.${key}`);
+      for (const [key, words] of Object.entries(BANK_STEP_WORDS[lang]))
+        assert.doesNotMatch(words, /\btab\b|pestaña/i, `${lang}.${key}`);
     }
     assert.equal(BANK_STEP_WORDS.en.showTab, 'Go to your bank');
     assert.equal(BANK_STEP_WORDS.es.showTab, 'Ir a tu banco');
-    for (const lang of ['en', 'es'] as const) assert.doesNotMatch(hostedPageText(lang).explainer, /\btab\b|pestaña|opens|se abre/i, lang);
+    for (const lang of ['en', 'es'] as const)
+      assert.doesNotMatch(hostedPageText(lang).explainer, /\btab\b|pestaña|opens|se abre/i, lang);
   });
 
   test('an expired bank session says why and that nothing was charged', () => {
@@ -73,11 +93,17 @@ describe('shopper words', () => {
 
   test('a reconnect that linked another account says so plainly, in one tense, in English and Spanish', () => {
     const different = { reconnect: { accountId: 'sa_1', differentAccount: true } };
-    assert.equal(savingNote(different, 'en'), 'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.');
-    assert.equal(savingNote(different, 'es'), 'Esta no es la cuenta que ibas a reconectar: se usará solo para esta compra, y la otra todavía necesita reconectarse.');
+    assert.equal(
+      savingNote(different, 'en'),
+      'This isn’t the account you were reconnecting: it will be used for this purchase only, and the other one still needs reconnecting.',
+    );
+    assert.equal(
+      savingNote(different, 'es'),
+      'Esta no es la cuenta que ibas a reconectar: se usará solo para esta compra, y la otra todavía necesita reconectarse.',
+    );
   });
 
-  test('US spelling in the hosted pages\' words', () => {
+  test("US spelling in the hosted pages' words", () => {
     assert.equal(hostedPageText('en').unknownTitle, 'Link not recognized');
   });
 });

@@ -24,13 +24,17 @@ describe('WebSocket caps', () => {
     });
     for (let i = 0; i < 60; i++) clients.push(await connectRelay(pair.wsUrl, { origin: pair.origin }));
     const closes = await Promise.all(clients.slice(10).map((client) => client.closed));
-    assert.ok(closes.every((close) => close.code === 1013), JSON.stringify(closes.slice(0, 3)));
+    assert.ok(
+      closes.every((close) => close.code === 1013),
+      JSON.stringify(closes.slice(0, 3)),
+    );
     assert.equal(await openSockets(pair), 10);
     assert.equal((await fetch(`${pair.baseUrl}/healthz`)).status, 200);
     // A socket freed is a socket available again.
     clients[0]!.close();
     await clients[0]!.closed;
-    for (let i = 0; i < 50 && (await openSockets(pair)) !== 9; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 50 && (await openSockets(pair)) !== 9; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
     const again = await connectRelay(pair.wsUrl, { origin: pair.origin });
     clients.push(again);
     const early = await Promise.race([again.closed, new Promise((resolve) => setTimeout(() => resolve('open'), 100))]);
@@ -46,7 +50,10 @@ describe('WebSocket caps', () => {
     });
     for (let i = 0; i < 8; i++) clients.push(await connectRelay(pair.wsUrl, { origin: pair.origin }));
     const closes = await Promise.all(clients.slice(5).map((client) => client.closed));
-    assert.deepEqual(closes.map((close) => close.code), [1013, 1013, 1013]);
+    assert.deepEqual(
+      closes.map((close) => close.code),
+      [1013, 1013, 1013],
+    );
     assert.equal(await openSockets(pair), 5);
   });
 

@@ -13,15 +13,25 @@ import { eventually } from '../redis/support.ts';
 
 /** `store` whose writes (reads go on working, as on a full disk) reject while `full()` says so. */
 function fullWhile(store: SessionStore, full: () => boolean): SessionStore {
-  const writes = new Set(['create', 'settle', 'markReturned', 'claimIdempotencyKey', 'completeIdempotencyKey', 'releaseIdempotencyKey', 'mark', 'unmark']);
+  const writes = new Set([
+    'create',
+    'settle',
+    'markReturned',
+    'claimIdempotencyKey',
+    'completeIdempotencyKey',
+    'releaseIdempotencyKey',
+    'mark',
+    'unmark',
+  ]);
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
       if (!writes.has(String(property))) return (value as (...a: unknown[]) => unknown).bind(target);
-      return (...args: unknown[]) => full()
-        ? Promise.reject(new StorageFullError('/srv/obv-link-data', 4_096))
-        : (value as (...a: unknown[]) => unknown).apply(target, args);
+      return (...args: unknown[]) =>
+        full()
+          ? Promise.reject(new StorageFullError('/srv/obv-link-data', 4_096))
+          : (value as (...a: unknown[]) => unknown).apply(target, args);
     },
   });
 }
@@ -72,7 +82,11 @@ describe('storage full', () => {
     const back = await eventually(() => pair.logs.find('storage takes writes again')[0], 5_000);
     assert.deepEqual(back.refused, { requests: 3, readinessProbes: 1 });
     const during = pair.logs.records().slice(linesBefore);
-    assert.deepEqual(during.filter((record) => Number(record.level) >= 40).map((record) => record.msg), [started!.msg], 'no line per request, no stack');
+    assert.deepEqual(
+      during.filter((record) => Number(record.level) >= 40).map((record) => record.msg),
+      [started!.msg],
+      'no line per request, no stack',
+    );
 
     const retry = await fetch(url, { method: 'POST', headers: notification.headers, body: notification.body });
     assert.equal(retry.status, 200);

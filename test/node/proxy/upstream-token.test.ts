@@ -50,10 +50,11 @@ async function scriptedServer(handler: http.RequestListener) {
     get requests() {
       return requests;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -61,7 +62,15 @@ describe('token manager against the sandbox', () => {
   let provider: RunningProvider;
   const logs = captureLogs();
   const manager = (overrides: Partial<TokenManagerOptions> = {}) =>
-    new TokenManager({ baseUrl: provider.url, ...SANDBOX_CLIENT, scope: 'obv/token-request', timeoutMs: 2_000, retryDelayMs: 10, logger: logs.logger, ...overrides });
+    new TokenManager({
+      baseUrl: provider.url,
+      ...SANDBOX_CLIENT,
+      scope: 'obv/token-request',
+      timeoutMs: 2_000,
+      retryDelayMs: 10,
+      logger: logs.logger,
+      ...overrides,
+    });
 
   before(async () => {
     provider = await startProvider({ port: 0 });
@@ -120,21 +129,35 @@ describe('token manager against the sandbox', () => {
 
   test('reports a wrong secret as invalid_client, naming the variables and never the secret', async () => {
     const secret = 'definitely-wrong-secret';
-    const error = await manager({ clientSecret: secret }).getToken().then(() => assert.fail('expected a token error'), (e: unknown) => e);
+    const error = await manager({ clientSecret: secret })
+      .getToken()
+      .then(
+        () => assert.fail('expected a token error'),
+        (e: unknown) => e,
+      );
     assert.ok(error instanceof TokenError);
     assert.equal(error.code, 'invalid_client');
     assert.match(error.message, /the configured OBV_CLIENT_ID\/OBV_CLIENT_SECRET were rejected/);
-    assert.match(error.message, new RegExp(`^POST ${provider.url}/exp/auth/mint/v1/oauth2/token\\?grant_type=client_credentials`));
+    assert.match(
+      error.message,
+      new RegExp(`^POST ${provider.url}/exp/auth/mint/v1/oauth2/token\\?grant_type=client_credentials`),
+    );
     assert.ok(!error.message.includes(secret));
     assert.ok(error.cause instanceof HTTPError);
   });
 
   test('reports a revoked client as invalid_grant', async () => {
-    await assert.rejects(manager({ clientId: 'revoked_client', clientSecret: 'revoked_secret' }).getToken(), tokenError('invalid_grant'));
+    await assert.rejects(
+      manager({ clientId: 'revoked_client', clientSecret: 'revoked_secret' }).getToken(),
+      tokenError('invalid_grant'),
+    );
   });
 
   test('reports a client not allowed this service as unauthorized_client', async () => {
-    await assert.rejects(manager({ clientId: 'limited_client', clientSecret: 'limited_secret' }).getToken(), tokenError('unauthorized_client'));
+    await assert.rejects(
+      manager({ clientId: 'limited_client', clientSecret: 'limited_secret' }).getToken(),
+      tokenError('unauthorized_client'),
+    );
   });
 
   test('reports a wrong scope as invalid_request', async () => {
@@ -166,12 +189,21 @@ describe('token manager against the sandbox', () => {
   test('refreshes after the provider expired every token, for endpoint 4 too', async () => {
     const tokens = manager();
     const verifications = createVerificationClient({ baseUrl: provider.url, tokens, timeoutMs: 2_000 });
-    const transactions = createTransactionClient({ gatewayUrl: provider.url, tokens, timeoutMs: 2_000, pgwAppId: 'sandbox-app', pgwClientId: 'sandbox_client' });
+    const transactions = createTransactionClient({
+      gatewayUrl: provider.url,
+      tokens,
+      timeoutMs: 2_000,
+      pgwAppId: 'sandbox-app',
+      pgwClientId: 'sandbox_client',
+    });
     await verifications.start(REQUEST);
     provider.expireTokens();
     const before = provider.stats.tokenRequests;
     const result = await transactions.submit({
-      product: 'ACH', countryCode: 'US', merchant: { merchantId: 'm-1', merchantTransactionId: 't-9', merchantUserId: 'u-1' }, accountToken: 'unknown-token',
+      product: 'ACH',
+      countryCode: 'US',
+      merchant: { merchantId: 'm-1', merchantTransactionId: 't-9', merchantUserId: 'u-1' },
+      accountToken: 'unknown-token',
     });
     assert.equal(result.status, 422); // the provider's own verdict on an unknown accountToken, passed through
     assert.equal(provider.stats.tokenRequests - before, 1);
@@ -192,11 +224,22 @@ describe('upstream answers the sandbox never gives', () => {
   ] as const) {
     test(`types an RFC 6749 ${code} answer as a TokenError with code ${typed}`, async (t) => {
       const server = await scriptedServer((_req, res) => {
-        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: code, error_description: `because ${code}` }));
+        res
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: code, error_description: `because ${code}` }));
       });
       t.after(() => server.close());
-      const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
-      const error = await tokens.getToken().then(() => assert.fail('expected an error'), (e: unknown) => e);
+      const tokens = new TokenManager({
+        baseUrl: server.url,
+        ...SANDBOX_CLIENT,
+        scope: 's',
+        timeoutMs: 1_000,
+        logger: logs.logger,
+      });
+      const error = await tokens.getToken().then(
+        () => assert.fail('expected an error'),
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof TokenError && error.code === typed, `got ${String(error)}`);
       assert.equal(error.sentCode, code);
       assert.match((error as Error).message, new RegExp(`provider said: because ${code}`));
@@ -207,15 +250,26 @@ describe('upstream answers the sandbox never gives', () => {
   test('retries endpoint 2 only once when every bearer is refused, then reports the 401', async (t) => {
     const server = await scriptedServer((req, res) => {
       if (req.url?.startsWith('/exp/auth')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${Math.random()}`, expires_in: 3600, token_type: 'Bearer' }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: `tok-${Math.random()}`, expires_in: 3600, token_type: 'Bearer' }));
         return;
       }
       res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
     });
     t.after(() => server.close());
-    const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
+    const tokens = new TokenManager({
+      baseUrl: server.url,
+      ...SANDBOX_CLIENT,
+      scope: 's',
+      timeoutMs: 1_000,
+      logger: logs.logger,
+    });
     const client = createVerificationClient({ baseUrl: server.url, tokens, timeoutMs: 1_000 });
-    const error = await client.start(REQUEST).then(() => assert.fail('expected an error'), (e: unknown) => e);
+    const error = await client.start(REQUEST).then(
+      () => assert.fail('expected an error'),
+      (e: unknown) => e,
+    );
     assert.ok(error instanceof UpstreamHttpError);
     assert.equal(error.status, 401);
     assert.equal(server.requests, 4, 'two token requests and two verification requests');
@@ -224,19 +278,38 @@ describe('upstream answers the sandbox never gives', () => {
   test('sends the token request as docs/UPSTREAM.md#endpoint-1-token says: POST, Basic credentials, grant_type and scope in the query', async (t) => {
     let seen: { method?: string; url?: string; authorization?: string; contentType?: string } = {};
     const server = await scriptedServer((req, res) => {
-      seen = { method: req.method, url: req.url, authorization: req.headers.authorization, contentType: req.headers['content-type'] };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'tok', expires_in: 3600, token_type: 'Bearer' }));
+      seen = {
+        method: req.method,
+        url: req.url,
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+      };
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: 'tok', expires_in: 3600, token_type: 'Bearer' }));
     });
     t.after(() => server.close());
-    const tokens = new TokenManager({ baseUrl: `${server.url}/`, clientId: 'id:with colon', clientSecret: 's3cr3t/+', scope: 'obv/token-request', timeoutMs: 1_000, logger: logs.logger });
+    const tokens = new TokenManager({
+      baseUrl: `${server.url}/`,
+      clientId: 'id:with colon',
+      clientSecret: 's3cr3t/+',
+      scope: 'obv/token-request',
+      timeoutMs: 1_000,
+      logger: logs.logger,
+    });
     assert.equal(await tokens.getToken(), 'tok');
     assert.equal(seen.method, 'POST');
     const url = new URL(seen.url ?? '', server.url);
     assert.equal(url.pathname, '/exp/auth/mint/v1/oauth2/token');
-    assert.deepEqual(Object.fromEntries(url.searchParams), { grant_type: 'client_credentials', scope: 'obv/token-request' });
+    assert.deepEqual(Object.fromEntries(url.searchParams), {
+      grant_type: 'client_credentials',
+      scope: 'obv/token-request',
+    });
     assert.equal(seen.contentType, 'application/x-www-form-urlencoded');
     // RFC 6749 §2.3.1: each part form-urlencoded, then Basic.
-    const [user, password] = Buffer.from((seen.authorization ?? '').replace(/^Basic /, ''), 'base64').toString('utf8').split(':');
+    const [user, password] = Buffer.from((seen.authorization ?? '').replace(/^Basic /, ''), 'base64')
+      .toString('utf8')
+      .split(':');
     assert.equal(decodeURIComponent(user!), 'id:with colon');
     assert.equal(decodeURIComponent(password!), 's3cr3t/+');
   });
@@ -245,18 +318,40 @@ describe('upstream answers the sandbox never gives', () => {
     let transactionRequests = 0;
     const server = await scriptedServer((req, res) => {
       if (req.url?.startsWith('/exp/auth')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: `tok-${Math.random()}`, expires_in: 3600, token_type: 'Bearer' }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: `tok-${Math.random()}`, expires_in: 3600, token_type: 'Bearer' }));
         return;
       }
       transactionRequests++;
       res.writeHead(401, { 'content-type': 'application/problem+json' }).end('{"status":401}');
     });
     t.after(() => server.close());
-    const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
-    const transactions = createTransactionClient({ gatewayUrl: server.url, tokens, timeoutMs: 1_000, pgwAppId: 'app', pgwClientId: 'client' });
-    const error = await transactions.submit({
-      product: 'ACH', countryCode: 'US', merchant: { merchantId: 'm-1', merchantTransactionId: 't-1' }, accountToken: 'acct',
-    }).then(() => assert.fail('expected an error'), (e: unknown) => e);
+    const tokens = new TokenManager({
+      baseUrl: server.url,
+      ...SANDBOX_CLIENT,
+      scope: 's',
+      timeoutMs: 1_000,
+      logger: logs.logger,
+    });
+    const transactions = createTransactionClient({
+      gatewayUrl: server.url,
+      tokens,
+      timeoutMs: 1_000,
+      pgwAppId: 'app',
+      pgwClientId: 'client',
+    });
+    const error = await transactions
+      .submit({
+        product: 'ACH',
+        countryCode: 'US',
+        merchant: { merchantId: 'm-1', merchantTransactionId: 't-1' },
+        accountToken: 'acct',
+      })
+      .then(
+        () => assert.fail('expected an error'),
+        (e: unknown) => e,
+      );
     assert.ok(error instanceof UpstreamHttpError);
     assert.equal(error.status, 401);
     assert.equal(transactionRequests, 2, 'the first attempt and one retry with a fresh token');
@@ -266,15 +361,26 @@ describe('upstream answers the sandbox never gives', () => {
   test('does not retry a 503 from endpoint 2 (the verification may exist)', async (t) => {
     const server = await scriptedServer((req, res) => {
       if (req.url?.startsWith('/exp/auth')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: 'tok', expires_in: 3600, token_type: 'Bearer' }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ access_token: 'tok', expires_in: 3600, token_type: 'Bearer' }));
         return;
       }
       res.writeHead(503).end();
     });
     t.after(() => server.close());
-    const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
+    const tokens = new TokenManager({
+      baseUrl: server.url,
+      ...SANDBOX_CLIENT,
+      scope: 's',
+      timeoutMs: 1_000,
+      logger: logs.logger,
+    });
     const client = createVerificationClient({ baseUrl: server.url, tokens, timeoutMs: 1_000 });
-    await assert.rejects(client.start(REQUEST), (error: unknown) => error instanceof UpstreamHttpError && error.status === 503);
+    await assert.rejects(
+      client.start(REQUEST),
+      (error: unknown) => error instanceof UpstreamHttpError && error.status === 503,
+    );
     assert.equal(server.requests, 2);
   });
 
@@ -286,7 +392,13 @@ describe('upstream answers the sandbox never gives', () => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     });
     t.after(() => server.close());
-    const tokens = new TokenManager({ baseUrl: server.url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, logger: logs.logger });
+    const tokens = new TokenManager({
+      baseUrl: server.url,
+      ...SANDBOX_CLIENT,
+      scope: 's',
+      timeoutMs: 1_000,
+      logger: logs.logger,
+    });
     const client = createVerificationClient({ baseUrl: server.url, tokens, timeoutMs: 1_000 });
     await assert.rejects(client.start(REQUEST), /unexpected response from the provider: .*consumerUrl/);
   });
@@ -295,7 +407,17 @@ describe('upstream answers the sandbox never gives', () => {
     const server = await scriptedServer((_req, res) => res.end());
     const url = server.url;
     await server.close();
-    const tokens = new TokenManager({ baseUrl: url, ...SANDBOX_CLIENT, scope: 's', timeoutMs: 1_000, retryDelayMs: 1, logger: logs.logger });
-    await assert.rejects(tokens.getToken(), (error: unknown) => error instanceof UpstreamUnreachableError && /ECONNREFUSED/.test(error.message));
+    const tokens = new TokenManager({
+      baseUrl: url,
+      ...SANDBOX_CLIENT,
+      scope: 's',
+      timeoutMs: 1_000,
+      retryDelayMs: 1,
+      logger: logs.logger,
+    });
+    await assert.rejects(
+      tokens.getToken(),
+      (error: unknown) => error instanceof UpstreamUnreachableError && /ECONNREFUSED/.test(error.message),
+    );
   });
 });

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import type { VerificationDraft } from '../../../proxy/index.ts';
-import { draftWithPurchase, PURCHASE, startProxy, startProxyPair, type ProxyPair, type RunningProxy } from '../../helpers/proxy-harness.ts';
+import {
+  draftWithPurchase,
+  PURCHASE,
+  startProxy,
+  startProxyPair,
+  type ProxyPair,
+  type RunningProxy,
+} from '../../helpers/proxy-harness.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
 
 interface Problem {
@@ -22,7 +29,11 @@ async function post(base: string, body: unknown, headers: Record<string, string>
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();
-  return { response, status: response.status, json: text ? (JSON.parse(text) as Problem & Record<string, unknown>) : undefined };
+  return {
+    response,
+    status: response.status,
+    json: text ? (JSON.parse(text) as Problem & Record<string, unknown>) : undefined,
+  };
 }
 
 describe('starting verifications', () => {
@@ -34,7 +45,9 @@ describe('starting verifications', () => {
 
   test('sends the upstream request with trusted merchant data and per-session URLs', async () => {
     const { sessionId } = await pair.startVerification({ merchantTransactionId: 'order-trusted' });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-trusted');
+    const verification = [...pair.provider.state.verifications.values()].find(
+      (v) => v.request.merchant.merchantTransactionId === 'order-trusted',
+    );
     assert.ok(verification);
     const { request } = verification;
     assert.equal(request.countryCode, 'US');
@@ -42,28 +55,43 @@ describe('starting verifications', () => {
     assert.equal(request.merchant.merchantSubId, 'sub-1');
     assert.equal(request.merchant.merchantUserId, 'user-42');
     assert.equal(request.merchant.returnURL, await pair.returnUrl(sessionId));
-    assert.ok(!request.merchant.returnURL?.includes(sessionId), 'the return URL carries a separate reference, never the session id');
+    assert.ok(
+      !request.merchant.returnURL?.includes(sessionId),
+      'the return URL carries a separate reference, never the session id',
+    );
     assert.equal(request.merchant.notificationURL, await pair.notificationUrl(sessionId));
-    assert.ok(!request.merchant.notificationURL?.includes(sessionId), 'the notification URL carries a separate reference');
+    assert.ok(
+      !request.merchant.notificationURL?.includes(sessionId),
+      'the notification URL carries a separate reference',
+    );
     assert.equal(request.transaction.product, 'ACH');
     assert.equal(request.transaction.originatorIp, '127.0.0.1');
     assert.deepEqual(request.consumer, PURCHASE.consumer);
   });
 
   test('names every invalid field in a 400 problem', async () => {
-    const { status, json, response } = await post(pair.baseUrl, { linkToken: 'lt_short', consent: 'v 1', amount: '12.345' });
+    const { status, json, response } = await post(pair.baseUrl, {
+      linkToken: 'lt_short',
+      consent: 'v 1',
+      amount: '12.345',
+    });
     assert.equal(status, 400);
     assert.equal(response.headers.get('content-type'), 'application/problem+json; charset=utf-8');
     assert.equal(json?.type, 'urn:obv-link:problem:validation');
     assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consent', 'linkToken']);
     const language = await post(pair.baseUrl, { language: '!!' });
-    assert.deepEqual(language.json?.errors?.map((e) => e.path), ['language']);
+    assert.deepEqual(
+      language.json?.errors?.map((e) => e.path),
+      ['language'],
+    );
   });
 
-  test('sends the link session\'s consumer when no enrichStart hook is set (npm start)', async () => {
+  test("sends the link session's consumer when no enrichStart hook is set (npm start)", async () => {
     const consumer = { firstName: 'Grace', lastName: 'Hopper', email: 'grace@example.com' };
     await pair.startVerification({ merchantTransactionId: 'order-session-consumer', consumer });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-session-consumer');
+    const verification = [...pair.provider.state.verifications.values()].find(
+      (v) => v.request.merchant.merchantTransactionId === 'order-session-consumer',
+    );
     assert.deepEqual(verification?.request.consumer, consumer);
   });
 
@@ -74,12 +102,19 @@ describe('starting verifications', () => {
   });
 
   test('rejects a non-JSON content type with 415', async () => {
-    const response = await fetch(`${pair.baseUrl}/verifications`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    const response = await fetch(`${pair.baseUrl}/verifications`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'hello',
+    });
     assert.equal(response.status, 415);
   });
 
   test('rejects an oversize body with 413', async () => {
-    const { status, json } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession(), padding: 'x'.repeat(20_000) });
+    const { status, json } = await post(pair.baseUrl, {
+      linkToken: await pair.createLinkSession(),
+      padding: 'x'.repeat(20_000),
+    });
     assert.equal(status, 413);
     assert.equal(json?.status, 413);
   });
@@ -98,21 +133,35 @@ describe('starting verifications', () => {
   test('makes one upstream verification for concurrent requests with the same key', async () => {
     const body = { linkToken: await pair.createLinkSession() };
     const before = pair.provider.stats.verificationRequests;
-    const results = await Promise.all(Array.from({ length: 10 }, () => post(pair.baseUrl, body, { 'idempotency-key': 'concurrent-1' })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => post(pair.baseUrl, body, { 'idempotency-key': 'concurrent-1' })),
+    );
     assert.ok(results.every((r) => r.status === 201));
     assert.equal(new Set(results.map((r) => r.json?.sessionId)).size, 1);
     assert.equal(pair.provider.stats.verificationRequests - before, 1);
   });
 
   test('lets a key be used again after the start with it failed', async () => {
-    const failed = await post(pair.baseUrl, { linkToken: `lt_${'A'.repeat(32)}` }, { 'idempotency-key': 'retry-after-fail' });
+    const failed = await post(
+      pair.baseUrl,
+      { linkToken: `lt_${'A'.repeat(32)}` },
+      { 'idempotency-key': 'retry-after-fail' },
+    );
     assert.equal(failed.status, 404);
-    const ok = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { 'idempotency-key': 'retry-after-fail' });
+    const ok = await post(
+      pair.baseUrl,
+      { linkToken: await pair.createLinkSession() },
+      { 'idempotency-key': 'retry-after-fail' },
+    );
     assert.equal(ok.status, 201);
   });
 
   test('rejects a malformed Idempotency-Key naming the header', async () => {
-    const { status, json } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { 'idempotency-key': 'x'.repeat(300) });
+    const { status, json } = await post(
+      pair.baseUrl,
+      { linkToken: await pair.createLinkSession() },
+      { 'idempotency-key': 'x'.repeat(300) },
+    );
     assert.equal(status, 400);
     assert.equal(json?.errors?.[0]?.path, 'Idempotency-Key');
   });
@@ -120,7 +169,11 @@ describe('starting verifications', () => {
   test('answers a CORS preflight from an allowed origin', async () => {
     const response = await fetch(`${pair.baseUrl}/verifications`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type,idempotency-key' },
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,idempotency-key',
+      },
     });
     assert.equal(response.status, 204);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
@@ -128,7 +181,11 @@ describe('starting verifications', () => {
   });
 
   test('allows a start from an allowed cross origin', async () => {
-    const { status, response } = await post(pair.baseUrl, { linkToken: await pair.createLinkSession() }, { origin: 'https://shop.example' });
+    const { status, response } = await post(
+      pair.baseUrl,
+      { linkToken: await pair.createLinkSession() },
+      { origin: 'https://shop.example' },
+    );
     assert.equal(status, 201);
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://shop.example');
   });
@@ -136,7 +193,11 @@ describe('starting verifications', () => {
   test('refuses a disallowed origin with a 403 the page can read, and starts nothing', async () => {
     const linkToken = await pair.createLinkSession();
     const before = pair.provider.stats.verificationRequests;
-    const { status, response, json: body } = await post(pair.baseUrl, { linkToken }, { origin: 'https://evil.example' });
+    const {
+      status,
+      response,
+      json: body,
+    } = await post(pair.baseUrl, { linkToken }, { origin: 'https://evil.example' });
     assert.equal(status, 403);
     // Readable by the page (so the element can say why), but nothing was started.
     assert.equal(response.headers.get('access-control-allow-origin'), 'https://evil.example');
@@ -153,7 +214,7 @@ describe('starting verifications', () => {
   });
 });
 
-describe('the merchant\'s enrichStart hook names the purchase', () => {
+describe("the merchant's enrichStart hook names the purchase", () => {
   let pair: ProxyPair;
   /** The draft each enrichStart call received. */
   const hookSaw: VerificationDraft[] = [];
@@ -168,7 +229,11 @@ describe('the merchant\'s enrichStart hook names the purchase', () => {
           return {
             ...request,
             consumer: SESSION_CONSUMER,
-            merchant: { ...request.merchant, merchantUserId: 'server-side-user', returnURL: 'https://attacker.example/' },
+            merchant: {
+              ...request.merchant,
+              merchantUserId: 'server-side-user',
+              returnURL: 'https://attacker.example/',
+            },
             transaction: { ...request.transaction, amount: '3.00' },
           };
         },
@@ -188,7 +253,7 @@ describe('the merchant\'s enrichStart hook names the purchase', () => {
     assert.equal(verification.request.transaction.language, 'en');
   });
 
-  test('gives enrichStart a draft holding nothing about the purchase but the proxy\'s defaults and the page\'s language', async () => {
+  test("gives enrichStart a draft holding nothing about the purchase but the proxy's defaults and the page's language", async () => {
     await pair.startWith({ language: 'es-US' });
     const draft = hookSaw.at(-1);
     assert.deepEqual(draft?.consumer, {});
@@ -205,7 +270,11 @@ describe('the merchant\'s enrichStart hook names the purchase', () => {
 
   test('refuses a purchase field in the body with a hook too (400 naming each), without calling the hook', async () => {
     const calls = hookSaw.length;
-    const { status, json } = await post(pair.baseUrl, { language: 'en', amount: '0.01', consumer: { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' } });
+    const { status, json } = await post(pair.baseUrl, {
+      language: 'en',
+      amount: '0.01',
+      consumer: { firstName: 'Mallory', lastName: 'Page', email: 'mallory@example.com' },
+    });
     assert.equal(status, 400);
     assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer']);
     assert.equal(hookSaw.length, calls);
@@ -214,7 +283,13 @@ describe('the merchant\'s enrichStart hook names the purchase', () => {
   test('names the fields the upstream request still lacks after the hook', async () => {
     const { status, json } = await post(pair.baseUrl, { language: 'en' }, { 'x-test-cart': 'empty' });
     assert.equal(status, 400);
-    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), ['amount', 'consumer.email', 'consumer.firstName', 'consumer.lastName', 'merchantUserId']);
+    assert.deepEqual(json?.errors?.map((e) => e.path).sort(), [
+      'amount',
+      'consumer.email',
+      'consumer.firstName',
+      'consumer.lastName',
+      'merchantUserId',
+    ]);
   });
 });
 
@@ -223,7 +298,10 @@ describe('starting verifications with limits and a failing provider', () => {
   let broken: RunningProxy;
   before(async () => {
     pair = await startProxyPair({ proxy: { rateLimit: 3 } });
-    broken = await startProxy({ providerUrl: pair.provider.url, proxy: { clientSecret: 'wrong-secret-for-this-test' } });
+    broken = await startProxy({
+      providerUrl: pair.provider.url,
+      proxy: { clientSecret: 'wrong-secret-for-this-test' },
+    });
   });
   after(async () => {
     await broken.close();
@@ -232,7 +310,8 @@ describe('starting verifications with limits and a failing provider', () => {
 
   test('limits starts per client address with a 429 problem', async () => {
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await post(pair.baseUrl, { linkToken: await pair.createLinkSession() })).status);
+    for (let i = 0; i < 4; i++)
+      statuses.push((await post(pair.baseUrl, { linkToken: await pair.createLinkSession() })).status);
     assert.deepEqual(statuses, [201, 201, 201, 429]);
   });
 
@@ -241,7 +320,9 @@ describe('starting verifications with limits and a failing provider', () => {
     assert.equal(status, 502);
     assert.equal(json?.type, 'urn:obv-link:problem:upstream-auth');
     assert.ok(!JSON.stringify(json).includes('OBV_CLIENT_SECRET'));
-    const logged = broken.logs.records().filter((r) => String(r.msg).includes('OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected'));
+    const logged = broken.logs
+      .records()
+      .filter((r) => String(r.msg).includes('OBV_CLIENT_ID/OBV_CLIENT_SECRET were rejected'));
     assert.equal(logged.length, 1);
     assert.ok(!broken.logs.lines.join('\n').includes('wrong-secret-for-this-test'));
   });
@@ -252,7 +333,9 @@ describe('client address behind a reverse proxy', () => {
     const pair = await startProxyPair({ proxy: { trustProxy: 'loopback' } });
     t.after(() => pair.close());
     await pair.startVerification({ merchantTransactionId: 'order-forwarded' }, { 'x-forwarded-for': '203.0.113.7' });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-forwarded');
+    const verification = [...pair.provider.state.verifications.values()].find(
+      (v) => v.request.merchant.merchantTransactionId === 'order-forwarded',
+    );
     assert.equal(verification?.request.transaction.originatorIp, '203.0.113.7');
   });
 
@@ -273,7 +356,9 @@ describe('client address behind a reverse proxy', () => {
     const pair = await startProxyPair();
     t.after(() => pair.close());
     await pair.startVerification({ merchantTransactionId: 'order-direct' }, { 'x-forwarded-for': '203.0.113.7' });
-    const verification = [...pair.provider.state.verifications.values()].find((v) => v.request.merchant.merchantTransactionId === 'order-direct');
+    const verification = [...pair.provider.state.verifications.values()].find(
+      (v) => v.request.merchant.merchantTransactionId === 'order-direct',
+    );
     assert.equal(verification?.request.transaction.originatorIp, '127.0.0.1');
   });
 });

@@ -19,7 +19,11 @@ function reference(payload: string, headers: { id: string; timestamp: string; si
   const realNow = Date.now;
   Date.now = () => NOW_MS;
   try {
-    new Webhook(SECRET).verify(payload, { 'webhook-id': headers.id, 'webhook-timestamp': headers.timestamp, 'webhook-signature': headers.signature });
+    new Webhook(SECRET).verify(payload, {
+      'webhook-id': headers.id,
+      'webhook-timestamp': headers.timestamp,
+      'webhook-signature': headers.signature,
+    });
     return 'ok';
   } catch (error) {
     return (error as Error).message;
@@ -43,20 +47,60 @@ describe('Standard Webhooks signature check', () => {
   const good = signed(SECRET, 'msg_1', NOW_S, payload);
   const cases: Record<string, { payload: string; id: string; timestamp: string; signature: string }> = {
     'a valid signature': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: good },
-    'a valid signature among others': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: `v2,abc v1,Zm9v ${good} v1a,x` },
-    'a valid signature with a trailing part': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: `${good},extra` },
-    'a signature made with another secret': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: signed(OTHER_SECRET, 'msg_1', NOW_S, payload) },
-    'a body changed after signing': { payload: payload.replace('acct-1', 'acct-2'), id: 'msg_1', timestamp: String(NOW_S), signature: good },
+    'a valid signature among others': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S),
+      signature: `v2,abc v1,Zm9v ${good} v1a,x`,
+    },
+    'a valid signature with a trailing part': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S),
+      signature: `${good},extra`,
+    },
+    'a signature made with another secret': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S),
+      signature: signed(OTHER_SECRET, 'msg_1', NOW_S, payload),
+    },
+    'a body changed after signing': {
+      payload: payload.replace('acct-1', 'acct-2'),
+      id: 'msg_1',
+      timestamp: String(NOW_S),
+      signature: good,
+    },
     'another webhook-id': { payload, id: 'msg_2', timestamp: String(NOW_S), signature: good },
-    'a signature under another version': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: good.replace('v1,', 'v2,') },
+    'a signature under another version': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S),
+      signature: good.replace('v1,', 'v2,'),
+    },
     'a signature without a version': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: good.slice(3) },
     'a missing id': { payload, id: '', timestamp: String(NOW_S), signature: good },
     'a missing timestamp': { payload, id: 'msg_1', timestamp: '', signature: good },
     'a missing signature': { payload, id: 'msg_1', timestamp: String(NOW_S), signature: '' },
     'a timestamp that is not a number': { payload, id: 'msg_1', timestamp: 'soon', signature: good },
-    'a timestamp six minutes old': { payload, id: 'msg_1', timestamp: String(NOW_S - 360), signature: signed(SECRET, 'msg_1', NOW_S - 360, payload) },
-    'a timestamp six minutes ahead': { payload, id: 'msg_1', timestamp: String(NOW_S + 360), signature: signed(SECRET, 'msg_1', NOW_S + 360, payload) },
-    'a timestamp four minutes old': { payload, id: 'msg_1', timestamp: String(NOW_S - 240), signature: signed(SECRET, 'msg_1', NOW_S - 240, payload) },
+    'a timestamp six minutes old': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S - 360),
+      signature: signed(SECRET, 'msg_1', NOW_S - 360, payload),
+    },
+    'a timestamp six minutes ahead': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S + 360),
+      signature: signed(SECRET, 'msg_1', NOW_S + 360, payload),
+    },
+    'a timestamp four minutes old': {
+      payload,
+      id: 'msg_1',
+      timestamp: String(NOW_S - 240),
+      signature: signed(SECRET, 'msg_1', NOW_S - 240, payload),
+    },
     'a timestamp with a fraction': { payload, id: 'msg_1', timestamp: `${NOW_S}.9`, signature: good },
   };
   for (const [name, { payload: body, ...headers }] of Object.entries(cases)) {
@@ -67,7 +111,10 @@ describe('Standard Webhooks signature check', () => {
 
   test('accepts a valid signature and refuses a tampered one', () => {
     assert.equal(ours(payload, { id: 'msg_1', timestamp: String(NOW_S), signature: good }), 'ok');
-    assert.equal(ours(`${payload} `, { id: 'msg_1', timestamp: String(NOW_S), signature: good }), 'No matching signature found');
+    assert.equal(
+      ours(`${payload} `, { id: 'msg_1', timestamp: String(NOW_S), signature: good }),
+      'No matching signature found',
+    );
   });
 
   test('refuses an empty secret', () => {

@@ -99,7 +99,11 @@ export async function newLinkToken(instance: ProxyInstance): Promise<string> {
 }
 
 /** POST /verifications on `instance` as the checkout page does, with `linkToken` (default: a new link session's). */
-export async function postVerification(instance: ProxyInstance, headers: Record<string, string> = {}, linkToken?: string): Promise<Response> {
+export async function postVerification(
+  instance: ProxyInstance,
+  headers: Record<string, string> = {},
+  linkToken?: string,
+): Promise<Response> {
   return fetch(`${instance.url}/obv/verifications`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', origin: instance.url, ...headers },
@@ -154,7 +158,10 @@ export async function subscribe(instance: ProxyInstance, sessionId: string): Pro
 }
 
 /** POST /sessions/lookup on `instance`. */
-export async function readSession(instance: ProxyInstance, sessionId: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function readSession(
+  instance: ProxyInstance,
+  sessionId: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await lookupSession(`${instance.url}/obv`, sessionId, { origin: instance.url });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }

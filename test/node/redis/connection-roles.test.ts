@@ -27,7 +27,9 @@ function deliverUntilAcknowledged(url: string): { statuses: number[]; acknowledg
   const acknowledged = (async () => {
     // Bounded like the provider's schedule: at most 20 s of attempts, 100 ms apart.
     for (const deadline = Date.now() + 20_000; !stopped && Date.now() < deadline;) {
-      const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body }).catch(() => undefined);
+      const response = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body }).catch(
+        () => undefined,
+      );
       await response?.body?.cancel();
       statuses.push(response?.status ?? 0);
       if (response && response.status < 300) return;
@@ -48,7 +50,9 @@ async function resultWithinBound(browser: BrowserSocket): Promise<void> {
 
 function permutations<T>(items: T[]): T[][] {
   if (items.length <= 1) return [items];
-  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+  return items.flatMap((item, i) =>
+    permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]),
+  );
 }
 
 const ROLES: RedisRole[] = ['commands', 'publisher', 'subscriber'];
@@ -132,7 +136,11 @@ describe('one instance losing some of its Redis connections', { skip }, () => {
     const failedCatchUps = logs.find('catch-up after the Redis reconnect could not read every session').length;
     await restore('subscriber');
     // The subscription is live again and its catch-up read failed (commands are still down).
-    await eventually(() => (logs.find('catch-up after the Redis reconnect could not read every session').length > failedCatchUps ? true : undefined));
+    await eventually(() =>
+      logs.find('catch-up after the Redis reconnect could not read every session').length > failedCatchUps
+        ? true
+        : undefined,
+    );
     await restore('commands');
     await resultWithinBound(browser);
   });
@@ -150,7 +158,9 @@ describe('one instance losing some of its Redis connections', { skip }, () => {
           const delivery = deliverUntilAcknowledged(url);
           try {
             // Two attempts during the outage (or one acknowledged one), as a provider's retries would.
-            await eventually(() => (delivery.statuses.length >= 2 || delivery.statuses.some((s) => s < 300) ? true : undefined));
+            await eventually(() =>
+              delivery.statuses.length >= 2 || delivery.statuses.some((s) => s < 300) ? true : undefined,
+            );
             for (const role of order) {
               await restore(role);
               // Give what depends on that connection (resubscribe, catch-up, the next retry) time to run

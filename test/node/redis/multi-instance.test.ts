@@ -45,7 +45,10 @@ describe('two proxy instances sharing Redis', { skip }, () => {
   before(async () => {
     redis = await startRedisServer({ persistent: true });
     // Short retries: a notification refused during an outage comes back within a second or two.
-    provider = await startProvider({ notificationRetryDelaysMs: [100, 200, 300, 500, 500, 1_000, 1_000, 2_000, 2_000, 2_000], notificationTimeoutMs: 2_000 });
+    provider = await startProvider({
+      notificationRetryDelaysMs: [100, 200, 300, 500, 500, 1_000, 1_000, 2_000, 2_000, 2_000],
+      notificationTimeoutMs: 2_000,
+    });
     balancer = await startLoadBalancer(() => live.map((instance) => instance.url));
     // Sessions started on `a` name `a` itself as their notification URL (and `b` likewise), so a test
     // knows which instance takes the notification. Instances started later sit behind the balancer.
@@ -81,7 +84,14 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const browser = await subscribe(a, sessionId);
     await signInAtBank(consumerUrl, 'user_locked', 'x');
     const result = await browser.next('result');
-    assert.deepEqual(result.outcome, { status: 'failure', code: 'ACCOUNT_LOCKED', message: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.', lang: 'en' });
+    assert.deepEqual(result.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_LOCKED',
+      message:
+        'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      text: 'This account is locked at your bank. Link another account, or choose another way to pay; your bank can unlock this one.',
+      lang: 'en',
+    });
   });
 
   it('answers POST /sessions/lookup with the same outcome on both instances', async () => {
@@ -91,7 +101,13 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       const view = await readSession(b, sessionId);
       return view.body.state === 'failed' ? view : undefined;
     });
-    assert.deepEqual(fromB.body.outcome, { status: 'failure', code: 'ACCOUNT_NOT_VERIFIED', message: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', text: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.', lang: 'en' });
+    assert.deepEqual(fromB.body.outcome, {
+      status: 'failure',
+      code: 'ACCOUNT_NOT_VERIFIED',
+      message: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.',
+      text: 'Your bank couldn’t verify this account. Try another account, or choose another way to pay.',
+      lang: 'en',
+    });
     assert.deepEqual((await readSession(a, sessionId)).body, fromB.body);
   });
 
@@ -117,11 +133,18 @@ describe('two proxy instances sharing Redis', { skip }, () => {
     const backend = await openRedisStorage({ url: redis.url });
     let publishCalls = 0;
     const publishFailsOnce: ResultBus = {
-      publish: (event) => (++publishCalls === 1 ? Promise.reject(new SessionBackendUnavailableError('publish failed')) : backend.resultBus.publish(event)),
+      publish: (event) =>
+        ++publishCalls === 1
+          ? Promise.reject(new SessionBackendUnavailableError('publish failed'))
+          : backend.resultBus.publish(event),
       subscribe: (sessionId, listener) => backend.resultBus.subscribe(sessionId, listener),
       close: () => backend.resultBus.close(),
     };
-    const flaky = await startInstance({ provider, redisUrl: redis.url, backend: { ...backend, resultBus: publishFailsOnce } });
+    const flaky = await startInstance({
+      provider,
+      redisUrl: redis.url,
+      backend: { ...backend, resultBus: publishFailsOnce },
+    });
     try {
       const { sessionId, consumerUrl } = await startVerification(flaky);
       // Subscribed before the outcome exists: only a publish can bring it to this socket.
@@ -150,7 +173,10 @@ describe('two proxy instances sharing Redis', { skip }, () => {
       live = [a, b];
       await doomed.kill();
       await browser.closed;
-      assert.equal(browser.messages.some((m) => m.type === 'result'), false);
+      assert.equal(
+        browser.messages.some((m) => m.type === 'result'),
+        false,
+      );
       // The consumer finishes at the bank while that instance is gone; the notification reaches another.
       await signInAtBank(consumerUrl, 'user_savings', 'pass_good');
       const stored = await eventually(async () => {
@@ -224,11 +250,14 @@ describe('limits and keys shared by two proxy instances', { skip }, () => {
     const second = await postVerification(b, headers, linkToken);
     assert.equal(first.status, 201);
     assert.equal(second.status, 201);
-    assert.equal(((await second.json()) as { sessionId: string }).sessionId, ((await first.json()) as { sessionId: string }).sessionId);
+    assert.equal(
+      ((await second.json()) as { sessionId: string }).sessionId,
+      ((await first.json()) as { sessionId: string }).sessionId,
+    );
     assert.equal(provider.stats.verificationRequests, 1);
   });
 
-  it('counts a client\'s starts across instances against one rate limit', async () => {
+  it("counts a client's starts across instances against one rate limit", async () => {
     const client = { 'x-forwarded-for': '198.51.100.2' };
     assert.equal((await postVerification(a, client)).status, 201);
     assert.equal((await postVerification(b, client)).status, 201);

@@ -47,13 +47,15 @@ interface Traffic {
 /** One round of what shoppers, the provider and a load balancer send to an instance. */
 async function trafficRound({ instance, sessionId, notificationUrl, linkToken }: Traffic): Promise<void> {
   const drain = (response: Response) => response.body?.cancel();
-  await Promise.all([
-    postVerification(instance, { 'idempotency-key': `outage-${randomId()}` }, linkToken).then(drain),
-    lookupSession(`${instance.url}/obv`, sessionId).then(drain),
-    fetch(`${instance.url}/obv/readyz`).then(drain),
-    postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }).then(drain),
-    subscribeOnce(instance, sessionId),
-  ].map((request) => Promise.resolve(request).catch(() => undefined)));
+  await Promise.all(
+    [
+      postVerification(instance, { 'idempotency-key': `outage-${randomId()}` }, linkToken).then(drain),
+      lookupSession(`${instance.url}/obv`, sessionId).then(drain),
+      fetch(`${instance.url}/obv/readyz`).then(drain),
+      postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }).then(drain),
+      subscribeOnce(instance, sessionId),
+    ].map((request) => Promise.resolve(request).catch(() => undefined)),
+  );
 }
 
 const atWarnOrAbove = (logs: LogCapture) => logs.records().filter((record) => Number(record.level) >= 40);
@@ -73,7 +75,13 @@ describe('a Redis outage in the log', { skip }, () => {
       const verification = provider.state.verifications.get(new URL(consumerUrl).pathname.split('/').pop()!);
       assert.ok(verification?.notificationURL);
       // The shoppers' link token, made while Redis is up.
-      instances.push({ instance, logs, sessionId, notificationUrl: verification.notificationURL, linkToken: await newLinkToken(instance) });
+      instances.push({
+        instance,
+        logs,
+        sessionId,
+        notificationUrl: verification.notificationURL,
+        linkToken: await newLinkToken(instance),
+      });
     }
   });
 
@@ -94,22 +102,37 @@ describe('a Redis outage in the log', { skip }, () => {
     await redis.start();
     // Back: every instance ready again, then a little more traffic that now succeeds.
     for (const { instance } of instances) {
-      await eventually(async () => ((await fetch(`${instance.url}/obv/readyz`)).status === 200 ? true : undefined), 20_000);
+      await eventually(
+        async () => ((await fetch(`${instance.url}/obv/readyz`)).status === 200 ? true : undefined),
+        20_000,
+      );
     }
     for (const traffic of instances) await trafficRound(traffic);
 
     for (const [index, { logs }] of instances.entries()) {
-      await eventually(() => (logs.find('session store is back').length > 0 ? true : undefined), 10_000)
-        .catch(() => assert.fail(`instance ${index} never said the store was back:\n${logs.lines.slice(-20).join('\n')}`));
+      await eventually(() => (logs.find('session store is back').length > 0 ? true : undefined), 10_000).catch(() =>
+        assert.fail(`instance ${index} never said the store was back:\n${logs.lines.slice(-20).join('\n')}`),
+      );
       const lines = atWarnOrAbove(logs).slice(before[index]);
-      t.diagnostic(`instance ${index}: ${lines.length} lines at warn or above; back: ${JSON.stringify(logs.find('session store is back')[0]?.refused)}`);
-      assert.ok(lines.length <= MAX_LINES_PER_INSTANCE,
-        `instance ${index}: ${lines.length} lines at warn or above:\n${lines.map((line) => JSON.stringify(line)).join('\n')}`);
-      assert.deepEqual(lines.filter((line) => JSON.stringify(line).includes('"stack"')), [], 'no stack for an outage the proxy expects');
+      t.diagnostic(
+        `instance ${index}: ${lines.length} lines at warn or above; back: ${JSON.stringify(logs.find('session store is back')[0]?.refused)}`,
+      );
+      assert.ok(
+        lines.length <= MAX_LINES_PER_INSTANCE,
+        `instance ${index}: ${lines.length} lines at warn or above:\n${lines.map((line) => JSON.stringify(line)).join('\n')}`,
+      );
+      assert.deepEqual(
+        lines.filter((line) => JSON.stringify(line).includes('"stack"')),
+        [],
+        'no stack for an outage the proxy expects',
+      );
       assert.equal(logs.find('session store is unavailable').length, 1, 'the outage is logged once');
       const [back] = logs.find('session store is back');
       const refused = back?.refused as Record<string, number> | undefined;
-      assert.ok(refused && Object.values(refused).reduce((sum, count) => sum + count, 0) > 0, `a count of what was refused: ${JSON.stringify(back)}`);
+      assert.ok(
+        refused && Object.values(refused).reduce((sum, count) => sum + count, 0) > 0,
+        `a count of what was refused: ${JSON.stringify(back)}`,
+      );
     }
   });
 });

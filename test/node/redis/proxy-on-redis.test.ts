@@ -34,7 +34,7 @@ function errorLines(logs: LogCapture): Record<string, unknown>[] {
 /** The provider's record of the verification behind a consumerUrl (`…/consumer/{verificationId}?t=…`). */
 function verificationOf(provider: RunningProvider, consumerUrl: string) {
   const verification = provider.state.verifications.get(new URL(consumerUrl).pathname.split('/').pop()!);
-  assert.ok(verification?.notificationURL && verification.returnURL, 'the provider holds the session\'s URLs');
+  assert.ok(verification?.notificationURL && verification.returnURL, "the provider holds the session's URLs");
   return { notificationURL: verification.notificationURL, returnURL: verification.returnURL };
 }
 
@@ -66,9 +66,15 @@ describe('a proxy on Redis', { skip }, () => {
     const keys = await raw.keys('*');
     // A session, its notification reference, the idempotency key and the rate-limit counter.
     for (const kind of ['session:', 'ref:', 'idem:', 'rl:']) {
-      assert.ok(keys.some((key) => key.startsWith(`shop-eu:${kind}`)), `no shop-eu:${kind} key in ${keys.join(', ')}`);
+      assert.ok(
+        keys.some((key) => key.startsWith(`shop-eu:${kind}`)),
+        `no shop-eu:${kind} key in ${keys.join(', ')}`,
+      );
     }
-    assert.deepEqual(keys.filter((key) => !key.startsWith('shop-eu:')), []);
+    assert.deepEqual(
+      keys.filter((key) => !key.startsWith('shop-eu:')),
+      [],
+    );
   });
 
   it('answers 503 with Retry-After on every route while Redis is down, and logs the outage once', async () => {
@@ -83,7 +89,10 @@ describe('a proxy on Redis', { skip }, () => {
 
     await redis.stop('SIGKILL');
     try {
-      await assertStoreUnavailable(await postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }), 'the notification');
+      await assertStoreUnavailable(
+        await postNotification(notificationUrl, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET }),
+        'the notification',
+      );
       await assertStoreUnavailable(await lookupSession(`${instance.url}/obv`, sessionId), 'POST /sessions/lookup');
       await assertStoreUnavailable(await fetch(returnURL), 'the return page');
       // Refused by the Redis-backed rate limiter before anything reaches the provider.
@@ -133,10 +142,15 @@ describe('a proxy whose Redis is unreachable from the start', { skip }, () => {
   it('answers 503 with Retry-After to starts, reads and notifications', async () => {
     const startsBefore = provider.stats.verificationRequests;
     // No link session can be made without Redis: a well-formed token the page might hold.
-    await assertStoreUnavailable(await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }, `lt_${'A'.repeat(32)}`), 'POST /verifications');
+    await assertStoreUnavailable(
+      await postVerification(instance, { 'idempotency-key': `start-${randomId()}` }, `lt_${'A'.repeat(32)}`),
+      'POST /verifications',
+    );
     assert.equal(provider.stats.verificationRequests, startsBefore, 'nothing was started upstream');
     await assertStoreUnavailable(await lookupSession(`${instance.url}/obv`, randomId()), 'POST /sessions/lookup');
-    const notification = await postNotification(`${instance.url}/obv/notifications/${randomId()}`, successPayload(), { secret: DEFAULT_WEBHOOK_SECRET });
+    const notification = await postNotification(`${instance.url}/obv/notifications/${randomId()}`, successPayload(), {
+      secret: DEFAULT_WEBHOOK_SECRET,
+    });
     await assertStoreUnavailable(notification, 'the notification');
     assert.equal(errorLines(logs).length, 0, 'no error line per refused request');
     assert.equal(logs.find('session store is unavailable').length, 1, 'one line for the outage');
@@ -144,6 +158,9 @@ describe('a proxy whose Redis is unreachable from the start', { skip }, () => {
 
   it('never logs the Redis password', () => {
     assert.ok(logs.lines.length > 0);
-    assert.deepEqual(logs.lines.filter((line) => line.includes(PASSWORD)), []);
+    assert.deepEqual(
+      logs.lines.filter((line) => line.includes(PASSWORD)),
+      [],
+    );
   });
 });

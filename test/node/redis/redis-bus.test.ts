@@ -7,7 +7,16 @@ import { openRedisStorage, type RedisStorage } from '../../../proxy/storage/redi
 import { openRedisResultBus, type RedisResultBus } from '../../../proxy/storage/redis/bus.ts';
 import type { SessionEvent } from '../../../proxy/storage/result-bus.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
-import { FAILURE, FAILURE_VIEW, SUCCESS, SUCCESS_VIEW, eventually, inspector, pendingRecord, randomId } from './support.ts';
+import {
+  FAILURE,
+  FAILURE_VIEW,
+  SUCCESS,
+  SUCCESS_VIEW,
+  eventually,
+  inspector,
+  pendingRecord,
+  randomId,
+} from './support.ts';
 
 const skip = redisSkipReason();
 
@@ -153,7 +162,10 @@ describe('Redis result bus across a Redis restart', { skip }, () => {
   it('rejects publish while Redis is down', async () => {
     await server.stop('SIGKILL');
     try {
-      await assert.rejects(a.resultBus.publish({ type: 'expired', sessionId: randomId() }), SessionBackendUnavailableError);
+      await assert.rejects(
+        a.resultBus.publish({ type: 'expired', sessionId: randomId() }),
+        SessionBackendUnavailableError,
+      );
     } finally {
       await server.start();
     }

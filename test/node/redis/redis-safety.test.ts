@@ -19,15 +19,32 @@ const RETENTION_MS = 60_000;
 
 function pending(order = `order-${randomId()}`): PaymentRecord {
   return {
-    paymentId: `pay_${randomId()}`, merchantTransactionId: order, state: 'pending', leaseExpiresAt: Date.now() + 30_000, amount: '10.00', currency: 'USD',
-    accountLabel: 'Checking ****1234', fiName: 'Bank', fiAccountType: 'checking', linkRef: `ref-${randomId()}`, paidAt: new Date().toISOString(), requestDigest: 'digest',
+    paymentId: `pay_${randomId()}`,
+    merchantTransactionId: order,
+    state: 'pending',
+    leaseExpiresAt: Date.now() + 30_000,
+    amount: '10.00',
+    currency: 'USD',
+    accountLabel: 'Checking ****1234',
+    fiName: 'Bank',
+    fiAccountType: 'checking',
+    linkRef: `ref-${randomId()}`,
+    paidAt: new Date().toISOString(),
+    requestDigest: 'digest',
   };
 }
 
 /** What a promise settles as: 'ok', 'lost' (DurabilityError), 'unavailable', or the error. */
 function outcome(promise: Promise<unknown>): Promise<string> {
-  return promise.then(() => 'ok', (error: unknown) =>
-    error instanceof DurabilityError ? 'lost' : error instanceof SessionBackendUnavailableError ? 'unavailable' : String(error));
+  return promise.then(
+    () => 'ok',
+    (error: unknown) =>
+      error instanceof DurabilityError
+        ? 'lost'
+        : error instanceof SessionBackendUnavailableError
+          ? 'unavailable'
+          : String(error),
+  );
 }
 
 describe('a Redis that lost its data', { skip }, () => {
@@ -37,7 +54,12 @@ describe('a Redis that lost its data', { skip }, () => {
 
   before(async () => {
     server = await startRedisServer();
-    storage = await openRedisStorage({ url: server.url, prefix: 'safety:', maxReconnectDelayMs: 100, logger: logs.logger });
+    storage = await openRedisStorage({
+      url: server.url,
+      prefix: 'safety:',
+      maxReconnectDelayMs: 100,
+      logger: logs.logger,
+    });
     await storage.sessionStore.guard.check();
   });
 
@@ -50,7 +72,10 @@ describe('a Redis that lost its data', { skip }, () => {
     const paid = pending();
     assert.deepEqual(await storage.payments.claim(paid, RETENTION_MS), { claimed: true });
     const { leaseExpiresAt: _lease, ...rest } = paid;
-    assert.equal(await storage.payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS), true);
+    assert.equal(
+      await storage.payments.finish({ ...rest, state: 'completed', providerStatus: 201 }, RETENTION_MS),
+      true,
+    );
     const session = pendingRecord();
     await storage.sessionStore.create(session);
     const raw = new Redis(server.url);
@@ -66,10 +91,14 @@ describe('a Redis that lost its data', { skip }, () => {
       return result === 'unavailable' ? undefined : result;
     }, 10_000);
     assert.equal(again, 'lost');
-    assert.equal(await outcome(storage.sessionStore.settle(session.sessionId, SUCCESS)), 'lost', 'a notification is refused');
+    assert.equal(
+      await outcome(storage.sessionStore.settle(session.sessionId, SUCCESS)),
+      'lost',
+      'a notification is refused',
+    );
     assert.equal(await outcome(probeWrite(storage.sessionStore, Date.now())), 'lost', '/readyz answers 503 (failed)');
     assert.equal(await outcome(storage.payments.claim(pending(), RETENTION_MS)), 'lost', 'no new order either');
-    assert.equal(logs.find('no longer holds this installation\'s generation mark').length, 1, 'one log line');
+    assert.equal(logs.find("no longer holds this installation's generation mark").length, 1, 'one log line');
 
     // The operator restores a backup that holds the mark: serving again, by itself.
     const restorer = new Redis(server.url);
@@ -78,12 +107,15 @@ describe('a Redis that lost its data', { skip }, () => {
     } finally {
       restorer.disconnect();
     }
-    await eventually(async () => ((await outcome(probeWrite(storage.sessionStore, Date.now()))) === 'ok' ? true : undefined), 10_000);
+    await eventually(
+      async () => ((await outcome(probeWrite(storage.sessionStore, Date.now()))) === 'ok' ? true : undefined),
+      10_000,
+    );
     assert.deepEqual(await storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
     assert.equal(logs.find('generation mark is back').length, 1);
   });
 
-  it('flushed under a running instance: the claim\'s own script refuses the order before the instance noticed', async () => {
+  it("flushed under a running instance: the claim's own script refuses the order before the instance noticed", async () => {
     const order = `order-${randomId()}`;
     assert.deepEqual(await storage.payments.claim(pending(order), RETENTION_MS), { claimed: true });
     const raw = new Redis(server.url);
@@ -149,7 +181,11 @@ describe('a Redis without persistence', { skip }, () => {
     assert.equal(sandbox.logs.find('appendonly no')[0]?.level, 30);
     const production = await open({ persistent: true }, true);
     assert.deepEqual(await production.storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
-    assert.deepEqual(await readPersistence(production.storage.sessionStore.redis), { persists: true, appendfsync: 'always', source: 'CONFIG' });
+    assert.deepEqual(await readPersistence(production.storage.sessionStore.redis), {
+      persists: true,
+      appendfsync: 'always',
+      source: 'CONFIG',
+    });
   });
 });
 
@@ -182,7 +218,7 @@ describe('a Redis replica (READONLY)', { skip }, () => {
     await primary?.close();
   });
 
-  it('fails the readiness probe\'s write (503), and takes no payment', async () => {
+  it("fails the readiness probe's write (503), and takes no payment", async () => {
     assert.equal(await outcome(probeWrite(onPrimary.sessionStore, Date.now())), 'ok');
     assert.equal(await outcome(probeWrite(onReplica.sessionStore, Date.now())), 'unavailable');
     assert.equal(await outcome(onReplica.payments.claim(pending(), RETENTION_MS)), 'unavailable');

@@ -19,7 +19,13 @@ describe('Redis session store', { skip }, () => {
 
   before(async () => {
     server = await startRedisServer();
-    const options = { url: server.url, graceMs: GRACE_MS, idempotencyWaitMs: 1_000, pendingClaimTtlMs: 5_000, maxReconnectDelayMs: 200 };
+    const options = {
+      url: server.url,
+      graceMs: GRACE_MS,
+      idempotencyWaitMs: 1_000,
+      pendingClaimTtlMs: 5_000,
+      maxReconnectDelayMs: 200,
+    };
     storeA = await openRedisSessionStore(options);
     storeB = await openRedisSessionStore(options);
     raw = inspector(server.url);
@@ -45,8 +51,10 @@ describe('Redis session store', { skip }, () => {
       await storeA.create(record);
       await storeA.settle(record.sessionId, SUCCESS);
       // Redis answered (with a refusal): a bug to report as such, not an outage to retry.
-      await assert.rejects(storeB.create({ ...record, notificationRef: randomId() }),
-        (error: Error) => /already exists/.test(error.message) && !(error instanceof SessionBackendUnavailableError));
+      await assert.rejects(
+        storeB.create({ ...record, notificationRef: randomId() }),
+        (error: Error) => /already exists/.test(error.message) && !(error instanceof SessionBackendUnavailableError),
+      );
       assert.deepEqual((await storeA.get(record.sessionId))?.outcome, SUCCESS);
     });
 
@@ -203,7 +211,7 @@ describe('Redis session store', { skip }, () => {
       assert.deepEqual(await storeB.claimIdempotencyKey(key, 60_000), { claimed: true });
     });
 
-    it('renews a live start\'s claim past its lease, and frees it promptly once that instance is gone (SIGKILL-like: no release)', async () => {
+    it("renews a live start's claim past its lease, and frees it promptly once that instance is gone (SIGKILL-like: no release)", async () => {
       const holder = await openRedisSessionStore({ url: server.url, pendingClaimTtlMs: 300 });
       const key = randomId();
       assert.deepEqual(await holder.claimIdempotencyKey(key, 60_000), { claimed: true });
@@ -304,7 +312,10 @@ describe('Redis session store while Redis is down', { skip }, () => {
     await server.stop('SIGKILL');
     // Rejected with the backend-neutral error the routes turn into 503 + Retry-After.
     const unavailable = (promise: Promise<unknown>) =>
-      promise.then(() => 'resolved', (error: unknown) => (error instanceof SessionBackendUnavailableError ? 'unavailable' : String(error)));
+      promise.then(
+        () => 'resolved',
+        (error: unknown) => (error instanceof SessionBackendUnavailableError ? 'unavailable' : String(error)),
+      );
     const settled = unavailable(store.settle(record.sessionId, SUCCESS));
     const remembered = unavailable(store.mark(`webhook:${randomId()}`, record.sessionId, 1_000));
     const read = unavailable(store.get(record.sessionId));

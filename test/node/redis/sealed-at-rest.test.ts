@@ -22,13 +22,20 @@ async function dump(raw: Redis): Promise<string> {
     cursor = next;
     for (const key of keys) {
       const type = await raw.type(key);
-      const value = type === 'string' ? await raw.get(key)
-        : type === 'hash' ? JSON.stringify(await raw.hgetall(key))
-          : type === 'set' ? JSON.stringify(await raw.smembers(key))
-            : type === 'zset' ? JSON.stringify(await raw.zrange(key, 0, -1, 'WITHSCORES'))
-              : type === 'list' ? JSON.stringify(await raw.lrange(key, 0, -1))
-                : type === 'stream' ? JSON.stringify(await raw.xrange(key, '-', '+'))
-                  : `(${type})`;
+      const value =
+        type === 'string'
+          ? await raw.get(key)
+          : type === 'hash'
+            ? JSON.stringify(await raw.hgetall(key))
+            : type === 'set'
+              ? JSON.stringify(await raw.smembers(key))
+              : type === 'zset'
+                ? JSON.stringify(await raw.zrange(key, 0, -1, 'WITHSCORES'))
+                : type === 'list'
+                  ? JSON.stringify(await raw.lrange(key, 0, -1))
+                  : type === 'stream'
+                    ? JSON.stringify(await raw.xrange(key, '-', '+'))
+                    : `(${type})`;
       parts.push(`${key} = ${value}`);
     }
   } while (cursor !== '0');
@@ -43,7 +50,12 @@ describe('credentials at rest on Redis', { skip }, () => {
 
   before(async () => {
     redis = await startRedisServer();
-    backend = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'obv:', logger: createLogger('silent') });
+    backend = createStorage({
+      kind: 'redis',
+      redisUrl: redis.url,
+      redisPrefix: 'obv:',
+      logger: createLogger('silent'),
+    });
     pair = await startProxyPair({ proxy: { backend } });
     raw = inspector(redis.url);
   });
@@ -58,13 +70,18 @@ describe('credentials at rest on Redis', { skip }, () => {
     const linkTokens: string[] = [];
     for (let order = 0; order < 3; order += 1) {
       const purchase = {
-        merchantUserId: `user-${order}`, merchantTransactionId: `order-at-rest-${order}`, amount: '12.34', currency: 'USD',
+        merchantUserId: `user-${order}`,
+        merchantTransactionId: `order-at-rest-${order}`,
+        amount: '12.34',
+        currency: 'USD',
         consumer: { firstName: 'Ana', lastName: 'López', email: 'ana@example.com' },
       };
       const { linkToken } = await pair.proxy.createLinkSession(purchase);
       linkTokens.push(linkToken);
       const started = await fetch(`${pair.baseUrl}/verifications`, {
-        method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin }, body: JSON.stringify({ linkToken }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: pair.origin },
+        body: JSON.stringify({ linkToken }),
       });
       const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
       await completeConsumerStep(consumerUrl, 'good');
@@ -73,7 +90,13 @@ describe('credentials at rest on Redis', { skip }, () => {
       const paid = await fetch(`${pair.baseUrl}/transactions`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: AUTH, 'idempotency-key': `pay-${order}` },
-        body: JSON.stringify({ linkRef: view.outcome.linkRef, merchantUserId: purchase.merchantUserId, merchantTransactionId: purchase.merchantTransactionId, amount: '12.34', currency: 'USD' }),
+        body: JSON.stringify({
+          linkRef: view.outcome.linkRef,
+          merchantUserId: purchase.merchantUserId,
+          merchantTransactionId: purchase.merchantTransactionId,
+          amount: '12.34',
+          currency: 'USD',
+        }),
       });
       assert.equal(paid.status, 201, 'the sealed token still pays');
     }

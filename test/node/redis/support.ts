@@ -56,7 +56,10 @@ export function inspector(url: string): Redis {
  * Polls `check` until it returns a value other than undefined, at most `timeoutMs`. Used to wait for
  * things that happen in the background (a reconnect), never to assert on speed.
  */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {

@@ -64,8 +64,14 @@ describe('provider CLI (npm run provider)', () => {
 });
 
 describe('sandbox control subcommands (npx obv-link-sandbox <control>)', () => {
-  function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  function runCli(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -80,7 +86,11 @@ describe('sandbox control subcommands (npx obv-link-sandbox <control>)', () => {
     const failNext = await runCli(['fail-next', '--code', 'ACCOUNT_LOCKED', '--count', '2', ...url]);
     assert.equal(failNext.code, 0, failNext.stderr);
     assert.match(failNext.stdout, /fail-next: 2 verifications with ACCOUNT_LOCKED/);
-    assert.deepEqual(provider.faults.verificationFailures, { count: 2, errorCode: 'ACCOUNT_LOCKED', errorMessage: 'This account is locked. Contact your bank.' });
+    assert.deepEqual(provider.faults.verificationFailures, {
+      count: 2,
+      errorCode: 'ACCOUNT_LOCKED',
+      errorMessage: 'This account is locked. Contact your bank.',
+    });
     assert.equal((await runCli(['delay', '--endpoint', 'transaction', '--ms', '250', ...url])).code, 0);
     assert.equal(provider.faults.transactionDelayMs, 250);
     assert.equal((await runCli(['timeout', '--endpoint', 'verification', ...url])).code, 0);
@@ -98,13 +108,19 @@ describe('sandbox control subcommands (npx obv-link-sandbox <control>)', () => {
     const reset = await runCli(['reset', ...url]);
     assert.equal(reset.code, 0);
     assert.match(reset.stdout, /fail-next: off/);
-    assert.equal(provider.faults.transactionDelayMs + provider.faults.duplicateNotifications + provider.faults.verificationFailures.count, 0);
+    assert.equal(
+      provider.faults.transactionDelayMs +
+        provider.faults.duplicateNotifications +
+        provider.faults.verificationFailures.count,
+      0,
+    );
   });
 
   test('--help prints the controls (exit 0); a usage error says what is wrong (exit 2); a refusal names the field (exit 1)', async (t) => {
     const help = await runCli(['--help']);
     assert.equal(help.code, 0);
-    for (const name of ['stale', 'fail-next', 'delay', 'timeout', 'notify-late', 'notify-twice', 'reset', 'status']) assert.match(help.stdout, new RegExp(`^  ${name}\\b`, 'm'));
+    for (const name of ['stale', 'fail-next', 'delay', 'timeout', 'notify-late', 'notify-twice', 'reset', 'status'])
+      assert.match(help.stdout, new RegExp(`^  ${name}\\b`, 'm'));
     assert.match((await runCli(['delay', '--help'])).stdout, /Exit codes/);
 
     const unknown = await runCli(['restart']);
@@ -132,6 +148,11 @@ describe('sandbox control subcommands (npx obv-link-sandbox <control>)', () => {
     const port = await freePort();
     const notRunning = await runCli(['status'], { PROVIDER_PORT: String(port) });
     assert.equal(notRunning.code, 1);
-    assert.match(notRunning.stderr, new RegExp(`no sandbox answers at http://127\\.0\\.0\\.1:${port} \\(.*\\)\\. Start one with \`npx obv-link-sandbox\``));
+    assert.match(
+      notRunning.stderr,
+      new RegExp(
+        `no sandbox answers at http://127\\.0\\.0\\.1:${port} \\(.*\\)\\. Start one with \`npx obv-link-sandbox\``,
+      ),
+    );
   });
 });

@@ -14,7 +14,9 @@ import { startTestProvider, startVerification, startWebhookReceiver, verificatio
 /** A merchant return page on port 0, so the browser's redirect lands somewhere real. */
 async function startReturnPage(t: TestContext): Promise<string> {
   const server = createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Returned</title><h1>Back at the merchant</h1>');
+    res
+      .writeHead(200, { 'content-type': 'text/html' })
+      .end('<!doctype html><title>Returned</title><h1>Back at the merchant</h1>');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.after(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -35,11 +37,17 @@ async function axeViolations(page: Page): Promise<string[]> {
   const source = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   await page.evaluate(source);
   const violations = await page.evaluate(async () => {
-    const { axe } = window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } };
-    const results = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } });
+    const { axe } = window as unknown as {
+      axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> };
+    };
+    const results = await axe.run(document, {
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] },
+    });
     return results.violations;
   });
-  return violations.map((violation) => `${violation.id}: ${violation.help} (${JSON.stringify(violation.nodes.map((node) => node.target))})`);
+  return violations.map(
+    (violation) => `${violation.id}: ${violation.help} (${JSON.stringify(violation.nodes.map((node) => node.target))})`,
+  );
 }
 
 describe('consumer page in Chromium', () => {
@@ -53,7 +61,10 @@ describe('consumer page in Chromium', () => {
     const receiver = await startWebhookReceiver(t);
     const returnURL = await startReturnPage(t);
     const provider = await startTestProvider(t);
-    const { consumerUrl } = await startVerification(provider, verificationBody({ returnURL, notificationURL: receiver.url }));
+    const { consumerUrl } = await startVerification(
+      provider,
+      verificationBody({ returnURL, notificationURL: receiver.url }),
+    );
     const page = await browser.newPage({ viewport: { width: 800, height: 720 } });
     t.after(() => page.close());
     const blocked: string[] = [];
@@ -84,7 +95,10 @@ describe('consumer page in Chromium', () => {
     const receiver = await startWebhookReceiver(t);
     const returnURL = await startReturnPage(t);
     const provider = await startTestProvider(t);
-    const { consumerUrl } = await startVerification(provider, verificationBody({ returnURL, notificationURL: receiver.url }));
+    const { consumerUrl } = await startVerification(
+      provider,
+      verificationBody({ returnURL, notificationURL: receiver.url }),
+    );
     const page = await browser.newPage();
     t.after(() => page.close());
 
@@ -135,7 +149,12 @@ describe('consumer page in Chromium', () => {
       const field = getComputedStyle(document.querySelector('#password')!);
       const focused = getComputedStyle(document.activeElement!);
       const card = getComputedStyle(document.querySelector('.card')!);
-      return { border: field.borderTopColor, ring: focused.outlineColor, ringStyle: focused.outlineStyle, card: card.backgroundColor };
+      return {
+        border: field.borderTopColor,
+        ring: focused.outlineColor,
+        ringStyle: focused.outlineStyle,
+        card: card.backgroundColor,
+      };
     });
     assert.notEqual(colours.ringStyle, 'none');
     assert.ok(contrast(colours.border, colours.card) >= 3, `field border ${colours.border} on ${colours.card}`);
@@ -171,9 +190,18 @@ describe('consumer page in Chromium', () => {
     await page.getByLabel('Contraseña').fill('wrong');
     await page.getByRole('button', { name: 'Iniciar sesión' }).click();
     assert.equal((await page.getByRole('alert').textContent())?.trim(), 'Usuario o contraseña incorrectos');
-    const buttonHeights = await page.locator('button').evaluateAll((buttons) => buttons.map((button) => button.getBoundingClientRect().height));
-    assert.ok(buttonHeights.every((height) => height < 50), `one line per button on a phone: ${buttonHeights.join(', ')}`);
-    const rightEdges = await page.evaluate(() => [document.querySelector('.secondary')!, document.querySelector('#password')!].map((el) => el.getBoundingClientRect().right));
+    const buttonHeights = await page
+      .locator('button')
+      .evaluateAll((buttons) => buttons.map((button) => button.getBoundingClientRect().height));
+    assert.ok(
+      buttonHeights.every((height) => height < 50),
+      `one line per button on a phone: ${buttonHeights.join(', ')}`,
+    );
+    const rightEdges = await page.evaluate(() =>
+      [document.querySelector('.secondary')!, document.querySelector('#password')!].map(
+        (el) => el.getBoundingClientRect().right,
+      ),
+    );
     assert.ok(rightEdges[0]! <= rightEdges[1]! + 0.5, `the buttons stay inside the form: ${rightEdges.join(' vs ')}`);
     await page.screenshot({ path: 'test-results/provider-consumer-page-es-error.png', fullPage: true });
     assert.deepEqual(await axeViolations(page), [], 'the Spanish page with its error passes axe');

@@ -19,7 +19,10 @@ const RETURN_URL = 'http://127.0.0.1:9/merchant/return/session-1';
 describe('consumer page (consumerUrl)', () => {
   test('serves an English sign-in page with labelled fields, both buttons and a strict CSP', async (t) => {
     const provider = await startTestProvider(t);
-    const { consumerUrl, verificationId } = await startVerification(provider, verificationBody({ returnURL: RETURN_URL }));
+    const { consumerUrl, verificationId } = await startVerification(
+      provider,
+      verificationBody({ returnURL: RETURN_URL }),
+    );
     const response = await fetch(consumerUrl);
     assert.equal(response.status, 200);
     const csp = response.headers.get('content-security-policy') ?? '';
@@ -38,9 +41,12 @@ describe('consumer page (consumerUrl)', () => {
     assert.doesNotMatch(html, /role="alert"/);
   });
 
-  test('shows a US consumer\'s amount as one, in Spanish too ($49.99, not Spain\'s 49,99 US$)', async (t) => {
+  test("shows a US consumer's amount as one, in Spanish too ($49.99, not Spain's 49,99 US$)", async (t) => {
     const provider = await startTestProvider(t);
-    const spanish = verificationBody({ returnURL: RETURN_URL }, { transaction: { amount: '49.99', currency: 'USD', product: 'OBV', language: 'es-US' } });
+    const spanish = verificationBody(
+      { returnURL: RETURN_URL },
+      { transaction: { amount: '49.99', currency: 'USD', product: 'OBV', language: 'es-US' } },
+    );
     const html = await (await fetch((await startVerification(provider, spanish)).consumerUrl)).text();
     assert.match(html, /<html lang="es">/);
     assert.match(html, /\$49\.99/);
@@ -70,7 +76,11 @@ describe('consumer page (consumerUrl)', () => {
     assert.equal(notification.account.accountLabel, 'Checking ••••4321');
     assert.equal(notification.account.fiName, 'Sandbox Federal Bank');
     assert.equal(notification.account.fiAccountType, 'CHECKING');
-    assert.deepEqual(notification.merchant, { merchantId: 'merchant-1', merchantUserId: 'user-42', merchantTransactionId: 'order-1001' });
+    assert.deepEqual(notification.merchant, {
+      merchantId: 'merchant-1',
+      merchantUserId: 'user-42',
+      merchantTransactionId: 'order-1001',
+    });
     assert.deepEqual(notification.transaction, { amount: '49.99', currency: 'USD', product: 'OBV', language: 'en-US' });
   });
 
@@ -78,21 +88,42 @@ describe('consumer page (consumerUrl)', () => {
     const receiver = await startWebhookReceiver(t);
     const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url });
     const { consumerUrl } = await startVerification(provider);
-    assert.equal((await submitConsumerForm(consumerUrl, { username: 'user_savings', password: 'pass_good' })).status, 303);
+    assert.equal(
+      (await submitConsumerForm(consumerUrl, { username: 'user_savings', password: 'pass_good' })).status,
+      303,
+    );
     await provider.notificationsSettled();
     const notification = JSON.parse(receiver.received[0]?.body ?? '{}');
     assert.equal(notification.account.fiAccountType, 'SAVINGS');
   });
 
   const failures = [
-    { name: 'user_bad', fields: { username: 'user_bad', password: 'anything' }, code: 'ACCOUNT_NOT_VERIFIED', message: 'The bank could not verify this account.' },
-    { name: 'user_locked', fields: { username: 'user_locked', password: '' }, code: 'ACCOUNT_LOCKED', message: 'This account is locked. Contact your bank.' },
-    { name: 'the Cancel button', fields: { action: 'cancel' as const }, code: 'CONSUMER_CANCELLED', message: 'You cancelled the verification at your bank.' },
+    {
+      name: 'user_bad',
+      fields: { username: 'user_bad', password: 'anything' },
+      code: 'ACCOUNT_NOT_VERIFIED',
+      message: 'The bank could not verify this account.',
+    },
+    {
+      name: 'user_locked',
+      fields: { username: 'user_locked', password: '' },
+      code: 'ACCOUNT_LOCKED',
+      message: 'This account is locked. Contact your bank.',
+    },
+    {
+      name: 'the Cancel button',
+      fields: { action: 'cancel' as const },
+      code: 'CONSUMER_CANCELLED',
+      message: 'You cancelled the verification at your bank.',
+    },
   ];
   for (const failure of failures) {
     test(`notifies FAILURE ${failure.code} for ${failure.name} and redirects to the returnURL`, async (t) => {
       const receiver = await startWebhookReceiver(t);
-      const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url, defaultReturnURL: RETURN_URL });
+      const provider = await startTestProvider(t, {
+        defaultNotificationURL: receiver.url,
+        defaultReturnURL: RETURN_URL,
+      });
       const { consumerUrl } = await startVerification(provider);
       const response = await submitConsumerForm(consumerUrl, failure.fields);
       assert.equal(response.status, 303);
@@ -113,7 +144,10 @@ describe('consumer page (consumerUrl)', () => {
     const wrong = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'nope' });
     assert.equal(wrong.status, 422, 'not 401: that would need a WWW-Authenticate challenge');
     const html = await wrong.text();
-    assert.match(html, /<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>Incorrect username or password<\/p>/);
+    assert.match(
+      html,
+      /<p class="error" role="alert" id="form-error" tabindex="-1" autofocus>Incorrect username or password<\/p>/,
+    );
     assert.match(html, /value="user_good" aria-invalid="true"/);
     assert.equal(provider.stats.notificationAttempts, 0);
     const retry = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' });
@@ -126,7 +160,12 @@ describe('consumer page (consumerUrl)', () => {
     const provider = await startTestProvider(t);
     const { consumerUrl } = await startVerification(provider);
     const url = new URL(consumerUrl);
-    const form = new URLSearchParams({ t: url.searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'delete' });
+    const form = new URLSearchParams({
+      t: url.searchParams.get('t') ?? '',
+      username: 'user_good',
+      password: 'pass_good',
+      action: 'delete',
+    });
     const response = await fetch(`${url.origin}${url.pathname}`, { method: 'POST', redirect: 'manual', body: form });
     assert.equal(response.status, 400);
     assert.match(await response.text(), /<label for="username">Username<\/label>/);
@@ -193,7 +232,10 @@ describe('consumer page (consumerUrl)', () => {
     assert.equal((await fetch(url)).status, 404);
     url.searchParams.delete('t');
     assert.equal((await fetch(url)).status, 404);
-    assert.equal((await submitConsumerForm(consumerUrl, { t: 'guessed', username: 'user_good', password: 'pass_good' })).status, 404);
+    assert.equal(
+      (await submitConsumerForm(consumerUrl, { t: 'guessed', username: 'user_good', password: 'pass_good' })).status,
+      404,
+    );
     assert.equal((await fetch(consumerUrl)).status, 200, 'a wrong guess does not burn the real link');
   });
 
@@ -209,13 +251,20 @@ describe('consumer page (consumerUrl)', () => {
     });
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/bank`;
     const token = ((await (await requestToken(base)).json()) as { access_token: string }).access_token;
-    const { consumerUrl } = (await (await postJson(`${base}${VERIFICATION_PATH}`, token, verificationBody())).json()) as { consumerUrl: string };
+    const { consumerUrl } = (await (
+      await postJson(`${base}${VERIFICATION_PATH}`, token, verificationBody())
+    ).json()) as { consumerUrl: string };
     assert.ok(consumerUrl.startsWith(`${base}/consumer/`), consumerUrl);
     const html = await (await fetch(consumerUrl)).text();
     const stylesheet = new URL(/<link rel="stylesheet" href="([^"]+)">/.exec(html)?.[1] ?? '', consumerUrl);
     assert.equal((await fetch(stylesheet)).headers.get('content-type')?.split(';')[0], 'text/css');
     const action = new URL(/<form method="post" action="([^"]+)">/.exec(html)?.[1] ?? '', consumerUrl);
-    const form = new URLSearchParams({ t: new URL(consumerUrl).searchParams.get('t') ?? '', username: 'user_good', password: 'pass_good', action: 'signin' });
+    const form = new URLSearchParams({
+      t: new URL(consumerUrl).searchParams.get('t') ?? '',
+      username: 'user_good',
+      password: 'pass_good',
+      action: 'signin',
+    });
     const response = await fetch(action, { method: 'POST', redirect: 'manual', body: form });
     assert.equal(response.status, 303);
     assert.equal(response.headers.get('location'), RETURN_URL);

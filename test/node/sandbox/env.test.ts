@@ -53,7 +53,8 @@ describe('provider CLI environment', () => {
 
   test('rejects a bad value with an error naming each bad variable', () => {
     assert.throws(
-      () => readProviderEnv({ PROVIDER_TOKEN_TTL: 'soon', PROVIDER_TOKEN_FAILURE_KIND: 'crash', PROVIDER_PORT: '4010' }),
+      () =>
+        readProviderEnv({ PROVIDER_TOKEN_TTL: 'soon', PROVIDER_TOKEN_FAILURE_KIND: 'crash', PROVIDER_PORT: '4010' }),
       (error: unknown) =>
         error instanceof ProviderEnvError &&
         /PROVIDER_TOKEN_TTL/.test(error.message) &&
@@ -61,6 +62,9 @@ describe('provider CLI environment', () => {
         !/PROVIDER_PORT/.test(error.message),
     );
     assert.throws(() => readProviderEnv({ PROVIDER_NOTIFICATION_URL: 'ftp://x' }), /PROVIDER_NOTIFICATION_URL/);
-    assert.throws(() => readProviderEnv({ PROVIDER_NOTIFICATION_RETRY_DELAYS_MS: '1,,2' }), /PROVIDER_NOTIFICATION_RETRY_DELAYS_MS/);
+    assert.throws(
+      () => readProviderEnv({ PROVIDER_NOTIFICATION_RETRY_DELAYS_MS: '1,,2' }),
+      /PROVIDER_NOTIFICATION_RETRY_DELAYS_MS/,
+    );
   });
 });

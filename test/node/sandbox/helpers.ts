@@ -40,12 +40,18 @@ export interface TokenRequest {
 /** POSTs to the token endpoint; defaults are a valid request for `sandbox_client`. */
 export function requestToken(baseUrl: string, request: TokenRequest = {}): Promise<Response> {
   const headers: Record<string, string> = {};
-  const authorization = request.authorization === undefined ? basicAuth('sandbox_client', 'sandbox_secret') : request.authorization;
+  const authorization =
+    request.authorization === undefined ? basicAuth('sandbox_client', 'sandbox_secret') : request.authorization;
   if (authorization !== null) headers.authorization = authorization;
   const contentType = request.contentType === undefined ? 'application/x-www-form-urlencoded' : request.contentType;
   if (contentType !== null) headers['content-type'] = contentType;
   const query = request.query ?? 'grant_type=client_credentials&scope=obv/token-request';
-  return fetch(`${baseUrl}${TOKEN_PATH}?${query}`, { method: 'POST', headers, body: request.body ?? '', signal: request.signal });
+  return fetch(`${baseUrl}${TOKEN_PATH}?${query}`, {
+    method: 'POST',
+    headers,
+    body: request.body ?? '',
+    signal: request.signal,
+  });
 }
 
 /** A fresh bearer token for `sandbox_client`. */
@@ -57,7 +63,10 @@ export async function accessToken(provider: RunningProvider): Promise<string> {
 }
 
 /** A valid verification request body (docs/CONTRACTS.md §1); `merchant` fields may be overridden. */
-export function verificationBody(merchant: Record<string, string> = {}, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function verificationBody(
+  merchant: Record<string, string> = {},
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     countryCode: 'US',
     consumer: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' },
@@ -68,10 +77,19 @@ export function verificationBody(merchant: Record<string, string> = {}, extra: R
 }
 
 /** POSTs JSON with a bearer token. */
-export function postJson(url: string, token: string | null, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+export function postJson(
+  url: string,
+  token: string | null,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers },
+    headers: {
+      'content-type': 'application/json',
+      ...(token === null ? {} : { authorization: `Bearer ${token}` }),
+      ...headers,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
@@ -118,7 +136,10 @@ export interface WebhookReceiver {
 }
 
 /** A merchant notification endpoint on port 0 that records every request; closed after the test. */
-export async function startWebhookReceiver(t: TestContext, behaviour: ReceiverBehaviour = () => 204): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  t: TestContext,
+  behaviour: ReceiverBehaviour = () => 204,
+): Promise<WebhookReceiver> {
   const received: ReceivedNotification[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const server = createServer((req, res) => {
@@ -147,8 +168,16 @@ export async function startWebhookReceiver(t: TestContext, behaviour: ReceiverBe
 }
 
 /** Reads a problem+json response, checking its media type. */
-export async function readProblem(response: Response): Promise<{ status: number; title: string; detail: string; errors?: Array<{ path: string; message: string }> }> {
+export async function readProblem(
+  response: Response,
+): Promise<{ status: number; title: string; detail: string; errors?: Array<{ path: string; message: string }> }> {
   const type = response.headers.get('content-type') ?? '';
-  if (!type.startsWith('application/problem+json')) throw new Error(`expected problem+json, got ${type}: ${await response.text()}`);
-  return (await response.json()) as { status: number; title: string; detail: string; errors?: Array<{ path: string; message: string }> };
+  if (!type.startsWith('application/problem+json'))
+    throw new Error(`expected problem+json, got ${type}: ${await response.text()}`);
+  return (await response.json()) as {
+    status: number;
+    title: string;
+    detail: string;
+    errors?: Array<{ path: string; message: string }>;
+  };
 }

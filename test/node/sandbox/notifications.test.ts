@@ -4,15 +4,29 @@ import type { AddressInfo } from 'node:net';
 import { describe, test } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import type { ReceivedNotification } from './helpers.ts';
-import { SANDBOX_WEBHOOK_SECRET, startTestProvider, startVerification, startWebhookReceiver, submitConsumerForm, verificationBody } from './helpers.ts';
+import {
+  SANDBOX_WEBHOOK_SECRET,
+  startTestProvider,
+  startVerification,
+  startWebhookReceiver,
+  submitConsumerForm,
+  verificationBody,
+} from './helpers.ts';
 
 function signatureHeaders(notification: ReceivedNotification): Record<string, string> {
   const header = (name: string) => String(notification.headers[name] ?? '');
-  return { 'webhook-id': header('webhook-id'), 'webhook-timestamp': header('webhook-timestamp'), 'webhook-signature': header('webhook-signature') };
+  return {
+    'webhook-id': header('webhook-id'),
+    'webhook-timestamp': header('webhook-timestamp'),
+    'webhook-signature': header('webhook-signature'),
+  };
 }
 
 /** Runs one verification to a success and returns the verificationId. */
-async function verifyConsumer(provider: Awaited<ReturnType<typeof startTestProvider>>, body = verificationBody()): Promise<string> {
+async function verifyConsumer(
+  provider: Awaited<ReturnType<typeof startTestProvider>>,
+  body = verificationBody(),
+): Promise<string> {
   const { consumerUrl, verificationId } = await startVerification(provider, body);
   const response = await submitConsumerForm(consumerUrl, { username: 'user_good', password: 'pass_good' });
   assert.equal(response.status, 303);
@@ -28,7 +42,9 @@ describe('notifications (endpoint 3)', () => {
     const [notification] = receiver.received;
     assert.ok(notification);
     assert.equal(notification.headers['content-type'], 'application/json');
-    const verified = new Webhook(SANDBOX_WEBHOOK_SECRET).verify(notification.body, signatureHeaders(notification)) as { verificationId: string };
+    const verified = new Webhook(SANDBOX_WEBHOOK_SECRET).verify(notification.body, signatureHeaders(notification)) as {
+      verificationId: string;
+    };
     assert.equal(verified.verificationId, verificationId);
     assert.equal(provider.stats.notificationsDelivered, 1);
   });
@@ -41,9 +57,15 @@ describe('notifications (endpoint 3)', () => {
     const [notification] = receiver.received;
     assert.ok(notification);
     const otherSecret = `whsec_${Buffer.from('another-secret-entirely').toString('base64')}`;
-    assert.throws(() => new Webhook(otherSecret).verify(notification.body, signatureHeaders(notification)), { name: 'WebhookVerificationError' });
+    assert.throws(() => new Webhook(otherSecret).verify(notification.body, signatureHeaders(notification)), {
+      name: 'WebhookVerificationError',
+    });
     assert.throws(
-      () => new Webhook(SANDBOX_WEBHOOK_SECRET).verify(notification.body.replace('SUCCESS', 'FAILURE'), signatureHeaders(notification)),
+      () =>
+        new Webhook(SANDBOX_WEBHOOK_SECRET).verify(
+          notification.body.replace('SUCCESS', 'FAILURE'),
+          signatureHeaders(notification),
+        ),
       { name: 'WebhookVerificationError' },
     );
   });
@@ -68,7 +90,9 @@ describe('notifications (endpoint 3)', () => {
     const ids = new Set(receiver.received.map((notification) => notification.headers['webhook-id']));
     assert.equal(ids.size, 1);
     for (const notification of receiver.received) {
-      assert.doesNotThrow(() => new Webhook(SANDBOX_WEBHOOK_SECRET).verify(notification.body, signatureHeaders(notification)));
+      assert.doesNotThrow(() =>
+        new Webhook(SANDBOX_WEBHOOK_SECRET).verify(notification.body, signatureHeaders(notification)),
+      );
     }
     assert.equal(provider.stats.notificationAttempts, 3);
     assert.equal(provider.stats.notificationsDelivered, 1);
@@ -100,7 +124,10 @@ describe('notifications (endpoint 3)', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const { port } = probe.address() as AddressInfo;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const provider = await startTestProvider(t, { defaultNotificationURL: `http://127.0.0.1:${port}/gone`, notificationRetryDelaysMs: [5, 5] });
+    const provider = await startTestProvider(t, {
+      defaultNotificationURL: `http://127.0.0.1:${port}/gone`,
+      notificationRetryDelaysMs: [5, 5],
+    });
     await verifyConsumer(provider);
     await provider.notificationsSettled();
     assert.equal(provider.stats.notificationAttempts, 3);
@@ -110,7 +137,10 @@ describe('notifications (endpoint 3)', () => {
 
   test('drops the first deliveries while the drop fault is on, counts them as failed attempts, and retries', async (t) => {
     const receiver = await startWebhookReceiver(t);
-    const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url, faults: { dropNotifications: 2 } });
+    const provider = await startTestProvider(t, {
+      defaultNotificationURL: receiver.url,
+      faults: { dropNotifications: 2 },
+    });
     await verifyConsumer(provider);
     await provider.notificationsSettled();
     assert.equal(receiver.received.length, 1);
@@ -139,7 +169,10 @@ describe('notifications (endpoint 3)', () => {
 
   test('holds each notification back for the delay fault, then delivers it', async (t) => {
     const receiver = await startWebhookReceiver(t);
-    const provider = await startTestProvider(t, { defaultNotificationURL: receiver.url, faults: { notificationDelayMs: 1_000 } });
+    const provider = await startTestProvider(t, {
+      defaultNotificationURL: receiver.url,
+      faults: { notificationDelayMs: 1_000 },
+    });
     await verifyConsumer(provider);
     assert.equal(provider.stats.notificationAttempts, 0, 'nothing is attempted before the delay');
     await provider.notificationsSettled();

@@ -13,10 +13,18 @@ describe('provider options', () => {
     assert.equal(DEFAULT_WEBHOOK_SECRET, 'whsec_c2FuZGJveC13ZWJob29rLXNlY3JldC1vYnYtbGluaw==');
     const delays = config.notificationRetryDelaysMs;
     assert.ok(delays.length >= 3, 'several retries');
-    for (let i = 1; i < delays.length; i += 1) assert.ok((delays[i] ?? 0) > (delays[i - 1] ?? 0), 'each wait is longer than the last (backoff)');
+    for (let i = 1; i < delays.length; i += 1)
+      assert.ok((delays[i] ?? 0) > (delays[i - 1] ?? 0), 'each wait is longer than the last (backoff)');
     assert.deepEqual(provider.faults, {
-      dropNotifications: 0, notificationDelayMs: 0, duplicateNotifications: 0, lateNotifications: { count: 0, delayMs: 0 }, tokenFailures: { count: 0, kind: '5xx' },
-      transactionDelayMs: 0, verificationDelayMs: 0, endpointTimeouts: { verification: 0, transaction: 0 }, verificationFailures: { count: 0, errorCode: '', errorMessage: '' },
+      dropNotifications: 0,
+      notificationDelayMs: 0,
+      duplicateNotifications: 0,
+      lateNotifications: { count: 0, delayMs: 0 },
+      tokenFailures: { count: 0, kind: '5xx' },
+      transactionDelayMs: 0,
+      verificationDelayMs: 0,
+      endpointTimeouts: { verification: 0, transaction: 0 },
+      verificationFailures: { count: 0, errorCode: '', errorMessage: '' },
     });
   });
 
@@ -36,6 +44,10 @@ describe('provider options', () => {
       [{ defaultReturnURL: 'not a url' }, /defaultReturnURL/],
       [{ maxEntries: 0 }, /maxEntries/],
     ];
-    for (const [options, name] of cases) assert.throws(() => createProvider(options), (error: unknown) => error instanceof TypeError && name.test(error.message));
+    for (const [options, name] of cases)
+      assert.throws(
+        () => createProvider(options),
+        (error: unknown) => error instanceof TypeError && name.test(error.message),
+      );
   });
 });

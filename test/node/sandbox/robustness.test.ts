@@ -1,10 +1,23 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { describe, test } from 'node:test';
-import { TOKEN_PATH, TRANSACTION_PATH, VERIFICATION_PATH, accessToken, startTestProvider, startVerification } from './helpers.ts';
+import {
+  TOKEN_PATH,
+  TRANSACTION_PATH,
+  VERIFICATION_PATH,
+  accessToken,
+  startTestProvider,
+  startVerification,
+} from './helpers.ts';
 
 /** A raw request, so malformed paths and headers reach the server unchanged. */
-function rawRequest(baseUrl: string, method: string, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; type: string }> {
+function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body = '',
+): Promise<{ status: number; type: string }> {
   return new Promise((resolve, reject) => {
     const req = request(`${baseUrl}${path}`, { method, headers }, (res) => {
       res.resume();
@@ -24,15 +37,35 @@ describe('robustness', () => {
     const cases: Array<[string, string, Record<string, string>, string]> = [
       ['POST', VERIFICATION_PATH, json, 'null'],
       ['POST', VERIFICATION_PATH, json, '"text"'],
-      ['POST', VERIFICATION_PATH, json, '{"countryCode": {"$gt": ""}, "consumer": [], "merchant": 1, "transaction": null}'],
+      [
+        'POST',
+        VERIFICATION_PATH,
+        json,
+        '{"countryCode": {"$gt": ""}, "consumer": [], "merchant": 1, "transaction": null}',
+      ],
       ['POST', VERIFICATION_PATH, { ...json, 'content-type': 'application/json; charset=latin9' }, '{}'],
       ['POST', VERIFICATION_PATH, { ...json, authorization: 'Bearer ' }, '{}'],
       ['POST', TRANSACTION_PATH, json, '{"__proto__": {"admin": true}}'],
-      ['POST', TOKEN_PATH, { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic %%%' }, 'a=%ZZ'],
-      ['POST', `${TOKEN_PATH}?grant_type[]=x`, { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic Og==' }, ''],
+      [
+        'POST',
+        TOKEN_PATH,
+        { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic %%%' },
+        'a=%ZZ',
+      ],
+      [
+        'POST',
+        `${TOKEN_PATH}?grant_type[]=x`,
+        { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic Og==' },
+        '',
+      ],
       ['GET', '/consumer/%E0%A4%A', {}, ''],
       ['GET', `/consumer/${verificationId}?t=a&t=b`, {}, ''],
-      ['POST', `/consumer/${verificationId}`, { 'content-type': 'application/x-www-form-urlencoded' }, 't[]=1&username=%FF'],
+      [
+        'POST',
+        `/consumer/${verificationId}`,
+        { 'content-type': 'application/x-www-form-urlencoded' },
+        't[]=1&username=%FF',
+      ],
       ['POST', `/consumer/${verificationId}`, { 'content-type': 'application/json' }, '{"t": 1}'],
       ['DELETE', '/anything', {}, ''],
     ];

@@ -30,31 +30,48 @@ describe('token endpoint (endpoint 1)', () => {
 
   test('also accepts grant_type and scope in the form body', async (t) => {
     const provider = await startTestProvider(t);
-    const response = await requestToken(provider.url, { query: '', body: 'grant_type=client_credentials&scope=obv%2Ftoken-request' });
+    const response = await requestToken(provider.url, {
+      query: '',
+      body: 'grant_type=client_credentials&scope=obv%2Ftoken-request',
+    });
     assert.equal(response.status, 200);
   });
 
   test('answers invalid_request when the Content-Type is not form-urlencoded', async (t) => {
     const provider = await startTestProvider(t);
-    await assertTokenError(await requestToken(provider.url, { contentType: 'application/json', body: '{}' }), 400, 'invalid_request');
+    await assertTokenError(
+      await requestToken(provider.url, { contentType: 'application/json', body: '{}' }),
+      400,
+      'invalid_request',
+    );
     await assertTokenError(await requestToken(provider.url, { contentType: null }), 400, 'invalid_request');
   });
 
   test('answers invalid_request when grant_type or scope is missing, wrong or repeated', async (t) => {
     const provider = await startTestProvider(t);
-    await assertTokenError(await requestToken(provider.url, { query: 'scope=obv/token-request' }), 400, 'invalid_request');
-    await assertTokenError(await requestToken(provider.url, { query: 'grant_type=client_credentials' }), 400, 'invalid_request');
-    await assertTokenError(await requestToken(provider.url, { query: 'grant_type=client_credentials&scope=admin' }), 400, 'invalid_request');
     await assertTokenError(
-      await requestToken(provider.url, { query: 'grant_type=client_credentials&scope=obv/token-request&scope=obv/token-request' }),
+      await requestToken(provider.url, { query: 'scope=obv/token-request' }),
       400,
       'invalid_request',
     );
     await assertTokenError(
-      await requestToken(provider.url, { body: 'grant_type=password' }),
+      await requestToken(provider.url, { query: 'grant_type=client_credentials' }),
       400,
       'invalid_request',
     );
+    await assertTokenError(
+      await requestToken(provider.url, { query: 'grant_type=client_credentials&scope=admin' }),
+      400,
+      'invalid_request',
+    );
+    await assertTokenError(
+      await requestToken(provider.url, {
+        query: 'grant_type=client_credentials&scope=obv/token-request&scope=obv/token-request',
+      }),
+      400,
+      'invalid_request',
+    );
+    await assertTokenError(await requestToken(provider.url, { body: 'grant_type=password' }), 400, 'invalid_request');
   });
 
   test('answers invalid_request when the Basic header is missing or malformed', async (t) => {
@@ -76,7 +93,11 @@ describe('token endpoint (endpoint 1)', () => {
 
   test('answers invalid_grant for the revoked client', async (t) => {
     const provider = await startTestProvider(t);
-    await assertTokenError(await requestToken(provider.url, { authorization: basicAuth('revoked_client', 'revoked_secret') }), 400, 'invalid_grant');
+    await assertTokenError(
+      await requestToken(provider.url, { authorization: basicAuth('revoked_client', 'revoked_secret') }),
+      400,
+      'invalid_grant',
+    );
   });
 
   test('answers unauthorized_client for the limited client', async (t) => {
@@ -87,7 +108,9 @@ describe('token endpoint (endpoint 1)', () => {
 
   test('answers unsupported_grant_type for a grant_type other than client_credentials', async (t) => {
     const provider = await startTestProvider(t);
-    const response = await requestToken(provider.url, { query: 'grant_type=authorization_code&scope=obv/token-request' });
+    const response = await requestToken(provider.url, {
+      query: 'grant_type=authorization_code&scope=obv/token-request',
+    });
     await assertTokenError(response, 400, 'unsupported_grant_type');
   });
 

@@ -13,7 +13,11 @@ import {
 describe('verification endpoint (endpoint 2)', () => {
   test('answers with a consumerUrl on the host the request was sent to, and a verificationId', async (t) => {
     const provider = await startTestProvider(t);
-    const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, await accessToken(provider), verificationBody());
+    const response = await postJson(
+      `${provider.url}${VERIFICATION_PATH}`,
+      await accessToken(provider),
+      verificationBody(),
+    );
     assert.equal(response.status, 200);
     const body = (await response.json()) as { consumerUrl: string; verificationId: string };
     const consumerUrl = new URL(body.consumerUrl);
@@ -33,7 +37,10 @@ describe('verification endpoint (endpoint 2)', () => {
     async function assertInvalidToken(response: Response): Promise<void> {
       assert.equal(response.status, 401);
       // RFC 6750 §3: error_description is printable ASCII without '"' and '\'.
-      assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm="obv-sandbox", error="invalid_token", error_description="[\x20\x21\x23-\x5B\x5D-\x7E]+"$/);
+      assert.match(
+        response.headers.get('www-authenticate') ?? '',
+        /^Bearer realm="obv-sandbox", error="invalid_token", error_description="[\x20\x21\x23-\x5B\x5D-\x7E]+"$/,
+      );
       const problem = await readProblem(response);
       assert.equal(problem.status, 401);
     }
@@ -53,7 +60,9 @@ describe('verification endpoint (endpoint 2)', () => {
 
     test('answers 401 invalid_token for a token it never issued', async (t) => {
       const provider = await startTestProvider(t);
-      await assertInvalidToken(await postJson(`${provider.url}${VERIFICATION_PATH}`, 'not-a-token', verificationBody()));
+      await assertInvalidToken(
+        await postJson(`${provider.url}${VERIFICATION_PATH}`, 'not-a-token', verificationBody()),
+      );
     });
 
     test('answers 401 invalid_token once the token outlived expires_in', async (t) => {
@@ -96,7 +105,12 @@ describe('verification endpoint (endpoint 2)', () => {
       assert.equal(response.status, 400);
       const problem = await readProblem(response);
       const paths = problem.errors?.map((error) => error.path).sort();
-      assert.deepEqual(paths, ['consumer.email', 'merchant.merchantUserId', 'merchant.returnURL', 'transaction.amount']);
+      assert.deepEqual(paths, [
+        'consumer.email',
+        'merchant.merchantUserId',
+        'merchant.returnURL',
+        'transaction.amount',
+      ]);
       assert.match(problem.detail, /transaction\.amount/);
     });
 
@@ -105,7 +119,10 @@ describe('verification endpoint (endpoint 2)', () => {
       const body = verificationBody({}, { countryCode: 'USA' });
       const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, await accessToken(provider), body);
       assert.equal(response.status, 400);
-      assert.deepEqual((await readProblem(response)).errors?.map((error) => error.path), ['countryCode']);
+      assert.deepEqual(
+        (await readProblem(response)).errors?.map((error) => error.path),
+        ['countryCode'],
+      );
     });
 
     test('answers 422 naming countryCode for a country other than US', async (t) => {
@@ -113,7 +130,10 @@ describe('verification endpoint (endpoint 2)', () => {
       const body = verificationBody({}, { countryCode: 'CA' });
       const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, await accessToken(provider), body);
       assert.equal(response.status, 422);
-      assert.deepEqual((await readProblem(response)).errors?.map((error) => error.path), ['countryCode']);
+      assert.deepEqual(
+        (await readProblem(response)).errors?.map((error) => error.path),
+        ['countryCode'],
+      );
     });
 
     test('answers 422 naming accountToken for an accountToken it never issued', async (t) => {
@@ -121,14 +141,24 @@ describe('verification endpoint (endpoint 2)', () => {
       const body = verificationBody({}, { accountToken: 'acct_unknown' });
       const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, await accessToken(provider), body);
       assert.equal(response.status, 422);
-      assert.deepEqual((await readProblem(response)).errors?.map((error) => error.path), ['accountToken']);
+      assert.deepEqual(
+        (await readProblem(response)).errors?.map((error) => error.path),
+        ['accountToken'],
+      );
     });
 
     test('answers 422 naming merchant.notificationURL when neither the request nor the options give one', async (t) => {
       const provider = await startTestProvider(t, { defaultNotificationURL: undefined });
-      const response = await postJson(`${provider.url}${VERIFICATION_PATH}`, await accessToken(provider), verificationBody());
+      const response = await postJson(
+        `${provider.url}${VERIFICATION_PATH}`,
+        await accessToken(provider),
+        verificationBody(),
+      );
       assert.equal(response.status, 422);
-      assert.deepEqual((await readProblem(response)).errors?.map((error) => error.path), ['merchant.notificationURL']);
+      assert.deepEqual(
+        (await readProblem(response)).errors?.map((error) => error.path),
+        ['merchant.notificationURL'],
+      );
     });
 
     test('answers 415 for a body that is not JSON, 400 for malformed JSON and 413 for an oversize body', async (t) => {

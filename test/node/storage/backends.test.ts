@@ -31,7 +31,12 @@ const factories: Record<string, () => Promise<Storage>> = {
   },
   redis: async () => {
     const server = await (redis ??= startRedisServer());
-    const storage = createStorage({ kind: 'redis', redisUrl: server.url, redisPrefix: `contract${prefixes++}:`, logger });
+    const storage = createStorage({
+      kind: 'redis',
+      redisUrl: server.url,
+      redisPrefix: `contract${prefixes++}:`,
+      logger,
+    });
     // The first command waits for the connection; a fresh prefix keeps tests apart.
     await storage.removals.isRemoved('x', 'y');
     return storage;
@@ -47,7 +52,10 @@ if (!postgresSkipReason()) {
 }
 
 /** One repository of `storage` whose close() closes the whole storage (the contracts close what they get). */
-function closingStorage<Key extends 'sessionStore' | 'eventOutbox' | 'resultBus'>(storage: Storage, key: Key): Storage[Key] {
+function closingStorage<Key extends 'sessionStore' | 'eventOutbox' | 'resultBus'>(
+  storage: Storage,
+  key: Key,
+): Storage[Key] {
   const target = storage[key];
   return new Proxy(target, {
     get(object, property) {

@@ -61,7 +61,10 @@ describe('backupDatabase', () => {
       assert.equal(result.database, join(dataDir, DATABASE_FILE));
       assert.equal(statSync(file).mode & 0o777, 0o600);
       const copied = countIn(file, 'markers');
-      assert.ok(copied >= 3_000 && copied <= 3_000 + writtenDuring, `every row committed before the backup, and no torn one (${copied})`);
+      assert.ok(
+        copied >= 3_000 && copied <= 3_000 + writtenDuring,
+        `every row committed before the backup, and no torn one (${copied})`,
+      );
       const check = new DatabaseSync(file, { readOnly: true });
       assert.equal(check.prepare('PRAGMA integrity_check').get()?.integrity_check, 'ok');
       check.close();
@@ -75,7 +78,10 @@ describe('backupDatabase', () => {
     const storage = createStorage({ kind: 'sqlite', dataDir, logger });
     const payment = pendingPayment(600_000);
     await storage.payments.claim(payment, 60_000);
-    await storage.payments.finish({ ...payment, state: 'completed', transactionId: 'txn-1', leaseExpiresAt: undefined }, 60_000);
+    await storage.payments.finish(
+      { ...payment, state: 'completed', transactionId: 'txn-1', leaseExpiresAt: undefined },
+      60_000,
+    );
     const file = join(newDir(), 'copy.sqlite');
     await backupDatabase({ dataDir, file });
     await storage.close();
@@ -98,8 +104,12 @@ describe('backupDatabase', () => {
     await storage.close();
     const file = join(newDir(), 'taken.sqlite');
     writeFileSync(file, 'an older backup');
-    await assert.rejects(backupDatabase({ dataDir, file }), (error: unknown) =>
-      error instanceof BackupError && error.message === `${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`);
+    await assert.rejects(
+      backupDatabase({ dataDir, file }),
+      (error: unknown) =>
+        error instanceof BackupError &&
+        error.message === `${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.`,
+    );
     assert.equal(readFileSync(file, 'utf8'), 'an older backup');
     await backupDatabase({ dataDir, file, overwrite: true });
     assert.equal(readFileSync(file).subarray(0, 15).toString(), 'SQLite format 3');
@@ -110,16 +120,32 @@ describe('backupDatabase', () => {
     const dataDir = newDir();
     const storage = createStorage({ kind: 'sqlite', dataDir, logger });
     await storage.close();
-    await assert.rejects(backupDatabase({ dataDir, file: join(dataDir, DATABASE_FILE), overwrite: true }), /is one of the proxy's own files/);
-    await assert.rejects(backupDatabase({ dataDir, file: join(dataDir, `${DATABASE_FILE}-wal`), overwrite: true }), /is one of the proxy's own files/);
+    await assert.rejects(
+      backupDatabase({ dataDir, file: join(dataDir, DATABASE_FILE), overwrite: true }),
+      /is one of the proxy's own files/,
+    );
+    await assert.rejects(
+      backupDatabase({ dataDir, file: join(dataDir, `${DATABASE_FILE}-wal`), overwrite: true }),
+      /is one of the proxy's own files/,
+    );
     const missing = join(newDir(), 'no', 'such');
-    await assert.rejects(backupDatabase({ dataDir, file: join(missing, 'copy.sqlite') }), (error: unknown) =>
-      error instanceof BackupError && error.message.startsWith(`${missing} does not exist`));
+    await assert.rejects(
+      backupDatabase({ dataDir, file: join(missing, 'copy.sqlite') }),
+      (error: unknown) => error instanceof BackupError && error.message.startsWith(`${missing} does not exist`),
+    );
     const empty = newDir();
-    await assert.rejects(backupDatabase({ dataDir: empty, file: join(newDir(), 'copy.sqlite') }), (error: unknown) =>
-      error instanceof DataDirectoryError && error.message === `OBV_DATA_DIR ${empty} holds no ${DATABASE_FILE}: set OBV_DATA_DIR to the directory the proxy runs with.`);
+    await assert.rejects(
+      backupDatabase({ dataDir: empty, file: join(newDir(), 'copy.sqlite') }),
+      (error: unknown) =>
+        error instanceof DataDirectoryError &&
+        error.message ===
+          `OBV_DATA_DIR ${empty} holds no ${DATABASE_FILE}: set OBV_DATA_DIR to the directory the proxy runs with.`,
+    );
     const nowhere = join(newDir(), 'nowhere');
-    await assert.rejects(backupDatabase({ dataDir: nowhere, file: join(newDir(), 'copy.sqlite') }), /^DataDirectoryError: OBV_DATA_DIR .* does not exist/);
+    await assert.rejects(
+      backupDatabase({ dataDir: nowhere, file: join(newDir(), 'copy.sqlite') }),
+      /^DataDirectoryError: OBV_DATA_DIR .* does not exist/,
+    );
   });
 
   test('a damaged database gives no backup, and says so', async () => {
@@ -127,7 +153,10 @@ describe('backupDatabase', () => {
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(join(dataDir, DATABASE_FILE), Buffer.alloc(8192, 7));
     const folder = newDir();
-    await assert.rejects(backupDatabase({ dataDir, file: join(folder, 'copy.sqlite') }), /is damaged \(file is not a database\); no backup was written/);
+    await assert.rejects(
+      backupDatabase({ dataDir, file: join(folder, 'copy.sqlite') }),
+      /is damaged \(file is not a database\); no backup was written/,
+    );
     assert.throws(() => statSync(join(folder, 'copy.sqlite')), /ENOENT/);
   });
 });

@@ -24,12 +24,18 @@ after(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run { code: number | null; stdout: string; stderr: string }
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function cli(args: string[], env: Record<string, string>, nodeOptions: string[] = []): Promise<Run> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'proxy/cli.ts', ...args],
-      { env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'proxy/cli.ts', ...args], {
+      env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -53,12 +59,17 @@ async function dataDirWithAPayment(): Promise<string> {
 }
 
 describe('npx obv-link-proxy backup', () => {
-  test('writes the copy and says what it wrote; needs none of the proxy\'s other settings', async () => {
+  test("writes the copy and says what it wrote; needs none of the proxy's other settings", async () => {
     const dataDir = await dataDirWithAPayment();
     const file = join(newDir(), 'obv-link-backup.sqlite');
     const run = await cli(['backup', file], { OBV_DATA_DIR: dataDir });
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, new RegExp(`^backup: wrote ${file} \\(\\d+\\.\\d KB, mode 0600\\): a consistent copy of ${join(dataDir, DATABASE_FILE)}, checked, in \\d+ ms\\n$`));
+    assert.match(
+      run.stdout,
+      new RegExp(
+        `^backup: wrote ${file} \\(\\d+\\.\\d KB, mode 0600\\): a consistent copy of ${join(dataDir, DATABASE_FILE)}, checked, in \\d+ ms\\n$`,
+      ),
+    );
     assert.equal(statSync(file).mode & 0o777, 0o600);
     const copy = new DatabaseSync(file, { readOnly: true });
     assert.equal(copy.prepare('SELECT count(*) AS n FROM saved_account_removals').get()?.n, 1);
@@ -70,7 +81,10 @@ describe('npx obv-link-proxy backup', () => {
     const file = join(newDir(), 'taken.sqlite');
     writeFileSync(file, 'older');
     const kept = await cli(['backup', file], { OBV_DATA_DIR: dataDir });
-    assert.deepEqual([kept.code, kept.stdout, kept.stderr], [1, '', `backup: ${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.\n`]);
+    assert.deepEqual(
+      [kept.code, kept.stdout, kept.stderr],
+      [1, '', `backup: ${file} exists: choose a new name, or pass --overwrite (overwrite: true) to replace it.\n`],
+    );
     assert.equal(readFileSync(file, 'utf8'), 'older');
     const replaced = await cli(['backup', file, '--overwrite'], { OBV_DATA_DIR: dataDir });
     assert.equal(replaced.code, 0, replaced.stderr);
@@ -83,12 +97,30 @@ describe('npx obv-link-proxy backup', () => {
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /^backup: unknown option --force; usage:/);
     const redis = await cli(['backup', file], { OBV_REDIS_URL: 'redis://127.0.0.1:9' });
-    assert.deepEqual([redis.code, redis.stderr], [2, 'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)\n']);
+    assert.deepEqual(
+      [redis.code, redis.stderr],
+      [
+        2,
+        'backup: this proxy keeps its state in Redis (OBV_REDIS_URL): back up Redis instead (its RDB snapshot or AOF file)\n',
+      ],
+    );
     const postgres = await cli(['backup', file], { OBV_DATABASE_URL: 'postgres://127.0.0.1:9/shop' });
-    assert.deepEqual([postgres.code, postgres.stderr], [2, 'backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider\'s point-in-time recovery)\n']);
+    assert.deepEqual(
+      [postgres.code, postgres.stderr],
+      [
+        2,
+        "backup: this proxy keeps its state in PostgreSQL (OBV_DATABASE_URL): back up the database instead (pg_dump --schema=obv_link, or your provider's point-in-time recovery)\n",
+      ],
+    );
     const nowhere = join(newDir(), 'nowhere');
     const missing = await cli(['backup', join(newDir(), 'copy.sqlite')], { OBV_DATA_DIR: nowhere });
-    assert.deepEqual([missing.code, missing.stderr], [1, `backup: OBV_DATA_DIR ${nowhere} does not exist: set OBV_DATA_DIR to the proxy's data directory (the one it runs with).\n`]);
+    assert.deepEqual(
+      [missing.code, missing.stderr],
+      [
+        1,
+        `backup: OBV_DATA_DIR ${nowhere} does not exist: set OBV_DATA_DIR to the proxy's data directory (the one it runs with).\n`,
+      ],
+    );
   });
 });
 
@@ -105,7 +137,10 @@ describe('a start refused for a cause the operator fixes', () => {
     const dataDir = newDir();
     chmodSync(dataDir, 0o777);
     const line = assertOneLine(await cli([], { ...PRODUCTION_ENV, OBV_DATA_DIR: dataDir }));
-    assert.equal(line, `OBV_DATA_DIR ${dataDir} is writable by its group and every user (mode 0777); it holds sealed credentials and payments: chmod 700 ${dataDir}.`);
+    assert.equal(
+      line,
+      `OBV_DATA_DIR ${dataDir} is writable by its group and every user (mode 0777); it holds sealed credentials and payments: chmod 700 ${dataDir}.`,
+    );
   });
 
   test('a data directory another proxy runs on', async () => {
@@ -123,12 +158,22 @@ describe('a start refused for a cause the operator fixes', () => {
     const dataDir = newDir();
     writeFileSync(join(dataDir, DATABASE_FILE), Buffer.alloc(4096, 1));
     const line = assertOneLine(await cli([], { ...PRODUCTION_ENV, OBV_DATA_DIR: dataDir }));
-    assert.match(line, /obv-link\.sqlite is damaged \(file is not a database\)\. Stop here and restore the last backup/);
+    assert.match(
+      line,
+      /obv-link\.sqlite is damaged \(file is not a database\)\. Stop here and restore the last backup/,
+    );
   });
 
   test('a Node without node:sqlite (the storage driver cannot load): what is wrong and what to do, not a stack', async () => {
-    const line = assertOneLine(await cli([], { ...PRODUCTION_ENV, OBV_DATA_DIR: newDir() }, ['--no-experimental-sqlite']));
-    assert.match(line, new RegExp(`^obv-link's default storage needs node:sqlite, which this Node ${process.versions.node} does not offer \\(.*\\): `
-      + 'remove --no-experimental-sqlite from the command line and NODE_OPTIONS, or use the official Node\\.js build; or keep state in Redis \\(OBV_REDIS_URL\\)\\.$'));
+    const line = assertOneLine(
+      await cli([], { ...PRODUCTION_ENV, OBV_DATA_DIR: newDir() }, ['--no-experimental-sqlite']),
+    );
+    assert.match(
+      line,
+      new RegExp(
+        `^obv-link's default storage needs node:sqlite, which this Node ${process.versions.node} does not offer \\(.*\\): ` +
+          'remove --no-experimental-sqlite from the command line and NODE_OPTIONS, or use the official Node\\.js build; or keep state in Redis \\(OBV_REDIS_URL\\)\\.$',
+      ),
+    );
   });
 });

@@ -4,7 +4,21 @@
 // through a file, a damaged database. And what is put right without asking: the file's mode, on a
 // regular file of ours.
 import assert from 'node:assert/strict';
-import { chmodSync, chownSync, closeSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -49,33 +63,52 @@ async function opens(dataDir: string): Promise<void> {
 }
 
 describe('the data directory at boot', () => {
-  test('another user\'s directory is refused, naming its owner and the fix', { skip: uid !== 0 && 'needs root to give a directory to another user' }, () => {
-    const dir = join(newDir(), 'theirs');
-    mkdirSync(dir, { mode: 0o700 });
-    chownSync(dir, OTHER_UID, OTHER_UID);
-    const message = refusal(dir);
-    assert.match(message, new RegExp(`^OBV_DATA_DIR ${dir} belongs to uid ${OTHER_UID}, not to the proxy's user \\(uid 0\\): chown 0 ${dir}`));
-    assert.throws(() => lstatSync(join(dir, DATABASE_FILE)), /ENOENT/, 'nothing was created in it');
-  });
+  test(
+    "another user's directory is refused, naming its owner and the fix",
+    { skip: uid !== 0 && 'needs root to give a directory to another user' },
+    () => {
+      const dir = join(newDir(), 'theirs');
+      mkdirSync(dir, { mode: 0o700 });
+      chownSync(dir, OTHER_UID, OTHER_UID);
+      const message = refusal(dir);
+      assert.match(
+        message,
+        new RegExp(
+          `^OBV_DATA_DIR ${dir} belongs to uid ${OTHER_UID}, not to the proxy's user \\(uid 0\\): chown 0 ${dir}`,
+        ),
+      );
+      assert.throws(() => lstatSync(join(dir, DATABASE_FILE)), /ENOENT/, 'nothing was created in it');
+    },
+  );
 
   test('a directory writable by its group or by everyone is refused (0777 was accepted), with chmod 700 as the fix', async () => {
     const dir = newDir();
     chmodSync(dir, 0o777);
-    assert.match(refusal(dir), new RegExp(`^OBV_DATA_DIR ${dir} is writable by its group and every user \\(mode 0777\\).*: chmod 700 ${dir}\\.$`));
+    assert.match(
+      refusal(dir),
+      new RegExp(
+        `^OBV_DATA_DIR ${dir} is writable by its group and every user \\(mode 0777\\).*: chmod 700 ${dir}\\.$`,
+      ),
+    );
     chmodSync(dir, 0o770);
     assert.match(refusal(dir), /is writable by its group \(mode 0770\)/);
     chmodSync(dir, 0o755);
     await opens(dir);
   });
 
-  test('a database planted as a symbolic link is refused, and the link\'s target is left as it was', () => {
+  test("a database planted as a symbolic link is refused, and the link's target is left as it was", () => {
     const dir = newDir();
     const target = join(newDir(), 'someone-elses-file');
     writeFileSync(target, 'not yours');
     chmodSync(target, 0o644);
     symlinkSync(target, join(dir, DATABASE_FILE));
-    assert.match(refusal(dir), new RegExp(`^OBV_DATA_DIR ${dir}: ${DATABASE_FILE.replace('.', '\\.')} is a symbolic link \\(to ${target}\\); the proxy never follows links`));
-    assert.equal(statSync(target).mode & 0o777, 0o644, 'the target\'s mode is untouched');
+    assert.match(
+      refusal(dir),
+      new RegExp(
+        `^OBV_DATA_DIR ${dir}: ${DATABASE_FILE.replace('.', '\\.')} is a symbolic link \\(to ${target}\\); the proxy never follows links`,
+      ),
+    );
+    assert.equal(statSync(target).mode & 0o777, 0o644, "the target's mode is untouched");
     assert.equal(readFileSync(target, 'utf8'), 'not yours');
   });
 
@@ -87,34 +120,56 @@ describe('the data directory at boot', () => {
     }
   });
 
-  test('a database of another user is refused; one of ours gets mode 0600, even from 0000', { skip: uid !== 0 && 'needs root to give a file to another user' }, async () => {
-    const dir = newDir();
-    await opens(dir);
-    const file = join(dir, DATABASE_FILE);
-    chownSync(file, OTHER_UID, OTHER_UID);
-    assert.match(refusal(dir), new RegExp(`: ${DATABASE_FILE.replace('.', '\\.')} belongs to uid ${OTHER_UID}, not to the proxy's user \\(uid 0\\): chown 0 ${file}\\.$`));
-    chownSync(file, uid, uid);
-    for (const mode of [0o644, 0o000]) {
-      chmodSync(file, mode);
+  test(
+    'a database of another user is refused; one of ours gets mode 0600, even from 0000',
+    { skip: uid !== 0 && 'needs root to give a file to another user' },
+    async () => {
+      const dir = newDir();
       await opens(dir);
-      assert.equal(statSync(file).mode & 0o777, 0o600);
-    }
-  });
+      const file = join(dir, DATABASE_FILE);
+      chownSync(file, OTHER_UID, OTHER_UID);
+      assert.match(
+        refusal(dir),
+        new RegExp(
+          `: ${DATABASE_FILE.replace('.', '\\.')} belongs to uid ${OTHER_UID}, not to the proxy's user \\(uid 0\\): chown 0 ${file}\\.$`,
+        ),
+      );
+      chownSync(file, uid, uid);
+      for (const mode of [0o644, 0o000]) {
+        chmodSync(file, mode);
+        await opens(dir);
+        assert.equal(statSync(file).mode & 0o777, 0o600);
+      }
+    },
+  );
 
   test('a directory where the database should be, and a path through a file, are named as such', () => {
     const dir = newDir();
     mkdirSync(join(dir, DATABASE_FILE));
-    assert.match(refusal(dir), new RegExp(`: ${DATABASE_FILE.replace('.', '\\.')} is not a regular file: move it away, or restore the database from a backup\\.$`));
+    assert.match(
+      refusal(dir),
+      new RegExp(
+        `: ${DATABASE_FILE.replace('.', '\\.')} is not a regular file: move it away, or restore the database from a backup\\.$`,
+      ),
+    );
     const file = join(newDir(), 'a-file');
     writeFileSync(file, '');
-    assert.match(refusal(join(file, 'data')), new RegExp(`^OBV_DATA_DIR ${file}/data cannot be created: ${file} is a file, not a directory`));
+    assert.match(
+      refusal(join(file, 'data')),
+      new RegExp(`^OBV_DATA_DIR ${file}/data cannot be created: ${file} is a file, not a directory`),
+    );
   });
 
   test('a damaged database is refused with the way to restore it, not a raw SqliteError', () => {
     const garbage = newDir();
     writeFileSync(join(garbage, DATABASE_FILE), Buffer.alloc(8192, 7));
-    assert.match(refusal(garbage), new RegExp(`^OBV_DATA_DIR ${garbage}: ${DATABASE_FILE.replace('.', '\\.')} is damaged \\(file is not a database\\)\\. `
-      + 'Stop here and restore the last backup: .*"Backup and restore"'));
+    assert.match(
+      refusal(garbage),
+      new RegExp(
+        `^OBV_DATA_DIR ${garbage}: ${DATABASE_FILE.replace('.', '\\.')} is damaged \\(file is not a database\\)\\. ` +
+          'Stop here and restore the last backup: .*"Backup and restore"',
+      ),
+    );
     // A real database whose schema page was overwritten.
     const malformed = newDir();
     const db = new DatabaseSync(join(malformed, DATABASE_FILE));
@@ -123,7 +178,10 @@ describe('the data directory at boot', () => {
     const fd = openSync(join(malformed, DATABASE_FILE), 'r+');
     writeSync(fd, Buffer.alloc(3_000, 9), 0, 3_000, 100);
     closeSync(fd);
-    assert.match(refusal(malformed), /is damaged \(database disk image is malformed\)\. Stop here and restore the last backup/);
+    assert.match(
+      refusal(malformed),
+      /is damaged \(database disk image is malformed\)\. Stop here and restore the last backup/,
+    );
   });
 
   test('a database written by a newer release says which version to run', () => {
@@ -131,7 +189,10 @@ describe('the data directory at boot', () => {
     const db = new DatabaseSync(join(dir, DATABASE_FILE));
     db.exec('PRAGMA user_version = 99');
     db.close();
-    assert.match(refusal(dir), /was written by a newer obv-link \(schema 99; this version knows \d+\): run that version, or restore a backup taken by this one\.$/);
+    assert.match(
+      refusal(dir),
+      /was written by a newer obv-link \(schema 99; this version knows \d+\): run that version, or restore a backup taken by this one\.$/,
+    );
   });
 });
 
@@ -139,7 +200,10 @@ describe('the data directory on a volume that cannot take it', { skip: smallVolu
   test('a read-only volume is named as such (the old words said "needs a writable directory" of any failure)', () => {
     const volume = mountSmallVolume(64 * 1024, { readOnly: true });
     try {
-      assert.match(refusal(join(volume.dir, 'data')), new RegExp(`^OBV_DATA_DIR ${volume.dir}/data is on a read-only filesystem: mount a writable volume there`));
+      assert.match(
+        refusal(join(volume.dir, 'data')),
+        new RegExp(`^OBV_DATA_DIR ${volume.dir}/data is on a read-only filesystem: mount a writable volume there`),
+      );
     } finally {
       volume.close();
     }
@@ -150,8 +214,13 @@ describe('the data directory on a volume that cannot take it', { skip: smallVolu
     try {
       const dataDir = join(volume.dir, 'data');
       volume.fill();
-      assert.match(refusal(dataDir), new RegExp(`^OBV_DATA_DIR ${dataDir}: the disk is full \\(\\d+ bytes free on its volume\\)\\. Free space on that volume `
-        + '\\(or move the directory to a larger one\\), then start the proxy again'));
+      assert.match(
+        refusal(dataDir),
+        new RegExp(
+          `^OBV_DATA_DIR ${dataDir}: the disk is full \\(\\d+ bytes free on its volume\\)\\. Free space on that volume ` +
+            '\\(or move the directory to a larger one\\), then start the proxy again',
+        ),
+      );
       volume.free();
       await opens(dataDir);
     } finally {

@@ -20,7 +20,8 @@ const VOLUME_BYTES = 1024 * 1024;
 const MAX_WRITES = 20_000;
 /** Resolves once the WAL file is empty (the truncation runs on a timer, at most once a second); bounded. */
 async function walTruncated(wal: () => number): Promise<number> {
-  for (let waited = 0; wal() > 0 && waited < 3_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  for (let waited = 0; wal() > 0 && waited < 3_000; waited += 20)
+    await new Promise((resolve) => setTimeout(resolve, 20));
   return wal();
 }
 
@@ -38,12 +39,16 @@ describe('SQLite on a full disk', { skip: smallVolumeSkipReason() }, () => {
     let refused: unknown;
     let written = 0;
     for (; written < MAX_WRITES && refused === undefined; written++) {
-      await storage.sessionStore.mark(`row-${written}`, 'v'.repeat(300), 3_600_000).catch((error: unknown) => (refused = error));
+      await storage.sessionStore
+        .mark(`row-${written}`, 'v'.repeat(300), 3_600_000)
+        .catch((error: unknown) => (refused = error));
     }
     assert.ok(refused instanceof StorageFullError, `a StorageFullError, not ${String(refused)}`);
     assert.equal(refused.location, dataDir);
     assert.ok(refused.freeBytes !== undefined && refused.freeBytes < 64 * 1024, `${refused.freeBytes} bytes free`);
-    t.diagnostic(`${written} rows before the volume was full; WAL ${wal()} bytes, database ${statSync(join(dataDir, DATABASE_FILE)).size} bytes`);
+    t.diagnostic(
+      `${written} rows before the volume was full; WAL ${wal()} bytes, database ${statSync(join(dataDir, DATABASE_FILE)).size} bytes`,
+    );
     // The WAL is checkpointed at a sixteenth of this small volume, so the data went into the database
     // file; with SQLite's default it held nearly all of it (745 KB of 1 MiB after 48 rows).
     assert.ok(wal() <= VOLUME_BYTES / 4, `the WAL stays small on a small volume (${wal()} bytes)`);
@@ -79,7 +84,11 @@ describe('SQLite on a full disk', { skip: smallVolumeSkipReason() }, () => {
     // own free space or the little left), and the WAL's space is given back.
     await assert.rejects(storage.sessionStore.mark('big', 'v'.repeat(512 * 1024), 3_600_000), StorageFullError);
     assert.equal(await walTruncated(wal), 0, 'the WAL was checkpointed and truncated after the failure');
-    assert.equal(await storage.sessionStore.readMark('row-4'), 'v'.repeat(300), 'its committed rows are in the database');
+    assert.equal(
+      await storage.sessionStore.readMark('row-4'),
+      'v'.repeat(300),
+      'its committed rows are in the database',
+    );
   });
 
   test('a WAL whose pages the database has no room for yet is truncated by the first write after space returns', async (t) => {

@@ -79,13 +79,21 @@ function open(disk: HeldDisk): SqliteStorage {
 /** Whether `promise` has settled, after the event loop has had a few turns to settle it. */
 async function settledYet(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
-  promise.then(() => (settled = true), () => (settled = true));
+  promise.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
   for (let turn = 0; turn < 5; turn++) await new Promise<void>((resolve) => setImmediate(resolve));
   return settled;
 }
 
 function event(): MerchantEvent {
-  return { id: randomEventId(), type: 'link.cancelled', createdAt: new Date(1_000).toISOString(), data: { merchantTransactionId: 'order-1' } };
+  return {
+    id: randomEventId(),
+    type: 'link.cancelled',
+    createdAt: new Date(1_000).toISOString(),
+    data: { merchantTransactionId: 'order-1' },
+  };
 }
 
 /** Every acknowledging method, each set up (untimed, its fsyncs released) and then called. */
@@ -95,7 +103,10 @@ const ACKNOWLEDGEMENTS: Record<string, (storage: SqliteStorage, disk: HeldDisk) 
     await sessionStore.create(record);
     return () => sessionStore.settle(record.sessionId, SUCCESS);
   },
-  'payment claim': async ({ payments }) => () => payments.claim(pendingPayment(), RETENTION_MS),
+  'payment claim':
+    async ({ payments }) =>
+    () =>
+      payments.claim(pendingPayment(), RETENTION_MS),
   'payment finish': async ({ payments }, disk) => {
     const pending = pendingPayment();
     await releasing(disk, payments.claim(pending, RETENTION_MS));
@@ -111,12 +122,21 @@ const ACKNOWLEDGEMENTS: Record<string, (storage: SqliteStorage, disk: HeldDisk) 
     await releasing(disk, payments.claim(pendingPayment(-1_000), RETENTION_MS));
     return () => payments.expireLeases(Date.now(), 10);
   },
-  'removal record': async ({ removals }) => () => removals.record({ merchantUserId: 'u-1', accountId: 'sa_1', removedAt: new Date().toISOString() }),
+  'removal record':
+    async ({ removals }) =>
+    () =>
+      removals.record({ merchantUserId: 'u-1', accountId: 'sa_1', removedAt: new Date().toISOString() }),
   'removal forget': async ({ removals }, disk) => {
-    await releasing(disk, removals.record({ merchantUserId: 'u-1', accountId: 'sa_2', removedAt: new Date().toISOString() }));
+    await releasing(
+      disk,
+      removals.record({ merchantUserId: 'u-1', accountId: 'sa_2', removedAt: new Date().toISOString() }),
+    );
     return () => removals.forget('u-1', 'sa_2');
   },
-  'outbox append': async ({ eventOutbox }) => () => eventOutbox.append(event(), 1_000),
+  'outbox append':
+    async ({ eventOutbox }) =>
+    () =>
+      eventOutbox.append(event(), 1_000),
   'outbox acknowledge': async ({ eventOutbox }, disk) => {
     const recorded = event();
     await releasing(disk, eventOutbox.append(recorded, 1_000));
@@ -174,7 +194,11 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       assert.deepEqual(await storage.sessionStore.claimIdempotencyKey('key-1', 60_000), { claimed: true });
       await storage.sessionStore.completeIdempotencyKey('key-1', record.sessionId, 60_000);
       assert.equal(await storage.sessionStore.mark('webhook:msg_1', record.sessionId, 60_000), record.sessionId);
-      await storage.linkSessions.create('link-1', { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, RETENTION_MS);
+      await storage.linkSessions.create(
+        'link-1',
+        { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 },
+        RETENTION_MS,
+      );
       assert.equal(await storage.linkSessions.use('link-1', 5), true);
       await storage.eventOutbox.settle('no-such-event', { ok: true }, 1_000);
       assert.equal(await settledYet(held), false, 'the claim still waits');
@@ -203,7 +227,10 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
       (await disk.started(2)).release();
       const second = await again;
-      assert.deepEqual([second.stored, second.record.state, second.record.outcome?.status], [false, 'succeeded', 'success']);
+      assert.deepEqual(
+        [second.stored, second.record.state, second.record.outcome?.status],
+        [false, 'succeeded', 'success'],
+      );
     } finally {
       for (const held of disk.held) held.release();
       await storage.close();
@@ -266,7 +293,11 @@ describe('SQLite: group commit', () => {
       firstSync.release();
       await first;
       const secondSync = await disk.started(2);
-      assert.equal(await settledYet(Promise.all(waiting)), false, 'they wait for the fsync after the one that began before them');
+      assert.equal(
+        await settledYet(Promise.all(waiting)),
+        false,
+        'they wait for the fsync after the one that began before them',
+      );
       secondSync.release();
       await Promise.all(waiting);
       assert.equal(disk.walSyncs, 2, 'the twenty shared one fsync');
@@ -281,7 +312,11 @@ describe('SQLite: group commit', () => {
     const disk = new HeldDisk();
     const storage = open(disk);
     try {
-      const early = storage.removals.record({ merchantUserId: 'u-1', accountId: 'sa_early', removedAt: new Date().toISOString() });
+      const early = storage.removals.record({
+        merchantUserId: 'u-1',
+        accountId: 'sa_early',
+        removedAt: new Date().toISOString(),
+      });
       const running = await disk.started(1);
       const record = pendingRecord();
       await storage.sessionStore.create(record);
@@ -298,7 +333,7 @@ describe('SQLite: group commit', () => {
     }
   });
 
-  test('the directory is fsynced once, in the first round, so the files\' names survive too', async () => {
+  test("the directory is fsynced once, in the first round, so the files' names survive too", async () => {
     const disk = new HeldDisk();
     const storage = open(disk);
     try {
@@ -319,7 +354,10 @@ describe('SQLite: group commit', () => {
     try {
       const claim = storage.payments.claim(pendingPayment(), RETENTION_MS);
       (await disk.started(1)).fail(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-      await assert.rejects(claim, (error: unknown) => error instanceof DurabilityError && /fsync of the SQLite WAL: EIO/.test(error.message));
+      await assert.rejects(
+        claim,
+        (error: unknown) => error instanceof DurabilityError && /fsync of the SQLite WAL: EIO/.test(error.message),
+      );
       // A later fsync might succeed without the pages the failed one dropped: nothing is acknowledged again.
       await assert.rejects(storage.eventOutbox.append(event(), 1_000), DurabilityError);
       assert.equal(disk.walSyncs, 1, 'no fsync is tried after a failure');
@@ -327,7 +365,10 @@ describe('SQLite: group commit', () => {
       // and a request that meets it is answered 503, the provider retrying elsewhere or later.
       await assert.rejects(storage.sessionStore.mark('probe', '1', 1), DurabilityError);
       const answer = toProblem(new DurabilityError('the disk failed'));
-      assert.deepEqual([answer.status, answer.slug, answer.headers()['retry-after'] !== undefined], [503, 'session-store-unavailable', true]);
+      assert.deepEqual(
+        [answer.status, answer.slug, answer.headers()['retry-after'] !== undefined],
+        [503, 'session-store-unavailable', true],
+      );
     } finally {
       await storage.close();
     }

@@ -48,27 +48,76 @@ describe('where state lives', () => {
     const [message] = refusal({ ...PRODUCTION, OBV_STORAGE: 'memory' });
     assert.match(message!, /^OBV_STORAGE: is memory: a restart would lose every payment/);
     assert.match(message!, /OBV_ALLOW_VOLATILE_STORAGE=true/);
-    assert.equal(configFromEnv({ ...PRODUCTION, OBV_STORAGE: 'memory', OBV_ALLOW_VOLATILE_STORAGE: 'true' }).storage, 'memory');
-    assert.equal(configFromEnv({ OBV_SANDBOX: 'true', OBV_BASE_URL: 'http://127.0.0.1:9', OBV_PUBLIC_URL: 'http://127.0.0.1:1', OBV_STORAGE: 'memory' }).storage, 'memory');
+    assert.equal(
+      configFromEnv({ ...PRODUCTION, OBV_STORAGE: 'memory', OBV_ALLOW_VOLATILE_STORAGE: 'true' }).storage,
+      'memory',
+    );
+    assert.equal(
+      configFromEnv({
+        OBV_SANDBOX: 'true',
+        OBV_BASE_URL: 'http://127.0.0.1:9',
+        OBV_PUBLIC_URL: 'http://127.0.0.1:1',
+        OBV_STORAGE: 'memory',
+      }).storage,
+      'memory',
+    );
   });
 
   test('refuses crossed settings, naming each', () => {
-    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'redis' }), ['OBV_REDIS_URL: is required with OBV_STORAGE=redis']);
-    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is sqlite while OBV_REDIS_URL is set/);
-    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!, /^OBV_STORAGE: must be sqlite, postgres, redis or memory/);
+    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'redis' }), [
+      'OBV_REDIS_URL: is required with OBV_STORAGE=redis',
+    ]);
+    assert.match(
+      refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!,
+      /^OBV_STORAGE: is sqlite while OBV_REDIS_URL is set/,
+    );
+    assert.match(
+      refusal({ ...PRODUCTION, OBV_STORAGE: 'disk' })[0]!,
+      /^OBV_STORAGE: must be sqlite, postgres, redis or memory/,
+    );
   });
 
   test('is PostgreSQL when OBV_DATABASE_URL is set, with its pool, time-out and schema; crossed or missing settings are refused', () => {
     const config = configFromEnv({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://obv:pw@db.internal:5432/shop' });
     assert.equal(config.storage, 'postgres');
-    assert.deepEqual([config.databaseSchema, config.databasePoolSize, config.databaseStatementTimeoutMs], ['obv_link', 10, 5_000]);
-    const tuned = configFromEnv({ ...PRODUCTION, OBV_DATABASE_URL: 'postgresql://db/shop', OBV_DATABASE_SCHEMA: 'shop_eu', OBV_DATABASE_POOL_SIZE: '4', OBV_DATABASE_STATEMENT_TIMEOUT: '2s' });
-    assert.deepEqual([tuned.databaseSchema, tuned.databasePoolSize, tuned.databaseStatementTimeoutMs], ['shop_eu', 4, 2_000]);
-    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'postgres' }), ['OBV_DATABASE_URL: is required with OBV_STORAGE=postgres']);
-    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'mysql://db/shop' })[0]!, /^OBV_DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/);
-    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://db/shop', OBV_DATABASE_SCHEMA: 'Shop-EU' })[0]!, /^OBV_DATABASE_SCHEMA: must be a lower-case SQL name/);
-    assert.match(refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://db/shop', OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379' })[0]!, /^OBV_STORAGE: is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set/);
-    assert.match(refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_DATABASE_URL: 'postgres://db/shop' })[0]!, /^OBV_STORAGE: is sqlite while OBV_DATABASE_URL is set/);
+    assert.deepEqual(
+      [config.databaseSchema, config.databasePoolSize, config.databaseStatementTimeoutMs],
+      ['obv_link', 10, 5_000],
+    );
+    const tuned = configFromEnv({
+      ...PRODUCTION,
+      OBV_DATABASE_URL: 'postgresql://db/shop',
+      OBV_DATABASE_SCHEMA: 'shop_eu',
+      OBV_DATABASE_POOL_SIZE: '4',
+      OBV_DATABASE_STATEMENT_TIMEOUT: '2s',
+    });
+    assert.deepEqual(
+      [tuned.databaseSchema, tuned.databasePoolSize, tuned.databaseStatementTimeoutMs],
+      ['shop_eu', 4, 2_000],
+    );
+    assert.deepEqual(refusal({ ...PRODUCTION, OBV_STORAGE: 'postgres' }), [
+      'OBV_DATABASE_URL: is required with OBV_STORAGE=postgres',
+    ]);
+    assert.match(
+      refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'mysql://db/shop' })[0]!,
+      /^OBV_DATABASE_URL: must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    );
+    assert.match(
+      refusal({ ...PRODUCTION, OBV_DATABASE_URL: 'postgres://db/shop', OBV_DATABASE_SCHEMA: 'Shop-EU' })[0]!,
+      /^OBV_DATABASE_SCHEMA: must be a lower-case SQL name/,
+    );
+    assert.match(
+      refusal({
+        ...PRODUCTION,
+        OBV_DATABASE_URL: 'postgres://db/shop',
+        OBV_REDIS_URL: 'redis://:pw@127.0.0.1:6379',
+      })[0]!,
+      /^OBV_STORAGE: is unset while both OBV_DATABASE_URL and OBV_REDIS_URL are set/,
+    );
+    assert.match(
+      refusal({ ...PRODUCTION, OBV_STORAGE: 'sqlite', OBV_DATABASE_URL: 'postgres://db/shop' })[0]!,
+      /^OBV_STORAGE: is sqlite while OBV_DATABASE_URL is set/,
+    );
   });
 
   test('createObvProxy opens its SQLite file in the data directory with no other set-up, private to its user', async () => {
@@ -85,12 +134,17 @@ describe('where state lives', () => {
 });
 
 describe('the SQLite file', () => {
-  test('is one instance\'s: a second storage on the same directory is refused with a message saying why', async () => {
+  test("is one instance's: a second storage on the same directory is refused with a message saying why", async () => {
     const dataDir = newDir();
     const first = createStorage({ kind: 'sqlite', dataDir, logger });
     try {
-      assert.throws(() => createStorage({ kind: 'sqlite', dataDir, logger }), (error: unknown) =>
-        error instanceof DataDirectoryError && /in use by another obv-link proxy/.test(error.message) && /OBV_REDIS_URL/.test(error.message));
+      assert.throws(
+        () => createStorage({ kind: 'sqlite', dataDir, logger }),
+        (error: unknown) =>
+          error instanceof DataDirectoryError &&
+          /in use by another obv-link proxy/.test(error.message) &&
+          /OBV_REDIS_URL/.test(error.message),
+      );
     } finally {
       await first.close();
     }
@@ -99,16 +153,21 @@ describe('the SQLite file', () => {
     await again.close();
   });
 
-  test('is one process\'s: a second process is refused while the first runs, and takes the directory at once when the first is SIGKILLed', async () => {
+  test("is one process's: a second process is refused while the first runs, and takes the directory at once when the first is SIGKILLed", async () => {
     const dataDir = newDir();
-    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/hold-data-directory.ts', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/hold-data-directory.ts', dataDir], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         holder.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && resolve());
         holder.once('exit', (code) => reject(new Error(`the holder exited (${code})`)));
       });
-      assert.throws(() => createStorage({ kind: 'sqlite', dataDir, logger }), (error: unknown) =>
-        error instanceof DataDirectoryError && /in use by another obv-link proxy/.test(error.message));
+      assert.throws(
+        () => createStorage({ kind: 'sqlite', dataDir, logger }),
+        (error: unknown) =>
+          error instanceof DataDirectoryError && /in use by another obv-link proxy/.test(error.message),
+      );
       // Meanwhile others may read the database (a backup, an operator's sqlite3): it is not held exclusively.
       const reader = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
       assert.equal(reader.prepare('SELECT count(*) AS n FROM payments').get()?.n, 0);
@@ -136,13 +195,16 @@ describe('the SQLite file', () => {
       assert.equal(await after.removals.isRemoved('u-1', 'sa_1'), true);
       // Its holder was the last process on this file: the lease ends at the reopen, not ten minutes later.
       const expired = await after.payments.expireLeases(Date.now(), 10);
-      assert.deepEqual(expired.map((p) => [p.merchantTransactionId, p.state]), [[payment.merchantTransactionId, 'unknown']]);
+      assert.deepEqual(
+        expired.map((p) => [p.merchantTransactionId, p.state]),
+        [[payment.merchantTransactionId, 'unknown']],
+      );
     } finally {
       await after.close();
     }
   });
 
-  test('a start\'s idempotency claim left in flight by a process that is gone is free at the reopen', async () => {
+  test("a start's idempotency claim left in flight by a process that is gone is free at the reopen", async () => {
     const dataDir = newDir();
     const before = createStorage({ kind: 'sqlite', dataDir, logger });
     assert.deepEqual(await before.sessionStore.claimIdempotencyKey('key-1', 60_000), { claimed: true });
@@ -166,8 +228,12 @@ describe('the SQLite file', () => {
     const event = (id: string) => ({ id, type: 'link.cancelled', createdAt: new Date(1_000).toISOString(), data: {} });
     const [sent, waiting] = [`evt_${'s'.repeat(22)}`, `evt_${'w'.repeat(22)}`];
     const now = Date.now();
-    old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 1, 'delivered', ?)").run(sent, JSON.stringify(event(sent)), now);
-    old.prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 2, 'pending', ?)").run(waiting, JSON.stringify(event(waiting)), now);
+    old
+      .prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 1, 'delivered', ?)")
+      .run(sent, JSON.stringify(event(sent)), now);
+    old
+      .prepare("INSERT INTO events (id, body, attempts, status, created_at) VALUES (?, ?, 2, 'pending', ?)")
+      .run(waiting, JSON.stringify(event(waiting)), now);
     old.prepare('INSERT INTO event_jobs (job, due_at) VALUES (?, ?)').run(`deliver:${waiting}`, now + 60_000);
     old.exec('PRAGMA user_version = 1');
     old.close();
@@ -175,11 +241,19 @@ describe('the SQLite file', () => {
     const storage = createStorage({ kind: 'sqlite', dataDir, logger });
     try {
       const listed = await storage.eventOutbox.list({ limit: 10 }, now);
-      assert.deepEqual(listed?.events.map((stored) => [stored.event.id, stored.delivery]), [
-        [sent, { state: 'delivered', attempts: 1 }],
-        [waiting, { state: 'pending', attempts: 2, nextAttemptAt: now + 60_000 }],
-      ]);
-      assert.deepEqual((await storage.eventOutbox.list({ limit: 10, delivery: 'undelivered' }, now))?.events.map((stored) => stored.event.id), [waiting]);
+      assert.deepEqual(
+        listed?.events.map((stored) => [stored.event.id, stored.delivery]),
+        [
+          [sent, { state: 'delivered', attempts: 1 }],
+          [waiting, { state: 'pending', attempts: 2, nextAttemptAt: now + 60_000 }],
+        ],
+      );
+      assert.deepEqual(
+        (await storage.eventOutbox.list({ limit: 10, delivery: 'undelivered' }, now))?.events.map(
+          (stored) => stored.event.id,
+        ),
+        [waiting],
+      );
       assert.deepEqual(await storage.eventOutbox.backlog(), { pending: 1, oldestPendingAt: now });
     } finally {
       await storage.close();

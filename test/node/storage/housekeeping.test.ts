@@ -38,7 +38,12 @@ const count = (storage: SqliteStorage, table: string): number =>
   prepare<[], { n: number }>(storage.handle.db, `SELECT count(*) AS n FROM ${table}`).get()!.n;
 
 function event(): MerchantEvent {
-  return { id: randomEventId(), type: 'link.cancelled', createdAt: new Date(1_000).toISOString(), data: { merchantTransactionId: 'order-1' } };
+  return {
+    id: randomEventId(),
+    type: 'link.cancelled',
+    createdAt: new Date(1_000).toISOString(),
+    data: { merchantTransactionId: 'order-1' },
+  };
 }
 
 /** `amount` records of every kind the sweep purges, retained for `ttlMs` from the clock's time. */
@@ -48,7 +53,11 @@ async function fill(storage: SqliteStorage, clock: { now: number }, amount: numb
     const record = { ...pendingRecord(ttlMs - RECORD_GRACE_MS, clock.now) };
     await storage.sessionStore.create(record);
     await storage.sessionStore.mark(`return:${record.sessionId}`, record.sessionId, ttlMs);
-    await storage.linkSessions.create(`link-${record.sessionId}`, { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 }, ttlMs);
+    await storage.linkSessions.create(
+      `link-${record.sessionId}`,
+      { merchantUserId: 'u', merchantTransactionId: 'o', createdAt: 1, expiresAt: 2 },
+      ttlMs,
+    );
     await storage.sessionStore.claimIdempotencyKey(`start-${record.sessionId}`, ttlMs);
     await storage.sessionStore.completeIdempotencyKey(`start-${record.sessionId}`, record.sessionId, ttlMs);
     // Payments acknowledge (an fsync each): concurrent, so they share fsyncs.
@@ -62,8 +71,13 @@ describe('SQLite housekeeping', () => {
     const { storage } = open();
     try {
       for (const [table, where] of [...PURGES, ['events', RETIRED_EVENTS] as const]) {
-        const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN SELECT rowid FROM ${table} WHERE ${where} LIMIT ?`).all(0, 10).map((row) => String(row.detail));
-        assert.ok(plan.some((step) => new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX`).test(step)), `${table}: ${plan.join('; ')}`);
+        const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN SELECT rowid FROM ${table} WHERE ${where} LIMIT ?`)
+          .all(0, 10)
+          .map((row) => String(row.detail));
+        assert.ok(
+          plan.some((step) => new RegExp(`^SEARCH ${table} USING (COVERING )?INDEX`).test(step)),
+          `${table}: ${plan.join('; ')}`,
+        );
         assert.ok(!plan.some((step) => step.startsWith('SCAN')), `${table}: ${plan.join('; ')}`);
       }
     } finally {
@@ -86,10 +100,21 @@ describe('SQLite housekeeping', () => {
     const storage = openSqliteStorage(dir, { sweepIntervalMs: 3_600_000 });
     try {
       assert.equal(Number(pragma(storage.handle.db, 'user_version')), 5);
-      const plan = prepare(storage.handle.db, `EXPLAIN QUERY PLAN DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`).all().map((row) => String(row.detail));
+      const plan = prepare(
+        storage.handle.db,
+        `EXPLAIN QUERY PLAN DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`,
+      )
+        .all()
+        .map((row) => String(row.detail));
       assert.deepEqual(plan, ['SEARCH idempotency_claims USING INDEX idempotency_claims_in_flight (session_id=?)']);
-      const claims = prepare<[], { key: string; session_id: string | null }>(storage.handle.db, 'SELECT key, session_id FROM idempotency_claims').all();
-      assert.deepEqual(claims.map((row) => [row.key, row.session_id]), [['answered-start', 'session-1']]);
+      const claims = prepare<[], { key: string; session_id: string | null }>(
+        storage.handle.db,
+        'SELECT key, session_id FROM idempotency_claims',
+      ).all();
+      assert.deepEqual(
+        claims.map((row) => [row.key, row.session_id]),
+        [['answered-start', 'session-1']],
+      );
     } finally {
       await storage.close();
     }
@@ -98,11 +123,24 @@ describe('SQLite housekeeping', () => {
   test('every GET /events page reads from `after` on through an index: the filtered ones skip delivered events without reading them', async () => {
     const { storage } = open();
     try {
-      const plan = (where: string) => prepare(storage.handle.db, `EXPLAIN QUERY PLAN SELECT seq FROM events WHERE seq > ? AND ${where} ORDER BY seq LIMIT ?`)
-        .all(0, 10).map((row) => String(row.detail)).join('; ');
-      assert.match(plan(listFilter(['pending', 'delivered', 'failed'])), /^SEARCH events USING INTEGER PRIMARY KEY \(rowid>\?\)$/);
+      const plan = (where: string) =>
+        prepare(
+          storage.handle.db,
+          `EXPLAIN QUERY PLAN SELECT seq FROM events WHERE seq > ? AND ${where} ORDER BY seq LIMIT ?`,
+        )
+          .all(0, 10)
+          .map((row) => String(row.detail))
+          .join('; ');
+      assert.match(
+        plan(listFilter(['pending', 'delivered', 'failed'])),
+        /^SEARCH events USING INTEGER PRIMARY KEY \(rowid>\?\)$/,
+      );
       for (const states of [['pending', 'failed'], ['pending'], ['failed']]) {
-        assert.match(plan(listFilter(states)), /^SEARCH events USING INDEX events_undelivered \(seq>\?\)$/, states.join(', '));
+        assert.match(
+          plan(listFilter(states)),
+          /^SEARCH events USING INDEX events_undelivered \(seq>\?\)$/,
+          states.join(', '),
+        );
       }
     } finally {
       await storage.close();
@@ -134,7 +172,8 @@ describe('SQLite housekeeping', () => {
       assert.equal(count(storage, 'sessions'), 130 - 50);
       assert.equal(count(storage, 'markers'), 130);
       const report = await sweeping;
-      for (const table of ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys']) assert.equal(count(storage, table), 10, table);
+      for (const table of ['sessions', 'markers', 'link_sessions', 'payments', 'payment_keys'])
+        assert.equal(count(storage, table), 10, table);
       assert.equal(count(storage, 'idempotency_claims'), 11, 'the live claims and the one in flight');
       assert.equal(report.deleted, 6 * 120);
       // Each table: ceil(120 / 50) = 3 steps, the last one short, each followed by a checkpoint step of
@@ -251,9 +290,17 @@ describe('SQLite events outbox: the retention', () => {
       // A second trim while the first runs (the worker's timer, a backlog) does not start another.
       const [{ deleted, times }, again] = await Promise.all([outbox.trimInSteps(later), outbox.trimInSteps(later)]);
       assert.equal(deleted, 649);
-      assert.deepEqual(times.counts, { 'delete events': 7, checkpoint: 7 }, 'six steps of 100 and one of 49, each followed by its checkpoint');
+      assert.deepEqual(
+        times.counts,
+        { 'delete events': 7, checkpoint: 7 },
+        'six steps of 100 and one of 49, each followed by its checkpoint',
+      );
       assert.equal(again.deleted, 649, 'the same trim');
-      assert.deepEqual((await outbox.list({ limit: 1_000 }, later))!.events.map((stored) => stored.event.id), [events[0]!.id], 'the pending one stays');
+      assert.deepEqual(
+        (await outbox.list({ limit: 1_000 }, later))!.events.map((stored) => stored.event.id),
+        [events[0]!.id],
+        'the pending one stays',
+      );
     } finally {
       await storage.close();
     }

@@ -23,26 +23,40 @@ const AGENT = 'PersonalDataProbe/7.3 (at rest)';
 const PERSONAL = [FIRST, LAST, EMAIL, AGENT];
 
 /** One link-and-save flow on `backend`; `dump` reads what the backend holds afterwards, as text. */
-async function linkAndSave(backend: Storage, dump: (ids: { linkSession: string; sessionId: string }) => Promise<string>) {
+async function linkAndSave(
+  backend: Storage,
+  dump: (ids: { linkSession: string; sessionId: string }) => Promise<string>,
+) {
   const pair = await startProxyPair({ proxy: { backend } });
   try {
     const { linkToken } = await pair.proxy.createLinkSession({
-      merchantUserId: 'user-at-rest', merchantTransactionId: `order-at-rest-${backend.kind}`, amount: '12.34', currency: 'USD',
-      consumer: { firstName: FIRST, lastName: LAST, email: EMAIL }, allowSaving: true,
+      merchantUserId: 'user-at-rest',
+      merchantTransactionId: `order-at-rest-${backend.kind}`,
+      amount: '12.34',
+      currency: 'USD',
+      consumer: { firstName: FIRST, lastName: LAST, email: EMAIL },
+      allowSaving: true,
     });
     const started = await fetch(`${pair.baseUrl}/verifications`, {
-      method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin, 'user-agent': AGENT }, body: JSON.stringify({ linkToken, consent: CONSENT_VERSION }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: pair.origin, 'user-agent': AGENT },
+      body: JSON.stringify({ linkToken, consent: CONSENT_VERSION }),
     });
     assert.equal(started.status, 201);
     const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
     // The provider was told who the consumer is: sealed at rest, opened for the bank step.
-    assert.ok(JSON.stringify([...pair.provider.state.verifications.values()]).includes(EMAIL), 'the bank step was started with the consumer');
+    assert.ok(
+      JSON.stringify([...pair.provider.state.verifications.values()]).includes(EMAIL),
+      'the bank step was started with the consumer',
+    );
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };
-    const link = await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, { headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` } });
+    const link = await fetch(`${pair.baseUrl}/links/${view.outcome.linkRef}`, {
+      headers: { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` },
+    });
     const { savedAccount } = (await link.json()) as { savedAccount: SavedAccount };
-    assert.equal(savedAccount.consent?.userAgent, AGENT, 'the merchant\'s server reads the consent whole');
+    assert.equal(savedAccount.consent?.userAgent, AGENT, "the merchant's server reads the consent whole");
     const held = await dump({ linkSession: linkSessionId(linkToken), sessionId });
     assert.match(held, /sealedConsumer/, 'the dump holds the link session (it read the records)');
     assert.match(held, /sealedClient/, 'the dump holds the consent');
@@ -57,7 +71,8 @@ describe('personal data at rest, every backend', () => {
     const backend = createStorage({ kind: 'memory' });
     try {
       await linkAndSave(backend, async ({ linkSession, sessionId }) =>
-        JSON.stringify([await backend.linkSessions.get(linkSession), await backend.sessionStore.get(sessionId)]));
+        JSON.stringify([await backend.linkSessions.get(linkSession), await backend.sessionStore.get(sessionId)]),
+      );
     } finally {
       await backend.close();
     }
@@ -67,7 +82,11 @@ describe('personal data at rest, every backend', () => {
     const dir = mkdtempSync(join(tmpdir(), 'obv-at-rest-'));
     const backend = createStorage({ kind: 'sqlite', dataDir: dir, logger: createLogger('silent') });
     try {
-      await linkAndSave(backend, async () => readdirSync(dir).map((file) => readFileSync(join(dir, file)).toString('latin1')).join('\n'));
+      await linkAndSave(backend, async () =>
+        readdirSync(dir)
+          .map((file) => readFileSync(join(dir, file)).toString('latin1'))
+          .join('\n'),
+      );
     } finally {
       await backend.close();
       rmSync(dir, { recursive: true, force: true });
@@ -80,12 +99,23 @@ describe('personal data at rest, every backend', () => {
     try {
       const linkToken = `lt_${'L'.repeat(32)}`;
       const at = Date.now();
-      await backend.linkSessions.create(linkSessionId(linkToken), {
-        merchantUserId: 'user-legacy', merchantTransactionId: 'order-legacy', amount: '5.00', currency: 'USD',
-        consumer: { firstName: FIRST, lastName: LAST, email: EMAIL }, createdAt: at, expiresAt: at + 60_000,
-      }, 120_000);
+      await backend.linkSessions.create(
+        linkSessionId(linkToken),
+        {
+          merchantUserId: 'user-legacy',
+          merchantTransactionId: 'order-legacy',
+          amount: '5.00',
+          currency: 'USD',
+          consumer: { firstName: FIRST, lastName: LAST, email: EMAIL },
+          createdAt: at,
+          expiresAt: at + 60_000,
+        },
+        120_000,
+      );
       const started = await fetch(`${pair.baseUrl}/verifications`, {
-        method: 'POST', headers: { 'content-type': 'application/json', origin: pair.origin }, body: JSON.stringify({ linkToken }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: pair.origin },
+        body: JSON.stringify({ linkToken }),
       });
       assert.equal(started.status, 201, await started.clone().text());
     } finally {
@@ -99,15 +129,28 @@ describe('personal data at rest, every backend', () => {
   after(async () => redis?.close());
   test('Redis: every key and value holds none of them', { skip }, async () => {
     redis = await startRedisServer();
-    const backend = createStorage({ kind: 'redis', redisUrl: redis.url, redisPrefix: 'obv:', logger: createLogger('silent') });
+    const backend = createStorage({
+      kind: 'redis',
+      redisUrl: redis.url,
+      redisPrefix: 'obv:',
+      logger: createLogger('silent'),
+    });
     const raw = new Redis(redis.url);
     try {
       await linkAndSave(backend, async () => {
         const keys = await raw.keys('*');
-        const values = await Promise.all(keys.map(async (key) => {
-          const type = await raw.type(key);
-          return type === 'hash' ? JSON.stringify(await raw.hgetall(key)) : type === 'string' ? await raw.get(key) : type === 'zset' ? JSON.stringify(await raw.zrange(key, 0, -1)) : '';
-        }));
+        const values = await Promise.all(
+          keys.map(async (key) => {
+            const type = await raw.type(key);
+            return type === 'hash'
+              ? JSON.stringify(await raw.hgetall(key))
+              : type === 'string'
+                ? await raw.get(key)
+                : type === 'zset'
+                  ? JSON.stringify(await raw.zrange(key, 0, -1))
+                  : '';
+          }),
+        );
         return [...keys, ...values].join('\n');
       });
     } finally {

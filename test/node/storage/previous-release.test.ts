@@ -21,8 +21,18 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/previous-release/', import.met
 /** When the fixture's orders were paid (their records' `paidAt`). */
 const WRITTEN_AT = Date.parse('2026-11-28T10:09:36.913Z');
 const PAID = [
-  { order: 'order-prev-paid-1', paymentId: 'pay_2a3mFdho6jzjXKjvuWYb4Q', transactionId: 'txn_-xGMc46a-bNmHkG2DWYDFw', linkRef: 'GIEmFUS8859xtaM3RsFF9A' },
-  { order: 'order-prev-paid-2', paymentId: 'pay_ys_nTDo7Vbrv0VtRwoWVwg', transactionId: 'txn_muV6t19BgJlYkJrrDy4dDw', linkRef: 'EnGbx2sevMoA8B7vs0NJcw' },
+  {
+    order: 'order-prev-paid-1',
+    paymentId: 'pay_2a3mFdho6jzjXKjvuWYb4Q',
+    transactionId: 'txn_-xGMc46a-bNmHkG2DWYDFw',
+    linkRef: 'GIEmFUS8859xtaM3RsFF9A',
+  },
+  {
+    order: 'order-prev-paid-2',
+    paymentId: 'pay_ys_nTDo7Vbrv0VtRwoWVwg',
+    transactionId: 'txn_muV6t19BgJlYkJrrDy4dDw',
+    linkRef: 'EnGbx2sevMoA8B7vs0NJcw',
+  },
 ];
 const AUTH = { authorization: `Bearer ${TEST_MERCHANT_API_KEY}` };
 
@@ -50,18 +60,30 @@ test('a data directory of the previous release opens, is migrated, and refuses t
       const read = await fetch(`${base}/transactions/${paid.order}`, { headers: AUTH });
       assert.equal(read.status, 200, paid.order);
       const payment = (await read.json()) as Record<string, unknown>;
-      assert.deepEqual([payment.paymentId, payment.state, payment.transactionId], [paid.paymentId, 'completed', paid.transactionId]);
+      assert.deepEqual(
+        [payment.paymentId, payment.state, payment.transactionId],
+        [paid.paymentId, 'completed', paid.transactionId],
+      );
     }
     const [first] = PAID;
     const again = await fetch(`${base}/transactions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...AUTH },
-      body: JSON.stringify({ linkRef: first!.linkRef, merchantUserId: 'user-42', merchantTransactionId: first!.order, amount: '49.99', currency: 'USD' }),
+      body: JSON.stringify({
+        linkRef: first!.linkRef,
+        merchantUserId: 'user-42',
+        merchantTransactionId: first!.order,
+        amount: '49.99',
+        currency: 'USD',
+      }),
     });
     assert.equal(again.status, 409);
     const problem = (await again.json()) as { type: string; payment?: Record<string, unknown> };
     assert.equal(problem.type, 'urn:obv-link:problem:order-already-paid');
-    assert.deepEqual([problem.payment?.paymentId, problem.payment?.transactionId], [first!.paymentId, first!.transactionId]);
+    assert.deepEqual(
+      [problem.payment?.paymentId, problem.payment?.transactionId],
+      [first!.paymentId, first!.transactionId],
+    );
   } finally {
     await proxy.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -70,10 +92,25 @@ test('a data directory of the previous release opens, is migrated, and refuses t
   try {
     assert.equal(file.prepare('PRAGMA user_version').get()?.user_version, 5);
     assert.equal(file.prepare('PRAGMA auto_vacuum').get()?.auto_vacuum, 2, 'converted to incremental vacuum');
-    const indexes = file.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'").all().map((row) => row.name);
-    for (const index of ['events_retired', 'payments_purge', 'payment_keys_purge', 'link_sessions_purge', 'idempotency_claims_purge', 'idempotency_claims_in_flight']) assert.ok(indexes.includes(index), index);
+    const indexes = file
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")
+      .all()
+      .map((row) => row.name);
+    for (const index of [
+      'events_retired',
+      'payments_purge',
+      'payment_keys_purge',
+      'link_sessions_purge',
+      'idempotency_claims_purge',
+      'idempotency_claims_in_flight',
+    ])
+      assert.ok(indexes.includes(index), index);
     assert.equal(file.prepare('SELECT count(*) AS n FROM payments').get()?.n, 2);
-    assert.equal(file.prepare('SELECT count(*) AS n FROM earlier_payments').get()?.n, 0, 'the table of earlier payments, added by schema 5');
+    assert.equal(
+      file.prepare('SELECT count(*) AS n FROM earlier_payments').get()?.n,
+      0,
+      'the table of earlier payments, added by schema 5',
+    );
   } finally {
     file.close();
   }

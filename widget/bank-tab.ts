@@ -45,9 +45,12 @@ export function navigateBankTab(tab: Window | null, url: string): Window | null 
 /** Brings the tab to the front; `null` when the consumer closed it. */
 export function showBankTab(tab: Window | null): Window | null {
   if (!tab || tab.closed) return null;
-  // tab.focus() is refused: only the tab's opener (the frame) may call it. Naming it is allowed.
-  window.open('', tabName);
-  return tab;
+  // tab.focus() is refused: only the tab's opener (the frame) may call it. Naming it is allowed. A tab
+  // that closed a moment ago may not say so yet: the name then opens a blank tab, closed at once.
+  const named = window.open('', tabName);
+  if (named === tab) return tab;
+  named?.close();
+  return null;
 }
 
 /** Closes the tab if it is still there; `null`, the tab to hold from then on. */

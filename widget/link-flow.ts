@@ -474,8 +474,11 @@ export function createLinkFlow(host: EventTarget, target: TargetReader, changed:
       }
     },
     showTab() {
-      if (tab?.closed) checkTab();
-      else tab = showBankTab(tab);
+      // Closed, or closed a moment ago without saying so yet (showBankTab): the element says so.
+      if (tab?.closed || !showBankTab(tab)) {
+        tab = null;
+        if (status.kind === 'waiting') recheck(false, true);
+      }
     },
     linkOpened() {
       blocked = closed = false;

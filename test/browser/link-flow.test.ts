@@ -127,6 +127,22 @@ describe('the link flow (createLinkFlow)', () => {
     expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: false });
   });
 
+  it('says so, and leaves no blank tab, when the bank tab closed a moment ago without saying so yet', async () => {
+    world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
+      status: 200,
+      body: { sessionId: SESSION.sessionId, state: 'pending', expiresAt: SESSION.expiresAt },
+    });
+    const { flow } = makeFlow();
+    await waiting(flow);
+    // The tab still reads open, but its name now opens a new, blank tab (the named one is gone).
+    const blank = { closed: false, close: sinon.spy() };
+    world().open.returns(blank as unknown as Window);
+    flow.showTab();
+    await until(() => flow.status.kind === 'waiting' && flow.status.closed, 'the closed tab');
+    expect(blank.close.calledOnce).to.equal(true);
+    expect(flow.status).to.deep.equal({ kind: 'waiting', session: SESSION, tab: false, blocked: false, closed: true });
+  });
+
   it('does not call a tab closed by the return page a closed tab: the session came back from the bank', async () => {
     world().proxy.routes['POST /obv/sessions/lookup'] = () => ({
       status: 200,

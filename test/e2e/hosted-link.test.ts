@@ -54,6 +54,18 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
   let elementDir: string;
   const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
   const reports: OutcomeReport[] = [];
+  /**
+   * The merchant's report of `order`: onOutcome runs just after the page is told (the outcome is published
+   * first), so the shopper may reach the completion URL a moment before the merchant's server has it.
+   */
+  async function reportOf(order: string): Promise<OutcomeReport | undefined> {
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    for (;;) {
+      const report = reports.find((entry) => entry.merchantTransactionId === order);
+      if (report || Date.now() > deadline) return report;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
   let orders = 0;
 
   before(async () => {
@@ -275,7 +287,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
           await page.waitForURL(/^https:\/\/shop\.example\//);
           assert.deepEqual(phone.problems, []);
           // The merchant's server has the details: the outcome of this order, the link reference to pay with.
-          const report = reports.find((entry) => entry.merchantTransactionId === created.order);
+          const report = await reportOf(created.order);
           assert.equal(report?.outcome.status, 'success');
         } finally {
           await phone.context.close();
@@ -565,7 +577,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
             { base: 'myapp://linked', status: 'linked', state: stateOf(first) },
             [first],
           );
-          const saved = reports.find((entry) => entry.merchantTransactionId === first.order)?.outcome;
+          const saved = (await reportOf(first.order))?.outcome;
           assert.ok(saved?.status === 'success' && saved.savedAccount, "the merchant's server got the saved account");
 
           // A fresh tab: the custom-scheme navigation above may leave the browser's "open the app?" prompt on this one.
@@ -616,10 +628,7 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
             [first, second],
           );
           assert.equal(tabs, 0, 'no bank tab');
-          assert.equal(
-            reports.find((entry) => entry.merchantTransactionId === second.order)?.outcome.status,
-            'success',
-          );
+          assert.equal((await reportOf(second.order))?.outcome.status, 'success');
 
           // The bank marked it stale: a hosted page with `reauthorize` offers "Reconnect", the bank step, the way back.
           await phone.context.close();

@@ -23,17 +23,10 @@
 import type { Client, Notification } from 'pg';
 import { decodeEvent } from '../session-codec.ts';
 import type { ResultBus, SessionEvent } from '../result-bus.ts';
-import { sessionLogRef } from '../../common/ids.ts';
+import { dispatchToSubscriptions, type Listener, type Subscription } from '../bus-subscriptions.ts';
 import type { Database } from './database.ts';
 import type { PostgresLogger } from './options.ts';
 import { loadPg } from './packages.ts';
-
-type Listener = (event: SessionEvent) => void;
-
-interface Subscription {
-  listener: Listener;
-  settled: boolean;
-}
 
 /** NOTIFY's payload limit is 8000 bytes; an event longer than this travels as its row id. */
 const MAX_NOTIFY_PAYLOAD = 7_900;
@@ -262,20 +255,7 @@ export class PostgresResultBus implements ResultBus {
     // Remembered only when it reached someone here: a session subscribed later reads it (and the store) itself.
     if (!set) return;
     this.#seen.set(id, Date.now());
-    const terminal = event.type !== 'state';
-    for (const subscription of [...set]) {
-      if (subscription.settled) continue;
-      if (terminal) subscription.settled = true;
-      try {
-        subscription.listener(event);
-      } catch (error) {
-        // One broken listener must not keep the event from the others, nor end the process.
-        this.#logger?.warn(
-          { err: (error as Error).message, session: sessionLogRef(event.sessionId) },
-          'session event listener threw',
-        );
-      }
-    }
+    dispatchToSubscriptions(set, event, this.#logger);
   }
 
   /** Sessions with a local subscription still waiting for its terminal event. */

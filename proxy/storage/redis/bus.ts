@@ -21,15 +21,7 @@ import { redisCommand } from './errors.ts';
 import { redisKeys } from './keys.ts';
 import { resultOf, type ResultBus, type SessionEvent } from '../result-bus.ts';
 import type { SessionStore } from '../sessions.ts';
-import { sessionLogRef } from '../../common/ids.ts';
-
-type Listener = (event: SessionEvent) => void;
-
-/** One subscription; remembers whether it already received its terminal event. */
-interface Subscription {
-  listener: Listener;
-  settled: boolean;
-}
+import { dispatchToSubscriptions, type Listener, type Subscription } from '../bus-subscriptions.ts';
 
 export interface RedisResultBusOptions extends Omit<RedisConnectionOptions, 'role'> {
   /** Prefix of the events channel (default `obv:`). */
@@ -139,20 +131,7 @@ export class RedisResultBus implements ResultBus {
   #dispatch(event: SessionEvent): void {
     const set = this.#subscriptions.get(event.sessionId);
     if (!set) return;
-    const terminal = event.type !== 'state';
-    for (const subscription of [...set]) {
-      if (subscription.settled) continue;
-      if (terminal) subscription.settled = true;
-      try {
-        subscription.listener(event);
-      } catch (error) {
-        // One broken listener must not keep the event from the others, nor end the process.
-        this.#logger?.warn(
-          { err: errorMessage(error), session: sessionLogRef(event.sessionId) },
-          'session event listener threw',
-        );
-      }
-    }
+    dispatchToSubscriptions(set, event, this.#logger);
   }
 
   async #resubscribe(): Promise<void> {

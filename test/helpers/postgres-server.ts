@@ -341,13 +341,23 @@ async function stopProcessGroup(child: ChildProcess, signal: NodeJS.Signals): Pr
     child.exitCode !== null || child.signalCode !== null
       ? Promise.resolve()
       : new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const killGroup = () => {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
   try {
-    if (signal === 'SIGKILL') process.kill(-pid, 'SIGKILL');
+    if (signal === 'SIGKILL') killGroup();
     else process.kill(pid, signal);
   } catch {
     // Already gone.
   }
+  // A smart shutdown (SIGTERM) waits for every client: one a test left open must not hang the suite.
+  const fallback = setTimeout(killGroup, 10_000);
   await exited;
+  clearTimeout(fallback);
   // The backends of a killed postmaster may outlive it by a moment; the next start needs them gone.
   for (let waited = 0; waited < 10_000 && groupAlive(pid); waited += 20)
     await new Promise((resolve) => setTimeout(resolve, 20));

@@ -122,10 +122,17 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Pro
   });
 }
 
+/** How long a server has to end after its signal before it is killed (a replica may not end on SIGTERM). */
+const STOP_GRACE_MS = 5_000;
+
 function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    child.once('exit', () => resolve());
+    const kill = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+    child.once('exit', () => {
+      clearTimeout(kill);
+      resolve();
+    });
     child.kill(signal);
   });
 }

@@ -61,21 +61,17 @@ export const Origin = z
   )
   .transform((value) => new URL(value).origin);
 
-export const OriginList = z.union(
-  [
-    z.array(Origin),
-    z
-      .string()
-      .transform((value) =>
-        value
-          .split(',')
-          .map((item) => item.trim())
-          .filter(Boolean),
-      )
-      .pipe(z.array(Origin)),
-  ],
-  { error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example' },
-);
+/** The entries of a comma list (`a, b,,c` → `a`, `b`, `c`): each trimmed, empty ones dropped. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}
+
+export const OriginList = z.union([z.array(Origin), z.string().transform(commaList).pipe(z.array(Origin))], {
+  error: 'must be a comma list of origins such as https://shop.example, https://www.shop.example',
+});
 
 export const Text = z.string().trim().min(1, 'must not be empty');
 
@@ -114,31 +110,14 @@ const RedirectScheme = z
     'must not list http, https, javascript, data, file, blob or another browser scheme',
   );
 export const RedirectSchemeList = z
-  .union(
-    [
-      z.array(z.string()),
-      z.string().transform((value) =>
-        value
-          .split(',')
-          .map((item) => item.trim())
-          .filter(Boolean),
-      ),
-    ],
-    { error: 'must be a comma list of URI schemes such as myapp,com.shop.app' },
-  )
+  .union([z.array(z.string()), z.string().transform(commaList)], {
+    error: 'must be a comma list of URI schemes such as myapp,com.shop.app',
+  })
   .pipe(z.array(RedirectScheme));
 
 /** A comma list of words (`SUCCESS,VERIFIED`), or an array: the `verificationStatus` values to accept. */
 export const StatusWords = z
-  .union([
-    z.array(Text),
-    z.string().transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter(Boolean),
-    ),
-  ])
+  .union([z.array(Text), z.string().transform(commaList)])
   .pipe(
     z
       .array(z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be words of letters, digits, "_" or "-"'))
@@ -150,15 +129,7 @@ export const WEBHOOK_SECRET_MESSAGE = 'must be a Standard Webhooks secret: whsec
 
 /** Secrets that sign merchant events: an array, or a comma list (during a rotation every one signs). */
 export const WebhookSecretList = z
-  .union([
-    z.array(Text),
-    z.string().transform((value) =>
-      value
-        .split(',')
-        .map((item) => item.trim())
-        .filter(Boolean),
-    ),
-  ])
+  .union([z.array(Text), z.string().transform(commaList)])
   .pipe(z.array(z.string().regex(WEBHOOK_SECRET, WEBHOOK_SECRET_MESSAGE)).min(1, 'must list at least one secret'));
 
 const PORT_FORM = 'must be a port number (0-65535)';

@@ -3,6 +3,7 @@
 // (a configured, bounded label); the key itself is never written anywhere. OBV_MERCHANT_API_KEY stays the
 // one-key form: its key has the id `default`.
 import { z } from 'zod';
+import { commaList } from './fields.ts';
 
 export interface MerchantApiKey {
   /** Names the key in logs and in the `key_id` label of `obv_merchant_api_requests_total`. */
@@ -54,16 +55,7 @@ const KeyEntry = z.preprocess(
 
 /** A comma list of `id:key` entries, or an array of `{id, key}`: ids unique, keys unique, 1 to 10 keys. */
 export const MerchantApiKeyList = z
-  .preprocess(
-    (value) =>
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((item) => item.trim())
-            .filter(Boolean)
-        : value,
-    z.array(KeyEntry),
-  )
+  .preprocess((value) => (typeof value === 'string' ? commaList(value) : value), z.array(KeyEntry))
   .refine((keys) => keys.length > 0, `must name at least one key: ${ENTRY}`)
   .refine(
     (keys) => keys.length <= MAX_MERCHANT_API_KEYS,

@@ -4,6 +4,7 @@
 // once nothing sealed under it is still wanted.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { commaList } from './fields.ts';
 
 export interface SealingKey {
   /** Written in the clear in every sealed value, so the right key is found without trying them all. */
@@ -90,16 +91,7 @@ const KeyEntry = z.preprocess(
 
 /** A comma list of `id:base64` entries, or an array of entries; ids unique, at least one key. */
 export const SealingKeyList = z
-  .preprocess(
-    (value) =>
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((item) => item.trim())
-            .filter(Boolean)
-        : value,
-    z.array(KeyEntry),
-  )
+  .preprocess((value) => (typeof value === 'string' ? commaList(value) : value), z.array(KeyEntry))
   .refine((keys) => keys.length > 0, `must name at least one key: ${KEY_ENTRY}`)
   .refine(
     (keys) => new Set(keys.map((k) => k.id)).size === keys.length,

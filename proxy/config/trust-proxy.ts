@@ -3,6 +3,7 @@
 import { BlockList, isIP, isIPv4, SocketAddress } from 'node:net';
 import proxyAddr from 'proxy-addr';
 import { z } from 'zod';
+import { commaList } from './fields.ts';
 
 /** Named subnets proxy-addr (Express's `trust proxy`) knows. */
 const NAMED_SUBNETS = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -226,13 +227,7 @@ export const TrustProxy = z
       ctx.addIssue({ code: 'custom', message: TRUST_PROXY_MESSAGE });
       return z.NEVER;
     }
-    const entries =
-      typeof value === 'string'
-        ? value
-            .split(',')
-            .map((item) => item.trim())
-            .filter(Boolean)
-        : value;
+    const entries = typeof value === 'string' ? commaList(value) : value;
     const before = ctx.issues.length;
     checkTrustedProxyEntries(entries, ctx);
     return ctx.issues.length > before ? z.NEVER : entries;

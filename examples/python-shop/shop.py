@@ -19,7 +19,9 @@ from webhooks import InvalidSignature, verify
 PROXY_URL = os.environ.get("OBV_PROXY_URL", "http://127.0.0.1:3000/obv")  # the proxy, mount path included
 PAGE_PROXY_URL = os.environ.get("OBV_PAGE_PROXY_URL", PROXY_URL)  # as the browser reaches it (/obv behind your reverse proxy)
 API_KEY = os.environ["OBV_MERCHANT_API_KEY"]
-EVENTS_SECRET = os.environ["OBV_EVENTS_SECRET"]  # one of the proxy's OBV_EVENTS_SECRETS
+# The proxy's own list (comma-separated, whsec_…): one variable for both processes, and a rotation that
+# adds a secret on the proxy is verified here as soon as this list holds it too.
+EVENTS_SECRETS = [secret.strip() for secret in os.environ["OBV_EVENTS_SECRETS"].split(",") if secret.strip()]
 ELEMENT_FILE = os.environ.get("OBV_ELEMENT_FILE", "node_modules/obv-link/dist/obv-link-account.js")
 HOST, PORT = os.environ.get("HOST", "127.0.0.1"), int(os.environ.get("PORT", "8000"))
 
@@ -138,7 +140,7 @@ class Shop(BaseHTTPRequestHandler):
         body = self.rfile.read(min(int(self.headers.get("content-length") or 0), 65536))
         if self.path == "/obv-events":
             try:
-                verify(EVENTS_SECRET, self.headers, body)
+                verify(EVENTS_SECRETS, self.headers, body)
             except InvalidSignature as error:
                 self.log_message("refused an event: %s", error)
                 return self.send(401, b"", "text/plain")

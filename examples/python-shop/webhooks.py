@@ -16,8 +16,8 @@ class InvalidSignature(Exception):
     pass
 
 
-def verify(secret: str, headers, body: bytes, now: float | None = None) -> None:
-    """Raises InvalidSignature unless `body` (the raw bytes) was signed with `secret` (whsec_…) recently."""
+def verify(secrets: list[str], headers, body: bytes, now: float | None = None) -> None:
+    """Raises InvalidSignature unless `body` (the raw bytes) was signed recently with one of `secrets` (whsec_…)."""
     msg_id, timestamp, signatures = (headers.get(name) for name in ("webhook-id", "webhook-timestamp", "webhook-signature"))
     if not (msg_id and timestamp and signatures):
         raise InvalidSignature("missing webhook-id, webhook-timestamp or webhook-signature")
@@ -27,10 +27,12 @@ def verify(secret: str, headers, body: bytes, now: float | None = None) -> None:
         raise InvalidSignature("webhook-timestamp is not a number") from None
     if abs((time.time() if now is None else now) - sent_at) > TOLERANCE_SECONDS:
         raise InvalidSignature("webhook-timestamp is outside the tolerance")
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    expected = base64.b64encode(hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest())
-    for candidate in signatures.split():
-        version, _, signature = candidate.partition(",")
-        if version == "v1" and hmac.compare_digest(signature.encode(), expected):  # constant time
-            return
+    signed = f"{msg_id}.{timestamp}.".encode() + body
+    for secret in secrets:
+        key = base64.b64decode(secret.removeprefix("whsec_"))
+        expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest())
+        for candidate in signatures.split():
+            version, _, signature = candidate.partition(",")
+            if version == "v1" and hmac.compare_digest(signature.encode(), expected):  # constant time
+                return
     raise InvalidSignature("no signature matches")

@@ -9,13 +9,13 @@ type EnvName = keyof typeof ENV_VARIABLES;
 
 /** What each setting is for, in a few words. Typed by the env names: a new setting without a line does not compile. */
 const PURPOSE: Record<EnvName, string> = {
-  OBV_BASE_URL: "the provider's host of the token and verification endpoints (from the provider)",
+  OBV_BASE_URL: "the provider's host of the token and verification endpoints (from the provider; sandbox: :4010)",
   OBV_GATEWAY_URL: "the provider's host of the transaction endpoint (default OBV_BASE_URL)",
   OBV_CLIENT_ID: 'OAuth client id the provider gave you',
   OBV_CLIENT_SECRET: 'OAuth client secret the provider gave you',
   OBV_TOKEN_SCOPE: 'scope asked for at the token endpoint',
   OBV_TRANSACTION_SCOPE: "a separate scope for the transaction endpoint's token (unset: reuse the verification token)",
-  OBV_PUBLIC_URL: "the proxy's public https URL, as browsers and the provider reach it",
+  OBV_PUBLIC_URL: "the proxy's public https URL, as browsers and the provider reach it (sandbox: :$PORT)",
   OBV_MOUNT_PATH: 'where the routes are mounted',
   OBV_WEBHOOK_SECRET: 'whsec_ secret the provider signs notifications with',
   OBV_ALLOWED_ORIGINS: "comma list of page origins allowed besides the proxy's own",

@@ -15,8 +15,8 @@ export interface PythonShopEnv {
   /** The proxy as the shop's server and the page reach it, mount path included. */
   OBV_PROXY_URL: string;
   OBV_MERCHANT_API_KEY: string;
-  /** A `whsec_…` secret the proxy signs its merchant events with. */
-  OBV_EVENTS_SECRET: string;
+  /** The proxy's OBV_EVENTS_SECRETS: the `whsec_…` secrets it signs its merchant events with, comma-separated. */
+  OBV_EVENTS_SECRETS: string;
   /** The element's file, served by the shop at /assets/obv-link-account.js (default: from node_modules/obv-link). */
   OBV_ELEMENT_FILE?: string;
   /** Default 0 (a free port, printed at boot). */

@@ -334,7 +334,7 @@ describe('a plain-JavaScript Express 5 app that follows the README', () => {
   test('npx obv-link-proxy refuses bad config naming each variable, and boots from env', async () => {
     const refused = startChild('npx', ['--no-install', 'obv-link-proxy'], {
       cwd: app.dir,
-      env: cleanEnv({ OBV_SANDBOX: 'true', OBV_PUBLIC_URL: 'not a url' }),
+      env: cleanEnv({ OBV_PUBLIC_URL: 'not a url' }),
     });
     children.push(refused);
     assert.equal(await refused.exited(), 1);

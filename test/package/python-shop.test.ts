@@ -83,11 +83,19 @@ describe('the Python shop beside the packed proxy', () => {
         ['127.0.0.1:3000', `127.0.0.1:${proxyPort}`],
         ['PORT=3000 ', `PORT=${proxyPort} `],
         ['127.0.0.1:8000', `127.0.0.1:${shopPort}`],
+        // The shop's default proxy (http://127.0.0.1:3000/obv) is on its free port here.
+        ['python3 python-shop/shop.py', `OBV_PROXY_URL=http://127.0.0.1:${proxyPort}/obv python3 python-shop/shop.py`],
       ],
       {
         cwd: app.dir,
-        // The ports the commands take from their environment: the sandbox's PROVIDER_PORT (4010), the shop's PORT (8000).
-        env: cleanEnv({ PROVIDER_PORT: String(sandboxPort), PROVIDER_LOG_LEVEL: 'warn', PORT: String(shopPort) }),
+        // The ports the commands take from their environment: the sandbox's PROVIDER_PORT (4010), the shop's PORT
+        // (8000), and the proxy's sandbox address (OBV_SANDBOX=true's default, http://127.0.0.1:4010).
+        env: cleanEnv({
+          PROVIDER_PORT: String(sandboxPort),
+          PROVIDER_LOG_LEVEL: 'warn',
+          PORT: String(shopPort),
+          OBV_BASE_URL: `http://127.0.0.1:${sandboxPort}`,
+        }),
       },
     );
     const shopUrl = `http://127.0.0.1:${shopPort}`;

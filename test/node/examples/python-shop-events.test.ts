@@ -32,7 +32,7 @@ describe('the Python shop verifies merchant events', () => {
     shop = await startPythonShop({
       OBV_PROXY_URL: 'http://127.0.0.1:9/obv',
       OBV_MERCHANT_API_KEY: 'unused-in-this-test',
-      OBV_EVENTS_SECRET: EVENTS_SECRET,
+      OBV_EVENTS_SECRETS: EVENTS_SECRET,
     });
   });
   after(() => shop.close());
@@ -97,5 +97,28 @@ describe('the Python shop verifies merchant events', () => {
     assert.match(shop.child.output(), /refused an event: no signature matches/);
     assert.match(shop.child.output(), /refused an event: missing webhook-id, webhook-timestamp or webhook-signature/);
     assert.match(shop.child.output(), /refused an event: webhook-timestamp is outside the tolerance/);
+  });
+});
+
+describe("the Python shop takes the proxy's comma list of events secrets", () => {
+  let shop: RunningPythonShop;
+  before(async () => {
+    shop = await startPythonShop({
+      OBV_PROXY_URL: 'http://127.0.0.1:9/obv',
+      OBV_MERCHANT_API_KEY: 'unused-in-this-test',
+      OBV_EVENTS_SECRETS: ` ${OTHER_SECRET} , ${EVENTS_SECRET} `,
+    });
+  });
+  after(() => shop.close());
+
+  test('accepts an event signed with any secret of the list alone, and refuses one signed with none of them', async () => {
+    for (const secret of [EVENTS_SECRET, OTHER_SECRET]) {
+      const { body, headers } = signNotification(event, { id: event.id, secret });
+      const response = await fetch(`${shop.url}/obv-events`, { method: 'POST', headers, body });
+      assert.equal(response.status, 204, secret);
+    }
+    const stranger = 'whsec_c29tZS10aGlyZC1zZWNyZXQtbm9ib2R5LWNvbmZpZ3VyZWQ=';
+    const { body, headers } = signNotification(event, { id: event.id, secret: stranger });
+    assert.equal((await fetch(`${shop.url}/obv-events`, { method: 'POST', headers, body })).status, 401);
   });
 });

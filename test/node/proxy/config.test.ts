@@ -274,6 +274,28 @@ describe('configuration from the environment', () => {
       assert.ok(messages.includes(`${name}: is required`), name);
   });
 
+  test("OBV_SANDBOX=true points at the sandbox's default address, and at this machine's PORT when one is given", () => {
+    const config = configFromEnv({ OBV_SANDBOX: 'true', PORT: '3100' });
+    assert.equal(config.baseUrl, 'http://127.0.0.1:4010');
+    assert.equal(config.publicUrl, 'http://127.0.0.1:3100');
+    const own = configFromEnv({
+      OBV_SANDBOX: 'true',
+      PORT: '3100',
+      OBV_BASE_URL: 'http://127.0.0.1:4999',
+      OBV_PUBLIC_URL: 'http://shop.test:8080',
+    });
+    assert.equal(own.baseUrl, 'http://127.0.0.1:4999');
+    assert.equal(own.publicUrl, 'http://shop.test:8080');
+    // Without a port the proxy cannot know where the app listens: it asks for the public URL.
+    assert.deepEqual(
+      configError({ OBV_SANDBOX: 'true' }).issues.map((issue) => `${issue.setting}: ${issue.message}`),
+      ['OBV_PUBLIC_URL: is required'],
+    );
+    // Outside sandbox mode neither is filled in.
+    const messages = configError({ PORT: '3100' }).issues.map((issue) => `${issue.setting}: ${issue.message}`);
+    for (const name of ['OBV_BASE_URL', 'OBV_PUBLIC_URL']) assert.ok(messages.includes(`${name}: is required`), name);
+  });
+
   test('createObvProxy names bad keys of a code configuration', () => {
     assert.throws(
       () => createObvProxy({ ...configFromEnv(VALID_ENV), publicUrl: 'not a url' }),

@@ -26,6 +26,7 @@ import { measureElementSize } from './sections/element-size.ts';
 import { measureIntakeThroughput } from './sections/intake-throughput.ts';
 import { measurePayment } from './sections/payment.ts';
 import { measureRelayLatency } from './sections/relay-latency.ts';
+import { measureRelayAcrossInstances } from './sections/relay-instances.ts';
 import { measureSocketMemory } from './sections/socket-memory.ts';
 import { measureStartOverhead } from './sections/start-overhead.ts';
 import { measureShopperLatency } from './sections/shopper-latency.ts';
@@ -39,6 +40,7 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
   size: (options) => measureElementSize(options),
   start: measureStartOverhead,
   relay: measureRelayLatency,
+  'relay-instances': (options) => measureRelayAcrossInstances(options),
   intake: measureIntakeThroughput,
   memory: measureSocketMemory,
   tokens: measureTokenCoalescing,

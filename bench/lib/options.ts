@@ -7,6 +7,7 @@ export const SECTIONS = [
   'size',
   'start',
   'relay',
+  'relay-instances',
   'intake',
   'memory',
   'tokens',
@@ -21,9 +22,8 @@ export type SectionName = (typeof SECTIONS)[number];
 export const STORAGES = ['memory', 'sqlite', 'postgres', 'redis'] as const;
 export type StorageName = (typeof STORAGES)[number];
 /**
- * What a run without `--storage` measures. PostgreSQL runs when named: its pay rows fail today because
- * a session's outcome is readable a moment before its link reference is (verifications/delivery.ts marks
- * `link:{ref}` after the settle), and the pay section pays the moment the lookup shows the reference.
+ * What a run without `--storage` measures. PostgreSQL runs when named (`--storage postgres`), to keep the
+ * full run's length; the relay across instances (relay-instances) runs on PostgreSQL and Redis always.
  */
 export const DEFAULT_STORAGES: readonly StorageName[] = ['memory', 'sqlite', 'redis'];
 

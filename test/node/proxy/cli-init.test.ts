@@ -129,4 +129,35 @@ describe('npx obv-link-proxy init', () => {
     assert.match(refused.errors.join(''), /nothing written: .*OBV_PUBLIC_URL/s);
     assert.throws(() => statSync(out), /ENOENT/);
   });
+
+  test('--database-url: OBV_DATABASE_URL instead of a data directory; a URL that is not postgres writes nothing', async () => {
+    const out = path.join(dir, 'postgres.env');
+    const databaseUrl = 'postgres://obv:p%40ss%20word@db.internal.example:5432/shop?sslmode=verify-full';
+    const result = io(dir);
+    assert.equal(
+      await initFromCli([...asArgs(FLAGS), '--database-url', databaseUrl, '--out', out], result),
+      0,
+      result.errors.join(''),
+    );
+    const text = readFileSync(out, 'utf8');
+    const env = parseEnv(text);
+    assert.equal(env.OBV_DATABASE_URL, databaseUrl);
+    assert.equal(env.OBV_DATA_DIR, undefined, 'no data directory: the state is in PostgreSQL');
+    assert.match(text, /^# Where the state lives: PostgreSQL.*\nOBV_DATABASE_URL=/m);
+    const config = configFromEnv(env);
+    assert.equal(config.storage, 'postgres');
+    assert.equal(config.databaseUrl, databaseUrl);
+
+    const refused = io(dir);
+    const mysql = path.join(dir, 'mysql.env');
+    assert.equal(
+      await initFromCli(
+        [...asArgs(FLAGS), '--database-url', 'mysql://db.internal.example/shop', '--out', mysql],
+        refused,
+      ),
+      2,
+    );
+    assert.match(refused.errors.join(''), /nothing written: .*OBV_DATABASE_URL/s);
+    assert.throws(() => statSync(mysql), /ENOENT/);
+  });
 });

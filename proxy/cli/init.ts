@@ -2,12 +2,14 @@
 // or given as flags), every secret generated here, the rest at safe defaults, each line saying what it is
 // and where its value comes from. The file is checked as `npx obv-link-proxy` would read it before it is
 // written (a typo in a URL is said now, not at the first start), created 0600, and an existing file is
-// never replaced without --force. Exit codes: 0 written, 1 not written (the file exists, or cannot be
-// written), 2 a usage error or a value the settings refuse.
+// never replaced without --force. On a terminal a secret is not echoed as it is typed. Exit codes: 0
+// written, 1 not written (the file exists, or cannot be written), 2 a usage error or a value the settings
+// refuse, 130 Ctrl-C at a question.
 import { randomBytes } from 'node:crypto';
 import { constants, openSync, writeSync, closeSync, fchmodSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { Writable } from 'node:stream';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { ConfigError, configFromEnv } from '../config/schema.ts';
 
@@ -29,12 +31,14 @@ const ASKED = [
     flag: 'client-secret',
     env: 'OBV_CLIENT_SECRET',
     question: 'Provider client secret',
+    secret: true,
     source: 'the OAuth client secret the provider issued with that client id',
   },
   {
     flag: 'webhook-secret',
     env: 'OBV_WEBHOOK_SECRET',
     question: 'Provider webhook secret (whsec_…)',
+    secret: true,
     source: 'the secret the provider signs your notifications with (whsec_…, from the provider)',
   },
   {
@@ -163,23 +167,57 @@ export function envFileText(values: Record<string, string>, now: Date): string {
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
+/**
+ * What readline echoes on a terminal, passed on to `out` except while `muted`: then only the line end goes
+ * through, so a typed secret never shows (nor stays in the terminal's scrollback), as with ssh or sudo.
+ */
+export function maskingWriter(out: (text: string) => void): { stream: Writable; muted: boolean } {
+  const writer = {
+    muted: false,
+    stream: new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        const text = String(chunk);
+        if (!writer.muted) out(text);
+        else if (/^[\r\n]+$/.test(text)) out('\n');
+        done();
+      },
+    }),
+  };
+  return writer;
+}
+
+/** The answers, or undefined when the person pressed Ctrl-C. */
 async function ask(
   input: NodeJS.ReadableStream,
   out: (text: string) => void,
   missing: (typeof ASKED)[number][],
-): Promise<Record<string, string>> {
-  const readline = createInterface({ input, terminal: false });
+): Promise<Record<string, string> | undefined> {
+  // On a terminal readline echoes what is typed itself (raw mode), through `writer`, which mutes a secret;
+  // from a pipe nothing is echoed at all.
+  const terminal = (input as Partial<NodeJS.ReadStream>).isTTY === true;
+  const writer = maskingWriter(out);
+  const readline = createInterface({ input, output: terminal ? writer.stream : undefined, terminal });
+  let interrupted = false;
+  // In raw mode Ctrl-C reaches readline, not the process: end the questions, nothing written.
+  readline.on('SIGINT', () => {
+    interrupted = true;
+    readline.close();
+  });
   // The iterator keeps lines that arrive before their question (a paste, a pipe); an ended input answers "".
   const lines = readline[Symbol.asyncIterator]();
   const answers: Record<string, string> = {};
   try {
     for (const item of missing) {
-      out(`${item.question}: `);
+      out(`${item.question}${'secret' in item ? ' (not shown as you type)' : ''}: `);
+      writer.muted = 'secret' in item;
       const line = await lines.next();
+      writer.muted = false;
+      if (interrupted) return undefined;
       const answer = line.done ? '' : String(line.value).trim();
       if (answer) answers[item.flag] = answer;
     }
   } finally {
+    writer.muted = false;
     readline.close();
   }
   return answers;
@@ -199,7 +237,14 @@ export async function initFromCli(args: string[], io: InitIo): Promise<number> {
   const given: Record<string, string> = {};
   for (const { flag } of ASKED) if (typeof values[flag] === 'string' && values[flag] !== '') given[flag] = values[flag];
   const unanswered = ASKED.filter(({ flag }) => given[flag] === undefined);
-  if (io.input && !values.yes && unanswered.length > 0) Object.assign(given, await ask(io.input, io.out, unanswered));
+  if (io.input && !values.yes && unanswered.length > 0) {
+    const answers = await ask(io.input, io.out, unanswered);
+    if (!answers) {
+      io.err('\ninit: interrupted; nothing written\n');
+      return 130;
+    }
+    Object.assign(given, answers);
+  }
   const databaseUrl = typeof values['database-url'] === 'string' ? values['database-url'] : undefined;
   const unwritable = [
     ...ASKED.filter(({ flag }) => given[flag] !== undefined && UNQUOTABLE.test(given[flag])).map(({ flag }) => flag),

@@ -8,8 +8,9 @@ export const COMMAND_USAGE = {
 
 Writes a production env file (default .env.production, mode 0600): every secret generated (sealing key,
 merchant API key, webhook and events secrets), the rest at safe defaults, each line commented with what
-it is and where its value comes from. Asks on a terminal for what only you know; flags answer instead.
-Refuses to overwrite a file without --force. Then: npx obv-link-proxy doctor.
+it is and where its value comes from. Asks on a terminal for what only you know (the secrets are not
+shown as you type; Ctrl-C writes nothing); flags answer instead. Refuses to overwrite a file without
+--force. Then: npx obv-link-proxy doctor.
 
 Options:
   --base-url URL            the provider's API host (from your provider's onboarding)

@@ -247,6 +247,126 @@ async function redis(config: ProxyConfig): Promise<Check[]> {
   }
 }
 
+/**
+ * PostgreSQL answers, its schema is one this release runs (or migrates at start), and it is a primary
+ * that keeps a commit once it said so: not a standby (`pg_is_in_recovery()`), `fsync` on, and
+ * `synchronous_commit` not off (a payment acknowledged must survive the server's crash).
+ */
+async function postgres(config: ProxyConfig): Promise<Check[]> {
+  if (config.storage !== 'postgres' || !config.databaseUrl) return [];
+  const { loadPg } = await import('../storage/postgres/packages.ts');
+  const { redactedDatabaseUrl } = await import('../storage/postgres/options.ts');
+  const { SCHEMA_VERSION } = await import('../storage/postgres/schema.ts');
+  const schema = config.databaseSchema;
+  const where = redactedDatabaseUrl(config.databaseUrl, schema);
+  let pg: ReturnType<typeof loadPg>;
+  try {
+    pg = loadPg();
+  } catch (error) {
+    return [{ name: 'PostgreSQL', ok: false, detail: (error as Error).message, fix: 'npm install pg' }];
+  }
+  const client = new pg.Client({
+    connectionString: config.databaseUrl,
+    application_name: 'obv-link:doctor',
+    connectionTimeoutMillis: 5_000,
+    statement_timeout: 5_000,
+  });
+  client.on('error', () => undefined); // a connection the server ends after the checks: nothing to do
+  try {
+    await client.connect();
+  } catch (error) {
+    return [
+      {
+        name: 'PostgreSQL',
+        ok: false,
+        detail: `${where} could not be reached: ${reason(error).text}`,
+        fix: 'check OBV_DATABASE_URL (host, port, user, password, database) and that this machine may reach it',
+      },
+    ];
+  }
+  try {
+    const [server] = (
+      await client.query<{ version: string; recovery: boolean; fsync: string; commit: string }>(
+        "SELECT current_setting('server_version') AS version, pg_is_in_recovery() AS recovery, " +
+          "current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS commit",
+      )
+    ).rows;
+    const [migrations] = (
+      await client.query<{ present: boolean }>('SELECT to_regclass($1) IS NOT NULL AS present', [
+        `${schema}.schema_migrations`,
+      ])
+    ).rows;
+    // The schema name is a plain lower-case SQL name (the settings' check): no quoting needed.
+    const version = migrations?.present
+      ? Number(
+          (
+            await client.query<{ version: number | null }>(
+              `SELECT max(version) AS version FROM ${schema}.schema_migrations`,
+            )
+          ).rows[0]?.version ?? 0,
+        )
+      : 0;
+    const checks: Check[] = [
+      { name: 'PostgreSQL', ok: true, detail: `${where} answers (PostgreSQL ${server!.version})` },
+    ];
+    checks.push(
+      version > SCHEMA_VERSION
+        ? {
+            name: 'PostgreSQL schema',
+            ok: false,
+            detail: `schema ${schema} was migrated by a newer obv-link (version ${version}; this release knows ${SCHEMA_VERSION}): this proxy would refuse it`,
+            fix: 'run the newer obv-link, or restore a backup taken by this one (docs/GOING-TO-PRODUCTION.md "Backup and restore")',
+          }
+        : {
+            name: 'PostgreSQL schema',
+            ok: true,
+            detail:
+              version === SCHEMA_VERSION
+                ? `schema ${schema} is at version ${version}, this release's`
+                : `schema ${schema} is at version ${version}; the proxy migrates it to ${SCHEMA_VERSION} at its start`,
+          },
+    );
+    const problems = [
+      ...(server!.recovery
+        ? [
+            'the server is a standby (pg_is_in_recovery() is true): it takes no writes; point OBV_DATABASE_URL at the primary',
+          ]
+        : []),
+      ...(server!.fsync !== 'on'
+        ? [`fsync is ${server!.fsync}: a crash of the server can lose what it acknowledged`]
+        : []),
+      ...(server!.commit === 'off'
+        ? ['synchronous_commit is off: a commit is acknowledged before it is on disk, so a crash can lose a payment']
+        : []),
+    ];
+    checks.push({
+      name: 'PostgreSQL persistent',
+      ok: problems.length === 0,
+      detail:
+        problems.length === 0
+          ? `a primary with fsync on and synchronous_commit ${server!.commit}`
+          : problems.join('; '),
+      ...(problems.length === 0
+        ? {}
+        : {
+            fix: 'postgresql.conf: fsync = on, synchronous_commit = on, and OBV_DATABASE_URL naming the primary (docs/SEVERAL-INSTANCES.md)',
+          }),
+    });
+    return checks;
+  } catch (error) {
+    return [
+      {
+        name: 'PostgreSQL',
+        ok: false,
+        detail: `${where} answered, but its checks failed: ${reason(error).text}`,
+        fix: 'check that the OBV_DATABASE_URL user may connect and read the schema',
+      },
+    ];
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** Every check of `config`, in order. */
 export async function runChecks(config: ProxyConfig): Promise<Check[]> {
   const tls = await providerTls(config);
@@ -257,6 +377,7 @@ export async function runChecks(config: ProxyConfig): Promise<Check[]> {
     await eventsEndpoint(config),
     dataDirectory(config),
     ...(await redis(config)),
+    ...(await postgres(config)),
   ].filter((check): check is Check => check !== undefined);
 }
 

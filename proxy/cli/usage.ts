@@ -8,8 +8,9 @@ export const COMMAND_USAGE = {
 
 Writes a production env file (default .env.production, mode 0600): every secret generated (sealing key,
 merchant API key, webhook and events secrets), the rest at safe defaults, each line commented with what
-it is and where its value comes from. Asks on a terminal for what only you know; flags answer instead.
-Refuses to overwrite a file without --force. Then: npx obv-link-proxy doctor.
+it is and where its value comes from. Asks on a terminal for what only you know (the secrets are not
+shown as you type; Ctrl-C writes nothing); flags answer instead. Refuses to overwrite a file without
+--force. Then: npx obv-link-proxy doctor.
 
 Options:
   --base-url URL            the provider's API host (from your provider's onboarding)
@@ -21,8 +22,9 @@ Options:
   --pgw-client-id ID        x-pgw-client-id of the transaction endpoint (from your provider)
   --public-url URL          the proxy's public https URL (your domain)
   --events-url URL          your server's URL for merchant events (optional)
-  --webhook-secret SECRET   the whsec_ secret, if your provider gives you one (else one is generated
-                            for you to register with the provider)
+  --webhook-secret SECRET   the whsec_ secret your provider signs your notifications with
+  --database-url URL        postgres://user:password@host:5432/db: state in PostgreSQL (several
+                            instances) instead of the SQLite data directory (optional)
   --out FILE                the file to write (default .env.production)
   --force                   overwrite FILE
   --yes                     ask nothing: take flags only, fail naming what is missing
@@ -33,7 +35,8 @@ Options:
 Checks the configuration in the environment (as npx obv-link-proxy reads it) against the real world,
 before traffic: the provider's TLS and credentials (a token), the public URL serving the return page over
 https, your events endpoint answering a signed test event, the data directory's permissions, Redis
-reachable and persistent. One line per check; exit code 1 if any fails, 2 for settings that do not parse.
+reachable and persistent, or PostgreSQL reachable, its schema's version, and a primary that persists
+(fsync, synchronous_commit, not a standby). One line per check; exit code 1 if any fails, 2 for settings that do not parse.
 Load an env file first: set -a; . ./.env.production; set +a
 
 Options:
@@ -66,7 +69,7 @@ production: init, then doctor, then start (docs/GOING-TO-PRODUCTION.md).
 Commands:
   init                      write a production env file, every secret generated
   doctor [--json]           check the settings against the provider, the public URL, the events
-                            endpoint, the data directory and Redis, before traffic
+                            endpoint, the data directory, Redis or PostgreSQL, before traffic
   send-test-event [type]    send signed sample events to OBV_EVENTS_URL
   backup <file>             copy the SQLite storage while the proxy runs
   <command> --help          that command's options

@@ -2,7 +2,8 @@
 // https with a certificate of a private CA, a TLS front forwarding OBV_PUBLIC_URL to HOST:PORT, the
 // merchant's events endpoint over https checking signatures. Good settings pass every check; each broken
 // one fails its own check, naming the cause: a wrong client secret, a missing CA, an unreachable public
-// URL, a wrong events secret, a Redis without its append-only file.
+// URL, a wrong events secret, a Redis without its append-only file, a PostgreSQL that cannot be reached,
+// was migrated by a newer release, is a standby or does not keep what it acknowledged.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -17,6 +18,8 @@ import { createProvider } from '../../../sandbox/index.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { makePrivateCa, type PrivateCa } from '../../helpers/private-ca.ts';
 import { redisSkipReason, startRedisServer } from '../../helpers/redis-server.ts';
+import { postgresSkipReason, startPostgresServer, startStandby } from '../../helpers/postgres-server.ts';
+import { SCHEMA_VERSION } from '../../../proxy/storage/postgres/schema.ts';
 
 interface Report {
   ok: boolean;
@@ -210,6 +213,82 @@ describe('npx obv-link-proxy doctor', () => {
       } finally {
         await volatile.close();
         await durable.close();
+      }
+    },
+  );
+
+  test(
+    'PostgreSQL: unreachable, a newer schema, a standby, fsync or synchronous_commit off each fail naming the cause; a durable primary passes',
+    { skip: postgresSkipReason() },
+    async () => {
+      const primary = await startPostgresServer();
+      const volatile = await startPostgresServer({ settings: { fsync: 'off', synchronous_commit: 'off' } });
+      const standby = await startStandby(primary, 'doctor_standby');
+      const postgresChecks = (report: Report) => report.checks.filter((each) => each.name.startsWith('PostgreSQL'));
+      try {
+        // Trust authentication ignores the password: here it only shows that no line repeats it.
+        const withPassword = primary.url.replace('postgres@', 'postgres:doctor-s3cret@');
+        const good = await doctor({ OBV_DATABASE_URL: withPassword, OBV_DATA_DIR: undefined });
+        assert.deepEqual(failed(good.report), [], JSON.stringify(good.report));
+        assert.equal(good.code, 0);
+        assert.deepEqual(
+          postgresChecks(good.report).map((each) => each.name),
+          ['PostgreSQL', 'PostgreSQL schema', 'PostgreSQL persistent'],
+        );
+        assert.doesNotMatch(JSON.stringify(good.report), /doctor-s3cret/);
+        assert.match(check(good.report, 'PostgreSQL').detail, /postgres:\*\*\*@127\.0\.0\.1/);
+        assert.match(
+          check(good.report, 'PostgreSQL schema').detail,
+          new RegExp(`is at version 0; the proxy migrates it to ${SCHEMA_VERSION} at its start`),
+        );
+        assert.match(
+          check(good.report, 'PostgreSQL persistent').detail,
+          /a primary with fsync on and synchronous_commit on/,
+        );
+
+        const lossy = await doctor({ OBV_DATABASE_URL: volatile.url, OBV_DATA_DIR: undefined });
+        assert.equal(lossy.code, 1);
+        assert.deepEqual(
+          failed(lossy.report).map((each) => each.name),
+          ['PostgreSQL persistent'],
+        );
+        assert.match(check(lossy.report, 'PostgreSQL persistent').detail, /fsync is off.*synchronous_commit is off/);
+        assert.match(check(lossy.report, 'PostgreSQL persistent').fix ?? '', /fsync = on, synchronous_commit = on/);
+
+        const replica = await doctor({ OBV_DATABASE_URL: standby.url, OBV_DATA_DIR: undefined });
+        assert.deepEqual(
+          failed(replica.report).map((each) => each.name),
+          ['PostgreSQL persistent'],
+        );
+        assert.match(
+          check(replica.report, 'PostgreSQL persistent').detail,
+          /standby \(pg_is_in_recovery\(\) is true\)/,
+        );
+
+        // A schema a newer release migrated: this proxy would refuse it, and doctor says so before it starts.
+        await primary.sql(
+          'CREATE SCHEMA obv_link; CREATE TABLE obv_link.schema_migrations (version integer PRIMARY KEY, ' +
+            `description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO obv_link.schema_migrations VALUES (${SCHEMA_VERSION + 1}, 'from the future')`,
+        );
+        const newer = await doctor({ OBV_DATABASE_URL: primary.url, OBV_DATA_DIR: undefined });
+        assert.deepEqual(
+          failed(newer.report).map((each) => each.name),
+          ['PostgreSQL schema'],
+        );
+        assert.match(check(newer.report, 'PostgreSQL schema').detail, /migrated by a newer obv-link/);
+
+        const nowhere = `postgres://postgres@127.0.0.1:${await freePort()}/postgres`;
+        const unreachable = await doctor({ OBV_DATABASE_URL: nowhere, OBV_DATA_DIR: undefined });
+        assert.deepEqual(
+          failed(unreachable.report).map((each) => each.name),
+          ['PostgreSQL'],
+        );
+        assert.match(check(unreachable.report, 'PostgreSQL').detail, /could not be reached: .*ECONNREFUSED/);
+        assert.match(check(unreachable.report, 'PostgreSQL').fix ?? '', /OBV_DATABASE_URL/);
+      } finally {
+        await standby.close();
+        await volatile.close();
+        await primary.close();
       }
     },
   );

@@ -129,4 +129,123 @@ describe('npx obv-link-proxy init', () => {
     assert.match(refused.errors.join(''), /nothing written: .*OBV_PUBLIC_URL/s);
     assert.throws(() => statSync(out), /ENOENT/);
   });
+
+  test('--database-url: OBV_DATABASE_URL instead of a data directory; a URL that is not postgres writes nothing', async () => {
+    const out = path.join(dir, 'postgres.env');
+    const databaseUrl = 'postgres://obv:p%40ss%20word@db.internal.example:5432/shop?sslmode=verify-full';
+    const result = io(dir);
+    assert.equal(
+      await initFromCli([...asArgs(FLAGS), '--database-url', databaseUrl, '--out', out], result),
+      0,
+      result.errors.join(''),
+    );
+    const text = readFileSync(out, 'utf8');
+    const env = parseEnv(text);
+    assert.equal(env.OBV_DATABASE_URL, databaseUrl);
+    assert.equal(env.OBV_DATA_DIR, undefined, 'no data directory: the state is in PostgreSQL');
+    assert.match(text, /^# Where the state lives: PostgreSQL.*\nOBV_DATABASE_URL=/m);
+    const config = configFromEnv(env);
+    assert.equal(config.storage, 'postgres');
+    assert.equal(config.databaseUrl, databaseUrl);
+
+    const refused = io(dir);
+    const mysql = path.join(dir, 'mysql.env');
+    assert.equal(
+      await initFromCli(
+        [...asArgs(FLAGS), '--database-url', 'mysql://db.internal.example/shop', '--out', mysql],
+        refused,
+      ),
+      2,
+    );
+    assert.match(refused.errors.join(''), /nothing written: .*OBV_DATABASE_URL/s);
+    assert.throws(() => statSync(mysql), /ENOENT/);
+  });
+
+  test('on a terminal (a pseudo-terminal), the secrets typed are not echoed; the other answers are', async () => {
+    const out = path.join(dir, 'terminal.env');
+    const {
+      'client-secret': clientSecret,
+      'webhook-secret': webhookSecret,
+      'merchant-id': merchantId,
+      ...rest
+    } = {
+      ...FLAGS,
+      'client-secret': 'typed-client-secret-9f2c',
+    };
+    const answers: [question: string, answer: string][] = [
+      ['Provider client secret', clientSecret],
+      ['Provider webhook secret', webhookSecret],
+      ['Merchant id at the provider', merchantId],
+    ];
+    const { code, transcript } = await inPseudoTerminal(
+      [process.execPath, '--import', 'tsx', 'proxy/cli.ts', 'init', ...asArgs(rest), '--out', out],
+      answers,
+    );
+    assert.equal(code, 0, transcript);
+    assert.match(transcript, /Provider client secret \(not shown as you type\): /);
+    assert.match(transcript, /Provider webhook secret \(whsec_…\) \(not shown as you type\): /);
+    assert.ok(!transcript.includes(clientSecret), `the client secret was echoed:\n${transcript}`);
+    assert.ok(!transcript.includes(webhookSecret.slice(6, 20)), `the webhook secret was echoed:\n${transcript}`);
+    assert.ok(transcript.includes(merchantId), 'a value that is not a secret is echoed as typed');
+    const env = parseEnv(readFileSync(out, 'utf8'));
+    assert.deepEqual(
+      [env.OBV_CLIENT_SECRET, env.OBV_WEBHOOK_SECRET, env.OBV_MERCHANT_ID],
+      [clientSecret, webhookSecret, merchantId],
+    );
+  });
+
+  test('on a terminal, Ctrl-C at a question ends init: nothing written, exit code 130', async () => {
+    const out = path.join(dir, 'interrupted.env');
+    const { 'client-secret': _secret, ...rest } = FLAGS;
+    const { code, transcript } = await inPseudoTerminal(
+      [process.execPath, '--import', 'tsx', 'proxy/cli.ts', 'init', ...asArgs(rest), '--out', out],
+      [['Provider client secret', '\u0003']],
+    );
+    assert.equal(code, 130, transcript);
+    assert.match(transcript, /init: interrupted; nothing written/);
+    assert.throws(() => statSync(out), /ENOENT/);
+  });
 });
+
+/**
+ * Runs `command` in a pseudo-terminal (python3's pty module: the child sees a TTY on stdin and stdout, as
+ * in a shell) from the repository's root, typing each answer (then Enter) once its question has appeared;
+ * resolves with the exit code and everything the terminal showed.
+ */
+async function inPseudoTerminal(
+  command: string[],
+  answers: [question: string, answer: string][],
+): Promise<{ code: number; transcript: string }> {
+  const driver = `
+import json, os, pty, select, sys, time
+command, answers = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(command[0], command)
+seen, offset, deadline = b"", 0, time.time() + 60
+while time.time() < deadline:
+    ready, _, _ = select.select([fd], [], [], 0.1)
+    if ready:
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        seen += data
+    if answers:
+        at = seen.find(answers[0][0].encode(), offset)
+        if at >= 0 and seen.rstrip().endswith(b":"):
+            offset = len(seen)
+            os.write(fd, answers.pop(0)[1].encode() + b"\\r")
+else:
+    os.kill(pid, 9)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"code": os.waitstatus_to_exitcode(status), "transcript": seen.decode("utf-8", "replace")}))
+`;
+  const { stdout } = await run('python3', ['-c', driver, JSON.stringify(command), JSON.stringify(answers)], {
+    cwd: path.resolve(import.meta.dirname, '../../..'),
+    timeout: 90_000,
+  });
+  return JSON.parse(stdout) as { code: number; transcript: string };
+}

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { ProxyConfig, ProxyConfigInput } from './config/schema.ts';
 import type { ProxyMetrics } from './common/metrics.ts';
 import type { OnSavedAccountRemoved } from './accounts/choice.ts';
+import type { ForgottenUser } from './accounts/forget-user.ts';
 import type { EventTimings, MerchantEvents } from './events/events.ts';
 import type { ListedEvent } from './events/event-list.ts';
 import type { TestEventResult } from './events/test-events.ts';
@@ -143,6 +144,16 @@ export interface ObvProxy {
   pay(input: PaymentInput, options?: { idempotencyKey?: string }): Promise<PaymentAnswer>;
   /** The verified account behind a link reference, token included (GET {mountPath}/links/{linkRef}); a 404/403 ProblemError otherwise. */
   readLink(linkRef: string): Promise<LinkedAccount>;
+  /**
+   * Forgets a merchant user, for an erasure request (DELETE {mountPath}/users/{merchantUserId}): every
+   * saved account sealed for them until now is refused from then on, their sessions and link sessions
+   * (consent records, the consumer's name and e-mail) are deleted, the saved accounts and consent records in
+   * merchant events erased, payments reduced to what a reconciliation needs; a `saved_account.removed`
+   * event (`reason: "forgotten"`) per saved account the proxy held. Answers the counts, never the data; a
+   * second call counts 0. Delete your own copies of the user's saved accounts too. A 400 ProblemError for
+   * an invalid id. docs/GOING-TO-PRODUCTION.md#erasure-requests.
+   */
+  forgetUser(merchantUserId: string): Promise<ForgottenUser>;
   /** An order's payment and its earlier ones (GET {mountPath}/transactions/{id}), or undefined when none is on record. */
   readPayment(merchantTransactionId: string): Promise<OrderPayments | undefined>;
   /**

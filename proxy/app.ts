@@ -17,6 +17,7 @@ import { eventsRouter } from './routes/events.ts';
 import { hostedPageRouter } from './routes/hosted-page.ts';
 import { linkSessionsRouter } from './routes/link-sessions.ts';
 import { linksRouter } from './routes/links.ts';
+import { usersRouter } from './routes/users.ts';
 import { notificationsRouter } from './routes/notifications.ts';
 import { openApiRouter } from './routes/openapi.ts';
 import { proxyOpenApiDocument } from './routes/operations.ts';
@@ -119,6 +120,7 @@ export function createApp(parts: AppParts): Express {
   const { pay } = services.payments;
   if (auth) app.use(linkSessionsRouter(services, auth));
   if (auth) app.use(linksRouter(services, auth));
+  if (auth) app.use(usersRouter(services, auth));
   if (auth && services.events.enabled) app.use(eventsRouter(services, auth));
   if (pay && auth) app.use(transactionsRouter({ ...services, pay }, auth));
   // Browser-facing JSON routes.

@@ -7,6 +7,7 @@ import { IdempotencyKey, parseOrThrow, text } from './common/validation.ts';
 import { createEventVerifier } from './events/verify-event.ts';
 import { acknowledgeEvent, EventId, EventListQuery, listEvents, redeliverEvent } from './events/event-list.ts';
 import { sendTestEvents } from './events/test-events.ts';
+import { MerchantUserId } from './accounts/forget-user.ts';
 import { CreateLinkSessionBody } from './link-sessions/link-sessions.ts';
 import { PaymentInput } from './payments/pay.ts';
 import { ReconcileBody } from './payments/reconcile.ts';
@@ -27,10 +28,11 @@ export type InProcessCalls = Pick<
   | 'redeliverEvent'
   | 'verifyEvent'
   | 'sendTestEvents'
+  | 'forgetUser'
 >;
 
 export function inProcessCalls(
-  services: Pick<Services, 'linkSessions' | 'payments' | 'events'>,
+  services: Pick<Services, 'linkSessions' | 'payments' | 'events' | 'forgetUser'>,
   config: ProxyConfig,
   now: () => number,
 ): InProcessCalls {
@@ -52,6 +54,8 @@ export function inProcessCalls(
           : parseOrThrow(IdempotencyKey, options.idempotencyKey, 'The idempotency key', 'idempotencyKey');
       return payments.pay(parseOrThrow(PaymentInput, input, 'The payment'), key);
     },
+    forgetUser: async (merchantUserId) =>
+      services.forgetUser(parseOrThrow(MerchantUserId, merchantUserId, 'The merchant user id', 'merchantUserId')),
     readLink: (linkRef) =>
       payments.readLink(parseOrThrow(z.string().max(64), linkRef, 'The link reference', 'linkRef')),
     readPayment: async (merchantTransactionId) =>

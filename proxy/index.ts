@@ -16,6 +16,7 @@ export type { EnrichStart } from './routes/verifications.ts';
 export type { VerificationDraft } from './verifications/start.ts';
 export type { OnOutcome, OutcomeReport } from './verifications/delivery.ts';
 export type { OnSavedAccountRemoved, SavedAccountRemoval } from './accounts/choice.ts';
+export type { ForgottenUser } from './accounts/forget-user.ts';
 
 // What the in-process calls take and answer.
 export type { CreateLinkSessionBody as LinkSessionInput, CreatedLinkSession } from './link-sessions/link-sessions.ts';

@@ -6,6 +6,7 @@ import type { ProxyConfig } from './config/schema.ts';
 import type { ProxyMetrics } from './common/metrics.ts';
 import { createSavedAccounts, type SavedAccounts } from './accounts/accounts.ts';
 import type { OnSavedAccountRemoved } from './accounts/choice.ts';
+import { createForgetUser, type ForgetUser } from './accounts/forget-user.ts';
 import type { StoreOutageLog } from './storage/outage-log.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/events.ts';
 import { createLinkSessions, type LinkSessions } from './link-sessions/link-sessions.ts';
@@ -24,6 +25,8 @@ export interface Services {
   verifications: Verifications;
   notifications: Notifications;
   payments: Payments;
+  /** Forgets a merchant user (accounts/forget-user.ts). */
+  forgetUser: ForgetUser;
   /** Stops their timers (the events' delivery worker, the payments' lease watch, the bank steps' confirmations). */
   close(): Promise<void>;
 }
@@ -109,9 +112,20 @@ export function createServices(deps: ServicesDeps): Services {
     logger,
     now,
   });
+  const forgetUser = createForgetUser({
+    sessions: store,
+    linkSessions: storage.linkSessions,
+    payments: storage.payments,
+    outbox: storage.eventOutbox,
+    removals: storage.removals,
+    events,
+    logger,
+    now,
+  });
   return {
     events,
     accounts,
+    forgetUser,
     linkSessions,
     verifications,
     notifications,

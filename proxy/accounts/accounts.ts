@@ -12,6 +12,7 @@ import { findOffered, removeSavedAccount, type OnSavedAccountRemoved, type Saved
 import {
   offerView,
   openOfferedAccounts,
+  refuseForgotten,
   refuseRemoved,
   type OfferedAccount,
   type OfferingLinkSession,
@@ -86,6 +87,7 @@ export function createSavedAccounts(deps: SavedAccountsDeps): SavedAccounts {
       // Opened now, so a saved account that is not this user's is refused to the server, never offered.
       const opened = openOfferedAccounts(deps, merchantUserId, input);
       await refuseRemoved(deps, merchantUserId, opened);
+      await refuseForgotten(deps, merchantUserId, input);
       return opened;
     },
     offer: (session) => offerView(deps, session),

@@ -29,6 +29,13 @@ export interface SavedAccountRemoval extends SavedAccountDisplay {
   removedAt: string;
 }
 
+/**
+ * What names the one `saved_account.removed` event of a user's saved account, whoever removed it (the
+ * shopper, or forgetting the user: forget-user.ts), so the merchant hears of each account once.
+ */
+export const savedAccountRemovedKey = (merchantUserId: string, accountId: string): string =>
+  `saved-account-removed:${JSON.stringify([merchantUserId, accountId])}`;
+
 /** The offered account the browser names by its id in this link session; 404 when there is none (or it was removed). */
 export async function findOffered(
   deps: { removals: Pick<RemovalStore, 'isRemoved'> },
@@ -78,7 +85,6 @@ export async function removeSavedAccount(
     !(await deps.removals.record({ merchantUserId: user, accountId: account, removedAt, merchantTransactionId: order }))
   )
     return removal;
-  const key = `saved-account-removed:${JSON.stringify([user, account])}`;
   try {
     await deps.onSavedAccountRemoved?.(removal);
   } catch (error) {
@@ -90,8 +96,8 @@ export async function removeSavedAccount(
   try {
     await deps.events.emit(
       'saved_account.removed',
-      { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId },
-      { once: key },
+      { merchantUserId, accountId, accountLabel, fiName, fiAccountType, merchantTransactionId, reason: 'shopper' },
+      { once: savedAccountRemovedKey(user, account) },
     );
   } catch (error) {
     // The hook has heard it; the event list is the second channel, logged when it cannot be written.

@@ -180,6 +180,35 @@ export async function refuseRemoved(
   }
 }
 
+/**
+ * A 410 naming each saved account of a new link session sealed before its user was forgotten
+ * (forget-user.ts): whatever copy the merchant's server kept, none is offered or paid with again; an
+ * account linked since (the shopper came back) is the user's anew.
+ */
+export async function refuseForgotten(
+  deps: { sealer: Sealer; removals: Pick<RemovalStore, 'forgottenAt'> },
+  merchantUserId: string,
+  input: { savedAccounts?: string[] | undefined; reauthorize?: string | undefined },
+): Promise<void> {
+  const forgottenAt = await deps.removals.forgottenAt(merchantUserId);
+  if (forgottenAt === undefined) return;
+  const named = [
+    ...(input.savedAccounts ?? []).map((sealed, index) => ({ sealed, path: `savedAccounts.${index}` })),
+    ...(input.reauthorize === undefined ? [] : [{ sealed: input.reauthorize, path: 'reauthorize' }]),
+  ];
+  // Each one opened already (openOfferedAccounts): only its linkedAt is read here.
+  const errors = named
+    .filter(({ sealed }) => openSavedAccount(deps.sealer, sealed, merchantUserId).linkedAt <= forgottenAt)
+    .map(({ path }) => ({ path, message: 'was saved before the user was forgotten; delete it from your records' }));
+  if (errors.length > 0) {
+    throw problem(
+      'saved-account-removed',
+      `These saved accounts were saved before the user was forgotten: ${errors.map((e) => e.path).join(', ')}. Delete them from your records.`,
+      { errors },
+    );
+  }
+}
+
 export async function offerView(
   deps: Removals & { config: Pick<ProxyConfig, 'merchantName'> },
   session: OfferingLinkSession,

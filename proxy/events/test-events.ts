@@ -45,6 +45,7 @@ const SAMPLES: { [Type in EventType]: EventData<Type> } = {
     ...ACCOUNT,
     accountId: 'sa_test_0001',
     merchantTransactionId: ORDER.merchantTransactionId,
+    reason: 'shopper',
   },
 };
 

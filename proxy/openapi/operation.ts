@@ -21,7 +21,7 @@ export interface ResponseSpec {
 }
 
 export interface Operation {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** The path exactly as the router declares it (`/sessions/:sessionId`), relative to the mount path. */
   path: string;
   operationId: string;

@@ -5,6 +5,7 @@ import { openApiDocument, type JsonSchema } from '../openapi/document.ts';
 import { eventsOperations, eventWebhooks } from './events.ts';
 import { linkSessionsOperations } from './link-sessions.ts';
 import { linksOperations } from './links.ts';
+import { usersOperations } from './users.ts';
 import { notificationsOperations } from './notifications.ts';
 import { openApiOperations } from './openapi.ts';
 import { readinessOperations } from './readiness.ts';
@@ -25,6 +26,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...linkSessionsOperations,
   ...transactionsOperations,
   ...linksOperations,
+  ...usersOperations,
   ...eventsOperations,
   ...readinessOperations,
   ...openApiOperations,

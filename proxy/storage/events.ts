@@ -67,7 +67,10 @@ export const EVENT_DATA = {
     merchantUserId: z.string(),
     ...AccountDisplay,
     accountId: z.string(),
+    /** The order at whose checkout it was removed, or where the proxy last saw it ('' when none). */
     merchantTransactionId: z.string(),
+    /** `shopper`: removed in the element; `forgotten`: the merchant's server forgot the user (proxy.forgetUser). */
+    reason: z.enum(['shopper', 'forgotten']),
   }),
 } as const;
 

@@ -25,5 +25,7 @@ export interface LinkSessionStore {
    * it has had `max` (atomic across instances), or when it is gone.
    */
   use(id: string, max: number): Promise<boolean>;
+  /** Deletes every link session of `merchantUserId` and resolves to their records; durable before it resolves. */
+  forgetUser(merchantUserId: string): Promise<LinkSessionRecord[]>;
   close(): Promise<void>;
 }

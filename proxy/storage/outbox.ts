@@ -108,6 +108,12 @@ export interface EventOutbox {
   backlog(): Promise<OutboxBacklog>;
   /** Forgets events past the retention that are no longer being delivered (the list's head). */
   trim(nowMs: number): Promise<void>;
+  /**
+   * Rewrites every retained event about `merchantUserId` that `forgottenEvent` (forgotten.ts) changes,
+   * whatever its delivery state (same id, place and delivery), and resolves to how many it rewrote.
+   * Durable before it resolves.
+   */
+  forgetUser(merchantUserId: string): Promise<number>;
   close(): Promise<void>;
 }
 

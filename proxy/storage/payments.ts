@@ -113,6 +113,12 @@ export interface PaymentStore {
    * each is returned by exactly one call, on whichever instance, so one event is told per payment.
    */
   expireLeases(nowMs: number, max: number): Promise<PaymentRecord[]>;
+  /**
+   * Rewrites every payment of `merchantUserId` (current and earlier) as `forgottenPayment` (forgotten.ts)
+   * keeps it, and resolves to how many it rewrote (0 the second time: none names the user any more).
+   * Durable before it resolves.
+   */
+  forgetUser(merchantUserId: string): Promise<number>;
   close(): Promise<void>;
 }
 

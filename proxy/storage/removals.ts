@@ -15,7 +15,7 @@ export const SavedAccountRemoval = z.object({
 export type SavedAccountRemoval = z.infer<typeof SavedAccountRemoval>;
 
 /**
- * Removals are kept for good: a sealed saved account does not expire, so neither may the fact that the
+ * Removals are kept for good, until the user is forgotten: a sealed saved account does not expire, so neither may the fact that the
  * shopper removed it (one short row per removal).
  */
 export interface RemovalStore {
@@ -25,5 +25,14 @@ export interface RemovalStore {
   isRemoved(merchantUserId: string, accountId: string): Promise<boolean>;
   /** Forgets a removal (the merchant's hook refused it: the account stays). */
   forget(merchantUserId: string, accountId: string): Promise<void>;
+  /**
+   * The user is forgotten at `at` (ISO 8601): their removals are erased and one cut-off row stands for
+   * them all (accountId FORGOTTEN_USER, forgotten.ts; a later forget moves it to the later time), so every
+   * saved account sealed for the user before is refused, those the proxy never saw included. Resolves to
+   * the number of removals erased (0 the second time). Durable before it resolves.
+   */
+  forgetUser(merchantUserId: string, at: string): Promise<number>;
+  /** When the user was last forgotten (ISO 8601), or undefined. */
+  forgottenAt(merchantUserId: string): Promise<string | undefined>;
   close(): Promise<void>;
 }

@@ -180,5 +180,10 @@ export interface SessionStore extends IdempotencyStore, MarkerStore {
   settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult>;
   /** Moves `pending` → `returned` (the consumer came back from the bank). No-op in any other state. */
   markReturned(sessionId: string): Promise<SessionRecord | undefined>;
+  /**
+   * Deletes every session started for `merchantUserId` (outcome, saved account, consent and all) and
+   * resolves to them, as they were; durable before it resolves. A second call finds none.
+   */
+  forgetUser(merchantUserId: string): Promise<SessionRecord[]>;
   close(): Promise<void>;
 }

@@ -6,6 +6,10 @@ import { describe, test } from 'node:test';
 import { newId } from '../../proxy/common/ids.ts';
 import type { Storage } from '../../proxy/storage/storage.ts';
 import type { PaymentRecord } from '../../proxy/storage/payments.ts';
+import { buildEvent } from '../../proxy/storage/events.ts';
+import { randomEventId } from '../../proxy/events/ids.ts';
+import { forgottenPayment } from '../../proxy/storage/forgotten.ts';
+import type { SessionRecord } from '../../proxy/storage/sessions.ts';
 
 const RETENTION_MS = 60_000;
 
@@ -28,7 +32,7 @@ export function pendingPayment(leaseMs = 30_000, order = `order-${newId()}`): Pa
   };
 }
 
-type Repositories = Pick<Storage, 'payments' | 'linkSessions' | 'removals' | 'close'>;
+type Repositories = Pick<Storage, 'payments' | 'linkSessions' | 'removals' | 'sessionStore' | 'eventOutbox' | 'close'>;
 
 export function describeStorageContract(name: string, makeStorage: () => Promise<Repositories> | Repositories): void {
   async function withStorage(run: (storage: Repositories) => Promise<void>) {
@@ -330,6 +334,179 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
         assert.equal(await removals.isRemoved(removal.merchantUserId, 'acct-2'), false);
         await removals.forget(removal.merchantUserId, 'acct-1');
         assert.equal(await removals.isRemoved(removal.merchantUserId, 'acct-1'), false);
+      }));
+  });
+
+  describe(`${name}: forgetting a user`, () => {
+    const userPair = () => ({ user: `u-${newId()}`, other: `v-${newId()}` });
+    const session = (merchantUserId: string): SessionRecord => ({
+      sessionId: newId(),
+      notificationRef: newId(),
+      consumerUrl: 'https://bank.example/step',
+      state: 'pending',
+      createdAt: Date.now(),
+      expiresAt: Date.now() + RETENTION_MS,
+      merchantUserId,
+      merchantTransactionId: `order-${newId()}`,
+    });
+    const savedAccount = {
+      sealed: 'obv1.sealed-for-the-user',
+      accountId: `sa_${newId()}`,
+      accountLabel: 'Checking ••••4321',
+      fiName: 'Bank',
+      fiAccountType: 'CHECKING',
+      linkedAt: new Date().toISOString(),
+    };
+
+    test("deletes the user's sessions (outcome and saved account with them) and answers them; another user's stay", () =>
+      withStorage(async ({ sessionStore }) => {
+        const { user, other } = userPair();
+        const mine = session(user);
+        const theirs = session(other);
+        await sessionStore.create(mine);
+        await sessionStore.create(theirs);
+        await sessionStore.settle(mine.sessionId, {
+          status: 'success',
+          linkRef: newId(),
+          sealedAccountToken: 'sealed-token',
+          accountLabel: savedAccount.accountLabel,
+          fiName: savedAccount.fiName,
+          fiAccountType: savedAccount.fiAccountType,
+          savedAccount,
+        });
+        const forgotten = await sessionStore.forgetUser(user);
+        assert.deepEqual(
+          forgotten.map((record) => [
+            record.sessionId,
+            record.outcome?.status === 'success' && record.outcome.savedAccount,
+          ]),
+          [[mine.sessionId, savedAccount]],
+        );
+        assert.equal(await sessionStore.get(mine.sessionId), undefined);
+        assert.equal(await sessionStore.sessionIdForNotificationRef(mine.notificationRef), undefined);
+        assert.equal((await sessionStore.get(theirs.sessionId))?.merchantUserId, other);
+        assert.deepEqual(await sessionStore.forgetUser(user), [], 'a second time finds none');
+      }));
+
+    test("deletes the user's link sessions and answers their records; another user's stay", () =>
+      withStorage(async ({ linkSessions }) => {
+        const { user, other } = userPair();
+        const [mine, theirs] = [newId(), newId()];
+        const record = (merchantUserId: string) => ({
+          merchantUserId,
+          merchantTransactionId: 'o-1',
+          createdAt: 1,
+          expiresAt: 2,
+          sealedConsumer: 'sealed-name-and-email',
+          savedAccounts: [{ id: 'offered-1', ...savedAccount }],
+        });
+        await linkSessions.create(mine, record(user), RETENTION_MS);
+        await linkSessions.create(theirs, record(other), RETENTION_MS);
+        assert.deepEqual(await linkSessions.forgetUser(user), [record(user)]);
+        assert.equal(await linkSessions.get(mine), undefined);
+        assert.equal(await linkSessions.use(mine, 5), false);
+        assert.deepEqual(await linkSessions.get(theirs), record(other));
+        assert.deepEqual(await linkSessions.forgetUser(user), []);
+      }));
+
+    test("keeps only what a reconciliation needs of the user's payments, earlier ones too; another user's stay", () =>
+      withStorage(async ({ payments }) => {
+        const { user, other } = userPair();
+        const first = { ...pendingPayment(), merchantUserId: user };
+        const order = first.merchantTransactionId;
+        await payments.claim(first, RETENTION_MS);
+        const { leaseExpiresAt: _lease, ...unknown } = { ...first, state: 'unknown' as const };
+        assert.equal(await payments.finish(unknown, RETENTION_MS), true);
+        await payments.reconcile(
+          order,
+          first.paymentId,
+          { result: 'not-charged', at: new Date().toISOString() },
+          RETENTION_MS,
+        );
+        const second = { ...pendingPayment(30_000, order), merchantUserId: user };
+        assert.deepEqual(await payments.claim(second, RETENTION_MS), { claimed: true });
+        const theirs = { ...pendingPayment(), merchantUserId: other };
+        await payments.claim(theirs, RETENTION_MS);
+
+        assert.equal(await payments.forgetUser(user), 2);
+        assert.deepEqual(await payments.get(order), forgottenPayment(second));
+        const [earlier] = await payments.earlier(order);
+        assert.equal(earlier?.paymentId, first.paymentId);
+        assert.deepEqual(
+          [earlier?.merchantUserId, earlier?.accountLabel, earlier?.state, earlier?.amount],
+          [undefined, '', 'not-charged', first.amount],
+        );
+        assert.deepEqual(await payments.get(theirs.merchantTransactionId), theirs);
+        assert.equal(await payments.forgetUser(user), 0, 'a second time finds none');
+      }));
+
+    test("erases the saved account and consent from the user's events, whatever their delivery; another user's stay", () =>
+      withStorage(async ({ eventOutbox }) => {
+        const { user, other } = userPair();
+        const consent = {
+          version: 'v1',
+          lang: 'en' as const,
+          checkbox: 'Save it',
+          text: 'words',
+          acceptedAt: new Date().toISOString(),
+          ip: '203.0.113.7',
+          userAgent: 'SecretBrowser/1.0',
+        };
+        const linked = (merchantUserId: string) =>
+          buildEvent(
+            randomEventId(),
+            'link.succeeded',
+            {
+              merchantUserId,
+              linkRef: newId(),
+              accountLabel: 'Checking ••••4321',
+              fiName: 'Bank',
+              fiAccountType: 'CHECKING',
+              savedAccount: { ...savedAccount, consent },
+            },
+            Date.now(),
+          );
+        const mine = linked(user);
+        const theirs = linked(other);
+        const paid = buildEvent(
+          randomEventId(),
+          'payment.succeeded',
+          { merchantUserId: user, paymentId: 'pay_1', transactionId: 't-1', transactionStatus: 'OK' },
+          Date.now(),
+        );
+        for (const event of [mine, theirs, paid]) await eventOutbox.append(event, Date.now());
+        await eventOutbox.acknowledge(mine.id, Date.now());
+
+        assert.equal(await eventOutbox.forgetUser(user), 1);
+        const kept = await eventOutbox.get(mine.id);
+        assert.equal(kept?.event.type === 'link.succeeded' && kept.event.data.savedAccount, undefined);
+        assert.equal(kept?.event.data.merchantUserId, user);
+        assert.equal(kept?.delivery.state, 'delivered', 'its delivery is as it was');
+        assert.ok(!kept?.body.includes(consent.ip) && !kept?.body.includes(savedAccount.sealed), kept?.body);
+        assert.deepEqual((await eventOutbox.get(paid.id))?.event, paid);
+        assert.deepEqual((await eventOutbox.get(theirs.id))?.event, theirs);
+        assert.equal(await eventOutbox.forgetUser(user), 0);
+      }));
+
+    test("replaces the user's removals by one cut-off, moved to the last forget; another user's stay", () =>
+      withStorage(async ({ removals }) => {
+        const { user, other } = userPair();
+        const removal = (merchantUserId: string, accountId: string) => ({
+          merchantUserId,
+          accountId,
+          removedAt: new Date().toISOString(),
+        });
+        await removals.record(removal(user, 'sa_1'));
+        await removals.record(removal(user, 'sa_2'));
+        await removals.record(removal(other, 'sa_1'));
+        assert.equal(await removals.forgottenAt(user), undefined);
+        assert.equal(await removals.forgetUser(user, '2026-01-01T00:00:00.000Z'), 2);
+        assert.equal(await removals.forgottenAt(user), '2026-01-01T00:00:00.000Z');
+        assert.equal(await removals.isRemoved(user, 'sa_1'), false);
+        assert.equal(await removals.isRemoved(other, 'sa_1'), true);
+        assert.equal(await removals.forgottenAt(other), undefined);
+        assert.equal(await removals.forgetUser(user, '2026-02-01T00:00:00.000Z'), 0);
+        assert.equal(await removals.forgottenAt(user), '2026-02-01T00:00:00.000Z');
       }));
   });
 }

@@ -27,6 +27,16 @@ export class MemoryLinkSessionStore implements LinkSessionStore {
     return true;
   }
 
+  async forgetUser(merchantUserId: string): Promise<LinkSessionRecord[]> {
+    const forgotten: LinkSessionRecord[] = [];
+    for (const [id, entry] of this.#sessions) {
+      if (entry.record.merchantUserId !== merchantUserId) continue;
+      this.#sessions.delete(id);
+      forgotten.push(entry.record);
+    }
+    return forgotten;
+  }
+
   async close(): Promise<void> {
     this.#sessions.clear();
   }

@@ -11,6 +11,7 @@ import type {
 } from '../outbox.ts';
 import { jobKey, keeps, parseJobKey } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
+import { forgottenEvent, namesUser } from '../forgotten.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 interface Entry {
@@ -177,6 +178,18 @@ export class MemoryEventOutbox implements EventOutbox {
 
   async trim(nowMs: number): Promise<void> {
     this.#sweep(nowMs);
+  }
+
+  async forgetUser(merchantUserId: string): Promise<number> {
+    let rewritten = 0;
+    for (const entry of this.#events.values()) {
+      const forgotten = namesUser(entry.event, merchantUserId) ? forgottenEvent(entry.event) : undefined;
+      if (!forgotten) continue;
+      entry.event = forgotten;
+      entry.body = JSON.stringify(forgotten);
+      rewritten++;
+    }
+    return rewritten;
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 // Payments in memory (tests, and sandbox mode when chosen): a Map, atomic on Node's single thread.
+import { forgottenPayment } from '../forgotten.ts';
 import {
   claimable,
   heldBy,
@@ -91,6 +92,18 @@ export class MemoryPaymentStore implements PaymentStore {
       expired.push({ ...entry.record });
     }
     return expired;
+  }
+
+  async forgetUser(merchantUserId: string): Promise<number> {
+    let rewritten = 0;
+    const forget = (kept: Kept) => {
+      if (kept.record.merchantUserId !== merchantUserId) return;
+      kept.record = forgottenPayment(kept.record);
+      rewritten++;
+    };
+    for (const kept of this.#orders.values()) forget(kept);
+    for (const earlier of this.#earlier.values()) earlier.forEach(forget);
+    return rewritten;
   }
 
   async close(): Promise<void> {

@@ -74,6 +74,17 @@ export class MemorySessionStore implements SessionStore {
     return record && copyRecord(record);
   }
 
+  async forgetUser(merchantUserId: string): Promise<SessionRecord[]> {
+    const forgotten: SessionRecord[] = [];
+    for (const [id, record] of this.#sessions) {
+      if (record.merchantUserId !== merchantUserId) continue;
+      this.#sessions.delete(id);
+      this.#byRef.delete(record.notificationRef);
+      forgotten.push(record);
+    }
+    return forgotten;
+  }
+
   async claimIdempotencyKey(
     key: string,
     ttlMs: number,

@@ -38,5 +38,14 @@ export class PostgresLinkSessionStore implements LinkSessionStore {
     return rows.length === 1;
   }
 
+  /** A scan of the table (no index on the user): an erasure is rare, and the table holds about an hour of checkouts. */
+  async forgetUser(merchantUserId: string): Promise<LinkSessionRecord[]> {
+    const rows = await this.#db.query<{ record: string }>(
+      "DELETE FROM link_sessions WHERE record::jsonb ->> 'merchantUserId' = $1 RETURNING record",
+      [merchantUserId],
+    );
+    return rows.map((row) => LinkSessionRecord.parse(JSON.parse(row.record)));
+  }
+
   async close(): Promise<void> {}
 }

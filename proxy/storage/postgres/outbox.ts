@@ -12,6 +12,7 @@
 // with `after` never skips one (a sequence alone would: numbers are taken at insert, not at commit).
 // The price is that an event is listed only once the oldest transaction open at that moment has ended
 // (milliseconds; a long transaction elsewhere on the server holds the list back, never loses an event).
+import { forgottenEvent } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -202,6 +203,24 @@ export class PostgresEventOutbox implements EventOutbox {
   }
 
   /** The storage bundle closes the pool; a trim under way stops at its next batch. */
+  /** A scan of the retained events (no index on the user), in one transaction: an erasure is rare. */
+  async forgetUser(merchantUserId: string): Promise<number> {
+    return this.#db.transaction(async (tx) => {
+      const rows = await tx.query<{ id: string; body: string }>(
+        "SELECT id, body FROM events WHERE body::jsonb -> 'data' ->> 'merchantUserId' = $1 FOR UPDATE",
+        [merchantUserId],
+      );
+      let rewritten = 0;
+      for (const row of rows) {
+        const forgotten = forgottenEvent(MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent);
+        if (!forgotten) continue;
+        await tx.query('UPDATE events SET body = $1 WHERE id = $2', [JSON.stringify(forgotten), row.id]);
+        rewritten++;
+      }
+      return rewritten;
+    });
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
   }

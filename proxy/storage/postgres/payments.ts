@@ -5,6 +5,7 @@
 // (the server's commit: database.ts), so the provider is called only once the claim is, and the
 // merchant is told a result only once it is. A claim that replaces a payment reconciled `not-charged`
 // moves it to `earlier_payments` in the same transaction.
+import { forgottenPayment } from '../forgotten.ts';
 import {
   leaseExpired,
   PaymentRecord,
@@ -167,6 +168,24 @@ export class PostgresPaymentStore implements PaymentStore {
   }
 
   /** The storage bundle closes the pool. */
+  /** Scans of both tables (no index on the user), in one transaction: an erasure is rare. */
+  async forgetUser(merchantUserId: string): Promise<number> {
+    const forget = (record: string) => JSON.stringify(forgottenPayment(PaymentRecord.parse(JSON.parse(record))));
+    return this.#db.transaction(async (tx) => {
+      let rewritten = 0;
+      for (const table of ['payments', 'earlier_payments'] as const) {
+        const rows = await tx.query<{ ctid: string; record: string }>(
+          `SELECT ctid::text AS ctid, record FROM ${table} WHERE record::jsonb ->> 'merchantUserId' = $1 FOR UPDATE`,
+          [merchantUserId],
+        );
+        for (const row of rows)
+          await tx.query(`UPDATE ${table} SET record = $1 WHERE ctid = $2::tid`, [forget(row.record), row.ctid]);
+        rewritten += rows.length;
+      }
+      return rewritten;
+    });
+  }
+
   async close(): Promise<void> {}
 }
 

@@ -89,6 +89,15 @@ export class PostgresSessionStore implements SessionStore {
     return { stored: false, record: this.#decode(row) };
   }
 
+  /** A scan of the table (no index on the user): an erasure is rare, and the table holds hours of sessions. */
+  async forgetUser(merchantUserId: string): Promise<SessionRecord[]> {
+    const rows = await this.#db.query<{ base: string; state: string; outcome: string | null }>(
+      "DELETE FROM sessions WHERE base::jsonb ->> 'merchantUserId' = $1 RETURNING base, state, outcome",
+      [merchantUserId],
+    );
+    return rows.map((row) => decodeSession(row.base, row.state, row.outcome));
+  }
+
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {
     const now = this.#now();
     const [changed] = await this.#db.query<SessionRow>(

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
+import { literalPattern, scanKeys } from './forget-user.ts';
 import { LinkSessionRecord, type LinkSessionStore } from '../link-sessions.ts';
 
 /** KEYS[1] link session, KEYS[2] its uses; ARGV[1] max. Counts a use while the session lives and has had fewer than max. */
@@ -38,6 +39,19 @@ export class RedisLinkSessionStore implements LinkSessionStore {
       (await runScript(this.redis, USE, [this.keys.linkSession(id), this.keys.linkSessionUses(id)], [String(max)])) ===
       1
     );
+  }
+
+  async forgetUser(merchantUserId: string): Promise<LinkSessionRecord[]> {
+    const prefix = this.keys.linkSession('');
+    const forgotten: LinkSessionRecord[] = [];
+    for (const key of await scanKeys(this.redis, literalPattern(prefix) + '*')) {
+      const held = await redisCommand(this.redis.get(key));
+      const record = held === null ? undefined : LinkSessionRecord.parse(JSON.parse(held));
+      if (record?.merchantUserId !== merchantUserId) continue;
+      await redisCommand(this.redis.del(key, this.keys.linkSessionUses(key.slice(prefix.length))));
+      forgotten.push(record);
+    }
+    return forgotten;
   }
 
   async close(): Promise<void> {}

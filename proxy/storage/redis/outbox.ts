@@ -8,6 +8,8 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
+import { rewriteField } from './forget-user.ts';
+import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   EventDelivery,
@@ -18,12 +20,14 @@ import type {
   StoredEvent,
 } from '../outbox.ts';
 import { jobKey, parseJobKey } from '../outbox.ts';
-import type { MerchantEvent } from '../events.ts';
+import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 /** An event's hash fields as the scripts return them, in this order (`decode` reads them). */
 const FIELDS = "'event', 'attempts', 'status', 'next', 'at', 'by', 'last', 'err'";
 const FIELD_COUNT = 8;
+/** Event ids read per step when forgetting a user. */
+const FORGET_STEP = 500;
 
 /**
  * KEYS[1] event hash, KEYS[2] log, KEYS[3] sequence, KEYS[4] jobs, KEYS[5] pending, KEYS[6] pending by
@@ -364,6 +368,22 @@ export class RedisEventOutbox implements EventOutbox {
       [this.keys.merchantEventLog, this.keys.merchantEventsFailedSeq],
       [this.keys.merchantEvent(''), String(TRIM_BATCH)],
     );
+  }
+
+  async forgetUser(merchantUserId: string): Promise<number> {
+    const change = (value: string) => {
+      const event = MerchantEventSchema.parse(JSON.parse(value)) as MerchantEvent;
+      const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
+      return forgotten && JSON.stringify(forgotten);
+    };
+    let rewritten = 0;
+    // The log lists every retained event; read in steps so no reply holds them all.
+    for (let start = 0; ; start += FORGET_STEP) {
+      const ids = await redisCommand(this.redis.zrange(this.keys.merchantEventLog, start, start + FORGET_STEP - 1));
+      for (const id of ids)
+        if (await rewriteField(this.redis, this.keys.merchantEvent(id), 'event', change)) rewritten++;
+      if (ids.length < FORGET_STEP) return rewritten;
+    }
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,8 @@ import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import type { RedisGuard } from './guard.ts';
 import { runScript, script } from './scripts.ts';
+import { rewriteItem, rewriteString, scanKeys, literalPattern } from './forget-user.ts';
+import { forgottenPayment } from '../forgotten.ts';
 import { PaymentRecord, reconciled, type ClaimResult, type PaymentStore, type Reconciliation } from '../payments.ts';
 
 /**
@@ -194,6 +196,21 @@ export class RedisPaymentStore implements PaymentStore {
   }
 
   /** The connection is the session store's: it closes it. */
+  async forgetUser(merchantUserId: string): Promise<number> {
+    const change = (value: string) => {
+      const record = PaymentRecord.parse(JSON.parse(value));
+      return record.merchantUserId === merchantUserId ? JSON.stringify(forgottenPayment(record)) : undefined;
+    };
+    let rewritten = 0;
+    for (const key of await scanKeys(this.redis, literalPattern(this.keys.payment('')) + '*'))
+      if (await rewriteString(this.redis, key, change)) rewritten++;
+    for (const key of await scanKeys(this.redis, literalPattern(this.keys.earlierPayments('')) + '*')) {
+      const length = await redisCommand(this.redis.llen(key));
+      for (let index = 0; index < length; index++) if (await rewriteItem(this.redis, key, index, change)) rewritten++;
+    }
+    return rewritten;
+  }
+
   async close(): Promise<void> {}
 }
 

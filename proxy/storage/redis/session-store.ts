@@ -8,6 +8,7 @@ import type { RedisConnectionOptions } from './connection-options.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
+import { literalPattern, scanKeys } from './forget-user.ts';
 import { RedisGuard } from './guard.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
@@ -110,6 +111,19 @@ export class RedisSessionStore implements SessionStore {
     );
     if (!base || !state) return undefined;
     return this.#withExpiry(decodeSession(base, state, outcome));
+  }
+
+  async forgetUser(merchantUserId: string): Promise<SessionRecord[]> {
+    const forgotten: SessionRecord[] = [];
+    for (const key of await scanKeys(this.redis, literalPattern(this.keys.session('')) + '*')) {
+      const [base, state, outcome] = await redisCommand(this.redis.hmget(key, 'base', 'state', 'outcome'));
+      if (!base || !state) continue;
+      const record = decodeSession(base, state, outcome);
+      if (record.merchantUserId !== merchantUserId) continue;
+      await redisCommand(this.redis.del(key, this.keys.notificationRef(record.notificationRef)));
+      forgotten.push(record);
+    }
+    return forgotten;
   }
 
   async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {

@@ -7,6 +7,7 @@
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
 // a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
+import { forgottenEvent } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -113,6 +114,12 @@ export class SqliteEventOutbox implements EventOutbox {
         "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)",
       ),
       seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
+      // A scan of the retained events (no index on the user): an erasure is rare.
+      ofUser: prepare<[string], { id: string; body: string }>(
+        db,
+        "SELECT id, body FROM events WHERE json_extract(body, '$.data.merchantUserId') = ?",
+      ),
+      rewrite: prepare(db, 'UPDATE events SET body = ? WHERE id = ?'),
       after: Object.fromEntries(
         Object.entries(STATES).map(([filter, states]) => [
           filter,
@@ -250,6 +257,21 @@ export class SqliteEventOutbox implements EventOutbox {
         this.#trimming = undefined;
       });
     return this.#trimming;
+  }
+
+  async forgetUser(merchantUserId: string): Promise<number> {
+    const rewritten = this.#handle.transaction(() => {
+      let count = 0;
+      for (const row of this.#statements.ofUser.all(merchantUserId)) {
+        const forgotten = forgottenEvent(MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent);
+        if (!forgotten) continue;
+        this.#statements.rewrite.run(JSON.stringify(forgotten), row.id);
+        count++;
+      }
+      return count;
+    });
+    await this.#handle.synced();
+    return rewritten;
   }
 
   /** The storage bundle closes the file; a trim under way stops at its next step. */

@@ -17,6 +17,7 @@ import {
   type PaymentStore,
   type Reconciliation,
 } from '../payments.ts';
+import { forgottenPayment } from '../forgotten.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
 
@@ -67,6 +68,20 @@ export class SqlitePaymentStore implements PaymentStore {
       keepEarlier: prepare(
         db,
         'INSERT OR REPLACE INTO earlier_payments (merchant_transaction_id, payment_id, record, purge_at) VALUES (?, ?, ?, ?)',
+      ),
+      // Scans (no index on the user): an erasure is rare.
+      ofUser: prepare<[string], { merchant_transaction_id: string; record: string }>(
+        db,
+        "SELECT merchant_transaction_id, record FROM payments WHERE json_extract(record, '$.merchantUserId') = ?",
+      ),
+      rewrite: prepare(db, 'UPDATE payments SET record = ? WHERE merchant_transaction_id = ?'),
+      earlierOfUser: prepare<[string], { merchant_transaction_id: string; payment_id: string; record: string }>(
+        db,
+        "SELECT merchant_transaction_id, payment_id, record FROM earlier_payments WHERE json_extract(record, '$.merchantUserId') = ?",
+      ),
+      rewriteEarlier: prepare(
+        db,
+        'UPDATE earlier_payments SET record = ? WHERE merchant_transaction_id = ? AND payment_id = ?',
       ),
       earlier: prepare<[string, number], { record: string }>(
         db,
@@ -183,6 +198,20 @@ export class SqlitePaymentStore implements PaymentStore {
   }
 
   /** The storage bundle closes the file. */
+  async forgetUser(merchantUserId: string): Promise<number> {
+    const forget = (record: string) => JSON.stringify(forgottenPayment(PaymentRecord.parse(JSON.parse(record))));
+    const rewritten = this.#handle.transaction(() => {
+      const current = this.#statements.ofUser.all(merchantUserId);
+      for (const row of current) this.#statements.rewrite.run(forget(row.record), row.merchant_transaction_id);
+      const earlier = this.#statements.earlierOfUser.all(merchantUserId);
+      for (const row of earlier)
+        this.#statements.rewriteEarlier.run(forget(row.record), row.merchant_transaction_id, row.payment_id);
+      return current.length + earlier.length;
+    });
+    await this.#handle.synced();
+    return rewritten;
+  }
+
   async close(): Promise<void> {}
 
   /**

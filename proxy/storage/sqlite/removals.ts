@@ -1,6 +1,7 @@
 // Saved-account removals on SQLite, acknowledged once durable (the handle's `synced()`, database.ts): a
 // removal the shopper was told about holds, even through a power loss.
-import type { RemovalStore, SavedAccountRemoval } from '../removals.ts';
+import { FORGOTTEN_USER } from '../forgotten.ts';
+import { SavedAccountRemoval, type RemovalStore } from '../removals.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
 
@@ -20,6 +21,18 @@ export class SqliteRemovalStore implements RemovalStore {
         'SELECT 1 AS one FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?',
       ),
       delete: prepare(handle.db, 'DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?'),
+      deleteUser: prepare(
+        handle.db,
+        'DELETE FROM saved_account_removals WHERE merchant_user_id = ? AND account_id != ?',
+      ),
+      putCutOff: prepare(
+        handle.db,
+        'INSERT OR REPLACE INTO saved_account_removals (merchant_user_id, account_id, record) VALUES (?, ?, ?)',
+      ),
+      read: prepare<[string, string], { record: string }>(
+        handle.db,
+        'SELECT record FROM saved_account_removals WHERE merchant_user_id = ? AND account_id = ?',
+      ),
     };
   }
 
@@ -37,6 +50,22 @@ export class SqliteRemovalStore implements RemovalStore {
   async forget(merchantUserId: string, accountId: string): Promise<void> {
     this.#statements.delete.run(merchantUserId, accountId);
     await this.#handle.synced();
+  }
+
+  async forgetUser(merchantUserId: string, at: string): Promise<number> {
+    const cutOff: SavedAccountRemoval = { merchantUserId, accountId: FORGOTTEN_USER, removedAt: at };
+    const erased = this.#handle.transaction(() => {
+      const { changes } = this.#statements.deleteUser.run(merchantUserId, FORGOTTEN_USER);
+      this.#statements.putCutOff.run(merchantUserId, FORGOTTEN_USER, JSON.stringify(cutOff));
+      return Number(changes);
+    });
+    await this.#handle.synced();
+    return erased;
+  }
+
+  async forgottenAt(merchantUserId: string): Promise<string | undefined> {
+    const row = this.#statements.read.get(merchantUserId, FORGOTTEN_USER);
+    return row && SavedAccountRemoval.parse(JSON.parse(row.record)).removedAt;
   }
 
   async close(): Promise<void> {}

@@ -57,6 +57,11 @@ export class SqliteSessionStore implements SessionStore {
         `UPDATE sessions SET state = ?, outcome = ? WHERE session_id = ?
         AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > ? RETURNING base, state, outcome`,
       ),
+      // A scan of the table (no index on the user): an erasure is rare, and the table holds hours of sessions.
+      forgetUser: prepare<[string], SessionRow & { session_id: string }>(
+        db,
+        "DELETE FROM sessions WHERE json_extract(base, '$.merchantUserId') = ? RETURNING session_id, base, state, outcome",
+      ),
       markReturned: prepare(
         db,
         "UPDATE sessions SET state = 'returned' WHERE session_id = ? AND state = 'pending' AND expires_at > ?",
@@ -178,6 +183,13 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   /** The storage bundle closes the file (storage/sqlite/storage.ts). */
+  async forgetUser(merchantUserId: string): Promise<SessionRecord[]> {
+    const rows = this.#statements.forgetUser.all(merchantUserId);
+    for (const row of rows) this.#unsynced.delete(row.session_id);
+    await this.handle.synced();
+    return rows.map((row) => decodeSession(row.base, row.state, row.outcome));
+  }
+
   async close(): Promise<void> {
     for (const key of [...this.#waiters.keys()]) this.#wake(key, undefined);
   }

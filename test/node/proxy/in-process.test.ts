@@ -94,6 +94,22 @@ describe('in-process calls on the object createObvProxy returns', () => {
     );
   });
 
+  test('forgets a user in process, with no API key: the counts; a bad id is a 400 naming merchantUserId', async () => {
+    const { linkRef } = await linked();
+    const forgotten = await pair.proxy.forgetUser(PURCHASE.merchantUserId);
+    assert.ok(forgotten.sessions >= 1, JSON.stringify(forgotten));
+    await assert.rejects(
+      pair.proxy.readLink(linkRef),
+      (error: unknown) => error instanceof ProblemError && error.status === 404,
+    );
+    assert.deepEqual(Object.values(await pair.proxy.forgetUser(PURCHASE.merchantUserId)), [0, 0, 0, 0, 0, 0]);
+    await assert.rejects(
+      pair.proxy.forgetUser(' '),
+      (error: unknown) =>
+        error instanceof ProblemError && error.status === 400 && error.errors?.[0]?.path === 'merchantUserId',
+    );
+  });
+
   test("lists events, and verifies a delivery's signature: the event, or WebhookSignatureError for a forged or altered one", async () => {
     const { order } = await linked();
     const listed = await pair.proxy.listEvents({ limit: 100 });

@@ -323,6 +323,13 @@ describe('OpenAPI document', () => {
       reconciling.push(response.status);
     }
     assert.deepEqual(reconciling, [200, 400, 200, 404, 400, 401, 202, 404, 401]);
+    // Forgetting a user who has nothing here: the counts (all 0), a bad id, no key.
+    const forget = (id: string, headers: Record<string, string> = {}) =>
+      fetch(`${baseUrl}/users/${id}`, { method: 'DELETE', headers });
+    assert.deepEqual(
+      await statuses(forget('user-openapi-nobody', AUTH), forget('%20', AUTH), forget('user-openapi-nobody')),
+      [200, 400, 401],
+    );
     // What the merchant's endpoint received matches the document's webhook.
     await merchant.waitForDistinct(events.events.length);
     // One checker: building one compiles every schema, long enough (under load) to outlast a kept-alive socket.

@@ -155,7 +155,8 @@ export function createSavedAccounts(
   const choose = (id: string) => {
     if (id === chosen && ready) return;
     chosen = id;
-    asking = ready = problem = undefined;
+    // A new choice is a new one to confirm (one on its way for the previous choice changes nothing).
+    asking = ready = problem = confirming = undefined;
     show(status());
     if (!picking) pick();
   };

@@ -9,20 +9,20 @@ import { card } from './views.ts';
 
 /**
  * Links the consumer's bank account through an online bank verification, in a new tab, and becomes a
- * form control whose value is the link reference of the account it shows as linked (only in the
- * `success` state). The reference is opaque: the merchant's server redeems it with the proxy; the
- * account's token never reaches the page.
+ * form control whose value is the link reference of the account it shows as linked (in the `success`
+ * state; a returning shopper's saved account once confirmed, which the form's submit does). The reference
+ * is opaque: the merchant's server redeems it with the proxy; the account's token never reaches the page.
  *
  * @summary Bank account linking for checkouts.
  *
  * @fires {CustomEvent<{idempotencyKey: string}>} obv-start - A verification is being started (one key per attempt).
  * @fires {CustomEvent<{sessionId: string, consumerUrl: string}>} obv-open - The bank's page was opened for the consumer.
- * @fires {CustomEvent<ObvAccount & {displayLabel: string, spokenLabel: string}>} obv-success - An account was linked: `detail` is `{linkRef, accountLabel, fiName, fiAccountType, displayLabel, spokenLabel}` (`spokenLabel` for a live region: "Checking ending in 4321", not bullets).
+ * @fires {CustomEvent<ObvAccount & {displayLabel: string, spokenLabel: string}>} obv-success - An account was linked, or a saved account chosen: `detail` is `{linkRef, accountLabel, fiName, fiAccountType, displayLabel, spokenLabel}` (`spokenLabel` for a live region: "Checking ending in 4321", not bullets; `linkRef` empty for a saved account: see `confirm()`).
  * @fires {CustomEvent<{code: string, message: string}>} obv-failure - The bank or the consumer ended the verification without an account.
  * @fires {CustomEvent<{sessionId?: string}>} obv-cancel - The consumer cancelled while waiting, or went back to the previous account after a failed "Change".
  * @fires {CustomEvent<{kind: ObvErrorKind, message: string}>} obv-error - Something kept the flow from working; `kind` is 'network', 'configuration' (a wrong attribute, or the proxy refused the request), 'popup-blocked' or 'expired'.
  * @fires {CustomEvent<{state: ObvState, previous: ObvState}>} obv-state-change - The `state` changed.
- * @fires {Event} change - The form `value` changed, as native form controls say it (also with no new state: a saved account's link withdrawn while another one is chosen).
+ * @fires {Event} change - The form `value` changed, as native form controls say it, or a chosen saved account became ready (its value comes once confirmed); also with no new state: a saved account withdrawn while another one is chosen.
  *
  * @attr state - Reflects the read-only `state` property, for CSS (`obv-link-account[state="success"]`).
  *
@@ -104,8 +104,11 @@ export class ObvLinkAccountElement extends LitElement {
    * shift. Until it is drawn the element has no `state` attribute, which pages reserve its space by.
    */
   #held = true;
-  /** The form value of the last update: `change` fires when it changes. */
+  /** The form value of the last update (a space for a saved account chosen, not yet confirmed): `change` fires when it changes. */
   #value = '';
+  /** The form whose submit confirms a chosen saved account (formAssociatedCallback), and a submit held meanwhile. */
+  #form: HTMLFormElement | null = null;
+  #holding = false;
   /** @internal */
   readonly _flow = createLinkFlow(
     this,
@@ -142,8 +145,9 @@ export class ObvLinkAccountElement extends LitElement {
   }
 
   /**
-   * The linked account the element shows, in the `success` state (or the saved account chosen, once ready, in `saved`). While a "Change" is under way, or
-   * its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
+   * The linked account the element shows, in the `success` state (or the saved account chosen, once ready, in
+   * `saved`: its `linkRef` is empty until {@link confirm} or the form's submit confirmed it). While a "Change"
+   * is under way, or its failure, expiry or error is on screen, there is none (Cancel brings the previous one back).
    */
   get account(): ObvAccount | undefined {
     const status = this._flow.status;
@@ -196,6 +200,44 @@ export class ObvLinkAccountElement extends LitElement {
     this._flow.cancel();
   }
 
+  /**
+   * The account your server may pay with, `linkRef` included: a saved account chosen on the element is
+   * confirmed now (the proxy releases it to your server: `link.succeeded`, payable); an account linked
+   * through the bank is so already. None when no account is shown, or the confirmation failed: the element
+   * then says why, and the shopper tries again. The form's submit calls it by itself.
+   */
+  async confirm(): Promise<ObvAccount | undefined> {
+    // The form value is set by the update that follows.
+    if (this.state === 'saved') {
+      await this._flow.saved.confirm();
+      await this.updateComplete;
+    }
+    return this.account?.linkRef ? this.account : undefined;
+  }
+
+  /**
+   * The form's submit, before the page's own listeners (capture, at the target): a chosen saved account
+   * holds it, is confirmed, and the form is submitted again by the same button (the shopper clicks once);
+   * a failed confirmation stops it, and the element says why.
+   * @internal
+   */
+  formAssociatedCallback(form: HTMLFormElement | null): void {
+    this.#form?.removeEventListener('submit', this.#submit, true);
+    (this.#form = form)?.addEventListener('submit', this.#submit, true);
+  }
+
+  #submit = (event: SubmitEvent): void => {
+    if (this._off || this.account?.linkRef !== '') return;
+    event.preventDefault();
+    event.stopImmediatePropagation();
+    if (this.#holding) return;
+    this.#holding = true;
+    void this.confirm().then((account) => {
+      this.#holding = false;
+      if (account) this.#form?.requestSubmit(event.submitter);
+    });
+  };
+
   /** @internal */
   formResetCallback(): void {
     this._flow.reset();
@@ -225,13 +267,15 @@ export class ObvLinkAccountElement extends LitElement {
     // linked account again only for the same link session (resume, read from the proxy), never after a navigation
     // to another purchase, where its reference may have paid.
     this.#internals.setFormValue(value || null);
-    // A form control's change, for the page's Pay button: also a saved account's link withdrawn while
-    // another one is being chosen, where the state stays the same.
-    if (value !== this.#value) {
-      this.#value = value;
+    // A form control's change, for the page's Pay button: also a saved account ready to confirm, or withdrawn
+    // while another one is being chosen, where the state stays the same.
+    const shown = value || (this.account ? ' ' : '');
+    if (shown !== this.#value) {
+      this.#value = shown;
       this.dispatchEvent(new Event('change', { bubbles: true }));
     }
-    if (this.required && !value && !this._off) {
+    // A chosen saved account counts: its value comes with the submit that confirms it.
+    if (this.required && !this.account && !this._off) {
       const anchor = this.renderRoot.querySelector<HTMLElement>('[part~="button"], [part~="link"]') ?? undefined;
       this.#internals.setValidity({ valueMissing: true }, this._s.valueMissing, anchor);
     } else {

@@ -1,7 +1,8 @@
 // Returning shoppers (docs/CONTRACTS.md §2, saved accounts): what the proxy offers for the page's link
 // token — the shopper's saved accounts under ids of this link session, the words to show them with, the
 // consent words when saving is allowed, an account to reconnect — and the shopper's choices: use one (a
-// link reference at once, no bank step) or remove one. The part of the flow (link-flow.ts) that holds them.
+// link reference at once, no bank step, which the page gets once the shopper confirmed the choice: only
+// then may the merchant's server pay with it), or remove one. The part of the flow (link-flow.ts) that holds them.
 import { emitSuccess } from './events.ts';
 import { timing } from './settings.ts';
 import { parseOutcome, post as postTo, type LinkedAccount, type ProxyRequestError } from './session-client.ts';
@@ -50,7 +51,10 @@ export interface Offer {
   reconnect?: OfferedAccount;
 }
 
-/** The saved-account list: the account chosen, its link (the form value) once the proxy gave it, one asked about removing, one just removed, why the last choice failed. */
+/**
+ * The saved-account list: the account chosen, its link once the proxy gave it (its `linkRef`, the form
+ * value, empty until confirmed), one asked about removing, one just removed, why the last choice failed.
+ */
 export interface SavedStatus {
   kind: 'saved';
   accounts: OfferedAccount[];
@@ -76,6 +80,8 @@ export interface SavedAccounts {
   load(base: URL, linkToken: string | undefined): void;
   /** Uses `id` (again, when it is chosen but not ready: a failed attempt). */
   choose(id: string): void;
+  /** Confirms the ready choice: its `linkRef` is set once the proxy released it to the merchant's server; else the list says why. */
+  confirm(): Promise<unknown> | undefined;
   remove(id: string): void;
   /** Tries the failed choice again ("Try again"); `auto` (back online): only one that failed offline. */
   retry(auto?: unknown): void;
@@ -100,6 +106,9 @@ export function createSavedAccounts(
   let asking: string | undefined;
   let removed: OfferedAccount | undefined;
   let problem: Problem | undefined;
+  /** The ready choice's link reference, held back from its `linkRef` until confirmed; the confirmation on its way. */
+  let linkRef = '';
+  let confirming: Promise<unknown> | undefined;
   /** The choice whose request is on its way: one at a time, so arrowing through the list sends the latest only. */
   let picking: string | undefined;
   /** With an account to reconnect, the reconnect screen comes first; the list once the shopper asks for it. */
@@ -112,9 +121,9 @@ export function createSavedAccounts(
   const post = (action: string, savedAccountId?: string) =>
     postTo(base, `saved-accounts/${action}`, { linkToken, savedAccountId });
 
-  /** Says why a request failed, and keeps the list. */
-  const failed = (error: ProxyRequestError) => {
-    problem = error.status === 429 ? 'busy' : !error.status && !navigator.onLine ? 'offline' : 'down';
+  /** Says why a request failed, and keeps the list (a confirmation is never made again by itself: no `offline`). */
+  const failed = (error: ProxyRequestError, offline = !navigator.onLine) => {
+    problem = error.status === 429 ? 'busy' : !error.status && offline ? 'offline' : 'down';
     asking = undefined;
     show(status());
   };
@@ -128,6 +137,9 @@ export function createSavedAccounts(
         const linked = parseOutcome(outcome);
         if (chosen !== id) return chosen && pick();
         if (linked?.kind !== 'success') return;
+        // Chosen is not confirmed: the page has the account, and its reference once the shopper confirms it.
+        linkRef = linked.account.linkRef;
+        linked.account.linkRef = '';
         ready = linked;
         show(status());
         emitSuccess(host, linked);
@@ -143,9 +155,28 @@ export function createSavedAccounts(
   const choose = (id: string) => {
     if (id === chosen && ready) return;
     chosen = id;
-    asking = ready = problem = undefined;
+    // A new choice is a new one to confirm (one on its way for the previous choice changes nothing).
+    asking = ready = problem = confirming = undefined;
     show(status());
     if (!picking) pick();
+  };
+
+  const confirm = () => {
+    const at = ready;
+    const ref = linkRef;
+    if (at && !at.account.linkRef)
+      confirming ??= postTo(base, 'saved-accounts/confirm', { linkRef: ref })
+        .then(
+          () => {
+            if (ready !== at) return;
+            at.account.linkRef = ref;
+            problem = undefined;
+            show(status());
+          },
+          (error: ProxyRequestError) => ready === at && failed(error, false),
+        )
+        .finally(() => (confirming = undefined));
+    return confirming;
   };
 
   /** The first account offered, if any, is used (the list preselects it, so the form is ready for the shop's Pay button). */
@@ -189,6 +220,7 @@ export function createSavedAccounts(
         });
     },
     choose,
+    confirm,
     list() {
       listing = true;
       show(status());
@@ -200,7 +232,8 @@ export function createSavedAccounts(
       show(status());
     },
     retry(auto) {
-      if (problem && chosen && (!auto || problem === 'offline')) choose(chosen);
+      // A choice that failed is made again; a confirmation that failed is asked again.
+      if (problem && chosen && (!auto || problem === 'offline')) void (ready ? confirm() : choose(chosen));
     },
     remove(id) {
       problem = undefined;

@@ -114,13 +114,14 @@ export const HOSTED_PAGE_SCRIPT = `(() => {
     else finish('linked', '', false);
   });
   element.addEventListener('obv-state-change', (event) => { if (event.detail.state !== 'saved') proceed.hidden = true; });
-  // Continue is the shopper's confirmation: only then does the merchant hear of the chosen account (a page
-  // opened and left, by a scanner too, releases nothing). A failed call leaves the button to try again.
+  // Continue is the shopper's confirmation (the element's confirm()): only then does the merchant hear of the
+  // chosen account (a page opened and left, by a scanner too, releases nothing). A failed one: the element
+  // says why, and the button stays to try again.
   proceed.addEventListener('click', () => {
-    if (element.state !== 'saved' || !element.value || proceed.disabled) return;
+    if (element.state !== 'saved' || !element.account || proceed.disabled) return;
     proceed.disabled = true;
-    fetch('../saved-accounts/confirm', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ linkRef: element.value }) })
-      .then((response) => { if (response.ok) linked(); }, () => undefined)
+    element.confirm()
+      .then((account) => { if (account) linked(); }, () => undefined)
       .finally(() => { proceed.disabled = false; });
   });
   element.addEventListener('obv-cancel', () => finish('cancelled', '', true));

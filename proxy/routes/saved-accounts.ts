@@ -122,10 +122,11 @@ export const savedAccountsOperations: Operation[] = [
     path: '/saved-accounts/confirm',
     operationId: 'confirmSavedAccount',
     summary:
-      'The shopper confirmed, on a hosted page, the saved account it chose (Continue): released to the merchant then',
+      'The shopper confirmed the saved account its page chose (the form submit, Continue): released to the merchant then',
     description:
-      'A saved account chosen on a hosted page gives the page its link reference at once, but the merchant nothing (no `link.succeeded`, ' +
-      '`onOutcome`, payment: 403 `choice-unconfirmed`) until this call, so a page opened and left (a mail scanner) releases nothing.',
+      'A saved account chosen on a page gives the page its link reference at once, but the merchant nothing (no `link.succeeded`, ' +
+      '`onOutcome`, payment: 403 `choice-unconfirmed`) until this call, so a page opened and left (a mail scanner) releases nothing. ' +
+      "The element calls it at its form's submit and in `confirm()`, the hosted page at Continue.",
     caller: 'browser',
     body: { contentType: 'application/json', schema: ConfirmBody },
     responses: { 204: { description: 'Confirmed (or nothing to confirm)' } },

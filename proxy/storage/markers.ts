@@ -17,7 +17,7 @@ export const markerKey = {
    * back first). Set once.
    */
   bankStep: (sessionId: string) => `bank-step:${sessionId}`,
-  /** Session id → `confirmed` once the shopper confirmed a saved account chosen on a hosted page (`awaitsConfirmation`). */
+  /** Session id → `confirmed` once the shopper confirmed a saved account chosen on a page (`awaitsConfirmation`). */
   choiceConfirmed: (sessionId: string) => `choice-confirmed:${sessionId}`,
   /**
    * Session id → when (epoch ms) the starting browser first came back from the bank, proven (its binding

@@ -121,9 +121,10 @@ export interface SessionRecord {
   /** Set when the shopper chose a saved account (no bank step): its stable id. */
   savedAccountId?: string;
   /**
-   * A saved account chosen on a hosted page: its page has the success at once, the merchant nothing (no
-   * event, `onOutcome`, payment) until the shopper confirms it with the page's Continue
-   * (verifications/saved-choice.ts), so a page opened and left (a mail scanner, a link preview) releases nothing.
+   * A saved account chosen on a page: its page has the success at once, the merchant nothing (no event,
+   * `onOutcome`, payment) until the shopper confirms it (the element's form submit or `confirm()`, the hosted
+   * page's Continue; verifications/saved-choice.ts), so a page opened and left (a mail scanner, a link
+   * preview) releases nothing.
    */
   awaitsConfirmation?: true;
 }

@@ -217,7 +217,7 @@ export async function settleBankStep(
   now: number,
   graceMs: number,
 ): Promise<BankStepViews> {
-  // A saved account chosen on a hosted page: its page has it; the merchant waits for the shopper's Continue.
+  // A saved account chosen on a page: its page has it; the merchant waits for the shopper's confirmation.
   if (await choiceUnconfirmed(store, record)) return { shown: record, released: withheld(record, undefined, now) };
   if (!held(record)) return { shown: record, released: record };
   let decision = await bankStepDecision(store, record);
@@ -236,7 +236,7 @@ export async function settleBankStep(
   return { shown: record, released: withheld(record, undefined, now), dueAt };
 }
 
-/** Whether `record` is a saved account chosen on a hosted page that its shopper has not confirmed yet. */
+/** Whether `record` is a saved account chosen on a page that its shopper has not confirmed yet. */
 export async function choiceUnconfirmed(
   store: Pick<SessionStore, 'readMark'>,
   record: SessionRecord,

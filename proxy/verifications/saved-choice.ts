@@ -1,7 +1,8 @@
-// A returning shopper chooses a saved account in the element: the form gets a link reference for this
+// A returning shopper chooses a saved account in the element: the page gets a link reference for this
 // order at once (no bank step, no upstream verification), from a verification session settled as a
-// success with the saved account's token, and delivered like any outcome (link index, `onOutcome`).
-// POST /transactions then pays it as it pays a bank link.
+// success with the saved account's token. Chosen is not confirmed: the merchant hears of it (link.succeeded,
+// `onOutcome`) and POST /transactions pays it, as it pays a bank link, only once the shopper confirmed it
+// (confirmSavedAccount: the element at its form's submit or `confirm()`, the hosted page's Continue).
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
@@ -55,8 +56,9 @@ export async function chooseSavedAccount(
     linkSessionId: id,
     ...(session.hosted ? { hosted: true as const } : {}),
     savedAccountId: offered.accountId,
-    // On a hosted page the choice is the page's preselection until the shopper taps Continue (confirmSavedAccount).
-    ...(session.hosted ? { awaitsConfirmation: true as const } : {}),
+    // A choice is the page's preselection until the shopper confirms it (confirmSavedAccount): on any page,
+    // so a page opened and left (a mail scanner, a link preview, a shopper who walked away) releases nothing.
+    awaitsConfirmation: true,
   };
   await deps.store.create(record);
   const { accountLabel, fiName, fiAccountType } = offered;
@@ -81,8 +83,8 @@ export async function chooseSavedAccount(
 }
 
 /**
- * The shopper confirmed the saved account its hosted page chose (Continue): `linkRef` is the reference the
- * choice gave that page. Released to the merchant then (link.succeeded, onOutcome; payable). A reference
+ * The shopper confirmed the saved account its page chose (the element's form submit or `confirm()`, the
+ * hosted page's Continue): `linkRef` is the reference the choice gave that page. Released to the merchant then (link.succeeded, onOutcome; payable). A reference
  * that needs no confirmation, or was confirmed already, changes nothing; an unknown one is a 404.
  */
 export async function confirmSavedAccount(deps: SavedChoiceDeps, linkRef: string): Promise<void> {
@@ -100,5 +102,5 @@ export async function confirmSavedAccount(deps: SavedChoiceDeps, linkRef: string
     sessionMarkerTtlMs(record, deps.now()),
   );
   await deps.deliver(record);
-  deps.logger.info({ session: sessionLogRef(record.sessionId) }, 'saved account confirmed on the hosted page');
+  deps.logger.info({ session: sessionLogRef(record.sessionId) }, 'saved account confirmed');
 }

@@ -63,7 +63,7 @@ export interface Verifications {
   cancel(sessionId: string): Promise<SessionView>;
   /** POST /saved-accounts/use: a saved account chosen, a link reference at once. */
   useSavedAccount(linkToken: string, savedAccountId: string): Promise<BrowserOutcome>;
-  /** POST /saved-accounts/confirm: the shopper confirmed the saved account its hosted page chose (saved-choice.ts). */
+  /** POST /saved-accounts/confirm: the shopper confirmed the saved account its page chose (saved-choice.ts). */
   confirmSavedAccount(linkRef: string): Promise<void>;
   /** GET /return/:returnRef: what the return page says. */
   returnVisit: ReturnVisit;
@@ -145,7 +145,7 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
       if (await choiceUnconfirmed(store, record)) {
         throw problem(
           'choice-unconfirmed',
-          'The shopper has not confirmed this saved account on the hosted page yet (Continue).',
+          "The shopper has not confirmed this saved account yet (the form's submit, or Continue on the hosted page).",
           { errors: [{ path, message: 'was not confirmed by the shopper' }] },
         );
       }

@@ -50,6 +50,14 @@ type Reply = { status: number; body?: unknown } | Error;
 const radios = (el: ObvLinkAccountElement) => [
   ...el.shadowRoot!.querySelectorAll<HTMLInputElement>('input[type=radio]'),
 ];
+/**
+ * The reference the scripted proxy made for the chosen account, once it is ready: the element holds it
+ * back (`value` and `account.linkRef` empty) until the choice is confirmed, so it is read off the list.
+ */
+const readyRef = (el: ObvLinkAccountElement, accounts: { id: string }[] = ACCOUNTS) => {
+  const chosen = accounts[radios(el).findIndex((radio) => radio.checked)];
+  return el.account && chosen ? `ref-${chosen.id}` : '';
+};
 
 describe('<obv-link-account> for a returning shopper', () => {
   const world = useWorld();
@@ -84,20 +92,27 @@ describe('<obv-link-account> for a returning shopper', () => {
       html`<obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef"></obv-link-account>`,
     );
 
-  it('lists the saved accounts, uses the first at once (form value, obv-success), and another choice replaces it', async () => {
+  it('lists the saved accounts, uses the first at once (account, obv-success; no reference before it is confirmed), and another choice replaces it', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const successes: string[] = [];
-    const heard = (event: CustomEvent<{ linkRef: string }>) => successes.push(event.detail.linkRef);
+    const heard = (event: CustomEvent<{ linkRef: string; accountLabel: string }>) =>
+      successes.push(`${event.detail.accountLabel}:${event.detail.linkRef}`);
     document.addEventListener('obv-success', heard);
     try {
       const el = await mount();
-      await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
+      await until(() => readyRef(el) === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
       expect(el.state).to.equal('saved');
       expect(radios(el).map((r) => r.checked)).to.deep.equal([true, false]);
-      expect(el.account?.accountLabel).to.equal('Checking ••••4321');
+      expect(el.account).to.deep.equal({
+        linkRef: '',
+        accountLabel: 'Checking ••••4321',
+        fiName: 'Sandbox Federal Bank',
+        fiAccountType: 'CHECKING',
+      });
+      expect(el.value, 'no form value before the choice is confirmed').to.equal('');
       radios(el)[1]!.click();
-      await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the second account to be ready');
-      expect(successes).to.deep.equal([`ref-${ACCOUNTS[0]!.id}`, `ref-${ACCOUNTS[1]!.id}`]);
+      await until(() => readyRef(el) === `ref-${ACCOUNTS[1]!.id}`, 'the second account to be ready');
+      expect(successes).to.deep.equal(['Checking ••••4321:', 'Checking ••••9876:']);
       expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
     } finally {
       document.removeEventListener('obv-success', heard);
@@ -107,31 +122,31 @@ describe('<obv-link-account> for a returning shopper', () => {
   it('"Use another account" starts the bank flow; Cancel comes back to the list with the chosen account', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
-    await until(() => el.value !== '', 'a chosen account');
+    await until(() => el.account !== undefined, 'a chosen account');
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'waiting', 'the bank flow');
-    expect(el.value).to.equal('');
+    expect(el.account).to.equal(undefined);
     el.cancel();
     await until(() => el.state === 'saved', 'back to the list');
-    expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+    expect(readyRef(el)).to.equal(`ref-${ACCOUNTS[0]!.id}`);
   });
 
   it('with saving allowed, the list shows no consent box; "Use another account" shows it beside the bank button, and the list is one step back', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS, saving: SAVING });
     const el = await mount();
-    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
+    await until(() => readyRef(el) === `ref-${ACCOUNTS[0]!.id}`, 'the first account to be ready');
     // Beside the list, "Save this account" would read as the chosen saved account's.
     expect(q(el, '#consent')).to.equal(null);
     q(el, '[part~="button"]')!.click();
     await until(() => el.state === 'idle', "the bank step's screen");
-    expect(el.value, 'no account is chosen while another one is about to be linked').to.equal('');
+    expect(el.account, 'no account is chosen while another one is about to be linked').to.equal(undefined);
     expect(world().proxy.starts).to.have.length(0);
     expect(q<HTMLInputElement>(el, '#consent')!.checked).to.equal(false);
     const back = q(el, '[part~="secondary-button"]')!;
     expect(back.textContent).to.equal(WORDS.useSaved);
     back.click();
     await until(() => el.state === 'saved', 'back to the list');
-    expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+    expect(readyRef(el)).to.equal(`ref-${ACCOUNTS[0]!.id}`);
     expect(radios(el).map((r) => r.checked)).to.deep.equal([true, false]);
     // Again, this time ticking the box: the start carries the consent words' version.
     q(el, '[part~="button"]')!.click();
@@ -191,12 +206,12 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(radios(el).map((r) => r.checked)).to.deep.equal([false, true]);
     expect(problemText(el)).to.equal(WORDS.offline);
     expect(q(el, '#s')!.textContent, 'said in the live region').to.contain(WORDS.offline);
-    expect(el.value).to.equal('');
+    expect(el.account).to.equal(undefined);
     expect(mainButtons(el)).to.deep.equal(['Try again', 'Use another account']);
     await expect(el).to.be.accessible();
     online = true;
     window.dispatchEvent(new Event('online'));
-    await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the same choice used once back online');
+    await until(() => readyRef(el) === `ref-${ACCOUNTS[1]!.id}`, 'the same choice used once back online');
     expect(problemText(el)).to.equal('');
     expect(world().proxy.starts, 'never a bank step instead').to.have.length(0);
   });
@@ -216,7 +231,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions > button')]
       .find((b) => b.textContent === 'Try again')!
       .click();
-    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account used');
+    await until(() => readyRef(el) === `ref-${ACCOUNTS[0]!.id}`, 'the account used');
     expect(world().proxy.starts).to.have.length(0);
   });
 
@@ -233,11 +248,11 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.state).to.equal('saved');
     failing = false;
     radios(el)[0]!.click();
-    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
+    await until(() => readyRef(el) === `ref-${ACCOUNTS[0]!.id}`, 'the account chosen again by a click on it');
     expect(world().proxy.requests.filter((r) => r.url.endsWith('/verifications'))).to.have.length(0);
   });
 
-  it('fires change when a new choice withdraws the link of the account chosen before, and again when the new one is ready', async () => {
+  it('fires change when a new choice withdraws the account chosen before, and again when the new one is ready', async () => {
     let answer: () => void = () => undefined;
     scripted({ accounts: ACCOUNTS, words: WORDS }, (id) =>
       id === ACCOUNTS[0]!.id
@@ -249,9 +264,9 @@ describe('<obv-link-account> for a returning shopper', () => {
           ),
     );
     const el = await mount();
-    await until(() => el.value === `ref-${ACCOUNTS[0]!.id}`, 'the first account ready');
+    await until(() => readyRef(el) === `ref-${ACCOUNTS[0]!.id}`, 'the first account ready');
     const values: string[] = [];
-    el.addEventListener('change', () => values.push(el.value));
+    el.addEventListener('change', () => values.push(readyRef(el)));
     radios(el)[1]!.click();
     await until(() => values.length === 1, 'the change');
     expect(values, 'no account to pay with while the new one is on its way').to.deep.equal(['']);
@@ -296,13 +311,13 @@ describe('<obv-link-account> for a returning shopper', () => {
     await until(() => uses().length === 2, 'the latest choice sent');
     expect(uses().map((body) => body.savedAccountId)).to.deep.equal([three[0]!.id, three[1]!.id]);
     await answer();
-    await until(() => el.value === `ref-${three[1]!.id}`, 'the latest choice ready');
+    await until(() => readyRef(el, three) === `ref-${three[1]!.id}`, 'the latest choice ready');
   });
 
   it('Remove asks in the element, naming the account; Keep keeps it; confirmed, the removal is announced and focus goes to the list, never to the next Remove', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
-    await until(() => el.value !== '', 'a chosen account');
+    await until(() => el.account !== undefined, 'a chosen account');
     const shadow = el.shadowRoot!;
     const removeOf = (row: number) =>
       shadow.querySelectorAll<HTMLButtonElement>('.row')[row]!.querySelector<HTMLButtonElement>(':scope > button');
@@ -337,19 +352,19 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(q(el, '#s p:not(.title) .sr')!.textContent).to.equal('Checking ending in 4321');
     // Focus on the list: the account now chosen, not its Remove.
     await until(() => shadow.activeElement === radios(el)[0], 'focus on the remaining account');
-    await until(() => el.value === `ref-${ACCOUNTS[1]!.id}`, 'the remaining account chosen');
+    await until(() => readyRef(el, [ACCOUNTS[1]!]) === `ref-${ACCOUNTS[1]!.id}`, 'the remaining account chosen');
     // The last one gone: the bank button.
     removeOf(0)!.click();
     await until(() => !!q(el, '.ask'), 'the question');
     q(el, '.ask button')!.click();
     await until(() => el.state === 'idle', 'the bank button');
-    expect(el.value).to.equal('');
+    expect(el.account).to.equal(undefined);
   });
 
   it("Escape closes Remove's question as Keep does (nothing removed, focus back on the list); Remove is lighter than its account, the confirming Remove destructive", async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
-    await until(() => el.value !== '', 'a chosen account');
+    await until(() => el.account !== undefined, 'a chosen account');
     const shadow = el.shadowRoot!;
     const remove = q<HTMLButtonElement>(el, '.row > button')!;
     expect(
@@ -382,7 +397,7 @@ describe('<obv-link-account> for a returning shopper', () => {
   it('shades only the button or link under the pointer: a hovered row does not dim its Remove', async () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
-    await until(() => el.value !== '', 'a chosen account');
+    await until(() => el.account !== undefined, 'a chosen account');
     const label = q(el, '.row label')!.getBoundingClientRect();
     await sendMouse({
       type: 'move',
@@ -406,7 +421,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     scripted({ accounts: ACCOUNTS, words: WORDS });
     const el = await mount();
     el.strings = { removeConfirm: 'Forget {account} for good?', removed: 'Forgot {account}.' };
-    await until(() => el.value !== '', 'a chosen account');
+    await until(() => el.account !== undefined, 'a chosen account');
     q(el, '.row > button')!.click();
     await until(() => !!q(el, '#q'), 'the question');
     expect(q(el, '#q')!.textContent).to.match(/^Forget Sandbox Federal Bank .* for good\?$/);
@@ -636,11 +651,14 @@ describe('<obv-link-account> for a returning shopper', () => {
       () => (q(el, '.title')?.textContent ?? '').includes('Reconnect'),
       'the reconnect screen first, not the list',
     );
-    expect(el.value, 'no saved account chosen behind the reconnect screen').to.equal('');
+    expect(el.account, 'no saved account chosen behind the reconnect screen').to.equal(undefined);
     expect(buttons(el)).to.deep.equal(['Reconnect', 'Use a saved account', 'Use another account']);
     // The other saved accounts: the list, its account chosen at once.
     [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('.actions button')][1]!.click();
-    await until(() => el.state === 'saved' && el.value === `ref-${ACCOUNTS[1]!.id}`, 'the list, its account chosen');
+    await until(
+      () => el.state === 'saved' && readyRef(el, [ACCOUNTS[1]!]) === `ref-${ACCOUNTS[1]!.id}`,
+      'the list, its account chosen',
+    );
     // From the list, "Use another account": a plain link, "another" sent so the stale token is not.
     q(el, '.actions > [part~="button"]')!.click();
     await until(() => el.state === 'idle' && !!q(el, '#consent'), "the bank step's screen");
@@ -739,7 +757,7 @@ describe('<obv-link-account> for a returning shopper', () => {
       expect(el.shadowRoot!.querySelector('[part]')).to.equal(null);
       answer();
       await drawn(el);
-      await until(() => el.value !== '', 'the first account to be ready');
+      await until(() => el.account !== undefined, 'the first account to be ready');
       expect(drawnStates[0]).to.equal('saved');
       expect(drawnStates).not.to.include('idle');
     } finally {
@@ -760,7 +778,7 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(el.state).to.equal('idle');
     expect(q(el, '[part~="button"]')!.textContent).to.contain('Link your bank account');
     answer();
-    await until(() => el.state === 'saved' && el.value !== '', 'the list once the offer came');
+    await until(() => el.state === 'saved' && el.account !== undefined, 'the list once the offer came');
   });
 
   it('without an offer (the proxy cannot say) the element offers the bank as before', async () => {
@@ -768,5 +786,110 @@ describe('<obv-link-account> for a returning shopper', () => {
     expect(world().proxy.requests.map((r) => new URL(r.url).pathname)).to.deep.equal(['/obv/saved-accounts/offer']);
     expect(el.state).to.equal('idle');
     expect(q(el, '[part~="button"]')!.textContent).to.contain('Link your bank account');
+  });
+
+  describe("chosen is not confirmed: the form's submit confirms it", () => {
+    /** The element in a form with two submit buttons; the page's own submit listener records what it sees. */
+    async function inForm(confirm: () => Reply | Promise<Reply> = () => ({ status: 204 })) {
+      scripted({ accounts: ACCOUNTS, words: WORDS });
+      world().proxy.routes['POST /obv/saved-accounts/confirm'] = () => confirm();
+      const form = await fixture<HTMLFormElement>(
+        html`<form action="/pay" method="post">
+          <obv-link-account proxy-url="/obv" link-token=${LINK_TOKEN} name="linkRef" required></obv-link-account>
+          <button name="action" value="other">Other</button>
+          <button name="action" value="pay">Pay</button>
+        </form>`,
+      );
+      const el = form.querySelector<ObvLinkAccountElement>('obv-link-account')!;
+      const submits: { submitter: string; linkRef: string; action: string; at: number }[] = [];
+      form.addEventListener('submit', (event) => {
+        // The page submits in JavaScript (no navigation in a test): what it would send.
+        event.preventDefault();
+        const data = new FormData(form, event.submitter);
+        submits.push({
+          submitter: event.submitter?.textContent ?? '',
+          linkRef: String(data.get('linkRef') ?? ''),
+          action: String(data.get('action') ?? ''),
+          at: performance.now(),
+        });
+      });
+      await until(() => el.account !== undefined, 'the first account ready');
+      const pay = form.querySelectorAll('button')[1]!;
+      const confirms = () => world().proxy.requests.filter((r) => r.url.endsWith('/saved-accounts/confirm'));
+      return { form, el, submits, pay, confirms };
+    }
+
+    it('holds the submit, confirms the choice, sets the form value and submits again with the same button (one click, one submit)', async () => {
+      const { form, el, submits, pay, confirms } = await inForm();
+      expect(el.value).to.equal('');
+      expect(form.checkValidity(), 'a chosen account counts for `required`').to.equal(true);
+      let change = 0;
+      el.addEventListener('change', () => change++);
+      const clicked = performance.now();
+      pay.click();
+      pay.click();
+      await until(() => submits.length > 0, 'the submit the page sees');
+      await tick(20);
+      expect(confirms(), 'one confirmation').to.have.length(1);
+      const confirmBody = world().proxy.bodies[world().proxy.requests.indexOf(confirms()[0]!)];
+      expect(confirmBody).to.deep.equal({ linkRef: `ref-${ACCOUNTS[0]!.id}` });
+      expect(submits, 'the held submit is not seen; the confirmed one once').to.have.length(1);
+      expect(submits[0]).to.include({ submitter: 'Pay', action: 'pay', linkRef: `ref-${ACCOUNTS[0]!.id}` });
+      expect(el.value).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+      expect(el.account?.linkRef).to.equal(`ref-${ACCOUNTS[0]!.id}`);
+      expect(change, 'change for the value').to.equal(1);
+      // What the shopper waits for between the click and the page's submit, the proxy's answer aside (a stub here).
+      console.log(`confirm at submit: ${(submits[0]!.at - clicked).toFixed(1)} ms from the click to the page's submit`);
+      // Confirmed: the next submit goes straight through, with no new confirmation.
+      pay.click();
+      await until(() => submits.length === 2, 'a second submit');
+      expect(confirms()).to.have.length(1);
+    });
+
+    it('a failed confirmation stops the submit and says why in the live region; the next submit confirms and goes', async () => {
+      let reply: Reply = { status: 503, body: { title: 'Unavailable', status: 503 } };
+      const { el, submits, pay, confirms } = await inForm(() => reply);
+      pay.click();
+      await until(() => problemText(el) !== '', 'the words of the failure');
+      expect(problemText(el)).to.equal(WORDS.down);
+      expect(q(el, '#s')!.textContent, 'said in the live region').to.contain(WORDS.down);
+      await tick(20);
+      expect(submits, 'the page saw no submit').to.have.length(0);
+      expect(el.value).to.equal('');
+      expect(el.state).to.equal('saved');
+      reply = { status: 429, body: { title: 'Too Many Requests', status: 429 } };
+      pay.click();
+      await until(() => confirms().length === 2 && problemText(el) === WORDS.busy, 'the rate limit said');
+      expect(submits).to.have.length(0);
+      reply = { status: 204 };
+      pay.click();
+      await until(() => submits.length === 1, 'the submit once confirmed');
+      expect(submits[0]).to.include({ submitter: 'Pay', linkRef: `ref-${ACCOUNTS[0]!.id}` });
+      expect(problemText(el)).to.equal('');
+    });
+
+    it('confirm() in JavaScript: the account with its linkRef once released, once; none when the proxy refused', async () => {
+      let reply: Reply = new TypeError('Failed to fetch');
+      const { el, submits, confirms } = await inForm(() => reply);
+      expect(await el.confirm(), 'out of reach').to.equal(undefined);
+      expect(problemText(el)).to.equal(WORDS.down);
+      reply = { status: 204 };
+      const account = await el.confirm();
+      expect(account).to.deep.equal({
+        linkRef: `ref-${ACCOUNTS[0]!.id}`,
+        accountLabel: 'Checking ••••4321',
+        fiName: 'Sandbox Federal Bank',
+        fiAccountType: 'CHECKING',
+      });
+      expect(el.value, 'the form value set').to.equal(account!.linkRef);
+      expect(await el.confirm()).to.deep.equal(account);
+      expect(confirms(), 'asked once more after the failure, never again').to.have.length(2);
+      expect(submits, 'confirm() submits nothing').to.have.length(0);
+      // Another choice is a new one to confirm.
+      radios(el)[1]!.click();
+      await until(() => readyRef(el) === `ref-${ACCOUNTS[1]!.id}`, 'the second account ready');
+      expect(el.account?.linkRef).to.equal('');
+      expect((await el.confirm())?.linkRef).to.equal(`ref-${ACCOUNTS[1]!.id}`);
+    });
   });
 });

@@ -590,6 +590,8 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
           });
           let tabs = 0;
           phone.context.on('page', () => void tabs++);
+          // The reference the choice gave the page, read off the wire: the element holds it back until Continue.
+          const used = later.waitForResponse((response) => response.url().endsWith('/saved-accounts/use'));
           await later.goto(second.hostedUrl);
           await waitForElementState(later, 'saved');
           await later.locator('obv-link-account').getByRole('radiogroup', { name: SAVED_TITLE[lang] }).waitFor();
@@ -598,10 +600,13 @@ describe('hosted link page in mobile Chromium (375 px, touch)', { timeout: TEST_
           assert.deepEqual(phone.arrivals, [], 'nothing is confirmed before the shopper taps');
           // Opened and left, as a mail scanner would: the page has the account, the merchant nothing (no
           // onOutcome, and link.succeeded goes out with it), and its reference pays nothing.
-          const chosenRef = await later
-            .locator('obv-link-account')
-            .evaluate((el) => (el as HTMLElement & { value: string }).value);
+          const chosenRef = ((await (await used).json()) as { linkRef: string }).linkRef;
           assert.ok(chosenRef);
+          assert.equal(
+            await later.locator('obv-link-account').evaluate((el) => (el as HTMLElement & { value: string }).value),
+            '',
+            'no form value before Continue',
+          );
           assert.equal(
             reports.find((entry) => entry.merchantTransactionId === second.order),
             undefined,

@@ -42,8 +42,11 @@ describe(
       await demo?.close();
     });
 
-    /** The element's form value: the chosen account's link reference once the proxy gave it. */
-    const value = (page: Page) => element(page).evaluate((el) => (el as HTMLElement & { value: string }).value);
+    /** The chosen account's label once the proxy gave its link (the form value comes with the confirmation). */
+    const value = (page: Page) =>
+      element(page).evaluate(
+        (el) => (el as HTMLElement & { account?: { accountLabel: string } }).account?.accountLabel ?? '',
+      );
     const problem = (page: Page) => element(page).locator('[part~="error"]');
     const checked = (page: Page) =>
       element(page).evaluate((el) =>
@@ -82,7 +85,9 @@ describe(
 
             await checkout('saved');
             await page.waitForFunction(
-              () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+              () =>
+                (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !==
+                undefined,
             );
             assert.deepEqual(await checked(page), [true, false]);
             chromium.context.on('page', () => bankTabs++);
@@ -105,7 +110,9 @@ describe(
             await chromium.context.setOffline(false);
             await problem(page).waitFor({ state: 'detached' });
             await page.waitForFunction(
-              () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+              () =>
+                (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !==
+                undefined,
             );
             assert.deepEqual(await checked(page), [false, true]);
             await page.locator('#pay-button:enabled').waitFor();
@@ -132,7 +139,9 @@ describe(
             await host.getByRole('button', { name: TRY_AGAIN[lang] }).click();
             await problem(page).waitFor({ state: 'detached' });
             await page.waitForFunction(
-              () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+              () =>
+                (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !==
+                undefined,
             );
 
             // The proxy failed (503): said so; a click on the chosen account tries it again.
@@ -151,7 +160,9 @@ describe(
             await radios.nth(1).click();
             await problem(page).waitFor({ state: 'detached' });
             await page.waitForFunction(
-              () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+              () =>
+                (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !==
+                undefined,
             );
             assert.deepEqual(await checked(page), [false, true]);
             assert.equal(bankTabs, 0, 'never a bank tab instead of the saved account');

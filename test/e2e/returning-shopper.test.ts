@@ -72,7 +72,8 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
           assert.equal(record.ip, '127.0.0.1');
           assert.ok(Date.parse(record.acceptedAt ?? '') > 0);
 
-          // 2. Next purchase: the saved account, preselected and ready; Pay is the one click.
+          // 2. Next purchase: the saved account, preselected and ready; Pay is the one click (which confirms it).
+          const used = page.waitForResponse((response) => response.url().endsWith('/saved-accounts/use'));
           await checkout('saved');
           const radio = host
             .getByRole('radiogroup', { name: words.title })
@@ -80,7 +81,8 @@ describe('a returning shopper in Chromium', { timeout: TEST_TIMEOUT_MS * 8 }, ()
           assert.equal(await radio.isChecked(), true);
           await page.locator('#pay-button:enabled').waitFor();
           await saveScreenshot(page, `returning-${lang}-2-saved`);
-          const oneClickRef = await host.evaluate((el) => (el as HTMLElement & { value: string }).value);
+          const oneClickRef = ((await (await used).json()) as { linkRef: string }).linkRef;
+          assert.ok(oneClickRef);
           const verifications = suite.demo.provider.stats.verificationRequests;
           const transactions = suite.demo.provider.stats.transactions;
           const tabs = context.pages().length;

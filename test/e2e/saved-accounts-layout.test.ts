@@ -149,7 +149,7 @@ async function showScenario(
   await page.goto(`${ORIGIN}/`);
   if (scenario.act)
     await page.waitForFunction(
-      () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+      () => (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !== undefined,
     );
   for (const { press } of scenario.act?.(lang) ?? [])
     await page.locator('obv-link-account').getByRole('button', { name: press }).click();
@@ -159,7 +159,7 @@ async function showScenario(
   );
   if (scenario.state === 'saved')
     await page.waitForFunction(
-      () => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value !== '',
+      () => (document.querySelector('obv-link-account') as HTMLElement & { account?: object }).account !== undefined,
     );
   else await page.locator('obv-link-account').locator('.consent, .title span').first().waitFor();
   if (scenario.name === 'removed') await page.locator('obv-link-account').locator('#s p:not(.title)').waitFor();
@@ -248,14 +248,21 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       assert.equal(await radios.count(), 2);
       const first = group.getByRole('radio', { name: 'Sandbox Federal Bank Checking ending in 4321' });
       assert.equal(await first.isChecked(), true);
+      // The chosen account once ready (its reference comes with the confirmation at the form's submit).
       const value = () =>
-        page.evaluate(() => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value);
-      assert.equal(await value(), `ref_${'acc1'.padEnd(22, '0')}`);
+        page.evaluate(
+          () =>
+            (document.querySelector('obv-link-account') as HTMLElement & { account?: { accountLabel: string } }).account
+              ?.accountLabel ?? '',
+        );
+      assert.equal(await value(), 'Checking ••••4321');
       await first.focus();
       await page.keyboard.press('ArrowDown');
       await page.waitForFunction(
-        (ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref,
-        `ref_${'acc2'.padEnd(22, '0')}`,
+        (label) =>
+          (document.querySelector('obv-link-account') as HTMLElement & { account?: { accountLabel: string } }).account
+            ?.accountLabel === label,
+        'Savings ••••9876',
       );
       assert.equal(await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(), true);
       assert.equal(
@@ -271,8 +278,10 @@ describe('the element’s saved-account states in Chromium', { timeout: 600_000 
       assert.equal(await value(), '', 'no saved account is chosen while another is about to be linked');
       await host.getByRole('button', { name: 'Use a saved account' }).click();
       await page.waitForFunction(
-        (ref) => (document.querySelector('obv-link-account') as HTMLElement & { value: string }).value === ref,
-        `ref_${'acc2'.padEnd(22, '0')}`,
+        (label) =>
+          (document.querySelector('obv-link-account') as HTMLElement & { account?: { accountLabel: string } }).account
+            ?.accountLabel === label,
+        'Savings ••••9876',
       );
       assert.equal(
         await group.getByRole('radio', { name: /Savings ending in 9876/ }).isChecked(),

@@ -132,40 +132,45 @@ describe('saved accounts', () => {
     assert.deepEqual(plain.accounts, []);
   });
 
-  test("chosen is not confirmed: a saved account chosen on a hosted page releases nothing to the merchant until the shopper's Continue", async () => {
-    const { saved } = await linkAndSave();
-    const { linkToken, purchase } = await linkSession({
-      savedAccounts: [saved.sealed],
-      hosted: { completionRedirectUri: 'https://shop.example/linked', state: 'st-1' },
+  for (const [page, extra] of [
+    ["the element's (confirmed at its form's submit)", {}],
+    [
+      "a hosted page's (confirmed by Continue)",
+      { hosted: { completionRedirectUri: 'https://shop.example/linked', state: 'st-1' } },
+    ],
+  ] as const) {
+    test(`chosen is not confirmed: a saved account chosen on ${page} page releases nothing to the merchant until the shopper confirms it`, async () => {
+      const { saved } = await linkAndSave();
+      const { linkToken, purchase } = await linkSession({ savedAccounts: [saved.sealed], ...extra });
+      const [offered] = (await offerOf(linkToken)).accounts;
+      assert.ok(offered);
+      const before = reports.length;
+      // What the element does as soon as the page opens: the first saved account, chosen.
+      const chosen = await post('/saved-accounts/use', { linkToken, savedAccountId: offered.id });
+      assert.equal(chosen.status, 201);
+      const { linkRef } = (await chosen.json()) as { linkRef: string };
+      assert.ok(linkRef, 'the page has the account at once');
+      // Opened and left (a mail scanner, a link preview): no onOutcome (the event goes out with it), nothing payable.
+      assert.equal(reports.length, before, 'no onOutcome');
+      const refused = await pay(linkRef, purchase);
+      assert.equal(refused.status, 403);
+      assert.equal(((await refused.json()) as Problem).type, 'urn:obv-link:problem:choice-unconfirmed');
+      assert.equal((await fetch(`${pair.baseUrl}/links/${linkRef}`, { headers: { authorization: AUTH } })).status, 403);
+      const transactions = pair.provider.stats.transactions;
+      // The shopper submits the form (or taps Continue).
+      assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
+      assert.equal(reports.length, before + 1);
+      assert.equal(reports.at(-1)?.outcome.status, 'success');
+      assert.equal((await pay(linkRef, purchase)).status, 201);
+      assert.equal(pair.provider.stats.transactions, transactions + 1);
+      // Again: nothing more; an unknown reference is named.
+      assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
+      assert.equal(reports.length, before + 1);
+      const unknown = await post('/saved-accounts/confirm', { linkRef: 'x'.repeat(22) });
+      assert.equal(unknown.status, 404);
+      assert.equal(((await unknown.json()) as Problem).errors?.[0]?.path, 'linkRef');
     });
-    const [offered] = (await offerOf(linkToken)).accounts;
-    assert.ok(offered);
-    const before = reports.length;
-    // What the hosted page's element does as soon as the page opens: the first saved account, chosen.
-    const chosen = await post('/saved-accounts/use', { linkToken, savedAccountId: offered.id });
-    assert.equal(chosen.status, 201);
-    const { linkRef } = (await chosen.json()) as { linkRef: string };
-    assert.ok(linkRef, 'the page has the account at once');
-    // Opened and left (a mail scanner, a link preview): no onOutcome (the event goes out with it), nothing payable.
-    assert.equal(reports.length, before, 'no onOutcome');
-    const refused = await pay(linkRef, purchase);
-    assert.equal(refused.status, 403);
-    assert.equal(((await refused.json()) as Problem).type, 'urn:obv-link:problem:choice-unconfirmed');
-    assert.equal((await fetch(`${pair.baseUrl}/links/${linkRef}`, { headers: { authorization: AUTH } })).status, 403);
-    const transactions = pair.provider.stats.transactions;
-    // The shopper taps Continue.
-    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
-    assert.equal(reports.length, before + 1);
-    assert.equal(reports.at(-1)?.outcome.status, 'success');
-    assert.equal((await pay(linkRef, purchase)).status, 201);
-    assert.equal(pair.provider.stats.transactions, transactions + 1);
-    // Again: nothing more; an unknown reference is named.
-    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
-    assert.equal(reports.length, before + 1);
-    const unknown = await post('/saved-accounts/confirm', { linkRef: 'x'.repeat(22) });
-    assert.equal(unknown.status, 404);
-    assert.equal(((await unknown.json()) as Problem).errors?.[0]?.path, 'linkRef');
-  });
+  }
 
   test('a consented success gives the server a sealed saved account and the consent record (GET /links and onOutcome); the browser sees neither', async () => {
     const { saved, sessionId, linkRef } = await linkAndSave();
@@ -260,6 +265,8 @@ describe('saved accounts', () => {
     assert.equal(outcome.displayLabel, 'Checking ••••4321');
     assert.equal(pair.provider.stats.verificationRequests, verificationsBefore, 'no upstream verification');
     const transactionsBefore = pair.provider.stats.transactions;
+    // The element confirms the choice at its form's submit.
+    assert.equal((await post('/saved-accounts/confirm', { linkRef: outcome.linkRef })).status, 204);
     const paid = await pay(outcome.linkRef, purchase);
     assert.equal(paid.status, 201, await paid.clone().text());
     assert.equal(pair.provider.stats.transactions, transactionsBefore + 1);
@@ -405,6 +412,7 @@ describe('saved accounts', () => {
     const chosen = (await (
       await post('/saved-accounts/use', { linkToken: earlier.linkToken, savedAccountId: earlierOffer.accounts[0]!.id })
     ).json()) as { linkRef: string };
+    assert.equal((await post('/saved-accounts/confirm', { linkRef: chosen.linkRef })).status, 204);
     // Another open link session offering both.
     const open = await linkSession({ savedAccounts: [kept.saved.sealed, dropped.saved.sealed] });
     const { linkToken } = await linkSession({ savedAccounts: [kept.saved.sealed, dropped.saved.sealed] });
@@ -501,6 +509,7 @@ describe('saved accounts', () => {
     const { linkRef } = (await (
       await post('/saved-accounts/use', { linkToken, savedAccountId: offered!.id })
     ).json()) as { linkRef: string };
+    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
     const refused = await pay(linkRef, purchase);
     assert.equal(refused.status, 422);
     const problem = (await refused.json()) as Problem & { providerCode: string };
@@ -578,6 +587,7 @@ describe('saved accounts', () => {
     const { linkRef } = (await (
       await post('/saved-accounts/use', { linkToken, savedAccountId: offered!.id })
     ).json()) as { linkRef: string };
+    assert.equal((await post('/saved-accounts/confirm', { linkRef })).status, 204);
     const paid = await pay(linkRef, purchase);
     return (
       paid.status === 422 && ((await paid.json()) as Problem).type === 'urn:obv-link:problem:reauthorization-required'
@@ -753,6 +763,13 @@ describe('saved accounts in merchant events', () => {
     const { linkRef } = (await (
       await call('/saved-accounts/use', { linkToken: again.linkToken, savedAccountId: offered!.id })
     ).json()) as { linkRef: string };
+    // Chosen, not confirmed: no event recorded (an event is recorded before the choice's answer, when there is one).
+    assert.equal(
+      (await events()).find((e) => e.data.linkRef === linkRef),
+      undefined,
+      'no event before the confirmation',
+    );
+    assert.equal((await call('/saved-accounts/confirm', { linkRef })).status, 204);
     const chosen = (await events()).find((e) => e.type === 'link.succeeded' && e.data.linkRef === linkRef);
     assert.equal(chosen?.data.savedAccountId, saved!.accountId);
     assert.equal(chosen?.data.savedAccount, undefined);

@@ -12,7 +12,7 @@ import type { TransactionClient } from '../upstream/transaction-client.ts';
 import { resolveLinkRef, type LinkRefDeps } from './linked-account.ts';
 import { Amount, CurrencyCode, text } from '../common/validation.ts';
 import { claimOrder, earlierPayment, readPayment, type PaymentRecord, type Replay } from './orders.ts';
-import { tellPayment, tellReauthorization } from './payment-events.ts';
+import { tellPaymentSucceeded, tellReauthorization } from './payment-events.ts';
 import { createSubmitter, type SubmitDeps } from './submit.ts';
 import type { SessionRecord } from '../storage/sessions.ts';
 import { reauthorizationCode, reauthorizationRequired, staleAccountId } from '../accounts/reauthorization.ts';
@@ -89,11 +89,7 @@ export function createPayer(deps: PayerDeps, client: TransactionClient): Payer {
   const { config, logger } = deps;
   const submit = createSubmitter(deps, client);
 
-  const tellReplayed = (payment: PaymentRecord) =>
-    tellPayment(deps, 'payment.succeeded', payment, {
-      transactionId: payment.transactionId ?? '',
-      transactionStatus: payment.transactionStatus ?? '',
-    });
+  const tellReplayed = (payment: PaymentRecord) => tellPaymentSucceeded(deps, payment);
 
   return async function pay(input: PaymentInput, idempotencyKey?: string): Promise<PaymentAnswer> {
     const retry = { idempotencyKey, requestDigest: requestDigest(input) };

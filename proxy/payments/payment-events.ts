@@ -50,6 +50,32 @@ export async function tellPayment<Type extends PaymentEventType>(
   }
 }
 
+/**
+ * Records `payment.succeeded`, or throws: the payment stands, but its answer waits until its event is
+ * durable too. A database that fails between the payment's commit and the event's (a crash, a failover)
+ * then answers 503, and the merchant's retry with the same Idempotency-Key replays the payment and records
+ * the event (its id is the payment's, so once). Answering 201 without it would lose the event for good.
+ */
+export async function tellPaymentSucceeded(deps: PaymentTelling, payment: PaymentRecord): Promise<void> {
+  try {
+    await deps.events.emit(
+      'payment.succeeded',
+      {
+        ...paymentFields(payment),
+        transactionId: payment.transactionId ?? '',
+        transactionStatus: payment.transactionStatus ?? '',
+      },
+      { once: `payment.succeeded:${payment.paymentId}` },
+    );
+  } catch (error) {
+    deps.logger.error(
+      { err: safeError(error), merchantTransactionId: payment.merchantTransactionId, type: 'payment.succeeded' },
+      'the merchant event could not be recorded; the payment stands and is answered when retried',
+    );
+    throw error;
+  }
+}
+
 /** Records `reauthorization.required` (the account must be reconnected); logged when the outbox cannot be written. */
 export async function tellReauthorization(
   deps: PaymentTelling,

@@ -8,7 +8,7 @@ import { TokenUnavailableError, UpstreamHttpError, UpstreamUnreachableError } fr
 import { connectionNeverEstablished } from '../upstream/http.ts';
 import type { TransactionClient, TransactionResult } from '../upstream/transaction-client.ts';
 import { finishPayment, releaseOrder, type OrderDeps, type PaymentRecord } from './orders.ts';
-import { tellPayment, type PaymentTelling } from './payment-events.ts';
+import { tellPayment, tellPaymentSucceeded, type PaymentTelling } from './payment-events.ts';
 
 export interface SubmitDeps extends OrderDeps, PaymentTelling {
   config: OrderDeps['config'] &
@@ -162,10 +162,7 @@ export function createSubmitter(deps: SubmitDeps, client: TransactionClient): Su
     } else {
       const paid: PaymentRecord = { ...answered, state: 'completed' };
       await finishPayment(deps, paid);
-      await tellPayment(deps, 'payment.succeeded', paid, {
-        transactionId: paid.transactionId ?? '',
-        transactionStatus: paid.transactionStatus ?? '',
-      });
+      await tellPaymentSucceeded(deps, paid);
     }
     return result;
   };

@@ -1,8 +1,11 @@
-// `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S] [--engine redis|postgres]`: see chaos.ts. Prints
-// `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session; merchant events: D delivered,
+// `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S] [--engine redis|postgres]`: see chaos.ts.
+// Prints `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session; merchant events: D delivered,
 // R duplicated (same id), M missing` and exits 1 on any violation.
+// `--failover postgres|redis [--orders N] [--async] [--behind MS]`: the failover rehearsal instead (failover.ts), its
+// own line of figures, exit 1 on any loss.
 import { parseArgs } from 'node:util';
 import { formatReport, hasViolations, runChaos } from './chaos.ts';
+import { failoverViolations, formatFailoverReport, runFailover } from './failover.ts';
 import { durableViolations, formatDurableReport, runDurableChaos } from './durable.ts';
 
 const { values } = parseArgs({
@@ -15,7 +18,13 @@ const { values } = parseArgs({
     engine: { type: 'string', default: 'redis' },
     // One durable instance (SQLite, the default deployment) killed and restarted, instead of a Redis cluster.
     durable: { type: 'boolean', default: false },
-    orders: { type: 'string', default: '60' },
+    orders: { type: 'string' },
+    // The failover rehearsal on a replicated engine (failover.ts): postgres or redis.
+    failover: { type: 'string' },
+    // With --failover postgres: an asynchronous standby (synchronous_commit = local) instead of a synchronous one.
+    async: { type: 'boolean', default: false },
+    // With --failover: freeze the standby this many ms before the primary is killed (a standby behind).
+    behind: { type: 'string', default: '0' },
   },
 });
 
@@ -30,13 +39,31 @@ function positive(name: string, raw: string, max: number): number {
 
 if (values.durable) {
   const durable = await runDurableChaos({
-    orders: positive('orders', values.orders, 10_000),
+    orders: positive('orders', values.orders ?? '60', 10_000),
     concurrency: positive('concurrency', values.concurrency === '64' ? '8' : values.concurrency, 256),
     progress: (line) => console.log(line),
   });
   for (const example of durable.examples) console.log(`chaos: violation: ${example}`);
   console.log(formatDurableReport(durable));
   process.exit(durableViolations(durable) > 0 ? 1 : 0);
+}
+
+if (values.failover !== undefined) {
+  if (values.failover !== 'postgres' && values.failover !== 'redis') {
+    console.error('chaos: --failover must be postgres or redis');
+    process.exit(2);
+  }
+  const failover = await runFailover({
+    engine: values.failover,
+    orders: positive('orders', values.orders ?? '150', 10_000),
+    concurrency: positive('concurrency', values.concurrency === '64' ? '12' : values.concurrency, 256),
+    replication: values.async ? 'asynchronous' : 'synchronous',
+    standbyBehindMs: Number(values.behind) > 0 ? positive('behind', values.behind, 60_000) : 0,
+    progress: (line) => console.log(line),
+  });
+  for (const example of failover.examples) console.log(`chaos: violation: ${example}`);
+  console.log(formatFailoverReport(failover));
+  process.exit(failoverViolations(failover) > 0 ? 1 : 0);
 }
 
 if (values.engine !== 'redis' && values.engine !== 'postgres') {

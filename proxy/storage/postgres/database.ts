@@ -128,6 +128,8 @@ export class Database {
   async #migrate(): Promise<MigrationReport> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    const onError = (error: Error) => (broken ??= error);
+    client.on('error', onError);
     try {
       const report = await migrate(client, this.schema);
       if (report.to !== report.from)
@@ -144,6 +146,7 @@ export class Database {
       throw error;
     } finally {
       // A session-level advisory lock dies with its connection: one that failed mid-way is not reused.
+      client.off('error', onError);
       client.release(broken && !(broken instanceof DatabaseSchemaError) ? broken : undefined);
     }
   }
@@ -172,6 +175,10 @@ export class Database {
       throw asStorageError(error, this.location);
     }
     let broken: Error | undefined;
+    // The pool stops listening for a connection's 'error' while it is lent out: a server that dies
+    // mid-transaction (a crash, a failover) would otherwise end the process. The failing query rejects too.
+    const onError = (error: Error) => (broken ??= error);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const result = await step({ query: async (text, values) => (await client.query(text, values)).rows });
@@ -182,6 +189,7 @@ export class Database {
       else await client.query('ROLLBACK').catch((rollbackError: unknown) => (broken = rollbackError as Error));
       throw asStorageError(error, this.location);
     } finally {
+      client.off('error', onError);
       client.release(broken);
     }
   }

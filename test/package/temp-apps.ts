@@ -1,10 +1,21 @@
 // Shared steps of the installed-package tests: pack this checkout once (`npm pack`, which runs the
-// `prepack` build), make throw-away apps in temp folders that install the tarball with npm as a merchant
+// `prepack` build; later test files reuse that tarball while the checkout is unchanged), make throw-away apps in temp folders that install the tarball with npm as a merchant
 // runs it (npm 12, its default settings; versions pinned to this project's lockfile, so the npm cache
 // already holds them), and run their commands as child processes with bounded time.
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -32,14 +43,52 @@ export async function exec(
   }
 }
 
-/** `npm pack` of this checkout into a fresh temp folder; returns the tarball's path. */
+/**
+ * What `npm pack` would pack, as one hash: the commit, the tracked files' changes and the untracked ones
+ * (their names and contents). Undefined outside a git checkout (then nothing is cached).
+ */
+async function checkoutHash(): Promise<string | undefined> {
+  try {
+    const hash = createHash('sha256');
+    hash.update(await exec('git', ['rev-parse', 'HEAD'], ROOT));
+    hash.update(await exec('git', ['diff', 'HEAD', '--binary'], ROOT));
+    const untracked = (await exec('git', ['ls-files', '--others', '--exclude-standard', '-z'], ROOT)).split('\0');
+    for (const file of untracked.filter(Boolean).sort()) {
+      hash.update(`\0${file}\0`);
+      hash.update(readFileSync(path.join(ROOT, file)));
+    }
+    return hash.digest('hex').slice(0, 16);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `npm pack` of this checkout into `destination`; returns the tarball's path. The package test files each
+ * need the tarball and run one after the other: the first packs (its `prepack` builds everything), the
+ * others copy its tarball while the checkout is unchanged (same hash), which keeps a minute or two of
+ * builds out of `npm test`.
+ */
 export async function packThisCheckout(destination: string): Promise<string> {
-  await exec('npm', ['pack', '--pack-destination', destination, '--silent'], ROOT, 300_000);
   const { name, version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
     name: string;
     version: string;
   };
-  return path.join(destination, `${name}-${version}.tgz`);
+  const file = `${name}-${version}.tgz`;
+  const key = await checkoutHash();
+  const cached = key && path.join(tmpdir(), `obv-link-tarball-${key}`, file);
+  if (cached && existsSync(cached)) {
+    copyFileSync(cached, path.join(destination, file));
+    return path.join(destination, file);
+  }
+  await exec('npm', ['pack', '--pack-destination', destination, '--silent'], ROOT, 300_000);
+  if (cached && key === (await checkoutHash())) {
+    // Written under a temporary name, then renamed: a reader never sees half a tarball.
+    mkdirSync(path.dirname(cached), { recursive: true });
+    copyFileSync(path.join(destination, file), `${cached}.partial`);
+    renameSync(`${cached}.partial`, cached);
+  }
+  return path.join(destination, file);
 }
 
 /** `name@version` as this project's lockfile pins it (so the install is served from the npm cache). */

@@ -4,9 +4,15 @@
 // 2026-11-26 the demo ran inside the bench process and that shared loop showed up in the shopper's p99.
 // The proxy's options come as JSON in BENCH_DEMO_PROXY (storage, data directory, Redis URL); the parent
 // owns that storage and removes it, since this process simply exits when the parent lets it go.
-import { ServerResponse } from 'node:http';
+import { ServerResponse, type IncomingMessage } from 'node:http';
 import { startDemo } from '../../demo/start-demo.ts';
 import { serveRpc } from '../lib/rpc.ts';
+import {
+  BARE_FIRST_TIME_PAGE,
+  BARE_FIRST_TIME_PATH,
+  BARE_RETURNING_PAGE,
+  BARE_RETURNING_PATH,
+} from '../fixtures/bare-shopper-pages.ts';
 
 const wallClock = (): number => performance.timeOrigin + performance.now();
 
@@ -32,6 +38,20 @@ ServerResponse.prototype.writeHead = function (this: ServerResponse, ...args: Pa
 const proxyOptions = JSON.parse(process.env.BENCH_DEMO_PROXY ?? '{}') as Record<string, unknown>;
 // No rate limit: hundreds of starts and choices a minute from one address.
 const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...proxyOptions } });
+
+// The shopper sections' bare pages (fixtures/bare-shopper-pages.ts) on the checkout's origin, ahead of
+// the demo's own handler: the same cookies and origin as the checkout, without its CSP (inline script).
+const bare = new Map([
+  [BARE_FIRST_TIME_PATH, BARE_FIRST_TIME_PAGE],
+  [BARE_RETURNING_PATH, BARE_RETURNING_PAGE],
+]);
+const demoHandlers = demo.server.listeners('request') as ((...args: unknown[]) => void)[];
+demo.server.removeAllListeners('request');
+demo.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+  const page = req.method === 'GET' ? bare.get(req.url ?? '') : undefined;
+  if (page === undefined) for (const handler of demoHandlers) handler.call(demo.server, req, res);
+  else res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' }).end(page);
+});
 
 serveRpc({
   url: () => demo.url,

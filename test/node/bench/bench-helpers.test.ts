@@ -12,6 +12,7 @@ import {
 } from '../../../bench/lib/notifications.ts';
 import { parseOptions } from '../../../bench/lib/options.ts';
 import { markdownTable } from '../../../bench/lib/report.ts';
+import { overBareRows } from '../../../bench/lib/over-bare.ts';
 import { percentile, summarize } from '../../../bench/lib/stats.ts';
 import { reachableSteps } from '../../../bench/sections/socket-memory.ts';
 import { benchProxyOptions } from '../../../bench/lib/obv-proxy-options.ts';
@@ -150,6 +151,18 @@ describe('bench report', () => {
     assert.match(table[2] as string, /\| yes \|$/);
     assert.match(table[3] as string, /\| NO {2}\|$/);
     assert.equal(new Set(table.map((line) => line.length)).size, 1);
+  });
+
+  it("judges the shopper's figures over the bare page: at most +15 ms at p50 and 1.3× at p99", () => {
+    const figures = (p50: number, p99: number) => ({ ...summarize([p50]), p50, p99 });
+    const bare = figures(20, 50);
+    const [p50, p99] = overBareRows('flow,', figures(35, 65), bare);
+    assert.deepEqual([p50?.comparison, p50?.met, p99?.comparison, p99?.met], ['+15.0 ms', true, '1.30×', true]);
+    assert.match(p50?.baseline ?? '', /^20\.0 ms bare page$/);
+    const [slow50, slow99] = overBareRows('flow,', figures(35.1, 65.1), bare);
+    assert.deepEqual([slow50?.met, slow99?.met], [false, false]);
+    // Slower than the bare page in absolute terms is not what is judged: the same ratio on a loaded run passes.
+    assert.equal(overBareRows('flow,', figures(120, 260), figures(110, 200))[1]?.met, true);
   });
 });
 

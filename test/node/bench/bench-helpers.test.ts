@@ -41,6 +41,7 @@ describe('bench options', () => {
       'size',
       'start',
       'relay',
+      'relay-instances',
       'intake',
       'memory',
       'tokens',

@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startProvider } from '../../sandbox/index.ts';
-import { INSTANCE_MERCHANT_API_KEY, postLinkSession, ProxyProcess } from './cluster.ts';
+import { postLinkSession, ProxyProcess } from './cluster.ts';
+import { API, payOrder, retrying } from './checkout-steps.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 import { EVENTS_SECRET, startMerchantEndpoint } from '../helpers/merchant-endpoint.ts';
 
@@ -41,7 +42,6 @@ export interface DurableChaosReport {
   examples: string[];
 }
 
-const API = { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` };
 const TIMINGS = {
   retryDelaysMs: [200, 500, 1_000, 2_000, 4_000, 8_000],
   attemptTimeoutMs: 2_000,
@@ -50,22 +50,6 @@ const TIMINGS = {
 };
 /** A payment's lease with OBV_UPSTREAM_TIMEOUT=1s: 4 × 1 s + 5 s. */
 const PAYMENT_LEASE_MS = 9_000;
-const STEP_LIMIT_MS = 30_000;
-
-/** Retries `step` while the proxy is down or busy (bounded); undefined when it never answered. */
-async function retrying<T>(step: () => Promise<T | undefined>, limitMs = STEP_LIMIT_MS): Promise<T | undefined> {
-  const deadline = Date.now() + limitMs;
-  for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
-    try {
-      const value = await step();
-      if (value !== undefined) return value;
-    } catch {
-      // Connection refused or cut: the instance is being killed or restarted.
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay));
-  }
-  return undefined;
-}
 
 export async function runDurableChaos(options: DurableChaosOptions): Promise<DurableChaosReport> {
   const started = Date.now();
@@ -166,28 +150,7 @@ export async function runDurableChaos(options: DurableChaosOptions): Promise<Dur
       }, 60_000);
       if (!linkRef) return example(`${order}: the outcome was lost`);
       linked.set(order, linkRef);
-      const transactionId = await retrying(async () => {
-        const response = await fetch(`${instance.url}/obv/transactions`, {
-          method: 'POST',
-          headers: { ...API, 'idempotency-key': `pay-${order}` },
-          body: JSON.stringify({
-            linkRef,
-            merchantUserId: purchase.merchantUserId,
-            merchantTransactionId: order,
-            amount: '10.00',
-            currency: 'USD',
-          }),
-          signal: AbortSignal.timeout(5_000),
-        });
-        if (response.status === 201) return ((await response.json()) as { transactionId: string }).transactionId;
-        // 409: in progress (wait), or the first payment's result is unknown after a kill (reconciled below).
-        if (
-          response.status === 409 &&
-          ((await response.json()) as { payment?: { state?: string } }).payment?.state === 'unknown'
-        )
-          return 'unknown';
-        return undefined;
-      }, 40_000);
+      const transactionId = await payOrder(() => instance.url, order, linkRef, purchase.merchantUserId);
       if (transactionId && transactionId !== 'unknown') answered.set(order, transactionId);
     };
     const worker = async () => {

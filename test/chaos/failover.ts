@@ -16,7 +16,8 @@
 // ONE`, as Sentinel or a managed service would; both with `appendonly yes`, `appendfsync always`.
 import { Redis } from 'ioredis';
 import { startProvider } from '../../sandbox/index.ts';
-import { INSTANCE_MERCHANT_API_KEY, postLinkSession, ProxyProcess } from './cluster.ts';
+import { postLinkSession, ProxyProcess } from './cluster.ts';
+import { API, payOrder, retrying } from './checkout-steps.ts';
 import { lookupSession } from '../helpers/session-requests.ts';
 import { EVENTS_SECRET, startMerchantEndpoint } from '../helpers/merchant-endpoint.ts';
 import { startPostgresServer, startStandby } from '../helpers/postgres-server.ts';
@@ -107,7 +108,6 @@ interface ReplicatedEngine {
   close(): Promise<void>;
 }
 
-const API = { 'content-type': 'application/json', authorization: `Bearer ${INSTANCE_MERCHANT_API_KEY}` };
 const EVENT_TIMINGS = {
   retryDelaysMs: [200, 500, 1_000, 2_000, 2_000, 2_000, 2_000, 2_000, 2_000, 2_000],
   attemptTimeoutMs: 2_000,
@@ -116,24 +116,9 @@ const EVENT_TIMINGS = {
 };
 /** A payment's lease with OBV_UPSTREAM_TIMEOUT=1s: 4 × 1 s + 5 s. */
 const PAYMENT_LEASE_MS = 9_000;
-const STEP_LIMIT_MS = 30_000;
 const EVENTS_WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-async function retrying<T>(step: () => Promise<T | undefined>, limitMs = STEP_LIMIT_MS): Promise<T | undefined> {
-  const deadline = Date.now() + limitMs;
-  for (let delay = 50; Date.now() < deadline; delay = Math.min(delay * 2, 500)) {
-    try {
-      const value = await step();
-      if (value !== undefined) return value;
-    } catch {
-      // Refused, cut or timed out: the database is failing over.
-    }
-    await sleep(delay);
-  }
-  return undefined;
-}
 
 async function startReplicatedPostgres(replication: 'synchronous' | 'asynchronous'): Promise<ReplicatedEngine> {
   const name = 'obv_standby';
@@ -384,27 +369,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
         return example(`${order}: no outcome within 60 s`);
       }
       linked.set(order, linkRef);
-      const transactionId = await retrying(async () => {
-        const response = await fetch(`${next()}/obv/transactions`, {
-          method: 'POST',
-          headers: { ...API, 'idempotency-key': `pay-${order}` },
-          body: JSON.stringify({
-            linkRef,
-            merchantUserId: purchase.merchantUserId,
-            merchantTransactionId: order,
-            amount: '10.00',
-            currency: 'USD',
-          }),
-          signal: AbortSignal.timeout(5_000),
-        });
-        if (response.status === 201) return ((await response.json()) as { transactionId: string }).transactionId;
-        if (
-          response.status === 409 &&
-          ((await response.json()) as { payment?: { state?: string } }).payment?.state === 'unknown'
-        )
-          return 'unknown';
-        return undefined;
-      }, 40_000);
+      const transactionId = await payOrder(next, order, linkRef, purchase.merchantUserId);
       if (transactionId && transactionId !== 'unknown') answered.set(order, transactionId);
     };
     const worker = async () => {

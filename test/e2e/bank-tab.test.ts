@@ -298,9 +298,11 @@ describe('the bank tab in headful Chromium', { timeout: TEST_TIMEOUT_MS * 5 }, (
       await tab.getByLabel('Username').waitFor();
       await page.bringToFront();
       await page.waitForFunction(() => document.visibilityState === 'visible');
-      // Closed from the bank tab's own script: the checkout stays in front and sees no visibility change.
-      await tab.evaluate(() => window.close());
-      await tab.waitForEvent('close');
+      // Closed from the bank tab's own script: the checkout stays in front and sees no visibility change. The
+      // close is awaited from before the script runs: it may end before `evaluate` answers (or cut its answer).
+      const closed = tab.waitForEvent('close');
+      await tab.evaluate(() => window.close()).catch(() => undefined);
+      await closed;
       await element(page).getByRole('button', { name: 'Go to your bank' }).click();
       await element(page).getByText('Your bank’s page was closed').waitFor();
       assert.equal(await focusedPart(page), 'link');

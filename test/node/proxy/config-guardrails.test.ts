@@ -397,6 +397,12 @@ describe('OBV_MERCHANT_API_KEY: no patterned key', () => {
         .merchantApiKey,
     );
   });
+
+  test('accepts the rare random hex key with only 8 distinct characters (about one `openssl rand -hex 16` in 30,000)', () => {
+    const key = '3a7f0c3e9a70f3c7e0a9c3f7a0e9c37f';
+    assert.equal(new Set(key).size, 8);
+    assert.ok(configFromEnv({ ...VALID_ENV, ...GATEWAY, OBV_MERCHANT_API_KEY: key }).merchantApiKey);
+  });
 });
 
 describe('protections switched off are said at boot, one line each', () => {

@@ -1,7 +1,8 @@
 // Reads a V8 .cpuprofile (from BENCH_CPU_PROF=1 or `node --cpu-prof`) and prints where the time went:
 // self time by package/folder and by function, and inclusive time by package/folder (a sample counts
 // once for every package on its stack, so native work such as a socket write is charged to its caller).
-// With `--per N` (the requests the profile covers), also each step of a notification in µs per request:
+// With `--per N` (the requests the profile covers), also each step of a request (a notification, a start,
+// a payment) in µs per request:
 // every busy sample goes to the first step in STEPS that has a frame on its stack.
 //   npx tsx bench/profile-summary.ts /tmp/obv-link-bench-profiles/obv-server-….cpuprofile [top] [--per 20000]
 import { readFileSync } from 'node:fs';
@@ -34,11 +35,21 @@ const fn =
     names.test(frame.functionName) && url.test(frame.url);
 const inUrl = (url: RegExp) => (frame: Frame) => url.test(frame.url);
 
-/** A notification's steps, most specific first: a sample belongs to the first whose frame is on its stack. */
+/** A request's steps (a notification's, a start's, a payment's), most specific first: a sample belongs to the first whose frame is on its stack. */
 const STEPS: [string, (frame: Frame) => boolean][] = [
   ["the profiler and the bench's RPC", (f) => /node:inspector|bench\/lib\/rpc/.test(f.url)],
   ['logging (pino, the line written)', inUrl(/node_modules\/(pino|sonic-boom|quick-format-unescaped)\//)],
   ['metrics (prom-client)', inUrl(/node_modules\/prom-client\//)],
+  // A start's and a payment's call upstream (its socket write too), and what the proxy does with the answer.
+  ["provider text scrubbing (the answer's echoes of the token)", inUrl(/upstream\/provider-text/)],
+  [
+    'upstream client (ky, fetch: undici, the bearer)',
+    (f) =>
+      /node_modules\/ky\/|node:internal\/deps\/undici|internal\/webstreams/.test(f.url) ||
+      /upstream\/(http|verification-client|transaction-client|token-manager|upstream)\./.test(f.url),
+  ],
+  ['merchant API key check', inUrl(/http\/merchant-auth/)],
+  ['rate limiting', inUrl(/node_modules\/express-rate-limit\//)],
   ['signature (Standard Webhooks HMAC)', inUrl(/common\/webhook-signature/)],
   [
     'schema checks (zod, the outcome read)',
@@ -71,7 +82,10 @@ const STEPS: [string, (frame: Frame) => boolean][] = [
     'body reading (body-parser)',
     inUrl(/node_modules\/(body-parser|raw-body|type-is|iconv-lite|bytes|on-finished|destroy)\//),
   ],
-  ['our notification code', inUrl(/proxy\/(notifications|verifications|routes|accounts|common|app\.ts)/)],
+  [
+    'our code (routes, notifications, verifications, payments, link sessions)',
+    inUrl(/proxy\/(notifications|verifications|payments|link-sessions|routes|accounts|common|http|app\.ts)/),
+  ],
   ['routing (Express, router)', inUrl(/node_modules\/(express|router|path-to-regexp|parseurl|finalhandler|debug)\//)],
   [
     'HTTP parsing and sockets (node:)',

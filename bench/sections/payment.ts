@@ -2,10 +2,12 @@
 // sample is a whole link first, untimed: the link session (in the proxy's process, as a merchant's Node
 // server makes it), the element's start (POST /obv/verifications), the sandbox bank's sign-in (which
 // sends the provider's signed notification to the proxy), the outcome read back (POST /obv/sessions/lookup,
-// as the element's polling fallback does) for its link reference. Then only the payment is timed: the
-// proxy resolves the reference in its session store, claims the order, calls endpoint 4 with the stored
-// accountToken, records the payment. Beside it, in the same run: endpoint 4 called directly with a bearer
-// and an accountToken the sandbox issued (what a merchant without obv-link would send), alternating.
+// as the element's polling fallback does) for its link reference. Every sample's link is made first; then
+// only the payments are timed: the proxy resolves the reference in its session store, claims the order,
+// calls endpoint 4 with the stored accountToken, records the payment. Beside it, in the same run: endpoint
+// 4 called directly with a bearer and an accountToken the sandbox issued (what a merchant without obv-link
+// would send), alternating. The payments run apart from the links so that the CPU the proxy's process
+// used over them (and its profile, BENCH_CPU_PROF=1) is the payments' alone.
 import { expectStatus, SequentialClient } from '../lib/http-client.ts';
 import { BENCH_MERCHANT_API_KEY } from '../lib/obv-proxy-options.ts';
 import type { BenchOptions } from '../lib/options.ts';
@@ -95,28 +97,42 @@ export async function measurePayment({ sizes }: BenchOptions, storage: BenchStor
   const provider = new SequentialClient(stack.providerUrl);
   const samples = { proxy: [] as number[], direct: [] as number[] };
   let store = '';
+  let cpuMs = 0;
   try {
     store = (await stack.proxy.storage()).store;
     const warmup = Math.min(sizes.warmup, 50);
     const total = warmup + sizes.paySamples;
     const linkTokens = await stack.proxy.prepareLinkSessions(total);
     const token = await fetchToken(provider);
+    const linkDeadline = Date.now() + sizes.loopTimeoutMs;
+    const linkRefs: string[] = [];
+    for (let index = 0; index < total && Date.now() < linkDeadline; index++)
+      linkRefs.push(await linkOnce(proxy, bank, linkTokens[index]!));
+    const accountToken = (await stack.provider.call<string[]>('accountTokens'))[0];
+    if (!accountToken) throw new Error('the sandbox issued no accountToken');
     const deadline = Date.now() + sizes.loopTimeoutMs;
-    let accountToken: string | undefined;
-    for (let index = 0; index < total && Date.now() < deadline; index++) {
-      const linkRef = await linkOnce(proxy, bank, linkTokens[index]!);
-      accountToken ??= (await stack.provider.call<string[]>('accountTokens'))[0];
-      if (!accountToken) throw new Error('the sandbox issued no accountToken');
+    let cpuBefore = 0;
+    let index = 0;
+    for (; index < linkRefs.length && Date.now() < deadline; index++) {
+      if (index === warmup) {
+        await stack.proxy.profileStart();
+        cpuBefore = await stack.proxy.cpuTime();
+      }
+      const linkRef = linkRefs[index]!;
       // Alternate which goes first, so a noisy neighbour hits both alike.
       const calls = [
         ['proxy', () => payThroughProxy(proxy, linkRef, index)],
-        ['direct', () => payDirect(provider, token, accountToken!, index)],
+        ['direct', () => payDirect(provider, token, accountToken, index)],
       ] as const;
       for (const [path, call] of index % 2 === 0 ? calls : [...calls].reverse()) {
         const started = nowMs();
         await call();
         if (index >= warmup) samples[path].push(nowMs() - started);
       }
+    }
+    if (index > warmup) {
+      cpuMs = (await stack.proxy.cpuTime()) - cpuBefore;
+      await stack.proxy.profileStop(`pay-obv-${storage.name}`);
     }
   } finally {
     proxy.close();
@@ -133,9 +149,28 @@ export async function measurePayment({ sizes }: BenchOptions, storage: BenchStor
     comparison: `${formatDeltaMs(obv[which] - direct[which])} added`,
     aim: '',
   });
+  const cpuPerPaymentUs = (cpuMs * 1000) / Math.max(samples.proxy.length, 1);
   return {
     section: 'pay',
-    rows: [row('p50'), row('p99')],
-    data: { store, proxy: obv, direct, addedP50Ms: obv.p50 - direct.p50, addedP99Ms: obv.p99 - direct.p99 },
+    rows: [
+      row('p50'),
+      row('p99'),
+      {
+        // Independent of the load on the machine: what one payment costs the proxy's single thread.
+        metric: 'server CPU per payment',
+        value: `${Math.round(cpuPerPaymentUs)} µs`,
+        baseline: '',
+        comparison: '',
+        aim: '',
+      },
+    ],
+    data: {
+      store,
+      proxy: obv,
+      direct,
+      addedP50Ms: obv.p50 - direct.p50,
+      addedP99Ms: obv.p99 - direct.p99,
+      cpuPerPaymentUs,
+    },
   };
 }

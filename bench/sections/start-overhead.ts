@@ -4,7 +4,9 @@
 // response. A bare node:http forwarder (token cached, purchases in a Map by link token, no validation,
 // no store, no logs) is timed too: the least any proxy adds. The link sessions are made before the
 // timing, as a merchant's server makes each one before its checkout page loads.
-// Calls rotate between the three paths so a noisy neighbour on the machine hits all alike.
+// Calls rotate between the three paths so a noisy neighbour on the machine hits all alike. Beside the
+// wall-clock figures, the CPU the proxy's and the forwarder's processes used over the timed calls, per
+// start: what a start costs the server's thread, which another process's load does not blur.
 import { SequentialClient } from '../lib/http-client.ts';
 import type { BenchOptions } from '../lib/options.ts';
 import { formatDeltaMs, formatMs, type SectionResult } from '../lib/report.ts';
@@ -23,6 +25,7 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
   const proxy = new SequentialClient(stack.proxy.address.origin);
   const forwarder = new SequentialClient(stack.forwarder.address.origin);
   const samples: Record<Path, number[]> = { direct: [], forwarder: [], proxy: [] };
+  const cpuMs = { proxy: 0, forwarder: 0 };
   let store = '';
   try {
     store = (await stack.proxy.storage()).store;
@@ -42,8 +45,13 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
     };
     const paths = Object.keys(calls) as Path[];
     const deadline = Date.now() + sizes.loopTimeoutMs;
+    const cpuAt = async () => ({ proxy: await stack.proxy.cpuTime(), forwarder: await stack.forwarder.cpuTime() });
+    let cpuBefore = { proxy: 0, forwarder: 0 };
     for (let index = 0; index < total && Date.now() < deadline; index++) {
-      if (index === sizes.warmup) await stack.proxy.profileStart();
+      if (index === sizes.warmup) {
+        await stack.proxy.profileStart();
+        cpuBefore = await cpuAt();
+      }
       for (let turn = 0; turn < paths.length; turn++) {
         const path = paths[(index + turn) % paths.length] as Path;
         const started = nowMs();
@@ -51,7 +59,10 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
         if (index >= sizes.warmup) samples[path].push(nowMs() - started);
       }
     }
-    await stack.proxy.profileStop('start-obv');
+    const cpuAfter = await cpuAt();
+    cpuMs.proxy = cpuAfter.proxy - cpuBefore.proxy;
+    cpuMs.forwarder = cpuAfter.forwarder - cpuBefore.forwarder;
+    await stack.proxy.profileStop(`start-obv-${storage.name}`);
   } finally {
     provider.close();
     proxy.close();
@@ -61,6 +72,8 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
   const obv = summarize(samples.proxy);
   const bare = summarize(samples.direct);
   const floor = summarize(samples.forwarder);
+  const cpuPerStartUs = (cpuMs.proxy * 1000) / Math.max(samples.proxy.length, 1);
+  const forwarderCpuPerStartUs = (cpuMs.forwarder * 1000) / Math.max(samples.forwarder.length, 1);
   return {
     section: 'start',
     rows: [
@@ -86,6 +99,14 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
         comparison: `${formatDeltaMs(obv.p50 - floor.p50)} added`,
         aim: '',
       },
+      {
+        // Independent of the load on the machine: what one start costs the server's single thread.
+        metric: 'server CPU per start',
+        value: `${Math.round(cpuPerStartUs)} µs`,
+        baseline: `${Math.round(forwarderCpuPerStartUs)} µs bare node:http forwarder`,
+        comparison: `+${Math.round(cpuPerStartUs - forwarderCpuPerStartUs)} µs`,
+        aim: '',
+      },
     ],
     data: {
       store,
@@ -96,6 +117,8 @@ export async function measureStartOverhead({ sizes }: BenchOptions, storage: Ben
       addedP99Ms: obv.p99 - bare.p99,
       bareForwarderAddedP50Ms: floor.p50 - bare.p50,
       aimAddedP50Ms: AIM_ADDED_P50_MS,
+      cpuPerStartUs,
+      forwarderCpuPerStartUs,
     },
   };
 }

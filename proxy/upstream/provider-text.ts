@@ -27,12 +27,17 @@ function fold(text: string): string {
   return text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 }
 
+interface EchoGrams {
+  plain: Set<string>;
+  base64: Set<string>;
+}
+
 /**
  * The runs of MIN_ECHO_CHARACTERS that betray `secrets` when echoed, folded (any case): of each secret as it
  * is, URL-encoded, in hex, and in base64 and base64url from each of its first three characters (a part of
  * the secret encodes to a piece of one of these three, whatever its offset, but for its last group).
  */
-function echoGrams(secrets: readonly string[]): { plain: Set<string>; base64: Set<string> } {
+function echoGrams(secrets: readonly string[]): EchoGrams {
   const plain = new Set<string>();
   const base64 = new Set<string>();
   const addGrams = (set: Set<string>, form: string) => {
@@ -68,10 +73,10 @@ function redactWhole(text: string, secret: string): string {
  * of at least MIN_ECHO_CHARACTERS of a secret or of its encodings (a provider may echo a prefix, or a token
  * it re-encoded). A base64 echo loses its last characters too (a partial group still holds a byte).
  */
-function redactSecrets(text: string, secrets: readonly string[]): string {
+function redactSecrets(text: string, secrets: readonly string[], grams: EchoGrams = echoGrams(secrets)): string {
   let whole = text;
   for (const secret of secrets) whole = redactWhole(whole, secret);
-  const { plain, base64 } = echoGrams(secrets);
+  const { plain, base64 } = grams;
   const folded = fold(whole);
   const covered = new Uint8Array(whole.length); // 1 = part of an echo, 2 = part of a base64 echo
   for (let i = 0; i + MIN_ECHO_CHARACTERS <= whole.length; i++) {
@@ -134,11 +139,15 @@ export function loggedFieldErrors(body: unknown): FieldError[] {
 export function withoutSecrets(body: unknown, secrets: readonly (string | undefined)[]): unknown {
   const present = secrets.filter((secret): secret is string => !!secret);
   if (present.length === 0) return body;
+  // The secrets' runs once per body, not once per string in it: building them is most of the walk's work
+  // (about 200 µs a payment answer when they were built for each key and value).
+  const grams = echoGrams(present);
   const walk = (value: unknown, depth: number): unknown => {
-    if (typeof value === 'string') return redactSecrets(value, present);
+    if (typeof value === 'string') return redactSecrets(value, present, grams);
     if (typeof value !== 'object' || value === null) return value;
     // Deeper than the walk goes: kept whole only when its JSON holds no echo, else replaced as a whole.
-    if (depth > 8) return redactSecrets(JSON.stringify(value), present) === JSON.stringify(value) ? value : REDACTED;
+    if (depth > 8)
+      return redactSecrets(JSON.stringify(value), present, grams) === JSON.stringify(value) ? value : REDACTED;
     if (Array.isArray(value)) return value.map((item) => walk(item, depth + 1));
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [walk(key, depth + 1) as string, walk(item, depth + 1)]),

@@ -20,6 +20,7 @@ import { startLimit } from './http/start-limit.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { openFileLimit } from './relay/socket-cap.ts';
 import { createSealer } from './sealing/sealer.ts';
+import { createOutboxCodec } from './sealing/outbox-codec.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { StoreOutageLog } from './storage/outage-log.ts';
 import type { Storage } from './storage/storage.ts';
@@ -55,6 +56,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         production: !config.sandbox,
         logger,
         now: options.now,
+        // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
+        outboxCodec: createOutboxCodec(config.sealingKeys ?? []),
       });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);

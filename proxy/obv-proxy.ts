@@ -225,6 +225,11 @@ function logBoot(logger: Logger, config: ProxyConfig, storage: Storage): void {
       "OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL's origin can)",
     );
   }
+  if (!config.sandbox && !storage.sealsEvents) {
+    logger.warn(
+      'the storage handed to the proxy (backend) keeps merchant events in the clear: build it with createStorage({ …, outboxCodec: createOutboxCodec(sealingKeys) })',
+    );
+  }
   if ((config.sealingKeys ?? []).some(isSandboxSealingKey)) {
     logger.warn(
       "sandbox mode: stored accountTokens are sealed with the sandbox's published key (set OBV_SEALING_KEYS for a key of your own)",

@@ -96,6 +96,7 @@ function sqliteStorage(options: StorageOptions): Storage {
     payments: sqlite.payments,
     linkSessions: sqlite.linkSessions,
     removals: sqlite.removals,
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: sqlite.handle.path,
     syncStats: () => sqlite.handle.syncStats(),
     async close() {

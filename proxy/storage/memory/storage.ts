@@ -23,6 +23,7 @@ export function createMemoryStorage(
     payments: new MemoryPaymentStore({ now }),
     linkSessions: new MemoryLinkSessionStore({ now }),
     removals: new MemoryRemovalStore(),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: 'memory',
     async close() {
       await Promise.all([sessionStore.close(), resultBus.close()]);

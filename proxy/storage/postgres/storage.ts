@@ -58,6 +58,7 @@ export function createPostgresStorage(options: PostgresStorageBuildOptions): Pos
     removals: new PostgresRemovalStore(db),
     rateLimitStore: new PostgresRateLimitStore(db, 'verifications', now),
     authFailureStore: new PostgresRateLimitStore(db, 'auth-failures', now),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: db.location,
     async ready(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -58,6 +58,7 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     rateLimitStore: sessionStore.rateLimitStore('verifications'),
     authFailureStore: sessionStore.rateLimitStore('auth-failures'),
     redeliveryStore: sessionStore.rateLimitStore('redeliveries'),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: redactedRedisUrl(options.url),
     ready: async (timeoutMs) => {
       await Promise.all([sessionStore.ready(timeoutMs), resultBus.ready(timeoutMs)]);

@@ -97,7 +97,7 @@ export class PostgresEventOutbox implements EventOutbox {
       if (this.#closed) return;
       const sealed = await this.#db.transaction(async (tx) => {
         const rows = await tx.query<{ id: string; body: string }>(
-          "SELECT id, body FROM events WHERE body LIKE '{%' LIMIT 200 FOR UPDATE SKIP LOCKED",
+          "SELECT id, body FROM events WHERE left(body, 1) = '{' ORDER BY seq LIMIT 200 FOR UPDATE SKIP LOCKED",
         );
         for (const row of rows) await this.#rewrite(tx, row.id, decodeEvent(this.#codec, row.id, row.body).event);
         return rows.length;
@@ -256,11 +256,16 @@ export class PostgresEventOutbox implements EventOutbox {
 
   /** The storage bundle closes the pool; a trim under way stops at its next batch. */
   /**
-   * By the user's tags (one per sealing key: the index events_user), in one transaction; first the
-   * start-up's sealing pass, so an event an earlier release wrote in the clear is tagged and found.
+   * By the user's tags (one per sealing key: the index events_user), in one transaction; first a sealing
+   * pass, so an event an earlier release wrote in the clear is tagged and found.
    */
   async forgetUser(merchantUserId: string): Promise<number> {
-    if (this.#codec.seals) await (this.#sealing ??= this.#sealClearEvents());
+    // Again each time (cheap: events_clear is empty once sealed): during a rolling upgrade an instance of
+    // the earlier release may still be writing events in the clear.
+    if (this.#codec.seals) {
+      await this.#sealing;
+      await this.#sealClearEvents();
+    }
     return this.#db.transaction(async (tx) => {
       const rows = await tx.query<{ id: string; body: string }>(
         'SELECT id, body FROM events WHERE user_tag = ANY($1) FOR UPDATE',

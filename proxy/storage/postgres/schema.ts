@@ -148,11 +148,13 @@ CREATE INDEX earlier_payments_purge ON earlier_payments (purge_at);
 
 /**
  * Version 4: each event's user tag, the keyed hash forgetUser finds a user's events by (storage/outbox.ts
- * OutboxCodec), now that bodies are sealed; the outbox seals the bodies written in the clear at start-up.
+ * OutboxCodec), now that bodies are sealed; the outbox seals the bodies written in the clear at start-up
+ * (events_clear finds them, empty once they are sealed).
  */
 const VERSION_4 = `
 ALTER TABLE events ADD COLUMN user_tag text;
 CREATE INDEX events_user ON events (user_tag) WHERE user_tag IS NOT NULL;
+CREATE INDEX events_clear ON events (seq) WHERE left(body, 1) = '{';
 `;
 
 export const MIGRATIONS: readonly Migration[] = [

@@ -64,6 +64,20 @@ return 1
 `);
 
 /**
+ * KEYS[1] log; ARGV[1] first, ARGV[2] last index in the log, ARGV[3] the event keys' prefix. How many ids
+ * the range held, then those whose stored event is in the clear (JSON): one round trip per step.
+ */
+const CLEAR_IN_RANGE = script(`
+local ids = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2])
+local out = { #ids }
+for _, id in ipairs(ids) do
+  local stored = redis.call('HGET', ARGV[3] .. id, 'event')
+  if stored and string.sub(stored, 1, 1) == '{' then table.insert(out, id) end
+end
+return out
+`);
+
+/**
  * KEYS[1] event hash, KEYS[2] the user's events under the new tag; ARGV[1] the stored event read,
  * ARGV[2] the new one, ARGV[3] its user tag or '', ARGV[4] id, ARGV[5] retention ms. Replaced only if
  * unchanged since it was read (a compare-and-set: forgetUser and the start-up's sealing may race).
@@ -270,16 +284,22 @@ export class RedisEventOutbox implements EventOutbox {
 
   /**
    * Seals the events an earlier release stored in the clear, tagging and indexing them by their user:
-   * the log read in steps, each event a compare-and-set (another instance may be sealing it too).
+   * the log read in steps of 500 (a script returns those in the clear), each a compare-and-set (another
+   * instance may be sealing it too).
    */
   async #sealClearEvents(): Promise<void> {
     for (let start = 0; ; start += SEAL_STEP) {
-      const ids = await redisCommand(this.redis.zrange(this.keys.merchantEventLog, start, start + SEAL_STEP - 1));
-      for (const id of ids)
+      const [read, ...clear] = (await runScript(
+        this.redis,
+        CLEAR_IN_RANGE,
+        [this.keys.merchantEventLog],
+        [String(start), String(start + SEAL_STEP - 1), this.keys.merchantEvent('')],
+      )) as [number, ...string[]];
+      for (const id of clear)
         await this.#rewrite(id, (stored) =>
           isClearBody(stored) ? decodeEvent(this.#codec, id, stored).event : undefined,
         );
-      if (ids.length < SEAL_STEP) return;
+      if (read < SEAL_STEP) return;
     }
   }
 

@@ -124,7 +124,10 @@ export class SqliteEventOutbox implements EventOutbox {
       ),
       rewrite: prepare(db, 'UPDATE events SET body = ?, user_tag = ? WHERE id = ?'),
       // Bodies an earlier release wrote in the clear (JSON), sealed at start-up.
-      clear: prepare<[], { id: string; body: string }>(db, "SELECT id, body FROM events WHERE body LIKE '{%'"),
+      clear: prepare<[], { id: string; body: string }>(
+        db,
+        "SELECT id, body FROM events WHERE substr(body, 1, 1) = '{' ORDER BY seq LIMIT 500",
+      ),
       after: Object.fromEntries(
         Object.entries(STATES).map(([filter, states]) => [
           filter,
@@ -144,20 +147,22 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   /**
-   * Seals the bodies an earlier release stored in the clear and tags them with their user: a start's
-   * one pass over the retained events (a week at most), in one transaction; writes nothing when none is
-   * left, so a start that finds nothing to do can run on a full disk.
+   * Seals the bodies an earlier release stored in the clear and tags them with their user, before the
+   * start serves: 500 a transaction (the index events_clear finds them without reading the others);
+   * writes nothing when none is left, so a start that finds nothing to do can run on a full disk.
    */
   #sealClearEvents(): void {
     if (!this.#codec.seals) return;
-    const rows = this.#statements.clear.all();
-    if (rows.length === 0) return;
-    this.#handle.transaction(() => {
-      for (const row of rows) {
-        const { stored, userTag } = encodeEvent(this.#codec, decodeEvent(this.#codec, row.id, row.body).event);
-        this.#statements.rewrite.run(stored, userTag, row.id);
-      }
-    });
+    for (;;) {
+      const rows = this.#statements.clear.all();
+      if (rows.length === 0) return;
+      this.#handle.transaction(() => {
+        for (const row of rows) {
+          const { stored, userTag } = encodeEvent(this.#codec, decodeEvent(this.#codec, row.id, row.body).event);
+          this.#statements.rewrite.run(stored, userTag, row.id);
+        }
+      });
+    }
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {

@@ -478,10 +478,15 @@ export class RedisEventOutbox implements EventOutbox {
 
   /**
    * The user's events by their tags (a set per tag, one tag per sealing key), each rewritten by a
-   * compare-and-set; first the start-up's sealing pass, so an event stored in the clear is indexed and found.
+   * compare-and-set; first a sealing pass, so an event stored in the clear is indexed and found.
    */
   async forgetUser(merchantUserId: string): Promise<number> {
-    if (this.#codec.seals) await (this.#sealing ??= this.#sealClearEvents());
+    // Again each time (a script per 500 events, less than the full read a forget took before bodies were
+    // sealed): during a rolling upgrade an instance of the earlier release may still write clear events.
+    if (this.#codec.seals) {
+      await this.#sealing;
+      await this.#sealClearEvents();
+    }
     const ids = new Set<string>();
     for (const tag of this.#codec.userTags(merchantUserId))
       for (const id of await redisCommand(this.redis.smembers(this.keys.merchantEventsOfUser(tag)))) ids.add(id);

@@ -33,6 +33,7 @@ import { measureShopperLatency } from './sections/shopper-latency.ts';
 import { measureTokenCoalescing } from './sections/token-coalescing.ts';
 import { measureReturningShopper } from './sections/returning-shopper.ts';
 import { measureGrowth } from './sections/growth.ts';
+import { measureOutboxSealing } from './sections/outbox-seal.ts';
 
 type Section = (options: BenchOptions, storage: BenchStorage) => Promise<SectionResult>;
 
@@ -48,6 +49,7 @@ const SECTION_RUNNERS: Record<SectionName, Section> = {
   shopper: measureShopperLatency,
   returning: measureReturningShopper,
   growth: (options) => measureGrowth(options),
+  outbox: (options) => measureOutboxSealing(options),
 };
 
 /** A section that "succeeded" without a figure (no sample taken, a division by zero) failed. */

@@ -39,6 +39,8 @@ export { WebhookSignatureError } from './common/webhook-signature.ts';
 
 // Storage: one value holding every record (`backend`), and its parts for a backend of your own.
 export { createStorage, type StorageOptions } from './storage/create-storage.ts';
+export { createOutboxCodec } from './sealing/outbox-codec.ts';
+export type { OutboxCodec } from './storage/outbox.ts';
 export type { Storage, StorageKind } from './storage/storage.ts';
 export { openRedisStorage, type RedisStorage, type RedisStorageOptions } from './storage/redis/storage.ts';
 export {

@@ -20,6 +20,7 @@ import { startLimit } from './http/start-limit.ts';
 import { attachRelay, type Relay } from './relay/relay.ts';
 import { openFileLimit } from './relay/socket-cap.ts';
 import { createSealer } from './sealing/sealer.ts';
+import { createOutboxCodec } from './sealing/outbox-codec.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { StoreOutageLog } from './storage/outage-log.ts';
 import type { Storage } from './storage/storage.ts';
@@ -55,6 +56,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         production: !config.sandbox,
         logger,
         now: options.now,
+        // The schema requires keys outside sandbox mode; sandbox mode fills the published one.
+        outboxCodec: createOutboxCodec(config.sealingKeys ?? []),
       });
   const storage = options.backend ?? ownStorage!;
   logBoot(logger, config, storage);
@@ -220,6 +223,11 @@ function logBoot(logger: Logger, config: ProxyConfig, storage: Storage): void {
     logger.warn(
       { allowedOrigins: config.allowedOrigins },
       "OBV_BIND_BANK_STEP is on: pages on OBV_ALLOWED_ORIGINS can follow a verification but not start one (only pages on OBV_PUBLIC_URL's origin can)",
+    );
+  }
+  if (!config.sandbox && !storage.sealsEvents) {
+    logger.warn(
+      'the storage handed to the proxy (backend) keeps merchant events in the clear: build it with createStorage({ …, outboxCodec: createOutboxCodec(sealingKeys) })',
     );
   }
   if ((config.sealingKeys ?? []).some(isSandboxSealingKey)) {

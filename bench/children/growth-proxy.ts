@@ -7,7 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import express from 'express';
-import { createLogger, createObvProxy, type ObvProxy } from '../../proxy/index.ts';
+import { createLogger, createObvProxy, createOutboxCodec, type ObvProxy } from '../../proxy/index.ts';
+import { SANDBOX_SEALING_KEY } from '../../proxy/config/sealing-keys.ts';
 import { randomEventId } from '../../proxy/events/ids.ts';
 import type { MerchantEvent } from '../../proxy/storage/events.ts';
 import { newId } from '../../proxy/common/ids.ts';
@@ -18,6 +19,8 @@ import { WEBHOOK_SECRET } from '../lib/notifications.ts';
 import { serveRpc } from '../lib/rpc.ts';
 
 const MINUTE_MS = 60_000;
+/** The events sealed as the proxy (sandbox mode, its published key) seals them, so its start finds none to seal. */
+const outboxCodec = createOutboxCodec([SANDBOX_SEALING_KEY]);
 const HOUR_MS = 60 * MINUTE_MS;
 /** The clock moves this much per checkout (so records expire in the order they were made). */
 const CHECKOUT_INTERVAL_MS = 1_000;
@@ -166,6 +169,7 @@ serveRpc({
   }) => {
     const clock = { now: startAt };
     const storage = openSqliteStorage(dataDir, {
+      outboxCodec,
       now: () => clock.now,
       sweepIntervalMs: 24 * HOUR_MS,
       fsync: async () => {},
@@ -246,7 +250,7 @@ serveRpc({
    */
   prune: async ({ dataDir, now }: { dataDir: string; now: number }) => {
     const opened = performance.now();
-    const storage = openSqliteStorage(dataDir, { now: () => now, sweepIntervalMs: 24 * HOUR_MS });
+    const storage = openSqliteStorage(dataDir, { outboxCodec, now: () => now, sweepIntervalMs: 24 * HOUR_MS });
     const openMs = performance.now() - opened;
     const delays = monitorEventLoopDelay({ resolution: 5 });
     delays.enable();

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { createLogger, createObvProxy } from '../../proxy/index.ts';
+import { createLogger, createObvProxy, createOutboxCodec } from '../../proxy/index.ts';
+import { SANDBOX_SEALING_KEY } from '../../proxy/config/sealing-keys.ts';
 import { createStorage } from '../../proxy/storage/create-storage.ts';
 import { type StorageKind } from '../../proxy/storage/storage.ts';
 import { newId } from '../../proxy/common/ids.ts';
@@ -40,6 +41,8 @@ const ownBackend = createStorage({
   dataDir: storage?.dataDir,
   databaseUrl: storage?.databaseUrl,
   redisUrl: storage?.redisUrl,
+  // As createObvProxy builds its own: events sealed (the bench runs in sandbox mode, under its published key).
+  outboxCodec: createOutboxCodec([SANDBOX_SEALING_KEY]),
 });
 const storeInUse = kind;
 

@@ -15,6 +15,7 @@ export const SECTIONS = [
   'shopper',
   'returning',
   'growth',
+  'outbox',
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 

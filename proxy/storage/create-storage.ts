@@ -8,6 +8,7 @@
 // Each backend is one folder beside this file with every repository (test/helpers/storage-contract.ts
 // runs one contract on all); a new one is a folder and a case below.
 import type { Logger } from 'pino';
+import type { OutboxCodec } from './outbox.ts';
 import type { Storage, StorageKind } from './storage.ts';
 import { createMemoryStorage } from './memory/storage.ts';
 import { MemoryResultBus } from './memory/bus.ts';
@@ -36,6 +37,11 @@ export interface StorageOptions {
   /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
   logger?: Logger | undefined;
   now?: (() => number) | undefined;
+  /**
+   * How the outbox keeps merchant events at rest: createObvProxy passes one sealing under OBV_SEALING_KEYS
+   * (sealing/outbox-codec.ts; `createOutboxCodec` for a storage built by hand); default: in the clear.
+   */
+  outboxCodec?: OutboxCodec | undefined;
 }
 
 /**
@@ -57,6 +63,7 @@ export function createStorage(options: StorageOptions): Storage {
         statementTimeoutMs: options.databaseStatementTimeoutMs,
         logger: options.logger?.child({ component: 'postgres' }),
         now: options.now,
+        outboxCodec: options.outboxCodec,
       });
     case 'redis':
       if (!options.redisUrl) throw new TypeError('createStorage: the redis storage needs redisUrl (OBV_REDIS_URL)');
@@ -65,16 +72,21 @@ export function createStorage(options: StorageOptions): Storage {
         prefix: options.redisPrefix,
         requirePersistence: options.production ?? false,
         logger: options.logger?.child({ component: 'redis' }),
+        outboxCodec: options.outboxCodec,
       });
     case 'memory':
-      return createMemoryStorage({ now: options.now });
+      return createMemoryStorage({ now: options.now, outboxCodec: options.outboxCodec });
   }
 }
 
 /** SQLite's repositories, and the result bus of its one instance: in memory (the browser's socket is on this process). */
 function sqliteStorage(options: StorageOptions): Storage {
   if (!options.dataDir) throw new TypeError('createStorage: the sqlite storage needs dataDir (OBV_DATA_DIR)');
-  const sqlite = openSqliteStorage(options.dataDir, { now: options.now, logger: options.logger });
+  const sqlite = openSqliteStorage(options.dataDir, {
+    now: options.now,
+    logger: options.logger,
+    outboxCodec: options.outboxCodec,
+  });
   const resultBus = new MemoryResultBus();
   return {
     kind: 'sqlite',
@@ -84,6 +96,7 @@ function sqliteStorage(options: StorageOptions): Storage {
     payments: sqlite.payments,
     linkSessions: sqlite.linkSessions,
     removals: sqlite.removals,
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: sqlite.handle.path,
     syncStats: () => sqlite.handle.syncStats(),
     async close() {

@@ -2,7 +2,7 @@
 // behind this one interface, as for sessions: in memory (one instance; a restart loses it), SQLite (one
 // instance, on disk) and Redis (shared by every instance; survives restarts and kills). The delivery
 // worker (delivery.ts) and the list, acknowledge and redeliver calls (event-list.ts) only ever talk to it.
-import type { MerchantEvent } from './events.ts';
+import { MerchantEventSchema, type MerchantEvent } from './events.ts';
 
 /**
  * Work the outbox schedules: delivering one event, or looking at one session when its time is up (the
@@ -132,4 +132,55 @@ export function parseJobKey(key: string): OutboxJob | undefined {
   if (key.startsWith('deliver:')) return { kind: 'deliver', eventId: key.slice('deliver:'.length) };
   if (key.startsWith('session-check:')) return { kind: 'session-check', sessionId: key.slice('session-check:'.length) };
   return undefined;
+}
+
+/**
+ * How an outbox keeps events at rest (issue 39 §5: a body names the merchant's user and may carry a
+ * consent record with the shopper's address and user agent, kept 7 days for catch-up). The backends
+ * store `seal`'s output and, beside it, `userTag`: a keyed hash they find a user's events by (forgetUser)
+ * without reading a body. The proxy builds one from OBV_SEALING_KEYS (sealing/outbox-codec.ts); this
+ * layer may not import the sealing, so it is handed in where the storage is made (create-storage.ts).
+ */
+export interface OutboxCodec {
+  /** Whether `seal` seals (false: CLEAR_OUTBOX_CODEC); a backend seals the bodies it finds in the clear only then. */
+  readonly seals: boolean;
+  /** The body as stored for the event `eventId`, bound to that id. */
+  seal(eventId: string, body: string): string;
+  /**
+   * The body of the event `eventId` from what was stored: a body stored in the clear (written before
+   * bodies were sealed) as it is. Throws when it does not open (an unknown key, another event's body).
+   */
+  open(eventId: string, stored: string): string;
+  /** The tags `merchantUserId`'s events may carry: the first is the one `append` writes, the others older keys'. */
+  userTags(merchantUserId: string): string[];
+}
+
+/** Bodies in the clear and the user id as its own tag: tests and a storage built without sealing keys. */
+export const CLEAR_OUTBOX_CODEC: OutboxCodec = {
+  seals: false,
+  seal: (_eventId, body) => body,
+  open: (_eventId, stored) => stored,
+  userTags: (merchantUserId) => [merchantUserId],
+};
+
+/** Whether a stored body is one written in the clear (JSON) rather than sealed. */
+export const isClearBody = (stored: string): boolean => stored.startsWith('{');
+
+/** An event as a backend stores it: the body through the codec, and the tag of the user it names. */
+export function encodeEvent(codec: OutboxCodec, event: MerchantEvent): { stored: string; userTag: string | null } {
+  const user = event.data.merchantUserId;
+  return {
+    stored: codec.seal(event.id, JSON.stringify(event)),
+    userTag: user === undefined ? null : codec.userTags(user)[0]!,
+  };
+}
+
+/** The event and its exact body (what is signed and sent) from what a backend stored under `eventId`. */
+export function decodeEvent(
+  codec: OutboxCodec,
+  eventId: string,
+  stored: string,
+): { event: MerchantEvent; body: string } {
+  const body = codec.open(eventId, stored);
+  return { event: MerchantEventSchema.parse(JSON.parse(body)) as MerchantEvent, body };
 }

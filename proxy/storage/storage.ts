@@ -31,6 +31,11 @@ export interface Storage {
   authFailureStore?: Store;
   /** Each event's redeliveries asked for (events/events.ts), shared across instances; undefined = in memory. */
   redeliveryStore?: Store;
+  /**
+   * Whether the outbox seals the merchant events it keeps (built with a sealing OutboxCodec: outbox.ts);
+   * createObvProxy warns outside sandbox mode when a `backend` handed to it does not.
+   */
+  readonly sealsEvents?: boolean;
   /** Where the state is, for the boot log line (a directory, a database or Redis host, or "memory"). */
   readonly location: string;
   /**

@@ -9,14 +9,24 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { jobKey, keeps, parseJobKey } from '../outbox.ts';
+import {
+  CLEAR_OUTBOX_CODEC,
+  decodeEvent,
+  encodeEvent,
+  jobKey,
+  keeps,
+  parseJobKey,
+  type OutboxCodec,
+} from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { forgottenEvent, namesUser } from '../forgotten.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 interface Entry {
-  event: MerchantEvent;
-  body: string;
+  id: string;
+  /** The body through the codec (sealed), as the other backends store it. */
+  stored: string;
+  userTag: string | null;
   delivery: EventDelivery;
   createdAtMs: number;
   /** Since when the current delivery has been pending (the backlog's age). */
@@ -29,17 +39,19 @@ export class MemoryEventOutbox implements EventOutbox {
   /** Job key → when it is due (or when its lease ends). */
   readonly #due = new Map<string, number>();
   readonly #retentionMs: number;
+  readonly #codec: OutboxCodec;
 
-  constructor(options: { retentionMs?: number } = {}) {
+  constructor(options: { retentionMs?: number; codec?: OutboxCodec } = {}) {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
+    this.#codec = options.codec ?? CLEAR_OUTBOX_CODEC;
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     this.#sweep(nowMs);
     if (this.#events.has(event.id)) return false;
     this.#events.set(event.id, {
-      event,
-      body: JSON.stringify(event),
+      id: event.id,
+      ...encodeEvent(this.#codec, event),
       createdAtMs: nowMs,
       pendingSinceMs: nowMs,
       delivery: { state: 'pending', attempts: 0, nextAttemptAt: nowMs },
@@ -68,7 +80,7 @@ export class MemoryEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const entry = this.#events.get(eventId);
-    return entry && stored(entry);
+    return entry && stored(this.#codec, entry);
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -125,7 +137,7 @@ export class MemoryEventOutbox implements EventOutbox {
       };
       this.#due.delete(deliverKey(eventId));
     }
-    return stored(entry);
+    return stored(this.#codec, entry);
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
@@ -140,7 +152,7 @@ export class MemoryEventOutbox implements EventOutbox {
       delivery.nextAttemptAt = nowMs;
       this.#due.set(deliverKey(eventId), nowMs);
     }
-    return stored(entry);
+    return stored(this.#codec, entry);
   }
 
   async list(query: ListQuery, nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
@@ -160,7 +172,7 @@ export class MemoryEventOutbox implements EventOutbox {
         hasMore = true;
         break;
       }
-      events.push(stored(entry));
+      events.push(stored(this.#codec, entry));
     }
     return { events, hasMore };
   }
@@ -181,12 +193,14 @@ export class MemoryEventOutbox implements EventOutbox {
   }
 
   async forgetUser(merchantUserId: string): Promise<number> {
+    const tags = new Set(this.#codec.userTags(merchantUserId));
     let rewritten = 0;
     for (const entry of this.#events.values()) {
-      const forgotten = namesUser(entry.event, merchantUserId) ? forgottenEvent(entry.event) : undefined;
+      if (entry.userTag === null || !tags.has(entry.userTag)) continue;
+      const { event } = decodeEvent(this.#codec, entry.id, entry.stored);
+      const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
       if (!forgotten) continue;
-      entry.event = forgotten;
-      entry.body = JSON.stringify(forgotten);
+      Object.assign(entry, encodeEvent(this.#codec, forgotten));
       rewritten++;
     }
     return rewritten;
@@ -212,8 +226,8 @@ function deliverKey(eventId: string): string {
 }
 
 /** A copy: callers never hold the entry itself. */
-function stored(entry: Entry): StoredEvent {
-  return { event: entry.event, body: entry.body, delivery: { ...entry.delivery } };
+function stored(codec: OutboxCodec, entry: Entry): StoredEvent {
+  return { ...decodeEvent(codec, entry.id, entry.stored), delivery: { ...entry.delivery } };
 }
 
 /** The fields of `fields` that are set. */

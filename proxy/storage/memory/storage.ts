@@ -1,5 +1,6 @@
 // Every repository in memory, for one instance: tests, and sandbox mode when chosen. A restart loses
 // everything (production refuses it unless OBV_ALLOW_VOLATILE_STORAGE says otherwise: config/schema.ts).
+import type { OutboxCodec } from '../outbox.ts';
 import type { Storage } from '../storage.ts';
 import { MemoryResultBus } from './bus.ts';
 import { MemoryLinkSessionStore } from './link-sessions.ts';
@@ -8,7 +9,9 @@ import { MemoryPaymentStore } from './payments.ts';
 import { MemoryRemovalStore } from './removals.ts';
 import { MemorySessionStore } from './session-store.ts';
 
-export function createMemoryStorage(options: { now?: (() => number) | undefined } = {}): Storage {
+export function createMemoryStorage(
+  options: { now?: (() => number) | undefined; outboxCodec?: OutboxCodec | undefined } = {},
+): Storage {
   const { now } = options;
   const sessionStore = new MemorySessionStore({ now });
   const resultBus = new MemoryResultBus();
@@ -16,10 +19,11 @@ export function createMemoryStorage(options: { now?: (() => number) | undefined 
     kind: 'memory',
     sessionStore,
     resultBus,
-    eventOutbox: new MemoryEventOutbox(),
+    eventOutbox: new MemoryEventOutbox({ codec: options.outboxCodec }),
     payments: new MemoryPaymentStore({ now }),
     linkSessions: new MemoryLinkSessionStore({ now }),
     removals: new MemoryRemovalStore(),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: 'memory',
     async close() {
       await Promise.all([sessionStore.close(), resultBus.close()]);

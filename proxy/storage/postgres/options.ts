@@ -1,6 +1,8 @@
 // The PostgreSQL backend's options and their defaults, apart from the files that load `pg`: they are part
 // of the package's public types (openPostgresStorage), and a declaration that imported `pg`'s types
 // would make a TypeScript merchant's compiler look for @types/pg. The defaults are in config/limits.ts.
+import type { OutboxCodec } from '../outbox.ts';
+
 export { POSTGRES_DEFAULTS, POSTGRES_SCHEMA_NAME as SCHEMA_NAME } from '../../config/limits.ts';
 
 /**
@@ -35,6 +37,8 @@ export interface PostgresStorageOptions {
   /** Where the connections say they went down and came back, and migrations what they did. */
   logger?: PostgresLogger | undefined;
   now?: (() => number) | undefined;
+  /** How the outbox keeps events at rest (storage/outbox.ts); default: in the clear. */
+  outboxCodec?: OutboxCodec | undefined;
 }
 
 /** The database URL without its password, and the schema: for log lines and the boot line. */

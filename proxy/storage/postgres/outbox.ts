@@ -12,7 +12,7 @@
 // with `after` never skips one (a sequence alone would: numbers are taken at insert, not at commit).
 // The price is that an event is listed only once the oldest transaction open at that moment has ended
 // (milliseconds; a long transaction elsewhere on the server holds the list back, never loses an event).
-import { forgottenEvent } from '../forgotten.ts';
+import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -23,13 +23,15 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { jobKey, parseJobKey } from '../outbox.ts';
-import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
+import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
-import { num, type Database } from './database.ts';
+import { num, type Database, type Tx } from './database.ts';
+import type { PostgresLogger } from './options.ts';
 import { deleteInBatches } from './housekeeping.ts';
 
 interface EventRow {
+  id: string;
   body: string;
   attempts: number;
   status: DeliveryState;
@@ -41,7 +43,7 @@ interface EventRow {
 }
 
 const EVENT_COLUMNS =
-  'body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
+  'id, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
 /** The condition each list filter adds (`delivery` of GET /events); those without `delivered` match the partial index. */
 const FILTERS = {
@@ -55,23 +57,70 @@ export class PostgresEventOutbox implements EventOutbox {
   readonly #db: Database;
   readonly #instance: string;
   readonly #retentionMs: number;
+  readonly #codec: OutboxCodec;
   #closed = false;
+  /** The start-up pass sealing the bodies an earlier release wrote in the clear; forgetUser waits for it. */
+  #sealing: Promise<void> | undefined;
 
-  constructor(db: Database, options: { instance: string; retentionMs?: number }) {
+  constructor(
+    db: Database,
+    options: {
+      instance: string;
+      retentionMs?: number;
+      codec?: OutboxCodec | undefined;
+      logger?: PostgresLogger | undefined;
+    },
+  ) {
     this.#db = db;
     this.#instance = options.instance;
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
+    this.#codec = options.codec ?? CLEAR_OUTBOX_CODEC;
+    if (this.#codec.seals) {
+      // In the background once the schema is migrated; a failure (the database away) is tried again by forgetUser.
+      this.#sealing = this.#sealClearEvents().catch((error: unknown) => {
+        this.#sealing = undefined;
+        options.logger?.warn(
+          { err: error },
+          'outbox: sealing the events stored in the clear failed; tried again later',
+        );
+      });
+    }
+  }
+
+  /**
+   * Seals the bodies an earlier release stored in the clear and tags them with their user, a batch per
+   * transaction; rows another instance is sealing at the same moment are skipped (it seals them).
+   */
+  async #sealClearEvents(): Promise<void> {
+    await this.#db.ready();
+    for (;;) {
+      if (this.#closed) return;
+      const sealed = await this.#db.transaction(async (tx) => {
+        const rows = await tx.query<{ id: string; body: string }>(
+          "SELECT id, body FROM events WHERE left(body, 1) = '{' ORDER BY seq LIMIT 200 FOR UPDATE SKIP LOCKED",
+        );
+        for (const row of rows) await this.#rewrite(tx, row.id, decodeEvent(this.#codec, row.id, row.body).event);
+        return rows.length;
+      });
+      if (sealed === 0) return;
+    }
+  }
+
+  async #rewrite(tx: Tx, eventId: string, event: MerchantEvent): Promise<void> {
+    const { stored, userTag } = encodeEvent(this.#codec, event);
+    await tx.query('UPDATE events SET body = $1, user_tag = $2 WHERE id = $3', [stored, userTag, eventId]);
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     // The event and its delivery job in one statement: both or neither.
+    const { stored, userTag } = encodeEvent(this.#codec, event);
     const rows = await this.#db.query(
       `WITH recorded AS (
-        INSERT INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES ($1, $2, 0, 'pending', $3, $3, $3)
+        INSERT INTO events (id, body, user_tag, attempts, status, created_at, next_attempt_at, pending_since) VALUES ($1, $2, $5, 0, 'pending', $3, $3, $3)
         ON CONFLICT (id) DO NOTHING RETURNING id),
       queued AS (INSERT INTO event_jobs (job, due_at) SELECT $4, $3 FROM recorded ON CONFLICT (job) DO NOTHING)
       SELECT id FROM recorded`,
-      [event.id, JSON.stringify(event), nowMs, deliverKey(event.id)],
+      [event.id, stored, nowMs, deliverKey(event.id), userTag],
     );
     return rows.length === 1;
   }
@@ -95,7 +144,7 @@ export class PostgresEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const [row] = await this.#db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1`, [eventId]);
-    return row && storedEvent(row);
+    return row && storedEvent(this.#codec, row);
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -137,7 +186,7 @@ export class PostgresEventOutbox implements EventOutbox {
       UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM acknowledged)`,
       [eventId, nowMs, deliverKey(eventId)],
     );
-    return row && storedEvent(row);
+    return row && storedEvent(this.#codec, row);
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
@@ -157,7 +206,7 @@ export class PostgresEventOutbox implements EventOutbox {
       UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed)`,
       [eventId, nowMs, deliverKey(eventId)],
     );
-    return row && storedEvent(row);
+    return row && storedEvent(this.#codec, row);
   }
 
   async list(query: ListQuery, _nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
@@ -180,7 +229,10 @@ export class PostgresEventOutbox implements EventOutbox {
         [place.tx, place.seq, query.limit + 1],
       );
     }
-    return { events: rows.slice(0, query.limit).map(storedEvent), hasMore: rows.length > query.limit };
+    return {
+      events: rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row)),
+      hasMore: rows.length > query.limit,
+    };
   }
 
   async backlog(): Promise<OutboxBacklog> {
@@ -203,18 +255,28 @@ export class PostgresEventOutbox implements EventOutbox {
   }
 
   /** The storage bundle closes the pool; a trim under way stops at its next batch. */
-  /** A scan of the retained events (no index on the user), in one transaction: an erasure is rare. */
+  /**
+   * By the user's tags (one per sealing key: the index events_user), in one transaction; first a sealing
+   * pass, so an event an earlier release wrote in the clear is tagged and found.
+   */
   async forgetUser(merchantUserId: string): Promise<number> {
+    // Again each time (cheap: events_clear is empty once sealed): during a rolling upgrade an instance of
+    // the earlier release may still be writing events in the clear.
+    if (this.#codec.seals) {
+      await this.#sealing;
+      await this.#sealClearEvents();
+    }
     return this.#db.transaction(async (tx) => {
       const rows = await tx.query<{ id: string; body: string }>(
-        "SELECT id, body FROM events WHERE body::jsonb -> 'data' ->> 'merchantUserId' = $1 FOR UPDATE",
-        [merchantUserId],
+        'SELECT id, body FROM events WHERE user_tag = ANY($1) FOR UPDATE',
+        [this.#codec.userTags(merchantUserId)],
       );
       let rewritten = 0;
       for (const row of rows) {
-        const forgotten = forgottenEvent(MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent);
+        const { event } = decodeEvent(this.#codec, row.id, row.body);
+        const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
         if (!forgotten) continue;
-        await tx.query('UPDATE events SET body = $1 WHERE id = $2', [JSON.stringify(forgotten), row.id]);
+        await this.#rewrite(tx, row.id, forgotten);
         rewritten++;
       }
       return rewritten;
@@ -230,12 +292,12 @@ function deliverKey(eventId: string): string {
   return jobKey({ kind: 'deliver', eventId });
 }
 
-function storedEvent(row: EventRow): StoredEvent {
+function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {
   const delivery: EventDelivery = { state: row.status, attempts: Number(row.attempts) };
   if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = Number(row.next_attempt_at);
   if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = Number(row.delivered_at);
   if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
   if (row.last_attempt_at !== null) delivery.lastAttemptAt = Number(row.last_attempt_at);
   if (row.last_error !== null) delivery.lastError = row.last_error;
-  return { event: MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent, body: row.body, delivery };
+  return { ...decodeEvent(codec, row.id, row.body), delivery };
 }

@@ -146,6 +146,17 @@ CREATE INDEX earlier_payments_order ON earlier_payments (merchant_transaction_id
 CREATE INDEX earlier_payments_purge ON earlier_payments (purge_at);
 `;
 
+/**
+ * Version 4: each event's user tag, the keyed hash forgetUser finds a user's events by (storage/outbox.ts
+ * OutboxCodec), now that bodies are sealed; the outbox seals the bodies written in the clear at start-up
+ * (events_clear finds them, empty once they are sealed).
+ */
+const VERSION_4 = `
+ALTER TABLE events ADD COLUMN user_tag text;
+CREATE INDEX events_user ON events (user_tag) WHERE user_tag IS NOT NULL;
+CREATE INDEX events_clear ON events (seq) WHERE left(body, 1) = '{';
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -158,6 +169,7 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "an order's earlier payments (each reconciled not-charged, then paid again)",
     sql: VERSION_3,
   },
+  { version: 4, description: "each event's user tag (event bodies sealed)", sql: VERSION_4 },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -45,7 +45,7 @@ export function createPostgresStorage(options: PostgresStorageBuildOptions): Pos
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   const sessionStore = new PostgresSessionStore(db, { now });
   const resultBus = new PostgresResultBus(db, { pollIntervalMs: options.busPollIntervalMs, logger: options.logger });
-  const eventOutbox = new PostgresEventOutbox(db, { instance });
+  const eventOutbox = new PostgresEventOutbox(db, { instance, codec: options.outboxCodec, logger: options.logger });
   const housekeeping = new Housekeeping(db, now, options.logger);
   housekeeping.start(options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   return {
@@ -58,6 +58,7 @@ export function createPostgresStorage(options: PostgresStorageBuildOptions): Pos
     removals: new PostgresRemovalStore(db),
     rateLimitStore: new PostgresRateLimitStore(db, 'verifications', now),
     authFailureStore: new PostgresRateLimitStore(db, 'auth-failures', now),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: db.location,
     async ready(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;

@@ -1,4 +1,5 @@
-// What forgetting a merchant user (storage/forgotten.ts) needs on Redis, which keeps no index by user:
+// What forgetting a merchant user (storage/forgotten.ts) needs on Redis, which keeps no index by user (but
+// for the outbox's events: outbox.ts):
 // the keys of one kind found with SCAN (an erasure is rare; each step reads a bounded batch), and
 // rewrites that change a value only if no one changed it since it was read (a compare-and-set script),
 // keeping its time to live.

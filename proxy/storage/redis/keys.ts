@@ -31,6 +31,8 @@ export interface RedisKeys {
   readonly merchantEventsPendingSeq: string;
   /** Sorted set: given-up event id → its sequence number (GET /events?delivery=failed, undelivered). */
   readonly merchantEventsFailedSeq: string;
+  /** A set: the ids of the events naming the user with this tag (storage/outbox.ts OutboxCodec), forgetUser's lookup. */
+  merchantEventsOfUser(userTag: string): string;
   /** String: an order's payment record (JSON, storage/payments.ts), kept for the payment retention. */
   payment(merchantTransactionId: string): string;
   /** String: the order an Idempotency-Key of POST /transactions was first used for (kept as long as its payment). */
@@ -66,6 +68,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     merchantEventsPending: `${prefix}evt-pending`,
     merchantEventsPendingSeq: `${prefix}evt-pending-seq`,
     merchantEventsFailedSeq: `${prefix}evt-failed-seq`,
+    merchantEventsOfUser: (userTag) => `${prefix}evt-user:${userTag}`,
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
     generation: `${prefix}generation`,

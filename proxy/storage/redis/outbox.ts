@@ -8,7 +8,6 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
-import { rewriteField } from './forget-user.ts';
 import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
@@ -19,19 +18,30 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { jobKey, parseJobKey } from '../outbox.ts';
-import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
+import {
+  CLEAR_OUTBOX_CODEC,
+  decodeEvent,
+  encodeEvent,
+  isClearBody,
+  jobKey,
+  parseJobKey,
+  type OutboxCodec,
+} from '../outbox.ts';
+import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 /** An event's hash fields as the scripts return them, in this order (`decode` reads them). */
 const FIELDS = "'event', 'attempts', 'status', 'next', 'at', 'by', 'last', 'err'";
 const FIELD_COUNT = 8;
-/** Event ids read per step when forgetting a user. */
-const FORGET_STEP = 500;
+/** Event ids read per step when sealing the events stored in the clear. */
+const SEAL_STEP = 500;
+/** A rewrite that lost a race to another change is read again, at most this many times. */
+const SWAP_TRIES = 5;
 
 /**
  * KEYS[1] event hash, KEYS[2] log, KEYS[3] sequence, KEYS[4] jobs, KEYS[5] pending, KEYS[6] pending by
- * sequence; ARGV[1] id, ARGV[2] event JSON, ARGV[3] now, ARGV[4] retention ms, ARGV[5] the delivery job.
+ * sequence, KEYS[7] the user's events; ARGV[1] id, ARGV[2] the event as stored (sealed), ARGV[3] now,
+ * ARGV[4] retention ms, ARGV[5] the delivery job, ARGV[6] the user tag ('' when it names no user).
  * The sequence number is taken and the log written in one step, so the log's order is the order events
  * were recorded in, whichever instance recorded them: a reader that saw event N can never later find an
  * event before N appear.
@@ -45,6 +55,41 @@ redis.call('ZADD', KEYS[2], seq, ARGV[1])
 redis.call('ZADD', KEYS[4], ARGV[3], ARGV[5])
 redis.call('ZADD', KEYS[5], ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[6], seq, ARGV[1])
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[1], 'user', ARGV[6])
+  redis.call('SADD', KEYS[7], ARGV[1])
+  redis.call('PEXPIRE', KEYS[7], ARGV[4])
+end
+return 1
+`);
+
+/**
+ * KEYS[1] log; ARGV[1] first, ARGV[2] last index in the log, ARGV[3] the event keys' prefix. How many ids
+ * the range held, then those whose stored event is in the clear (JSON): one round trip per step.
+ */
+const CLEAR_IN_RANGE = script(`
+local ids = redis.call('ZRANGE', KEYS[1], ARGV[1], ARGV[2])
+local out = { #ids }
+for _, id in ipairs(ids) do
+  local stored = redis.call('HGET', ARGV[3] .. id, 'event')
+  if stored and string.sub(stored, 1, 1) == '{' then table.insert(out, id) end
+end
+return out
+`);
+
+/**
+ * KEYS[1] event hash, KEYS[2] the user's events under the new tag; ARGV[1] the stored event read,
+ * ARGV[2] the new one, ARGV[3] its user tag or '', ARGV[4] id, ARGV[5] retention ms. Replaced only if
+ * unchanged since it was read (a compare-and-set: forgetUser and the start-up's sealing may race).
+ */
+const SWAP_EVENT = script(`
+if redis.call('HGET', KEYS[1], 'event') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'event', ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[1], 'user', ARGV[3])
+  redis.call('SADD', KEYS[2], ARGV[4])
+  if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[5]) then redis.call('PEXPIRE', KEYS[2], ARGV[5]) end
+end
 return 1
 `);
 
@@ -191,7 +236,10 @@ end
 local out = {}
 for _, id in ipairs(ids) do
   local f = redis.call('HMGET', ARGV[3] .. id, ${FIELDS})
-  if f[1] then for _, value in ipairs(f) do table.insert(out, value) end end
+  if f[1] then
+    table.insert(out, id)
+    for _, value in ipairs(f) do table.insert(out, value) end
+  end
 end
 return out
 `);
@@ -199,7 +247,7 @@ return out
 type Fields = (string | null)[];
 
 /** One event from its hash fields (FIELDS' order). */
-function decode(fields: Fields): StoredEvent {
+function decode(codec: OutboxCodec, eventId: string, fields: Fields): StoredEvent {
   const [body, attempts, status, next, at, by, last, err] = fields;
   const state = status === 'delivered' || status === 'failed' ? status : 'pending';
   const delivery: EventDelivery = { state, attempts: Number(attempts ?? 0) };
@@ -208,19 +256,73 @@ function decode(fields: Fields): StoredEvent {
   if (state === 'delivered' && (by === 'endpoint' || by === 'api')) delivery.acknowledgedBy = by;
   if (last) delivery.lastAttemptAt = Number(last);
   if (err) delivery.lastError = err;
-  return { event: JSON.parse(body!) as MerchantEvent, body: body!, delivery };
+  return { ...decodeEvent(codec, eventId, body!), delivery };
 }
 
 export class RedisEventOutbox implements EventOutbox {
   readonly #retentionMs: number;
+  readonly #codec: OutboxCodec;
+  /** The start-up pass sealing the events an earlier release stored in the clear; forgetUser waits for it. */
+  #sealing: Promise<void> | undefined;
 
   /** `redis`: a commands connection someone else owns (the session store's); `close` leaves it open. */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    options: { retentionMs?: number } = {},
+    options: { retentionMs?: number; codec?: OutboxCodec | undefined; onSealFailed?: (error: unknown) => void } = {},
   ) {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
+    this.#codec = options.codec ?? CLEAR_OUTBOX_CODEC;
+    if (this.#codec.seals) {
+      // In the background; a failure (Redis away) is tried again by forgetUser.
+      this.#sealing = this.#sealClearEvents().catch((error: unknown) => {
+        this.#sealing = undefined;
+        options.onSealFailed?.(error);
+      });
+    }
+  }
+
+  /**
+   * Seals the events an earlier release stored in the clear, tagging and indexing them by their user:
+   * the log read in steps of 500 (a script returns those in the clear), each a compare-and-set (another
+   * instance may be sealing it too).
+   */
+  async #sealClearEvents(): Promise<void> {
+    for (let start = 0; ; start += SEAL_STEP) {
+      const [read, ...clear] = (await runScript(
+        this.redis,
+        CLEAR_IN_RANGE,
+        [this.keys.merchantEventLog],
+        [String(start), String(start + SEAL_STEP - 1), this.keys.merchantEvent('')],
+      )) as [number, ...string[]];
+      for (const id of clear)
+        await this.#rewrite(id, (stored) =>
+          isClearBody(stored) ? decodeEvent(this.#codec, id, stored).event : undefined,
+        );
+      if (read < SEAL_STEP) return;
+    }
+  }
+
+  /**
+   * Stores `change`'s event in place of the one read (undefined: nothing to change), reading again after
+   * a concurrent change. True when it changed something.
+   */
+  async #rewrite(eventId: string, change: (stored: string) => MerchantEvent | undefined): Promise<boolean> {
+    const key = this.keys.merchantEvent(eventId);
+    for (let attempt = 0; attempt < SWAP_TRIES; attempt++) {
+      const old = await redisCommand(this.redis.hget(key, 'event'));
+      const event = old === null ? undefined : change(old);
+      if (old === null || event === undefined) return false;
+      const { stored, userTag } = encodeEvent(this.#codec, event);
+      const swapped = await runScript(
+        this.redis,
+        SWAP_EVENT,
+        [key, this.keys.merchantEventsOfUser(userTag ?? '')],
+        [old, stored, userTag ?? '', eventId, String(this.#retentionMs)],
+      );
+      if (swapped === 1) return true;
+    }
+    throw new Error('an event kept changing while it was being rewritten; try again');
   }
 
   /** The keys of a script that changes an event's delivery (LEAVE_PENDING's order). */
@@ -237,6 +339,7 @@ export class RedisEventOutbox implements EventOutbox {
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     const { keys } = this;
+    const { stored, userTag } = encodeEvent(this.#codec, event);
     const reply = await runScript(
       this.redis,
       APPEND,
@@ -247,8 +350,9 @@ export class RedisEventOutbox implements EventOutbox {
         keys.merchantEventJobs,
         keys.merchantEventsPending,
         keys.merchantEventsPendingSeq,
+        keys.merchantEventsOfUser(userTag ?? ''),
       ],
-      [event.id, JSON.stringify(event), String(nowMs), String(this.#retentionMs), deliverKey(event.id)],
+      [event.id, stored, String(nowMs), String(this.#retentionMs), deliverKey(event.id), userTag ?? ''],
     );
     return reply === 1;
   }
@@ -283,7 +387,7 @@ export class RedisEventOutbox implements EventOutbox {
         'err',
       ),
     );
-    return fields[0] ? decode(fields) : undefined;
+    return fields[0] ? decode(this.#codec, eventId, fields) : undefined;
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -326,7 +430,7 @@ export class RedisEventOutbox implements EventOutbox {
       deliverKey(eventId),
       String(nowMs),
     ]);
-    return Array.isArray(reply) ? decode(reply as Fields) : undefined;
+    return Array.isArray(reply) ? decode(this.#codec, eventId, reply as Fields) : undefined;
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
@@ -335,7 +439,7 @@ export class RedisEventOutbox implements EventOutbox {
       deliverKey(eventId),
       String(nowMs),
     ]);
-    return Array.isArray(reply) ? decode(reply as Fields) : undefined;
+    return Array.isArray(reply) ? decode(this.#codec, eventId, reply as Fields) : undefined;
   }
 
   async list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
@@ -349,7 +453,9 @@ export class RedisEventOutbox implements EventOutbox {
     if (!Array.isArray(reply)) return undefined;
     const fields = reply as Fields;
     const events: StoredEvent[] = [];
-    for (let i = 0; i < fields.length; i += FIELD_COUNT) events.push(decode(fields.slice(i, i + FIELD_COUNT)));
+    // Each event as its id, then its fields.
+    for (let i = 0; i < fields.length; i += FIELD_COUNT + 1)
+      events.push(decode(this.#codec, fields[i]!, fields.slice(i + 1, i + 1 + FIELD_COUNT)));
     return { events: events.slice(0, query.limit), hasMore: events.length > query.limit };
   }
 
@@ -370,20 +476,29 @@ export class RedisEventOutbox implements EventOutbox {
     );
   }
 
+  /**
+   * The user's events by their tags (a set per tag, one tag per sealing key), each rewritten by a
+   * compare-and-set; first a sealing pass, so an event stored in the clear is indexed and found.
+   */
   async forgetUser(merchantUserId: string): Promise<number> {
-    const change = (value: string) => {
-      const event = MerchantEventSchema.parse(JSON.parse(value)) as MerchantEvent;
-      const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
-      return forgotten && JSON.stringify(forgotten);
-    };
-    let rewritten = 0;
-    // The log lists every retained event; read in steps so no reply holds them all.
-    for (let start = 0; ; start += FORGET_STEP) {
-      const ids = await redisCommand(this.redis.zrange(this.keys.merchantEventLog, start, start + FORGET_STEP - 1));
-      for (const id of ids)
-        if (await rewriteField(this.redis, this.keys.merchantEvent(id), 'event', change)) rewritten++;
-      if (ids.length < FORGET_STEP) return rewritten;
+    // Again each time (a script per 500 events, less than the full read a forget took before bodies were
+    // sealed): during a rolling upgrade an instance of the earlier release may still write clear events.
+    if (this.#codec.seals) {
+      await this.#sealing;
+      await this.#sealClearEvents();
     }
+    const ids = new Set<string>();
+    for (const tag of this.#codec.userTags(merchantUserId))
+      for (const id of await redisCommand(this.redis.smembers(this.keys.merchantEventsOfUser(tag)))) ids.add(id);
+    let rewritten = 0;
+    for (const id of ids) {
+      const changed = await this.#rewrite(id, (stored) => {
+        const { event } = decodeEvent(this.#codec, id, stored);
+        return namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
+      });
+      if (changed) rewritten++;
+    }
+    return rewritten;
   }
 
   async close(): Promise<void> {

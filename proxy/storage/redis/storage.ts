@@ -10,9 +10,12 @@ import { RedisPaymentStore } from './payments.ts';
 import { RedisLinkSessionStore } from './link-sessions.ts';
 import { RedisRemovalStore } from './removals.ts';
 import type { Storage } from '../storage.ts';
+import type { OutboxCodec } from '../outbox.ts';
 
 export interface RedisStorageOptions extends RedisSessionStoreOptions {
   logger?: RedisLogger | undefined;
+  /** How the outbox keeps events at rest (storage/outbox.ts); default: in the clear. */
+  outboxCodec?: OutboxCodec | undefined;
 }
 
 /** The Redis storage, with its connections' own handles (tests reach into them). */
@@ -41,13 +44,21 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     kind: 'redis',
     sessionStore,
     resultBus,
-    eventOutbox: new RedisEventOutbox(redis, keys),
+    eventOutbox: new RedisEventOutbox(redis, keys, {
+      codec: options.outboxCodec,
+      onSealFailed: (error) =>
+        options.logger?.warn(
+          { err: error },
+          'outbox: sealing the events stored in the clear failed; tried again later',
+        ),
+    }),
     payments: new RedisPaymentStore(redis, keys, sessionStore.guard),
     linkSessions: new RedisLinkSessionStore(redis, keys),
     removals: new RedisRemovalStore(redis, keys),
     rateLimitStore: sessionStore.rateLimitStore('verifications'),
     authFailureStore: sessionStore.rateLimitStore('auth-failures'),
     redeliveryStore: sessionStore.rateLimitStore('redeliveries'),
+    sealsEvents: options.outboxCodec?.seals ?? false,
     location: redactedRedisUrl(options.url),
     ready: async (timeoutMs) => {
       await Promise.all([sessionStore.ready(timeoutMs), resultBus.ready(timeoutMs)]);

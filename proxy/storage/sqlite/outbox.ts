@@ -7,7 +7,7 @@
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
 // a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
-import { forgottenEvent } from '../forgotten.ts';
+import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -18,8 +18,8 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { jobKey, parseJobKey } from '../outbox.ts';
-import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
+import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare, type Statement } from './driver.ts';
@@ -27,6 +27,7 @@ import { batchDelete, deleteInBatches, StepTimes } from './housekeeping.ts';
 
 interface EventRow {
   seq: number;
+  id: string;
   body: string;
   attempts: number;
   status: DeliveryState;
@@ -38,7 +39,7 @@ interface EventRow {
 }
 
 const EVENT_COLUMNS =
-  'seq, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
+  'seq, id, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
 
 /** Events past `?` (the retention's start) no longer being delivered; served by the index events_retired (database.ts). */
 export const RETIRED_EVENTS = "created_at <= ? AND status != 'pending'";
@@ -65,18 +66,20 @@ export function listFilter(states: readonly string[]): string {
 export class SqliteEventOutbox implements EventOutbox {
   readonly #handle: SqliteHandle;
   readonly #retentionMs: number;
+  readonly #codec: OutboxCodec;
   readonly #statements;
   #closed = false;
   #trimming: Promise<{ deleted: number; times: StepTimes }> | undefined;
 
-  constructor(handle: SqliteHandle, options: { retentionMs?: number } = {}) {
+  constructor(handle: SqliteHandle, options: { retentionMs?: number; codec?: OutboxCodec | undefined } = {}) {
     this.#handle = handle;
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
+    this.#codec = options.codec ?? CLEAR_OUTBOX_CODEC;
     const { db } = handle;
     this.#statements = {
       insertEvent: prepare(
         db,
-        "INSERT OR IGNORE INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, 0, 'pending', ?, ?, ?)",
+        "INSERT OR IGNORE INTO events (id, body, user_tag, attempts, status, created_at, next_attempt_at, pending_since) VALUES (?, ?, ?, 0, 'pending', ?, ?, ?)",
       ),
       scheduleNew: prepare(db, 'INSERT OR IGNORE INTO event_jobs (job, due_at) VALUES (?, ?)'),
       schedule: prepare(db, 'INSERT OR REPLACE INTO event_jobs (job, due_at) VALUES (?, ?)'),
@@ -114,12 +117,17 @@ export class SqliteEventOutbox implements EventOutbox {
         "UPDATE events SET next_attempt_at = ? WHERE id = ? AND status = 'pending' AND (next_attempt_at IS NULL OR next_attempt_at > ?)",
       ),
       seqOf: prepare<[string], { seq: number }>(db, 'SELECT seq FROM events WHERE id = ?'),
-      // A scan of the retained events (no index on the user): an erasure is rare.
+      // By the user's tags (one per sealing key, the index events_user): no body is read but theirs.
       ofUser: prepare<[string], { id: string; body: string }>(
         db,
-        "SELECT id, body FROM events WHERE json_extract(body, '$.data.merchantUserId') = ?",
+        'SELECT id, body FROM events WHERE user_tag IN (SELECT value FROM json_each(?))',
       ),
-      rewrite: prepare(db, 'UPDATE events SET body = ? WHERE id = ?'),
+      rewrite: prepare(db, 'UPDATE events SET body = ?, user_tag = ? WHERE id = ?'),
+      // Bodies an earlier release wrote in the clear (JSON), sealed at start-up.
+      clear: prepare<[], { id: string; body: string }>(
+        db,
+        "SELECT id, body FROM events WHERE substr(body, 1, 1) = '{' ORDER BY seq LIMIT 500",
+      ),
       after: Object.fromEntries(
         Object.entries(STATES).map(([filter, states]) => [
           filter,
@@ -135,12 +143,32 @@ export class SqliteEventOutbox implements EventOutbox {
       ),
       trim: batchDelete(handle, 'events', RETIRED_EVENTS),
     };
+    this.#sealClearEvents();
+  }
+
+  /**
+   * Seals the bodies an earlier release stored in the clear and tags them with their user, before the
+   * start serves: 500 a transaction (the index events_clear finds them without reading the others);
+   * writes nothing when none is left, so a start that finds nothing to do can run on a full disk.
+   */
+  #sealClearEvents(): void {
+    if (!this.#codec.seals) return;
+    for (;;) {
+      const rows = this.#statements.clear.all();
+      if (rows.length === 0) return;
+      this.#handle.transaction(() => {
+        for (const row of rows) {
+          const { stored, userTag } = encodeEvent(this.#codec, decodeEvent(this.#codec, row.id, row.body).event);
+          this.#statements.rewrite.run(stored, userTag, row.id);
+        }
+      });
+    }
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     const recorded = this.#handle.transaction(() => {
-      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0)
-        return false;
+      const { stored, userTag } = encodeEvent(this.#codec, event);
+      if (this.#statements.insertEvent.run(event.id, stored, userTag, nowMs, nowMs, nowMs).changes === 0) return false;
       this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
       return true;
     });
@@ -167,7 +195,7 @@ export class SqliteEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const row = this.#statements.getEvent.get(eventId);
-    return row && storedEvent(row);
+    return row && storedEvent(this.#codec, row);
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -198,7 +226,7 @@ export class SqliteEventOutbox implements EventOutbox {
       if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0)
         this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
-      return row && storedEvent(row);
+      return row && storedEvent(this.#codec, row);
     });
     await this.#handle.synced();
     return stored;
@@ -211,7 +239,7 @@ export class SqliteEventOutbox implements EventOutbox {
         this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
-      return row && storedEvent(row);
+      return row && storedEvent(this.#codec, row);
     });
     await this.#handle.synced();
     return stored;
@@ -226,7 +254,10 @@ export class SqliteEventOutbox implements EventOutbox {
       afterSeq = row.seq;
     }
     const rows = this.#statements.after[query.delivery ?? 'all'].all(afterSeq, query.limit + 1);
-    return { events: rows.slice(0, query.limit).map(storedEvent), hasMore: rows.length > query.limit };
+    return {
+      events: rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row)),
+      hasMore: rows.length > query.limit,
+    };
   }
 
   async backlog(): Promise<OutboxBacklog> {
@@ -262,10 +293,12 @@ export class SqliteEventOutbox implements EventOutbox {
   async forgetUser(merchantUserId: string): Promise<number> {
     const rewritten = this.#handle.transaction(() => {
       let count = 0;
-      for (const row of this.#statements.ofUser.all(merchantUserId)) {
-        const forgotten = forgottenEvent(MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent);
+      for (const row of this.#statements.ofUser.all(JSON.stringify(this.#codec.userTags(merchantUserId)))) {
+        const { event } = decodeEvent(this.#codec, row.id, row.body);
+        const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
         if (!forgotten) continue;
-        this.#statements.rewrite.run(JSON.stringify(forgotten), row.id);
+        const { stored, userTag } = encodeEvent(this.#codec, forgotten);
+        this.#statements.rewrite.run(stored, userTag, row.id);
         count++;
       }
       return count;
@@ -284,12 +317,12 @@ function deliverKey(eventId: string): string {
   return jobKey({ kind: 'deliver', eventId });
 }
 
-function storedEvent(row: EventRow): StoredEvent {
+function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {
   const delivery: EventDelivery = { state: row.status, attempts: row.attempts };
   if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = row.next_attempt_at;
   if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = row.delivered_at;
   if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
   if (row.last_attempt_at !== null) delivery.lastAttemptAt = row.last_attempt_at;
   if (row.last_error !== null) delivery.lastError = row.last_error;
-  return { event: MerchantEventSchema.parse(JSON.parse(row.body)) as MerchantEvent, body: row.body, delivery };
+  return { ...decodeEvent(codec, row.id, row.body), delivery };
 }

@@ -7,6 +7,7 @@ import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
 import type { RemovalStore } from '../removals.ts';
+import type { OutboxCodec } from '../outbox.ts';
 import { explainOpenFailure, openSqliteDatabase, type SqliteHandle } from './database.ts';
 import { Housekeeping, type SweepReport } from './housekeeping.ts';
 import type { Fsync } from './wal-sync.ts';
@@ -38,6 +39,8 @@ export interface SqliteStorageOptions {
   logger?: Logger;
   /** How the WAL is flushed (tests); fs.fsync by default. */
   fsync?: Fsync;
+  /** How the outbox keeps events at rest (storage/outbox.ts); default: in the clear. */
+  outboxCodec?: OutboxCodec | undefined;
 }
 
 /** Opens the data directory's database; throws DataDirectoryError (database.ts) when it cannot be used. */
@@ -49,7 +52,7 @@ export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions
     // Their constructors clear what a process that is gone left behind: the first writes of a start.
     repositories = {
       sessionStore: new SqliteSessionStore(handle, { now }),
-      eventOutbox: new SqliteEventOutbox(handle),
+      eventOutbox: new SqliteEventOutbox(handle, { codec: options.outboxCodec }),
       payments: new SqlitePaymentStore(handle, { now }),
       linkSessions: new SqliteLinkSessionStore(handle, { now }),
       removals: new SqliteRemovalStore(handle),

@@ -49,6 +49,7 @@ describe('bench options', () => {
       'shopper',
       'returning',
       'growth',
+      'outbox',
     ]);
     assert.deepEqual(options.storages, ['memory', 'sqlite', 'redis']);
     assert.equal(options.sizes.idleSockets, 10_000);

@@ -7,6 +7,10 @@ import { loadPg } from '../../../proxy/storage/postgres/packages.ts';
 import { Database } from '../../../proxy/storage/postgres/database.ts';
 import { DatabaseSchemaError, migrate, SCHEMA_VERSION } from '../../../proxy/storage/postgres/schema.ts';
 import { openPostgresStorage } from '../../../proxy/storage/postgres/storage.ts';
+import { randomBytes } from 'node:crypto';
+import { randomEventId } from '../../../proxy/events/ids.ts';
+import { createOutboxCodec } from '../../../proxy/sealing/outbox-codec.ts';
+import { buildEvent } from '../../../proxy/storage/events.ts';
 import { postgresSkipReason, startPostgresServer, type PostgresServer } from '../../helpers/postgres-server.ts';
 
 const skip = postgresSkipReason();
@@ -64,6 +68,55 @@ describe('PostgreSQL schema migrations', { skip }, () => {
       // Version 2's tables are in use: the relay's session events.
       await storage.resultBus.publish({ type: 'state', sessionId: 's-1', state: 'returned' });
       assert.equal(await server.sql('SELECT count(*) FROM previous.bus_events'), '1');
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test('migrates a database of version 3: its events, stored in the clear, are sealed and tagged, listed as they were, and found by forgetUser', async () => {
+    const client = new (loadPg().Client)({ connectionString: server.url });
+    await client.connect();
+    try {
+      assert.deepEqual(await migrate(client as never, 'clearevents', 3), { from: 0, to: 3 });
+    } finally {
+      await client.end();
+    }
+    const event = buildEvent(
+      randomEventId(),
+      'link.succeeded',
+      {
+        merchantUserId: 'user-clear-7',
+        linkRef: 'ref-1',
+        accountLabel: 'Checking ••••9753',
+        fiName: 'Bank',
+        fiAccountType: 'CHECKING',
+        savedAccount: {
+          sealed: 'obv1.sealed-for-the-user',
+          accountId: 'sa_1',
+          accountLabel: 'Checking ••••9753',
+          fiName: 'Bank',
+          fiAccountType: 'CHECKING',
+          linkedAt: new Date(1_000).toISOString(),
+        },
+      },
+      1_000,
+    );
+    const body = JSON.stringify(event);
+    await server.sql(
+      `INSERT INTO clearevents.events (id, body, status, created_at, pending_since) VALUES ('${event.id}', '${body}', 'delivered', 1000, 1000)`,
+    );
+    const codec = createOutboxCodec([{ id: 'k1', key: randomBytes(32) }]);
+    const storage = await openPostgresStorage({ url: server.url, schema: 'clearevents', outboxCodec: codec });
+    try {
+      assert.equal((await storage.eventOutbox.list({ limit: 10 }, 2_000))?.events[0]?.body, body);
+      // forgetUser waits for the start's sealing pass, then finds the event by its tag.
+      assert.equal(await storage.eventOutbox.forgetUser('user-clear-7'), 1);
+      const rows = await server.sql(
+        "SELECT string_agg(body || ' ' || coalesce(user_tag, 'NULL'), ',') FROM clearevents.events",
+      );
+      assert.match(rows, /^obv1\./, 'sealed');
+      assert.ok(!rows.includes('user-clear-7') && !rows.includes('9753') && !rows.includes('NULL'), rows);
+      assert.equal((await storage.eventOutbox.get(event.id))?.event.data.merchantUserId, 'user-clear-7');
     } finally {
       await storage.close();
     }

@@ -1,7 +1,7 @@
 // One contract, four backends: the typed repositories (payments, link sessions, removals), the session
 // store and the event outbox answer the same on memory, SQLite, PostgreSQL and Redis. Each PostgreSQL
 // storage gets a schema of its own on one throw-away cluster (test/helpers/postgres-server.ts).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
@@ -14,6 +14,16 @@ import { describeOutboxContract } from '../../helpers/outbox-contract.ts';
 import { startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { postgresSkipReason, startPostgresServer, type PostgresServer } from '../../helpers/postgres-server.ts';
 import { openPostgresStorage } from '../../../proxy/storage/postgres/storage.ts';
+import { Redis } from 'ioredis';
+import { createOutboxCodec } from '../../../proxy/sealing/outbox-codec.ts';
+import type { OutboxCodec } from '../../../proxy/storage/outbox.ts';
+import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
+import { prepare } from '../../../proxy/storage/sqlite/driver.ts';
+import {
+  describeSealedOutboxContract,
+  sealingKey,
+  type SealedOutboxPlace,
+} from '../../helpers/sealed-outbox-contract.ts';
 
 const logger = createLogger('silent');
 const dirs: string[] = [];
@@ -22,12 +32,15 @@ let prefixes = 0;
 let postgres: Promise<PostgresServer> | undefined;
 let schemas = 0;
 
+/** As createObvProxy builds them: the outbox seals its events. */
+const outboxCodec = createOutboxCodec([sealingKey('contract')]);
+
 const factories: Record<string, () => Promise<Storage>> = {
-  memory: async () => createStorage({ kind: 'memory', logger }),
+  memory: async () => createStorage({ kind: 'memory', logger, outboxCodec }),
   sqlite: async () => {
     const dir = mkdtempSync(join(tmpdir(), 'obv-storage-'));
     dirs.push(dir);
-    return createStorage({ kind: 'sqlite', dataDir: dir, logger });
+    return createStorage({ kind: 'sqlite', dataDir: dir, logger, outboxCodec });
   },
   redis: async () => {
     const server = await (redis ??= startRedisServer());
@@ -36,6 +49,7 @@ const factories: Record<string, () => Promise<Storage>> = {
       redisUrl: server.url,
       redisPrefix: `contract${prefixes++}:`,
       logger,
+      outboxCodec,
     });
     // The first command waits for the connection; a fresh prefix keeps tests apart.
     await storage.removals.isRemoved('x', 'y');
@@ -47,7 +61,93 @@ if (!postgresSkipReason()) {
   factories.postgres = async () => {
     const server = await (postgres ??= startPostgresServer());
     // Migrated and listening before the test starts: the contracts time their own waits.
-    return openPostgresStorage({ url: server.url, schema: `contract${schemas++}`, busPollIntervalMs: 200 });
+    return openPostgresStorage({
+      url: server.url,
+      schema: `contract${schemas++}`,
+      busPollIntervalMs: 200,
+      outboxCodec,
+    });
+  };
+}
+
+/** Each backend's place for the sealed-outbox contract: its outboxes opened one at a time on the same data. */
+const places: Record<string, () => Promise<SealedOutboxPlace>> = {
+  sqlite: async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'obv-sealed-'));
+    dirs.push(dir);
+    let open: SqliteStorage | undefined;
+    return {
+      async open(codec: OutboxCodec) {
+        const storage = openSqliteStorage(dir, { outboxCodec: codec, logger });
+        open = storage;
+        return closingStorage(storage as unknown as Storage, 'eventOutbox');
+      },
+      raw: async () =>
+        readdirSync(dir)
+          .map((file) => readFileSync(join(dir, file)).toString('latin1'))
+          .join('\n'),
+      async copyBody(from, to) {
+        prepare(open!.handle.db, 'UPDATE events SET body = (SELECT body FROM events WHERE id = ?) WHERE id = ?').run(
+          from,
+          to,
+        );
+      },
+      close: async () => undefined,
+    };
+  },
+  redis: async () => {
+    const server = await (redis ??= startRedisServer());
+    const prefix = `sealed${prefixes++}:`;
+    const raw = new Redis(server.url);
+    return {
+      async open(codec: OutboxCodec) {
+        const storage = createStorage({
+          kind: 'redis',
+          redisUrl: server.url,
+          redisPrefix: prefix,
+          logger,
+          outboxCodec: codec,
+        });
+        return closingStorage(storage, 'eventOutbox');
+      },
+      async raw() {
+        const keys = await raw.keys(`${prefix}*`);
+        const values = await Promise.all(
+          keys.map(async (key) => {
+            const type = await raw.type(key);
+            if (type === 'hash') return JSON.stringify(await raw.hgetall(key));
+            if (type === 'string') return raw.get(key);
+            if (type === 'set') return JSON.stringify(await raw.smembers(key));
+            if (type === 'zset') return JSON.stringify(await raw.zrange(key, 0, -1));
+            return '';
+          }),
+        );
+        return [...keys, ...values].join('\n');
+      },
+      async copyBody(from, to) {
+        await raw.hset(`${prefix}evt:${to}`, 'event', (await raw.hget(`${prefix}evt:${from}`, 'event'))!);
+      },
+      close: async () => raw.disconnect(),
+    };
+  },
+};
+if (!postgresSkipReason()) {
+  places.postgres = async () => {
+    const server = await (postgres ??= startPostgresServer());
+    const schema = `sealed${schemas++}`;
+    return {
+      async open(codec: OutboxCodec) {
+        const storage = await openPostgresStorage({ url: server.url, schema, outboxCodec: codec });
+        return closingStorage(storage, 'eventOutbox');
+      },
+      raw: () => server.sql(`SELECT string_agg(row_to_json(e)::text, E'\\n') FROM ${schema}.events e`),
+      async copyBody(from, to) {
+        await server.sql(
+          `UPDATE ${schema}.events SET body = (SELECT body FROM ${schema}.events WHERE id = '${from}') WHERE id = '${to}'`,
+        );
+      },
+      close: async () => undefined,
+    };
   };
 }
 
@@ -76,6 +176,7 @@ for (const [name, make] of Object.entries(factories)) {
   }
   if (name === 'postgres') describeResultBusContract(name, async () => closingStorage(await make(), 'resultBus'));
 }
+for (const [name, makePlace] of Object.entries(places)) describeSealedOutboxContract(name, makePlace);
 
 after(async () => {
   await (await redis)?.close();

@@ -259,7 +259,7 @@ describe('the SQLite file', () => {
       await storage.close();
     }
     const reopened = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
-    assert.equal(reopened.prepare('PRAGMA user_version').get()?.user_version, 5);
+    assert.equal(reopened.prepare('PRAGMA user_version').get()?.user_version, 6);
     reopened.close();
   });
 });

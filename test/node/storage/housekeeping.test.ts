@@ -99,7 +99,7 @@ describe('SQLite housekeeping', () => {
     file.close();
     const storage = openSqliteStorage(dir, { sweepIntervalMs: 3_600_000 });
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 5);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 6);
       const plan = prepare(
         storage.handle.db,
         `EXPLAIN QUERY PLAN DELETE FROM idempotency_claims WHERE ${IN_FLIGHT_CLAIMS}`,
@@ -147,10 +147,10 @@ describe('SQLite housekeeping', () => {
     }
   });
 
-  test('a new file is schema 5, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
+  test('a new file is schema 6, in auto_vacuum INCREMENTAL, with the WAL bounded to 4 MiB after a checkpoint', async () => {
     const { storage } = open();
     try {
-      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 5);
+      assert.equal(Number(pragma(storage.handle.db, 'user_version')), 6);
       assert.equal(Number(pragma(storage.handle.db, 'auto_vacuum')), 2);
       assert.equal(Number(pragma(storage.handle.db, 'journal_size_limit')), WAL_SIZE_LIMIT_BYTES);
     } finally {

@@ -1,5 +1,5 @@
 // A data directory written by the previous release (better-sqlite3, schema 2: fixtures/previous-release,
-// two orders paid in sandbox mode) opens on this one: it is migrated to schema 5 and converted to
+// two orders paid in sandbox mode) opens on this one: it is migrated to schema 6 and converted to
 // incremental vacuum at the first start, and keeps its payments — paying one of its orders again is
 // refused with the first payment. The proxy's clock is set a day after the file was written, so the
 // payments (kept 30 days) are within their retention whatever day the test runs.
@@ -13,7 +13,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import express from 'express';
-import { createLogger, createObvProxy } from '../../../proxy/index.ts';
+import { createLogger, createObvProxy, createOutboxCodec, createStorage } from '../../../proxy/index.ts';
 import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
 import { sandboxProxyConfig, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
 
@@ -41,6 +41,15 @@ after(() => rmSync(dataDir, { recursive: true, force: true }));
 
 test('a data directory of the previous release opens, is migrated, and refuses to pay its paid orders again, with the first payment', async () => {
   cpSync(FIXTURE, dataDir, { recursive: true });
+  // Its merchant events, stored in the clear (schema 5 and before).
+  const before = new DatabaseSync(join(dataDir, DATABASE_FILE));
+  const clearBodies = before
+    .prepare('SELECT body FROM events ORDER BY seq')
+    .all()
+    .map((row) => String(row.body));
+  before.close();
+  assert.equal(clearBodies.length, 4);
+  assert.ok(clearBodies.every((body) => body.includes('"user-42"')));
   const app = express();
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -88,9 +97,25 @@ test('a data directory of the previous release opens, is migrated, and refuses t
     await proxy.close();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   }
+  // Its events, sealed at the open, list with the bodies they had (what is signed and sent).
+  const storage = createStorage({
+    kind: 'sqlite',
+    dataDir,
+    logger: createLogger('silent'),
+    outboxCodec: createOutboxCodec(proxy.config.sealingKeys ?? []),
+  });
+  try {
+    const listed = await storage.eventOutbox.list({ limit: 10 }, WRITTEN_AT);
+    assert.deepEqual(
+      listed?.events.map((stored) => stored.body),
+      clearBodies,
+    );
+  } finally {
+    await storage.close();
+  }
   const file = new DatabaseSync(join(dataDir, DATABASE_FILE), { readOnly: true });
   try {
-    assert.equal(file.prepare('PRAGMA user_version').get()?.user_version, 5);
+    assert.equal(file.prepare('PRAGMA user_version').get()?.user_version, 6);
     assert.equal(file.prepare('PRAGMA auto_vacuum').get()?.auto_vacuum, 2, 'converted to incremental vacuum');
     const indexes = file
       .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%'")
@@ -106,6 +131,12 @@ test('a data directory of the previous release opens, is migrated, and refuses t
     ])
       assert.ok(indexes.includes(index), index);
     assert.equal(file.prepare('SELECT count(*) AS n FROM payments').get()?.n, 2);
+    const events = file.prepare('SELECT body, user_tag FROM events').all();
+    assert.equal(events.length, 4);
+    for (const row of events) {
+      assert.match(String(row.body), /^obv1\./, 'sealed at the first start');
+      assert.ok(row.user_tag && !String(row.user_tag).includes('user-42'), 'tagged with a keyed hash of its user');
+    }
     assert.equal(
       file.prepare('SELECT count(*) AS n FROM earlier_payments').get()?.n,
       0,

@@ -138,15 +138,21 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
-    const recorded = this.#handle.transaction(() => {
-      if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0)
-        return false;
-      this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
-      return true;
-    });
+    const recorded = this.#handle.transaction(() => this.record(event, nowMs));
     // Also for an event already recorded: its first append's fsync may still be under way.
     await this.#handle.synced();
     return recorded;
+  }
+
+  /**
+   * `append`'s writes without its transaction or its durable wait: for a caller that records the event in
+   * its own transaction and waits itself (a notification's writes, session-store.ts `recordOutcome`).
+   */
+  record(event: MerchantEvent, nowMs: number): boolean {
+    if (this.#statements.insertEvent.run(event.id, JSON.stringify(event), nowMs, nowMs, nowMs).changes === 0)
+      return false;
+    this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
+    return true;
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {

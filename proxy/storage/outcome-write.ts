@@ -2,11 +2,12 @@
 // with the outcome (its link reference; a bound session's arrival time), the settle, and the merchant's
 // event with its delivery job. Why one operation on the storage, not an ambient transaction joining every
 // write of a tick: each backend can then make exactly these writes atomic its own way (SQLite one
-// BEGIN IMMEDIATE … COMMIT and one durable wait, session-store.ts `recordOutcome`), and a failure undoes
-// this notification's writes only, never another request's.
-// The sequence below is what a backend without its own does: the same writes, one call each, in the order
-// the notification made them before (each idempotent, so a provider retry after a failure between them
-// finishes the rest).
+// BEGIN IMMEDIATE … COMMIT and one durable wait, proxy/storage/sqlite/session-store.ts `recordOutcome`;
+// PostgreSQL one transaction, proxy/storage/postgres/session-store.ts), and a failure undoes this
+// notification's writes only, never another request's, which an ambient transaction could not promise.
+// The sequence below is what a backend without its own does (memory, Redis): the same writes, one call
+// each, in the order the notification made them before (each idempotent, so a provider retry after a
+// failure between them finishes the rest).
 import type { MerchantEvent } from './events.ts';
 import type { EventOutbox } from './outbox.ts';
 import type { SessionStore, SettleResult, StoredOutcome } from './sessions.ts';

@@ -19,7 +19,9 @@ export interface Storage {
   sessionStore: SessionStore;
   /**
    * A notification's writes as one atomic step (outcome-write.ts); undefined = one call each
-   * (`sequentialOutcomeWriter`). SQLite: one transaction and one fsync wait.
+   * (`sequentialOutcomeWriter`). SQLite: one transaction and one fsync wait; PostgreSQL: one transaction.
+   * A caller that replaces `sessionStore` or `eventOutbox` in a storage it hands over leaves this out, or
+   * the writes skip its replacement.
    */
   outcomeWriter?: OutcomeWriter;
   /** Session events to whichever instance holds the browser's socket. */

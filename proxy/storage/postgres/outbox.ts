@@ -26,7 +26,7 @@ import type {
 import { jobKey, parseJobKey } from '../outbox.ts';
 import { MerchantEventSchema, type MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
-import { num, type Database } from './database.ts';
+import { num, type Database, type Tx } from './database.ts';
 import { deleteInBatches } from './housekeeping.ts';
 
 interface EventRow {
@@ -64,8 +64,16 @@ export class PostgresEventOutbox implements EventOutbox {
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
+    return this.record(this.#db, event, nowMs);
+  }
+
+  /**
+   * `append`'s statement on `tx`: for a caller that records the event in its own transaction (a
+   * notification's writes, session-store.ts `recordOutcome`).
+   */
+  async record(tx: Tx, event: MerchantEvent, nowMs: number): Promise<boolean> {
     // The event and its delivery job in one statement: both or neither.
-    const rows = await this.#db.query(
+    const rows = await tx.query(
       `WITH recorded AS (
         INSERT INTO events (id, body, attempts, status, created_at, next_attempt_at, pending_since) VALUES ($1, $2, 0, 'pending', $3, $3, $3)
         ON CONFLICT (id) DO NOTHING RETURNING id),

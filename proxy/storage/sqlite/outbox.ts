@@ -67,6 +67,12 @@ export class SqliteEventOutbox implements EventOutbox {
   readonly #retentionMs: number;
   readonly #statements;
   #closed = false;
+  /**
+   * Events committed with a notification's outcome whose fsync is still under way (`recordHidden`): like
+   * that outcome (session-store.ts), not delivered, read or listed before a power loss can no longer take
+   * them back, so no merchant hears of a link reference that a power loss then undoes.
+   */
+  readonly #hidden = new Set<string>();
   #trimming: Promise<{ deleted: number; times: StepTimes }> | undefined;
 
   constructor(handle: SqliteHandle, options: { retentionMs?: number } = {}) {
@@ -155,6 +161,18 @@ export class SqliteEventOutbox implements EventOutbox {
     return true;
   }
 
+  /** `record`, the event hidden until `reveal`: for a caller that waits for the fsync after its commit. */
+  recordHidden(event: MerchantEvent, nowMs: number): boolean {
+    const recorded = this.record(event, nowMs);
+    if (recorded) this.#hidden.add(event.id);
+    return recorded;
+  }
+
+  /** The event `recordHidden` recorded is durable now (or its transaction rolled back): shown from now on. */
+  reveal(eventId: string): void {
+    this.#hidden.delete(eventId);
+  }
+
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
     this.#statements.scheduleNew.run(jobKey({ kind: 'session-check', sessionId }), atMs);
   }
@@ -163,8 +181,10 @@ export class SqliteEventOutbox implements EventOutbox {
     return this.#handle.transaction(() => {
       const jobs: OutboxJob[] = [];
       for (const { job } of this.#statements.due.all(nowMs, max)) {
-        this.#statements.moveJob.run(nowMs + leaseMs, job);
         const parsed = parseJobKey(job);
+        // Not durable yet: left due, the wake after its fsync (or the next poll) claims it.
+        if (parsed?.kind === 'deliver' && this.#hidden.has(parsed.eventId)) continue;
+        this.#statements.moveJob.run(nowMs + leaseMs, job);
         if (parsed) jobs.push(parsed);
       }
       return jobs;
@@ -172,6 +192,7 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
+    if (this.#hidden.has(eventId)) return undefined;
     const row = this.#statements.getEvent.get(eventId);
     return row && storedEvent(row);
   }
@@ -232,7 +253,11 @@ export class SqliteEventOutbox implements EventOutbox {
       afterSeq = row.seq;
     }
     const rows = this.#statements.after[query.delivery ?? 'all'].all(afterSeq, query.limit + 1);
-    return { events: rows.slice(0, query.limit).map(storedEvent), hasMore: rows.length > query.limit };
+    const events = rows.slice(0, query.limit).map(storedEvent);
+    // The page ends before an event not durable yet: a merchant paging with `after` must not pass it.
+    const hidden = this.#hidden.size === 0 ? -1 : events.findIndex(({ event }) => this.#hidden.has(event.id));
+    if (hidden >= 0) return { events: events.slice(0, hidden), hasMore: true };
+    return { events, hasMore: rows.length > query.limit };
   }
 
   async backlog(): Promise<OutboxBacklog> {

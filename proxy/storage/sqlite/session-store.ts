@@ -7,7 +7,7 @@
 // nothing and never waits for an fsync: a power loss may take back the last moments' starts, whose
 // shoppers start again.
 import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
-import type { MerchantEvent } from '../events.ts';
+import type { SqliteEventOutbox } from './outbox.ts';
 import type { MarkerWrite, OutcomeWrite, OutcomeWriter, OutcomeWriteResult } from '../outcome-write.ts';
 import { TERMINAL_STATES } from '../sessions.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
@@ -26,8 +26,8 @@ export const IN_FLIGHT_CLAIMS = 'session_id IS NULL';
 
 type Claim = { claimed: true } | { claimed: false; sessionId?: string };
 
-/** Records a merchant event inside the caller's transaction (outbox.ts `record`); false when already recorded. */
-export type RecordEvent = (event: MerchantEvent, nowMs: number) => boolean;
+/** Where a notification's event is recorded, inside its transaction and hidden until durable (outbox.ts). */
+export type HiddenEvents = Pick<SqliteEventOutbox, 'recordHidden' | 'reveal'>;
 
 export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   readonly #now: () => number;
@@ -36,14 +36,14 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   /** Duplicates waiting for a start of this process to complete or release its claim. */
   readonly #waiters = new Map<string, ((sessionId: string | undefined) => void)[]>();
   readonly #statements;
-  readonly #recordEvent: RecordEvent | undefined;
+  readonly #events: HiddenEvents | undefined;
 
   constructor(
     readonly handle: SqliteHandle,
-    options: { now?: () => number; recordEvent?: RecordEvent } = {},
+    options: { now?: () => number; events?: HiddenEvents } = {},
   ) {
     this.#now = options.now ?? Date.now;
-    this.#recordEvent = options.recordEvent;
+    this.#events = options.events;
     const { db } = handle;
     // A claim still in flight when the file was last closed belonged to a process that is gone (one
     // instance per file): its start never answered, so a retry may claim the key again at once.
@@ -153,32 +153,41 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   async recordOutcome(write: OutcomeWrite): Promise<OutcomeWriteResult> {
     this.handle.assertDurable();
     const { sessionId, nowMs } = write;
-    const written = this.handle.transaction(() => {
-      if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
-      for (const marker of write.markers) this.#markSync(marker, nowMs);
-      const before = this.#statements.get.get(sessionId);
-      const settled = this.#statements.settle.get(
-        stateForOutcome(write.outcome),
-        JSON.stringify(write.outcome),
-        sessionId,
-        this.#now(),
-      );
-      if (settled) {
-        for (const marker of write.ifStored?.markers ?? []) this.#markSync(marker, nowMs);
-        const event = write.ifStored?.event;
-        if (event) {
-          if (!this.#recordEvent) throw new Error('this session store records no events (no outbox given)');
-          this.#recordEvent(event, nowMs);
+    const event = write.ifStored?.event;
+    let written;
+    try {
+      written = this.handle.transaction(() => {
+        if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
+        for (const marker of write.markers) this.#markSync(marker, nowMs);
+        const before = this.#statements.get.get(sessionId);
+        const settled = this.#statements.settle.get(
+          stateForOutcome(write.outcome),
+          JSON.stringify(write.outcome),
+          sessionId,
+          this.#now(),
+        );
+        if (settled) {
+          for (const marker of write.ifStored?.markers ?? []) this.#markSync(marker, nowMs);
+          if (event) {
+            if (!this.#events) throw new Error('this session store records no events (no outbox given)');
+            this.#events.recordHidden(event, nowMs);
+          }
         }
-      }
-      return { before, settled };
-    });
+        return { before, settled };
+      });
+    } catch (error) {
+      // Rolled back: nothing to hide.
+      if (event) this.#events?.reveal(event.id);
+      throw error;
+    }
     // The webhook-id's marker held another session: nothing was written, nothing to wait for.
     if (!written) return { conflict: true };
     const { before, settled } = written;
     // As in `settle`: reads see the session as it was until the commit is durable.
     if (settled && before) this.#unsynced.set(sessionId, before);
+    // A failed fsync leaves the outcome and its event unseen until a restart, as in `settle`.
     await this.handle.synced();
+    if (event) this.#events?.reveal(event.id);
     if (settled) {
       this.#unsynced.delete(sessionId);
       return { stored: true, record: this.#decode(settled) };

@@ -49,10 +49,7 @@ export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions
     const eventOutbox = new SqliteEventOutbox(handle);
     repositories = {
       // A notification's event is recorded in the same transaction as its outcome (outcome-write.ts).
-      sessionStore: new SqliteSessionStore(handle, {
-        now,
-        recordEvent: (event, nowMs) => eventOutbox.record(event, nowMs),
-      }),
+      sessionStore: new SqliteSessionStore(handle, { now, events: eventOutbox }),
       eventOutbox,
       payments: new SqlitePaymentStore(handle, { now }),
       linkSessions: new SqliteLinkSessionStore(handle, { now }),

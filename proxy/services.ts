@@ -11,6 +11,7 @@ import type { StoreOutageLog } from './storage/outage-log.ts';
 import { createMerchantEvents, type EventTimings, type MerchantEvents } from './events/events.ts';
 import { createLinkSessions, type LinkSessions } from './link-sessions/link-sessions.ts';
 import { createNotifications, type Notifications } from './notifications/notifications.ts';
+import { sequentialOutcomeWriter } from './storage/outcome-write.ts';
 import { createPayments, type Payments } from './payments/payments.ts';
 import type { Sealer } from './sealing/sealer.ts';
 import type { Storage } from './storage/storage.ts';
@@ -99,7 +100,18 @@ export function createServices(deps: ServicesDeps): Services {
     now,
   });
   late.verifications = verifications;
-  const notifications = createNotifications({ config, store, sealer, accounts, verifications, metrics, logger, now });
+  const notifications = createNotifications({
+    config,
+    store,
+    outcomes: storage.outcomeWriter ?? sequentialOutcomeWriter(store, storage.eventOutbox),
+    events,
+    sealer,
+    accounts,
+    verifications,
+    metrics,
+    logger,
+    now,
+  });
   const payments = createPayments({
     config,
     payments: storage.payments,

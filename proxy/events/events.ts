@@ -64,6 +64,14 @@ export interface MerchantEvents {
    * it, so the bank-step marker is not read again here.
    */
   sessionEnded(released: SessionRecord): Promise<void>;
+  /**
+   * The event `sessionEnded` would record for `released`, built but not recorded: for a caller that records it
+   * in the same step as the outcome (storage/outcome-write.ts). Undefined while the session has not ended, or
+   * when events are off. Once recorded, the caller hands it to `recorded`.
+   */
+  sessionEndEvent(released: SessionRecord): MerchantEvent | undefined;
+  /** An event recorded by the caller itself (`sessionEndEvent`): logged, and its delivery started now. */
+  recorded(event: MerchantEvent): void;
   /** Events in the order recorded, with their delivery; undefined for an unknown `after`. */
   list(query: ListQuery): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined>;
   /** The merchant handled the event: no attempt follows (outbox `acknowledge`); undefined when unknown. */
@@ -135,6 +143,8 @@ const OFF: MerchantEvents = {
   emit: async () => undefined,
   sessionStarted: async () => undefined,
   sessionEnded: async () => undefined,
+  sessionEndEvent: () => undefined,
+  recorded: () => undefined,
   list: async () => undefined,
   acknowledge: async () => undefined,
   redeliver: async () => undefined,
@@ -176,9 +186,22 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
   ): Promise<MerchantEvent<Type> | undefined> {
     const event = buildEvent(emitOptions.once ? eventIdFor(emitOptions.once) : randomEventId(), type, data, now());
     if (!(await outbox.append(event as MerchantEvent, now()))) return undefined;
-    logger.info({ event: event.id, type }, 'merchant event recorded');
-    worker.wake();
+    recorded(event as MerchantEvent);
     return event;
+  }
+
+  function recorded(event: MerchantEvent): void {
+    logger.info({ event: event.id, type: event.type }, 'merchant event recorded');
+    worker.wake();
+  }
+
+  /** The session's end event, built under the id every emitter of it agrees on (recorded once). */
+  function endEvent(released: SessionRecord): MerchantEvent | undefined {
+    const end = sessionEndEvent(options.sealer, released);
+    return (
+      end &&
+      (buildEvent(eventIdFor(`session-end:${released.sessionId}`), end.type, end.data as never, now()) as MerchantEvent)
+    );
   }
 
   /**
@@ -188,9 +211,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
    * backed by someone else's bank step.
    */
   async function sessionEnded(released: SessionRecord): Promise<void> {
-    const end = sessionEndEvent(options.sealer, released);
-    if (end)
-      await emit(end.type, end.data as EventData<typeof end.type>, { once: `session-end:${released.sessionId}` });
+    const event = endEvent(released);
+    if (event && (await outbox.append(event, now()))) recorded(event);
   }
 
   // `emit` (above) wakes this worker; it is only ever called after this line ran (the worker's own jobs
@@ -223,6 +245,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
     enabled: true,
     emit,
     sessionEnded,
+    sessionEndEvent: endEvent,
+    recorded,
     async sessionStarted(record) {
       await outbox.scheduleSessionCheck(record.sessionId, record.expiresAt + sessionCheckDelayMs);
     },

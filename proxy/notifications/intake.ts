@@ -1,6 +1,6 @@
 // The checks a notification passes before its outcome is stored, in the order the route runs them:
 // the signature, a JSON body, a session behind the URL's reference, a usable outcome, ids that match
-// that session, and a webhook-id not delivered for another session. Each refusal is counted in the
+// that session; then, with the outcome's writes, a webhook-id not delivered for another session. Each refusal is counted in the
 // metrics by reason and logged: at most once a minute per reason while anyone could have sent it, every
 // time once the provider's signature proves the provider sent it.
 import type { Logger } from 'pino';
@@ -10,11 +10,9 @@ import type { SessionStore } from '../storage/sessions.ts';
 import { problem } from '../common/errors.ts';
 import { clip, WarningLimiter } from '../common/log-limits.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
-import { markerKey } from '../storage/markers.ts';
 import type { SessionRecord } from '../storage/sessions.ts';
 import { readNotification, type ReportedNotification } from './outcome.ts';
 import { createWebhookVerifier, type WebhookHeaders } from '../common/webhook-signature.ts';
-import { WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 
 export interface NotificationIntake {
   /** 401 unless the Standard Webhooks signature over `payload` is valid. */
@@ -27,8 +25,11 @@ export interface NotificationIntake {
   readOutcome(body: unknown, session: SessionRecord, webhookId: string): ReportedNotification;
   /** 409 when the body names another verification than the one this URL was issued for. */
   requireSameVerification(session: SessionRecord, reported: ReportedNotification, webhookId: string): void;
-  /** 409 when this webhook-id was already delivered for another session. */
-  bindWebhookId(webhookId: string, session: SessionRecord): Promise<void>;
+  /**
+   * The 409 for a webhook-id already delivered for another session (the store found its marker holding
+   * another: storage/outcome-write.ts), counted and logged.
+   */
+  webhookIdReused(webhookId: string, session: SessionRecord): Error;
 }
 
 /** Which id of the body contradicts what the session was started with, if any. */
@@ -47,7 +48,7 @@ function foreignField(session: SessionRecord, reported: ReportedNotification): s
 
 export interface IntakeDeps {
   config: Pick<ProxyConfig, 'webhookSecret' | 'successStatuses' | 'failureStatuses'>;
-  store: Pick<SessionStore, 'sessionIdForNotificationRef' | 'get' | 'mark'>;
+  store: Pick<SessionStore, 'sessionIdForNotificationRef' | 'get'>;
   metrics: Pick<ProxyMetrics, 'refusedNotifications'>;
   logger: Logger;
 }
@@ -133,15 +134,13 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
       );
     },
 
-    async bindWebhookId(webhookId, session) {
-      const boundTo = await store.mark(markerKey.webhook(webhookId), session.sessionId, WEBHOOK_ID_TTL_MS);
-      if (boundTo === session.sessionId) return;
+    webhookIdReused(webhookId, session) {
       refused.inc({ reason: 'webhook_id_reused' });
       logger.warn(
         { session: sessionLogRef(session.sessionId), webhookId: clip(webhookId) },
         'notification refused: its webhook-id was delivered for another session',
       );
-      throw problem('conflict', 'This webhook-id was already delivered for another verification.');
+      return problem('conflict', 'This webhook-id was already delivered for another verification.');
     },
   };
 }

@@ -15,9 +15,13 @@ import type { SavedAccounts } from '../accounts/accounts.ts';
 import type { Sealer } from '../sealing/sealer.ts';
 import { openOutcome, sealOutcome } from '../sealing/sealed-outcome.ts';
 import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
-import type { SessionStore, VerificationOutcome } from '../storage/sessions.ts';
+import type { SessionRecord, SessionStore, VerificationOutcome } from '../storage/sessions.ts';
+import type { OutcomeWriter } from '../storage/outcome-write.ts';
+import { stateForOutcome } from '../storage/session-codec.ts';
+import type { MerchantEvents } from '../events/events.ts';
+import { WEBHOOK_ID_TTL_MS } from '../config/limits.ts';
 import { scrubProviderText } from '../upstream/provider-text.ts';
-import { outcomeArrivedAt } from '../verifications/bank-step.ts';
+import { outcomeArrivedAt, releasedOnceStored } from '../verifications/bank-step.ts';
 import type { Verifications } from '../verifications/verifications.ts';
 import { createNotificationIntake } from './intake.ts';
 import type { ReportedNotification } from './outcome.ts';
@@ -25,6 +29,10 @@ import type { ReportedNotification } from './outcome.ts';
 export interface NotificationsDeps {
   config: Pick<ProxyConfig, 'webhookSecret' | 'successStatuses' | 'failureStatuses'>;
   store: SessionStore;
+  /** The notification's writes as one step (storage/outcome-write.ts). */
+  outcomes: OutcomeWriter;
+  /** The session's end event, recorded with the outcome. */
+  events: Pick<MerchantEvents, 'sessionEndEvent' | 'recorded'>;
   sealer: Sealer;
   accounts: Pick<SavedAccounts, 'savedAccountFor'>;
   verifications: Pick<Verifications, 'deliver'>;
@@ -76,24 +84,44 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
       const session = await intake.sessionFor(ref, webhookId);
       const reported = intake.readOutcome(body, session, webhookId);
       intake.requireSameVerification(session, reported, webhookId);
-      await intake.bindWebhookId(webhookId, session);
 
-      const logRef = sessionLogRef(session.sessionId);
+      const { sessionId } = session;
+      const logRef = sessionLogRef(sessionId);
       const saved =
         reported.outcome.status === 'success' ? deps.accounts.savedAccountFor(session, reported.outcome) : {};
       const outcome: VerificationOutcome =
         reported.outcome.status === 'success' ? { ...reported.outcome, linkRef: newId(), ...saved } : reported.outcome;
-      // The reference answers before any page can read the outcome that names it: a page that sees its
-      // success may pay with it at once. A reference whose outcome loses the settle below is refused
-      // anyway (its session's outcome names another: payments/linked-account.ts resolveLinkRef).
-      if (outcome.status === 'success')
-        await store.mark(
-          markerKey.linkRef(outcome.linkRef),
-          session.sessionId,
-          sessionMarkerTtlMs(session, deps.now()),
-        );
       // The token is sealed before any backend sees it.
-      const { stored, record } = await store.settle(session.sessionId, sealOutcome(sealer, session.sessionId, outcome));
+      const sealed = sealOutcome(sealer, sessionId, outcome);
+      const now = deps.now();
+      const ttlMs = sessionMarkerTtlMs(session, now);
+      // The merchant's event goes with the outcome when the outcome is released as it is stored; a held one
+      // is told once its bank step is confirmed (delivery.ts).
+      const settled: SessionRecord = { ...session, state: stateForOutcome(sealed), outcome: sealed };
+      const event = releasedOnceStored(settled) ? deps.events.sessionEndEvent(settled) : undefined;
+      // Every write of this notification in one step (storage/outcome-write.ts; on SQLite one transaction
+      // and one fsync wait, where each was its own commit and the settle and the event each waited for one):
+      // the webhook-id's marker; the link reference's, which answers before any page can read the outcome
+      // that names it (a page that sees its success may pay with it at once; a reference whose outcome loses
+      // the settle is refused anyway: payments/linked-account.ts resolveLinkRef); the settle; and, when this
+      // stores the outcome, a bound session's arrival time (its return grace counts from there: the moment of
+      // this write, which the fsync wait after it no longer shifts later) and the event.
+      const written = await deps.outcomes.recordOutcome({
+        sessionId,
+        outcome: sealed,
+        webhook: { key: markerKey.webhook(webhookId), value: sessionId, ttlMs: WEBHOOK_ID_TTL_MS },
+        markers:
+          outcome.status === 'success' ? [{ key: markerKey.linkRef(outcome.linkRef), value: sessionId, ttlMs }] : [],
+        ifStored: {
+          markers: session.browserBinding
+            ? [{ key: markerKey.bankStepOutcomeAt(sessionId), value: String(now), ttlMs }]
+            : [],
+          event,
+        },
+        nowMs: now,
+      });
+      if (written.conflict) throw intake.webhookIdReused(webhookId, session);
+      const { stored, record } = written;
       if (!stored && !sameOutcome(openOutcome(sealer, record), reported.outcome)) {
         // Whoever stored the first outcome may have failed to publish it (publisher connection down, instance
         // killed): nothing here proves it reached the sockets, so finish its delivery before any 2xx (a success
@@ -105,11 +133,16 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
         );
         return 'ignored';
       }
-      if (stored) deps.metrics.outcomes.inc({ status: outcome.status });
-      // The bank step's return grace counts from the first time the outcome is known stored.
-      if (record.browserBinding) await outcomeArrivedAt(store, record, deps.now());
-      // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished.
-      const delivered = await completeDelivery(record);
+      if (stored) {
+        deps.metrics.outcomes.inc({ status: outcome.status });
+        if (event) deps.events.recorded(event);
+      }
+      // The same outcome again: its grace counts from the first time it is known stored (a first notification
+      // that stopped before its arrival time was written, on a backend that writes one call at a time).
+      else if (record.browserBinding) await outcomeArrivedAt(store, record, now);
+      // Stored now, or the same outcome again: an earlier delivery may have stopped before it finished. What
+      // this call's write already holds is not written again.
+      const delivered = await completeDelivery(record, stored ? { linkRef: true, event: event !== undefined } : {});
       if (delivered !== 'delivered') {
         logger.info(
           { session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },

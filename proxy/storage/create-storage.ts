@@ -91,6 +91,7 @@ function sqliteStorage(options: StorageOptions): Storage {
   return {
     kind: 'sqlite',
     sessionStore: sqlite.sessionStore,
+    outcomeWriter: sqlite.sessionStore,
     resultBus,
     eventOutbox: sqlite.eventOutbox,
     payments: sqlite.payments,

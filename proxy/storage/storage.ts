@@ -5,6 +5,7 @@ import type { Store } from 'express-rate-limit';
 import type { SessionStore } from './sessions.ts';
 import type { ResultBus } from './result-bus.ts';
 import type { EventOutbox } from './outbox.ts';
+import type { OutcomeWriter } from './outcome-write.ts';
 import type { PaymentStore } from './payments.ts';
 import type { LinkSessionStore } from './link-sessions.ts';
 import type { RemovalStore } from './removals.ts';
@@ -16,6 +17,13 @@ export interface Storage {
   readonly kind: StorageKind;
   /** Sessions, their idempotency claims and their short-lived one-time markers. */
   sessionStore: SessionStore;
+  /**
+   * A notification's writes as one atomic step (outcome-write.ts); undefined = one call each
+   * (`sequentialOutcomeWriter`). SQLite: one transaction and one fsync wait; PostgreSQL: one transaction.
+   * A caller that replaces `sessionStore` or `eventOutbox` in a storage it hands over leaves this out, or
+   * the writes skip its replacement.
+   */
+  outcomeWriter?: OutcomeWriter;
   /** Session events to whichever instance holds the browser's socket. */
   resultBus: ResultBus;
   /** The merchant events' outbox. */

@@ -50,6 +50,13 @@ export type BankStepStore = Pick<SessionStore, 'mark' | 'readMark'>;
 /** A success whose bank step is bound: the only kind of outcome ever held. */
 const held = (record: SessionRecord) => Boolean(record.browserBinding) && record.outcome?.status === 'success';
 
+/**
+ * Whether `record`'s outcome, once stored, goes to the merchant as it is, with no decision to wait for: not a
+ * held success (above) nor a saved choice its shopper has yet to confirm (`choiceUnconfirmed`). Reads nothing.
+ */
+export const releasedOnceStored = (record: SessionRecord): boolean =>
+  record.outcome?.status !== 'success' || (!record.browserBinding && record.awaitsConfirmation !== true);
+
 /** The decision taken for `record`'s bank step, `confirmed` when it is not bound, undefined while none was taken. */
 export async function bankStepDecision(
   store: Pick<SessionStore, 'readMark'>,

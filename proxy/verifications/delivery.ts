@@ -68,7 +68,19 @@ function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): Out
  * has it (the merchant's part follows at the grace's end), `delivered` otherwise; throws (a problem) when a
  * step failed and should be run again.
  */
-export type CompleteDelivery = (record: SessionRecord) => Promise<'held' | 'shown' | 'delivered'>;
+export type CompleteDelivery = (
+  record: SessionRecord,
+  written?: DeliveryWritten,
+) => Promise<'held' | 'shown' | 'delivered'>;
+
+/**
+ * What the caller already wrote with the outcome, in the same step (notifications.ts, storage/outcome-write.ts):
+ * the link reference's marker, and the session's end event. Those steps are skipped, not repeated.
+ */
+export interface DeliveryWritten {
+  linkRef?: boolean;
+  event?: boolean;
+}
 
 /** The delivery, and the timers it keeps for bank steps to confirm at their grace's end. */
 export interface OutcomeDelivery {
@@ -137,7 +149,10 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     timers.set(sessionId, timer);
   }
 
-  async function deliver(record: SessionRecord): Promise<'held' | 'shown' | 'delivered'> {
+  async function deliver(
+    record: SessionRecord,
+    written: DeliveryWritten = {},
+  ): Promise<'held' | 'shown' | 'delivered'> {
     if (!record.outcome) return 'delivered';
     // As it is released: a success held for its bank step has no outcome yet; one completed in another
     // browser is the failure BANK_STEP_ELSEWHERE, so nothing below ever carries its account.
@@ -145,7 +160,8 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     const outcome = shown.outcome;
     if (!outcome) return 'held';
     const ttlMs = sessionMarkerTtlMs(record, deps.now());
-    if (outcome.status === 'success') await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
+    if (outcome.status === 'success' && !written.linkRef)
+      await store.mark(markerKey.linkRef(outcome.linkRef), record.sessionId, ttlMs);
     await bus.publish({
       type: 'result',
       sessionId: record.sessionId,
@@ -157,7 +173,7 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     }
     // Before the hook: a hook that keeps failing must not hold back the event (a retry runs this again,
     // and the event is recorded once).
-    await deps.events.sessionEnded(released);
+    if (!written.event) await deps.events.sessionEnded(released);
     if (deps.onOutcome) await callOnOutcomeOnce(deps.onOutcome, released, openOutcome(deps.sealer, released)!, ttlMs);
     return 'delivered';
   }

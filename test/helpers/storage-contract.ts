@@ -9,7 +9,8 @@ import type { PaymentRecord } from '../../proxy/storage/payments.ts';
 import { buildEvent } from '../../proxy/storage/events.ts';
 import { randomEventId } from '../../proxy/events/ids.ts';
 import { forgottenPayment } from '../../proxy/storage/forgotten.ts';
-import type { SessionRecord } from '../../proxy/storage/sessions.ts';
+import type { SessionRecord, StoredOutcome } from '../../proxy/storage/sessions.ts';
+import { sequentialOutcomeWriter, type OutcomeWrite } from '../../proxy/storage/outcome-write.ts';
 
 const RETENTION_MS = 60_000;
 
@@ -32,7 +33,10 @@ export function pendingPayment(leaseMs = 30_000, order = `order-${newId()}`): Pa
   };
 }
 
-type Repositories = Pick<Storage, 'payments' | 'linkSessions' | 'removals' | 'sessionStore' | 'eventOutbox' | 'close'>;
+type Repositories = Pick<
+  Storage,
+  'payments' | 'linkSessions' | 'removals' | 'sessionStore' | 'eventOutbox' | 'outcomeWriter' | 'close'
+>;
 
 export function describeStorageContract(name: string, makeStorage: () => Promise<Repositories> | Repositories): void {
   async function withStorage(run: (storage: Repositories) => Promise<void>) {
@@ -507,6 +511,86 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
         assert.equal(await removals.forgottenAt(other), undefined);
         assert.equal(await removals.forgetUser(user, '2026-02-01T00:00:00.000Z'), 0);
         assert.equal(await removals.forgottenAt(user), '2026-02-01T00:00:00.000Z');
+      }));
+  });
+  describe(`${name}: a notification's writes (OutcomeWriter)`, () => {
+    /** The backend's own writer, or the one call at a time the proxy uses where it has none (services.ts). */
+    const writerOf = (storage: Repositories) =>
+      storage.outcomeWriter ?? sequentialOutcomeWriter(storage.sessionStore, storage.eventOutbox);
+    const pending = (): SessionRecord => ({
+      sessionId: newId(),
+      notificationRef: newId(),
+      consumerUrl: 'https://bank.example/step',
+      state: 'pending',
+      createdAt: Date.now(),
+      expiresAt: Date.now() + RETENTION_MS,
+      merchantUserId: 'user-1',
+    });
+    const success = (): StoredOutcome => ({
+      status: 'success',
+      linkRef: newId(),
+      sealedAccountToken: 'obv1.sealed',
+      accountLabel: 'Checking ••••4321',
+      fiName: 'Bank',
+      fiAccountType: 'CHECKING',
+    });
+    function write(record: SessionRecord, outcome: StoredOutcome, webhookId = newId()): OutcomeWrite {
+      const now = Date.now();
+      const linkRef = outcome.status === 'success' ? outcome.linkRef : 'none';
+      return {
+        sessionId: record.sessionId,
+        outcome,
+        webhook: { key: `webhook:${webhookId}`, value: record.sessionId, ttlMs: RETENTION_MS },
+        markers: [{ key: `link:${linkRef}`, value: record.sessionId, ttlMs: RETENTION_MS }],
+        ifStored: {
+          markers: [{ key: `bank-step-outcome:${record.sessionId}`, value: String(now), ttlMs: RETENTION_MS }],
+          event: buildEvent(randomEventId(), 'link.cancelled', { merchantUserId: 'user-1' }, now),
+        },
+        nowMs: now,
+      };
+    }
+
+    test('stores the outcome with its markers and its event, durable when it resolves', () =>
+      withStorage(async (storage) => {
+        const record = pending();
+        await storage.sessionStore.create(record);
+        const outcome = success();
+        const asked = write(record, outcome);
+        const result = await writerOf(storage).recordOutcome(asked);
+        assert.ok(!result.conflict && result.stored);
+        assert.equal(result.record.state, 'succeeded');
+        assert.deepEqual(result.record.outcome, outcome);
+        assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
+        for (const marker of [asked.webhook, ...asked.markers, ...asked.ifStored!.markers!])
+          assert.equal(await storage.sessionStore.readMark(marker.key), marker.value, marker.key);
+        const event = await storage.eventOutbox.get(asked.ifStored!.event!.id);
+        assert.equal(event?.delivery.state, 'pending', 'recorded, its delivery queued');
+      }));
+
+    test('writes nothing when the webhook-id was delivered for another session', () =>
+      withStorage(async (storage) => {
+        const [first, second] = [pending(), pending()];
+        for (const record of [first, second]) await storage.sessionStore.create(record);
+        const webhookId = newId();
+        assert.ok(!(await writerOf(storage).recordOutcome(write(first, success(), webhookId))).conflict);
+        const reused = write(second, success(), webhookId);
+        assert.deepEqual(await writerOf(storage).recordOutcome(reused), { conflict: true });
+        assert.equal((await storage.sessionStore.get(second.sessionId))?.state, 'pending');
+        assert.equal(await storage.sessionStore.readMark(reused.markers[0]!.key), undefined);
+        assert.equal(await storage.eventOutbox.get(reused.ifStored!.event!.id), undefined);
+      }));
+
+    test('a second outcome is not stored, and writes none of what goes with a stored one', () =>
+      withStorage(async (storage) => {
+        const record = pending();
+        await storage.sessionStore.create(record);
+        const first = success();
+        await writerOf(storage).recordOutcome(write(record, first));
+        const later = write(record, { status: 'failure', code: 'X', message: 'later' });
+        const result = await writerOf(storage).recordOutcome(later);
+        assert.ok(!result.conflict && !result.stored);
+        assert.deepEqual(result.record.outcome, first, 'the first outcome, as stored');
+        assert.equal(await storage.eventOutbox.get(later.ifStored!.event!.id), undefined);
       }));
   });
 }

@@ -112,9 +112,17 @@ export class PostgresEventOutbox implements EventOutbox {
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
+    return this.record(this.#db, event, nowMs);
+  }
+
+  /**
+   * `append`'s statement on `tx`: for a caller that records the event in its own transaction (a
+   * notification's writes, session-store.ts `recordOutcome`).
+   */
+  async record(tx: Tx, event: MerchantEvent, nowMs: number): Promise<boolean> {
     // The event and its delivery job in one statement: both or neither.
     const { stored, userTag } = encodeEvent(this.#codec, event);
-    const rows = await this.#db.query(
+    const rows = await tx.query(
       `WITH recorded AS (
         INSERT INTO events (id, body, user_tag, attempts, status, created_at, next_attempt_at, pending_since) VALUES ($1, $2, $5, 0, 'pending', $3, $3, $3)
         ON CONFLICT (id) DO NOTHING RETURNING id),

@@ -8,7 +8,12 @@ import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '.
 import { TERMINAL_STATES } from '../sessions.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
-import type { Database } from './database.ts';
+import type { Database, Tx } from './database.ts';
+import type { MerchantEvent } from '../events.ts';
+import type { MarkerWrite, OutcomeWrite, OutcomeWriter, OutcomeWriteResult } from '../outcome-write.ts';
+
+/** Records a merchant event on the caller's transaction (outbox.ts `record`). */
+export type RecordEvent = (tx: Tx, event: MerchantEvent, nowMs: number) => Promise<boolean>;
 
 interface SessionRow {
   base: string;
@@ -23,15 +28,18 @@ const IDEMPOTENCY_WAIT_MS = 30_000;
 /** A start's claim lives this long unless its instance renews it (every third of it) while the start runs. */
 const PENDING_CLAIM_TTL_MS = 3_000;
 
-export class PostgresSessionStore implements SessionStore {
+export class PostgresSessionStore implements SessionStore, OutcomeWriter {
   readonly #db: Database;
   readonly #now: () => number;
   /** Claims this instance holds while their start runs, renewed until completed or released. */
   readonly #renewals = new Map<string, NodeJS.Timeout>();
 
-  constructor(db: Database, options: { now?: (() => number) | undefined } = {}) {
+  readonly #recordEvent: RecordEvent | undefined;
+
+  constructor(db: Database, options: { now?: (() => number) | undefined; recordEvent?: RecordEvent } = {}) {
     this.#db = db;
     this.#now = options.now ?? Date.now;
+    this.#recordEvent = options.recordEvent;
   }
 
   /** @throws Error when the session id or its notification reference already exists. */
@@ -87,6 +95,45 @@ export class PostgresSessionStore implements SessionStore {
     );
     if (!row) throw new Error(`unknown session ${sessionId}`);
     return { stored: false, record: this.#decode(row) };
+  }
+
+  /**
+   * A notification's writes in ONE transaction, one commit (issue 40): before, each marker, the settle and
+   * the event was its own statement and its own commit (each a WAL flush on the server). The markers go in
+   * one statement; a webhook-id held by another session rolls everything back (`conflict`).
+   */
+  async recordOutcome(write: OutcomeWrite): Promise<OutcomeWriteResult> {
+    const now = this.#now();
+    const { sessionId } = write;
+    return this.#db.transaction<OutcomeWriteResult>(
+      async (tx) => {
+        const set = await markAll(tx, [write.webhook, ...write.markers], now);
+        const holder = set.get(write.webhook.key) ?? (await readMarkOn(tx, write.webhook.key, now));
+        if (holder !== undefined && holder !== write.webhook.value) return { conflict: true };
+        const [settled] = await tx.query<SessionRow>(
+          `UPDATE sessions SET state = $1, outcome = $2 WHERE session_id = $3
+          AND state NOT IN ('succeeded', 'failed', 'expired') AND expires_at > $4 AND purge_at > $4 RETURNING base, state, outcome`,
+          [stateForOutcome(write.outcome), JSON.stringify(write.outcome), sessionId, now],
+        );
+        if (!settled) {
+          const [row] = await tx.query<SessionRow>(
+            'SELECT base, state, outcome FROM sessions WHERE session_id = $1 AND purge_at > $2',
+            [sessionId, now],
+          );
+          if (!row) throw new Error(`unknown session ${sessionId}`);
+          return { stored: false, record: this.#decode(row) };
+        }
+        const markers = write.ifStored?.markers ?? [];
+        if (markers.length > 0) await markAll(tx, markers, now);
+        const event = write.ifStored?.event;
+        if (event) {
+          if (!this.#recordEvent) throw new Error('this session store records no events (no outbox given)');
+          await this.#recordEvent(tx, event, write.nowMs);
+        }
+        return { stored: true, record: this.#decode(settled) };
+      },
+      { commitIf: (result) => !result.conflict },
+    );
   }
 
   /** A scan of the table (no index on the user): an erasure is rare, and the table holds hours of sessions. */
@@ -216,4 +263,31 @@ export class PostgresSessionStore implements SessionStore {
     if (!TERMINAL_STATES.has(record.state) && this.#now() >= record.expiresAt) return { ...record, state: 'expired' };
     return record;
   }
+}
+
+/**
+ * `mark` for several markers in one statement: each set unless a live marker holds its key. The values it
+ * set, by key (a key missing is held by a live marker: read it after, as `mark` does).
+ */
+async function markAll(tx: Tx, markers: MarkerWrite[], now: number): Promise<Map<string, string>> {
+  const rows = await tx.query<{ key: string; value: string }>(
+    `INSERT INTO markers (key, value, purge_at) SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+    ON CONFLICT (key) DO UPDATE SET value = excluded.value, purge_at = excluded.purge_at WHERE markers.purge_at <= $4
+    RETURNING key, value`,
+    [
+      markers.map((marker) => marker.key),
+      markers.map((marker) => marker.value),
+      markers.map((marker) => now + Math.max(1, Math.ceil(marker.ttlMs))),
+      now,
+    ],
+  );
+  return new Map(rows.map((row) => [row.key, row.value]));
+}
+
+async function readMarkOn(tx: Tx, key: string, now: number): Promise<string | undefined> {
+  const [row] = await tx.query<{ value: string }>('SELECT value FROM markers WHERE key = $1 AND purge_at > $2', [
+    key,
+    now,
+  ]);
+  return row?.value;
 }

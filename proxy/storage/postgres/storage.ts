@@ -43,14 +43,19 @@ export function createPostgresStorage(options: PostgresStorageBuildOptions): Pos
   const now = options.now ?? Date.now;
   // Names this instance on the outbox's leases (event_jobs.leased_by): which instance holds a job.
   const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const sessionStore = new PostgresSessionStore(db, { now });
-  const resultBus = new PostgresResultBus(db, { pollIntervalMs: options.busPollIntervalMs, logger: options.logger });
   const eventOutbox = new PostgresEventOutbox(db, { instance, codec: options.outboxCodec, logger: options.logger });
+  // A notification's event is recorded in the same transaction as its outcome (outcome-write.ts).
+  const sessionStore = new PostgresSessionStore(db, {
+    now,
+    recordEvent: (tx, event, nowMs) => eventOutbox.record(tx, event, nowMs),
+  });
+  const resultBus = new PostgresResultBus(db, { pollIntervalMs: options.busPollIntervalMs, logger: options.logger });
   const housekeeping = new Housekeeping(db, now, options.logger);
   housekeeping.start(options.sweepIntervalMs ?? MEMORY_SWEEP_INTERVAL_MS);
   return {
     kind: 'postgres',
     sessionStore,
+    outcomeWriter: sessionStore,
     resultBus,
     eventOutbox,
     payments: new PostgresPaymentStore(db, { now }),

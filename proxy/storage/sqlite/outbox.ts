@@ -69,6 +69,12 @@ export class SqliteEventOutbox implements EventOutbox {
   readonly #codec: OutboxCodec;
   readonly #statements;
   #closed = false;
+  /**
+   * Events committed with a notification's outcome whose fsync is still under way (`recordHidden`): like
+   * that outcome (session-store.ts), not delivered, read or listed before a power loss can no longer take
+   * them back, so no merchant hears of a link reference that a power loss then undoes.
+   */
+  readonly #hidden = new Set<string>();
   #trimming: Promise<{ deleted: number; times: StepTimes }> | undefined;
 
   constructor(handle: SqliteHandle, options: { retentionMs?: number; codec?: OutboxCodec | undefined } = {}) {
@@ -166,15 +172,33 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
-    const recorded = this.#handle.transaction(() => {
-      const { stored, userTag } = encodeEvent(this.#codec, event);
-      if (this.#statements.insertEvent.run(event.id, stored, userTag, nowMs, nowMs, nowMs).changes === 0) return false;
-      this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
-      return true;
-    });
+    const recorded = this.#handle.transaction(() => this.record(event, nowMs));
     // Also for an event already recorded: its first append's fsync may still be under way.
     await this.#handle.synced();
     return recorded;
+  }
+
+  /**
+   * `append`'s writes without its transaction or its durable wait: for a caller that records the event in
+   * its own transaction and waits itself (a notification's writes, session-store.ts `recordOutcome`).
+   */
+  record(event: MerchantEvent, nowMs: number): boolean {
+    const { stored, userTag } = encodeEvent(this.#codec, event);
+    if (this.#statements.insertEvent.run(event.id, stored, userTag, nowMs, nowMs, nowMs).changes === 0) return false;
+    this.#statements.scheduleNew.run(deliverKey(event.id), nowMs);
+    return true;
+  }
+
+  /** `record`, the event hidden until `reveal`: for a caller that waits for the fsync after its commit. */
+  recordHidden(event: MerchantEvent, nowMs: number): boolean {
+    const recorded = this.record(event, nowMs);
+    if (recorded) this.#hidden.add(event.id);
+    return recorded;
+  }
+
+  /** The event `recordHidden` recorded is durable now (or its transaction rolled back): shown from now on. */
+  reveal(eventId: string): void {
+    this.#hidden.delete(eventId);
   }
 
   async scheduleSessionCheck(sessionId: string, atMs: number): Promise<void> {
@@ -185,8 +209,10 @@ export class SqliteEventOutbox implements EventOutbox {
     return this.#handle.transaction(() => {
       const jobs: OutboxJob[] = [];
       for (const { job } of this.#statements.due.all(nowMs, max)) {
-        this.#statements.moveJob.run(nowMs + leaseMs, job);
         const parsed = parseJobKey(job);
+        // Not durable yet: left due, the wake after its fsync (or the next poll) claims it.
+        if (parsed?.kind === 'deliver' && this.#hidden.has(parsed.eventId)) continue;
+        this.#statements.moveJob.run(nowMs + leaseMs, job);
         if (parsed) jobs.push(parsed);
       }
       return jobs;
@@ -194,6 +220,7 @@ export class SqliteEventOutbox implements EventOutbox {
   }
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
+    if (this.#hidden.has(eventId)) return undefined;
     const row = this.#statements.getEvent.get(eventId);
     return row && storedEvent(this.#codec, row);
   }
@@ -254,10 +281,11 @@ export class SqliteEventOutbox implements EventOutbox {
       afterSeq = row.seq;
     }
     const rows = this.#statements.after[query.delivery ?? 'all'].all(afterSeq, query.limit + 1);
-    return {
-      events: rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row)),
-      hasMore: rows.length > query.limit,
-    };
+    const events = rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row));
+    // The page ends before an event not durable yet: a merchant paging with `after` must not pass it.
+    const hidden = this.#hidden.size === 0 ? -1 : events.findIndex(({ event }) => this.#hidden.has(event.id));
+    if (hidden >= 0) return { events: events.slice(0, hidden), hasMore: true };
+    return { events, hasMore: rows.length > query.limit };
   }
 
   async backlog(): Promise<OutboxBacklog> {

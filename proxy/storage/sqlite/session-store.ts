@@ -7,6 +7,8 @@
 // nothing and never waits for an fsync: a power loss may take back the last moments' starts, whose
 // shoppers start again.
 import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
+import type { SqliteEventOutbox } from './outbox.ts';
+import type { MarkerWrite, OutcomeWrite, OutcomeWriter, OutcomeWriteResult } from '../outcome-write.ts';
 import { TERMINAL_STATES } from '../sessions.ts';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
 import { RECORD_GRACE_MS } from '../../config/limits.ts';
@@ -24,19 +26,24 @@ export const IN_FLIGHT_CLAIMS = 'session_id IS NULL';
 
 type Claim = { claimed: true } | { claimed: false; sessionId?: string };
 
-export class SqliteSessionStore implements SessionStore {
+/** Where a notification's event is recorded, inside its transaction and hidden until durable (outbox.ts). */
+export type HiddenEvents = Pick<SqliteEventOutbox, 'recordHidden' | 'reveal'>;
+
+export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   readonly #now: () => number;
   /** Sessions whose outcome is committed but not yet durable, as reads see them meanwhile (settle). */
   readonly #unsynced = new Map<string, SessionRow>();
   /** Duplicates waiting for a start of this process to complete or release its claim. */
   readonly #waiters = new Map<string, ((sessionId: string | undefined) => void)[]>();
   readonly #statements;
+  readonly #events: HiddenEvents | undefined;
 
   constructor(
     readonly handle: SqliteHandle,
-    options: { now?: () => number } = {},
+    options: { now?: () => number; events?: HiddenEvents } = {},
   ) {
     this.#now = options.now ?? Date.now;
+    this.#events = options.events;
     const { db } = handle;
     // A claim still in flight when the file was last closed belonged to a process that is gone (one
     // instance per file): its start never answered, so a retry may claim the key again at once.
@@ -134,6 +141,66 @@ export class SqliteSessionStore implements SessionStore {
     const row = this.#statements.get.get(sessionId);
     if (!row) throw new Error('unknown session');
     return { stored: false, record: this.#decode(row) };
+  }
+
+  /**
+   * A notification's writes in ONE transaction and one durable wait (issue 40): before, each marker, the
+   * settle and the event's append was its own commit, and the settle and the append each waited for an
+   * fsync in turn. Any statement that throws rolls back all of them (the provider's retry starts afresh);
+   * none of another request's writes is in this transaction (node:sqlite runs it synchronously, start to
+   * end, on the one thread).
+   */
+  async recordOutcome(write: OutcomeWrite): Promise<OutcomeWriteResult> {
+    this.handle.assertDurable();
+    const { sessionId, nowMs } = write;
+    const event = write.ifStored?.event;
+    let written;
+    try {
+      written = this.handle.transaction(() => {
+        if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
+        for (const marker of write.markers) this.#markSync(marker, nowMs);
+        const before = this.#statements.get.get(sessionId);
+        const settled = this.#statements.settle.get(
+          stateForOutcome(write.outcome),
+          JSON.stringify(write.outcome),
+          sessionId,
+          this.#now(),
+        );
+        if (settled) {
+          for (const marker of write.ifStored?.markers ?? []) this.#markSync(marker, nowMs);
+          if (event) {
+            if (!this.#events) throw new Error('this session store records no events (no outbox given)');
+            this.#events.recordHidden(event, nowMs);
+          }
+        }
+        return { before, settled };
+      });
+    } catch (error) {
+      // Rolled back: nothing to hide.
+      if (event) this.#events?.reveal(event.id);
+      throw error;
+    }
+    // The webhook-id's marker held another session: nothing was written, nothing to wait for.
+    if (!written) return { conflict: true };
+    const { before, settled } = written;
+    // As in `settle`: reads see the session as it was until the commit is durable.
+    if (settled && before) this.#unsynced.set(sessionId, before);
+    // A failed fsync leaves the outcome and its event unseen until a restart, as in `settle`.
+    await this.handle.synced();
+    if (event) this.#events?.reveal(event.id);
+    if (settled) {
+      this.#unsynced.delete(sessionId);
+      return { stored: true, record: this.#decode(settled) };
+    }
+    const row = this.#statements.get.get(sessionId);
+    if (!row) throw new Error('unknown session');
+    return { stored: false, record: this.#decode(row) };
+  }
+
+  /** `mark` without its durability check, for a caller's transaction: the value the marker holds after. */
+  #markSync({ key, value, ttlMs }: MarkerWrite, now: number): string {
+    if (this.#statements.markIfFree.run(key, value, now + ttlMs, now).changes === 1) return value;
+    return this.#statements.readMark.get(key, now)?.value ?? value;
   }
 
   async markReturned(sessionId: string): Promise<SessionRecord | undefined> {

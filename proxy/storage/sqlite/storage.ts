@@ -2,7 +2,6 @@
 // retention deleted in small batches, the file given back its freed pages, the WAL truncated when idle.
 import { dirname } from 'node:path';
 import type { Logger } from 'pino';
-import type { SessionStore } from '../sessions.ts';
 import { MEMORY_SWEEP_INTERVAL_MS } from '../../config/limits.ts';
 import type { LinkSessionStore } from '../link-sessions.ts';
 import type { PaymentStore } from '../payments.ts';
@@ -19,7 +18,7 @@ import { SqliteRemovalStore } from './removals.ts';
 
 export interface SqliteStorage {
   handle: SqliteHandle;
-  sessionStore: SessionStore;
+  sessionStore: SqliteSessionStore;
   eventOutbox: SqliteEventOutbox;
   payments: PaymentStore;
   linkSessions: LinkSessionStore;
@@ -50,9 +49,11 @@ export function openSqliteStorage(dataDir: string, options: SqliteStorageOptions
   let repositories;
   try {
     // Their constructors clear what a process that is gone left behind: the first writes of a start.
+    const eventOutbox = new SqliteEventOutbox(handle, { codec: options.outboxCodec });
     repositories = {
-      sessionStore: new SqliteSessionStore(handle, { now }),
-      eventOutbox: new SqliteEventOutbox(handle, { codec: options.outboxCodec }),
+      // A notification's event is recorded in the same transaction as its outcome (outcome-write.ts).
+      sessionStore: new SqliteSessionStore(handle, { now, events: eventOutbox }),
+      eventOutbox,
       payments: new SqlitePaymentStore(handle, { now }),
       linkSessions: new SqliteLinkSessionStore(handle, { now }),
       removals: new SqliteRemovalStore(handle),

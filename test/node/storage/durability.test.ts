@@ -237,6 +237,52 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
     }
   });
 
+  test("a notification's event is not delivered, read or listed before its outcome is durable", async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const record = pendingRecord();
+      await storage.sessionStore.create(record);
+      const first = event();
+      const appended = storage.eventOutbox.append(first, 1_000);
+      (await disk.started(1)).release();
+      await appended;
+      const ended = event();
+      const now = Date.now();
+      const written = storage.sessionStore.recordOutcome({
+        sessionId: record.sessionId,
+        outcome: SUCCESS,
+        webhook: { key: 'webhook:msg-durable', value: record.sessionId, ttlMs: RETENTION_MS },
+        markers: [],
+        ifStored: { event: ended },
+        nowMs: now,
+      });
+      const fsync = await disk.started(2);
+      // Committed, not yet durable: the worker claims nothing of it, and the merchant's list stops before it.
+      assert.deepEqual(await storage.eventOutbox.claimDue(now + 1, 1_000, 10), [
+        { kind: 'deliver', eventId: first.id },
+      ]);
+      assert.equal(await storage.eventOutbox.get(ended.id), undefined);
+      const listed = await storage.eventOutbox.list({ limit: 10 }, now);
+      assert.deepEqual([listed?.events.map(({ event }) => event.id), listed?.hasMore], [[first.id], true]);
+      assert.equal(await settledYet(written), false);
+      fsync.release();
+      assert.ok(!(await written).conflict);
+      assert.equal((await storage.eventOutbox.get(ended.id))?.event.id, ended.id);
+      assert.deepEqual(await storage.eventOutbox.claimDue(now + 1, 1_000, 10), [
+        { kind: 'deliver', eventId: ended.id },
+      ]);
+      const after = await storage.eventOutbox.list({ limit: 10 }, now);
+      assert.deepEqual(
+        after?.events.map(({ event }) => event.id),
+        [first.id, ended.id],
+      );
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
   test('a payment claim resolves, and so lets the provider be called, only after its fsync; reads show each change only once durable', async () => {
     const disk = new HeldDisk();
     const storage = open(disk);

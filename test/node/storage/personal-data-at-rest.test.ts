@@ -7,11 +7,19 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createLogger, createStorage, type SavedAccount, type Storage } from '../../../proxy/index.ts';
+import {
+  createLogger,
+  createOutboxCodec,
+  createStorage,
+  type SavedAccount,
+  type Storage,
+} from '../../../proxy/index.ts';
 import { linkSessionId } from '../../../proxy/link-sessions/link-sessions.ts';
 import { CONSENT_VERSION } from '../../../proxy/words/consent.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
+import { EVENTS_SECRET, startMerchantEndpoint } from '../../helpers/merchant-endpoint.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY } from '../../helpers/proxy-harness.ts';
 import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
@@ -26,8 +34,9 @@ const PERSONAL = [FIRST, LAST, EMAIL, AGENT];
 async function linkAndSave(
   backend: Storage,
   dump: (ids: { linkSession: string; sessionId: string }) => Promise<string>,
+  proxy: Omit<NonNullable<Parameters<typeof startProxyPair>[0]>['proxy'], 'backend'> = {},
 ) {
-  const pair = await startProxyPair({ proxy: { backend } });
+  const pair = await startProxyPair({ proxy: { ...proxy, backend } });
   try {
     const { linkToken } = await pair.proxy.createLinkSession({
       merchantUserId: 'user-at-rest',
@@ -89,6 +98,33 @@ describe('personal data at rest, every backend', () => {
       );
     } finally {
       await backend.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("SQLite with merchant events on: the outbox's link.succeeded (its consent's user agent) is sealed in the file too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'obv-at-rest-events-'));
+    const outboxCodec = createOutboxCodec([{ id: 'k1', key: randomBytes(32) }]);
+    const backend = createStorage({ kind: 'sqlite', dataDir: dir, logger: createLogger('silent'), outboxCodec });
+    const endpoint = await startMerchantEndpoint();
+    try {
+      await linkAndSave(
+        backend,
+        async () => {
+          // The event was recorded (with the outcome's commit): the outbox lists it, opened, as the merchant reads it.
+          const listed = await backend.eventOutbox.list({ limit: 10 }, Date.now());
+          const succeeded = listed?.events.find(({ event }) => event.type === 'link.succeeded');
+          assert.ok(succeeded, 'link.succeeded is in the outbox');
+          assert.ok(succeeded.body.includes(AGENT) && succeeded.body.includes('user-at-rest'), 'opened whole');
+          return readdirSync(dir)
+            .map((file) => readFileSync(join(dir, file)).toString('latin1'))
+            .join('\n');
+        },
+        { eventsUrl: endpoint.url, eventsSecrets: [EVENTS_SECRET] },
+      );
+    } finally {
+      await backend.close();
+      await endpoint.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

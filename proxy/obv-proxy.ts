@@ -48,6 +48,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         dataDir: config.dataDir,
         redisUrl: config.redisUrl,
         redisPrefix: config.redisPrefix,
+        redisMinReplicas: config.redisMinReplicas,
+        redisReplicaTimeoutMs: config.redisReplicaTimeoutMs,
         databaseUrl: config.databaseUrl,
         databaseSchema: config.databaseSchema,
         databasePoolSize: config.databasePoolSize,

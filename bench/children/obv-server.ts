@@ -40,6 +40,7 @@ const ownBackend = createStorage({
   dataDir: storage?.dataDir,
   databaseUrl: storage?.databaseUrl,
   redisUrl: storage?.redisUrl,
+  redisMinReplicas: storage?.redisMinReplicas === undefined ? undefined : Number(storage.redisMinReplicas),
 });
 const storeInUse = kind;
 

@@ -44,6 +44,8 @@ export const ENV_VARIABLES = {
   OBV_DATABASE_STATEMENT_TIMEOUT: 'databaseStatementTimeoutMs',
   OBV_REDIS_URL: 'redisUrl',
   OBV_REDIS_PREFIX: 'redisPrefix',
+  OBV_REDIS_MIN_REPLICAS: 'redisMinReplicas',
+  OBV_REDIS_REPLICA_TIMEOUT: 'redisReplicaTimeoutMs',
   OBV_STORAGE: 'storage',
   OBV_DATA_DIR: 'dataDir',
   OBV_ALLOW_VOLATILE_STORAGE: 'allowVolatileStorage',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_REDIS_PREFIX,
+  DEFAULT_REDIS_REPLICA_TIMEOUT_MS,
   LINK_SESSION_TTL_MAX_MS,
   POSTGRES_DEFAULTS,
   POSTGRES_SCHEMA_NAME,
@@ -128,6 +129,14 @@ export const ConfigFields = z.object({
     .string()
     .regex(/^[A-Za-z0-9:._-]{1,32}$/, 'must be 1-32 characters of letters, digits, ":", ".", "_" or "-" (no spaces)')
     .default(DEFAULT_REDIS_PREFIX),
+  /**
+   * Redis replicas that must have received each money write (a payment's claim and result, an outcome, an
+   * event) before the proxy answers (`WAIT`, storage/redis/replicas.ts). 0 (the default) waits for none:
+   * a failover to a replica can then lose what it had not received, a claim included.
+   */
+  redisMinReplicas: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(0),
+  /** How long a money write waits for those replicas before it answers 503 (not done). */
+  redisReplicaTimeoutMs: Duration.default(DEFAULT_REDIS_REPLICA_TIMEOUT_MS),
   /**
    * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `postgres` (several;
    * the default when databaseUrl is set), `redis` (several; the default when redisUrl is set), `memory`

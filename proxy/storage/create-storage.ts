@@ -31,6 +31,10 @@ export interface StorageOptions {
   redisUrl?: string | undefined;
   /** Prefix of every Redis key and channel; default `obv:`. */
   redisPrefix?: string | undefined;
+  /** `redis`: replicas each money write waits for (storage/redis/replicas.ts); default 0. */
+  redisMinReplicas?: number | undefined;
+  /** `redis`: how long it waits for them; default 1 s. */
+  redisReplicaTimeoutMs?: number | undefined;
   /** Production: a Redis that does not persist is refused (storage/redis/guard.ts); default false. */
   production?: boolean | undefined;
   /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
@@ -64,6 +68,8 @@ export function createStorage(options: StorageOptions): Storage {
         url: options.redisUrl,
         prefix: options.redisPrefix,
         requirePersistence: options.production ?? false,
+        minReplicas: options.redisMinReplicas,
+        replicaTimeoutMs: options.redisReplicaTimeoutMs,
         logger: options.logger?.child({ component: 'redis' }),
       });
     case 'memory':

@@ -42,6 +42,10 @@ export interface RedisServer {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts it again on the same port and directory (after `stop`). */
   start(): Promise<void>;
+  /** SIGSTOP: the server is frozen (a hung host, a replica that stopped acknowledging) until `resume`. */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
   /** Stops it and removes its directory. */
   close(): Promise<void>;
 }
@@ -61,7 +65,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         start: async () => {
           child = await spawnRedis(port, dir, options);
         },
+        pause: () => child.kill('SIGSTOP'),
+        resume: () => child.kill('SIGCONT'),
         close: async () => {
+          child.kill('SIGCONT');
           await stopProcess(child, 'SIGTERM');
           rmSync(dir, { recursive: true, force: true });
         },

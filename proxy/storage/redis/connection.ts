@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { loadIoredis } from './packages.ts';
 
-const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
+import type { MoneyWrites } from './replicas.ts';
 import { rewriteField } from './forget-user.ts';
 import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
@@ -213,14 +214,19 @@ function decode(fields: Fields): StoredEvent {
 
 export class RedisEventOutbox implements EventOutbox {
   readonly #retentionMs: number;
+  readonly #money: MoneyWrites | undefined;
 
-  /** `redis`: a commands connection someone else owns (the session store's); `close` leaves it open. */
+  /**
+   * `redis`: a commands connection someone else owns (the session store's); `close` leaves it open.
+   * `money`: where an append goes and waits for the replicas asked for (replicas.ts); default `redis`, no wait.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    options: { retentionMs?: number } = {},
+    options: { retentionMs?: number; money?: MoneyWrites } = {},
   ) {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
+    this.#money = options.money;
   }
 
   /** The keys of a script that changes an event's delivery (LEAVE_PENDING's order). */
@@ -238,7 +244,7 @@ export class RedisEventOutbox implements EventOutbox {
   async append(event: MerchantEvent, nowMs: number): Promise<boolean> {
     const { keys } = this;
     const reply = await runScript(
-      this.redis,
+      this.#money?.redis ?? this.redis,
       APPEND,
       [
         keys.merchantEvent(event.id),
@@ -250,6 +256,9 @@ export class RedisEventOutbox implements EventOutbox {
       ],
       [event.id, JSON.stringify(event), String(nowMs), String(this.#retentionMs), deliverKey(event.id)],
     );
+    // An event told as appended is on the replicas asked for (a retried append that finds it: fenced).
+    if (reply === 1) await this.#money?.replicated();
+    else await this.#money?.fence();
     return reply === 1;
   }
 

@@ -50,6 +50,8 @@ export function createObvProxy(options: ObvProxyOptions): ObvProxy {
         redisPrefix: config.redisPrefix,
         redisMinReplicas: config.redisMinReplicas,
         redisReplicaTimeoutMs: config.redisReplicaTimeoutMs,
+        redisSentinels: config.redisSentinels,
+        redisSentinelName: config.redisSentinelName,
         databaseUrl: config.databaseUrl,
         databaseSchema: config.databaseSchema,
         databasePoolSize: config.databasePoolSize,

@@ -250,7 +250,12 @@ async function redis(config: ProxyConfig): Promise<Check[]> {
   if (config.storage !== 'redis' || !config.redisUrl) return [];
   const { createRedisConnection, closeConnection, waitUntilReady } = await import('../storage/redis/connection.ts');
   const { redisPersistence } = await import('../storage/redis/persistence.ts');
-  const connection = createRedisConnection({ url: config.redisUrl, role: 'doctor' });
+  const connection = createRedisConnection({
+    url: config.redisUrl,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    role: 'doctor',
+  });
   try {
     try {
       await waitUntilReady(connection, 5_000);

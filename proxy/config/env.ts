@@ -46,6 +46,8 @@ export const ENV_VARIABLES = {
   OBV_REDIS_PREFIX: 'redisPrefix',
   OBV_REDIS_MIN_REPLICAS: 'redisMinReplicas',
   OBV_REDIS_REPLICA_TIMEOUT: 'redisReplicaTimeoutMs',
+  OBV_REDIS_SENTINELS: 'redisSentinels',
+  OBV_REDIS_SENTINEL_NAME: 'redisSentinelName',
   OBV_STORAGE: 'storage',
   OBV_DATA_DIR: 'dataDir',
   OBV_ALLOW_VOLATILE_STORAGE: 'allowVolatileStorage',

@@ -15,6 +15,7 @@ import {
   Bool,
   Count,
   Duration,
+  HostPortList,
   formatDuration,
   HttpUrl,
   OriginList,
@@ -137,6 +138,17 @@ export const ConfigFields = z.object({
   redisMinReplicas: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(0),
   /** How long a money write waits for those replicas before it answers 503 (not done). */
   redisReplicaTimeoutMs: Duration.default(DEFAULT_REDIS_REPLICA_TIMEOUT_MS),
+  /**
+   * Redis Sentinel's addresses (`host:port,host:port`): the primary is whichever Sentinel names for
+   * `redisSentinelName`, followed across failovers without a restart; `redisUrl` then gives only the
+   * credentials, database and TLS.
+   */
+  redisSentinels: HostPortList.optional(),
+  /** The name Sentinel monitors the primary under (`sentinel monitor <name> …`); required with redisSentinels. */
+  redisSentinelName: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ".", "_" or "-"')
+    .optional(),
   /**
    * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `postgres` (several;
    * the default when databaseUrl is set), `redis` (several; the default when redisUrl is set), `memory`

@@ -35,6 +35,10 @@ export interface StorageOptions {
   redisMinReplicas?: number | undefined;
   /** `redis`: how long it waits for them; default 1 s. */
   redisReplicaTimeoutMs?: number | undefined;
+  /** `redis`: Sentinel's addresses; the primary is whichever they name for `redisSentinelName`. */
+  redisSentinels?: readonly { host: string; port: number }[] | undefined;
+  /** `redis`: the name Sentinel monitors the primary under. */
+  redisSentinelName?: string | undefined;
   /** Production: a Redis that does not persist is refused (storage/redis/guard.ts); default false. */
   production?: boolean | undefined;
   /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
@@ -70,6 +74,8 @@ export function createStorage(options: StorageOptions): Storage {
         requirePersistence: options.production ?? false,
         minReplicas: options.redisMinReplicas,
         replicaTimeoutMs: options.redisReplicaTimeoutMs,
+        sentinels: options.redisSentinels,
+        sentinelName: options.redisSentinelName,
         logger: options.logger?.child({ component: 'redis' }),
       });
     case 'memory':

@@ -48,7 +48,9 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     rateLimitStore: sessionStore.rateLimitStore('verifications'),
     authFailureStore: sessionStore.rateLimitStore('auth-failures'),
     redeliveryStore: sessionStore.rateLimitStore('redeliveries'),
-    location: redactedRedisUrl(options.url),
+    location: options.sentinels?.length
+      ? `redis sentinel ${options.sentinelName ?? ''} via ${options.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`
+      : redactedRedisUrl(options.url),
     ready: async (timeoutMs) => {
       await Promise.all([sessionStore.ready(timeoutMs), resultBus.ready(timeoutMs)]);
     },

@@ -43,6 +43,7 @@ const ownBackend = createStorage({
   redisUrl: storage?.redisUrl,
   // As createObvProxy builds its own: events sealed (the bench runs in sandbox mode, under its published key).
   outboxCodec: createOutboxCodec([SANDBOX_SEALING_KEY]),
+  redisMinReplicas: storage?.redisMinReplicas === undefined ? undefined : Number(storage.redisMinReplicas),
 });
 const storeInUse = kind;
 

@@ -19,8 +19,12 @@ export const SECTIONS = [
 ] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
-/** The proxy's session storage backends (createObvProxy's `storage`). */
-export const STORAGES = ['memory', 'sqlite', 'postgres', 'redis'] as const;
+/**
+ * The proxy's session storage backends (createObvProxy's `storage`), and two Redis set-ups with a replica
+ * (storage.ts): `redis-replica` (not waited for) and `redis-wait` (each money write waits for it:
+ * OBV_REDIS_MIN_REPLICAS=1), so one run shows what the wait costs.
+ */
+export const STORAGES = ['memory', 'sqlite', 'postgres', 'redis', 'redis-replica', 'redis-wait'] as const;
 export type StorageName = (typeof STORAGES)[number];
 /**
  * What a run without `--storage` measures. PostgreSQL runs when named (`--storage postgres`), to keep the

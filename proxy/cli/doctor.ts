@@ -211,12 +211,51 @@ function dataDirectory(config: ProxyConfig): Check | undefined {
   }
 }
 
+/** OBV_REDIS_MIN_REPLICAS against the replicas INFO replication counts (storage/redis/replicas.ts). */
+function redisReplicas(config: ProxyConfig, connected: number | undefined): Check {
+  const wanted = config.redisMinReplicas;
+  const name = 'Redis replicas';
+  const doc = 'docs/SEVERAL-INSTANCES.md "Redis with replicas: waiting for them"';
+  if (connected === undefined)
+    return { name, ok: true, detail: 'INFO replication does not say how many replicas are connected' };
+  if (connected < wanted) {
+    return {
+      name,
+      ok: false,
+      detail: `OBV_REDIS_MIN_REPLICAS is ${wanted} but ${connected} replica(s) are connected: every payment would answer 503`,
+      fix: `connect ${wanted} replica(s) to this Redis, or lower OBV_REDIS_MIN_REPLICAS (${doc})`,
+    };
+  }
+  if (wanted === 0 && connected > 0) {
+    return {
+      name,
+      // In production a failover to that replica can lose a payment's claim, and charge an order twice.
+      ok: config.sandbox,
+      detail: `${connected} replica(s) connected but OBV_REDIS_MIN_REPLICAS is 0: a failover loses what they had not received, a payment's claim included`,
+      ...(config.sandbox ? {} : { fix: `OBV_REDIS_MIN_REPLICAS=1 (${doc})` }),
+    };
+  }
+  return {
+    name,
+    ok: true,
+    detail:
+      wanted === 0
+        ? 'no replica connected, none waited for (OBV_REDIS_MIN_REPLICAS 0)'
+        : `${connected} replica(s) connected; each money write waits for ${wanted}`,
+  };
+}
+
 /** Redis answers, and keeps its writes across its own restart. */
 async function redis(config: ProxyConfig): Promise<Check[]> {
   if (config.storage !== 'redis' || !config.redisUrl) return [];
   const { createRedisConnection, closeConnection, waitUntilReady } = await import('../storage/redis/connection.ts');
   const { redisPersistence } = await import('../storage/redis/persistence.ts');
-  const connection = createRedisConnection({ url: config.redisUrl, role: 'doctor' });
+  const connection = createRedisConnection({
+    url: config.redisUrl,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    role: 'doctor',
+  });
   try {
     try {
       await waitUntilReady(connection, 5_000);
@@ -231,6 +270,7 @@ async function redis(config: ProxyConfig): Promise<Check[]> {
       ];
     }
     const persistence = await redisPersistence(connection);
+    const { connectedReplicas } = await import('../storage/redis/replicas.ts');
     return [
       { name: 'Redis', ok: true, detail: 'OBV_REDIS_URL answers' },
       {
@@ -241,6 +281,7 @@ async function redis(config: ProxyConfig): Promise<Check[]> {
           ? {}
           : { fix: 'redis.conf: appendonly yes (docs/SEVERAL-INSTANCES.md "Keeping outcomes durable")' }),
       },
+      redisReplicas(config, await connectedReplicas(connection)),
     ];
   } finally {
     await closeConnection(connection);

@@ -75,6 +75,25 @@ export const OriginList = z.union([z.array(Origin), z.string().transform(commaLi
 
 export const Text = z.string().trim().min(1, 'must not be empty');
 
+const HOST_PORT = 'must be a comma list of host:port, such as sentinel-1:26379, sentinel-2:26379';
+const HostPort = z
+  .string()
+  .regex(/^[A-Za-z0-9.-]+:\d{1,5}$|^\[[0-9A-Fa-f:]+\]:\d{1,5}$/, HOST_PORT)
+  .transform((value) => {
+    const at = value.lastIndexOf(':');
+    return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(value.slice(at + 1)) };
+  })
+  .pipe(z.object({ host: z.string().min(1), port: z.number().int().min(1, HOST_PORT).max(65_535, HOST_PORT) }));
+
+/** `host:port,host:port` (or already a list of `{ host, port }`): Redis Sentinel's addresses. */
+export const HostPortList = z.union(
+  [
+    z.array(z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65_535) })),
+    z.string().transform(commaList).pipe(z.array(HostPort).min(1, HOST_PORT)),
+  ],
+  { error: HOST_PORT },
+);
+
 /**
  * Schemes a hosted page may send the shopper back to (an app's own, `myapp` or `com.shop.app`): never one
  * that runs or reads something in the browser, nor http(s) (https is always allowed, http never outside

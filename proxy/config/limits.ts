@@ -88,6 +88,9 @@ export const MEMORY_SWEEP_INTERVAL_MS = MINUTE_MS;
 export const DEFAULT_DATA_DIR = 'obv-link-data';
 /** The default prefix of every Redis key and channel (the `redisPrefix` setting's default). */
 export const DEFAULT_REDIS_PREFIX = 'obv:';
+
+/** How long a Redis money write waits for its replicas by default (`redisReplicaTimeoutMs`): a healthy one answers in a millisecond or two. */
+export const DEFAULT_REDIS_REPLICA_TIMEOUT_MS = 1_000;
 /**
  * The PostgreSQL storage's defaults (storage/postgres/): its schema, the connections per instance (the
  * pool; the relay's listener is one more), the longest a statement may run and the longest a request

@@ -111,6 +111,21 @@ export const ProxyConfigSchema = ConfigFields.superRefine(
  * only the chosen backend's URL may be set (a second one would be ignored: a mistake to say, not guess).
  */
 function storageChecks(config: Partial<ConfigFields>, ctx: z.RefinementCtx): void {
+  if (config.redisSentinels && !config.redisSentinelName) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['redisSentinelName'],
+      message: 'is required with OBV_REDIS_SENTINELS: the name Sentinel monitors the primary under',
+    });
+  }
+  if ((config.redisSentinels || config.redisSentinelName) && !config.redisUrl) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['redisUrl'],
+      message:
+        'is required with OBV_REDIS_SENTINELS: it gives the password, database and TLS (redis://:password@any-name/0; its host is not used)',
+    });
+  }
   if (config.storage === 'redis' && !config.redisUrl) {
     ctx.addIssue({ code: 'custom', path: ['redisUrl'], message: 'is required with OBV_STORAGE=redis' });
   }

@@ -45,6 +45,10 @@ const PURPOSE: Record<EnvName, string> = {
   OBV_BIND_BANK_STEP: 'bind each bank step to its browser (default true outside sandbox mode)',
   OBV_REDIS_URL: 'Redis for several instances (redis:// or rediss://)',
   OBV_REDIS_PREFIX: 'prefix of every Redis key',
+  OBV_REDIS_MIN_REPLICAS: 'Redis replicas that must have each money write before it is answered (default 0)',
+  OBV_REDIS_REPLICA_TIMEOUT: 'how long a money write waits for them before it answers 503 (default 1s)',
+  OBV_REDIS_SENTINELS: 'Redis Sentinel host:port list: the primary is whichever it names, followed across failovers',
+  OBV_REDIS_SENTINEL_NAME: 'the name Sentinel monitors the primary under (required with OBV_REDIS_SENTINELS)',
   OBV_STORAGE:
     'sqlite, postgres, redis or memory (default sqlite; postgres with OBV_DATABASE_URL, redis with OBV_REDIS_URL)',
   OBV_DATABASE_URL: 'PostgreSQL for several instances (postgres://user:password@host:port/database)',

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import {
   DEFAULT_DATA_DIR,
   DEFAULT_REDIS_PREFIX,
+  DEFAULT_REDIS_REPLICA_TIMEOUT_MS,
   LINK_SESSION_TTL_MAX_MS,
   POSTGRES_DEFAULTS,
   POSTGRES_SCHEMA_NAME,
@@ -14,6 +15,7 @@ import {
   Bool,
   Count,
   Duration,
+  HostPortList,
   formatDuration,
   HttpUrl,
   OriginList,
@@ -128,6 +130,25 @@ export const ConfigFields = z.object({
     .string()
     .regex(/^[A-Za-z0-9:._-]{1,32}$/, 'must be 1-32 characters of letters, digits, ":", ".", "_" or "-" (no spaces)')
     .default(DEFAULT_REDIS_PREFIX),
+  /**
+   * Redis replicas that must have received each money write (a payment's claim and result, an outcome, an
+   * event) before the proxy answers (`WAIT`, storage/redis/replicas.ts). 0 (the default) waits for none:
+   * a failover to a replica can then lose what it had not received, a claim included.
+   */
+  redisMinReplicas: z.coerce.number<unknown>({ error: 'must be a whole number' }).int().nonnegative().default(0),
+  /** How long a money write waits for those replicas before it answers 503 (not done). */
+  redisReplicaTimeoutMs: Duration.default(DEFAULT_REDIS_REPLICA_TIMEOUT_MS),
+  /**
+   * Redis Sentinel's addresses (`host:port,host:port`): the primary is whichever Sentinel names for
+   * `redisSentinelName`, followed across failovers without a restart; `redisUrl` then gives only the
+   * credentials, database and TLS.
+   */
+  redisSentinels: HostPortList.optional(),
+  /** The name Sentinel monitors the primary under (`sentinel monitor <name> …`); required with redisSentinels. */
+  redisSentinelName: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1-64 letters, digits, ".", "_" or "-"')
+    .optional(),
   /**
    * Where state lives (storage/create-storage.ts): `sqlite` (one instance, the default), `postgres` (several;
    * the default when databaseUrl is set), `redis` (several; the default when redisUrl is set), `memory`

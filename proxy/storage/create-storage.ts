@@ -32,6 +32,14 @@ export interface StorageOptions {
   redisUrl?: string | undefined;
   /** Prefix of every Redis key and channel; default `obv:`. */
   redisPrefix?: string | undefined;
+  /** `redis`: replicas each money write waits for (storage/redis/replicas.ts); default 0. */
+  redisMinReplicas?: number | undefined;
+  /** `redis`: how long it waits for them; default 1 s. */
+  redisReplicaTimeoutMs?: number | undefined;
+  /** `redis`: Sentinel's addresses; the primary is whichever they name for `redisSentinelName`. */
+  redisSentinels?: readonly { host: string; port: number }[] | undefined;
+  /** `redis`: the name Sentinel monitors the primary under. */
+  redisSentinelName?: string | undefined;
   /** Production: a Redis that does not persist is refused (storage/redis/guard.ts); default false. */
   production?: boolean | undefined;
   /** Where the Redis and PostgreSQL connections say they went down and came back; default: nowhere. */
@@ -71,6 +79,10 @@ export function createStorage(options: StorageOptions): Storage {
         url: options.redisUrl,
         prefix: options.redisPrefix,
         requirePersistence: options.production ?? false,
+        minReplicas: options.redisMinReplicas,
+        replicaTimeoutMs: options.redisReplicaTimeoutMs,
+        sentinels: options.redisSentinels,
+        sentinelName: options.redisSentinelName,
         logger: options.logger?.child({ component: 'redis' }),
         outboxCodec: options.outboxCodec,
       });

@@ -46,6 +46,11 @@ export interface FailoverOptions {
    * failover. Default 0.
    */
   standbyBehindMs?: number;
+  /**
+   * Redis only: OBV_REDIS_MIN_REPLICAS for the instances (each money write waits for that many replicas,
+   * storage/redis/replicas.ts). Default 0, Redis's own behaviour.
+   */
+  redisMinReplicas?: number;
   /** Stop starting new orders after this long (the run is bounded). Default 90 s. */
   timeLimitMs?: number;
   logDir?: string;
@@ -158,7 +163,12 @@ async function startReplicatedPostgres(replication: 'synchronous' | 'asynchronou
   }
 }
 
-async function startReplicatedRedis(): Promise<ReplicatedEngine> {
+/**
+ * `replaceReplica`: once promoted, the new primary gets a replica of its own (a fresh server), as Sentinel
+ * or a managed service gives one back; without it, instances that wait for a replica
+ * (OBV_REDIS_MIN_REPLICAS) could take no money after the failover.
+ */
+async function startReplicatedRedis(replaceReplica: boolean): Promise<ReplicatedEngine> {
   const primary = await startRedisServer({ persistent: true });
   const cleanup: (() => Promise<void>)[] = [() => primary.close()];
   try {
@@ -188,6 +198,16 @@ async function startReplicatedRedis(): Promise<ReplicatedEngine> {
       async promote() {
         await admin.call('REPLICAOF', 'NO', 'ONE');
         forwarder.repoint(replica.port);
+        if (!replaceReplica) return;
+        const next = await startRedisServer({
+          persistent: true,
+          args: ['--replicaof', '127.0.0.1', String(replica.port)],
+        });
+        cleanup.unshift(() => next.close());
+        const up = await retrying(async () =>
+          (await admin.info('replication')).includes('connected_slaves:1') ? true : undefined,
+        );
+        if (!up) throw new Error('the promoted replica never got a replica of its own');
       },
       close: () => closeAll(cleanup),
     };
@@ -204,7 +224,11 @@ async function closeAll(cleanup: (() => Promise<void>)[]): Promise<void> {
 export async function runFailover(options: FailoverOptions): Promise<FailoverReport> {
   const started = Date.now();
   const timeLimitMs = options.timeLimitMs ?? 90_000;
-  const replication = options.engine === 'redis' ? 'asynchronous' : (options.replication ?? 'synchronous');
+  const waits = options.engine === 'redis' ? (options.redisMinReplicas ?? 0) : 0;
+  const replication =
+    options.engine === 'redis'
+      ? `asynchronous${waits ? `, WAIT ${waits}` : ''}`
+      : (options.replication ?? 'synchronous');
   const examples: string[] = [];
   const example = (line: string) => examples.length < 20 && examples.push(line);
   const events: string[] = [];
@@ -214,8 +238,8 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
   };
   const engine =
     options.engine === 'postgres'
-      ? await startReplicatedPostgres(replication as 'synchronous' | 'asynchronous')
-      : await startReplicatedRedis();
+      ? await startReplicatedPostgres(options.replication ?? 'synchronous')
+      : await startReplicatedRedis(waits > 0);
   const cleanup: (() => Promise<void>)[] = [() => engine.close()];
   try {
     note(engine.describe);
@@ -236,6 +260,7 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
           script: 'test/helpers/events-proxy-child.ts',
           env: {
             ...engine.env,
+            ...(waits ? { OBV_REDIS_MIN_REPLICAS: String(waits) } : {}),
             OBV_GATEWAY_URL: provider.url,
             OBV_UPSTREAM_TIMEOUT: '1s',
             OBV_EVENTS_URL: merchant.url,

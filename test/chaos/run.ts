@@ -1,8 +1,8 @@
 // `npm run chaos -- [--sessions N] [--instances K] [--concurrency C] [--seed S] [--engine redis|postgres]`: see chaos.ts.
 // Prints `N sessions, X exactly-once, Y lost, Z duplicated, W cross-session; merchant events: D delivered,
 // R duplicated (same id), M missing` and exits 1 on any violation.
-// `--failover postgres|redis [--orders N] [--async] [--behind MS]`: the failover rehearsal instead (failover.ts), its
-// own line of figures, exit 1 on any loss.
+// `--failover postgres|redis [--orders N] [--async] [--behind MS] [--min-replicas N]`: the failover rehearsal
+// instead (failover.ts), its own line of figures, exit 1 on any loss.
 import { parseArgs } from 'node:util';
 import { formatReport, hasViolations, runChaos } from './chaos.ts';
 import { failoverViolations, formatFailoverReport, runFailover } from './failover.ts';
@@ -25,6 +25,8 @@ const { values } = parseArgs({
     async: { type: 'boolean', default: false },
     // With --failover: freeze the standby this many ms before the primary is killed (a standby behind).
     behind: { type: 'string', default: '0' },
+    // With --failover redis: OBV_REDIS_MIN_REPLICAS for the instances (money writes wait for the replica).
+    'min-replicas': { type: 'string', default: '0' },
   },
 });
 
@@ -59,6 +61,7 @@ if (values.failover !== undefined) {
     concurrency: positive('concurrency', values.concurrency === '64' ? '12' : values.concurrency, 256),
     replication: values.async ? 'asynchronous' : 'synchronous',
     standbyBehindMs: Number(values.behind) > 0 ? positive('behind', values.behind, 60_000) : 0,
+    redisMinReplicas: Number(values['min-replicas']) > 0 ? positive('min-replicas', values['min-replicas'], 1) : 0,
     progress: (line) => console.log(line),
   });
   for (const example of failover.examples) console.log(`chaos: violation: ${example}`);

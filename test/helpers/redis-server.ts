@@ -2,7 +2,7 @@
 // persistence only when a test asks for it. Outside CI a missing binary skips the Redis suites with a
 // loud message; with CI=true it fails them, so CI can never pass without having run them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.ts';
@@ -42,6 +42,10 @@ export interface RedisServer {
   stop(signal?: 'SIGTERM' | 'SIGKILL'): Promise<void>;
   /** Starts it again on the same port and directory (after `stop`). */
   start(): Promise<void>;
+  /** SIGSTOP: the server is frozen (a hung host, a replica that stopped acknowledging) until `resume`. */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
   /** Stops it and removes its directory. */
   close(): Promise<void>;
 }
@@ -61,7 +65,10 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
         start: async () => {
           child = await spawnRedis(port, dir, options);
         },
+        pause: () => child.kill('SIGSTOP'),
+        resume: () => child.kill('SIGCONT'),
         close: async () => {
+          child.kill('SIGCONT');
           await stopProcess(child, 'SIGTERM');
           rmSync(dir, { recursive: true, force: true });
         },
@@ -135,4 +142,73 @@ function stopProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void>
     });
     child.kill(signal);
   });
+}
+
+export interface RedisSentinel {
+  readonly port: number;
+  /** Stops it and removes its directory. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts one Redis Sentinel (`redis-server <conf> --sentinel`) on a free loopback port, monitoring the
+ * primary on `primaryPort` as `name` with quorum 1, quick to act: down after `downAfterMs` (default 1 s).
+ * One sentinel is enough for a test's failover (it is its own majority), never for production.
+ */
+export async function startRedisSentinel(
+  primaryPort: number,
+  name: string,
+  downAfterMs = 1_000,
+): Promise<RedisSentinel> {
+  const dir = mkdtempSync(join(tmpdir(), 'obv-sentinel-'));
+  const port = await freePort();
+  const conf = join(dir, 'sentinel.conf');
+  writeFileSync(
+    conf,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 1`,
+      `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
+      `sentinel failover-timeout ${name} 10000`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(REDIS_SERVER, [conf, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let output = '';
+      const timer = setTimeout(
+        () => reject(new Error(`redis-sentinel did not start in ${START_TIMEOUT_MS} ms:\n${output}`)),
+        START_TIMEOUT_MS,
+      );
+      const onData = (chunk: Buffer): void => {
+        output += chunk.toString();
+        if (output.includes('+monitor master')) {
+          clearTimeout(timer);
+          child.stdout?.resume();
+          resolve();
+        }
+      };
+      child.stdout?.on('data', onData);
+      child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-sentinel exited (${code}):\n${output}`));
+      });
+    });
+  } catch (error) {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    port,
+    close: async () => {
+      await stopProcess(child, 'SIGTERM');
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

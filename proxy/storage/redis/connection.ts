@@ -6,11 +6,11 @@
 // One exception: before the FIRST connect, commands wait (up to the command timeout, or until that first
 // attempt fails). That lets the backend be built synchronously and serve the first request of a process
 // that started a moment ago, without ever queueing across an outage.
-import type { Redis } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { RedisConnectionOptions, RedisLogger } from './connection-options.ts';
 import { loadIoredis } from './packages.ts';
 
-const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 2_000;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 2_000;
 
 /**
@@ -35,7 +35,7 @@ export function assertRedisUrl(url: string): void {
 export function createRedisConnection(options: RedisConnectionOptions): Redis {
   assertRedisUrl(options.url);
   const maxDelay = options.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
-  const redis = new (loadIoredis().Redis)(options.url, {
+  const settings: RedisOptions = {
     connectionName: `obv-link:${options.role}`,
     // Switched off at the first 'ready' (below): from then on, reject at once while disconnected.
     enableOfflineQueue: true,
@@ -51,7 +51,11 @@ export function createRedisConnection(options: RedisConnectionOptions): Redis {
     retryStrategy: (attempt) => Math.min(50 * 2 ** Math.min(attempt, 10), maxDelay),
     // The bus re-subscribes itself so that it knows when the subscription is live again.
     autoResubscribe: false,
-  });
+  };
+  const { Redis } = loadIoredis();
+  const redis = options.sentinels?.length
+    ? new Redis({ ...settings, ...sentinelSettings(options.url, options.sentinels, options.sentinelName) })
+    : new Redis(options.url, settings);
   redis.once('ready', () => {
     redis.options.enableOfflineQueue = false;
   });
@@ -74,6 +78,34 @@ function watchConnection(redis: Redis, role: string, logger: RedisLogger | undef
     if (lastError) logger?.info({ role }, 'redis connection restored');
     lastError = '';
   });
+}
+
+/**
+ * What ioredis needs to find the primary through Sentinel: the sentinels, the name, and from the URL the
+ * credentials, database and TLS of the primary (Sentinel itself is asked without them).
+ * @throws TypeError without a name.
+ */
+function sentinelSettings(
+  url: string,
+  sentinels: readonly { host: string; port: number }[],
+  name: string | undefined,
+): RedisOptions {
+  if (!name) throw new TypeError('OBV_REDIS_SENTINELS needs OBV_REDIS_SENTINEL_NAME (the name Sentinel monitors)');
+  const parsed = new URL(url);
+  const db = parsed.pathname.replace(/^\//, '');
+  return {
+    sentinels: sentinels.map(({ host, port }) => ({ host, port })),
+    name,
+    // Not ioredis's `failoverDetector`: its +switch-master disconnect can land while a reconnect is
+    // asking Sentinel, which ends the connection for good ("Connection is closed", seen in
+    // test/node/redis/sentinel.test.ts). A dead primary's socket fails on its own; one demoted to a
+    // replica answers READONLY, and that reconnects (asking Sentinel again), the command not resent.
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
 }
 
 /**
@@ -101,6 +133,8 @@ export async function closeConnection(redis: Redis): Promise<void> {
   if (redis.status === 'ready') {
     try {
       await redis.quit();
+      // In Sentinel mode this also ends the failover detector's own connections to the sentinels.
+      redis.disconnect();
       return;
     } catch {
       // Fall through: the connection dropped while quitting.

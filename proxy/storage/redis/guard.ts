@@ -16,6 +16,7 @@ import type { Redis } from 'ioredis';
 import { DurabilityError, SessionBackendUnavailableError } from '../errors.ts';
 import type { RedisLogger } from './connection-options.ts';
 import { isRedisUnavailable } from './errors.ts';
+import { connectedReplicas } from './replicas.ts';
 
 /** How often a live instance checks that its Redis still holds the mark (besides at every reconnect). */
 const GENERATION_CHECK_INTERVAL_MS = 1_000;
@@ -25,6 +26,8 @@ export interface RedisGuardOptions {
   key: string;
   /** Production: a Redis without persistence is refused (else warned of). */
   requirePersistence: boolean;
+  /** OBV_REDIS_MIN_REPLICAS, compared once with the replicas connected (a warning either way it is wrong). */
+  minReplicas?: number;
   logger?: RedisLogger | undefined;
 }
 
@@ -124,6 +127,8 @@ export class RedisGuard {
       const persistence = await readPersistence(this.redis);
       this.#persistenceChecked = true;
       this.#judgePersistence(persistence);
+      // Advice only: a Redis that does not answer INFO replication is not refused for it.
+      await this.#judgeReplicas().catch(() => undefined);
     }
     if (this.#closed?.startsWith('Redis does not persist')) return;
     if (this.#generation === undefined) {
@@ -181,6 +186,24 @@ export class RedisGuard {
       this.options.logger?.info(
         { source: persistence.source },
         `redis: appendonly no: a restart forgets every session and payment (accepted in sandbox mode; production refuses it): ${fix}`,
+      );
+    }
+  }
+
+  /** Replicas connected but none waited for (production), or fewer connected than waited for: said once. */
+  async #judgeReplicas(): Promise<void> {
+    const wanted = this.options.minReplicas ?? 0;
+    const connected = await connectedReplicas(this.redis);
+    if (connected === undefined) return;
+    if (wanted === 0 && connected > 0 && this.options.requirePersistence) {
+      this.#warn(
+        { connectedReplicas: connected },
+        `redis: ${connected} replica(s) connected but OBV_REDIS_MIN_REPLICAS is 0: Redis replicates asynchronously, so a failover to a replica loses what it had not received yet, a payment's claim included (an order could be charged twice); set OBV_REDIS_MIN_REPLICAS=1 (docs/SEVERAL-INSTANCES.md)`,
+      );
+    } else if (connected < wanted) {
+      this.#error(
+        { connectedReplicas: connected, minReplicas: wanted },
+        `redis: OBV_REDIS_MIN_REPLICAS is ${wanted} but ${connected} replica(s) are connected: payments, outcomes and events answer 503 until enough replicas receive them`,
       );
     }
   }

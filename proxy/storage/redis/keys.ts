@@ -41,6 +41,8 @@ export interface RedisKeys {
   earlierPayments(merchantTransactionId: string): string;
   /** String: the installation's generation mark (storage/redis/guard.ts): gone means this Redis lost its data. */
   readonly generation: string;
+  /** Counter: written before a replayed answer waits for the replicas (storage/redis/replicas.ts `fence`). */
+  readonly replicaFence: string;
   /** Sorted set: order with a `pending` payment → when its lease ends. */
   readonly paymentLeases: string;
   /** String: a link session's record (JSON, storage/link-sessions.ts) under its id (a hash of its token). */
@@ -72,6 +74,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     payment: (merchantTransactionId) => `${prefix}payment:${merchantTransactionId}`,
     paymentLeases: `${prefix}payment-leases`,
     generation: `${prefix}generation`,
+    replicaFence: `${prefix}replica-fence`,
     earlierPayments: (merchantTransactionId) => `${prefix}payment-earlier:${merchantTransactionId}`,
     paymentKey: (idempotencyKey) => `${prefix}payment-key:${idempotencyKey}`,
     linkSession: (id) => `${prefix}link-session:${id}`,

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
+import type { MoneyWrites } from './replicas.ts';
 import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
@@ -264,15 +265,25 @@ export class RedisEventOutbox implements EventOutbox {
   readonly #codec: OutboxCodec;
   /** The start-up pass sealing the events an earlier release stored in the clear; forgetUser waits for it. */
   #sealing: Promise<void> | undefined;
+  readonly #money: MoneyWrites | undefined;
 
-  /** `redis`: a commands connection someone else owns (the session store's); `close` leaves it open. */
+  /**
+   * `redis`: a commands connection someone else owns (the session store's); `close` leaves it open.
+   * `money`: where an append goes and waits for the replicas asked for (replicas.ts); default `redis`, no wait.
+   */
   constructor(
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
-    options: { retentionMs?: number; codec?: OutboxCodec | undefined; onSealFailed?: (error: unknown) => void } = {},
+    options: {
+      retentionMs?: number;
+      codec?: OutboxCodec | undefined;
+      onSealFailed?: (error: unknown) => void;
+      money?: MoneyWrites | undefined;
+    } = {},
   ) {
     this.#retentionMs = options.retentionMs ?? EVENT_RETENTION_MS;
     this.#codec = options.codec ?? CLEAR_OUTBOX_CODEC;
+    this.#money = options.money;
     if (this.#codec.seals) {
       // In the background; a failure (Redis away) is tried again by forgetUser.
       this.#sealing = this.#sealClearEvents().catch((error: unknown) => {
@@ -341,7 +352,7 @@ export class RedisEventOutbox implements EventOutbox {
     const { keys } = this;
     const { stored, userTag } = encodeEvent(this.#codec, event);
     const reply = await runScript(
-      this.redis,
+      this.#money?.redis ?? this.redis,
       APPEND,
       [
         keys.merchantEvent(event.id),
@@ -354,6 +365,9 @@ export class RedisEventOutbox implements EventOutbox {
       ],
       [event.id, stored, String(nowMs), String(this.#retentionMs), deliverKey(event.id), userTag ?? ''],
     );
+    // An event told as appended is on the replicas asked for (a retried append that finds it: fenced).
+    if (reply === 1) await this.#money?.replicated();
+    else await this.#money?.fence();
     return reply === 1;
   }
 

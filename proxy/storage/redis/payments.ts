@@ -7,6 +7,8 @@ import type { Redis } from 'ioredis';
 import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import type { RedisGuard } from './guard.ts';
+import type { MoneyWrites } from './replicas.ts';
+import { SessionBackendUnavailableError } from '../errors.ts';
 import { runScript, script } from './scripts.ts';
 import { rewriteItem, rewriteString, scanKeys, literalPattern } from './forget-user.ts';
 import { forgottenPayment } from '../forgotten.ts';
@@ -97,16 +99,40 @@ export class RedisPaymentStore implements PaymentStore {
     private readonly redis: Redis,
     private readonly keys: RedisKeys,
     private readonly guard: RedisGuard,
+    /** Every write of a payment goes through it and waits for the replicas it asks for (replicas.ts). */
+    private readonly money: MoneyWrites,
   ) {}
 
-  /** @throws DurabilityError when Redis lost its data or does not persist in production (storage/redis/guard.ts). */
+  /**
+   * A claim is acknowledged (and endpoint 4 called) only once the replicas asked for have it: a claim a
+   * failover loses lets the order be paid again. One that cannot be confirmed is released (nothing was
+   * sent to the provider), so the order stays payable.
+   * @throws DurabilityError when Redis lost its data or does not persist in production (storage/redis/guard.ts);
+   *   SessionBackendUnavailableError when Redis is unreachable or the replicas did not confirm the claim.
+   */
   async claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     await this.guard.assertSafe();
+    try {
+      const result = await this.#claim(pending, retentionMs);
+      if (result.claimed) await this.money.replicated();
+      else if ('existing' in result) await this.money.fence();
+      return result;
+    } catch (error) {
+      if (error instanceof SessionBackendUnavailableError) {
+        // The claim may have been written (a reply lost, a replica missing): undo it while it is this
+        // payment's. Best effort: a claim left behind ends as `unknown` at its lease, never paid twice.
+        await this.#finish(pending.merchantTransactionId, pending.paymentId, '', 1).catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  async #claim(pending: PaymentRecord, retentionMs: number): Promise<ClaimResult> {
     const generation = this.guard.generation!;
     const id = pending.merchantTransactionId;
     const key = pending.idempotencyKey;
     const held = await runScript(
-      this.redis,
+      this.money.redis,
       CLAIM,
       [
         this.keys.payment(id),
@@ -129,36 +155,45 @@ export class RedisPaymentStore implements PaymentStore {
     return typeof held === 'string' ? { claimed: false, existing: parse(held) } : { claimed: true };
   }
 
+  /** With OBV_REDIS_MIN_REPLICAS, a record found is returned only once the replicas have it (replicas.ts `fence`). */
   async get(merchantTransactionId: string): Promise<PaymentRecord | undefined> {
     const held = await redisCommand(this.redis.get(this.keys.payment(merchantTransactionId)));
-    return held === null ? undefined : parse(held);
+    if (held === null) return undefined;
+    await this.money.fence();
+    return parse(held);
   }
 
   async earlier(merchantTransactionId: string): Promise<PaymentRecord[]> {
     return (await redisCommand(this.redis.lrange(this.keys.earlierPayments(merchantTransactionId), 0, -1))).map(parse);
   }
 
+  /** @throws SessionBackendUnavailableError when the replicas asked for did not confirm the result (not done). */
   async finish(record: PaymentRecord, retentionMs: number): Promise<boolean> {
-    const id = record.merchantTransactionId;
-    return (
-      (await runScript(
-        this.redis,
-        FINISH,
-        [this.keys.payment(id), this.keys.paymentLeases],
-        [record.paymentId, JSON.stringify(record), String(Math.ceil(retentionMs)), id],
-      )) === 1
+    return this.#replicated(
+      await this.#finish(record.merchantTransactionId, record.paymentId, JSON.stringify(record), retentionMs),
     );
   }
 
   async release(merchantTransactionId: string, paymentId: string): Promise<boolean> {
+    return this.#replicated(await this.#finish(merchantTransactionId, paymentId, '', 1));
+  }
+
+  /** FINISH: `json` '' releases the order. */
+  async #finish(id: string, paymentId: string, json: string, retentionMs: number): Promise<boolean> {
     return (
       (await runScript(
-        this.redis,
+        this.money.redis,
         FINISH,
-        [this.keys.payment(merchantTransactionId), this.keys.paymentLeases],
-        [paymentId, '', '1', merchantTransactionId],
+        [this.keys.payment(id), this.keys.paymentLeases],
+        [paymentId, json, String(Math.ceil(retentionMs)), id],
       )) === 1
     );
+  }
+
+  /** `changed`, once the replicas asked for have the write that changed it. */
+  async #replicated(changed: boolean): Promise<boolean> {
+    if (changed) await this.money.replicated();
+    return changed;
   }
 
   async reconcile(
@@ -174,13 +209,15 @@ export class RedisPaymentStore implements PaymentStore {
       if (!record) return undefined;
       if (
         (await runScript(
-          this.redis,
+          this.money.redis,
           REPLACE,
           [key],
           [held!, JSON.stringify(record), String(Math.ceil(retentionMs))],
         )) === 1
-      )
+      ) {
+        await this.money.replicated();
         return record;
+      }
     }
     return undefined;
   }

@@ -3,13 +3,20 @@
 import type { Redis } from 'ioredis';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
-import { closeConnection, createRedisConnection, readyOrClose, waitUntilReady } from './connection.ts';
+import {
+  closeConnection,
+  createRedisConnection,
+  DEFAULT_COMMAND_TIMEOUT_MS,
+  readyOrClose,
+  waitUntilReady,
+} from './connection.ts';
 import type { RedisConnectionOptions } from './connection-options.ts';
-import { RECORD_GRACE_MS } from '../../config/limits.ts';
+import { DEFAULT_REDIS_REPLICA_TIMEOUT_MS, RECORD_GRACE_MS } from '../../config/limits.ts';
 import { redisCommand } from './errors.ts';
 import { redisKeys, type RedisKeys } from './keys.ts';
 import { literalPattern, scanKeys } from './forget-user.ts';
 import { RedisGuard } from './guard.ts';
+import { MoneyWrites } from './replicas.ts';
 import { createRedisRateLimitStore } from './rate-limit.ts';
 import { CREATE, MARK, MARK_RETURNED, RELEASE_IF_PENDING, RENEW_IF_PENDING, SETTLE, runScript } from './scripts.ts';
 import {
@@ -43,6 +50,13 @@ export interface RedisSessionStoreOptions extends Omit<RedisConnectionOptions, '
    * 503 (storage/redis/guard.ts). `createObvProxy` sets it in production; default false (a warning).
    */
   requirePersistence?: boolean;
+  /**
+   * Replicas that must have received each money write (a payment's claim and result, an outcome, an
+   * event) before it is acknowledged (`WAIT`, storage/redis/replicas.ts); default 0: none.
+   */
+  minReplicas?: number;
+  /** How long a money write waits for them before it answers 503; default 1 s. */
+  replicaTimeoutMs?: number;
 }
 
 const DEFAULT_IDEMPOTENCY_WAIT_MS = 30_000;
@@ -67,6 +81,12 @@ export class RedisSessionStore implements SessionStore {
    * @internal Left out of the published declarations, as `redis` (its type needs ioredis's).
    */
   readonly guard: RedisGuard;
+  /**
+   * The connection money writes go through and their wait for replicas (the commands connection when
+   * none is asked for).
+   * @internal As `redis`.
+   */
+  readonly money: MoneyWrites;
   readonly #graceMs: number;
   readonly #idempotencyWaitMs: number;
   readonly #pendingClaimTtlMs: number;
@@ -81,28 +101,51 @@ export class RedisSessionStore implements SessionStore {
     this.#idempotencyWaitMs = options.idempotencyWaitMs ?? DEFAULT_IDEMPOTENCY_WAIT_MS;
     this.#pendingClaimTtlMs = options.pendingClaimTtlMs ?? DEFAULT_PENDING_CLAIM_TTL_MS;
     this.#now = options.now ?? Date.now;
+    const minReplicas = options.minReplicas ?? 0;
+    const replicaTimeoutMs = options.replicaTimeoutMs ?? DEFAULT_REDIS_REPLICA_TIMEOUT_MS;
+    // A connection blocked in WAIT serves nothing else until it returns: money writes get their own.
+    const moneyConnection =
+      minReplicas > 0
+        ? createRedisConnection({
+            ...options,
+            role: 'money',
+            // A write may queue behind another one's WAIT before its own.
+            commandTimeoutMs: (options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS) + replicaTimeoutMs,
+          })
+        : this.redis;
+    this.money = new MoneyWrites(moneyConnection, {
+      minReplicas,
+      timeoutMs: replicaTimeoutMs,
+      fenceKey: this.keys.replicaFence,
+    });
     this.guard = new RedisGuard(this.redis, {
       key: this.keys.generation,
       requirePersistence: options.requirePersistence ?? false,
+      minReplicas,
       logger: options.logger,
     });
   }
 
   /** Resolves once connected; rejects after `timeoutMs` (the connection keeps retrying). */
-  ready(timeoutMs = 10_000): Promise<void> {
-    return waitUntilReady(this.redis, timeoutMs);
+  async ready(timeoutMs = 10_000): Promise<void> {
+    await Promise.all([waitUntilReady(this.redis, timeoutMs), waitUntilReady(this.money.redis, timeoutMs)]);
   }
 
-  /** @throws Error when the session id already exists. */
+  /**
+   * @throws Error when the session id already exists; SessionBackendUnavailableError when Redis is
+   *   unreachable or the replicas asked for did not confirm it.
+   */
   async create(record: SessionRecord): Promise<void> {
     const fields = encodeSession(record);
     const ttlMs = Math.max(1, record.expiresAt - this.#now()) + this.#graceMs;
     await runScript(
-      this.redis,
+      this.money.redis,
       CREATE,
       [this.keys.session(record.sessionId), this.keys.notificationRef(record.notificationRef)],
       [fields.base, fields.state, String(record.expiresAt), String(ttlMs), fields.outcome ?? '', record.sessionId],
     );
+    // A start answered 201 whose session a failover loses could never take its outcome: waited for too.
+    await this.money.replicated();
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {
@@ -110,6 +153,9 @@ export class RedisSessionStore implements SessionStore {
       this.redis.hmget(this.keys.session(sessionId), 'base', 'state', 'outcome'),
     );
     if (!base || !state) return undefined;
+    // An outcome is shown (its linkRef handed to the page) only once the replicas have it: one whose
+    // settle is still waiting, or timed out, could be gone after a failover (OBV_REDIS_MIN_REPLICAS).
+    if (outcome) await this.money.fence();
     return this.#withExpiry(decodeSession(base, state, outcome));
   }
 
@@ -140,13 +186,17 @@ export class RedisSessionStore implements SessionStore {
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
     await this.guard.assertSafe();
     const reply = await runScript(
-      this.redis,
+      this.money.redis,
       SETTLE,
       [this.keys.session(sessionId)],
       [JSON.stringify(outcome), stateForOutcome(outcome), String(this.#now())],
     );
     const result = parseScriptReply(reply);
     if (!result) throw new Error(`unknown session ${sessionId}`);
+    // The provider is answered 2xx only for an outcome the replicas have (OBV_REDIS_MIN_REPLICAS), also
+    // when its retry finds the outcome an earlier attempt stored and then failed to see replicated.
+    if (result.changed) await this.money.replicated();
+    else await this.money.fence();
     return { stored: result.changed, record: this.#withExpiry(result.record) };
   }
 
@@ -219,7 +269,10 @@ export class RedisSessionStore implements SessionStore {
   async close(): Promise<void> {
     for (const key of [...this.#renewals.keys()]) this.#stopRenewing(key);
     this.guard.close();
-    await closeConnection(this.redis);
+    await Promise.all([
+      closeConnection(this.redis),
+      this.money.redis === this.redis ? undefined : closeConnection(this.money.redis),
+    ]);
   }
 
   /** Keeps this instance's pending claim alive while its start runs (a lease: see pendingClaimTtlMs). */

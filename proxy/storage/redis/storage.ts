@@ -46,20 +46,23 @@ export function createRedisStorage(options: RedisStorageOptions): RedisStorage {
     resultBus,
     eventOutbox: new RedisEventOutbox(redis, keys, {
       codec: options.outboxCodec,
+      money: sessionStore.money,
       onSealFailed: (error) =>
         options.logger?.warn(
           { err: error },
           'outbox: sealing the events stored in the clear failed; tried again later',
         ),
     }),
-    payments: new RedisPaymentStore(redis, keys, sessionStore.guard),
+    payments: new RedisPaymentStore(redis, keys, sessionStore.guard, sessionStore.money),
     linkSessions: new RedisLinkSessionStore(redis, keys),
     removals: new RedisRemovalStore(redis, keys),
     rateLimitStore: sessionStore.rateLimitStore('verifications'),
     authFailureStore: sessionStore.rateLimitStore('auth-failures'),
     redeliveryStore: sessionStore.rateLimitStore('redeliveries'),
     sealsEvents: options.outboxCodec?.seals ?? false,
-    location: redactedRedisUrl(options.url),
+    location: options.sentinels?.length
+      ? `redis sentinel ${options.sentinelName ?? ''} via ${options.sentinels.map(({ host, port }) => `${host}:${port}`).join(',')}`
+      : redactedRedisUrl(options.url),
     ready: async (timeoutMs) => {
       await Promise.all([sessionStore.ready(timeoutMs), resultBus.ready(timeoutMs)]);
     },

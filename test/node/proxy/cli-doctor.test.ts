@@ -218,6 +218,47 @@ describe('npx obv-link-proxy doctor', () => {
   );
 
   test(
+    '"Redis replicas": fewer connected than OBV_REDIS_MIN_REPLICAS fails, and so does a replica none waits for; enough passes',
+    { skip: redisSkipReason() },
+    async () => {
+      const primary = await startRedisServer({ persistent: true });
+      const replica = await startRedisServer({
+        persistent: true,
+        args: ['--replicaof', '127.0.0.1', String(primary.port)],
+      });
+      try {
+        const withReplica = { OBV_REDIS_URL: primary.url, OBV_DATA_DIR: undefined };
+        // The replica links in the background: until then the primary counts none.
+        const deadline = Date.now() + 10_000;
+        let waited = await doctor({ ...withReplica, OBV_REDIS_MIN_REPLICAS: '1' });
+        while (!check(waited.report, 'Redis replicas').ok && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          waited = await doctor({ ...withReplica, OBV_REDIS_MIN_REPLICAS: '1' });
+        }
+        assert.deepEqual(failed(waited.report), [], JSON.stringify(waited.report));
+        assert.match(
+          check(waited.report, 'Redis replicas').detail,
+          /1 replica\(s\) connected; each money write waits for 1/,
+        );
+
+        const unwaited = await doctor(withReplica);
+        assert.deepEqual(
+          failed(unwaited.report).map((each) => each.name),
+          ['Redis replicas'],
+        );
+        assert.match(check(unwaited.report, 'Redis replicas').fix ?? '', /OBV_REDIS_MIN_REPLICAS=1/);
+
+        const tooMany = await doctor({ ...withReplica, OBV_REDIS_MIN_REPLICAS: '2' });
+        assert.equal(tooMany.code, 1);
+        assert.match(check(tooMany.report, 'Redis replicas').detail, /is 2 but 1 replica\(s\) are connected/);
+      } finally {
+        await replica.close();
+        await primary.close();
+      }
+    },
+  );
+
+  test(
     'PostgreSQL: unreachable, a newer schema, a standby, fsync or synchronous_commit off each fail naming the cause; a durable primary passes',
     { skip: postgresSkipReason() },
     async () => {

@@ -67,6 +67,35 @@ describe('configuration from the environment', () => {
     }
   });
 
+  test('reads the Redis replicas to wait for and Sentinel, and names what is wrong with them', () => {
+    assert.equal(configFromEnv(VALID_ENV).redisMinReplicas, 0);
+    assert.equal(configFromEnv(VALID_ENV).redisReplicaTimeoutMs, 1_000);
+    const redis = { ...VALID_ENV, OBV_REDIS_URL: 'redis://:secret@mymaster/0' };
+    const config = configFromEnv({
+      ...redis,
+      OBV_REDIS_MIN_REPLICAS: '1',
+      OBV_REDIS_REPLICA_TIMEOUT: '250ms',
+      OBV_REDIS_SENTINELS: 'sentinel-1:26379, 10.0.0.2:26380,[::1]:26381',
+      OBV_REDIS_SENTINEL_NAME: 'mymaster',
+    });
+    assert.equal(config.redisMinReplicas, 1);
+    assert.equal(config.redisReplicaTimeoutMs, 250);
+    assert.deepEqual(config.redisSentinels, [
+      { host: 'sentinel-1', port: 26379 },
+      { host: '10.0.0.2', port: 26380 },
+      { host: '::1', port: 26381 },
+    ]);
+    const settings = (env: Record<string, string>) => configError(env).issues.map((issue) => issue.setting);
+    assert.deepEqual(settings({ ...redis, OBV_REDIS_MIN_REPLICAS: '-1' }), ['OBV_REDIS_MIN_REPLICAS']);
+    assert.deepEqual(settings({ ...redis, OBV_REDIS_SENTINELS: 'sentinel-1', OBV_REDIS_SENTINEL_NAME: 'mymaster' }), [
+      'OBV_REDIS_SENTINELS',
+    ]);
+    assert.deepEqual(settings({ ...redis, OBV_REDIS_SENTINELS: 'sentinel-1:26379' }), ['OBV_REDIS_SENTINEL_NAME']);
+    assert.deepEqual(settings({ ...VALID_ENV, OBV_REDIS_SENTINELS: 's:26379', OBV_REDIS_SENTINEL_NAME: 'm' }), [
+      'OBV_REDIS_URL',
+    ]);
+  });
+
   test('reads the endpoint 4 codes that mean re-authorization (default REAUTHORIZATION_REQUIRED) and refuses a malformed one', () => {
     assert.deepEqual(configFromEnv(VALID_ENV).reauthorizationCodes, ['REAUTHORIZATION_REQUIRED']);
     assert.deepEqual(

@@ -166,6 +166,9 @@ export function describeSessionStoreContract(
         const key = newId();
         await store.claimIdempotencyKey(key, 60_000);
         const waiting = store.claimIdempotencyKey(key, 60_000);
+        // The second claim must be waiting before the release: on PostgreSQL the two go out on separate pool
+        // connections, so a release sent at once could land first and the claim would (rightly) take the key.
+        await new Promise((resolve) => setTimeout(resolve, 100));
         await store.releaseIdempotencyKey(key);
         const woken = await waiting;
         assert.equal(woken.claimed, false);

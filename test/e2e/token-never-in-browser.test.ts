@@ -94,6 +94,10 @@ class TrafficRecorder {
   /** Every URL the non-checkout tabs requested or navigated to, with their Referer headers. */
   readonly otherTabUrls: string[] = [];
   readonly #pending: Promise<void>[] = [];
+  /** What is still being read, by label: named in the failure if it never ends. */
+  readonly #reading = new Set<string>();
+  /** Each request's failure, as soon as it is known (see #ended). */
+  readonly #failures = new Map<Request, { promise: Promise<Error>; resolve(error: Error): void }>();
 
   constructor(
     private readonly context: BrowserContext,
@@ -101,6 +105,9 @@ class TrafficRecorder {
   ) {
     context.on('request', (request) => this.#pending.push(this.#request(request)));
     context.on('response', (response) => this.#pending.push(this.#response(response)));
+    context.on('requestfailed', (request) =>
+      this.#failureOf(request).resolve(new Error(request.failure()?.errorText ?? 'the request failed')),
+    );
     context.on('page', (page) => {
       page.on('framenavigated', (frame) => {
         if (page !== this.checkout()) this.otherTabUrls.push(frame.url());
@@ -137,13 +144,49 @@ class TrafficRecorder {
     if (page !== this.checkout()) this.otherTabUrls.push(request.url(), headers.referer ?? '');
   }
 
+  #failureOf(request: Request): { promise: Promise<Error>; resolve(error: Error): void } {
+    let failure = this.#failures.get(request);
+    if (!failure) {
+      let resolve: (error: Error) => void = () => undefined;
+      const promise = new Promise<Error>((settle) => (resolve = settle));
+      failure = { promise, resolve };
+      this.#failures.set(request, failure);
+    }
+    return failure;
+  }
+
+  /**
+   * Resolves once the response's body has ended: undefined when it ended whole, the error when the
+   * request failed first. Chromium can end a request in `requestfailed` after its response arrived (the
+   * page aborted it mid-body), and Playwright's `response.finished()` then never settles while the page
+   * lives (microsoft/playwright#42786): that made this test hang to its time-out about once in 30 CI runs.
+   */
+  #ended(response: Response): Promise<Error | undefined> {
+    return Promise.race([
+      response.finished().then(
+        () => undefined,
+        (error: Error) => error,
+      ),
+      this.#failureOf(response.request()).promise,
+    ]);
+  }
+
   async #response(response: Response): Promise<void> {
     const where = `${response.status()} ${response.request().method()} ${response.url()}`;
+    this.#reading.add(where);
+    try {
+      await this.#record(response, where);
+    } finally {
+      this.#reading.delete(where);
+    }
+  }
+
+  async #record(response: Response, where: string): Promise<void> {
     const headers = await response.allHeaders().catch(() => response.headers());
     let body = '';
     // A request the page aborted (the element stops polling once the socket delivered) has no body
     // the page could read either.
-    const aborted = await response.finished().catch((error: Error) => error);
+    const aborted = await this.#ended(response);
     if (aborted) {
       body = `(aborted: ${aborted.message})`;
     } else if (response.status() < 300 || response.status() >= 400) {
@@ -167,9 +210,17 @@ class TrafficRecorder {
     this.seen.push({ channel: 'http', where: `response ${where}`, text: `${JSON.stringify(headers)}\n${body}` });
   }
 
-  /** Waits for the bodies and headers still being read. */
+  /** Waits for the bodies and headers still being read; a read that never ends fails the test, named. */
   async settled(): Promise<void> {
-    while (this.#pending.length > 0) await Promise.all(this.#pending.splice(0));
+    const deadline = Date.now() + STEP_TIMEOUT_MS;
+    while (this.#pending.length > 0) {
+      const reads = Promise.all(this.#pending.splice(0)).then(() => 'read' as const);
+      const late = new Promise<'late'>((resolve) =>
+        setTimeout(resolve, Math.max(0, deadline - Date.now()), 'late').unref(),
+      );
+      if ((await Promise.race([reads, late])) === 'late')
+        assert.fail(`still reading after ${STEP_TIMEOUT_MS} ms: ${[...this.#reading].join(', ') || 'request headers'}`);
+    }
   }
 }
 

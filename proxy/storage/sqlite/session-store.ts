@@ -26,6 +26,12 @@ export const IN_FLIGHT_CLAIMS = 'session_id IS NULL';
 
 type Claim = { claimed: true } | { claimed: false; sessionId?: string };
 
+/** A settle's statement: the row before it, and the row it wrote (undefined when it stored nothing). */
+interface Settled {
+  before: SessionRow | undefined;
+  settled: SessionRow | undefined;
+}
+
 /** Where a notification's event is recorded, inside its transaction and hidden until durable (outbox.ts). */
 export type HiddenEvents = Pick<SqliteEventOutbox, 'recordHidden' | 'reveal'>;
 
@@ -119,6 +125,11 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
+    return this.#afterCommit(sessionId, this.#settleSync(sessionId, outcome));
+  }
+
+  /** The session as it was and, when the outcome was stored, as it is now (committed, not yet durable). */
+  #settleSync(sessionId: string, outcome: StoredOutcome): Settled {
     const before = this.#statements.get.get(sessionId);
     const settled = this.#statements.settle.get(
       stateForOutcome(outcome),
@@ -126,13 +137,23 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
       sessionId,
       this.#now(),
     );
+    return { before, settled };
+  }
+
+  /**
+   * What follows a settle's commit, in `settle` and in `recordOutcome`: the answer once the commit is
+   * durable, and then only, the event committed with it (`eventId`) shown too.
+   */
+  async #afterCommit(sessionId: string, { before, settled }: Settled, eventId?: string): Promise<SettleResult> {
     // Until its fsync completes, reads see the session as it was: no page or merchant server is shown an
     // outcome a power loss could take back, and the caller writes what goes with the outcome (its link
-    // reference's marker) before any read can show it. (A failed fsync leaves it unseen until a restart.)
+    // reference's marker) before any read can show it. (A failed fsync leaves it, and its event, unseen
+    // until a restart.)
     if (settled && before) this.#unsynced.set(sessionId, before);
     // Also when nothing was stored: the outcome this answer reports may be another call's commit whose
     // fsync is still under way.
     await this.handle.synced();
+    if (eventId !== undefined) this.#events?.reveal(eventId);
     if (settled) {
       this.#unsynced.delete(sessionId);
       return { stored: true, record: this.#decode(settled) };
@@ -159,21 +180,15 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
       written = this.handle.transaction(() => {
         if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
         for (const marker of write.markers) this.#markSync(marker, nowMs);
-        const before = this.#statements.get.get(sessionId);
-        const settled = this.#statements.settle.get(
-          stateForOutcome(write.outcome),
-          JSON.stringify(write.outcome),
-          sessionId,
-          this.#now(),
-        );
-        if (settled) {
+        const settling = this.#settleSync(sessionId, write.outcome);
+        if (settling.settled) {
           for (const marker of write.ifStored?.markers ?? []) this.#markSync(marker, nowMs);
           if (event) {
             if (!this.#events) throw new Error('this session store records no events (no outbox given)');
             this.#events.recordHidden(event, nowMs);
           }
         }
-        return { before, settled };
+        return settling;
       });
     } catch (error) {
       // Rolled back: nothing to hide.
@@ -182,19 +197,7 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
     }
     // The webhook-id's marker held another session: nothing was written, nothing to wait for.
     if (!written) return { conflict: true };
-    const { before, settled } = written;
-    // As in `settle`: reads see the session as it was until the commit is durable.
-    if (settled && before) this.#unsynced.set(sessionId, before);
-    // A failed fsync leaves the outcome and its event unseen until a restart, as in `settle`.
-    await this.handle.synced();
-    if (event) this.#events?.reveal(event.id);
-    if (settled) {
-      this.#unsynced.delete(sessionId);
-      return { stored: true, record: this.#decode(settled) };
-    }
-    const row = this.#statements.get.get(sessionId);
-    if (!row) throw new Error('unknown session');
-    return { stored: false, record: this.#decode(row) };
+    return this.#afterCommit(sessionId, written, event?.id);
   }
 
   /** `mark` without its durability check, for a caller's transaction: the value the marker holds after. */

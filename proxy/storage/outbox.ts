@@ -3,6 +3,7 @@
 // instance, on disk) and Redis (shared by every instance; survives restarts and kills). The delivery
 // worker (delivery.ts) and the list, acknowledge and redeliver calls (event-list.ts) only ever talk to it.
 import { MerchantEventSchema, type MerchantEvent } from './events.ts';
+import { forgottenEvent, namesUser } from './forgotten.ts';
 
 /**
  * Work the outbox schedules: delivering one event, or looking at one session when its time is up (the
@@ -128,6 +129,11 @@ export function jobKey(job: OutboxJob): string {
   return job.kind === 'deliver' ? `deliver:${job.eventId}` : `session-check:${job.sessionId}`;
 }
 
+/** The key of `eventId`'s delivery job. */
+export function deliverKey(eventId: string): string {
+  return jobKey({ kind: 'deliver', eventId });
+}
+
 export function parseJobKey(key: string): OutboxJob | undefined {
   if (key.startsWith('deliver:')) return { kind: 'deliver', eventId: key.slice('deliver:'.length) };
   if (key.startsWith('session-check:')) return { kind: 'session-check', sessionId: key.slice('session-check:'.length) };
@@ -183,4 +189,19 @@ export function decodeEvent(
 ): { event: MerchantEvent; body: string } {
   const body = codec.open(eventId, stored);
   return { event: MerchantEventSchema.parse(JSON.parse(body)) as MerchantEvent, body };
+}
+
+/**
+ * What forgetting `merchantUserId` (EventOutbox `forgetUser`) makes of the event a backend stored under
+ * `eventId`: its rewrite (forgotten.ts `forgottenEvent`), or undefined when it stays as it is (another
+ * user's event, or nothing in it to erase).
+ */
+export function forgottenStoredEvent(
+  codec: OutboxCodec,
+  eventId: string,
+  stored: string,
+  merchantUserId: string,
+): MerchantEvent | undefined {
+  const { event } = decodeEvent(codec, eventId, stored);
+  return namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
 }

@@ -12,14 +12,15 @@ import type {
 import {
   CLEAR_OUTBOX_CODEC,
   decodeEvent,
+  deliverKey,
   encodeEvent,
+  forgottenStoredEvent,
   jobKey,
   keeps,
   parseJobKey,
   type OutboxCodec,
 } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
-import { forgottenEvent, namesUser } from '../forgotten.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 
 interface Entry {
@@ -197,8 +198,7 @@ export class MemoryEventOutbox implements EventOutbox {
     let rewritten = 0;
     for (const entry of this.#events.values()) {
       if (entry.userTag === null || !tags.has(entry.userTag)) continue;
-      const { event } = decodeEvent(this.#codec, entry.id, entry.stored);
-      const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
+      const forgotten = forgottenStoredEvent(this.#codec, entry.id, entry.stored, merchantUserId);
       if (!forgotten) continue;
       Object.assign(entry, encodeEvent(this.#codec, forgotten));
       rewritten++;
@@ -219,10 +219,6 @@ export class MemoryEventOutbox implements EventOutbox {
       this.#events.delete(id);
     }
   }
-}
-
-function deliverKey(eventId: string): string {
-  return jobKey({ kind: 'deliver', eventId });
 }
 
 /** A copy: callers never hold the entry itself. */

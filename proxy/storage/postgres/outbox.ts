@@ -12,7 +12,6 @@
 // with `after` never skips one (a sequence alone would: numbers are taken at insert, not at commit).
 // The price is that an event is listed only once the oldest transaction open at that moment has ended
 // (milliseconds; a long transaction elsewhere on the server holds the list back, never loses an event).
-import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -23,7 +22,16 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import {
+  CLEAR_OUTBOX_CODEC,
+  decodeEvent,
+  deliverKey,
+  encodeEvent,
+  forgottenStoredEvent,
+  jobKey,
+  parseJobKey,
+  type OutboxCodec,
+} from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import { num, type Database, type Tx } from './database.ts';
@@ -281,8 +289,7 @@ export class PostgresEventOutbox implements EventOutbox {
       );
       let rewritten = 0;
       for (const row of rows) {
-        const { event } = decodeEvent(this.#codec, row.id, row.body);
-        const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
+        const forgotten = forgottenStoredEvent(this.#codec, row.id, row.body, merchantUserId);
         if (!forgotten) continue;
         await this.#rewrite(tx, row.id, forgotten);
         rewritten++;
@@ -294,10 +301,6 @@ export class PostgresEventOutbox implements EventOutbox {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-function deliverKey(eventId: string): string {
-  return jobKey({ kind: 'deliver', eventId });
 }
 
 function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {

@@ -9,7 +9,6 @@ import { redisCommand } from './errors.ts';
 import type { RedisKeys } from './keys.ts';
 import { runScript, script } from './scripts.ts';
 import type { MoneyWrites } from './replicas.ts';
-import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   EventDelivery,
@@ -22,7 +21,9 @@ import type {
 import {
   CLEAR_OUTBOX_CODEC,
   decodeEvent,
+  deliverKey,
   encodeEvent,
+  forgottenStoredEvent,
   isClearBody,
   jobKey,
   parseJobKey,
@@ -506,10 +507,9 @@ export class RedisEventOutbox implements EventOutbox {
       for (const id of await redisCommand(this.redis.smembers(this.keys.merchantEventsOfUser(tag)))) ids.add(id);
     let rewritten = 0;
     for (const id of ids) {
-      const changed = await this.#rewrite(id, (stored) => {
-        const { event } = decodeEvent(this.#codec, id, stored);
-        return namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
-      });
+      const changed = await this.#rewrite(id, (stored) =>
+        forgottenStoredEvent(this.#codec, id, stored, merchantUserId),
+      );
       if (changed) rewritten++;
     }
     return rewritten;
@@ -518,8 +518,4 @@ export class RedisEventOutbox implements EventOutbox {
   async close(): Promise<void> {
     // The connection belongs to the session store, which closes it.
   }
-}
-
-function deliverKey(eventId: string): string {
-  return jobKey({ kind: 'deliver', eventId });
 }

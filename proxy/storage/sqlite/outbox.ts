@@ -7,7 +7,6 @@
 // The list's order is the table's own sequence (AUTOINCREMENT: never reused, even after a trim). Reading
 // a page never deletes: events past the retention go in `trim`, a hundred rows per step between which
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
-import { forgottenEvent, namesUser } from '../forgotten.ts';
 import type {
   AttemptOutcome,
   DeliveryState,
@@ -18,7 +17,16 @@ import type {
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import {
+  CLEAR_OUTBOX_CODEC,
+  decodeEvent,
+  deliverKey,
+  encodeEvent,
+  forgottenStoredEvent,
+  jobKey,
+  parseJobKey,
+  type OutboxCodec,
+} from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
@@ -322,8 +330,7 @@ export class SqliteEventOutbox implements EventOutbox {
     const rewritten = this.#handle.transaction(() => {
       let count = 0;
       for (const row of this.#statements.ofUser.all(JSON.stringify(this.#codec.userTags(merchantUserId)))) {
-        const { event } = decodeEvent(this.#codec, row.id, row.body);
-        const forgotten = namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
+        const forgotten = forgottenStoredEvent(this.#codec, row.id, row.body, merchantUserId);
         if (!forgotten) continue;
         const { stored, userTag } = encodeEvent(this.#codec, forgotten);
         this.#statements.rewrite.run(stored, userTag, row.id);
@@ -339,10 +346,6 @@ export class SqliteEventOutbox implements EventOutbox {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-function deliverKey(eventId: string): string {
-  return jobKey({ kind: 'deliver', eventId });
 }
 
 function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {

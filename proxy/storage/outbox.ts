@@ -205,3 +205,31 @@ export function forgottenStoredEvent(
   const { event } = decodeEvent(codec, eventId, stored);
   return namesUser(event, merchantUserId) ? forgottenEvent(event) : undefined;
 }
+
+/**
+ * An event's row in a SQL backend's `events` table (SQLite, PostgreSQL), by its column names. The times
+ * are numbers on SQLite and strings on PostgreSQL (its driver hands a bigint over as text), and are read
+ * through `Number`.
+ */
+export interface EventRow {
+  id: string;
+  body: string;
+  attempts: number;
+  status: DeliveryState;
+  next_attempt_at: number | string | null;
+  delivered_at: number | string | null;
+  acknowledged_by: 'endpoint' | 'api' | null;
+  last_attempt_at: number | string | null;
+  last_error: string | null;
+}
+
+/** The event and its delivery from its row (`EventRow`). */
+export function storedEventOfRow(codec: OutboxCodec, row: EventRow): StoredEvent {
+  const delivery: EventDelivery = { state: row.status, attempts: Number(row.attempts) };
+  if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = Number(row.next_attempt_at);
+  if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = Number(row.delivered_at);
+  if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
+  if (row.last_attempt_at !== null) delivery.lastAttemptAt = Number(row.last_attempt_at);
+  if (row.last_error !== null) delivery.lastError = row.last_error;
+  return { ...decodeEvent(codec, row.id, row.body), delivery };
+}

@@ -14,41 +14,20 @@
 // (milliseconds; a long transaction elsewhere on the server holds the list back, never loses an event).
 import type {
   AttemptOutcome,
-  DeliveryState,
-  EventDelivery,
   EventOutbox,
+  EventRow,
   ListQuery,
   OutboxBacklog,
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import {
-  CLEAR_OUTBOX_CODEC,
-  decodeEvent,
-  deliverKey,
-  encodeEvent,
-  forgottenStoredEvent,
-  jobKey,
-  parseJobKey,
-  type OutboxCodec,
-} from '../outbox.ts';
+import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import { deliverKey, forgottenStoredEvent, storedEventOfRow } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import { num, type Database, type Tx } from './database.ts';
 import type { PostgresLogger } from './options.ts';
 import { deleteInBatches } from './housekeeping.ts';
-
-interface EventRow {
-  id: string;
-  body: string;
-  attempts: number;
-  status: DeliveryState;
-  next_attempt_at: string | null;
-  delivered_at: string | null;
-  acknowledged_by: 'endpoint' | 'api' | null;
-  last_attempt_at: string | null;
-  last_error: string | null;
-}
 
 const EVENT_COLUMNS =
   'id, body, attempts, status, next_attempt_at, delivered_at, acknowledged_by, last_attempt_at, last_error';
@@ -160,7 +139,7 @@ export class PostgresEventOutbox implements EventOutbox {
 
   async get(eventId: string): Promise<StoredEvent | undefined> {
     const [row] = await this.#db.query<EventRow>(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1`, [eventId]);
-    return row && storedEvent(this.#codec, row);
+    return row && storedEventOfRow(this.#codec, row);
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -202,7 +181,7 @@ export class PostgresEventOutbox implements EventOutbox {
       UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM acknowledged)`,
       [eventId, nowMs, deliverKey(eventId)],
     );
-    return row && storedEvent(this.#codec, row);
+    return row && storedEventOfRow(this.#codec, row);
   }
 
   async redeliver(eventId: string, nowMs: number): Promise<StoredEvent | undefined> {
@@ -222,7 +201,7 @@ export class PostgresEventOutbox implements EventOutbox {
       UNION ALL SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM changed)`,
       [eventId, nowMs, deliverKey(eventId)],
     );
-    return row && storedEvent(this.#codec, row);
+    return row && storedEventOfRow(this.#codec, row);
   }
 
   async list(query: ListQuery, _nowMs: number): Promise<{ events: StoredEvent[]; hasMore: boolean } | undefined> {
@@ -246,7 +225,7 @@ export class PostgresEventOutbox implements EventOutbox {
       );
     }
     return {
-      events: rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row)),
+      events: rows.slice(0, query.limit).map((row) => storedEventOfRow(this.#codec, row)),
       hasMore: rows.length > query.limit,
     };
   }
@@ -301,14 +280,4 @@ export class PostgresEventOutbox implements EventOutbox {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {
-  const delivery: EventDelivery = { state: row.status, attempts: Number(row.attempts) };
-  if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = Number(row.next_attempt_at);
-  if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = Number(row.delivered_at);
-  if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
-  if (row.last_attempt_at !== null) delivery.lastAttemptAt = Number(row.last_attempt_at);
-  if (row.last_error !== null) delivery.lastError = row.last_error;
-  return { ...decodeEvent(codec, row.id, row.body), delivery };
 }

@@ -9,41 +9,24 @@
 // the event loop runs (housekeeping.ts), on the delivery worker's timer.
 import type {
   AttemptOutcome,
-  DeliveryState,
-  EventDelivery,
   EventOutbox,
+  EventRow,
   ListQuery,
   OutboxBacklog,
   OutboxJob,
   StoredEvent,
 } from '../outbox.ts';
-import {
-  CLEAR_OUTBOX_CODEC,
-  decodeEvent,
-  deliverKey,
-  encodeEvent,
-  forgottenStoredEvent,
-  jobKey,
-  parseJobKey,
-  type OutboxCodec,
-} from '../outbox.ts';
+import { CLEAR_OUTBOX_CODEC, decodeEvent, encodeEvent, jobKey, parseJobKey, type OutboxCodec } from '../outbox.ts';
+import { deliverKey, forgottenStoredEvent, storedEventOfRow } from '../outbox.ts';
 import type { MerchantEvent } from '../events.ts';
 import { EVENT_RETENTION_MS } from '../../config/limits.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare, type Statement } from './driver.ts';
 import { batchDelete, deleteInBatches, StepTimes } from './housekeeping.ts';
 
-interface EventRow {
+/** A row of `events` as read here (EVENT_COLUMNS): the shared columns and the list's sequence. */
+interface SqliteEventRow extends EventRow {
   seq: number;
-  id: string;
-  body: string;
-  attempts: number;
-  status: DeliveryState;
-  next_attempt_at: number | null;
-  delivered_at: number | null;
-  acknowledged_by: 'endpoint' | 'api' | null;
-  last_attempt_at: number | null;
-  last_error: string | null;
 }
 
 const EVENT_COLUMNS =
@@ -103,7 +86,7 @@ export class SqliteEventOutbox implements EventOutbox {
       ),
       moveJob: prepare(db, 'UPDATE event_jobs SET due_at = ? WHERE job = ?'),
       deleteJob: prepare(db, 'DELETE FROM event_jobs WHERE job = ?'),
-      getEvent: prepare<[string], EventRow>(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
+      getEvent: prepare<[string], SqliteEventRow>(db, `SELECT ${EVENT_COLUMNS} FROM events WHERE id = ?`),
       delivered: prepare(
         db,
         "UPDATE events SET status = 'delivered', attempts = attempts + 1, delivered_at = ?, acknowledged_by = 'endpoint', " +
@@ -145,12 +128,12 @@ export class SqliteEventOutbox implements EventOutbox {
       after: Object.fromEntries(
         Object.entries(STATES).map(([filter, states]) => [
           filter,
-          prepare<[number, number], EventRow>(
+          prepare<[number, number], SqliteEventRow>(
             db,
             `SELECT ${EVENT_COLUMNS} FROM events WHERE seq > ? AND ${listFilter(states)} ORDER BY seq LIMIT ?`,
           ),
         ]),
-      ) as Record<keyof typeof STATES, Statement<[number, number], EventRow>>,
+      ) as Record<keyof typeof STATES, Statement<[number, number], SqliteEventRow>>,
       backlog: prepare<[], { pending: number; oldest: number | null }>(
         db,
         "SELECT count(*) AS pending, min(pending_since) AS oldest FROM events WHERE status = 'pending'",
@@ -230,7 +213,7 @@ export class SqliteEventOutbox implements EventOutbox {
   async get(eventId: string): Promise<StoredEvent | undefined> {
     if (this.#hidden.has(eventId)) return undefined;
     const row = this.#statements.getEvent.get(eventId);
-    return row && storedEvent(this.#codec, row);
+    return row && storedEventOfRow(this.#codec, row);
   }
 
   async settle(eventId: string, outcome: AttemptOutcome, nowMs: number): Promise<void> {
@@ -261,7 +244,7 @@ export class SqliteEventOutbox implements EventOutbox {
       if (this.#statements.acknowledged.run(nowMs, eventId).changes > 0)
         this.#statements.deleteJob.run(deliverKey(eventId));
       const row = this.#statements.getEvent.get(eventId);
-      return row && storedEvent(this.#codec, row);
+      return row && storedEventOfRow(this.#codec, row);
     });
     await this.#handle.synced();
     return stored;
@@ -274,7 +257,7 @@ export class SqliteEventOutbox implements EventOutbox {
         this.#statements.hurried.run(nowMs, eventId, nowMs).changes;
       if (changed > 0) this.#statements.schedule.run(deliverKey(eventId), nowMs);
       const row = this.#statements.getEvent.get(eventId);
-      return row && storedEvent(this.#codec, row);
+      return row && storedEventOfRow(this.#codec, row);
     });
     await this.#handle.synced();
     return stored;
@@ -289,7 +272,7 @@ export class SqliteEventOutbox implements EventOutbox {
       afterSeq = row.seq;
     }
     const rows = this.#statements.after[query.delivery ?? 'all'].all(afterSeq, query.limit + 1);
-    const events = rows.slice(0, query.limit).map((row) => storedEvent(this.#codec, row));
+    const events = rows.slice(0, query.limit).map((row) => storedEventOfRow(this.#codec, row));
     // The page ends before an event not durable yet: a merchant paging with `after` must not pass it.
     const hidden = this.#hidden.size === 0 ? -1 : events.findIndex(({ event }) => this.#hidden.has(event.id));
     if (hidden >= 0) return { events: events.slice(0, hidden), hasMore: true };
@@ -346,14 +329,4 @@ export class SqliteEventOutbox implements EventOutbox {
   async close(): Promise<void> {
     this.#closed = true;
   }
-}
-
-function storedEvent(codec: OutboxCodec, row: EventRow): StoredEvent {
-  const delivery: EventDelivery = { state: row.status, attempts: row.attempts };
-  if (row.status === 'pending' && row.next_attempt_at !== null) delivery.nextAttemptAt = row.next_attempt_at;
-  if (row.status === 'delivered' && row.delivered_at !== null) delivery.deliveredAt = row.delivered_at;
-  if (row.status === 'delivered' && row.acknowledged_by !== null) delivery.acknowledgedBy = row.acknowledged_by;
-  if (row.last_attempt_at !== null) delivery.lastAttemptAt = row.last_attempt_at;
-  if (row.last_error !== null) delivery.lastError = row.last_error;
-  return { ...decodeEvent(codec, row.id, row.body), delivery };
 }

@@ -5,7 +5,6 @@
 // choice share.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { ProxyConfig } from '../config/schema.ts';
 import { problem, ProblemError } from '../common/errors.ts';
 import { sessionLogRef } from '../common/ids.ts';
 import { safeError } from '../common/logger.ts';
@@ -22,21 +21,12 @@ import { createOutcomeDelivery, type CompleteDelivery, type OnOutcome } from './
 import { startOnce } from './idempotency.ts';
 import { createReturnVisit, type ReturnVisit } from './return-visit.ts';
 import { chooseSavedAccount, confirmSavedAccount } from './saved-choice.ts';
-import { createVerificationStarter, type StartRequest } from './start.ts';
+import { createVerificationStarter, type StartDeps, type StartRequest } from './start.ts';
 import { sessionView, type SessionView } from './view.ts';
 
 export interface VerificationsDeps {
-  config: Pick<
-    ProxyConfig,
-    | 'publicUrl'
-    | 'mountPath'
-    | 'notificationPublicUrl'
-    | 'merchantId'
-    | 'merchantSubId'
-    | 'product'
-    | 'transactionRegion'
-    | 'sessionTtlMs'
-  >;
+  /** The start's settings: the other parts read only `sessionTtlMs` of them. */
+  config: StartDeps['config'];
   store: SessionStore;
   bus: Pick<ResultBus, 'publish'>;
   sealer: Sealer;

@@ -5,6 +5,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { freePort } from './free-port.ts';
 
 const REDIS_SERVER = process.env.REDIS_SERVER ?? 'redis-server';
@@ -127,6 +128,54 @@ function spawnRedis(port: number, dir: string, options: RedisServerOptions): Pro
     child.once('exit', onExit);
     child.once('error', fail);
   });
+}
+
+export interface RedisPair {
+  readonly primary: RedisServer;
+  readonly replica: RedisServer;
+}
+
+/**
+ * A primary with persistence and one replica of it (`--replicaof`, its own settings from `replica`),
+ * resolved once the replica's link to the primary is up. Either failing to start stops both.
+ */
+export async function startRedisPair(options: { replica?: RedisServerOptions } = {}): Promise<RedisPair> {
+  const primary = await startRedisServer({ persistent: true });
+  let replica: RedisServer | undefined;
+  try {
+    replica = await startRedisServer({
+      ...options.replica,
+      args: ['--replicaof', '127.0.0.1', String(primary.port), ...(options.replica?.args ?? [])],
+    });
+    await replicaLinked(replica.url);
+    return { primary, replica };
+  } catch (error) {
+    await replica?.close();
+    await primary.close();
+    throw error;
+  }
+}
+
+/**
+ * Resolves once the replica at `url` reports its link to its primary up (`master_link_status:up` in INFO
+ * replication): it links in the background after it starts, and again after a pause. At most `timeoutMs`.
+ */
+export async function replicaLinked(url: string, timeoutMs = START_TIMEOUT_MS): Promise<void> {
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
+  // The replica may be resuming or restarting under it: the reconnect errors are expected.
+  redis.on('error', () => undefined);
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      last = await redis.info('replication').catch((error: unknown) => String(error));
+      if (last.includes('master_link_status:up')) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`the replica at ${url} did not link to its primary in ${timeoutMs} ms:\n${last}`);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /** How long a server has to end after its signal before it is killed (a replica may not end on SIGTERM). */

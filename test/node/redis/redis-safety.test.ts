@@ -7,32 +7,14 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { DurabilityError, SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
 import { probeWrite } from '../../../proxy/storage/outage-log.ts';
-import type { PaymentRecord } from '../../../proxy/storage/payments.ts';
 import { openRedisStorage, type RedisStorage } from '../../../proxy/storage/redis/storage.ts';
 import { readPersistence } from '../../../proxy/storage/redis/guard.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
-import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
-import { eventually, pendingRecord, randomId, SUCCESS } from './support.ts';
+import { redisSkipReason, startRedisPair, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { eventually, pendingPayment, pendingRecord, randomId, SUCCESS } from './support.ts';
 
 const skip = redisSkipReason();
 const RETENTION_MS = 60_000;
-
-function pending(order = `order-${randomId()}`): PaymentRecord {
-  return {
-    paymentId: `pay_${randomId()}`,
-    merchantTransactionId: order,
-    state: 'pending',
-    leaseExpiresAt: Date.now() + 30_000,
-    amount: '10.00',
-    currency: 'USD',
-    accountLabel: 'Checking ****1234',
-    fiName: 'Bank',
-    fiAccountType: 'checking',
-    linkRef: `ref-${randomId()}`,
-    paidAt: new Date().toISOString(),
-    requestDigest: 'digest',
-  };
-}
 
 /** What a promise settles as: 'ok', 'lost' (DurabilityError), 'unavailable', or the error. */
 function outcome(promise: Promise<unknown>): Promise<string> {
@@ -69,7 +51,7 @@ describe('a Redis that lost its data', { skip }, () => {
   });
 
   it('restarted empty: no order is claimed again, notifications and readiness are refused, one log line; the same mark back serves again', async () => {
-    const paid = pending();
+    const paid = pendingPayment();
     assert.deepEqual(await storage.payments.claim(paid, RETENTION_MS), { claimed: true });
     const { leaseExpiresAt: _lease, ...rest } = paid;
     assert.equal(
@@ -87,7 +69,7 @@ describe('a Redis that lost its data', { skip }, () => {
     await server.start();
     // The order it forgot: a second payment of it is refused, not claimed.
     const again = await eventually(async () => {
-      const result = await outcome(storage.payments.claim(pending(paid.merchantTransactionId), RETENTION_MS));
+      const result = await outcome(storage.payments.claim(pendingPayment(paid.merchantTransactionId), RETENTION_MS));
       return result === 'unavailable' ? undefined : result;
     }, 10_000);
     assert.equal(again, 'lost');
@@ -97,7 +79,7 @@ describe('a Redis that lost its data', { skip }, () => {
       'a notification is refused',
     );
     assert.equal(await outcome(probeWrite(storage.sessionStore, Date.now())), 'lost', '/readyz answers 503 (failed)');
-    assert.equal(await outcome(storage.payments.claim(pending(), RETENTION_MS)), 'lost', 'no new order either');
+    assert.equal(await outcome(storage.payments.claim(pendingPayment(), RETENTION_MS)), 'lost', 'no new order either');
     assert.equal(logs.find("no longer holds this installation's generation mark").length, 1, 'one log line');
 
     // The operator restores a backup that holds the mark: serving again, by itself.
@@ -111,18 +93,18 @@ describe('a Redis that lost its data', { skip }, () => {
       async () => ((await outcome(probeWrite(storage.sessionStore, Date.now()))) === 'ok' ? true : undefined),
       10_000,
     );
-    assert.deepEqual(await storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
+    assert.deepEqual(await storage.payments.claim(pendingPayment(), RETENTION_MS), { claimed: true });
     assert.equal(logs.find('generation mark is back').length, 1);
   });
 
   it("flushed under a running instance: the claim's own script refuses the order before the instance noticed", async () => {
     const order = `order-${randomId()}`;
-    assert.deepEqual(await storage.payments.claim(pending(order), RETENTION_MS), { claimed: true });
+    assert.deepEqual(await storage.payments.claim(pendingPayment(order), RETENTION_MS), { claimed: true });
     const raw = new Redis(server.url);
     try {
       const mark = await raw.get('safety:generation');
       await raw.flushall();
-      assert.equal(await outcome(storage.payments.claim(pending(order), RETENTION_MS)), 'lost');
+      assert.equal(await outcome(storage.payments.claim(pendingPayment(order), RETENTION_MS)), 'lost');
       await raw.set('safety:generation', mark!);
     } finally {
       raw.disconnect();
@@ -151,7 +133,7 @@ describe('a Redis without persistence', { skip }, () => {
 
   it('is refused in production: payments, notifications and readiness, with one error line naming the fix', async () => {
     const { storage, logs } = await open({}, true);
-    assert.equal(await outcome(storage.payments.claim(pending(), RETENTION_MS)), 'lost');
+    assert.equal(await outcome(storage.payments.claim(pendingPayment(), RETENTION_MS)), 'lost');
     const session = pendingRecord();
     await storage.sessionStore.create(session);
     assert.equal(await outcome(storage.sessionStore.settle(session.sessionId, SUCCESS)), 'lost');
@@ -171,16 +153,16 @@ describe('a Redis without persistence', { skip }, () => {
     } finally {
       raw.disconnect();
     }
-    assert.equal(await outcome(storage.payments.claim(pending(), RETENTION_MS)), 'lost');
+    assert.equal(await outcome(storage.payments.claim(pendingPayment(), RETENTION_MS)), 'lost');
     assert.equal(logs.find('Redis does not persist')[0]?.source, 'INFO');
   });
 
   it('is accepted in sandbox mode (said at info), and a persistent one in production', async () => {
     const sandbox = await open({}, false);
-    assert.deepEqual(await sandbox.storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
+    assert.deepEqual(await sandbox.storage.payments.claim(pendingPayment(), RETENTION_MS), { claimed: true });
     assert.equal(sandbox.logs.find('appendonly no')[0]?.level, 30);
     const production = await open({ persistent: true }, true);
-    assert.deepEqual(await production.storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
+    assert.deepEqual(await production.storage.payments.claim(pendingPayment(), RETENTION_MS), { claimed: true });
     assert.deepEqual(await readPersistence(production.storage.sessionStore.redis), {
       persists: true,
       appendfsync: 'always',
@@ -196,13 +178,13 @@ describe('a Redis replica (READONLY)', { skip }, () => {
   let onReplica: RedisStorage;
 
   before(async () => {
-    primary = await startRedisServer({ persistent: true });
-    replica = await startRedisServer({ persistent: true });
+    ({ primary, replica } = await startRedisPair({ replica: { persistent: true } }));
     onPrimary = await openRedisStorage({ url: primary.url });
     await onPrimary.sessionStore.guard.check();
+    // The primary's generation mark reaches the replica before its storage opens: its guard takes the mark it
+    // finds (it could not write one on a replica).
     const raw = new Redis(replica.url);
     try {
-      await raw.call('REPLICAOF', '127.0.0.1', String(primary.port));
       await eventually(async () => ((await raw.get('obv:generation')) !== null ? true : undefined), 10_000);
     } finally {
       raw.disconnect();
@@ -221,6 +203,6 @@ describe('a Redis replica (READONLY)', { skip }, () => {
   it("fails the readiness probe's write (503), and takes no payment", async () => {
     assert.equal(await outcome(probeWrite(onPrimary.sessionStore, Date.now())), 'ok');
     assert.equal(await outcome(probeWrite(onReplica.sessionStore, Date.now())), 'unavailable');
-    assert.equal(await outcome(onReplica.payments.claim(pending(), RETENTION_MS)), 'unavailable');
+    assert.equal(await outcome(onReplica.payments.claim(pendingPayment(), RETENTION_MS)), 'unavailable');
   });
 });

@@ -8,47 +8,17 @@ import type { Redis } from 'ioredis';
 import { createLogger, createStorage, type Storage } from '../../../proxy/index.ts';
 import { randomEventId } from '../../../proxy/events/ids.ts';
 import { SessionBackendUnavailableError } from '../../../proxy/storage/errors.ts';
-import type { PaymentRecord } from '../../../proxy/storage/payments.ts';
 import { openRedisStorage, type RedisStorage } from '../../../proxy/storage/redis/storage.ts';
 import { completeConsumerStep } from '../../helpers/consumer.ts';
 import { captureLogs } from '../../helpers/log-capture.ts';
 import { startProxyPair, TEST_MERCHANT_API_KEY, type ProxyPair } from '../../helpers/proxy-harness.ts';
-import { redisSkipReason, startRedisServer, type RedisServer } from '../../helpers/redis-server.ts';
+import { redisSkipReason, replicaLinked, startRedisPair, type RedisServer } from '../../helpers/redis-server.ts';
 import { lookupSession } from '../../helpers/session-requests.ts';
-import { eventually, inspector, pendingRecord, randomId, SUCCESS } from './support.ts';
+import { eventually, inspector, pendingPayment, pendingRecord, randomId, SUCCESS } from './support.ts';
 
 const skip = redisSkipReason();
 const RETENTION_MS = 60_000;
 const REPLICA_TIMEOUT_MS = 400;
-
-function pending(order = `order-${randomId()}`): PaymentRecord {
-  return {
-    paymentId: `pay_${randomId()}`,
-    merchantTransactionId: order,
-    state: 'pending',
-    leaseExpiresAt: Date.now() + 30_000,
-    amount: '10.00',
-    currency: 'USD',
-    accountLabel: 'Checking ****1234',
-    fiName: 'Bank',
-    fiAccountType: 'checking',
-    linkRef: `ref-${randomId()}`,
-    paidAt: new Date().toISOString(),
-    requestDigest: 'digest',
-  };
-}
-
-/** A primary with persistence and one replica of it, linked. */
-async function startPair(): Promise<{ primary: RedisServer; replica: RedisServer; onReplica: Redis }> {
-  const primary = await startRedisServer({ persistent: true });
-  const replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
-  const onReplica = inspector(replica.url);
-  await eventually(
-    async () => ((await onReplica.info('replication')).includes('master_link_status:up') ? true : undefined),
-    10_000,
-  );
-  return { primary, replica, onReplica };
-}
 
 /** Whether `promise` is still unsettled after `ms`. */
 async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
@@ -68,7 +38,8 @@ describe('money writes wait for a replica (storage)', { skip }, () => {
   let storage: RedisStorage;
 
   before(async () => {
-    ({ primary, replica, onReplica } = await startPair());
+    ({ primary, replica } = await startRedisPair());
+    onReplica = inspector(replica.url);
     storage = await openRedisStorage({
       url: primary.url,
       prefix: 'wait:',
@@ -88,7 +59,7 @@ describe('money writes wait for a replica (storage)', { skip }, () => {
   });
 
   it('a claim, a result, a session, its outcome and an event are answered only once the replica has them', async () => {
-    const claim = pending();
+    const claim = pendingPayment();
     replica.pause();
     const claimed = storage.payments.claim(claim, RETENTION_MS);
     try {
@@ -180,12 +151,11 @@ describe('money writes wait for a replica (storage)', { skip }, () => {
 describe('a replica that stops acknowledging (proxy)', { skip }, () => {
   let primary: RedisServer;
   let replica: RedisServer;
-  let onReplica: Redis;
   let backend: Storage;
   let pair: ProxyPair;
 
   before(async () => {
-    ({ primary, replica, onReplica } = await startPair());
+    ({ primary, replica } = await startRedisPair());
     backend = createStorage({
       kind: 'redis',
       redisUrl: primary.url,
@@ -198,7 +168,6 @@ describe('a replica that stops acknowledging (proxy)', { skip }, () => {
   });
 
   after(async () => {
-    onReplica?.disconnect();
     await pair?.close();
     await backend?.close();
     await replica?.close();
@@ -255,17 +224,14 @@ describe('a replica that stops acknowledging (proxy)', { skip }, () => {
     assert.equal(pair.provider.stats.transactions, sentBefore, 'the provider was called for an unconfirmed claim');
 
     // The claim was released (nothing was sent): the same request pays once the replica acknowledges.
-    await eventually(
-      async () => ((await onReplica.info('replication')).includes('master_link_status:up') ? true : undefined),
-      10_000,
-    );
+    await replicaLinked(replica.url);
     const paid = await pay();
     assert.equal(paid.status, 201, await paid.clone().text());
     assert.equal(pair.provider.stats.transactions, sentBefore + 1);
   });
 
   it('a storage write that Redis could not confirm is a SessionBackendUnavailableError (503), never done', async () => {
-    const order = pending();
+    const order = pendingPayment();
     replica.pause();
     try {
       await assert.rejects(backend.payments.claim(order, RETENTION_MS), SessionBackendUnavailableError);

@@ -5,37 +5,19 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
-import type { PaymentRecord } from '../../../proxy/storage/payments.ts';
 import { openRedisStorage, type RedisStorage } from '../../../proxy/storage/redis/storage.ts';
 import {
   redisSkipReason,
   startRedisSentinel,
-  startRedisServer,
+  startRedisPair,
   type RedisSentinel,
   type RedisServer,
 } from '../../helpers/redis-server.ts';
-import { eventually, inspector, pendingRecord, randomId } from './support.ts';
+import { eventually, inspector, pendingPayment, pendingRecord } from './support.ts';
 
 const skip = redisSkipReason();
 const NAME = 'obv-test';
 const RETENTION_MS = 60_000;
-
-function pending(): PaymentRecord {
-  return {
-    paymentId: `pay_${randomId()}`,
-    merchantTransactionId: `order-${randomId()}`,
-    state: 'pending',
-    leaseExpiresAt: Date.now() + 30_000,
-    amount: '10.00',
-    currency: 'USD',
-    accountLabel: 'Checking ****1234',
-    fiName: 'Bank',
-    fiAccountType: 'checking',
-    linkRef: `ref-${randomId()}`,
-    paidAt: new Date().toISOString(),
-    requestDigest: 'digest',
-  };
-}
 
 describe('Redis Sentinel followed across a failover', { skip }, () => {
   let primary: RedisServer;
@@ -46,12 +28,8 @@ describe('Redis Sentinel followed across a failover', { skip }, () => {
   let storage: RedisStorage;
 
   before(async () => {
-    primary = await startRedisServer({ persistent: true });
-    replica = await startRedisServer({ persistent: true, args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    ({ primary, replica } = await startRedisPair({ replica: { persistent: true } }));
     onReplica = inspector(replica.url);
-    await eventually(async () =>
-      (await onReplica.info('replication')).includes('master_link_status:up') ? true : undefined,
-    );
     sentinel = await startRedisSentinel(primary.port, NAME);
     onSentinel = inspector(`redis://127.0.0.1:${sentinel.port}`);
     // Sentinel learns of the replica from the primary's INFO: it can only promote one it knows.
@@ -82,7 +60,7 @@ describe('Redis Sentinel followed across a failover', { skip }, () => {
   it('writes again on the promoted replica without a restart', { timeout: 60_000 }, async () => {
     const before = pendingRecord();
     await storage.sessionStore.create(before);
-    assert.deepEqual(await storage.payments.claim(pending(), RETENTION_MS), { claimed: true });
+    assert.deepEqual(await storage.payments.claim(pendingPayment(), RETENTION_MS), { claimed: true });
     // Sentinel's primary is the one started first.
     const [, namedPort] = (await onSentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as string[];
     assert.equal(Number(namedPort), primary.port);
@@ -104,6 +82,6 @@ describe('Redis Sentinel followed across a failover', { skip }, () => {
     const settled = <T>(step: () => Promise<T>) => eventually(() => step().catch(() => undefined), 10_000);
     assert.equal((await settled(() => storage.sessionStore.get(after.sessionId)))?.sessionId, after.sessionId);
     assert.equal((await settled(() => storage.sessionStore.get(before.sessionId)))?.sessionId, before.sessionId);
-    assert.deepEqual(await settled(() => storage.payments.claim(pending(), RETENTION_MS)), { claimed: true });
+    assert.deepEqual(await settled(() => storage.payments.claim(pendingPayment(), RETENTION_MS)), { claimed: true });
   });
 });

@@ -1,6 +1,7 @@
 // Shared bits of the Redis tests: records, bounded waiting, a raw client for inspecting keys.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
+import type { PaymentRecord } from '../../../proxy/storage/payments.ts';
 import { browserOutcome } from '../../../proxy/storage/result-bus.ts';
 import { type FailureOutcome, type SessionRecord, type StoredOutcome } from '../../../proxy/storage/sessions.ts';
 
@@ -41,6 +42,24 @@ export function pendingRecord(expiresInMs = 30 * 60 * 1000): SessionRecord {
     expiresAt: now + expiresInMs,
     merchantUserId: 'user-1',
     merchantTransactionId: 'txn-1',
+  };
+}
+
+/** A pending payment of `order` (a fresh one by default), its lease ending 30 s from now. */
+export function pendingPayment(order = `order-${randomId()}`): PaymentRecord {
+  return {
+    paymentId: `pay_${randomId()}`,
+    merchantTransactionId: order,
+    state: 'pending',
+    leaseExpiresAt: Date.now() + 30_000,
+    amount: '10.00',
+    currency: 'USD',
+    accountLabel: 'Checking ****1234',
+    fiName: 'Bank',
+    fiAccountType: 'checking',
+    linkRef: `ref-${randomId()}`,
+    paidAt: new Date().toISOString(),
+    requestDigest: 'digest',
   };
 }
 

@@ -2,7 +2,7 @@
 // session moves to `returned` (told to the element's sockets), and a session whose bank step is bound is
 // decided here (bank-step.ts `bankStepReturn`): a browser without its binding cookie ends it as completed
 // elsewhere (nothing is ever released); the browser holding the cookie and the URL's proof is back from
-// the bank, and its page is shown the success at once (delivered from here when it is stored, by the
+// the bank, and the step is confirmed at once (its outcome delivered from here when it is stored, by the
 // notification when it comes later); the cookie without the proof counts only once the outcome is stored
 // and its grace has passed ("Finishing…", reloading, until then).
 import type { Logger } from 'pino';
@@ -20,7 +20,7 @@ import { provesReturn } from './return-proof.ts';
  * What the return page says: `unknown` (no session has this reference), `cancelled` (at the checkout),
  * `returned` (the bank step is done), or a bound session's verdict that releases nothing to this visit.
  */
-export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'back' | 'confirmed'>;
+export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'confirmed'>;
 
 export interface ReturnVisitDeps {
   store: Pick<SessionStore, 'get' | 'readMark' | 'mark' | 'settle' | 'markReturned'>;
@@ -51,7 +51,7 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
    * the failure BANK_STEP_ELSEWHERE), read again from the store: a notification that stored the outcome
    * while this visit was being decided is seen here, or sees the decision itself. Each step is idempotent:
    * a step that fails here (the onOutcome hook, the store) is logged and finished by the next visit (the
-   * "Finishing…" page reloads), a notification of the same outcome, a payment or the confirmation's timer.
+   * "Finishing…" page reloads), a notification of the same outcome or a payment.
    */
   async function deliverDecided(sessionId: string): Promise<boolean> {
     const current = await store.get(sessionId);
@@ -94,6 +94,18 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
       });
       // Shown or released (the success), or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
       const delivered = verdict === 'finishing' || verdict === 'expired' || (await deliverDecided(before.sessionId));
+      if (verdict === 'other-browser' && provesReturn(before, visitor.proof)) {
+        // The proof reaches only the provider and, through the bank's redirect, the browser that signed in.
+        // Here it came back without the cookie, after the step was confirmed for the browser that started:
+        // either the proof reached someone else too (a provider that shows the returnURL to whoever opens
+        // consumerUrl; the shopper's own return link opened in another browser), or the browser that signed
+        // in came back after the grace of a return without the proof. The operator should know.
+        warnings.warn(
+          'proof-after-confirmed',
+          { session: sessionLogRef(before.sessionId) },
+          "the return URL's proof came back in a browser that did not start, after the bank step was confirmed for the one that did: if this repeats, check that the provider never shows the returnURL before the bank step ends",
+        );
+      }
       if (verdict === 'elsewhere') {
         warnings.warn(
           'other-browser',
@@ -110,9 +122,9 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
           "the starting browser came back without the return URL's proof and waited for the grace; if every return does, check that the provider keeps the returnURL's query",
         );
       }
-      if ((verdict !== 'back' && verdict !== 'confirmed') || !delivered) {
+      if (verdict !== 'confirmed' || !delivered) {
         if (withBinding && verdict === 'finishing') await markReturned(before);
-        return verdict === 'back' || verdict === 'confirmed' ? 'finishing' : verdict;
+        return verdict === 'confirmed' ? 'finishing' : verdict;
       }
     }
     await markReturned(before);

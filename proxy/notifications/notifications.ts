@@ -148,7 +148,7 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
         logger.info(
           { session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },
           delivered === 'shown'
-            ? 'success stored, acknowledged and shown to its page; the merchant hears of it once its bank step is confirmed'
+            ? 'success stored, acknowledged and shown to its page; the merchant hears of it once the shopper confirms the saved account'
             : 'success stored and acknowledged, held until its starting browser is back from the bank',
         );
         return 'stored';

@@ -82,7 +82,8 @@ async function decide(
 /**
  * Whether the starting browser came back with the proof under a release before 2026-11-29, which marked it
  * `back` and confirmed the step only at the grace's end: such a session, in flight across the upgrade, is
- * shown its account and confirmed at the next read (`shownRecord`, `settleBankStep`).
+ * shown its account (`shownRecord`) and confirmed by the next delivery, payment or `/links` read
+ * (`settleBankStep`); a browser without the binding back before that still ends it elsewhere.
  */
 async function isBack(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<boolean> {
   return (await store.readMark(markerKey.bankStepBack(record.sessionId))) !== undefined;

@@ -75,8 +75,8 @@ export interface Verifications {
    */
   bankStepConfirmed(record: SessionRecord, path: string): Promise<void>;
   /**
-   * The session as the merchant may see it (merchant events), after delivering a bank step whose
-   * confirmation is due; undefined when the session is gone.
+   * The session as the merchant may see it (merchant events), after delivering a confirmed bank step's
+   * success (its merchant part left unfinished by an earlier delivery); undefined when the session is gone.
    */
   released(sessionId: string): Promise<SessionRecord | undefined>;
 }

@@ -464,6 +464,38 @@ describe('bank step bound to the starting browser', () => {
     assert.equal(reports.length, 1);
   });
 
+  test("the merchant's failing onOutcome hook never holds the shopper's return page; the payment calls it again", async (t) => {
+    let calls = 0;
+    const pair = await bindingPair(
+      t,
+      [],
+      {},
+      {
+        onOutcome: () => {
+          calls += 1;
+          if (calls === 1) throw new Error('the merchant is down for a moment');
+        },
+      },
+    );
+    const { started } = await start(pair);
+    const returnUrl = await signIn(started);
+    await pair.provider.notificationsSettled();
+    assert.equal(calls, 0, 'held until the starting browser is back');
+    // The proven return runs the hook, which fails: the page is the shopper's all the same.
+    const back = await visit(returnUrl, started.cookie);
+    assert.match(back.text, COMPLETE);
+    assert.doesNotMatch(back.text, /Finishing your bank step/);
+    assert.equal(calls, 1);
+    const linkRef = (await session(pair, started.sessionId)).outcome?.linkRef ?? '';
+    assert.ok(linkRef);
+    // The next reader finishes the merchant's part before paying.
+    assert.equal((await pay(pair, linkRef)).status, 201);
+    assert.equal(calls, 2);
+    // The same browser again, without the URL's query: nothing waited for a grace, so nothing says so.
+    assert.match((await visit(returnUrl.split('?')[0]!, started.cookie)).text, COMPLETE);
+    assert.deepEqual(pair.logs.find("came back without the return URL's proof"), []);
+  });
+
   test('a different later notification for a held success is acknowledged and ignored, not retried', async (t) => {
     const pair = await bindingPair(t);
     const { started } = await start(pair);

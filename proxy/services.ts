@@ -144,7 +144,6 @@ export function createServices(deps: ServicesDeps): Services {
     payments,
     async close() {
       payments.close();
-      verifications.close();
       await events.close();
     },
   };

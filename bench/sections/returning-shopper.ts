@@ -135,23 +135,12 @@ async function openBare(page: Page, url: string): Promise<void> {
   if (radios !== 2) throw new Error(`expected two saved accounts on the bare page, found ${radios}`);
 }
 
-/**
- * The bank step's grace in a quick run. Saving the two accounts waits for it twice (the payment and the saving
- * wait until the step is confirmed: docs/PROXY.md "Security notes"), 20 of a quick run's 33 s per storage; the
- * clicks timed here never wait for it. A full run keeps the production default.
- */
-const QUICK_GRACE_MS = 1_000;
-
-export async function measureReturningShopper(
-  { sizes, quick }: BenchOptions,
-  storage: BenchStorage,
-): Promise<SectionResult> {
+export async function measureReturningShopper({ sizes }: BenchOptions, storage: BenchStorage): Promise<SectionResult> {
   // No rate limit: hundreds of choices a minute from one address. The storage options are spread loosely
   // (lib/storage.ts): a proxy without `storage` drops that key.
   const demo = await startDemoChild({
     ...storage.proxyOptions,
     bindBankStep: true,
-    ...(quick ? { bankStepGraceMs: QUICK_GRACE_MS } : {}),
   });
   const { browser, priorities } = await launchShopperBrowser();
   const saved: number[] = [];

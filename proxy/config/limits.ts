@@ -67,10 +67,11 @@ export const WEBHOOK_ID_TTL_MS = 24 * HOUR_MS;
  */
 export const OUTCOME_HOOK_LEASE_MS = 2 * MINUTE_MS;
 /**
- * OBV_BIND_BANK_STEP: how long after a success arrives a return by the starting browser must wait before
- * it confirms the bank step, so the bank's redirect of the browser that actually signed in (which may
- * reach the proxy a little after the provider's notification) wins over a starter who polls the return
- * page (verifications/bank-step.ts). The shopper's return page shows "Finishing…" meanwhile.
+ * OBV_BIND_BANK_STEP: how long after a success arrives a return by the starting browser WITHOUT the return
+ * URL's proof must wait before it confirms the bank step, so the bank's redirect of the browser that
+ * actually signed in (which may reach the proxy a little after the provider's notification) wins over a
+ * starter who polls the return page (verifications/bank-step.ts). Its return page shows "Finishing…"
+ * meanwhile. A return with the proof (the honest shopper) confirms at once and never waits for it.
  */
 export const BANK_STEP_RETURN_GRACE_MS = 10_000;
 /** How often the return page's "Finishing…" reloads itself (seconds). */

@@ -4,8 +4,9 @@
 // to the provider is never lost: any failure before the 2xx makes the provider retry, and a retry of the
 // same outcome finishes whatever was left undone. A success whose bank step is bound
 // (verifications/bank-step.ts) is stored and acknowledged like any other: holding it is the proxy's own
-// state (the store and its markers). Its page has it at once when its starting browser is already back
-// from the bank; the merchant's part waits for the confirmation at the grace's end.
+// state (the store and its markers). It is delivered at once, to the page and the merchant alike, when
+// its starting browser is already back from the bank with the return URL's proof; otherwise when the
+// bank step is confirmed.
 import type { Logger } from 'pino';
 import type { ProxyConfig } from '../config/schema.ts';
 import { newId, sessionLogRef } from '../common/ids.ts';
@@ -147,7 +148,7 @@ export function createNotifications(deps: NotificationsDeps): Notifications {
         logger.info(
           { session: logRef, webhookId, redelivery: !stored, shown: delivered === 'shown' },
           delivered === 'shown'
-            ? 'success stored, acknowledged and shown to its page; the merchant hears of it once its bank step is confirmed'
+            ? 'success stored, acknowledged and shown to its page; the merchant hears of it once the shopper confirms the saved account'
             : 'success stored and acknowledged, held until its starting browser is back from the bank',
         );
         return 'stored';

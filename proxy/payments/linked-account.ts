@@ -16,7 +16,7 @@ type Success = Extract<VerificationOutcome, { status: 'success' }>;
 
 /**
  * Where a link reference leads: the session store (its marker and record), the keys that open its token,
- * and the bank step it must have confirmed (a wait, at most its grace, when its starting browser is back).
+ * and the bank step it must have confirmed (never waited for: it is confirmed or it is not).
  */
 export interface LinkRefDeps {
   sessions: Pick<SessionStore, 'get' | 'readMark'>;

@@ -13,15 +13,16 @@ export const markerKey = {
   linkRef: (ref: string) => `link:${ref}`,
   /**
    * Session id → how its bound bank step ended (verifications/bank-step.ts): `confirmed` (the starting browser
-   * came back, and the grace after the outcome passed) or `elsewhere` (a browser without the binding came
-   * back first). Set once.
+   * came back: with the return URL's proof at once, without it once the grace after the outcome passed) or
+   * `elsewhere` (a browser without the binding came back first). Set once.
    */
   bankStep: (sessionId: string) => `bank-step:${sessionId}`,
   /** Session id → `confirmed` once the shopper confirmed a saved account chosen on a page (`awaitsConfirmation`). */
   choiceConfirmed: (sessionId: string) => `choice-confirmed:${sessionId}`,
   /**
-   * Session id → when (epoch ms) the starting browser first came back from the bank, proven (its binding
-   * cookie and the return URL's proof, verifications/return-proof.ts): its page may show the success.
+   * Session id → when (epoch ms) the starting browser first came back from the bank, proven: written only by
+   * releases before 2026-11-29, which confirmed such a step at the grace's end. Read so that a session in
+   * flight across the upgrade is shown its success and confirmed (verifications/bank-step.ts `isBack`).
    */
   bankStepBack: (sessionId: string) => `bank-step-back:${sessionId}`,
   /** Session id → when (epoch ms) the proxy first saw the session's outcome stored: the return grace starts there. */

@@ -11,22 +11,21 @@
 //   once, at any time before the step is confirmed: nothing of the session is ever released, the
 //   starter's page gets the failure BANK_STEP_ELSEWHERE, no link reference, no saved account, no
 //   onOutcome success.
-// - A return WITH the binding AND the proof is the starting browser back from the bank (`back`, a marker):
-//   its page is shown the success at once — display fields and the link reference — when it is stored,
-//   or as soon as it is (the notification's delivery shows it). That is the honest shopper's screen.
+// - A return WITH the binding AND the proof is the starting browser back from the bank: the step is
+//   confirmed at once, whether or not the outcome is stored yet. Its page is shown the success, the
+//   merchant is told and the payment goes through as soon as the outcome is there: the honest shopper
+//   waits for nothing. (As OAuth's PKCE: whoever holds both the starter's secret and the code the
+//   redirect carried is the one that started and went through the bank.)
 // - A return WITH the binding but no proof (a starter who knows the return page's address; or a provider
 //   that dropped the URL's query) counts only once the outcome is stored AND a grace has passed after it
-//   (BANK_STEP_RETURN_GRACE_MS): "Finishing…" and a reload until then. It shows nothing sooner.
-// - What an attacker would use — the payment, the saved account, link.succeeded and onOutcome — waits
-//   for `confirmed`: a starting browser came back (either way) and the grace after the outcome passed with
-//   no return without the binding, so the bank's redirect of the browser that signed in, which arrives
-//   about when the notification does, still wins. A payment or /links asked meanwhile waits for the end
-//   of the grace (`settleBankStep`), and a timer on the instance that showed it decides it then (delivery.ts).
-// - A success held meanwhile is stored (its notification acknowledged) but withheld from the merchant's
-//   hook and events and the API-key routes (`releasedRecord`), and from the browser until its starter is
-//   back (`shownRecord`); one never confirmed expires.
-// The limits — a provider that shows the return URL to whoever opens consumerUrl, a victim whose browser
-// never comes back — are in docs/PROXY.md "Security notes".
+//   (BANK_STEP_RETURN_GRACE_MS) with no return without the binding: "Finishing…" and a reload until then,
+//   nothing shown or released sooner, so the bank's redirect of the browser that signed in, which arrives
+//   about when the notification does, still wins.
+// - Until the step is confirmed, a stored success is withheld from the merchant's hook and events and
+//   the API-key routes (`releasedRecord`) and from the browser (`shownRecord`); its notification is still
+//   acknowledged; one never confirmed expires.
+// The limits — a provider that shows the return URL (and so the proof) to whoever opens consumerUrl, a
+// victim whose browser never comes back — are in docs/PROXY.md "Security notes".
 import { problem } from '../common/errors.ts';
 import { markerKey, sessionMarkerTtlMs } from '../storage/markers.ts';
 import type { FailureOutcome, SessionRecord, SessionStore } from '../storage/sessions.ts';
@@ -80,7 +79,12 @@ async function decide(
   return taken === 'confirmed' ? 'confirmed' : 'elsewhere';
 }
 
-/** Whether the starting browser came back from the bank with the proof (the `back` marker). */
+/**
+ * Whether the starting browser came back with the proof under a release before 2026-11-29, which marked it
+ * `back` and confirmed the step only at the grace's end: such a session, in flight across the upgrade, is
+ * shown its account (`shownRecord`) and confirmed by the next delivery, payment or `/links` read
+ * (`settleBankStep`); a browser without the binding back before that still ends it elsewhere.
+ */
 async function isBack(store: Pick<SessionStore, 'readMark'>, record: SessionRecord): Promise<boolean> {
   return (await store.readMark(markerKey.bankStepBack(record.sessionId))) !== undefined;
 }
@@ -104,14 +108,14 @@ export async function outcomeArrivedAt(
 }
 
 /**
- * What a visit to the return page of a bound session decides: `back` (this browser started and came back
- * from the bank: its page shows the success at once; the rest follows at the grace's end), `confirmed`
- * (this browser holds the binding, without the proof, and the grace is over: release), `other-browser`
- * (confirmed earlier, this one has no binding: nothing for it), `elsewhere` (a browser without the binding
- * came back first: nothing is ever released), `finishing` (this browser holds the binding but without the
- * proof it cannot count yet: come back in a moment), `expired` (the session's time ran out unconfirmed).
+ * What a visit to the return page of a bound session decides: `confirmed` (this browser started: back with
+ * the proof, at once; with the binding alone, once the grace after the outcome is over: release),
+ * `other-browser` (confirmed earlier, this one has no binding: nothing for it), `elsewhere` (a browser
+ * without the binding came back first: nothing is ever released), `finishing` (this browser holds the
+ * binding but without the proof it cannot count yet: come back in a moment), `expired` (the session's time
+ * ran out unconfirmed).
  */
-export type ReturnVerdict = 'back' | 'confirmed' | 'other-browser' | 'elsewhere' | 'finishing' | 'expired';
+export type ReturnVerdict = 'confirmed' | 'other-browser' | 'elsewhere' | 'finishing' | 'expired';
 
 export interface BankStepReturn {
   record: SessionRecord;
@@ -139,12 +143,8 @@ export async function bankStepReturn(
   if (!withBinding) return 'other-browser';
   if (decision === 'confirmed') return 'confirmed';
   const expired = record.state === 'expired' || now >= record.expiresAt;
-  if (visit.proven) {
-    // Remembered only while the session lives: a proof that comes back after its time releases nothing.
-    if (!expired)
-      await store.mark(markerKey.bankStepBack(record.sessionId), String(now), sessionMarkerTtlMs(record, now));
-    return expired && !(await isBack(store, record)) ? 'expired' : 'back';
-  }
+  // A proof that comes back after the session's time releases nothing.
+  if (visit.proven) return expired ? 'expired' : decide(store, record, 'confirmed', now);
   // A failure is not held: nothing to confirm.
   if (record.outcome && record.outcome.status !== 'success') return 'confirmed';
   if (!record.outcome || expired) return expired ? 'expired' : 'finishing';
@@ -153,8 +153,8 @@ export async function bankStepReturn(
 }
 
 /**
- * `record` as its page may see it: a success is shown once its starting browser is back from the bank
- * (`back`) or its step is confirmed; while neither, it reads as still pending without its outcome (expired
+ * `record` as its page may see it: a success is shown once its step is confirmed (or left `back` by an
+ * earlier release: `isBack`); until then it reads as still pending without its outcome (expired
  * once its time is up); one completed elsewhere reads as the failure BANK_STEP_ELSEWHERE, never the account.
  * Reads only: it decides nothing.
  */
@@ -203,44 +203,21 @@ export function shownReader(
   };
 }
 
-/** Where a held success stands: as its page and as the merchant see it, and when its confirmation is due. */
+/** Where a held success stands: as its page and as the merchant see it. */
 export interface BankStepViews {
   shown: SessionRecord;
   released: SessionRecord;
-  /**
-   * While its starting browser is back and nothing is decided: when the grace after the outcome ends
-   * (epoch ms), the moment `settleBankStep` confirms it.
-   */
-  dueAt?: number;
 }
 
-/**
- * `record`'s views, after taking the decision `confirmed` if it is due: the starting browser came back
- * from the bank and the grace after the outcome has passed with no return without the binding.
- */
-export async function settleBankStep(
-  store: BankStepStore,
-  record: SessionRecord,
-  now: number,
-  graceMs: number,
-): Promise<BankStepViews> {
+/** `record`'s views, after confirming a step left `back` by an earlier release (`isBack`). */
+export async function settleBankStep(store: BankStepStore, record: SessionRecord, now: number): Promise<BankStepViews> {
   // A saved account chosen on a page: its page has it; the merchant waits for the shopper's confirmation.
   if (await choiceUnconfirmed(store, record)) return { shown: record, released: withheld(record, undefined, now) };
   if (!held(record)) return { shown: record, released: record };
   let decision = await bankStepDecision(store, record);
-  const back = decision === undefined && (await isBack(store, record));
-  if (!back) {
-    const view = withheld(record, decision, now);
-    return { shown: view, released: view };
-  }
-  const dueAt = (await outcomeArrivedAt(store, record, now)) + graceMs;
-  if (now >= dueAt) decision = await decide(store, record, 'confirmed', now);
-  if (decision === 'confirmed') return { shown: record, released: record };
-  if (decision === 'elsewhere') {
-    const view = withheld(record, decision, now);
-    return { shown: view, released: view };
-  }
-  return { shown: record, released: withheld(record, undefined, now), dueAt };
+  if (decision === undefined && (await isBack(store, record))) decision = await decide(store, record, 'confirmed', now);
+  const view = withheld(record, decision, now);
+  return { shown: view, released: view };
 }
 
 /** Whether `record` is a saved account chosen on a page that its shopper has not confirmed yet. */

@@ -2,11 +2,10 @@
 // sockets, the session's merchant event and the merchant's onOutcome hook. Each step is idempotent, so a
 // provider retry after a failure here runs it again safely: the relay sends at most one result per
 // socket, the link index is a marker, the event's id is the session's (recorded once), and the hook is
-// marked done only after it returned. A success whose bank step is bound (bank-step.ts) goes out in two
-// parts: to its page (the link index, the result) once its starting browser is back from the bank, and to
-// the merchant (the event, onOutcome) once the step is confirmed at the grace's end — decided then by a
-// timer here, or sooner by whoever asks after it (a payment, /links, the return page, a notification of
-// the same outcome, the events' expiry check); until then nothing of it leaves the store.
+// marked done only after it returned. A success whose bank step is bound (bank-step.ts) goes out only once
+// the step is confirmed (its starting browser came back from the bank); until then nothing of it leaves
+// the store. A saved account chosen on a page goes to its page at once, and to the merchant once the
+// shopper confirmed it (saved-choice.ts).
 import type { Logger } from 'pino';
 import { problem } from '../common/errors.ts';
 import { safeError } from '../common/logger.ts';
@@ -43,8 +42,6 @@ export interface DeliveryDeps {
   events: Pick<MerchantEvents, 'sessionEnded'>;
   /** The merchant's hook, called once per session with the released outcome (token included). */
   onOutcome?: OnOutcome | undefined;
-  /** OBV_BIND_BANK_STEP: how long after a success its bank step is confirmed (bank-step.ts). */
-  bankStepGraceMs: number;
   logger: Logger;
   now: () => number;
 }
@@ -65,7 +62,7 @@ function outcomeReport(record: SessionRecord, outcome: VerificationOutcome): Out
 /**
  * Completes the delivery of `record`'s stored outcome as far as it is released (verifications/bank-step.ts):
  * `held` when it is a success its page may not see yet (nothing is delivered), `shown` when only its page
- * has it (the merchant's part follows at the grace's end), `delivered` otherwise; throws (a problem) when a
+ * has it (a saved account its shopper has yet to confirm), `delivered` otherwise; throws (a problem) when a
  * step failed and should be run again.
  */
 export type CompleteDelivery = (
@@ -82,21 +79,8 @@ export interface DeliveryWritten {
   event?: boolean;
 }
 
-/** The delivery, and the timers it keeps for bank steps to confirm at their grace's end. */
-export interface OutcomeDelivery {
-  deliver: CompleteDelivery;
-  /** Clears the timers (the next reader after the grace decides those steps instead). */
-  close(): void;
-}
-
-/** How soon a confirmation whose delivery failed is tried again, doubling, and how many times. */
-const CONFIRM_RETRY_MS = 1_000;
-const CONFIRM_ATTEMPTS = 10;
-
-export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
+export function createOutcomeDelivery(deps: DeliveryDeps): CompleteDelivery {
   const { store, bus, logger } = deps;
-  /** One timer per session whose page has its success and whose merchant part waits for the grace. */
-  const timers = new Map<string, NodeJS.Timeout>();
 
   /** The hook runs under a lease, so overlapping deliveries (retries, several instances) call it once. */
   async function callOnOutcomeOnce(
@@ -124,31 +108,6 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     await store.mark(markerKey.outcomeHandled(sessionId), 'done', ttlMs);
   }
 
-  /**
-   * At `dueAt`, the session read again and delivered: its bank step is confirmed then unless a browser
-   * without the binding came back first. A failed attempt is tried again a few times; after that (or after
-   * a restart, which loses the timer) the next reader decides it (bank-step.ts `settleBankStep`).
-   */
-  function confirmAt(sessionId: string, dueAt: number, attempt = 0): void {
-    if (timers.has(sessionId) || attempt >= CONFIRM_ATTEMPTS) return;
-    const wait = Math.max(0, dueAt - deps.now()) + (attempt === 0 ? 0 : CONFIRM_RETRY_MS * 2 ** (attempt - 1));
-    const timer = setTimeout(() => {
-      timers.delete(sessionId);
-      void store
-        .get(sessionId)
-        .then((record) => record && deliver(record))
-        .catch((error: unknown) => {
-          logger.warn(
-            { err: safeError(error), session: sessionLogRef(sessionId) },
-            "a bank step's confirmation could not be delivered yet; retrying",
-          );
-          confirmAt(sessionId, dueAt, attempt + 1);
-        });
-    }, wait);
-    timer.unref();
-    timers.set(sessionId, timer);
-  }
-
   async function deliver(
     record: SessionRecord,
     written: DeliveryWritten = {},
@@ -156,7 +115,7 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     if (!record.outcome) return 'delivered';
     // As it is released: a success held for its bank step has no outcome yet; one completed in another
     // browser is the failure BANK_STEP_ELSEWHERE, so nothing below ever carries its account.
-    const { shown, released, dueAt } = await settleBankStep(store, record, deps.now(), deps.bankStepGraceMs);
+    const { shown, released } = await settleBankStep(store, record, deps.now());
     const outcome = shown.outcome;
     if (!outcome) return 'held';
     const ttlMs = sessionMarkerTtlMs(record, deps.now());
@@ -167,10 +126,7 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
       sessionId: record.sessionId,
       outcome: browserOutcome(outcome, record.language),
     });
-    if (!released.outcome) {
-      if (dueAt !== undefined) confirmAt(record.sessionId, dueAt);
-      return 'shown';
-    }
+    if (!released.outcome) return 'shown';
     // Before the hook: a hook that keeps failing must not hold back the event (a retry runs this again,
     // and the event is recorded once).
     if (!written.event) await deps.events.sessionEnded(released);
@@ -178,11 +134,5 @@ export function createOutcomeDelivery(deps: DeliveryDeps): OutcomeDelivery {
     return 'delivered';
   }
 
-  return {
-    deliver,
-    close() {
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
-    },
-  };
+  return deliver;
 }

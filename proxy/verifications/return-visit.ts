@@ -2,17 +2,18 @@
 // session moves to `returned` (told to the element's sockets), and a session whose bank step is bound is
 // decided here (bank-step.ts `bankStepReturn`): a browser without its binding cookie ends it as completed
 // elsewhere (nothing is ever released); the browser holding the cookie and the URL's proof is back from
-// the bank, and its page is shown the success at once (delivered from here when it is stored, by the
+// the bank, and the step is confirmed at once (its outcome delivered from here when it is stored, by the
 // notification when it comes later); the cookie without the proof counts only once the outcome is stored
 // and its grace has passed ("Finishing…", reloading, until then).
 import type { Logger } from 'pino';
+import { ProblemError } from '../common/errors.ts';
 import { ID_PATTERN, sessionLogRef } from '../common/ids.ts';
 import { WarningLimiter } from '../common/log-limits.ts';
 import { safeError } from '../common/logger.ts';
 import { markerKey } from '../storage/markers.ts';
 import type { ResultBus } from '../storage/result-bus.ts';
 import { CANCELLED_CODE, type SessionRecord, type SessionStore } from '../storage/sessions.ts';
-import { bankStepReturn, type ReturnVerdict } from './bank-step.ts';
+import { bankStepDecision, bankStepReturn, type ReturnVerdict } from './bank-step.ts';
 import type { CompleteDelivery } from './delivery.ts';
 import { provesReturn } from './return-proof.ts';
 
@@ -20,13 +21,13 @@ import { provesReturn } from './return-proof.ts';
  * What the return page says: `unknown` (no session has this reference), `cancelled` (at the checkout),
  * `returned` (the bank step is done), or a bound session's verdict that releases nothing to this visit.
  */
-export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'back' | 'confirmed'>;
+export type ReturnPage = 'unknown' | 'cancelled' | 'returned' | Exclude<ReturnVerdict, 'confirmed'>;
 
 export interface ReturnVisitDeps {
   store: Pick<SessionStore, 'get' | 'readMark' | 'mark' | 'settle' | 'markReturned'>;
   bus: Pick<ResultBus, 'publish'>;
   deliver: CompleteDelivery;
-  /** OBV_BIND_BANK_STEP: how long after a success its bank step is confirmed (bank-step.ts). */
+  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return without the proof waits (bank-step.ts). */
   bankStepGraceMs: number;
   logger: Logger;
   now: () => number;
@@ -42,6 +43,9 @@ export interface Visitor {
 /** A visit of the return page. */
 export type ReturnVisit = (returnRef: string, visitor: Visitor) => Promise<ReturnPage>;
 
+/** Failures of the merchant's hook (delivery.ts), which comes after everything the page needs. */
+const MERCHANT_PART = new Set(['outcome-hook-failed', 'outcome-in-progress']);
+
 export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
   const { store, logger } = deps;
   const warnings = new WarningLimiter(logger);
@@ -50,8 +54,11 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
    * Delivers what the decision released (the success to the page, the merchant's part once confirmed, or
    * the failure BANK_STEP_ELSEWHERE), read again from the store: a notification that stored the outcome
    * while this visit was being decided is seen here, or sees the decision itself. Each step is idempotent:
-   * a step that fails here (the onOutcome hook, the store) is logged and finished by the next visit (the
-   * "Finishing…" page reloads), a notification of the same outcome, a payment or the confirmation's timer.
+   * a step that fails here (the store) is logged and finished by the next visit (the "Finishing…" page
+   * reloads), a notification of the same outcome or a payment. The merchant's onOutcome hook runs last, after
+   * the page's part (the link index, the result on the sockets): a hook that fails, or runs on another
+   * delivery right now, is the merchant's part to finish (a payment, `GET /links`, the events' expiry
+   * check; link.succeeded is recorded before it), never a reason to hold the shopper's page.
    */
   async function deliverDecided(sessionId: string): Promise<boolean> {
     const current = await store.get(sessionId);
@@ -59,6 +66,7 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
     return deps.deliver(current).then(
       () => true,
       (error: unknown) => {
+        if (error instanceof ProblemError && MERCHANT_PART.has(error.slug)) return true;
         logger.warn(
           { err: safeError(error), session: sessionLogRef(sessionId) },
           "the bank step's outcome could not be delivered from the return page yet; the next visit or notification finishes it",
@@ -85,6 +93,12 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
     if (before.browserBinding) {
       const withBinding = visitor.carriesBinding(before);
       const proven = withBinding && provesReturn(before, visitor.proof);
+      // Whether this visit, with the cookie and without the proof, is the one that waited for the grace.
+      const waitedForGrace =
+        withBinding &&
+        !proven &&
+        before.returnProof !== undefined &&
+        (await bankStepDecision(store, before)) === undefined;
       const verdict = await bankStepReturn(store, {
         record: before,
         withBinding,
@@ -94,6 +108,18 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
       });
       // Shown or released (the success), or ended (BANK_STEP_ELSEWHERE): delivered once, whoever visits.
       const delivered = verdict === 'finishing' || verdict === 'expired' || (await deliverDecided(before.sessionId));
+      if (verdict === 'other-browser' && provesReturn(before, visitor.proof)) {
+        // The proof reaches only the provider and, through the bank's redirect, the browser that signed in.
+        // Here it came back without the cookie, after the step was confirmed for the browser that started:
+        // either the proof reached someone else too (a provider that shows the returnURL to whoever opens
+        // consumerUrl; the shopper's own return link opened in another browser), or the browser that signed
+        // in came back after the grace of a return without the proof. The operator should know.
+        warnings.warn(
+          'proof-after-confirmed',
+          { session: sessionLogRef(before.sessionId) },
+          "the return URL's proof came back in a browser that did not start, after the bank step was confirmed for the one that did: if this repeats, check that the provider never shows the returnURL before the bank step ends",
+        );
+      }
       if (verdict === 'elsewhere') {
         warnings.warn(
           'other-browser',
@@ -101,7 +127,7 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
           'the bank step came back in a browser that did not start it: completed elsewhere, nothing is released',
         );
       }
-      if (verdict === 'confirmed' && !proven && before.returnProof !== undefined) {
+      if (verdict === 'confirmed' && waitedForGrace) {
         // The starting browser, without the proof its return URL carried: a provider that drops the URL's
         // query costs every shopper the grace.
         warnings.warn(
@@ -110,9 +136,9 @@ export function createReturnVisit(deps: ReturnVisitDeps): ReturnVisit {
           "the starting browser came back without the return URL's proof and waited for the grace; if every return does, check that the provider keeps the returnURL's query",
         );
       }
-      if ((verdict !== 'back' && verdict !== 'confirmed') || !delivered) {
+      if (verdict !== 'confirmed' || !delivered) {
         if (withBinding && verdict === 'finishing') await markReturned(before);
-        return verdict === 'back' || verdict === 'confirmed' ? 'finishing' : verdict;
+        return verdict === 'confirmed' ? 'finishing' : verdict;
       }
     }
     await markReturned(before);

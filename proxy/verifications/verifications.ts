@@ -3,7 +3,6 @@
 // cancelling it, the bank's return (return-visit.ts, with the bank step's binding: bank-step.ts), and the
 // delivery of its outcome (delivery.ts), which the notifications, the return page and a saved account's
 // choice share.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { problem, ProblemError } from '../common/errors.ts';
 import { sessionLogRef } from '../common/ids.ts';
@@ -38,7 +37,7 @@ export interface VerificationsDeps {
   /** The merchant's hook, called once per session with the stored outcome (token included). */
   onOutcome?: OnOutcome | undefined;
   metrics: Pick<ProxyMetrics, 'starts'>;
-  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return waits before it confirms (bank-step.ts). */
+  /** OBV_BIND_BANK_STEP: how long after a success a starting browser's return without the proof waits before it confirms (bank-step.ts). */
   bankStepGraceMs: number;
   logger: Logger;
   now: () => number;
@@ -60,30 +59,27 @@ export interface Verifications {
   /** Everything after an outcome is stored (the notifications' route runs it too). */
   deliver: CompleteDelivery;
   /**
-   * Resolves once `record`'s bank step is confirmed, waiting (at most the grace) when its starting browser is
-   * back and the grace after the outcome is still running, and delivers it then (link.succeeded, onOutcome);
-   * 403 `bank-step-unconfirmed` naming `path` when it is not confirmed (payments, /links).
+   * Resolves once `record`'s bank step is confirmed, after delivering it (link.succeeded, onOutcome); 403
+   * `bank-step-unconfirmed` naming `path` when it is not (payments, /links). It never waits: a step is
+   * confirmed when its starting browser comes back from the bank.
    */
   bankStepConfirmed(record: SessionRecord, path: string): Promise<void>;
   /**
-   * The session as the merchant may see it (merchant events), after delivering a bank step whose
-   * confirmation is due; undefined when the session is gone.
+   * The session as the merchant may see it (merchant events), after delivering a confirmed bank step's
+   * success (its merchant part left unfinished by an earlier delivery); undefined when the session is gone.
    */
   released(sessionId: string): Promise<SessionRecord | undefined>;
-  /** Clears the confirmation timers. */
-  close(): void;
 }
 
 export function createVerifications(deps: VerificationsDeps): Verifications {
   const { store, logger, now } = deps;
-  const delivery = createOutcomeDelivery(deps);
-  const deliver = delivery.deliver;
+  const deliver = createOutcomeDelivery(deps);
   const start = createVerificationStarter(deps);
 
-  /** Delivers `record` for a reader that needs its merchant part; a failed step is the next reader's (or the timer's) to finish. */
+  /** Delivers `record` for a reader that needs its merchant part; a failed step is the next reader's to finish. */
   async function deliverFor(record: SessionRecord): Promise<void> {
     await deliver(record).catch((error: unknown) => {
-      // Another delivery running the hook right now (the confirmation's timer, on this instance or another) is no failure.
+      // Another delivery running the hook right now (a notification, on this instance or another) is no failure.
       const busy = error instanceof ProblemError && error.slug === 'outcome-in-progress';
       logger[busy ? 'debug' : 'warn'](
         { err: safeError(error), session: sessionLogRef(record.sessionId) },
@@ -139,18 +135,10 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
           { errors: [{ path, message: 'was not confirmed by the shopper' }] },
         );
       }
-      // Once now, once at the grace's end, and one more look for a clock that disagrees a little.
-      for (let look = 0; look < 3; look += 1) {
-        const { released, dueAt } = await settleBankStep(store, record, now(), deps.bankStepGraceMs);
-        if (released.outcome?.status === 'success') {
-          // The merchant hears of it (link.succeeded, onOutcome) before anything is paid with it.
-          if (record.browserBinding) await deliverFor(record);
-          return;
-        }
-        if (dueAt === undefined) break;
-        await sleep(Math.min(Math.max(dueAt - now(), 0), deps.bankStepGraceMs) + 1);
-      }
-      throw bankStepUnconfirmed(path);
+      const { released } = await settleBankStep(store, record, now());
+      if (released.outcome?.status !== 'success') throw bankStepUnconfirmed(path);
+      // The merchant hears of it (link.succeeded, onOutcome) before anything is paid with it.
+      if (record.browserBinding) await deliverFor(record);
     },
     async released(sessionId) {
       const record = await store.get(sessionId);
@@ -158,6 +146,5 @@ export function createVerifications(deps: VerificationsDeps): Verifications {
       if (record.browserBinding && record.outcome?.status === 'success') await deliverFor(record);
       return releasedRecord(store, record, now());
     },
-    close: () => delivery.close(),
   };
 }

@@ -1,7 +1,7 @@
 // The bank step bound to the browser that started it (production mode's binding), in a real headful
 // Chromium with two browsers' worth of cookies (two contexts): the first-time shopper's own flow, saving
 // the account, shows it at once (its return tab never says "Finishing…": the bank's redirect carries the
-// return URL's proof) and pays; the same shopper returning pays with the saved account; an attacker who sends their consumerUrl to a victim and keeps the return page
+// return URL's proof) and pays at once, under production mode's own 10 s grace; the same shopper returning pays with the saved account; an attacker who sends their consumerUrl to a victim and keeps the return page
 // open in their own browser — before the victim signs in, reloading while the victim's redirect comes
 // back, and again after — gets nothing: the victim's tab says to finish where it started, the attacker's
 // checkout ends with BANK_STEP_ELSEWHERE and never holds a link reference.
@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import type { RunningDemo } from '../../demo/start-demo.ts';
 import { createStorage } from '../../proxy/storage/create-storage.ts';
+import { markerKey } from '../../proxy/storage/markers.ts';
 import { launchHeadfulChromium, type HeadfulChromium } from '../helpers/headful-chromium.ts';
 import { consentWords } from '../../proxy/words/consent.ts';
 import {
@@ -35,7 +36,8 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
 
   before(async () => {
     [demo, chromium] = await Promise.all([
-      startTestDemo({ proxy: { bindBankStep: true, bankStepGraceMs: 1_500, backend } }),
+      // Production mode's binding with its own 10 s grace: the honest shopper below must not wait for it.
+      startTestDemo({ proxy: { bindBankStep: true, backend } }),
       launchHeadfulChromium(),
     ]);
   });
@@ -61,12 +63,16 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     return page;
   }
 
-  it('the first-time shopper saves the account, sees it at once and pays; returning, pays with the saved account', async () => {
+  it('the first-time shopper saves the account, sees it at once and pays with no wait; returning, pays with the saved account', async () => {
     const shopper = await openCheckout(await newBrowserContext());
     await element(shopper)
       .getByRole('checkbox', { name: consentWords('en').checkbox })
       .check();
-    const bank = await startLinking(shopper);
+    const [started, bank] = await Promise.all([
+      shopper.waitForResponse((response) => response.url().endsWith('/verifications') && response.status() === 201),
+      startLinking(shopper),
+    ]);
+    const { sessionId } = (await started.json()) as { sessionId: string };
     // Every return page the bank's tab asks for: the first is the last (no "Finishing…", no reload). Counted by
     // request: the element closes the tab as soon as the account is shown, sometimes before the browser has
     // reported the page's response; each response that was reported is read.
@@ -84,6 +90,8 @@ describe('bank step bound to the starting browser (headful Chromium)', { timeout
     const pages = await Promise.all(returns);
     assert.equal(returnVisits, 1, 'one visit of the return page');
     assert.ok(pages.every((page) => !page.includes('Finishing your bank step')));
+    // The bank step is confirmed already (the return URL's proof): the Pay below waits for no grace.
+    assert.equal(await store.readMark(markerKey.bankStep(sessionId)), 'confirmed');
     await pay(shopper);
     await shopper.getByRole('heading', { name: 'Payment approved' }).waitFor();
 

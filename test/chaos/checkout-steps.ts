@@ -29,17 +29,19 @@ export async function retrying<T>(step: () => Promise<T | undefined>, limitMs = 
  * Pays `order` (10.00 USD) with `linkRef` through `baseUrl()` (asked again on each try: another instance may
  * answer), retrying with the same Idempotency-Key for up to 40 s. The transaction id of a 201; 'unknown' when
  * the first payment's result is unknown after a kill (409, reconciled by the caller); undefined otherwise.
+ * `key`: the Idempotency-Key (a new one pays an order again after it was reconciled as not charged).
  */
 export function payOrder(
   baseUrl: () => string,
   order: string,
   linkRef: string,
   merchantUserId: string,
+  key = `pay-${order}`,
 ): Promise<string | undefined> {
   return retrying(async () => {
     const response = await fetch(`${baseUrl()}/obv/transactions`, {
       method: 'POST',
-      headers: { ...API, 'idempotency-key': `pay-${order}` },
+      headers: { ...API, 'idempotency-key': key },
       body: JSON.stringify({ linkRef, merchantUserId, merchantTransactionId: order, amount: '10.00', currency: 'USD' }),
       signal: AbortSignal.timeout(5_000),
     });

@@ -481,6 +481,16 @@ export async function runFailover(options: FailoverOptions): Promise<FailoverRep
         if (status === 200) reconciled++;
         else example(`${order}: reconcile answered ${status ?? 'nothing'}`);
         if (result === 'paid') paid++;
+        // Reconciled as not charged: the order may be paid again, and the merchant does. Its outcome was
+        // not lost (its link reference still pays), so it is completed once this one is answered.
+        else if (status === 200) {
+          const user = order.replace(/^failover-\d+-/, 'user-');
+          const transactionId = await payOrder(next, order, linkRef, user, `pay-after-reconcile-${order}`);
+          if (transactionId && transactionId !== 'unknown') {
+            paid++;
+            completed.add(order);
+          } else example(`${order}: reconciled as not charged, then not payable again`);
+        }
         continue;
       }
       const answer = answered.get(order);

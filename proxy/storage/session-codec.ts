@@ -1,6 +1,7 @@
 // What a shared backend (Redis, SQLite) reads back is parsed, not trusted: another instance (maybe an older
 // or newer version) wrote it, and anything with access to Redis can publish on the events channel.
 import { z } from 'zod';
+import { RECORD_GRACE_MS } from '../config/limits.ts';
 import { ReconnectResultSchema, StoredSavedAccountSchema } from './saved-accounts.ts';
 import type { SessionEvent } from './result-bus.ts';
 import type { SessionRecord, SessionState, StoredOutcome } from './sessions.ts';
@@ -78,6 +79,18 @@ export function encodeSession(record: SessionRecord): SessionFields {
   const { state, outcome, ...rest } = record;
   const base = SessionBaseSchema.parse(rest);
   return { base: JSON.stringify(base), state, ...(outcome ? { outcome: JSON.stringify(outcome) } : {}) };
+}
+
+/**
+ * A new session's row in the SQL stores, SQLite's and PostgreSQL's `sessions` table alike, in the order
+ * session_id, notification_ref, base, state, outcome, expires_at, purge_at (RECORD_GRACE_MS past its expiry).
+ */
+export function sessionRow(
+  record: SessionRecord,
+): [string, string, string, SessionState, string | null, number, number] {
+  const { base, state, outcome } = encodeSession(record);
+  const { sessionId, notificationRef, expiresAt } = record;
+  return [sessionId, notificationRef, base, state, outcome ?? null, expiresAt, expiresAt + RECORD_GRACE_MS];
 }
 
 /**

@@ -6,8 +6,7 @@
 // and a duplicate on any instance waits (polling) for the first start's session.
 import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '../sessions.ts';
 import { TERMINAL_STATES } from '../sessions.ts';
-import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
-import { RECORD_GRACE_MS } from '../../config/limits.ts';
+import { decodeSession, sessionRow, stateForOutcome } from '../session-codec.ts';
 import type { Database, Tx } from './database.ts';
 import type { MerchantEvent } from '../events.ts';
 import type { MarkerWrite, OutcomeWrite, OutcomeWriter, OutcomeWriteResult } from '../outcome-write.ts';
@@ -44,18 +43,9 @@ export class PostgresSessionStore implements SessionStore, OutcomeWriter {
 
   /** @throws Error when the session id or its notification reference already exists. */
   async create(record: SessionRecord): Promise<void> {
-    const { base, state, outcome } = encodeSession(record);
     await this.#db.query(
       'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES ($1, $2, $3, $4, $5, $6, $7)',
-      [
-        record.sessionId,
-        record.notificationRef,
-        base,
-        state,
-        outcome ?? null,
-        record.expiresAt,
-        record.expiresAt + RECORD_GRACE_MS,
-      ],
+      sessionRow(record),
     );
   }
 

@@ -10,8 +10,7 @@ import type { SessionRecord, SessionStore, SettleResult, StoredOutcome } from '.
 import type { SqliteEventOutbox } from './outbox.ts';
 import type { MarkerWrite, OutcomeWrite, OutcomeWriter, OutcomeWriteResult } from '../outcome-write.ts';
 import { TERMINAL_STATES } from '../sessions.ts';
-import { decodeSession, encodeSession, stateForOutcome } from '../session-codec.ts';
-import { RECORD_GRACE_MS } from '../../config/limits.ts';
+import { decodeSession, sessionRow, stateForOutcome } from '../session-codec.ts';
 import type { SqliteHandle } from './database.ts';
 import { prepare } from './driver.ts';
 
@@ -103,16 +102,7 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   }
 
   async create(record: SessionRecord): Promise<void> {
-    const { base, state, outcome } = encodeSession(record);
-    this.#statements.insert.run(
-      record.sessionId,
-      record.notificationRef,
-      base,
-      state,
-      outcome ?? null,
-      record.expiresAt,
-      record.expiresAt + RECORD_GRACE_MS,
-    );
+    this.#statements.insert.run(...sessionRow(record));
   }
 
   async get(sessionId: string): Promise<SessionRecord | undefined> {

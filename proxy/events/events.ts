@@ -207,8 +207,8 @@ export function createMerchantEvents(options: MerchantEventsOptions): MerchantEv
   /**
    * The session's end as the merchant may hear it: a success held for the bank step (verifications/bank-step.ts)
    * has not ended yet. It is told once the step is confirmed (its starting browser came back: with the return
-   * URL's proof at once, without it once the grace after the outcome passed), or as link.expired once its time is up unconfirmed: never a link reference
-   * backed by someone else's bank step.
+   * URL's proof at once, without it once the grace after the outcome passed), or as link.expired once its
+   * time is up unconfirmed: never a link reference backed by someone else's bank step.
    */
   async function sessionEnded(released: SessionRecord): Promise<void> {
     const event = endEvent(released);

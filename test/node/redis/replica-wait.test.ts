@@ -182,13 +182,7 @@ describe('a replica that stops acknowledging (proxy)', { skip }, () => {
       currency: 'USD',
       consumer: { firstName: 'Ana', lastName: 'López', email: 'ana@example.com' },
     };
-    const { linkToken } = await pair.proxy.createLinkSession(purchase);
-    const started = await fetch(`${pair.baseUrl}/verifications`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: pair.origin },
-      body: JSON.stringify({ linkToken }),
-    });
-    const { sessionId, consumerUrl } = (await started.json()) as { sessionId: string; consumerUrl: string };
+    const { sessionId, consumerUrl } = await pair.startVerification(purchase);
     await completeConsumerStep(consumerUrl, 'good');
     await pair.provider.notificationsSettled();
     const view = (await (await lookupSession(pair.baseUrl, sessionId)).json()) as { outcome: { linkRef: string } };

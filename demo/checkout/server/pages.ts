@@ -113,6 +113,7 @@ export function checkoutPage(
 <div class="shop">
 ${masthead()}
 <main class="checkout">
+  ${orderSummary(order)}
   <section class="payment" aria-labelledby="checkout-title">
     <h1 id="checkout-title">Checkout</h1>
     <form id="payment-form" class="payment-form" method="post" action="/pay">
@@ -136,7 +137,6 @@ ${masthead()}
       <p class="pay-hint" id="pay-hint" lang="${language}">${language === 'es' ? 'Vincula una cuenta bancaria para continuar.' : 'Link a bank account to continue.'}</p>
     </form>
   </section>
-  ${orderSummary(order)}
 </main>
 <footer class="site-footer">Sandbox demo of obv-link · no real money moves · ${SHOP.name} is a fictional shop</footer>
 </div>

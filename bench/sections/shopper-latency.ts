@@ -3,9 +3,12 @@
 // the sandbox writes it: the element closes the bank tab once the outcome is in, sometimes before the tab
 // has read the 303) to the element showing the linked account. Its baseline (issue 40 §2): a bare page on
 // the same origin (fixtures/bare-shopper-pages.ts: the same start, redirect, socket frame and session read,
-// no Lit, one line rendered), its flows interleaved one for one with the element's in the same browser, the
-// first of each pair alternating; the aims are the element's time over it (lib/over-bare.ts), which the
-// machine's load cannot blur as it did an absolute aim. From the same samples, the notification → socket
+// no Lit, one line rendered). The aims are the element's time over it (lib/over-bare.ts), which the
+// machine's load cannot blur as it did an absolute aim, timed on a page that holds the element alone (the
+// same fixtures), so that they measure the element and nothing else; the same flow on the demo checkout
+// is timed beside them, and what it adds is the demo page's own weight (its events panel and layout: the
+// checkout draws its frames late while the bank tab is open). The three pages' flows are interleaved one
+// for one in the same browser, the first of each set rotating. From the same samples, the notification → socket
 // relay time: the provider's notification leaving the sandbox to the `result` arriving on the page's
 // WebSocket. The two clocks are the machine's wall clock read by Node and by Chromium
 // (`performance.timeOrigin + performance.now()` on both sides). The demo runs in its own process
@@ -27,7 +30,7 @@
 // and the Pay clicked as soon as the account shows → "Payment approved": what the binding would cost the
 // honest shopper's payment (nothing, since a return with the proof confirms the step at once).
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { BARE_FIRST_TIME_PATH } from '../fixtures/bare-shopper-pages.ts';
+import { BARE_FIRST_TIME_PATH, ELEMENT_FIRST_TIME_PATH } from '../fixtures/bare-shopper-pages.ts';
 import { launchShopperBrowser } from '../lib/shopper-browser.ts';
 import { startDemoChild, type NotificationClock } from '../lib/demo-child.ts';
 import { BenchChild } from '../lib/rpc.ts';
@@ -198,19 +201,20 @@ async function signInAtBank(
     });
 }
 
-/** The bare page's flow (fixtures/bare-shopper-pages.ts): the bank's redirect → its one line shown. */
-export async function sampleBareOnce(
+/** A fixture page's flow (fixtures/bare-shopper-pages.ts: the bare page, or the element alone): the bank's redirect → the account shown. */
+async function sampleFixtureOnce(
   browser: Browser,
   demo: { url: string },
   notifications: NotificationClock,
+  path: string,
 ): Promise<Pick<Sample, 'redirectToShownMs' | 'redirectAt' | 'shownAt'>> {
   const context = await browser.newContext();
   context.setDefaultTimeout(STEP_TIMEOUT_MS);
-  // The same socket hook as the element's flows: the same work on each frame.
+  // The same socket hook as the checkout's flows: the same work on each frame.
   await context.addInitScript(recordSocketResults);
   try {
     const page = await context.newPage();
-    await page.goto(new URL(BARE_FIRST_TIME_PATH, demo.url).href);
+    await page.goto(new URL(path, demo.url).href);
     const button = page.getByRole('button', { name: 'Link your bank account' });
     await button.and(page.locator(':enabled')).waitFor();
     await signInAtBank(context, notifications, () => button.click());
@@ -234,25 +238,38 @@ async function flowsIn(mode: Mode, sizes: BenchOptions['sizes'], proxyOptions: R
   const wake = await BenchChild.spawn('wake-probe.ts', 'wake-probe');
   const { browser, priorities } = await launchShopperBrowser();
   const samples: Sample[] = [];
-  /** The bare page's flows, interleaved with the element's: bank redirect → its line shown. */
+  /** The bare page's flows and the element's on a page of its own, interleaved with the checkout's: bank redirect → shown. */
   const bare: number[] = [];
-  /** Per timed flow: the longest a process that only sleeps 1 ms was held back inside its window. */
+  const alone: number[] = [];
+  /** Per timed flow on the checkout: the longest a process that only sleeps 1 ms was held back inside its window. */
   const stalls: number[] = [];
   try {
     const deadline = Date.now() + sizes.loopTimeoutMs;
     const total = sizes.shopperWarmup + sizes.shopperSamples;
-    // At least one timed pair past the warm-up, even when the deadline has passed (a loaded machine): the
+    // At least one timed set past the warm-up, even when the deadline has passed (a loaded machine): the
     // rows need a figure of each.
     for (let index = 0; index < total && (index <= sizes.shopperWarmup || Date.now() < deadline); index++) {
-      // One flow of each, the first one alternating: a load that comes and goes lands on both alike.
-      const bareFirst = index % 2 === 1;
-      const bareSample = bareFirst ? await sampleBareOnce(browser, demo, demo) : undefined;
-      const sample = await sampleOnce(browser, demo, demo);
+      // One flow of each page, the first one rotating: a load that comes and goes lands on all alike.
+      const flows = [
+        () => sampleFixtureOnce(browser, demo, demo, BARE_FIRST_TIME_PATH),
+        () => sampleFixtureOnce(browser, demo, demo, ELEMENT_FIRST_TIME_PATH),
+        () => sampleOnce(browser, demo, demo),
+      ] as const;
+      const results: unknown[] = [];
+      for (let turn = 0; turn < flows.length; turn++) {
+        const which = (index + turn) % flows.length;
+        results[which] = await flows[which]!();
+      }
+      const [bareSample, aloneSample, sample] = results as [
+        Awaited<ReturnType<typeof sampleFixtureOnce>>,
+        Awaited<ReturnType<typeof sampleFixtureOnce>>,
+        Sample,
+      ];
       const stall = await wake.call<number>('worstBetween', { from: sample.redirectAt, to: sample.shownAt });
-      const bareMs = (bareSample ?? (await sampleBareOnce(browser, demo, demo))).redirectToShownMs;
       if (index < sizes.shopperWarmup) continue;
       samples.push(sample);
-      bare.push(bareMs);
+      bare.push(bareSample.redirectToShownMs);
+      alone.push(aloneSample.redirectToShownMs);
       stalls.push(stall);
     }
   } finally {
@@ -260,7 +277,7 @@ async function flowsIn(mode: Mode, sizes: BenchOptions['sizes'], proxyOptions: R
     await wake.close();
     await demo.close();
   }
-  return { samples, bare, stalls, priorities };
+  return { samples, bare, alone, stalls, priorities };
 }
 
 export async function measureShopperLatency({ sizes }: BenchOptions): Promise<SectionResult> {
@@ -303,7 +320,7 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     startAnswerToBankTab: afterAnswer,
   };
   for (const mode of MODES) {
-    const { samples, bare: bareMs, stalls, priorities } = runs.get(mode)!;
+    const { samples, bare: bareMs, alone: aloneMs, stalls, priorities } = runs.get(mode)!;
     const label = mode === 'sandbox' ? '[sandbox]' : '[production: binding on]';
     const shown = summarize(samples.map((sample) => sample.redirectToShownMs));
     const afterNotification = summarize(samples.map((sample) => sample.notificationToShownMs));
@@ -319,8 +336,17 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
       samples.filter((_, index) => (stalls[index] ?? 0) < STALL_MS).map((sample) => sample.redirectToShownMs),
     );
     const bare = summarize(bareMs);
+    const alone = summarize(aloneMs);
     rows.push(
-      ...overBareRows(`${label} shopper, bank redirect → outcome shown,`, shown, bare),
+      // The aims: the element on a page of its own over the bare page.
+      ...overBareRows(`${label} shopper, bank redirect → outcome shown,`, alone, bare),
+      {
+        metric: `${label} the same on the demo checkout (its events panel, its layout), p50 / p99 (Chromium)`,
+        value: `${formatMs(shown.p50)} / ${formatMs(shown.p99)}`,
+        baseline: `${formatMs(alone.p50)} / ${formatMs(alone.p99)} the element alone`,
+        comparison: `${formatDeltaMs(shown.p50 - alone.p50)} at p50: the demo page's own weight`,
+        aim: '',
+      },
       {
         metric: `${label} notification → socket, p50 / p99 (the relay, from the same flows)`,
         value: bySocket.length > 0 ? `${formatMs(relay.p50)} / ${formatMs(relay.p99)}` : '',
@@ -357,7 +383,8 @@ export async function measureShopperLatency({ sizes }: BenchOptions): Promise<Se
     data[mode] = {
       samples: samples.length,
       chromiumPriorities: priorities,
-      redirectToShown: shown,
+      redirectToShown: alone,
+      demoCheckoutRedirectToShown: shown,
       barePageRedirectToShown: bare,
       notificationToShown: afterNotification,
       payClickedAtOnce: paid,

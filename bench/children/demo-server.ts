@@ -41,8 +41,9 @@ const proxyOptions = JSON.parse(process.env.BENCH_DEMO_PROXY ?? '{}') as Record<
 // No rate limit: hundreds of starts and choices a minute from one address.
 const demo = await startDemo({ port: 0, host: '127.0.0.1', proxy: { rateLimit: 0, ...proxyOptions } });
 
-// The shopper sections' bare pages and the element's own page (fixtures/bare-shopper-pages.ts) on the checkout's origin, ahead of
-// the demo's own handler: the same cookies and origin as the checkout, without its CSP (inline script).
+// The shopper sections' bare pages and the element's own page (fixtures/bare-shopper-pages.ts) on the
+// checkout's origin, ahead of the demo's own handler: the same cookies and origin as the checkout, without
+// its CSP (inline script).
 const bare = new Map([
   [BARE_FIRST_TIME_PATH, BARE_FIRST_TIME_PAGE],
   [BARE_RETURNING_PATH, BARE_RETURNING_PAGE],

@@ -6,9 +6,9 @@
 // no Lit, one line rendered). The aims are the element's time over it (lib/over-bare.ts), which the
 // machine's load cannot blur as it did an absolute aim, timed on a page that holds the element alone (the
 // same fixtures), so that they measure the element and nothing else; the same flow on the demo checkout
-// is timed beside them, and what it adds is the demo page's own weight (its events panel and layout: the
-// checkout draws its frames late while the bank tab is open). The three pages' flows are interleaved one
-// for one in the same browser, the first of each set rotating. From the same samples, the notification → socket
+// is timed beside them, and what it adds is the demo page's own weight (its events panel and layout;
+// docs/PERFORMANCE.md, "The element on a page of its own"). The three pages' flows are interleaved one for
+// one in the same browser, the first of each set rotating. From the same samples, the notification → socket
 // relay time: the provider's notification leaving the sandbox to the `result` arriving on the page's
 // WebSocket. The two clocks are the machine's wall clock read by Node and by Chromium
 // (`performance.timeOrigin + performance.now()` on both sides). The demo runs in its own process

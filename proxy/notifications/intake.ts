@@ -48,7 +48,7 @@ function foreignField(session: SessionRecord, reported: ReportedNotification): s
 
 export interface IntakeDeps {
   config: Pick<ProxyConfig, 'webhookSecret' | 'successStatuses' | 'failureStatuses'>;
-  store: Pick<SessionStore, 'sessionIdForNotificationRef' | 'get'>;
+  store: Pick<SessionStore, 'getByNotificationRef'>;
   metrics: Pick<ProxyMetrics, 'refusedNotifications'>;
   logger: Logger;
 }
@@ -90,8 +90,7 @@ export function createNotificationIntake(deps: IntakeDeps): NotificationIntake {
     },
 
     async sessionFor(ref, webhookId) {
-      const sessionId = ID_PATTERN.test(ref) ? await store.sessionIdForNotificationRef(ref) : undefined;
-      const session = sessionId === undefined ? undefined : await store.get(sessionId);
+      const session = ID_PATTERN.test(ref) ? await store.getByNotificationRef(ref) : undefined;
       if (!session) {
         refused.inc({ reason: 'unknown_ref' });
         warnings.warn(

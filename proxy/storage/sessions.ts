@@ -176,7 +176,8 @@ export interface SessionStore extends IdempotencyStore, MarkerStore {
   create(record: SessionRecord): Promise<void>;
   /** The record, with `state` already `expired` if its time has passed and it never settled. */
   get(sessionId: string): Promise<SessionRecord | undefined>;
-  sessionIdForNotificationRef(ref: string): Promise<string | undefined>;
+  /** The session a notification's URL names by its reference, as `get` reads it (in one read where the backend can). */
+  getByNotificationRef(ref: string): Promise<SessionRecord | undefined>;
   /** Atomically stores the first terminal outcome; durable before it resolves. */
   settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult>;
   /** Moves `pending` → `returned` (the consumer came back from the bank). No-op in any other state. */

@@ -2,8 +2,8 @@
 // operator runs it (proxy/cli.ts, configured by environment) on its durable storage — SQLite in a data
 // directory (the default: one instance), PostgreSQL and Redis — and is killed with SIGKILL at each step
 // that matters, then started again: after a payment, while a payment is at the provider, while a shopper
-// is at the bank (a notification arriving after the restart), and while a merchant event waits for
-// delivery. On PostgreSQL the database server itself is SIGKILLed too, after a payment.
+// is at the bank (a notification arriving after the restart), right after a burst of notifications was
+// acknowledged, and while a merchant event waits for delivery. On PostgreSQL the database server itself is SIGKILLed too, after a payment.
 // PostgreSQL runs only where it is installed (postgres-server.ts: skipped loudly, required with CI=true).
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -294,6 +294,27 @@ for (const backend of backends) {
         20_000,
       );
       assert.equal(delivered.event!.data.linkRef, linkRef);
+    });
+
+    test('notifications acknowledged together (on SQLite one commit) all survive a SIGKILL right after their 2xx', async () => {
+      const orders = Array.from({ length: 12 }, (_, index) => `crash-burst-${backend.name[0]}-${Date.now()}-${index}`);
+      const started = await Promise.all(orders.map((order) => startFor(order)));
+      const acknowledged = provider.stats.notificationsDelivered;
+      await Promise.all(started.map(({ consumerUrl }) => signInAtBank(consumerUrl)));
+      // Killed as soon as the provider has its last 2xx: no read in between gives the writes more time.
+      await eventually(
+        () => provider.stats.notificationsDelivered >= acknowledged + orders.length || undefined,
+        10_000,
+      );
+      await proxy.kill();
+      const attempts = provider.stats.notificationAttempts;
+      await proxy.start();
+      for (const { sessionId } of started) {
+        const outcome = (await readSession(proxy, sessionId)).body.outcome as { linkRef?: string } | undefined;
+        assert.ok(outcome?.linkRef, `session ${sessionId}: its acknowledged outcome, read at once after the restart`);
+        seen.push(outcome.linkRef);
+      }
+      assert.equal(provider.stats.notificationAttempts, attempts, 'none was sent again');
     });
 
     if (backend.postgres) {

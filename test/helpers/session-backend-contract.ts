@@ -58,9 +58,13 @@ export function describeSessionStoreContract(
         const record = pendingRecord();
         await store.create(record);
         assert.deepEqual(await store.get(record.sessionId), record);
-        assert.equal(await store.sessionIdForNotificationRef(record.notificationRef), record.sessionId);
+        assert.deepEqual(await store.getByNotificationRef(record.notificationRef), record);
         assert.equal(await store.get(newId()), undefined);
-        assert.equal(await store.sessionIdForNotificationRef(newId()), undefined);
+        assert.equal(await store.getByNotificationRef(newId()), undefined);
+        // Read as `get` reads it: settled, it carries its outcome.
+        await store.settle(record.sessionId, SUCCESS);
+        assert.deepEqual(await store.getByNotificationRef(record.notificationRef), await store.get(record.sessionId));
+        assert.equal((await store.getByNotificationRef(record.notificationRef))?.state, 'succeeded');
       }));
 
     test('stores only the first terminal outcome', () =>

@@ -387,7 +387,7 @@ export function describeStorageContract(name: string, makeStorage: () => Promise
           [[mine.sessionId, savedAccount]],
         );
         assert.equal(await sessionStore.get(mine.sessionId), undefined);
-        assert.equal(await sessionStore.sessionIdForNotificationRef(mine.notificationRef), undefined);
+        assert.equal(await sessionStore.getByNotificationRef(mine.notificationRef), undefined);
         assert.equal((await sessionStore.get(theirs.sessionId))?.merchantUserId, other);
         assert.deepEqual(await sessionStore.forgetUser(user), [], 'a second time finds none');
       }));

@@ -55,8 +55,9 @@ export class MemorySessionStore implements SessionStore {
     return record && copyRecord(record);
   }
 
-  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    return this.#byRef.get(ref);
+  async getByNotificationRef(ref: string): Promise<SessionRecord | undefined> {
+    const sessionId = this.#byRef.get(ref);
+    return sessionId === undefined ? undefined : this.get(sessionId);
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {

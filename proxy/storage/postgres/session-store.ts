@@ -57,12 +57,13 @@ export class PostgresSessionStore implements SessionStore, OutcomeWriter {
     return row && this.#decode(row);
   }
 
-  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    const [row] = await this.#db.query<{ session_id: string }>(
-      'SELECT session_id FROM sessions WHERE notification_ref = $1 AND purge_at > $2',
+  async getByNotificationRef(ref: string): Promise<SessionRecord | undefined> {
+    // One round trip, not the reference's then the session's.
+    const [row] = await this.#db.query<SessionRow>(
+      'SELECT base, state, outcome FROM sessions WHERE notification_ref = $1 AND purge_at > $2',
       [ref, this.#now()],
     );
-    return row?.session_id;
+    return row && this.#decode(row);
   }
 
   /**

@@ -172,8 +172,9 @@ export class RedisSessionStore implements SessionStore {
     return forgotten;
   }
 
-  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    return (await redisCommand(this.redis.get(this.keys.notificationRef(ref)))) ?? undefined;
+  async getByNotificationRef(ref: string): Promise<SessionRecord | undefined> {
+    const sessionId = await redisCommand(this.redis.get(this.keys.notificationRef(ref)));
+    return sessionId ? this.get(sessionId) : undefined;
   }
 
   /**

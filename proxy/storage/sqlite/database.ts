@@ -44,6 +44,7 @@ import {
 import { StorageFullError } from '../errors.ts';
 import { WalBarrier, type Fsync, type SyncStats } from './wal-sync.ts';
 import { Checkpointer, type CheckpointMode, type CheckpointResult } from './checkpointer.ts';
+import { WriteBatch } from './write-batch.ts';
 
 export type { SqliteDatabase } from './driver.ts';
 export { DATABASE_FILE, DataDirectoryError } from './data-directory.ts';
@@ -184,6 +185,11 @@ export interface SqliteHandle {
   assertDurable(): void;
   /** Runs `step` as one transaction (driver.ts `transaction`). */
   transaction<T>(step: () => T): T;
+  /**
+   * Runs `step` in one transaction with the other steps asked for in the same turn of the event loop
+   * (write-batch.ts); resolves once it has committed. `step` must do the same when run again.
+   */
+  batched<T>(step: () => T): Promise<T>;
   /** Checkpoints the WAL on a second connection, off the event loop (checkpointer.ts). */
   checkpoint(mode: CheckpointMode): Promise<CheckpointResult>;
   /** Closes the checkpoints' connection: before `close`, so this one is the file's last. */
@@ -224,6 +230,7 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
   const file = raw;
   const barrier = new WalBarrier(`${path}-wal`, dir, options.fsync);
   const checkpointer = new Checkpointer(path, dir);
+  const batch = new WriteBatch((step) => transaction(db, step));
   let closed = false;
   return {
     db,
@@ -234,6 +241,7 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
       if (barrier.failure) throw barrier.failure;
     },
     transaction: (step) => transaction(db, step),
+    batched: (step) => batch.run(step),
     checkpoint: (mode) => checkpointer.run(mode),
     closeCheckpoints: () => checkpointer.close(),
     close() {

@@ -60,9 +60,9 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
         'INSERT INTO sessions (session_id, notification_ref, base, state, outcome, expires_at, purge_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       get: prepare<[string], SessionRow>(db, 'SELECT base, state, outcome FROM sessions WHERE session_id = ?'),
-      byRef: prepare<[string], { session_id: string }>(
+      byRef: prepare<[string], SessionRow & { session_id: string }>(
         db,
-        'SELECT session_id FROM sessions WHERE notification_ref = ?',
+        'SELECT session_id, base, state, outcome FROM sessions WHERE notification_ref = ?',
       ),
       settle: prepare<[string, string, string, number], SessionRow>(
         db,
@@ -110,8 +110,11 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
     return row && this.#decode(row);
   }
 
-  async sessionIdForNotificationRef(ref: string): Promise<string | undefined> {
-    return this.#statements.byRef.get(ref)?.session_id;
+  async getByNotificationRef(ref: string): Promise<SessionRecord | undefined> {
+    // One statement, not the reference's then the session's: a notification's first read (issue 40).
+    const found = this.#statements.byRef.get(ref);
+    if (!found) return undefined;
+    return this.#decode(this.#unsynced.get(found.session_id) ?? found);
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
@@ -157,9 +160,9 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   /**
    * A notification's writes in ONE transaction and one durable wait (issue 40): before, each marker, the
    * settle and the event's append was its own commit, and the settle and the append each waited for an
-   * fsync in turn. Any statement that throws rolls back all of them (the provider's retry starts afresh);
-   * none of another request's writes is in this transaction (node:sqlite runs it synchronously, start to
-   * end, on the one thread).
+   * fsync in turn. Any statement that throws rolls back all of them (the provider's retry starts afresh),
+   * and none of another notification's: the notifications that arrive together commit together
+   * (write-batch.ts), but one that fails is run again alone.
    */
   async recordOutcome(write: OutcomeWrite): Promise<OutcomeWriteResult> {
     this.handle.assertDurable();
@@ -167,7 +170,8 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
     const event = write.ifStored?.event;
     let written;
     try {
-      written = this.handle.transaction(() => {
+      // Run again from scratch if its group rolls back: every statement reads what it decides on.
+      written = await this.handle.batched(() => {
         if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
         for (const marker of write.markers) this.#markSync(marker, nowMs);
         const settling = this.#settleSync(sessionId, write.outcome);
@@ -186,7 +190,11 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
       throw error;
     }
     // The webhook-id's marker held another session: nothing was written, nothing to wait for.
-    if (!written) return { conflict: true };
+    if (!written) {
+      // (A run of the step in a group that then rolled back may have hidden the event.)
+      if (event) this.#events?.reveal(event.id);
+      return { conflict: true };
+    }
     return this.#afterCommit(sessionId, written, event?.id);
   }
 

@@ -23,7 +23,7 @@ test('sweeps a record once its retention after expiry has passed', async () => {
   now += 1_000;
   store.sweep();
   assert.equal(await store.get(record.sessionId), undefined);
-  assert.equal(await store.sessionIdForNotificationRef(record.notificationRef), undefined);
+  assert.equal(await store.getByNotificationRef(record.notificationRef), undefined);
   await store.close();
 });
 

@@ -43,7 +43,7 @@ describe('Redis session store', { skip }, () => {
       const record = pendingRecord();
       await storeA.create(record);
       assert.deepEqual(await storeB.get(record.sessionId), record);
-      assert.equal(await storeB.sessionIdForNotificationRef(record.notificationRef), record.sessionId);
+      assert.deepEqual(await storeB.getByNotificationRef(record.notificationRef), record);
     });
 
     it('refuses to create a session whose id already exists, keeping the first', async () => {
@@ -60,7 +60,7 @@ describe('Redis session store', { skip }, () => {
 
     it('returns undefined for an unknown session id or notification reference', async () => {
       assert.equal(await storeA.get(randomId()), undefined);
-      assert.equal(await storeA.sessionIdForNotificationRef(randomId()), undefined);
+      assert.equal(await storeA.getByNotificationRef(randomId()), undefined);
     });
 
     it('reports a session past its expiry as expired', async () => {

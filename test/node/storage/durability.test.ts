@@ -220,6 +220,8 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       // Committed, not yet durable: a page polling its session, or a merchant server, sees it pending.
       const meanwhile = await storage.sessionStore.get(record.sessionId);
       assert.deepEqual([meanwhile?.state, meanwhile?.outcome], ['pending', undefined]);
+      // Found by its notification reference (a provider's retry), the same.
+      assert.deepEqual(await storage.sessionStore.getByNotificationRef(record.notificationRef), meanwhile);
       // A second delivery of the outcome waits for the fsync after the first one's, then reports it.
       const again = storage.sessionStore.settle(record.sessionId, SUCCESS);
       fsync.release();
@@ -258,6 +260,14 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         nowMs: now,
       });
       const fsync = await disk.started(2);
+      // Committed with the notifications that arrived with it (write-batch.ts), not yet durable: reads see
+      // the session as it was, by id and by notification reference.
+      const states = async () =>
+        [
+          await storage.sessionStore.get(record.sessionId),
+          await storage.sessionStore.getByNotificationRef(record.notificationRef),
+        ].map((read) => read?.state);
+      assert.deepEqual(await states(), ['pending', 'pending']);
       // Committed, not yet durable: the worker claims nothing of it, and the merchant's list stops before it.
       assert.deepEqual(await storage.eventOutbox.claimDue(now + 1, 1_000, 10), [
         { kind: 'deliver', eventId: first.id },
@@ -268,6 +278,7 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       assert.equal(await settledYet(written), false);
       fsync.release();
       assert.ok(!(await written).conflict);
+      assert.deepEqual(await states(), ['succeeded', 'succeeded']);
       assert.equal((await storage.eventOutbox.get(ended.id))?.event.id, ended.id);
       assert.deepEqual(await storage.eventOutbox.claimDue(now + 1, 1_000, 10), [
         { kind: 'deliver', eventId: ended.id },

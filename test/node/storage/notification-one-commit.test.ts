@@ -22,8 +22,8 @@ import { postgresSkipReason, startPostgresServer, type PostgresServer } from '..
 /** A backend, and a way around the proxy to its tables: to make the event's insert fail, and to count rows. */
 interface Backend {
   storage: Storage;
-  /** From now on every insert of an event fails, as a full disk or a constraint would; `heal` ends it. */
-  breakEvents(): Promise<void>;
+  /** From now on every insert of an event (or of the one with id `only`) fails, as a full disk or a constraint would; `heal` ends it. */
+  breakEvents(only?: string): Promise<void>;
   healEvents(): Promise<void>;
   /** How many link-reference markers name `sessionId`. */
   linkMarkers(sessionId: string): Promise<number>;
@@ -37,8 +37,10 @@ async function sqliteBackend(): Promise<Backend> {
   const side = new DatabaseSync(join(dir, DATABASE_FILE));
   return {
     storage,
-    breakEvents: async () =>
-      side.exec("CREATE TRIGGER fail_event BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'injected'); END"),
+    breakEvents: async (only) =>
+      side.exec(
+        `CREATE TRIGGER fail_event BEFORE INSERT ON events ${only ? `WHEN NEW.id = '${only}'` : ''} BEGIN SELECT RAISE(ABORT, 'injected'); END`,
+      ),
     healEvents: async () => side.exec('DROP TRIGGER fail_event'),
     linkMarkers: async (sessionId) =>
       Number(side.prepare("SELECT count(*) AS n FROM markers WHERE value = ? AND key LIKE 'link:%'").get(sessionId)?.n),
@@ -57,9 +59,12 @@ async function postgresBackend(): Promise<Backend> {
   const storage = await openPostgresStorage({ url: server.url, schema });
   return {
     storage,
-    breakEvents: async () => {
+    breakEvents: async (only) => {
+      const when = only
+        ? `IF NEW.id = '${only}' THEN RAISE EXCEPTION 'injected'; END IF; RETURN NEW;`
+        : "RAISE EXCEPTION 'injected';";
       await server.sql(
-        `CREATE FUNCTION ${schema}.fail_event() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected'; END $$ LANGUAGE plpgsql;
+        `CREATE FUNCTION ${schema}.fail_event() RETURNS trigger AS $$ BEGIN ${when} END $$ LANGUAGE plpgsql;
         CREATE TRIGGER fail_event BEFORE INSERT ON ${schema}.events FOR EACH ROW EXECUTE FUNCTION ${schema}.fail_event();`,
       );
     },
@@ -153,6 +158,45 @@ for (const [name, open, skip] of backends) {
       assert.ok(await storage.eventOutbox.get(endEventOf(sessionId)));
       const linkRef = (stored?.outcome as { linkRef: string }).linkRef;
       assert.equal(await pair.store.readMark(`link:${linkRef}`), sessionId);
+    });
+
+    // On SQLite they commit in one transaction (storage/sqlite/write-batch.ts): the failing one must take
+    // none of the others with it.
+    test('among notifications arriving together, one whose writes fail is refused alone; the others are stored', async () => {
+      const { storage } = backend;
+      const sessions = await Promise.all(Array.from({ length: 8 }, () => pair.startVerification()));
+      const urls = await Promise.all(sessions.map(({ sessionId }) => pair.notificationUrl(sessionId)));
+      const failing = sessions[3]!.sessionId;
+      await backend.breakEvents(endEventOf(failing));
+      let answers: number[];
+      try {
+        answers = await Promise.all(
+          urls.map(async (url, index) => {
+            const response = await postNotification(url, successPayload(`acct-together-${index}`));
+            await response.body?.cancel();
+            return response.status;
+          }),
+        );
+      } finally {
+        await backend.healEvents();
+      }
+      sessions.forEach(({ sessionId }, index) => {
+        if (sessionId === failing) assert.ok(answers[index]! >= 500, `the failing one: ${answers[index]}`);
+        else assert.equal(answers[index], 200, `notification ${index}`);
+      });
+      for (const { sessionId } of sessions) {
+        const record = await pair.store.get(sessionId);
+        const event = await storage.eventOutbox.get(endEventOf(sessionId));
+        if (sessionId === failing) {
+          assert.equal(record?.state, 'pending');
+          assert.equal(event, undefined);
+          assert.equal(await backend.linkMarkers(sessionId), 0);
+        } else {
+          assert.equal(record?.state, 'succeeded');
+          assert.ok(event, 'its event recorded');
+          assert.equal(await backend.linkMarkers(sessionId), 1);
+        }
+      }
     });
   });
 }

@@ -187,9 +187,10 @@ export interface SqliteHandle {
   transaction<T>(step: () => T): T;
   /**
    * Runs `step` in one transaction with the other steps asked for in the same turn of the event loop
-   * (write-batch.ts); resolves once it has committed. `step` must do the same when run again.
+   * (write-batch.ts); resolves once it has committed. `step` touches nothing but the database (it may run
+   * again); `committed` is called with its result synchronously after the COMMIT that kept it.
    */
-  batched<T>(step: () => T): Promise<T>;
+  batched<T>(step: () => T, committed?: (result: T) => void): Promise<T>;
   /** Checkpoints the WAL on a second connection, off the event loop (checkpointer.ts). */
   checkpoint(mode: CheckpointMode): Promise<CheckpointResult>;
   /** Closes the checkpoints' connection: before `close`, so this one is the file's last. */
@@ -241,12 +242,14 @@ export function openSqliteDatabase(dataDir: string, options: OpenOptions = {}): 
       if (barrier.failure) throw barrier.failure;
     },
     transaction: (step) => transaction(db, step),
-    batched: (step) => batch.run(step),
+    batched: (step, committed) => batch.run(step, committed),
     checkpoint: (mode) => checkpointer.run(mode),
     closeCheckpoints: () => checkpointer.close(),
     close() {
       if (closed) return;
       closed = true;
+      // Writes asked for in this turn are kept (a shutdown's last notifications), not refused.
+      batch.flush();
       checkpointer.terminate();
       barrier.close();
       guard.stop();

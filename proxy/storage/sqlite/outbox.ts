@@ -61,7 +61,7 @@ export class SqliteEventOutbox implements EventOutbox {
   readonly #statements;
   #closed = false;
   /**
-   * Events committed with a notification's outcome whose fsync is still under way (`recordHidden`): like
+   * Events committed with a notification's outcome whose fsync is still under way (`hide`): like
    * that outcome (session-store.ts), not delivered, read or listed before a power loss can no longer take
    * them back, so no merchant hears of a link reference that a power loss then undoes.
    */
@@ -180,14 +180,15 @@ export class SqliteEventOutbox implements EventOutbox {
     return true;
   }
 
-  /** `record`, the event hidden until `reveal`: for a caller that waits for the fsync after its commit. */
-  recordHidden(event: MerchantEvent, nowMs: number): boolean {
-    const recorded = this.record(event, nowMs);
-    if (recorded) this.#hidden.add(event.id);
-    return recorded;
+  /**
+   * An event this caller's `record` just committed, hidden until `reveal`: for a caller that waits for the
+   * fsync after its commit. Called at once after that COMMIT, before anything else runs.
+   */
+  hide(eventId: string): void {
+    this.#hidden.add(eventId);
   }
 
-  /** The event `recordHidden` recorded is durable now (or its transaction rolled back): shown from now on. */
+  /** The event `hide` hid is durable now: shown from now on. */
   reveal(eventId: string): void {
     this.#hidden.delete(eventId);
   }

@@ -32,7 +32,7 @@ interface Settled {
 }
 
 /** Where a notification's event is recorded, inside its transaction and hidden until durable (outbox.ts). */
-export type HiddenEvents = Pick<SqliteEventOutbox, 'recordHidden' | 'reveal'>;
+export type HiddenEvents = Pick<SqliteEventOutbox, 'record' | 'hide' | 'reveal'>;
 
 export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   readonly #now: () => number;
@@ -118,7 +118,9 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   }
 
   async settle(sessionId: string, outcome: StoredOutcome): Promise<SettleResult> {
-    return this.#afterCommit(sessionId, this.#settleSync(sessionId, outcome));
+    const settling = this.#settleSync(sessionId, outcome);
+    this.#holdUntilDurable(sessionId, settling);
+    return this.#afterCommit(sessionId, settling);
   }
 
   /** The session as it was and, when the outcome was stored, as it is now (committed, not yet durable). */
@@ -134,15 +136,20 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
   }
 
   /**
-   * What follows a settle's commit, in `settle` and in `recordOutcome`: the answer once the commit is
-   * durable, and then only, the event committed with it (`eventId`) shown too.
+   * Until a settle's fsync completes, reads see the session as it was: no page or merchant server is shown
+   * an outcome a power loss could take back, and the caller writes what goes with the outcome (its link
+   * reference's marker) before any read can show it. (A failed fsync leaves it, and its event, unseen
+   * until a restart.) Called at once after the COMMIT, before anything else runs.
    */
-  async #afterCommit(sessionId: string, { before, settled }: Settled, eventId?: string): Promise<SettleResult> {
-    // Until its fsync completes, reads see the session as it was: no page or merchant server is shown an
-    // outcome a power loss could take back, and the caller writes what goes with the outcome (its link
-    // reference's marker) before any read can show it. (A failed fsync leaves it, and its event, unseen
-    // until a restart.)
+  #holdUntilDurable(sessionId: string, { before, settled }: Settled): void {
     if (settled && before) this.#unsynced.set(sessionId, before);
+  }
+
+  /**
+   * What follows a settle's commit (and `#holdUntilDurable`), in `settle` and in `recordOutcome`: the
+   * answer once the commit is durable, and then only, the event this caller hid (`eventId`) shown too.
+   */
+  async #afterCommit(sessionId: string, { settled }: Settled, eventId?: string): Promise<SettleResult> {
     // Also when nothing was stored: the outcome this answer reports may be another call's commit whose
     // fsync is still under way.
     await this.handle.synced();
@@ -168,34 +175,31 @@ export class SqliteSessionStore implements SessionStore, OutcomeWriter {
     this.handle.assertDurable();
     const { sessionId, nowMs } = write;
     const event = write.ifStored?.event;
-    let written;
-    try {
-      // Run again from scratch if its group rolls back: every statement reads what it decides on.
-      written = await this.handle.batched(() => {
+    if (event && !this.#events) throw new Error('this session store records no events (no outbox given)');
+    // The database only: the step runs again from scratch if its group rolls back (write-batch.ts), and
+    // every statement reads what it decides on. What memory holds follows the COMMIT that kept it: the
+    // session's row as reads see it meanwhile, and the event this call recorded, hidden until durable.
+    const written = await this.handle.batched(
+      (): (Settled & { recorded: boolean }) | undefined => {
         if (this.#markSync(write.webhook, nowMs) !== write.webhook.value) return undefined;
         for (const marker of write.markers) this.#markSync(marker, nowMs);
         const settling = this.#settleSync(sessionId, write.outcome);
+        let recorded = false;
         if (settling.settled) {
           for (const marker of write.ifStored?.markers ?? []) this.#markSync(marker, nowMs);
-          if (event) {
-            if (!this.#events) throw new Error('this session store records no events (no outbox given)');
-            this.#events.recordHidden(event, nowMs);
-          }
+          if (event) recorded = this.#events!.record(event, nowMs);
         }
-        return settling;
-      });
-    } catch (error) {
-      // Rolled back: nothing to hide.
-      if (event) this.#events?.reveal(event.id);
-      throw error;
-    }
+        return { ...settling, recorded };
+      },
+      (committed) => {
+        if (!committed) return;
+        this.#holdUntilDurable(sessionId, committed);
+        if (committed.recorded) this.#events!.hide(event!.id);
+      },
+    );
     // The webhook-id's marker held another session: nothing was written, nothing to wait for.
-    if (!written) {
-      // (A run of the step in a group that then rolled back may have hidden the event.)
-      if (event) this.#events?.reveal(event.id);
-      return { conflict: true };
-    }
-    return this.#afterCommit(sessionId, written, event?.id);
+    if (!written) return { conflict: true };
+    return this.#afterCommit(sessionId, written, written.recorded ? event!.id : undefined);
   }
 
   /** `mark` without its durability check, for a caller's transaction: the value the marker holds after. */

@@ -21,7 +21,8 @@
 // database deletes it), so the descriptor opened once stays the right one. The directory is fsynced once,
 // in the first round, so the database's and the WAL's names themselves survive a power loss.
 //
-// Group commit: one fsync at a time. A caller arriving while none runs starts one; callers arriving while
+// Group commit: one fsync at a time. A caller arriving while none runs starts one (once the microtasks of
+// the current task have run, so that every caller of that task shares it); callers arriving while
 // one runs wait for the next, which starts as soon as it ends and serves them all (its start is after each
 // of their commits). Under load that is one fsync per fsync-time, whatever the request rate.
 //
@@ -84,7 +85,11 @@ export class WalBarrier {
     this.#stats.acknowledgements++;
     return new Promise<void>((resolve, reject) => {
       this.#waiting.push({ resolve, reject });
-      if (!this.#running) void this.#run();
+      if (this.#running) return;
+      // Started once the current task's microtasks have run: the callers of one group's commit
+      // (write-batch.ts), each told in a microtask of that task, all wait for this round, not the next.
+      this.#running = true;
+      queueMicrotask(() => void this.#run());
     });
   }
 
@@ -104,7 +109,6 @@ export class WalBarrier {
   }
 
   async #run(): Promise<void> {
-    this.#running = true;
     while (this.#waiting.length > 0) {
       const round = this.#waiting;
       this.#waiting = [];

@@ -4,13 +4,14 @@
 // serves every caller that arrived before it began (group commit). The disk is a stand-in here whose
 // fsyncs the test holds and releases, so "not yet resolved" is observed, not timed.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readlinkSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { randomEventId } from '../../../proxy/events/ids.ts';
 import type { MerchantEvent } from '../../../proxy/storage/events.ts';
 import { openSqliteStorage, type SqliteStorage } from '../../../proxy/storage/sqlite/storage.ts';
+import { DATABASE_FILE } from '../../../proxy/storage/sqlite/database.ts';
 import { DurabilityError } from '../../../proxy/storage/errors.ts';
 import { toProblem } from '../../../proxy/http/problem.ts';
 import { pendingPayment } from '../../helpers/storage-contract.ts';
@@ -74,6 +75,24 @@ function open(disk: HeldDisk): SqliteStorage {
   dirs.push(dir);
   // No sweep during a test: its timer would only add noise.
   return openSqliteStorage(dir, { fsync: disk.fsync, sweepIntervalMs: 3_600_000 });
+}
+
+/**
+ * How many commits the `-wal` file holds: its frames of the current generation (their salts are the
+ * header's) that end a transaction (a database size in pages, where other frames have 0). sqlite.org,
+ * "WAL-mode File Format".
+ */
+function walCommits(walPath: string): number {
+  const wal = readFileSync(walPath);
+  if (wal.length < 32) return 0;
+  const pageSize = wal.readUInt32BE(8);
+  let commits = 0;
+  for (let frame = 32; frame + 24 + pageSize <= wal.length; frame += 24 + pageSize) {
+    const current =
+      wal.readUInt32BE(frame + 8) === wal.readUInt32BE(16) && wal.readUInt32BE(frame + 12) === wal.readUInt32BE(20);
+    if (current && wal.readUInt32BE(frame + 4) !== 0) commits++;
+  }
+  return commits;
 }
 
 /** Whether `promise` has settled, after the event loop has had a few turns to settle it. */
@@ -288,6 +307,78 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         after?.events.map(({ event }) => event.id),
         [first.id, ended.id],
       );
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('notifications written in one turn commit once, together (write-batch.ts), and each is acknowledged after the fsync that follows', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    const wal = join(dirs.at(-1)!, `${DATABASE_FILE}-wal`);
+    try {
+      const records = Array.from({ length: 8 }, () => pendingRecord());
+      for (const record of records) await storage.sessionStore.create(record);
+      const events = records.map(() => event());
+      const before = walCommits(wal);
+      const now = Date.now();
+      const written = records.map((record, index) =>
+        storage.sessionStore.recordOutcome({
+          sessionId: record.sessionId,
+          outcome: SUCCESS,
+          webhook: { key: `webhook:msg-group-${index}`, value: record.sessionId, ttlMs: RETENTION_MS },
+          markers: [],
+          ifStored: { event: events[index] },
+          nowMs: now,
+        }),
+      );
+      const fsync = await disk.started(1);
+      assert.equal(walCommits(wal) - before, 1, 'one commit for the eight notifications');
+      for (const pending of written)
+        assert.equal(await settledYet(pending), false, 'none acknowledged before its fsync');
+      for (const { id } of events)
+        assert.equal(await storage.eventOutbox.get(id), undefined, 'each event hidden meanwhile');
+      fsync.release();
+      for (const pending of written) assert.equal((await pending).conflict, undefined);
+      for (const record of records)
+        assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
+      for (const { id } of events) assert.equal((await storage.eventOutbox.get(id))?.event.id, id);
+      assert.equal(disk.walSyncs, 1, 'one fsync for the eight');
+    } finally {
+      for (const held of disk.held) held.release();
+      await storage.close();
+    }
+  });
+
+  test('a notification refused for its webhook-id does not show the event another one waits to make durable', async () => {
+    const disk = new HeldDisk();
+    const storage = open(disk);
+    try {
+      const [record, other] = [pendingRecord(), pendingRecord()];
+      for (const each of [record, other]) await storage.sessionStore.create(each);
+      // A webhook-id already used for another session: a notification that reuses it is refused.
+      await storage.sessionStore.mark('webhook:msg-used', other.sessionId, RETENTION_MS);
+      const ended = event();
+      const now = Date.now();
+      const outcome = (key: string, withEvent: boolean) =>
+        storage.sessionStore.recordOutcome({
+          sessionId: record.sessionId,
+          outcome: SUCCESS,
+          webhook: { key, value: record.sessionId, ttlMs: RETENTION_MS },
+          markers: [],
+          ifStored: withEvent ? { event: ended } : {},
+          nowMs: now,
+        });
+      const stored = outcome('webhook:msg-first', true);
+      const fsync = await disk.started(1);
+      assert.deepEqual(await outcome('webhook:msg-used', true), { conflict: true });
+      // The first one's event is still waiting for its fsync: not shown, not claimed.
+      assert.equal(await storage.eventOutbox.get(ended.id), undefined);
+      assert.deepEqual(await storage.eventOutbox.claimDue(now + 1, 1_000, 10), []);
+      fsync.release();
+      assert.equal((await stored).conflict, undefined);
+      assert.equal((await storage.eventOutbox.get(ended.id))?.event.id, ended.id);
     } finally {
       for (const held of disk.held) held.release();
       await storage.close();

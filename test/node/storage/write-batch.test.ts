@@ -1,13 +1,15 @@
 // Group transactions (proxy/storage/sqlite/write-batch.ts): the writes asked for in one turn of the event
-// loop commit in one transaction, in the order asked; a write that throws fails alone, every other one of
-// its group committing once. On a real SQLite file, through the driver's own `transaction`.
+// loop commit in one transaction, in the order asked, at most MAX_GROUP at a time; a write that throws
+// fails alone, every other one of its group committing once; a transaction that fails by itself (BEGIN,
+// COMMIT) fails its group, run once. What follows a commit in memory (`committed`) runs once per write,
+// right after the COMMIT that kept it. On a real SQLite file, through the driver's own `transaction`.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, beforeEach, describe, test } from 'node:test';
 import { openDatabase, prepare, transaction, type SqliteDatabase } from '../../../proxy/storage/sqlite/driver.ts';
-import { WriteBatch } from '../../../proxy/storage/sqlite/write-batch.ts';
+import { MAX_GROUP, WriteBatch } from '../../../proxy/storage/sqlite/write-batch.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'obv-write-batch-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,6 +19,8 @@ describe('a group of writes (WriteBatch)', () => {
   let batch: WriteBatch;
   /** Each transaction the batch ran: how many statements of the table's were in it when it ended. */
   let transactions: { ok: boolean }[];
+  /** When set, the next transaction's COMMIT fails after its steps ran (a full disk, a lock): once. */
+  let failNextCommit: Error | undefined;
   let files = 0;
 
   beforeEach(() => {
@@ -25,9 +29,16 @@ describe('a group of writes (WriteBatch)', () => {
     // No key: a write run twice would show as two rows.
     db.exec('CREATE TABLE rows (name TEXT NOT NULL)');
     transactions = [];
+    failNextCommit = undefined;
     batch = new WriteBatch((step) => {
       try {
-        const result = transaction(db, step);
+        const result = transaction(db, () => {
+          const value = step();
+          const failure = failNextCommit;
+          failNextCommit = undefined;
+          if (failure) throw failure;
+          return value;
+        });
         transactions.push({ ok: true });
         return result;
       } catch (error) {
@@ -77,13 +88,15 @@ describe('a group of writes (WriteBatch)', () => {
 
   test('a write that throws fails alone: its group is rolled back and every other write commits once, in order', async () => {
     const refused = new Error('a constraint, a full disk');
+    const committed: string[] = [];
+    const keep = (name: string) => committed.push(`${name}, ${names().length} rows`);
     const settled = await Promise.allSettled([
-      batch.run(insert('a')),
+      batch.run(insert('a'), keep),
       batch.run(() => {
         insert('half-written')();
         throw refused;
-      }),
-      batch.run(insert('c')),
+      }, keep),
+      batch.run(insert('c'), keep),
     ]);
     assert.deepEqual(settled, [
       { status: 'fulfilled', value: 'a' },
@@ -93,6 +106,63 @@ describe('a group of writes (WriteBatch)', () => {
     // The group, rolled back; then each write on its own.
     assert.deepEqual(transactions, [{ ok: false }, { ok: true }, { ok: false }, { ok: true }]);
     assert.deepEqual(names(), ['a', 'c'], 'none twice, nothing of the failed write');
+    // Once each, right after the COMMIT that kept it (its own, here); never for a rolled-back run.
+    assert.deepEqual(committed, ['a, 1 rows', 'c, 2 rows']);
+  });
+
+  test('told once committed, before any caller resumes: what must follow the COMMIT in memory', async () => {
+    const order: string[] = [];
+    const writes = ['a', 'b'].map((name) =>
+      batch.run(insert(name), () => order.push(`committed ${name}`)).then(() => order.push(`resumed ${name}`)),
+    );
+    await Promise.all(writes);
+    assert.deepEqual(order, ['committed a', 'committed b', 'resumed a', 'resumed b']);
+    assert.deepEqual(transactions, [{ ok: true }]);
+  });
+
+  test("a group whose COMMIT fails is refused with the transaction's error, each write run once", async () => {
+    const full = new Error('database or disk is full');
+    failNextCommit = full;
+    let runs = 0;
+    const committed: string[] = [];
+    const settled = await Promise.allSettled(
+      ['a', 'b', 'c'].map((name) =>
+        batch.run(
+          () => {
+            runs++;
+            return insert(name)();
+          },
+          () => committed.push(name),
+        ),
+      ),
+    );
+    assert.deepEqual(
+      settled.map((each) => each.status === 'rejected' && each.reason),
+      [full, full, full],
+    );
+    assert.equal(runs, 3, 'not run again: the next turn tries afresh');
+    assert.deepEqual([names(), committed], [[], []]);
+    // The next turn's writes commit.
+    assert.equal(await batch.run(insert('d')), 'd');
+    assert.deepEqual(names(), ['d']);
+  });
+
+  test(`at most ${MAX_GROUP} writes a transaction, however many were asked for in one turn`, async () => {
+    const count = 2 * MAX_GROUP + 1;
+    await Promise.all(Array.from({ length: count }, (_, index) => batch.run(insert(`w${index}`))));
+    assert.equal(transactions.length, 3);
+    assert.deepEqual(
+      names(),
+      Array.from({ length: count }, (_, index) => `w${index}`),
+    );
+  });
+
+  test('flush writes what waits at once (the database is about to close)', async () => {
+    const waiting = [batch.run(insert('a')), batch.run(insert('b'))];
+    batch.flush();
+    assert.deepEqual(names(), ['a', 'b'], 'committed before flush returned');
+    db.close();
+    assert.deepEqual(await Promise.all(waiting), ['a', 'b']);
   });
 
   test('a lone write that throws is rejected, and runs once', async () => {

@@ -221,10 +221,11 @@ export function growthRows(figures: GrowthFigures): Row[] {
     },
     {
       metric: `[sqlite] longest event-loop block ${at}: pruning (sweep, trim, vacuum; checkpoints in a worker)`,
-      value: formatMs(prune.longestStepMs),
+      // The figure the aim judges: the loop's own longest delay meanwhile, or the longest step if longer.
+      value: formatMs(Math.max(prune.longestStepMs, prune.loopDelayMaxMs)),
       baseline: `${prune.steps} steps, ${prune.deleted.toLocaleString('en-US')} records, ${(prune.ms / 1000).toFixed(1)} s in all`,
       comparison:
-        `${prune.longestStep}; CPU ≤ ${formatMs(prune.longestStepCpuMs)} a step; machine stall ${formatMs(figures.machineStallMs.pruning)}; ` +
+        `longest step ${formatMs(prune.longestStepMs)} (${prune.longestStep}); CPU ≤ ${formatMs(prune.longestStepCpuMs)} a step; machine stall ${formatMs(figures.machineStallMs.pruning)}; ` +
         `${prune.checkpoints} checkpoints off the loop, longest ${formatMs(prune.longestCheckpointMs)}`,
       aim: `≤ ${AIM_BLOCK_MS} ms`,
       met: Math.max(prune.longestStepMs, prune.loopDelayMaxMs) <= AIM_BLOCK_MS,

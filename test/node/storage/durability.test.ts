@@ -95,6 +95,18 @@ function walCommits(walPath: string): number {
   return commits;
 }
 
+/** Runs `body` on a storage over a held disk; then releases every fsync still held and closes it. */
+async function withHeldDisk(body: (storage: SqliteStorage, disk: HeldDisk) => Promise<void>): Promise<void> {
+  const disk = new HeldDisk();
+  const storage = open(disk);
+  try {
+    await body(storage, disk);
+  } finally {
+    for (const held of disk.held) held.release();
+    await storage.close();
+  }
+}
+
 /** Whether `promise` has settled, after the event loop has had a few turns to settle it. */
 async function settledYet(promise: Promise<unknown>): Promise<boolean> {
   let settled = false;
@@ -183,9 +195,7 @@ async function releasing<T>(disk: HeldDisk, promise: Promise<T>): Promise<T> {
 describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
   for (const [name, setUp] of Object.entries(ACKNOWLEDGEMENTS)) {
     test(`${name} stays unresolved while the WAL's fsync is held, and resolves once it is released`, async () => {
-      const disk = new HeldDisk();
-      const storage = open(disk);
-      try {
+      await withHeldDisk(async (storage, disk) => {
         const call = await setUp(storage, disk);
         const before = disk.walSyncs;
         const acknowledged = call();
@@ -194,17 +204,12 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         assert.equal(await settledYet(acknowledged), false, 'resolved before its fsync completed');
         fsync.release();
         await acknowledged;
-      } finally {
-        for (const held of disk.held) held.release();
-        await storage.close();
-      }
+      });
     });
   }
 
   test('what acknowledges nothing never waits: a new session, an idempotency claim, a marker, a link session, a delivery result', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       // An fsync held for something else is under way the whole time.
       const held = storage.payments.claim(pendingPayment(), RETENTION_MS);
       await disk.started(1);
@@ -222,16 +227,11 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       await storage.eventOutbox.settle('no-such-event', { ok: true }, 1_000);
       assert.equal(await settledYet(held), false, 'the claim still waits');
       assert.equal(disk.walSyncs, 1, 'none of them asked for an fsync');
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test('reads show a stored outcome only once it is durable, so whatever goes with it is written first', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const record = pendingRecord();
       await storage.sessionStore.create(record);
       const settled = storage.sessionStore.settle(record.sessionId, SUCCESS);
@@ -252,16 +252,11 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         [second.stored, second.record.state, second.record.outcome?.status],
         [false, 'succeeded', 'success'],
       );
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test("a notification's event is not delivered, read or listed before its outcome is durable", async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const record = pendingRecord();
       await storage.sessionStore.create(record);
       const first = event();
@@ -307,17 +302,12 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         after?.events.map(({ event }) => event.id),
         [first.id, ended.id],
       );
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test('notifications written in one turn commit once, together (write-batch.ts), and each is acknowledged after the fsync that follows', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    const wal = join(dirs.at(-1)!, `${DATABASE_FILE}-wal`);
-    try {
+    await withHeldDisk(async (storage, disk) => {
+      const wal = join(dirs.at(-1)!, `${DATABASE_FILE}-wal`);
       const records = Array.from({ length: 8 }, () => pendingRecord());
       for (const record of records) await storage.sessionStore.create(record);
       const events = records.map(() => event());
@@ -345,16 +335,11 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
         assert.equal((await storage.sessionStore.get(record.sessionId))?.state, 'succeeded');
       for (const { id } of events) assert.equal((await storage.eventOutbox.get(id))?.event.id, id);
       assert.equal(disk.walSyncs, 1, 'one fsync for the eight');
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test('a notification refused for its webhook-id does not show the event another one waits to make durable', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const [record, other] = [pendingRecord(), pendingRecord()];
       for (const each of [record, other]) await storage.sessionStore.create(each);
       // A webhook-id already used for another session: a notification that reuses it is refused.
@@ -379,16 +364,11 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       fsync.release();
       assert.equal((await stored).conflict, undefined);
       assert.equal((await storage.eventOutbox.get(ended.id))?.event.id, ended.id);
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test('a payment claim resolves, and so lets the provider be called, only after its fsync; reads show each change only once durable', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const pending = pendingPayment();
       const order = pending.merchantTransactionId;
       let claimed = false;
@@ -415,18 +395,13 @@ describe('SQLite: an acknowledgement waits for the fsync of its commit', () => {
       finishSync.release();
       assert.equal(await finishing, true);
       assert.equal((await storage.payments.get(order))?.state, 'completed');
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 });
 
 describe('SQLite: group commit', () => {
   test('one fsync serves every acknowledgement that arrived while the one before it ran', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const first = storage.eventOutbox.append(event(), 1_000);
       const firstSync = await disk.started(1);
       // Twenty acknowledgements of three kinds arrive while the first fsync runs.
@@ -450,16 +425,11 @@ describe('SQLite: group commit', () => {
       await Promise.all(waiting);
       assert.equal(disk.walSyncs, 2, 'the twenty shared one fsync');
       assert.deepEqual(storage.handle.syncStats(), { fsyncs: 2, acknowledgements: 21 });
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test('a commit made while an fsync runs waits for the next one, even when the running one ends first', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const early = storage.removals.record({
         merchantUserId: 'u-1',
         accountId: 'sa_early',
@@ -475,31 +445,22 @@ describe('SQLite: group commit', () => {
       const next = await disk.started(2);
       next.release();
       assert.equal((await late).stored, true);
-    } finally {
-      for (const held of disk.held) held.release();
-      await storage.close();
-    }
+    });
   });
 
   test("the directory is fsynced once, in the first round, so the files' names survive too", async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       for (let round = 1; round <= 3; round++) {
         const claim = storage.payments.claim(pendingPayment(), RETENTION_MS);
         (await disk.started(round)).release();
         await claim;
       }
       assert.deepEqual(disk.directorySyncs, [storage.handle.path.replace(/\/obv-link\.sqlite$/, '')]);
-    } finally {
-      await storage.close();
-    }
+    });
   });
 
   test('a failed fsync fails the acknowledgements waiting for it and every later one, until a restart', async () => {
-    const disk = new HeldDisk();
-    const storage = open(disk);
-    try {
+    await withHeldDisk(async (storage, disk) => {
       const claim = storage.payments.claim(pendingPayment(), RETENTION_MS);
       (await disk.started(1)).fail(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
       await assert.rejects(
@@ -517,8 +478,6 @@ describe('SQLite: group commit', () => {
         [answer.status, answer.slug, answer.headers()['retry-after'] !== undefined],
         [503, 'session-store-unavailable', true],
       );
-    } finally {
-      await storage.close();
-    }
+    });
   });
 });
